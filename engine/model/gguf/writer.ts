@@ -1,0 +1,122 @@
+// Writes GGUF v3 files: used by the random-model generator and by tests that build small fixtures.
+import { closeSync, openSync, writeSync } from "node:fs";
+import { type GgmlType, tensorByteLength } from "../dtypes.js";
+import { GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, GgufValueType } from "./format.js";
+
+/** A metadata value with its GGUF type spelled out (GGUF distinguishes u32 from i32 from f32). */
+export type GgufTypedValue =
+  | { type: "u8" | "i8" | "u16" | "i16" | "u32" | "i32" | "f32" | "f64"; value: number }
+  | { type: "u64" | "i64"; value: number | bigint }
+  | { type: "bool"; value: boolean }
+  | { type: "string"; value: string }
+  | { type: "array"; itemType: "u8" | "i8" | "u16" | "i16" | "u32" | "i32" | "f32" | "f64" | "u64" | "i64"; value: ArrayLike<number> }
+  | { type: "array"; itemType: "string"; value: readonly string[] }
+  | { type: "array"; itemType: "bool"; value: readonly boolean[] };
+
+/** A tensor to write: raw bytes already in the GGML layout of `type`. */
+export interface GgufTensorInput {
+  name: string;
+  /** GGML order: shape[0] is the row length. */
+  shape: number[];
+  type: GgmlType;
+  data: Uint8Array;
+}
+
+const TYPE_IDS = {
+  u8: GgufValueType.U8, i8: GgufValueType.I8, u16: GgufValueType.U16, i16: GgufValueType.I16,
+  u32: GgufValueType.U32, i32: GgufValueType.I32, f32: GgufValueType.F32, f64: GgufValueType.F64,
+  u64: GgufValueType.U64, i64: GgufValueType.I64, bool: GgufValueType.BOOL, string: GgufValueType.STRING,
+} as const;
+
+/** Accumulates bytes into growing chunks. */
+class ByteSink {
+  readonly chunks: Buffer[] = [];
+  length = 0;
+  push(buffer: Buffer): void { this.chunks.push(buffer); this.length += buffer.length; }
+  u32(v: number): void { const b = Buffer.alloc(4); b.writeUInt32LE(v); this.push(b); }
+  u64(v: number | bigint): void { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); this.push(b); }
+  string(s: string): void { const bytes = Buffer.from(s, "utf8"); this.u64(bytes.length); this.push(bytes); }
+  scalar(type: keyof typeof TYPE_IDS, v: number | bigint | boolean | string): void {
+    switch (type) {
+      case "string": return this.string(v as string);
+      case "bool": return this.push(Buffer.from([v ? 1 : 0]));
+      case "u8": { const b = Buffer.alloc(1); b.writeUInt8(v as number); return this.push(b); }
+      case "i8": { const b = Buffer.alloc(1); b.writeInt8(v as number); return this.push(b); }
+      case "u16": { const b = Buffer.alloc(2); b.writeUInt16LE(v as number); return this.push(b); }
+      case "i16": { const b = Buffer.alloc(2); b.writeInt16LE(v as number); return this.push(b); }
+      case "u32": return this.u32(v as number);
+      case "i32": { const b = Buffer.alloc(4); b.writeInt32LE(v as number); return this.push(b); }
+      case "f32": { const b = Buffer.alloc(4); b.writeFloatLE(v as number); return this.push(b); }
+      case "f64": { const b = Buffer.alloc(8); b.writeDoubleLE(v as number); return this.push(b); }
+      case "u64": return this.u64(v as number | bigint);
+      case "i64": { const b = Buffer.alloc(8); b.writeBigInt64LE(BigInt(v as number)); return this.push(b); }
+    }
+  }
+}
+
+/**
+ * Writes a GGUF v3 file with the given metadata (in order) and tensors (data aligned to 32 bytes).
+ * Throws if a tensor's byte length does not match its shape and type.
+ */
+export function writeGguf(path: string, metadata: ReadonlyArray<[string, GgufTypedValue]>, tensors: readonly GgufTensorInput[]): void {
+  const header = new ByteSink();
+  header.u32(GGUF_MAGIC);
+  header.u32(3);
+  header.u64(tensors.length);
+  header.u64(metadata.length);
+  for (const [key, entry] of metadata) {
+    header.string(key);
+    if (entry.type === "array") {
+      header.u32(GgufValueType.ARRAY);
+      header.u32(TYPE_IDS[entry.itemType]);
+      header.u64(entry.value.length);
+      for (let i = 0; i < entry.value.length; i++) header.scalar(entry.itemType, entry.value[i]);
+    } else {
+      header.u32(TYPE_IDS[entry.type]);
+      header.scalar(entry.type, entry.value);
+    }
+  }
+  let offset = 0;
+  const offsets: number[] = [];
+  for (const tensor of tensors) {
+    const elements = tensor.shape.reduce((a, b) => a * b, 1);
+    const expected = tensorByteLength(tensor.type, elements);
+    if (expected !== tensor.data.length) {
+      throw new RangeError(`tensor '${tensor.name}': ${tensor.data.length} bytes given, shape [${tensor.shape}] needs ${expected}`);
+    }
+    header.string(tensor.name);
+    header.u32(tensor.shape.length);
+    for (const d of tensor.shape) header.u64(d);
+    header.u32(tensor.type);
+    header.u64(offset);
+    offsets.push(offset);
+    offset = Math.ceil((offset + tensor.data.length) / GGUF_DEFAULT_ALIGNMENT) * GGUF_DEFAULT_ALIGNMENT;
+  }
+  const headerPadding = (GGUF_DEFAULT_ALIGNMENT - (header.length % GGUF_DEFAULT_ALIGNMENT)) % GGUF_DEFAULT_ALIGNMENT;
+  header.push(Buffer.alloc(headerPadding));
+
+  const fd = openSync(path, "w");
+  try {
+    for (const chunk of header.chunks) writeSync(fd, chunk);
+    let written = 0;
+    tensors.forEach((tensor, i) => {
+      if (offsets[i] > written) writeSync(fd, Buffer.alloc(offsets[i] - written));
+      writeSync(fd, tensor.data);
+      written = offsets[i] + tensor.data.length;
+    });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Shorthands for typed metadata values. */
+export const gguf = {
+  u32: (value: number): GgufTypedValue => ({ type: "u32", value }),
+  i32: (value: number): GgufTypedValue => ({ type: "i32", value }),
+  f32: (value: number): GgufTypedValue => ({ type: "f32", value }),
+  bool: (value: boolean): GgufTypedValue => ({ type: "bool", value }),
+  string: (value: string): GgufTypedValue => ({ type: "string", value }),
+  strings: (value: readonly string[]): GgufTypedValue => ({ type: "array", itemType: "string", value }),
+  i32s: (value: ArrayLike<number>): GgufTypedValue => ({ type: "array", itemType: "i32", value }),
+  f32s: (value: ArrayLike<number>): GgufTypedValue => ({ type: "array", itemType: "f32", value }),
+};
