@@ -1,0 +1,294 @@
+// Runs the transformer forward pass on the WebAssembly kernels: one config-driven definition for the Llama,
+// Qwen2 (q/k/v bias) and Qwen3 (q/k norm) families, over a paged KV cache, for a batch of sequence chunks.
+import type { ModelConfig } from "../../model/config.js";
+import { GgmlType, ggmlTypeName } from "../../model/dtypes.js";
+import { ModelFileError } from "../../model/errors.js";
+import { ropeThetaScale } from "../../model/rope.js";
+import type { ModelSource } from "../../model/source.js";
+import type { WasmRuntime } from "./runtime.js";
+import { type LoadProgress, type ResidentTensor, loadWeights } from "./weight-loader.js";
+
+/** One sequence's slice of a forward batch: its new tokens, where they start, and where its KV lives. */
+export interface SequenceChunk {
+  tokens: ArrayLike<number>;
+  /** Position of tokens[0] in the sequence; KV for positions before it must already be in the cache. */
+  startPosition: number;
+  /** Physical KV block of each logical block; must cover startPosition + tokens.length positions. */
+  blockTable: ArrayLike<number>;
+  /** Whether to return logits for the chunk's last token. */
+  wantLogits: boolean;
+}
+
+/** Sizes the runner allocates for up front. */
+export interface RunnerOptions {
+  /** Most tokens (over all sequences) in one forward call. */
+  maxBatchTokens: number;
+  /** Most sequences in one forward call. */
+  maxSequences: number;
+  /** Longest sequence (positions) attention must handle. */
+  maxContext: number;
+  /** KV blocks in the pool and positions per block. */
+  kvBlocks: number;
+  blockSize: number;
+  onProgress?: (progress: LoadProgress) => void;
+}
+
+interface LayerWeights {
+  attnNorm: ResidentTensor;
+  q: ResidentTensor;
+  k: ResidentTensor;
+  v: ResidentTensor;
+  qBias?: ResidentTensor;
+  kBias?: ResidentTensor;
+  vBias?: ResidentTensor;
+  qNorm?: ResidentTensor;
+  kNorm?: ResidentTensor;
+  output: ResidentTensor;
+  ffnNorm: ResidentTensor;
+  gate: ResidentTensor;
+  up: ResidentTensor;
+  down: ResidentTensor;
+  /** This layer's KV block pools: f32 [kvBlocks, blockSize, kvHeads, headDim]. */
+  kCache: number;
+  vCache: number;
+}
+
+const MATMUL_KERNELS: Partial<Record<GgmlType, string>> = {
+  [GgmlType.F32]: "matmul_f32", [GgmlType.F16]: "matmul_f16", [GgmlType.BF16]: "matmul_bf16",
+  [GgmlType.Q8_0]: "matmul_q8_0", [GgmlType.Q4_0]: "matmul_q4_0",
+};
+const GET_ROWS_KERNELS: Partial<Record<GgmlType, string>> = {
+  [GgmlType.F32]: "get_rows_f32", [GgmlType.F16]: "get_rows_f16", [GgmlType.BF16]: "get_rows_bf16",
+  [GgmlType.Q8_0]: "get_rows_q8_0", [GgmlType.Q4_0]: "get_rows_q4_0",
+};
+const QUANTIZED_INPUT = new Set([GgmlType.Q8_0, GgmlType.Q4_0]);
+const Q8_0_BLOCK_BYTES = 34;
+
+// Elementwise work below this many values runs on the calling thread: a dispatch would cost more.
+const SERIAL_THRESHOLD = 16384;
+
+/** Activations feeding linear layers, quantized to Q8_0 at most once for all the layers that share them. */
+class LinearInput {
+  private quantized = false;
+  constructor(readonly pointer: number, readonly rows: number, readonly width: number, private readonly quantizedPointer: number) {}
+
+  forWeight(runner: WasmModelRunner, weight: ResidentTensor): number {
+    if (!QUANTIZED_INPUT.has(weight.type)) return this.pointer;
+    if (!this.quantized) {
+      runner.runtime.parallel("quantize_q8_0", [this.pointer, this.quantizedPointer, this.width], this.rows);
+      this.quantized = true;
+    }
+    return this.quantizedPointer;
+  }
+}
+
+/** The WebAssembly model runner: weights resident in wasm memory, a paged KV pool, fixed activation buffers. */
+export class WasmModelRunner {
+  private readonly layers: LayerWeights[];
+  private readonly embedding: ResidentTensor;
+  private readonly outputNorm: ResidentTensor;
+  private readonly outputWeight: ResidentTensor;
+  private readonly ropeFactors: number;
+  private readonly thetaScale: number;
+  private readonly buffers: Record<"x" | "h" | "xq" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "scratch", number>;
+
+  /** Loads the model's weights into `runtime` and allocates every buffer a forward pass needs. */
+  constructor(readonly source: ModelSource, readonly runtime: WasmRuntime, readonly options: RunnerOptions) {
+    const config = source.config;
+    const weights = loadWeights(source, runtime, options.onProgress);
+    const need = (name: string): ResidentTensor => {
+      const tensor = weights.get(name);
+      if (!tensor) throw new ModelFileError(source.path, `tensor '${name}' is missing`);
+      return tensor;
+    };
+    const linear = (name: string, k: number, n: number): ResidentTensor => {
+      const tensor = need(name);
+      if (!MATMUL_KERNELS[tensor.type]) throw new ModelFileError(source.path, `tensor '${name}' has type ${ggmlTypeName(tensor.type)}, which has no matmul kernel`);
+      if (tensor.shape[0] !== k || (tensor.shape[1] ?? 1) !== n) {
+        throw new ModelFileError(source.path, `tensor '${name}' has shape [${tensor.shape}], expected [${k}, ${n}]`);
+      }
+      return tensor;
+    };
+    const vector = (name: string, n: number): ResidentTensor => {
+      const tensor = need(name);
+      if (tensor.shape.length !== 1 || tensor.shape[0] !== n) throw new ModelFileError(source.path, `tensor '${name}' has shape [${tensor.shape}], expected [${n}]`);
+      return tensor;
+    };
+    const optionalVector = (name: string, n: number) => (weights.has(name) ? vector(name, n) : undefined);
+
+    const d = config.hidden_size;
+    const qDim = config.num_attention_heads * config.head_dim;
+    const kvDim = config.num_key_value_heads * config.head_dim;
+    const ffn = config.intermediate_size;
+    const kvBytes = options.kvBlocks * options.blockSize * kvDim * 4;
+    this.embedding = need("token_embd.weight");
+    if (!GET_ROWS_KERNELS[this.embedding.type]) throw new ModelFileError(source.path, `token_embd.weight type ${ggmlTypeName(this.embedding.type)} is not supported`);
+    this.outputNorm = vector("output_norm.weight", d);
+    this.outputWeight = weights.has("output.weight") ? linear("output.weight", d, config.vocab_size) : linear("token_embd.weight", d, config.vocab_size);
+    this.layers = [];
+    for (let i = 0; i < config.num_hidden_layers; i++) {
+      const p = `blk.${i}.`;
+      this.layers.push({
+        attnNorm: vector(`${p}attn_norm.weight`, d),
+        q: linear(`${p}attn_q.weight`, d, qDim),
+        k: linear(`${p}attn_k.weight`, d, kvDim),
+        v: linear(`${p}attn_v.weight`, d, kvDim),
+        qBias: optionalVector(`${p}attn_q.bias`, qDim),
+        kBias: optionalVector(`${p}attn_k.bias`, kvDim),
+        vBias: optionalVector(`${p}attn_v.bias`, kvDim),
+        qNorm: optionalVector(`${p}attn_q_norm.weight`, config.head_dim),
+        kNorm: optionalVector(`${p}attn_k_norm.weight`, config.head_dim),
+        output: linear(`${p}attn_output.weight`, qDim, d),
+        ffnNorm: vector(`${p}ffn_norm.weight`, d),
+        gate: linear(`${p}ffn_gate.weight`, d, ffn),
+        up: linear(`${p}ffn_up.weight`, d, ffn),
+        down: linear(`${p}ffn_down.weight`, ffn, d),
+        kCache: runtime.alloc(kvBytes),
+        vCache: runtime.alloc(kvBytes),
+      });
+    }
+    this.thetaScale = ropeThetaScale(config.rope_theta, config.rotary_dim);
+    this.ropeFactors = 0;
+    if (source.ropeFreqFactors) {
+      this.ropeFactors = runtime.alloc(source.ropeFreqFactors.byteLength);
+      runtime.f32(this.ropeFactors, source.ropeFreqFactors.length).set(source.ropeFreqFactors);
+    }
+    const T = options.maxBatchTokens;
+    const widest = Math.max(d, qDim, ffn);
+    this.buffers = {
+      x: runtime.alloc(T * d * 4),
+      h: runtime.alloc(T * Math.max(d, qDim) * 4),
+      xq: runtime.alloc(T * (widest / 32) * Q8_0_BLOCK_BYTES + 64),
+      q: runtime.alloc(T * qDim * 4),
+      k: runtime.alloc(T * kvDim * 4),
+      v: runtime.alloc(T * kvDim * 4),
+      attention: runtime.alloc(T * qDim * 4),
+      gate: runtime.alloc(T * ffn * 4),
+      up: runtime.alloc(T * ffn * 4),
+      logits: runtime.alloc(options.maxSequences * config.vocab_size * 4),
+      ids: runtime.alloc(T * 4),
+      positions: runtime.alloc(T * 4),
+      blockTables: runtime.alloc(options.maxSequences * Math.ceil(options.maxContext / options.blockSize) * 4),
+      scratch: runtime.alloc(config.num_attention_heads * options.maxContext * 4),
+    };
+  }
+
+  get config(): ModelConfig {
+    return this.source.config;
+  }
+
+  /**
+   * Runs one forward pass over every chunk, appending their K/V to the cache, and returns the logits of the chunks
+   * that asked for them: [number of such chunks, vocab_size], in chunk order.
+   * NOTE: the returned array views WebAssembly memory and is overwritten by the next call.
+   */
+  forward(chunks: readonly SequenceChunk[]): Float32Array {
+    const config = this.config;
+    const { runtime, buffers: b, options } = this;
+    const T = chunks.reduce((sum, c) => sum + c.tokens.length, 0);
+    if (T === 0) throw new RangeError("forward() needs at least one token");
+    if (T > options.maxBatchTokens) throw new RangeError(`batch of ${T} tokens exceeds maxBatchTokens ${options.maxBatchTokens}`);
+    if (chunks.length > options.maxSequences) throw new RangeError(`${chunks.length} sequences exceed maxSequences ${options.maxSequences}`);
+    const d = config.hidden_size;
+    const heads = config.num_attention_heads;
+    const kvHeads = config.num_key_value_heads;
+    const headDim = config.head_dim;
+    const qDim = heads * headDim;
+    const kvDim = kvHeads * headDim;
+    const ffn = config.intermediate_size;
+    const blocksPerSequence = Math.ceil(options.maxContext / options.blockSize);
+
+    const ids = runtime.i32(b.ids, T);
+    const positions = runtime.i32(b.positions, T);
+    let row = 0;
+    chunks.forEach((chunk, s) => {
+      const end = chunk.startPosition + chunk.tokens.length;
+      if (end > options.maxContext) throw new RangeError(`sequence reaches position ${end}, beyond maxContext ${options.maxContext}`);
+      if (chunk.blockTable.length * options.blockSize < end) throw new RangeError(`block table covers ${chunk.blockTable.length * options.blockSize} positions, ${end} needed`);
+      for (let i = 0; i < chunk.tokens.length; i++, row++) {
+        const token = chunk.tokens[i];
+        if (!Number.isInteger(token) || token < 0 || token >= config.vocab_size) throw new RangeError(`token id ${token} is outside the vocabulary (0..${config.vocab_size - 1})`);
+        ids[row] = token;
+        positions[row] = chunk.startPosition + i;
+      }
+      const table = runtime.i32(b.blockTables + s * blocksPerSequence * 4, blocksPerSequence);
+      for (let i = 0; i < chunk.blockTable.length; i++) table[i] = chunk.blockTable[i];
+    });
+
+    runtime.parallel(GET_ROWS_KERNELS[this.embedding.type]!, [this.embedding.pointer, b.ids, b.x, d], T);
+    for (const layer of this.layers) {
+      // Attention block.
+      this.rows("rmsnorm", [b.x, layer.attnNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
+      const normed = new LinearInput(b.h, T, d, b.xq);
+      this.linear(normed, layer.q, b.q, layer.qBias);
+      this.linear(normed, layer.k, b.k, layer.kBias);
+      this.linear(normed, layer.v, b.v, layer.vBias);
+      if (layer.qNorm) this.rows("rmsnorm", [b.q, layer.qNorm.pointer, b.q, headDim, config.rms_norm_eps], T * heads, headDim);
+      if (layer.kNorm) this.rows("rmsnorm", [b.k, layer.kNorm.pointer, b.k, headDim, config.rms_norm_eps], T * kvHeads, headDim);
+      const rope = [b.positions, this.ropeFactors];
+      this.rows("rope_neox", [b.q, rope[0], rope[1], T, heads, headDim, config.rotary_dim, this.thetaScale], T, qDim);
+      this.rows("rope_neox", [b.k, rope[0], rope[1], T, kvHeads, headDim, config.rotary_dim, this.thetaScale], T, kvDim);
+      let first = 0;
+      chunks.forEach((chunk, s) => {
+        const n = chunk.tokens.length;
+        const table = b.blockTables + s * blocksPerSequence * 4;
+        const positionPointer = b.positions + first * 4;
+        runtime.call("kv_store", b.k + first * kvDim * 4, b.v + first * kvDim * 4, layer.kCache, layer.vCache, table, positionPointer, n, kvDim, options.blockSize);
+        runtime.parallel("attention", [
+          b.q + first * qDim * 4, layer.kCache, layer.vCache, table, positionPointer, b.attention + first * qDim * 4, b.scratch,
+          n, heads, kvHeads, headDim, options.blockSize, 1 / Math.sqrt(headDim), options.maxContext,
+        ], heads);
+        first += n;
+      });
+      this.linear(new LinearInput(b.attention, T, qDim, b.xq), layer.output, b.h);
+      this.elementwise("add", [b.x, b.h, b.x], T * d);
+
+      // Feed-forward block.
+      this.rows("rmsnorm", [b.x, layer.ffnNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
+      const ffnInput = new LinearInput(b.h, T, d, b.xq);
+      this.linear(ffnInput, layer.gate, b.gate);
+      this.linear(ffnInput, layer.up, b.up);
+      this.elementwise("silu_mul", [b.gate, b.up, b.gate, T * ffn], T * ffn);
+      this.linear(new LinearInput(b.gate, T, ffn, b.xq), layer.down, b.h);
+      this.elementwise("add", [b.x, b.h, b.x], T * d);
+    }
+
+    // Logits only for the last token of the chunks that want them.
+    const x = runtime.f32(b.x, T * d);
+    const gathered = runtime.f32(b.h, T * d);
+    let outputs = 0;
+    let end = 0;
+    for (const chunk of chunks) {
+      end += chunk.tokens.length;
+      if (chunk.wantLogits) gathered.set(x.subarray((end - 1) * d, end * d), outputs++ * d);
+    }
+    if (outputs === 0) return new Float32Array(0);
+    this.rows("rmsnorm", [b.h, this.outputNorm.pointer, b.h, d, config.rms_norm_eps], outputs, d);
+    this.linear(new LinearInput(b.h, outputs, d, b.xq), this.outputWeight, b.logits);
+    return runtime.f32(b.logits, outputs * config.vocab_size);
+  }
+
+  /** y = x W^T (+ bias) for every row of the input. */
+  private linear(input: LinearInput, weight: ResidentTensor, out: number, bias?: ResidentTensor): void {
+    const k = weight.shape[0];
+    const n = weight.shape[1];
+    this.runtime.parallel(MATMUL_KERNELS[weight.type]!, [input.forWeight(this, weight), weight.pointer, out, input.rows, k, n], n);
+    if (bias) {
+      const y = this.runtime.f32(out, input.rows * n);
+      const add = this.runtime.f32(bias.pointer, n);
+      for (let r = 0; r < input.rows; r++) for (let j = 0; j < n; j++) y[r * n + j] += add[j];
+    }
+  }
+
+  /** A row-wise kernel whose last two arguments are a row range. */
+  private rows(kernel: string, args: number[], rows: number, width: number): void {
+    if (rows * width < SERIAL_THRESHOLD) this.runtime.call(kernel, ...args, 0, rows);
+    else this.runtime.parallel(kernel, args, rows);
+  }
+
+  /** An elementwise kernel whose last two arguments are an element range. */
+  private elementwise(kernel: string, args: number[], count: number): void {
+    if (count < SERIAL_THRESHOLD) this.runtime.call(kernel, ...args, 0, count);
+    else this.runtime.parallel(kernel, args, count);
+  }
+}

@@ -1,0 +1,130 @@
+// `loom generate`: load a model, continue a prompt (optionally through the chat template), print the continuation.
+import { parseArgs } from "node:util";
+import { renderChatTemplate } from "../chat/template.js";
+import type { ChatMessage } from "../chat/messages.js";
+import { generate } from "../generate.js";
+import { loadModel } from "../load.js";
+import { ProgressBar } from "./progress-bar.js";
+import { UsageError, parseInteger, parseNumber } from "./arguments.js";
+
+export const GENERATE_USAGE = `Usage: loom generate --model <file-or-dir> --prompt <text> [options]
+
+  --model <path>           GGUF file or Hugging Face model directory
+  --prompt <text>          text to continue (with --chat: the user message)
+  --chat                   wrap the prompt in the model's chat template
+  --system <text>          system message (with --chat)
+  --chat-template-kwargs <json>  extra template variables, e.g. '{"enable_thinking":false}'
+  --max-tokens N           most tokens to generate (default 256)
+  --temperature T          0 = greedy (default 0.8)
+  --top-p P                nucleus sampling (default 0.95)
+  --top-k K                keep the K most likely tokens (default 40, 0 = off)
+  --min-p P                drop tokens below P times the top probability (default 0.05)
+  --repeat-penalty R       llama.cpp repetition penalty (default 1 = off)
+  --frequency-penalty F    OpenAI frequency penalty (default 0)
+  --presence-penalty P     OpenAI presence penalty (default 0)
+  --seed S                 seed for reproducible sampling
+  --stop <text>            stop sequence (repeatable)
+  --context N              context size to allocate (default: prompt + max tokens)
+  --threads N              compute threads (default: all cores)
+  --json                   print one JSON object with text, tokens and speeds
+`;
+
+/** Runs `loom generate` with the arguments after the subcommand. */
+export async function runGenerate(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      model: { type: "string" }, prompt: { type: "string" }, chat: { type: "boolean" }, system: { type: "string" },
+      "chat-template-kwargs": { type: "string" }, "max-tokens": { type: "string" }, temperature: { type: "string" },
+      "top-p": { type: "string" }, "top-k": { type: "string" }, "min-p": { type: "string" },
+      "repeat-penalty": { type: "string" }, "frequency-penalty": { type: "string" }, "presence-penalty": { type: "string" },
+      seed: { type: "string" }, stop: { type: "string", multiple: true }, context: { type: "string" },
+      threads: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(GENERATE_USAGE);
+    return;
+  }
+  if (!values.model) throw new UsageError("--model is required (a GGUF file or a Hugging Face model directory)");
+  if (values.prompt === undefined) throw new UsageError("--prompt is required");
+  if (values.system !== undefined && !values.chat) throw new UsageError("--system needs --chat");
+  let templateKwargs: Record<string, unknown> = {};
+  if (values["chat-template-kwargs"] !== undefined) {
+    try {
+      templateKwargs = JSON.parse(values["chat-template-kwargs"]);
+    } catch {
+      throw new UsageError("--chat-template-kwargs must be a JSON object");
+    }
+    if (templateKwargs === null || typeof templateKwargs !== "object" || Array.isArray(templateKwargs)) throw new UsageError("--chat-template-kwargs must be a JSON object");
+  }
+  const maxTokens = parseInteger("--max-tokens", values["max-tokens"], 256, 0);
+  const sampling = {
+    temperature: parseNumber("--temperature", values.temperature, 0.8),
+    topP: parseNumber("--top-p", values["top-p"], 0.95),
+    topK: parseInteger("--top-k", values["top-k"], 40, 0),
+    minP: parseNumber("--min-p", values["min-p"], 0.05),
+    repetitionPenalty: parseNumber("--repeat-penalty", values["repeat-penalty"], 1),
+    frequencyPenalty: parseNumber("--frequency-penalty", values["frequency-penalty"], 0),
+    presencePenalty: parseNumber("--presence-penalty", values["presence-penalty"], 0),
+    seed: values.seed === undefined ? undefined : parseInteger("--seed", values.seed, 0, 0),
+  };
+  const threads = values.threads === undefined ? undefined : parseInteger("--threads", values.threads, 1, 1);
+
+  // Size the KV cache for this prompt: tokenizing needs the model's vocabulary, so allocate after a first pass.
+  const bar = new ProgressBar("loading");
+  const requestedContext = values.context === undefined ? undefined : parseInteger("--context", values.context, 0, 1);
+  const model = await loadModel(values.model, {
+    threads,
+    contextSize: requestedContext ?? 4096,
+    onProgress: ({ loadedBytes, totalBytes }) => bar.update(loadedBytes, totalBytes),
+  });
+  bar.finish();
+  try {
+    let promptText = values.prompt;
+    if (values.chat) {
+      if (!model.chatTemplate) throw new UsageError(`${values.model} has no chat template; run without --chat to continue raw text`);
+      const messages: ChatMessage[] = [];
+      if (values.system !== undefined) messages.push({ role: "system", content: values.system });
+      messages.push({ role: "user", content: values.prompt });
+      promptText = renderChatTemplate(model.chatTemplate, messages, {
+        addGenerationPrompt: true,
+        bosToken: model.tokenizer.bosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.bosId),
+        eosToken: model.tokenizer.eosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.eosId),
+        kwargs: templateKwargs,
+      });
+    }
+    // Chat templates write their own BOS; raw prompts get the model's usual special tokens (as llama.cpp does).
+    const promptTokens = model.tokenizer.encode(promptText, { addSpecial: !values.chat, parseSpecial: true });
+    const events = generate(model, promptTokens, { maxTokens, sampling, stop: values.stop });
+    let text = "";
+    for await (const event of events) {
+      if (event.type === "text") {
+        text += event.text;
+        if (!values.json) process.stdout.write(event.text);
+      } else if (values.json) {
+        process.stdout.write(`${JSON.stringify({
+          text,
+          tokens: event.tokens,
+          prompt_tokens: event.promptTokens,
+          completion_tokens: event.tokens.length,
+          finish_reason: event.finishReason,
+          stop_sequence: event.stopSequence ?? null,
+          prefill_tokens_per_s: round(event.prefillTokensPerSecond),
+          decode_tokens_per_s: round(event.decodeTokensPerSecond),
+          load_seconds: round(model.loadSeconds),
+          seed: event.seed,
+        })}\n`);
+      } else {
+        process.stdout.write("\n");
+      }
+    }
+  } finally {
+    await model.dispose();
+  }
+}
+
+function round(value: number): number {
+  return Math.round(value * 100) / 100;
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+// The `loom` command line: dispatches to subcommands and turns errors into readable messages and exit codes.
+import { GENERATE_USAGE, runGenerate } from "./generate-command.js";
+import { UsageError } from "./arguments.js";
+
+const USAGE = `Usage: loom <command> [options]
+
+Commands:
+  generate   continue a prompt with a local model (loom generate --help)
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "generate":
+      await runGenerate(rest);
+      return 0;
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      process.stdout.write(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      throw new UsageError(`unknown command '${command}'\n\n${USAGE}`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => { process.exitCode = code; },
+  (error: unknown) => {
+    const e = error as Error & { code?: string };
+    if (e instanceof UsageError || e.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" || e.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" || e.code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
+      process.stderr.write(`loom: ${e.message}\n${e instanceof UsageError ? "" : `\n${GENERATE_USAGE}`}`);
+      process.exitCode = 2;
+    } else {
+      process.stderr.write(`loom: ${e.message ?? String(error)}\n`);
+      process.exitCode = 1;
+    }
+  },
+);

@@ -1,0 +1,34 @@
+// Maps Hugging Face checkpoint tensor names onto the GGUF names loom uses internally.
+
+const GLOBAL_NAMES: Record<string, string> = {
+  "model.embed_tokens.weight": "token_embd.weight",
+  "model.norm.weight": "output_norm.weight",
+  "lm_head.weight": "output.weight",
+};
+
+const LAYER_NAMES: Record<string, string> = {
+  "input_layernorm.weight": "attn_norm.weight",
+  "self_attn.q_proj.weight": "attn_q.weight",
+  "self_attn.k_proj.weight": "attn_k.weight",
+  "self_attn.v_proj.weight": "attn_v.weight",
+  "self_attn.q_proj.bias": "attn_q.bias",
+  "self_attn.k_proj.bias": "attn_k.bias",
+  "self_attn.v_proj.bias": "attn_v.bias",
+  "self_attn.o_proj.weight": "attn_output.weight",
+  "self_attn.q_norm.weight": "attn_q_norm.weight",
+  "self_attn.k_norm.weight": "attn_k_norm.weight",
+  "post_attention_layernorm.weight": "ffn_norm.weight",
+  "mlp.gate_proj.weight": "ffn_gate.weight",
+  "mlp.up_proj.weight": "ffn_up.weight",
+  "mlp.down_proj.weight": "ffn_down.weight",
+};
+
+/** The GGUF name of a Hugging Face tensor, or undefined for tensors loom does not use (e.g. rotary caches). */
+export function ggufNameOf(huggingFaceName: string): string | undefined {
+  const global = GLOBAL_NAMES[huggingFaceName];
+  if (global) return global;
+  const match = /^model\.layers\.(\d+)\.(.+)$/.exec(huggingFaceName);
+  if (!match) return undefined;
+  const suffix = LAYER_NAMES[match[2]];
+  return suffix ? `blk.${match[1]}.${suffix}` : undefined;
+}

@@ -1,0 +1,49 @@
+// llama.cpp (node-llama-cpp's prebuilt CPU build) as the numerical reference in tests and benchmarks.
+import { type Llama, getLlama } from "node-llama-cpp";
+
+let instance: Promise<Llama> | undefined;
+
+/** The shared llama.cpp instance: CPU only, never builds from source, quiet. */
+export function referenceLlama(): Promise<Llama> {
+  instance ??= getLlama({ gpu: false, build: "never", logLevel: "error" as never, progressLogs: false });
+  return instance;
+}
+
+/** Options matching loom's numerics: f32 KV cache, no flash attention. */
+export const REFERENCE_CONTEXT_OPTIONS = {
+  experimentalKvCacheKeyType: "F32",
+  experimentalKvCacheValueType: "F32",
+  flashAttention: false,
+} as const;
+
+/** Greedy continuation of `promptTokens` by llama.cpp, `count` tokens, end-of-generation tokens included. */
+export async function llamaCppGreedy(modelPath: string, promptTokens: number[], count: number, threads = 2): Promise<number[]> {
+  const llama = await referenceLlama();
+  const model = await llama.loadModel({ modelPath });
+  try {
+    const context = await model.createContext({ contextSize: Math.max(256, promptTokens.length + count + 16), threads, batchSize: 512, ...REFERENCE_CONTEXT_OPTIONS });
+    try {
+      const tokens: number[] = [];
+      for await (const token of context.getSequence().evaluate(promptTokens as never, { temperature: 0 })) {
+        tokens.push(token as number);
+        if (tokens.length >= count) break;
+      }
+      return tokens;
+    } finally {
+      await context.dispose();
+    }
+  } finally {
+    await model.dispose();
+  }
+}
+
+/** llama.cpp's tokenization of `text` (special tokens parsed, BOS added when the model adds it). */
+export async function llamaCppTokenize(modelPath: string, text: string): Promise<number[]> {
+  const llama = await referenceLlama();
+  const model = await llama.loadModel({ modelPath, vocabOnly: true });
+  try {
+    return model.tokenize(text, true) as number[];
+  } finally {
+    await model.dispose();
+  }
+}
