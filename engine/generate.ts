@@ -72,7 +72,7 @@ export async function* generate(model: LoadedModel, promptTokens: readonly numbe
 
   try {
     const prefillStart = performance.now();
-    let logits = new Float32Array(0);
+    let logits: Float32Array = new Float32Array(0);
     for (let start = 0; start < promptTokens.length; start += batchSize) {
       const end = Math.min(promptTokens.length, start + batchSize);
       logits = step(promptTokens.slice(start, end), end === promptTokens.length);

@@ -161,7 +161,7 @@ export function quantizeQ6_K(values: Float32Array): Uint8Array {
 }
 
 /** Decodes `count` values of any readable type from raw GGML bytes into floats (the reference dequantizer). */
-export function dequantize(type: GgmlType, bytes: Uint8Array, count: number, out = new Float32Array(count)): Float32Array {
+export function dequantize(type: GgmlType, bytes: Uint8Array, count: number, out: Float32Array = new Float32Array(count)): Float32Array {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const { blockElements, blockBytes } = BLOCK_LAYOUT[type];
   if (count % blockElements !== 0 || bytes.byteLength < (count / blockElements) * blockBytes) {
