@@ -1,7 +1,7 @@
 // Writes GGUF v3 files: used by the random-model generator and by tests that build small fixtures.
 import { closeSync, openSync, writeSync } from "node:fs";
 import { type GgmlType, tensorByteLength } from "../dtypes.js";
-import { GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, GgufValueType } from "./format.js";
+import { GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, GgufValueType, SCALAR_BYTES } from "./format.js";
 
 /** A metadata value with its GGUF type spelled out (GGUF distinguishes u32 from i32 from f32). */
 export type GgufTypedValue =
@@ -28,28 +28,56 @@ const TYPE_IDS = {
   u64: GgufValueType.U64, i64: GgufValueType.I64, bool: GgufValueType.BOOL, string: GgufValueType.STRING,
 } as const;
 
-/** Accumulates bytes into growing chunks. */
+/** Accumulates header bytes in one growing buffer (headers with 150k-token vocabularies stay fast). */
 class ByteSink {
-  readonly chunks: Buffer[] = [];
+  private buffer = Buffer.alloc(1 << 16);
   length = 0;
-  push(buffer: Buffer): void { this.chunks.push(buffer); this.length += buffer.length; }
-  u32(v: number): void { const b = Buffer.alloc(4); b.writeUInt32LE(v); this.push(b); }
-  u64(v: number | bigint): void { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); this.push(b); }
-  string(s: string): void { const bytes = Buffer.from(s, "utf8"); this.u64(bytes.length); this.push(bytes); }
+
+  /** Makes room for n more bytes and returns where they go. NOTE: may replace this.buffer; read it afterwards. */
+  private reserve(n: number): number {
+    if (this.length + n > this.buffer.length) {
+      const grown = Buffer.alloc(Math.max(this.buffer.length * 2, this.length + n));
+      this.buffer.copy(grown, 0, 0, this.length);
+      this.buffer = grown;
+    }
+    const at = this.length;
+    this.length += n;
+    return at;
+  }
+
+  bytes(): Buffer { return this.buffer.subarray(0, this.length); }
+
+  push(bytes: Uint8Array): void {
+    const at = this.reserve(bytes.length);
+    this.buffer.set(bytes, at);
+  }
+
+  u32(v: number): void { this.scalar("u32", v); }
+  u64(v: number | bigint): void { this.scalar("u64", v); }
+
+  string(s: string): void {
+    const length = Buffer.byteLength(s, "utf8");
+    this.u64(length);
+    const at = this.reserve(length);
+    this.buffer.write(s, at, "utf8");
+  }
+
   scalar(type: keyof typeof TYPE_IDS, v: number | bigint | boolean | string): void {
+    if (type === "string") return this.string(v as string);
+    const at = this.reserve(SCALAR_BYTES[TYPE_IDS[type]]!);
+    const b = this.buffer;
     switch (type) {
-      case "string": return this.string(v as string);
-      case "bool": return this.push(Buffer.from([v ? 1 : 0]));
-      case "u8": { const b = Buffer.alloc(1); b.writeUInt8(v as number); return this.push(b); }
-      case "i8": { const b = Buffer.alloc(1); b.writeInt8(v as number); return this.push(b); }
-      case "u16": { const b = Buffer.alloc(2); b.writeUInt16LE(v as number); return this.push(b); }
-      case "i16": { const b = Buffer.alloc(2); b.writeInt16LE(v as number); return this.push(b); }
-      case "u32": return this.u32(v as number);
-      case "i32": { const b = Buffer.alloc(4); b.writeInt32LE(v as number); return this.push(b); }
-      case "f32": { const b = Buffer.alloc(4); b.writeFloatLE(v as number); return this.push(b); }
-      case "f64": { const b = Buffer.alloc(8); b.writeDoubleLE(v as number); return this.push(b); }
-      case "u64": return this.u64(v as number | bigint);
-      case "i64": { const b = Buffer.alloc(8); b.writeBigInt64LE(BigInt(v as number)); return this.push(b); }
+      case "bool": b.writeUInt8(v ? 1 : 0, at); break;
+      case "u8": b.writeUInt8(v as number, at); break;
+      case "i8": b.writeInt8(v as number, at); break;
+      case "u16": b.writeUInt16LE(v as number, at); break;
+      case "i16": b.writeInt16LE(v as number, at); break;
+      case "u32": b.writeUInt32LE(v as number, at); break;
+      case "i32": b.writeInt32LE(v as number, at); break;
+      case "f32": b.writeFloatLE(v as number, at); break;
+      case "f64": b.writeDoubleLE(v as number, at); break;
+      case "u64": b.writeBigUInt64LE(BigInt(v as number | bigint), at); break;
+      case "i64": b.writeBigInt64LE(BigInt(v as number | bigint), at); break;
     }
   }
 }
@@ -97,7 +125,7 @@ export function writeGguf(path: string, metadata: ReadonlyArray<[string, GgufTyp
 
   const fd = openSync(path, "w");
   try {
-    for (const chunk of header.chunks) writeSync(fd, chunk);
+    writeSync(fd, header.bytes());
     let written = 0;
     tensors.forEach((tensor, i) => {
       if (offsets[i] > written) writeSync(fd, Buffer.alloc(offsets[i] - written));

@@ -1,0 +1,38 @@
+// Describes the machine a benchmark ran on, and its physical limits, for every reported figure.
+import { cpus } from "node:os";
+import { readFileSync } from "node:fs";
+
+/** CPU model, core count, clock and SIMD width as seen by the OS. */
+export interface MachineDescription {
+  cpu: string;
+  cores: number;
+  megahertz: number;
+  /**
+   * Peak f32 FLOP/s of all cores: 2 FMA pipes x lanes x 2 FLOP x clock, with 8 lanes for AVX2 and for AMD's
+   * AVX-512 (Zen 4 executes 512-bit FMAs as two 256-bit halves), 16 for Intel's AVX-512.
+   */
+  peakFlops: number;
+  date: string;
+}
+
+/** Reads the machine's description from the OS. */
+export function describeMachine(): MachineDescription {
+  const info = cpus();
+  let cpuinfo = "";
+  try {
+    cpuinfo = readFileSync("/proc/cpuinfo", "utf8");
+  } catch {
+    // Not Linux: assume AVX2-class.
+  }
+  const flags = /^flags\s*:\s*(.*)$/m.exec(cpuinfo)?.[1] ?? "avx2";
+  const amd = /AuthenticAMD/.test(cpuinfo);
+  const lanes = /\bavx512f\b/.test(flags) && !amd ? 16 : /\bavx2\b/.test(flags) ? 8 : 4;
+  const megahertz = info[0]?.speed ?? 0;
+  return {
+    cpu: info[0]?.model.trim() ?? "unknown",
+    cores: info.length,
+    megahertz,
+    peakFlops: info.length * 2 * lanes * 2 * megahertz * 1e6,
+    date: new Date().toISOString().slice(0, 10),
+  };
+}
