@@ -37,12 +37,14 @@ export async function llamaCppGreedy(modelPath: string, promptTokens: number[], 
   }
 }
 
-/** llama.cpp's tokenization of `text` (special tokens parsed, BOS added when the model adds it). */
+/** llama.cpp's tokenization of `text` (special tokens parsed, BOS added when the model adds it, as llama-cli does). */
 export async function llamaCppTokenize(modelPath: string, text: string): Promise<number[]> {
   const llama = await referenceLlama();
   const model = await llama.loadModel({ modelPath, vocabOnly: true });
   try {
-    return model.tokenize(text, true) as number[];
+    const tokens = model.tokenize(text, true) as number[];
+    const bos = model.tokens.bos as number | null;
+    return model.tokens.shouldPrependBosToken && bos !== null ? [bos, ...tokens] : tokens;
   } finally {
     await model.dispose();
   }

@@ -1,0 +1,79 @@
+// End-to-end numerical parity with llama.cpp: greedy continuations must be token-for-token identical
+// on the same files (stories260K and random-weight Llama, Qwen2 and Qwen3 models in F32 and Q8_0).
+import { describe, expect, it } from "vitest";
+import { ensureTestModel } from "../scripts/test-models.js";
+import { generate } from "./generate.js";
+import { type LoadedModel, loadModel } from "./load.js";
+import { llamaCppGreedy, llamaCppTokenize } from "./testing/llama-cpp.js";
+import { sharedFixture } from "./testing/fixtures.js";
+
+async function loomGreedy(model: LoadedModel, promptTokens: number[], count: number): Promise<number[]> {
+  for await (const event of generate(model, promptTokens, { maxTokens: count, sampling: { temperature: 0 }, ignoreEndOfGeneration: true })) {
+    if (event.type === "done") return event.tokens;
+  }
+  throw new Error("generation ended without a done event");
+}
+
+async function expectSameGreedy(modelPath: string, prompts: string[], count: number): Promise<void> {
+  const model = await loadModel(modelPath, { contextSize: 512, threads: 2 });
+  try {
+    for (const prompt of prompts) {
+      const referencePrompt = await llamaCppTokenize(modelPath, prompt);
+      const ours = model.tokenizer.encode(prompt, { addSpecial: true, parseSpecial: true });
+      expect(ours, `tokenization of ${JSON.stringify(prompt)}`).toEqual(referencePrompt);
+      const expected = await llamaCppGreedy(modelPath, referencePrompt, count);
+      const actual = await loomGreedy(model, referencePrompt, count);
+      expect(actual, `greedy continuation of ${JSON.stringify(prompt)}`).toEqual(expected);
+    }
+  } finally {
+    await model.dispose();
+  }
+}
+
+const stories = sharedFixture("models/stories260K/stories260K.gguf");
+
+describe.skipIf(!stories)("stories260K against llama.cpp", () => {
+  it("continues varied prompts greedily for 200 tokens exactly as llama.cpp does", async () => {
+    await expectSameGreedy(stories!, ["Once upon a time", "The little dog was sad because", "Tom and Mia went to the park.", "One day, a big", "\"Look!\" said"], 200);
+  }, 300_000);
+});
+
+const PROMPTS = [
+  "The quick brown fox",
+  "def fibonacci(n):\n    return",
+  "Ünïcödé text, emoji 🎉 and numbers 12345 in one prompt.",
+];
+
+const ARCHITECTURES = ["tiny-llama", "tiny-llama3", "tiny-llama2", "tiny-qwen2", "tiny-qwen3"];
+for (const preset of ARCHITECTURES) {
+  for (const dtype of ["f32", "q8_0"] as const) {
+    describe(`${preset} ${dtype} against llama.cpp`, () => {
+      it("gives identical greedy tokens for 32 tokens on varied prompts", async () => {
+        const path = await ensureTestModel(preset, "gguf", dtype);
+        await expectSameGreedy(path, PROMPTS, 32);
+      }, 300_000);
+    });
+  }
+}
+
+describe("the same model as GGUF and as a Hugging Face directory", () => {
+  for (const preset of ["tiny-llama", "tiny-qwen3"]) {
+    it(`${preset}: identical logits from both formats (GGUF's permuted Q/K rows restored at load)`, async () => {
+      const gguf = await loadModel(await ensureTestModel(preset, "gguf", "f32"), { contextSize: 128, threads: 2 });
+      const hf = await loadModel(await ensureTestModel(preset, "hf", "f32"), { contextSize: 128, threads: 2 });
+      try {
+        const tokens = gguf.tokenizer.encode("Hello there, how are you today?", { addSpecial: true, parseSpecial: true });
+        expect(hf.tokenizer.encode("Hello there, how are you today?", { addSpecial: true, parseSpecial: true })).toEqual(tokens);
+        const table = Array.from({ length: 8 }, (_, i) => i);
+        const a = Float32Array.from(gguf.runner.forward([{ tokens, startPosition: 0, blockTable: table, wantLogits: true }]));
+        const b = Float32Array.from(hf.runner.forward([{ tokens, startPosition: 0, blockTable: table, wantLogits: true }]));
+        let maxDifference = 0;
+        for (let i = 0; i < a.length; i++) maxDifference = Math.max(maxDifference, Math.abs(a[i] - b[i]));
+        expect(maxDifference).toBeLessThan(1e-4);
+      } finally {
+        await gguf.dispose();
+        await hf.dispose();
+      }
+    }, 120_000);
+  }
+});
