@@ -1,0 +1,308 @@
+// The CPU compute runtime: one shared WebAssembly.Memory, the kernel module instantiated on the main thread and
+// on worker threads over it, an arena allocator, and a low-latency dispatcher that splits a kernel's range
+// across every thread (the main thread takes a share) through an Atomics control block.
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
+import { performance } from "node:perf_hooks";
+import { Worker } from "node:worker_threads";
+import { Arena, PAGE_BYTES } from "./arena.js";
+import {
+  ACTIVE, ARGUMENTS_OFFSET, ARGUMENT_COUNT, CONTROL_BLOCK_BYTES, COUNT, EXIT_KERNEL, FAILED, GENERATION, GRAIN, KERNEL,
+  MAX_ARGUMENTS, MAX_SHARES, MESSAGE_BYTES, MESSAGE_LENGTH, MESSAGE_OFFSET, SHARE_CLAIM, SLEEPERS, SPIN_MICROSECONDS, shareStart,
+} from "./control-block.js";
+import { WasmKernelError, WasmModuleMissingError } from "./errors.js";
+import { kernelModulePath } from "./module-path.js";
+import { type WasmInstance, type WasmMemory, type WasmModule, webAssembly } from "./webassembly.js";
+
+/** Bytes at the bottom of memory left to the module's static data; the arena starts above them. */
+export const RESERVED_LOW_BYTES = 65536;
+/** The largest 32-bit WebAssembly memory: 4 GiB. */
+const MAX_MEMORY_BYTES = 65536 * PAGE_BYTES;
+
+/** Options of WasmRuntime.create. */
+export interface WasmRuntimeOptions {
+  /** Threads that run kernels, the calling thread included (default: os.availableParallelism()). */
+  threads?: number;
+  /** Initial memory size in bytes (default 16 MiB; grows on demand). */
+  initialBytes?: number;
+  /** Maximum memory size in bytes (default and at most 4 GiB). */
+  maximumBytes?: number;
+  /** How long idle workers spin before sleeping, in microseconds (default 50). */
+  spinMicroseconds?: number;
+  /** Shares per thread a parallel() range is cut into, for balance when a core is busy (default 2). */
+  sharesPerThread?: number;
+  /** The compiled kernel module (default: dist/wasm/kernels.wasm under the package root). */
+  modulePath?: string;
+}
+
+type Kernel = (...args: number[]) => unknown;
+
+export { shareStart };
+
+/**
+ * Runs WebAssembly kernels over one shared memory on `threads` threads.
+ * Pointers are byte offsets into `memory`; allocate with alloc() and view with f32()/i32()/u8()/u16().
+ */
+export class WasmRuntime {
+  /** Threads that run kernels, the calling thread included. */
+  readonly threads: number;
+  /** The shared memory every thread's instance uses. */
+  readonly memory: WasmMemory;
+  /** The function exports of the kernel module, in module order. */
+  readonly kernelNames: readonly string[];
+
+  readonly #arena: Arena;
+  readonly #kernels: Map<string, { index: number; fn: Kernel }>;
+  readonly #workers: Worker[];
+  readonly #ints: Int32Array;
+  readonly #floats: Float64Array;
+  readonly #message: Uint8Array;
+  readonly #spinMilliseconds: number;
+  readonly #sharesPerThread: number;
+  #disposed = false;
+  /** Why a worker stopped on its own, if one did: every later dispatch throws it. */
+  #workerFailure: string | undefined;
+
+  private constructor(memory: WasmMemory, instance: WasmInstance, kernelNames: string[], workers: Worker[], control: SharedArrayBuffer, maximumBytes: number, spinMicroseconds: number, sharesPerThread: number) {
+    this.memory = memory;
+    this.kernelNames = kernelNames;
+    this.threads = workers.length + 1;
+    this.#workers = workers;
+    this.#kernels = new Map(kernelNames.map((name, index) => [name, { index, fn: instance.exports[name] as Kernel }]));
+    this.#arena = new Arena(memory, RESERVED_LOW_BYTES, maximumBytes);
+    this.#ints = new Int32Array(control);
+    this.#floats = new Float64Array(control);
+    this.#message = new Uint8Array(control, MESSAGE_OFFSET, MESSAGE_BYTES);
+    this.#spinMilliseconds = spinMicroseconds / 1000;
+    this.#sharesPerThread = sharesPerThread;
+    workers.forEach((worker, index) => {
+      worker.on("error", (error) => { this.#workerFailure ??= `worker ${index + 1} crashed: ${describe(error)}`; });
+      worker.on("exit", (code) => { if (!this.#disposed) this.#workerFailure ??= `worker ${index + 1} exited with code ${code}`; });
+    });
+  }
+
+  /** Loads the kernel module, creates the shared memory and starts threads - 1 workers. */
+  static async create(options: WasmRuntimeOptions = {}): Promise<WasmRuntime> {
+    const threads = options.threads ?? availableParallelism();
+    if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be a positive integer, got ${threads}`);
+    const maximumBytes = options.maximumBytes ?? MAX_MEMORY_BYTES;
+    const initialBytes = options.initialBytes ?? 16 * 1024 * 1024;
+    if (maximumBytes % PAGE_BYTES !== 0 || maximumBytes > MAX_MEMORY_BYTES || maximumBytes <= RESERVED_LOW_BYTES) {
+      throw new RangeError(`maximumBytes must be a multiple of ${PAGE_BYTES} above ${RESERVED_LOW_BYTES} and at most 4 GiB, got ${maximumBytes}`);
+    }
+    const spinMicroseconds = options.spinMicroseconds ?? 50;
+    const sharesPerThread = options.sharesPerThread ?? 2;
+    if (!Number.isInteger(sharesPerThread) || sharesPerThread < 1) throw new RangeError(`sharesPerThread must be a positive integer, got ${sharesPerThread}`);
+    const modulePath = options.modulePath ?? kernelModulePath();
+    if (!existsSync(modulePath)) throw new WasmModuleMissingError(modulePath);
+    const bytes = await readFile(modulePath);
+    const module = await webAssembly.compile(bytes);
+    const initialPages = Math.min(maximumBytes / PAGE_BYTES, Math.max(2, Math.ceil(initialBytes / PAGE_BYTES)));
+    const memory = new webAssembly.Memory({ initial: initialPages, maximum: maximumBytes / PAGE_BYTES, shared: true });
+    const instance = await webAssembly.instantiate(module, { env: { memory } });
+    const kernelNames = webAssembly.Module.exports(module).filter((e) => e.kind === "function").map((e) => e.name);
+
+    const workerCount = threads - 1;
+    const control = new SharedArrayBuffer(CONTROL_BLOCK_BYTES);
+    const ints = new Int32Array(control);
+    ints[SPIN_MICROSECONDS] = spinMicroseconds;
+    const workers = await Promise.all(
+      Array.from({ length: workerCount }, (_, index) => startWorker({ module, memory, control, index, kernelNames })),
+    );
+    return new WasmRuntime(memory, instance, kernelNames, workers, control, maximumBytes, spinMicroseconds, sharesPerThread);
+  }
+
+  /** Reserves `bytes` bytes aligned to `align` (a power of two), growing the memory; returns the byte offset. */
+  alloc(bytes: number, align = 64): number {
+    return this.#arena.alloc(bytes, align);
+  }
+
+  /** A mark to pass to release(), which frees everything allocated after it (for scratch buffers). */
+  mark(): number {
+    return this.#arena.mark();
+  }
+
+  /** Frees every allocation made since `mark` was taken. */
+  release(mark: number): void {
+    this.#arena.release(mark);
+  }
+
+  /** Bytes of memory handed out so far (including the reserved low bytes). */
+  get usedBytes(): number {
+    return this.#arena.top;
+  }
+
+  /** A Float32Array over `length` floats at byte offset `pointer` (valid after the memory grows). */
+  f32(pointer: number, length: number): Float32Array {
+    return new Float32Array(this.memory.buffer, pointer, length);
+  }
+
+  /** An Int32Array over `length` ints at byte offset `pointer`. */
+  i32(pointer: number, length: number): Int32Array {
+    return new Int32Array(this.memory.buffer, pointer, length);
+  }
+
+  /** A Uint16Array over `length` values at byte offset `pointer`. */
+  u16(pointer: number, length: number): Uint16Array {
+    return new Uint16Array(this.memory.buffer, pointer, length);
+  }
+
+  /** A Uint8Array over `length` bytes at byte offset `pointer`. */
+  u8(pointer: number, length: number): Uint8Array {
+    return new Uint8Array(this.memory.buffer, pointer, length);
+  }
+
+  /** Copies the bytes of `data` to byte offset `pointer`. */
+  write(pointer: number, data: ArrayBufferView): void {
+    this.u8(pointer, data.byteLength).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+  }
+
+  /** Allocates room for `data` (64-byte aligned), copies it there and returns its byte offset. */
+  upload(data: ArrayBufferView): number {
+    const pointer = this.alloc(data.byteLength);
+    this.write(pointer, data);
+    return pointer;
+  }
+
+  /** Runs `kernel` once on the calling thread with exactly these arguments. */
+  call(kernel: string, ...args: number[]): void {
+    const { fn } = this.#kernel(kernel);
+    try {
+      fn(...args);
+    } catch (error) {
+      throw new WasmKernelError(kernel, `main thread: ${describe(error)}`);
+    }
+  }
+
+  /**
+   * Runs kernel(...args, start, end) over [0, count) split into contiguous shares (boundaries on multiples of
+   * `grain`; sharesPerThread shares per thread) claimed by every thread, the calling thread included, and returns
+   * when all are done. Shares left unclaimed by a sleeping or descheduled worker are run by the calling thread, so
+   * a dispatch never waits for a worker to wake. A failure on any thread is thrown here as a WasmKernelError.
+   */
+  parallel(kernel: string, args: readonly number[], count: number, grain = 1): void {
+    const { index, fn } = this.#kernel(kernel);
+    if (args.length > MAX_ARGUMENTS) throw new RangeError(`${kernel}: at most ${MAX_ARGUMENTS} arguments, got ${args.length}`);
+    if (!(grain >= 1) || !Number.isInteger(grain)) throw new RangeError(`${kernel}: grain must be a positive integer, got ${grain}`);
+    if (count <= 0) return;
+    const shares = Math.min(MAX_SHARES, this.threads * this.#sharesPerThread, Math.ceil(count / grain));
+    if (shares === 1 || this.#workers.length === 0) {
+      try {
+        invoke(fn, args, 0, count);
+      } catch (error) {
+        throw new WasmKernelError(kernel, `main thread: ${describe(error)}`);
+      }
+      return;
+    }
+    const ints = this.#ints;
+    const floats = this.#floats;
+    for (let i = 0; i < args.length; i++) floats[ARGUMENTS_OFFSET + i] = args[i];
+    floats[COUNT] = count;
+    floats[GRAIN] = grain;
+    ints[KERNEL] = index;
+    ints[ARGUMENT_COUNT] = args.length;
+    Atomics.store(ints, SHARE_CLAIM, shares << 16); // publishes the job written above
+    Atomics.add(ints, GENERATION, 1);
+    if (Atomics.load(ints, SLEEPERS) > 0) Atomics.notify(ints, GENERATION);
+
+    let mainError: unknown;
+    for (;;) {
+      const share = Atomics.add(ints, SHARE_CLAIM, 1) & 0xffff;
+      if (share >= shares) break;
+      try {
+        invoke(fn, args, shareStart(count, grain, shares, share), shareStart(count, grain, shares, share + 1));
+      } catch (error) {
+        mainError ??= error;
+      }
+    }
+    this.#waitForWorkers();
+    if (mainError !== undefined || ints[FAILED] !== 0) {
+      const problems: string[] = [];
+      if (mainError !== undefined) problems.push(`main thread: ${describe(mainError)}`);
+      if (ints[FAILED] !== 0) problems.push(new TextDecoder().decode(this.#message.slice(0, ints[MESSAGE_LENGTH])));
+      ints[FAILED] = 0;
+      throw new WasmKernelError(kernel, problems.join("; "));
+    }
+  }
+
+  /** Stops the workers; the runtime cannot be used afterwards. */
+  async dispose(): Promise<void> {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    const ints = this.#ints;
+    ints[KERNEL] = EXIT_KERNEL;
+    Atomics.add(ints, GENERATION, 1);
+    Atomics.notify(ints, GENERATION);
+    await Promise.all(this.#workers.map((worker) => worker.terminate()));
+  }
+
+  #kernel(name: string): { index: number; fn: Kernel } {
+    if (this.#disposed) throw new Error("WasmRuntime: used after dispose()");
+    if (this.#workerFailure !== undefined) throw new WasmKernelError(name, this.#workerFailure);
+    const kernel = this.#kernels.get(name);
+    if (!kernel) throw new RangeError(`no kernel named "${name}" in the WebAssembly module (have: ${this.kernelNames.join(", ")})`);
+    return kernel;
+  }
+
+  /** Waits until no worker is running a share: spins briefly, then sleeps until the last one notifies. */
+  #waitForWorkers(): void {
+    const ints = this.#ints;
+    if (Atomics.load(ints, ACTIVE) === 0) return;
+    const spinUntil = performance.now() + this.#spinMilliseconds;
+    let spins = 0;
+    while (Atomics.load(ints, ACTIVE) !== 0) {
+      if ((++spins & 255) === 0 && performance.now() > spinUntil) {
+        for (let active = Atomics.load(ints, ACTIVE); active !== 0; active = Atomics.load(ints, ACTIVE)) {
+          Atomics.wait(ints, ACTIVE, active, 1000);
+        }
+        return;
+      }
+    }
+  }
+}
+
+/** Calls fn(...args, start, end) without allocating for common arities. */
+function invoke(fn: Kernel, a: readonly number[], start: number, end: number): void {
+  switch (a.length) {
+    case 0: fn(start, end); return;
+    case 1: fn(a[0], start, end); return;
+    case 2: fn(a[0], a[1], start, end); return;
+    case 3: fn(a[0], a[1], a[2], start, end); return;
+    case 4: fn(a[0], a[1], a[2], a[3], start, end); return;
+    case 5: fn(a[0], a[1], a[2], a[3], a[4], start, end); return;
+    case 6: fn(a[0], a[1], a[2], a[3], a[4], a[5], start, end); return;
+    case 7: fn(a[0], a[1], a[2], a[3], a[4], a[5], a[6], start, end); return;
+    case 8: fn(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], start, end); return;
+    default: fn(...a, start, end);
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+interface WorkerData {
+  module: WasmModule;
+  memory: WasmMemory;
+  control: SharedArrayBuffer;
+  index: number;
+  kernelNames: string[];
+}
+
+/** Starts one worker and resolves once it has instantiated the module. */
+function startWorker(data: WorkerData): Promise<Worker> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL("./worker.js", import.meta.url), { workerData: data });
+    const onError = (error: Error) => reject(new Error(`WebAssembly worker ${data.index + 1} failed to start: ${error.message}`));
+    const onExit = (code: number) => reject(new Error(`WebAssembly worker ${data.index + 1} exited with code ${code} while starting`));
+    worker.once("error", onError);
+    worker.once("exit", onExit);
+    worker.once("message", () => {
+      worker.off("error", onError);
+      worker.off("exit", onExit);
+      worker.unref();
+      resolve(worker);
+    });
+  });
+}

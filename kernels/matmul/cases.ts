@@ -1,0 +1,72 @@
+// Conformance cases for the matmul kernels: every weight type, tiny and odd shapes, the real model shapes
+// (576x1536, 1024x3072, 2048x8192, vocabulary-sized n), and 1 to 16 token rows.
+import { GgmlType } from "../../engine/model/dtypes.js";
+import { type KernelCase, randomBf16, randomF16, randomF32, randomQ4_0, randomQ8_0 } from "../case.js";
+import { repackX4Ref } from "../repack_x4/repack_x4.ref.js";
+import { matmulFloatRef, matmulQuantRef } from "./matmul.ref.js";
+
+type FloatType = "f32" | "f16" | "bf16";
+type QuantType = "q8_0" | "q4_0" | "q8_0x4" | "q4_0x4";
+
+const GGML_TYPES: Record<FloatType, GgmlType> = { f32: GgmlType.F32, f16: GgmlType.F16, bf16: GgmlType.BF16 };
+
+/** Weights of a float type as raw bytes, values of order 1/sqrt(k) like real layers. */
+function floatWeights(type: FloatType, count: number, seed: number, scale: number): Uint8Array {
+  const values = type === "f32" ? randomF32(count, seed, scale) : type === "f16" ? randomF16(count, seed, scale) : randomBf16(count, seed, scale);
+  return new Uint8Array(values.buffer);
+}
+
+function floatCase(type: FloatType, rows: number, k: number, n: number): KernelCase {
+  return {
+    name: `matmul_${type} rows=${rows} k=${k} n=${n}`,
+    tolerance: 1e-12,
+    build() {
+      const x = randomF32(rows * k, 1 + rows + k);
+      const w = floatWeights(type, n * k, 7 + n, 1 / Math.sqrt(k));
+      return {
+        kernel: `matmul_${type}`,
+        buffers: { x, w, y: { bytes: rows * n * 4 } },
+        args: ["x", "w", "y", rows, k, n],
+        count: n,
+        expected: { y: matmulFloatRef(x, GGML_TYPES[type], w, rows, k, n) },
+      };
+    },
+  };
+}
+
+function quantCase(type: QuantType, rows: number, k: number, n: number): KernelCase {
+  const base = type.startsWith("q8_0") ? "q8_0" : "q4_0";
+  const packed = type.endsWith("x4");
+  return {
+    name: `matmul_${type} rows=${rows} k=${k} n=${n}`,
+    // Integer block sums are exact; only the f32 accumulation of scaled block sums rounds.
+    tolerance: 1e-12,
+    build() {
+      const xq = randomQ8_0(rows * (k / 32), 3 + rows + k);
+      const w = base === "q8_0" ? randomQ8_0(n * (k / 32), 11 + n) : randomQ4_0(n * (k / 32), 11 + n);
+      return {
+        kernel: `matmul_${type}`,
+        buffers: { xq, w: packed ? repackX4Ref(w, n, k, base === "q8_0" ? 32 : 16) : w, y: { bytes: rows * n * 4 } },
+        args: ["xq", "w", "y", rows, k, n],
+        count: n,
+        grain: packed ? 4 : 1,
+        expected: { y: matmulQuantRef(xq, w, base, rows, k, n) },
+      };
+    },
+  };
+}
+
+const floatShapes: Array<[number, number, number]> = [
+  [1, 8, 3], [1, 172, 7], [3, 172, 5], [2, 13, 9], [5, 64, 33], [1, 576, 1536], [16, 576, 1536], [3, 1024, 3072],
+];
+const quantShapes: Array<[number, number, number]> = [
+  [1, 32, 1], [2, 64, 5], [5, 96, 13], [3, 160, 10], [1, 576, 1536], [16, 576, 1536], [1, 1024, 3072], [5, 1024, 3072],
+  [1, 2048, 8192], [1, 64, 151936],
+];
+
+export const cases: KernelCase[] = [
+  ...(["f32", "f16", "bf16"] as const).flatMap((type) => floatShapes.map(([rows, k, n]) => floatCase(type, rows, k, n))),
+  floatCase("f32", 1, 2048, 8192),
+  floatCase("f16", 2, 2048, 8192),
+  ...(["q8_0", "q4_0", "q8_0x4", "q4_0x4"] as const).flatMap((type) => quantShapes.map(([rows, k, n]) => quantCase(type, rows, k, n))),
+];

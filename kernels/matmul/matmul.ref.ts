@@ -1,0 +1,57 @@
+// Reference matrix multiplications y = x W^T (plain TypeScript, f64 accumulation), for every weight type.
+import { f16ToF32 } from "../../engine/model/dtypes.js";
+import { dequantize } from "../../engine/model/quantize.js";
+import type { GgmlType } from "../../engine/model/dtypes.js";
+
+/** y[t][j] = sum_i x[t][i] * w[j][i]. x: [rows, k], w: [n, k] (already floats), y: [rows, n]. */
+export function matmulRef(x: Float32Array, w: Float32Array, rows: number, k: number, n: number): Float32Array {
+  const y = new Float32Array(rows * n);
+  for (let t = 0; t < rows; t++) {
+    for (let j = 0; j < n; j++) {
+      let s = 0;
+      for (let i = 0; i < k; i++) s += x[t * k + i] * w[j * k + i];
+      y[t * n + j] = s;
+    }
+  }
+  return y;
+}
+
+/** As matmulRef with w in a float storage type (F32, F16, BF16) given as raw bytes. */
+export function matmulFloatRef(x: Float32Array, type: GgmlType, w: Uint8Array, rows: number, k: number, n: number): Float32Array {
+  return matmulRef(x, dequantize(type, w, n * k), rows, k, n);
+}
+
+/**
+ * Quantized y = x W^T as ggml_vec_dot_q8_0_q8_0 defines it: per 32-block the exact integer dot of the quants
+ * times d_w * d_x. xq: [rows, k/32] Q8_0; w: [n, k/32] Q8_0 or Q4_0 (quants q - 8 for Q4_0).
+ */
+export function matmulQuantRef(xq: Uint8Array, w: Uint8Array, weightType: "q8_0" | "q4_0", rows: number, k: number, n: number): Float32Array {
+  const blocks = k / 32;
+  const wBlockBytes = weightType === "q8_0" ? 34 : 18;
+  const xv = new DataView(xq.buffer, xq.byteOffset, xq.byteLength);
+  const wv = new DataView(w.buffer, w.byteOffset, w.byteLength);
+  const y = new Float32Array(rows * n);
+  const quants = new Int32Array(32);
+  for (let j = 0; j < n; j++) {
+    for (let t = 0; t < rows; t++) {
+      let s = 0;
+      for (let b = 0; b < blocks; b++) {
+        const wb = (j * blocks + b) * wBlockBytes;
+        const xb = (t * blocks + b) * 34;
+        if (weightType === "q8_0") {
+          for (let i = 0; i < 32; i++) quants[i] = wv.getInt8(wb + 2 + i);
+        } else {
+          for (let i = 0; i < 16; i++) {
+            quants[i] = (w[wb + 2 + i] & 0xf) - 8;
+            quants[i + 16] = (w[wb + 2 + i] >> 4) - 8;
+          }
+        }
+        let dot = 0;
+        for (let i = 0; i < 32; i++) dot += quants[i] * xv.getInt8(xb + 2 + i);
+        s += dot * f16ToF32(wv.getUint16(wb, true)) * f16ToF32(xv.getUint16(xb, true));
+      }
+      y[t * n + j] = s;
+    }
+  }
+  return y;
+}

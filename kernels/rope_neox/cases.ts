@@ -1,0 +1,33 @@
+// Conformance cases for rope_neox: tiny heads (stories260K: headDim 8), partial rotary dims, Llama 3 frequency
+// factors, large positions, model shapes.
+import { type CaseSetup, type KernelCase, randomF32, randomInts } from "../case.js";
+import { ropeNeoxRef } from "./rope_neox.ref.js";
+
+function ropeCase(rows: number, heads: number, headDim: number, rotaryDim: number, base: number, withFactors: boolean, maxPosition = 4096): KernelCase {
+  return {
+    name: `rope_neox rows=${rows} heads=${heads} headDim=${headDim} rotaryDim=${rotaryDim}${withFactors ? " freqFactors" : ""}`,
+    // Angles are exact f32 iterations; cos/sin of the same f32 angle may differ by an ulp between libms.
+    tolerance: 1e-13,
+    build(): CaseSetup {
+      const x = randomF32(rows * heads * headDim, rows * heads + headDim, 2);
+      const positions = randomInts(rows, rows + 1, maxPosition);
+      positions[0] = 0;
+      const factors = withFactors ? Float32Array.from({ length: rotaryDim / 2 }, (_, i) => 1 + (i % 5) * 1.75) : undefined;
+      const thetaScale = Math.fround(Math.pow(base, -2 / rotaryDim));
+      const expected = ropeNeoxRef(Float32Array.from(x), positions, factors, rows, heads, headDim, rotaryDim, thetaScale);
+      return {
+        kernel: "rope_neox",
+        buffers: factors ? { x, positions, factors } : { x, positions },
+        args: ["x", "positions", factors ? "factors" : 0, rows, heads, headDim, rotaryDim, thetaScale],
+        count: rows,
+        expected: { x: expected },
+      };
+    },
+  };
+}
+
+export const cases: KernelCase[] = [
+  ropeCase(1, 1, 8, 8, 10000, false), ropeCase(3, 2, 8, 8, 10000, false), ropeCase(5, 3, 16, 12, 10000, false),
+  ropeCase(4, 4, 64, 32, 10000, true), ropeCase(1, 16, 128, 128, 1000000, false, 40000), ropeCase(7, 8, 128, 128, 500000, true),
+  ropeCase(33, 16, 64, 64, 10000, false),
+];

@@ -1,0 +1,30 @@
+// Reference NeoX rotary embedding with ggml's arithmetic (see rope_neox.as.ts).
+
+/**
+ * Rotates x: [rows, heads, headDim] in place (returns it): pairs (i, i + rotaryDim/2) of each head by the angle
+ * theta_i = position * thetaScale^i (iterated in f32), divided by freqFactors[i] when given.
+ */
+export function ropeNeoxRef(
+  x: Float32Array, positions: Int32Array, freqFactors: Float32Array | undefined,
+  rows: number, heads: number, headDim: number, rotaryDim: number, thetaScale: number,
+): Float32Array {
+  const f = Math.fround;
+  const half = rotaryDim / 2;
+  for (let t = 0; t < rows; t++) {
+    let theta = f(positions[t]);
+    for (let i = 0; i < half; i++) {
+      const angle = freqFactors ? f(theta / freqFactors[i]) : theta;
+      const c = f(Math.cos(angle));
+      const s = f(Math.sin(angle));
+      for (let h = 0; h < heads; h++) {
+        const base = (t * heads + h) * headDim;
+        const x0 = x[base + i];
+        const x1 = x[base + i + half];
+        x[base + i] = f(f(x0 * c) - f(x1 * s));
+        x[base + i + half] = f(f(x0 * s) + f(x1 * c));
+      }
+      theta = f(theta * thetaScale);
+    }
+  }
+  return x;
+}
