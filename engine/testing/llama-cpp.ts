@@ -16,8 +16,12 @@ export const REFERENCE_CONTEXT_OPTIONS = {
   flashAttention: false,
 } as const;
 
-/** Greedy continuation of `promptTokens` by llama.cpp, `count` tokens, end-of-generation tokens included. */
-export async function llamaCppGreedy(modelPath: string, promptTokens: number[], count: number, threads = 2): Promise<number[]> {
+/**
+ * Greedy continuation of `promptTokens` by llama.cpp, `count` tokens, end-of-generation tokens included.
+ * One thread by default: results do not depend on the thread count, and llama.cpp's spinning thread barrier
+ * slows down by 10x or more when another process shares the two cores (as parallel test files do).
+ */
+export async function llamaCppGreedy(modelPath: string, promptTokens: number[], count: number, threads = 1): Promise<number[]> {
   const llama = await referenceLlama();
   const model = await llama.loadModel({ modelPath });
   try {

@@ -1,0 +1,67 @@
+// The `loom` command line as a user runs it: the compiled CLI in a child process (npm test builds it first).
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { REPOSITORY_ROOT, sharedFixture } from "../testing/fixtures.js";
+
+const run = promisify(execFile);
+const CLI = join(REPOSITORY_ROOT, "dist", "engine", "cli", "main.js");
+const stories = sharedFixture("models/stories260K/stories260K.gguf");
+
+async function loom(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { cwd: REPOSITORY_ROOT });
+    return { stdout, stderr, code: 0 };
+  } catch (error) {
+    const e = error as { stdout: string; stderr: string; code: number };
+    return { stdout: e.stdout, stderr: e.stderr, code: e.code };
+  }
+}
+
+describe.skipIf(!existsSync(CLI) && process.env.CI !== "true")("loom generate", () => {
+  it.skipIf(!stories)("prints only the continuation, greedily", async () => {
+    const result = await loom("generate", "--model", stories!, "--prompt", "Once upon a time", "--max-tokens", "20", "--temperature", "0");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(", there was a little girl named Lily. She loved to play outsid\n");
+  });
+
+  it.skipIf(!stories)("reports tokens and speeds with --json, reproducibly with a seed", async () => {
+    const args = ["generate", "--model", stories!, "--prompt", "Once upon a time", "--max-tokens", "16", "--temperature", "1", "--seed", "42", "--json"];
+    const first = JSON.parse((await loom(...args)).stdout);
+    const second = JSON.parse((await loom(...args)).stdout);
+    expect(first.tokens).toHaveLength(16);
+    expect(first.prompt_tokens).toBe(5);
+    expect(first.prefill_tokens_per_s).toBeGreaterThan(0);
+    expect(first.decode_tokens_per_s).toBeGreaterThan(0);
+    expect(typeof first.text).toBe("string");
+    expect(second.tokens).toEqual(first.tokens);
+    expect(second.text).toBe(first.text);
+  });
+
+  it.skipIf(!stories)("stops at a stop sequence and says so", async () => {
+    const result = await loom("generate", "--model", stories!, "--prompt", "Once upon a time", "--temperature", "0", "--stop", "Lily", "--json");
+    const output = JSON.parse(result.stdout);
+    expect(output.text).toBe(", there was a little girl named ");
+    expect(output.finish_reason).toBe("stop");
+    expect(output.stop_sequence).toBe("Lily");
+  });
+
+  it("names the bad flag or file", async () => {
+    expect((await loom("generate", "--prompt", "x")).stderr).toMatch(/--model is required/);
+    const missing = await loom("generate", "--model", "/nonexistent/model.gguf", "--prompt", "x");
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/\/nonexistent\/model\.gguf: no such file or directory/);
+    const badNumber = await loom("generate", "--model", "m.gguf", "--prompt", "x", "--temperature", "hot");
+    expect(badNumber.code).toBe(2);
+    expect(badNumber.stderr).toMatch(/--temperature must be a number, got 'hot'/);
+    expect((await loom("generate", "--model", "m.gguf", "--prompt", "x", "--frobnicate")).stderr).toMatch(/Unknown option '--frobnicate'/);
+  });
+
+  it.skipIf(!stories)("refuses --chat for a model without a chat template", async () => {
+    const result = await loom("generate", "--model", stories!, "--prompt", "hi", "--chat");
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/has no chat template/);
+  });
+});
