@@ -1,0 +1,70 @@
+// Output formats and dtypes of the generator, and which GGML type each tensor gets in a GGUF file.
+import { GgmlType, f16ToF32, f32ToF16, bf16ToF32, f32ToBf16 } from "../engine/model/dtypes.js";
+import type { PlannedTensor } from "./model-tensors.js";
+
+/** File formats the generator writes. */
+export type ModelFormat = "gguf" | "hf";
+
+/**
+ * Weight dtypes. `q4_k_m` is a Q4_K_M-like mix: Q4_K for most matrices, Q6_K for ffn_down, the embedding and
+ * the output matrix. Hugging Face directories take only f32, f16 and bf16 (safetensors has no GGML block types).
+ */
+export type ModelDtype = "f32" | "f16" | "bf16" | "q8_0" | "q4_0" | "q4_k_m";
+
+/** Every dtype, in the order the CLI lists them. */
+export const MODEL_DTYPES: readonly ModelDtype[] = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_k_m"];
+
+/** Dtypes a Hugging Face (safetensors) directory can hold. */
+export const HF_DTYPES: readonly ModelDtype[] = ["f32", "f16", "bf16"];
+
+/** llama.cpp's `general.file_type` (enum llama_ftype) for each dtype. */
+export const GGUF_FILE_TYPE: Readonly<Record<ModelDtype, number>> = {
+  f32: 0, f16: 1, q4_0: 2, q8_0: 7, q4_k_m: 15, bf16: 32,
+};
+
+/** Parses a dtype name (case-insensitive); throws listing the valid ones. */
+export function parseModelDtype(text: string): ModelDtype {
+  const dtype = text.toLowerCase() as ModelDtype;
+  if (!MODEL_DTYPES.includes(dtype)) throw new RangeError(`unknown dtype '${text}'; choose one of: ${MODEL_DTYPES.join(", ")}`);
+  return dtype;
+}
+
+/** Throws unless `dtype` can be written in `format`. */
+export function checkFormatDtype(format: ModelFormat, dtype: ModelDtype): void {
+  if (format === "hf" && !HF_DTYPES.includes(dtype)) {
+    throw new RangeError(`safetensors cannot hold ${dtype} (it has no GGML block types); write hf as ${HF_DTYPES.join(", ")}, or use --format gguf`);
+  }
+}
+
+const BLOCK_TYPES: Partial<Record<ModelDtype, GgmlType>> = {
+  f32: GgmlType.F32, f16: GgmlType.F16, bf16: GgmlType.BF16, q8_0: GgmlType.Q8_0, q4_0: GgmlType.Q4_0,
+};
+
+/**
+ * The GGML type of a tensor in a GGUF file of `dtype`. Vectors (norms, biases) stay F32, as llama.cpp's converter
+ * keeps them. A matrix whose row length is not a multiple of the type's block falls back as llama.cpp's quantizer
+ * does: Q8_0/Q4_0 to F16, Q6_K to Q8_0, and Q4_K to Q4_0 (llama.cpp picks Q5_0, which loom does not read).
+ */
+export function ggufTensorType(tensor: PlannedTensor, dtype: ModelDtype): GgmlType {
+  if (tensor.shape.length === 1) return GgmlType.F32;
+  const rowLength = tensor.shape[tensor.shape.length - 1];
+  if (dtype === "q4_k_m") {
+    const wantsQ6 = tensor.role === "ffn_down" || tensor.role === "embedding" || tensor.role === "output";
+    if (rowLength % 256 === 0) return wantsQ6 ? GgmlType.Q6_K : GgmlType.Q4_K;
+    if (rowLength % 32 === 0) return wantsQ6 ? GgmlType.Q8_0 : GgmlType.Q4_0;
+    return GgmlType.F16;
+  }
+  const type = BLOCK_TYPES[dtype] as GgmlType;
+  if ((type === GgmlType.Q8_0 || type === GgmlType.Q4_0) && rowLength % 32 !== 0) return GgmlType.F16;
+  return type;
+}
+
+/**
+ * Rounds values in place to what an f16/bf16 checkpoint would hold, for tensors GGUF keeps in F32: converting a
+ * half-precision checkpoint gives exactly these (the converter upcasts them), so the GGUF and the Hugging Face
+ * directory of the same dtype hold the same numbers.
+ */
+export function roundToCheckpointPrecision(values: Float32Array, dtype: ModelDtype): void {
+  if (dtype === "f16") for (let i = 0; i < values.length; i++) values[i] = f16ToF32(f32ToF16(values[i]));
+  else if (dtype === "bf16") for (let i = 0; i < values.length; i++) values[i] = bf16ToF32(f32ToBf16(values[i]));
+}

@@ -1,0 +1,75 @@
+// Cached random-weight models for tests: generated once into <repo>/.cache/test-models/ (git-ignored) and reused.
+// Safe when several test files (or processes) ask for the same model at once: each writes under a unique temporary
+// name and renames it into place; the first rename wins and the others discard their copy.
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { repoRoot } from "./fixture-paths.js";
+import { DEFAULT_SEED, GENERATOR_VERSION, generateModel } from "./generate-model.js";
+import { type ModelDtype, type ModelFormat, checkFormatDtype } from "./model-dtypes.js";
+import { getPreset } from "./model-presets.js";
+import { missingTokenizerFiles } from "./tokenizer-files.js";
+
+/** The folder cached test models live in. */
+export function testModelCacheDir(): string {
+  return join(repoRoot(), ".cache", "test-models");
+}
+
+/** The cache path of a model: a .gguf file, or a directory for "hf". */
+export function testModelPath(preset: string, format: ModelFormat, dtype: ModelDtype, seed = DEFAULT_SEED): string {
+  const name = `${preset}-${dtype}-seed${seed}-v${GENERATOR_VERSION}`;
+  return join(testModelCacheDir(), format === "gguf" ? `${name}.gguf` : `${name}-hf`);
+}
+
+/**
+ * The fixture files a preset's generation needs that are missing here (empty when it can be generated). Tests use
+ * this to skip (or, under CI, fail) with a message naming the files.
+ */
+export function missingTestModelFixtures(preset: string): string[] {
+  return missingTokenizerFiles(getPreset(preset).tokenizer);
+}
+
+const pending = new Map<string, Promise<string>>();
+
+/**
+ * The path of a cached random-weight model, generating it first if needed. `preset` names a MODEL_PRESETS entry
+ * (the tiny-* ones are meant for tests); `format` "gguf" gives a file, "hf" a directory.
+ */
+export function ensureTestModel(preset: string, format: ModelFormat, dtype: ModelDtype, seed = DEFAULT_SEED): Promise<string> {
+  checkFormatDtype(format, dtype);
+  const path = testModelPath(preset, format, dtype, seed);
+  const inFlight = pending.get(path);
+  if (inFlight) return inFlight;
+  const job = (async () => {
+    if (existsSync(path)) return path;
+    mkdirSync(testModelCacheDir(), { recursive: true });
+    const temporary = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+    try {
+      await generateModel({ preset, format, dtype, seed, out: temporary });
+      try {
+        renameSync(temporary, path);
+      } catch (error) {
+        // Another writer got there first (a directory cannot replace a non-empty one): use theirs.
+        if (!existsSync(path)) throw error;
+      }
+    } finally {
+      rmSync(temporary, { recursive: true, force: true });
+    }
+    return path;
+  })();
+  pending.set(path, job);
+  job.catch(() => pending.delete(path));
+  return job;
+}
+
+/**
+ * For tests: undefined when `preset` can be generated here; otherwise the reason to skip, after printing it.
+ * Under CI (`CI=true`) a missing fixture is an error instead, so it cannot pass silently.
+ */
+export function testModelSkipReason(preset: string): string | undefined {
+  const missing = missingTestModelFixtures(preset);
+  if (missing.length === 0) return undefined;
+  const reason = `random-weight preset ${preset} needs fixture files that are missing: ${missing.join(", ")} (see FIXTURES.md)`;
+  if (process.env.CI === "true") throw new Error(reason);
+  console.warn(`skipping: ${reason}`);
+  return reason;
+}

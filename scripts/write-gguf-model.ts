@@ -1,0 +1,53 @@
+// Writes a random-weight model as one GGUF file, tensor by tensor, in the layout llama.cpp's converter produces.
+import { GgmlType } from "../engine/model/dtypes.js";
+import { quantize } from "../engine/model/quantize.js";
+import { llama3RopeFreqFactors } from "../engine/model/rope.js";
+import { type GeneratorStamp, ggufArchitectureMetadata } from "./gguf-model-metadata.js";
+import { type StreamedGgufTensor, ggufDataBytes, writeGgufStreaming } from "./gguf-stream-writer.js";
+import type { ProgressListener } from "./generation-progress.js";
+import { type ModelDtype, ggufTensorType, roundToCheckpointPrecision } from "./model-dtypes.js";
+import { type ModelPreset, headDimOf } from "./model-presets.js";
+import { type PlannedTensor, permuteForGguf, planTensors, tensorValueChunks } from "./model-tensors.js";
+import { ggufTokenizerKeys } from "./tokenizer-files.js";
+
+/** GGML shape (row length first) of a checkpoint-order shape. */
+function ggmlShape(shape: readonly number[]): number[] {
+  return [...shape].reverse();
+}
+
+/** The tensor's GGUF bytes, chunk by chunk: permuted (llama q/k), rounded (vectors of f16/bf16 models), encoded. */
+function* ggufChunks(tensor: PlannedTensor, type: GgmlType, dtype: ModelDtype, seed: number): Generator<Uint8Array> {
+  const rowLength = tensor.shape.length === 1 ? 1 : tensor.shape[1];
+  const headDim = tensor.ggufPermuteHeads ? tensor.shape[0] / tensor.ggufPermuteHeads : 0;
+  const rowMultiple = tensor.shape.length === 1 ? tensor.shape[0] : Math.max(1, headDim);
+  for (let values of tensorValueChunks(tensor, seed, rowMultiple)) {
+    if (headDim) values = permuteForGguf(values, headDim, rowLength);
+    if (type === GgmlType.F32 && tensor.shape.length === 1) roundToCheckpointPrecision(values, dtype);
+    yield quantize(type, values);
+  }
+}
+
+/** Writes `preset` with seeded random weights to `path` as a GGUF file of `dtype`. */
+export function writeGgufModel(preset: ModelPreset, dtype: ModelDtype, seed: number, path: string, stamp: GeneratorStamp, onProgress?: ProgressListener): void {
+  const config = preset.config;
+  const tensors: StreamedGgufTensor[] = [];
+  if (config.rope_scaling) {
+    // llama.cpp's converter writes llama3 scaling as per-frequency divisors instead of metadata.
+    const headDim = headDimOf(config);
+    const factors = llama3RopeFreqFactors(config.rope_scaling, config.rope_theta, headDim);
+    tensors.push({ name: "rope_freqs.weight", shape: [headDim / 2], type: GgmlType.F32, chunks: () => [new Uint8Array(factors.buffer)] });
+  }
+  for (const tensor of planTensors(config)) {
+    const type = ggufTensorType(tensor, dtype);
+    tensors.push({ name: tensor.ggufName, shape: ggmlShape(tensor.shape), type, chunks: () => ggufChunks(tensor, type, dtype, seed) });
+  }
+  const metadata = [...ggufArchitectureMetadata(preset, dtype, stamp), ...ggufTokenizerKeys(preset)];
+  const totalBytes = ggufDataBytes(tensors);
+  let bytesDone = 0;
+  let tensorsDone = 0;
+  writeGgufStreaming(path, metadata, tensors, (tensorName, bytes) => {
+    bytesDone += bytes;
+    tensorsDone++;
+    onProgress?.({ tensorName, tensorsDone, tensorCount: tensors.length, bytesDone, totalBytes });
+  });
+}
