@@ -27,7 +27,8 @@ export function describeMachine(): MachineDescription {
   const flags = /^flags\s*:\s*(.*)$/m.exec(cpuinfo)?.[1] ?? "avx2";
   const amd = /AuthenticAMD/.test(cpuinfo);
   const lanes = /\bavx512f\b/.test(flags) && !amd ? 16 : /\bavx2\b/.test(flags) ? 8 : 4;
-  const megahertz = info[0]?.speed ?? 0;
+  // Virtual machines often report speed 0 through os.cpus(); /proc/cpuinfo still has the clock.
+  const megahertz = info[0]?.speed || Math.round(Number(/^cpu MHz\s*:\s*([\d.]+)/m.exec(cpuinfo)?.[1] ?? 0));
   return {
     cpu: info[0]?.model.trim() ?? "unknown",
     cores: info.length,

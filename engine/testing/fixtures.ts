@@ -3,8 +3,16 @@ import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
+/** The nearest folder at or above `start` holding a package.json: the same from sources and from dist/. */
+function packageRoot(start: string): string {
+  for (let dir = start; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json"))) return dir;
+    if (dirname(dir) === dir) return start;
+  }
+}
+
 /** The repository root (the folder holding package.json). */
-export const REPOSITORY_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const REPOSITORY_ROOT = packageRoot(dirname(fileURLToPath(import.meta.url)));
 
 /** The shared fixtures folder beside the repository checkout. */
 export const SHARED_ROOT = process.env.LOOM_SHARED_DIR ?? resolve(REPOSITORY_ROOT, "..", "shared");
