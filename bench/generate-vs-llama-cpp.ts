@@ -92,20 +92,20 @@ async function llamaCppSpeeds(path: string, prompt: number[], decode: number, th
   }
 }
 
-/** Bytes of weights one decode step reads: every matrix once, the embedding table only if it is also the output. */
-function weightBytesPerToken(path: string): { bytes: number; parameters: number } {
+/**
+ * Bytes of weights one decode step reads (every matrix once; the embedding table only if it is also the output),
+ * and the parameters each prompt token multiplies in prefill (the layers: logits are computed for the last token only).
+ */
+function weightBytesPerToken(path: string): { bytes: number; layerParameters: number } {
   const source = openModelSource(path);
   let bytes = 0;
-  let parameters = 0;
+  let layerParameters = 0;
   for (const tensor of source.tensors.values()) {
-    const elements = tensor.shape.reduce((a, b) => a * b, 1);
     const isEmbedding = tensor.name === "token_embd.weight";
-    if (!isEmbedding || source.config.tie_word_embeddings) {
-      bytes += tensor.byteLength;
-      parameters += elements;
-    }
+    if (!isEmbedding || source.config.tie_word_embeddings) bytes += tensor.byteLength;
+    if (tensor.name.startsWith("blk.")) layerParameters += tensor.shape.reduce((a, b) => a * b, 1);
   }
-  return { bytes, parameters };
+  return { bytes, layerParameters };
 }
 
 async function main(): Promise<void> {
@@ -127,11 +127,11 @@ async function main(): Promise<void> {
     const source = openModelSource(path);
     const bos = source.ggufMetadata?.get("tokenizer.ggml.bos_token_id");
     const prompt = syntheticPrompt(source.config.vocab_size, promptLength, typeof bos === "number" ? bos : undefined);
-    const { bytes, parameters } = weightBytesPerToken(path);
+    const { bytes, layerParameters } = weightBytesPerToken(path);
     const loom = await loomSpeeds(path, prompt, decode, threads);
     const reference = await llamaCppSpeeds(path, prompt, decode, threads);
     const percentBandwidth = (tokensPerSecond: number) => `${((100 * tokensPerSecond * bytes) / bandwidth).toFixed(0)}%`;
-    const percentFlops = (tokensPerSecond: number) => `${((100 * tokensPerSecond * 2 * parameters) / machine.peakFlops).toFixed(1)}%`;
+    const percentFlops = (tokensPerSecond: number) => `${((100 * tokensPerSecond * 2 * layerParameters) / machine.peakFlops).toFixed(1)}%`;
     console.log(`| ${preset} | ${dtype.toUpperCase()} (${(bytes / 1e6).toFixed(0)} MB/token) | ${loom.prefillTokensPerSecond.toFixed(1)} | ${reference.prefillTokensPerSecond.toFixed(1)} | ${(loom.prefillTokensPerSecond / reference.prefillTokensPerSecond).toFixed(2)}x | ${percentFlops(loom.prefillTokensPerSecond)} | ${loom.decodeTokensPerSecond.toFixed(1)} | ${reference.decodeTokensPerSecond.toFixed(1)} | ${(loom.decodeTokensPerSecond / reference.decodeTokensPerSecond).toFixed(2)}x | ${percentBandwidth(loom.decodeTokensPerSecond)} | ${percentBandwidth(reference.decodeTokensPerSecond)} |`);
   }
 }
