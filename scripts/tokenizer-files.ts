@@ -145,10 +145,14 @@ export function writeHuggingFaceTokenizerFiles(preset: ModelPreset, dir: string)
  * The llama2.c vocabulary is read from its tokenizer.bin (loom's tokenizer.json reader takes byte-level BPE only).
  */
 export function ggufTokenizerKeys(preset: ModelPreset): Array<[string, GgufTypedValue]> {
-  const { tokenizerConfig } = huggingFaceTokenizerFiles(preset);
   if (preset.tokenizer === "llama2-32k") {
-    const chatTemplate = tokenizerConfig.chat_template as string;
-    return ggufTokenizerMetadata(tokenizerSourceFiles("llama2-32k")[0], { chatTemplate, padVocabTo: preset.config.vocab_size });
+    const missing = missingTokenizerFiles(preset.tokenizer);
+    if (missing.length > 0) throw new Error(`preset ${preset.name} needs tokenizer files that are missing: ${missing.join(", ")}`);
+    return ggufTokenizerMetadata(tokenizerSourceFiles("llama2-32k")[0], {
+      chatTemplate: LLAMA2_CHAT_TEMPLATE,
+      padVocabTo: preset.config.vocab_size,
+      padWith: preset.padWithReservedTokens ? "reserved" : "unused",
+    });
   }
   const dir = mkdtempSync(join(tmpdir(), "loom-tokenizer-"));
   try {

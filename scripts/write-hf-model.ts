@@ -3,13 +3,13 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { GgmlType } from "../engine/model/dtypes.js";
-import { quantize } from "../engine/model/quantize.js";
 import { type SafetensorsDtype, type SafetensorsTensorInput, writeSafetensorsModel } from "../engine/model/safetensors/writer.js";
 import type { GeneratorStamp } from "./gguf-model-metadata.js";
 import type { ProgressListener } from "./generation-progress.js";
 import { type ModelDtype, checkFormatDtype } from "./model-dtypes.js";
 import type { ModelPreset } from "./model-presets.js";
 import { planTensors, tensorValueChunks } from "./model-tensors.js";
+import { encodeTensor } from "./tensor-encode.js";
 import { writeHuggingFaceTokenizerFiles } from "./tokenizer-files.js";
 
 const SAFETENSORS: Partial<Record<ModelDtype, { dtype: SafetensorsDtype; type: GgmlType; torch: string }>> = {
@@ -48,7 +48,7 @@ export function writeHuggingFaceModel(
     dtype: target.dtype,
     shape: tensor.shape,
     data: function* () {
-      for (const values of tensorValueChunks(tensor, seed)) yield quantize(target.type, values);
+      for (const values of tensorValueChunks(tensor, seed)) yield encodeTensor(target.type, values);
     },
   }));
   let tensorsDone = 0;
