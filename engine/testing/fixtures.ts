@@ -1,21 +1,10 @@
 // Locates shared fixtures for tests: under CI a missing fixture is a failure, elsewhere the test is skipped.
 import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-
-/** The nearest folder at or above `start` holding a package.json: the same from sources and from dist/. */
-function packageRoot(start: string): string {
-  for (let dir = start; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, "package.json"))) return dir;
-    if (dirname(dir) === dir) return start;
-  }
-}
+import { join } from "node:path";
+import { PACKAGE_ROOT, SHARED_ROOT } from "../package-root.js";
 
 /** The repository root (the folder holding package.json). */
-export const REPOSITORY_ROOT = packageRoot(dirname(fileURLToPath(import.meta.url)));
-
-/** The shared fixtures folder beside the repository checkout. */
-export const SHARED_ROOT = process.env.LOOM_SHARED_DIR ?? resolve(REPOSITORY_ROOT, "..", "shared");
+export const REPOSITORY_ROOT = PACKAGE_ROOT;
 
 /**
  * Resolves a fixture under ../shared. Returns undefined when it is missing outside CI (callers skip);
