@@ -1,45 +1,14 @@
 // Encodes generated Float32 values as tensor bytes: fast typed-array loops for F32/F16/BF16/Q8_0 (the generic
 // engine/model/quantize.ts converts one value at a time through a DataView, which dominates a 1B-parameter write),
 // engine/model/quantize.ts for the block types. Output is byte-identical to quantize().
-import { GgmlType } from "../engine/model/dtypes.js";
+import { GgmlType, f32BitsToF16 } from "../engine/model/dtypes.js";
 import { quantize } from "../engine/model/quantize.js";
-
-/** IEEE half bits of the float with bits `x`, rounding to nearest even (same results as dtypes.ts f32ToF16). */
-function halfBits(x: number): number {
-  const sign = (x >>> 16) & 0x8000;
-  const exponent = (x >>> 23) & 0xff;
-  let mantissa = x & 0x7fffff;
-  if (exponent === 0xff) return sign | 0x7c00 | (mantissa ? 0x200 : 0);
-  let e = exponent - 127 + 15;
-  if (e >= 31) return sign | 0x7c00;
-  if (e <= 0) {
-    if (e < -10) return sign;
-    mantissa |= 0x800000;
-    const shift = 14 - e;
-    const half = 1 << (shift - 1);
-    let rounded = mantissa >> shift;
-    const rest = mantissa & ((1 << shift) - 1);
-    if (rest > half || (rest === half && (rounded & 1))) rounded++;
-    return sign | rounded;
-  }
-  let rounded = mantissa >> 13;
-  const rest = mantissa & 0x1fff;
-  if (rest > 0x1000 || (rest === 0x1000 && (rounded & 1))) {
-    rounded++;
-    if (rounded === 0x400) {
-      rounded = 0;
-      e++;
-      if (e >= 31) return sign | 0x7c00;
-    }
-  }
-  return sign | (e << 10) | rounded;
-}
 
 /** Little-endian F16 bytes of `values`. */
 export function encodeF16(values: Float32Array): Uint8Array {
   const bits = new Uint32Array(values.buffer, values.byteOffset, values.length);
   const out = new Uint16Array(values.length);
-  for (let i = 0; i < bits.length; i++) out[i] = halfBits(bits[i]);
+  for (let i = 0; i < bits.length; i++) out[i] = f32BitsToF16(bits[i]);
   return new Uint8Array(out.buffer);
 }
 
@@ -75,7 +44,7 @@ export function encodeQ8_0(values: Float32Array): Uint8Array {
       if (a > amax) amax = a;
     }
     scaleFloat[0] = amax / 127;
-    const half = halfBits(scaleBits[0]);
+    const half = f32BitsToF16(scaleBits[0]);
     const o = b * 34;
     out[o] = half & 0xff;
     out[o + 1] = half >>> 8;

@@ -66,7 +66,11 @@ export function f16ToF32(bits: number): number {
 /** A float to IEEE half bits, rounding to nearest even (as GGML's GGML_FP32_TO_FP16 does). */
 export function f32ToF16(value: number): number {
   conversionView.setFloat32(0, value);
-  const x = conversionView.getUint32(0);
+  return f32BitsToF16(conversionView.getUint32(0));
+}
+
+/** The IEEE half bits of the float whose 32 bits are `x`, rounding to nearest even (for typed-array loops). */
+export function f32BitsToF16(x: number): number {
   const sign = (x >>> 16) & 0x8000;
   const exponent = (x >>> 23) & 0xff;
   let mantissa = x & 0x7fffff;

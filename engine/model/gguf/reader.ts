@@ -1,7 +1,8 @@
 // Reads a GGUF file's header (metadata and tensor directory) by range; tensor data is left on disk
 // so that loaders can read each tensor straight into its final buffer.
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import { ModelFileError } from "../errors.js";
+import { openForReading } from "../file-io.js";
 import { BLOCK_LAYOUT, type GgmlType, ggmlTypeName, isSupportedType, tensorByteLength } from "../dtypes.js";
 import { GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, GgufValueType, SCALAR_BYTES, type GgufValue } from "./format.js";
 
@@ -177,12 +178,7 @@ function narrow(value: bigint): number | bigint {
  * Throws {@link ModelFileError} naming the file for truncated, corrupt or unsupported files.
  */
 export function readGgufHeader(path: string): GgufHeader {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (error) {
-    throw new ModelFileError(path, `cannot open: ${(error as Error).message}`);
-  }
+  const fd = openForReading(path);
   try {
     const fileSize = fstatSync(fd).size;
     const cursor: HeaderCursor = new HeaderCursor(fd, fileSize, path);

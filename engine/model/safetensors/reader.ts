@@ -1,8 +1,9 @@
 // Reads safetensors headers (single files and sharded sets) by range; tensor bytes stay on disk.
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, readFileSync, readSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { GgmlType, tensorByteLength } from "../dtypes.js";
 import { ModelFileError } from "../errors.js";
+import { openForReading } from "../file-io.js";
 
 /** One tensor of a safetensors file, located on disk. */
 export interface SafetensorsTensor {
@@ -20,12 +21,7 @@ const MAX_HEADER_BYTES = 100 * 1024 * 1024;
 
 /** Parses one safetensors file's header and validates every tensor's byte range against the file. */
 export function readSafetensorsHeader(path: string): SafetensorsTensor[] {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (error) {
-    throw new ModelFileError(path, `cannot open: ${(error as Error).message}`);
-  }
+  const fd = openForReading(path);
   try {
     const fileSize = fstatSync(fd).size;
     if (fileSize < 8) throw new ModelFileError(path, `not a safetensors file: only ${fileSize} bytes`);
