@@ -82,11 +82,14 @@ class ByteSink {
   }
 }
 
+/** A tensor's directory entry: what the header records about it. */
+export type GgufTensorEntry = Pick<GgufTensorInput, "name" | "shape" | "type">;
+
 /**
- * Writes a GGUF v3 file with the given metadata (in order) and tensors (data aligned to 32 bytes).
- * Throws if a tensor's byte length does not match its shape and type.
+ * Encodes a GGUF v3 header (magic through tensor directory, padded to the 32-byte alignment) and returns it with
+ * each tensor's offset and byte length in the data section. Data written at those offsets completes the file.
  */
-export function writeGguf(path: string, metadata: ReadonlyArray<[string, GgufTypedValue]>, tensors: readonly GgufTensorInput[]): void {
+export function encodeGgufHeader(metadata: ReadonlyArray<[string, GgufTypedValue]>, tensors: readonly GgufTensorEntry[]): { header: Buffer; offsets: number[]; sizes: number[] } {
   const header = new ByteSink();
   header.u32(GGUF_MAGIC);
   header.u32(3);
@@ -106,26 +109,36 @@ export function writeGguf(path: string, metadata: ReadonlyArray<[string, GgufTyp
   }
   let offset = 0;
   const offsets: number[] = [];
+  const sizes: number[] = [];
   for (const tensor of tensors) {
-    const elements = tensor.shape.reduce((a, b) => a * b, 1);
-    const expected = tensorByteLength(tensor.type, elements);
-    if (expected !== tensor.data.length) {
-      throw new RangeError(`tensor '${tensor.name}': ${tensor.data.length} bytes given, shape [${tensor.shape}] needs ${expected}`);
-    }
+    const size = tensorByteLength(tensor.type, tensor.shape.reduce((a, b) => a * b, 1));
     header.string(tensor.name);
     header.u32(tensor.shape.length);
     for (const d of tensor.shape) header.u64(d);
     header.u32(tensor.type);
     header.u64(offset);
     offsets.push(offset);
-    offset = Math.ceil((offset + tensor.data.length) / GGUF_DEFAULT_ALIGNMENT) * GGUF_DEFAULT_ALIGNMENT;
+    sizes.push(size);
+    offset = Math.ceil((offset + size) / GGUF_DEFAULT_ALIGNMENT) * GGUF_DEFAULT_ALIGNMENT;
   }
-  const headerPadding = (GGUF_DEFAULT_ALIGNMENT - (header.length % GGUF_DEFAULT_ALIGNMENT)) % GGUF_DEFAULT_ALIGNMENT;
-  header.push(Buffer.alloc(headerPadding));
+  header.push(new Uint8Array((GGUF_DEFAULT_ALIGNMENT - (header.length % GGUF_DEFAULT_ALIGNMENT)) % GGUF_DEFAULT_ALIGNMENT));
+  return { header: header.bytes(), offsets, sizes };
+}
 
+/**
+ * Writes a GGUF v3 file with the given metadata (in order) and tensors (data aligned to 32 bytes).
+ * Throws if a tensor's byte length does not match its shape and type.
+ */
+export function writeGguf(path: string, metadata: ReadonlyArray<[string, GgufTypedValue]>, tensors: readonly GgufTensorInput[]): void {
+  const { header, offsets, sizes } = encodeGgufHeader(metadata, tensors);
+  tensors.forEach((tensor, i) => {
+    if (sizes[i] !== tensor.data.length) {
+      throw new RangeError(`tensor '${tensor.name}': ${tensor.data.length} bytes given, shape [${tensor.shape}] needs ${sizes[i]}`);
+    }
+  });
   const fd = openSync(path, "w");
   try {
-    writeSync(fd, header.bytes());
+    writeSync(fd, header);
     let written = 0;
     tensors.forEach((tensor, i) => {
       if (offsets[i] > written) writeSync(fd, Buffer.alloc(offsets[i] - written));
