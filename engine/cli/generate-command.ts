@@ -24,7 +24,7 @@ export const GENERATE_USAGE = `Usage: loom generate --model <file-or-dir> --prom
   --presence-penalty P     OpenAI presence penalty (default 0)
   --seed S                 seed for reproducible sampling
   --stop <text>            stop sequence (repeatable)
-  --context N              context size to allocate (default: prompt + max tokens)
+  --context N              KV cache positions to allocate (default 4096, at most the model's context)
   --threads N              compute threads (default: all cores)
   --json                   print one JSON object with text, tokens and speeds
 `;
@@ -72,12 +72,10 @@ export async function runGenerate(argv: string[]): Promise<void> {
   };
   const threads = values.threads === undefined ? undefined : parseInteger("--threads", values.threads, 1, 1);
 
-  // Size the KV cache for this prompt: tokenizing needs the model's vocabulary, so allocate after a first pass.
   const bar = new ProgressBar("loading");
-  const requestedContext = values.context === undefined ? undefined : parseInteger("--context", values.context, 0, 1);
   const model = await loadModel(values.model, {
     threads,
-    contextSize: requestedContext ?? 4096,
+    contextSize: parseInteger("--context", values.context, 4096, 1),
     onProgress: ({ loadedBytes, totalBytes }) => bar.update(loadedBytes, totalBytes),
   });
   bar.finish();
