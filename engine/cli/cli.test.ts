@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { ensureTestModel } from "../../scripts/test-models.js";
 import { REPOSITORY_ROOT, sharedFixture } from "../testing/fixtures.js";
 
 const run = promisify(execFile);
@@ -57,6 +58,18 @@ describe.skipIf(!existsSync(CLI) && process.env.CI !== "true")("loom generate", 
     expect(badNumber.code).toBe(2);
     expect(badNumber.stderr).toMatch(/--temperature must be a number, got 'hot'/);
     expect((await loom("generate", "--model", "m.gguf", "--prompt", "x", "--frobnicate")).stderr).toMatch(/Unknown option '--frobnicate'/);
+  });
+
+  it("renders the model's chat template with --chat, --system and template kwargs", async () => {
+    const model = await ensureTestModel("tiny-qwen3", "gguf", "f32");
+    const kwargs = '{"enable_thinking":false}';
+    const plain = JSON.parse((await loom("generate", "--model", model, "--prompt", "hi", "--max-tokens", "1", "--json")).stdout);
+    const chat = JSON.parse((await loom("generate", "--model", model, "--prompt", "hi", "--chat", "--system", "Be brief.", "--chat-template-kwargs", kwargs, "--max-tokens", "1", "--json")).stdout);
+    // "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+    expect(plain.prompt_tokens).toBe(1);
+    expect(chat.prompt_tokens).toBe(21);
+    const bad = await loom("generate", "--model", model, "--prompt", "hi", "--chat", "--chat-template-kwargs", "[1]");
+    expect(bad.stderr).toMatch(/--chat-template-kwargs must be a JSON object/);
   });
 
   it.skipIf(!stories)("refuses --chat for a model without a chat template", async () => {
