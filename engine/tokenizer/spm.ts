@@ -1,7 +1,7 @@
 // SentencePiece-style BPE ("llama" vocabularies): starting from single characters, repeatedly merge the adjacent pair
 // whose concatenation is the highest-scoring vocabulary token; characters left unmatched fall back to <0xXX> byte
 // tokens. Follows llama.cpp's llm_tokenizer_spm_session, including its tie-breaking (leftmost pair first).
-import { PriorityQueue } from "./priority-queue.js";
+import { mergeSymbols } from "./merge-symbols.js";
 import { utf8Bytes } from "./unicode.js";
 
 /** What the SentencePiece merge loop needs from a vocabulary. */
@@ -14,64 +14,25 @@ export interface SpmVocabulary {
   missingByte(byte: number): number;
 }
 
-interface Bigram {
-  left: number;
-  right: number;
-  score: number;
-  /** Length (UTF-16 units) of the merged text, to recognise pairs that went stale. */
-  size: number;
-}
-
-const bigramFirst = (a: Bigram, b: Bigram): boolean => a.score > b.score || (a.score === b.score && a.left < b.left);
-
 /**
  * Tokenizes text that has already had spaces replaced by U+2581 (and the prefix space added), appending ids to `out`.
  */
 export function tokenizeSpm(text: string, vocabulary: SpmVocabulary, out: number[]): void {
   if (text.length === 0) return;
   // One symbol per character; a surrogate pair is one character.
-  const starts: number[] = [];
-  const lengths: number[] = [];
+  const widths: number[] = [];
   for (let i = 0; i < text.length; ) {
     const unit = text.charCodeAt(i);
     const width = unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length ? 2 : 1;
-    starts.push(i);
-    lengths.push(width);
+    widths.push(width);
     i += width;
   }
-  const count = starts.length;
-  const previous = new Int32Array(count);
-  const next = new Int32Array(count);
-  for (let i = 0; i < count; i++) {
-    previous[i] = i - 1;
-    next[i] = i + 1 < count ? i + 1 : -1;
-  }
-
-  const queue = new PriorityQueue<Bigram>(bigramFirst);
-  const tryAddBigram = (left: number, right: number): void => {
-    if (left === -1 || right === -1) return;
-    const size = lengths[left] + lengths[right];
-    const id = vocabulary.tokenToId.get(text.slice(starts[left], starts[left] + size));
-    if (id === undefined) return;
-    queue.push({ left, right, score: vocabulary.scores[id], size });
+  // Higher-scoring merged tokens merge first: negate the score into a lower-first priority.
+  const priority = (left: string, right: string): number | undefined => {
+    const id = vocabulary.tokenToId.get(left + right);
+    return id === undefined ? undefined : -vocabulary.scores[id];
   };
-
-  for (let i = 1; i < count; i++) tryAddBigram(i - 1, i);
-
-  for (let bigram = queue.pop(); bigram !== undefined; bigram = queue.pop()) {
-    const { left, right } = bigram;
-    // A pair whose symbols have since been merged elsewhere is stale.
-    if (lengths[left] === 0 || lengths[right] === 0 || lengths[left] + lengths[right] !== bigram.size) continue;
-    lengths[left] += lengths[right];
-    lengths[right] = 0;
-    next[left] = next[right];
-    if (next[right] >= 0) previous[next[right]] = left;
-    tryAddBigram(previous[left], left);
-    tryAddBigram(left, next[left]);
-  }
-
-  for (let i = 0; i !== -1; i = next[i]) {
-    const piece = text.slice(starts[i], starts[i] + lengths[i]);
+  for (const piece of mergeSymbols(text, widths, priority)) {
     const id = vocabulary.tokenToId.get(piece);
     if (id !== undefined) {
       out.push(id);
