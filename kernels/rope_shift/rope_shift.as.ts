@@ -1,0 +1,19 @@
+// Re-rotates cached keys by a RoPE position delta, in the paged KV layout: what relocating a span of KV to new
+// positions needs (the section-pruning cache moves a reused span next to the prefix it follows). Rotations compose,
+// so keys rotated for position p and then by delta equal keys rotated for p + delta, up to f32 rounding.
+import { rotate_row } from "../assembly/rotary.as";
+
+/**
+ * Rotates the keys at sequence positions [start + r0, start + r1) by `delta` positions, in place.
+ * kCache: one layer's block pool [numBlocks, blockSize, kvHeads, headDim] f32; blockTable: [blocks] i32 mapping the
+ * sequence's logical blocks to physical ones; freqFactors and thetaScale as for rope_neox.
+ */
+export function rope_shift(kCache: usize, blockTable: usize, start: i32, kvHeads: i32, headDim: i32, rotaryDim: i32, blockSize: i32, delta: i32, freqFactors: usize, thetaScale: f32, r0: i32, r1: i32): void {
+  const rowBytes = <usize>kvHeads * (<usize>headDim << 2);
+  for (let r = r0; r < r1; r++) {
+    const position = start + r;
+    const block = load<i32>(blockTable + (<usize>(position / blockSize) << 2));
+    const slot = <usize>block * <usize>blockSize + <usize>(position % blockSize);
+    rotate_row(kCache + slot * rowBytes, kvHeads, headDim, rotaryDim, delta, freqFactors, thetaScale);
+  }
+}
