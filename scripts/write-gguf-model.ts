@@ -7,7 +7,7 @@ import type { ProgressListener } from "./generation-progress.js";
 import { type ModelDtype, ggufTensorType, roundToCheckpointPrecision } from "./model-dtypes.js";
 import { type ModelPreset, headDimOf } from "./model-presets.js";
 import { type PlannedTensor, permuteForGguf, planTensors, tensorValueChunks } from "./model-tensors.js";
-import { encodeTensor } from "./tensor-encode.js";
+import { quantize } from "../engine/model/quantize.js";
 import { ggufTokenizerKeys } from "./tokenizer-files.js";
 
 /** GGML shape (row length first) of a checkpoint-order shape. */
@@ -23,7 +23,7 @@ function* ggufChunks(tensor: PlannedTensor, type: GgmlType, dtype: ModelDtype, s
   for (let values of tensorValueChunks(tensor, seed, rowMultiple)) {
     if (headDim) values = permuteForGguf(values, headDim, rowLength);
     if (type === GgmlType.F32 && tensor.shape.length === 1) roundToCheckpointPrecision(values, dtype);
-    yield encodeTensor(type, values);
+    yield quantize(type, values);
   }
 }
 

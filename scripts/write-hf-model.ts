@@ -9,7 +9,7 @@ import type { ProgressListener } from "./generation-progress.js";
 import { type ModelDtype, checkFormatDtype } from "./model-dtypes.js";
 import type { ModelPreset } from "./model-presets.js";
 import { planTensors, tensorValueChunks } from "./model-tensors.js";
-import { encodeTensor } from "./tensor-encode.js";
+import { quantize } from "../engine/model/quantize.js";
 import { writeHuggingFaceTokenizerFiles } from "./tokenizer-files.js";
 
 const SAFETENSORS: Partial<Record<ModelDtype, { dtype: SafetensorsDtype; type: GgmlType; torch: string }>> = {
@@ -48,7 +48,7 @@ export function writeHuggingFaceModel(
     dtype: target.dtype,
     shape: tensor.shape,
     data: function* () {
-      for (const values of tensorValueChunks(tensor, seed)) yield encodeTensor(target.type, values);
+      for (const values of tensorValueChunks(tensor, seed)) yield quantize(target.type, values);
     },
   }));
   let tensorsDone = 0;

@@ -109,7 +109,11 @@ export function bf16ToF32(bits: number): number {
 /** A float to bfloat16 bits, rounding to nearest even (NaN stays NaN), as GGML does. */
 export function f32ToBf16(value: number): number {
   conversionView.setFloat32(0, value);
-  const x = conversionView.getUint32(0);
+  return f32BitsToBf16(conversionView.getUint32(0));
+}
+
+/** The bfloat16 bits of the float whose 32 bits are `x` (for typed-array loops). */
+export function f32BitsToBf16(x: number): number {
   if ((x & 0x7fffffff) > 0x7f800000) return ((x >>> 16) | 64) & 0xffff;
   return ((x + (0x7fff + ((x >>> 16) & 1))) >>> 16) & 0xffff;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GgmlType, f16ToF32, f32ToF16 } from "./dtypes.js";
+import { GgmlType, f16ToF32, f32ToBf16, f32ToF16 } from "./dtypes.js";
 import { dequantize, quantize } from "./quantize.js";
 
 function randomValues(n: number, seed = 1): Float32Array {
@@ -44,5 +44,45 @@ describe("reference quantizers", () => {
     const bytes = quantize(GgmlType.Q8_0, x);
     expect(f16ToF32(bytes[0] | (bytes[1] << 8))).toBe(1);
     expect(new Int8Array(bytes.buffer, 2, 3)).toEqual(new Int8Array([127, -64, 2]));
+  });
+
+  it("encodes F16 and BF16 exactly as the scalar conversions do, including ties, subnormals, overflow and NaN", () => {
+    const bits = new Uint32Array(20000);
+    let state = 12345;
+    for (let i = 0; i < bits.length; i++) {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      bits[i] = state;
+    }
+    const special = [0, -0, 1, -1, 65504, 65520, 1e6, -1e6, 6.1e-5, 5.96e-8, 2.98e-8, 1e-10, Infinity, -Infinity, NaN, 1 + 2 ** -11, 1 + 3 * 2 ** -11, 3.3895e38];
+    const values = new Float32Array(bits.length + special.length);
+    values.set(new Float32Array(bits.buffer));
+    values.set(special, bits.length);
+    const ties = Float32Array.from({ length: 4096 }, (_, i) => (i - 2048) * 2 ** -14 + 2 ** -25);
+    for (const input of [values, ties]) {
+      expect(Buffer.from(quantize(GgmlType.F16, input)).equals(Buffer.from(new Uint16Array(Array.from(input, f32ToF16)).buffer))).toBe(true);
+      expect(Buffer.from(quantize(GgmlType.BF16, input)).equals(Buffer.from(new Uint16Array(Array.from(input, f32ToBf16)).buffer))).toBe(true);
+    }
+  });
+
+  it("quantizes Q8_0 as its definition says on random, tied, zero and extreme blocks", () => {
+    const q8 = new Float32Array(32 * 600);
+    for (let i = 0; i < q8.length; i++) q8[i] = Math.sin(i * 0.37) * 10 ** ((i >> 5) % 7 - 3);
+    for (let i = 0; i < 32; i++) q8[32 * 10 + i] = (i - 16) * 0.5 + (i === 0 ? 63.5 : 0);
+    for (let i = 0; i < 32; i++) q8[32 * 11 + i] = 0;
+    for (let i = 0; i < 32; i++) q8[32 * 12 + i] = i % 2 ? 127 : 0.5;
+    const bytes = quantize(GgmlType.Q8_0, q8);
+    const view = new DataView(bytes.buffer);
+    for (let b = 0; b < q8.length / 32; b++) {
+      const block = q8.subarray(b * 32, b * 32 + 32);
+      const amax = Math.max(...Array.from(block, Math.abs));
+      expect(view.getUint16(b * 34, true)).toBe(f32ToF16(Math.fround(amax / 127)));
+      const id = amax !== 0 ? Math.fround(127 / amax) : 0;
+      for (let i = 0; i < 32; i++) {
+        const scaled = Math.fround(block[i] * id);
+        const nearest = Math.round(scaled);
+        const evenTie = nearest - scaled === 0.5 && nearest % 2 !== 0 ? nearest - 1 : nearest;
+        expect(view.getInt8(b * 34 + 2 + i)).toBe(evenTie | 0); // | 0: an int8 has no -0
+      }
+    }
   });
 });

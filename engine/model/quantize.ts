@@ -1,15 +1,28 @@
 // Reference (plain TypeScript) encoders and decoders for every tensor type loom reads.
 // These are the definitions the WebAssembly and WGSL kernels are checked against, and what the
 // random-model generator uses to write files. Layouts follow GGML's block structs byte for byte.
-import { BLOCK_LAYOUT, GgmlType, bf16ToF32, f16ToF32, f32ToBf16, f32ToF16, ggmlTypeName } from "./dtypes.js";
+import { BLOCK_LAYOUT, GgmlType, bf16ToF32, f16ToF32, f32BitsToBf16, f32BitsToF16, f32ToF16, ggmlTypeName } from "./dtypes.js";
 
 const QK = 32; // elements per Q8_0 / Q4_0 block
 const QK_K = 256; // elements per K-quant super-block
 
-/** Rounds half to even, like the SIMD rounding GGML uses when quantizing activations. */
-function roundHalfEven(x: number): number {
-  const r = Math.round(x);
-  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
+// (x + 1.5 * 2^52) - 1.5 * 2^52 rounds a double to the nearest integer, ties to even (for |x| well below 2^51).
+const ROUND_MAGIC = 6755399441055744;
+
+/** Little-endian F16 bytes of `values`, rounding to nearest even. Typed-array loops: generators encode billions. */
+function encodeF16(values: Float32Array): Uint8Array {
+  const bits = new Uint32Array(Float32Array.from(values).buffer);
+  const out = new Uint16Array(values.length);
+  for (let i = 0; i < bits.length; i++) out[i] = f32BitsToF16(bits[i]);
+  return new Uint8Array(out.buffer);
+}
+
+/** Little-endian BF16 bytes of `values`, rounding to nearest even, NaN kept NaN. */
+function encodeBf16(values: Float32Array): Uint8Array {
+  const bits = new Uint32Array(Float32Array.from(values).buffer);
+  const out = new Uint16Array(values.length);
+  for (let i = 0; i < bits.length; i++) out[i] = f32BitsToBf16(bits[i]);
+  return new Uint8Array(out.buffer);
 }
 
 /**
@@ -20,14 +33,16 @@ export function quantizeQ8_0(values: Float32Array): Uint8Array {
   if (values.length % QK !== 0) throw new RangeError(`Q8_0 needs a multiple of ${QK} values, got ${values.length}`);
   const blocks = values.length / QK;
   const out = new Uint8Array(blocks * 34);
-  const view = new DataView(out.buffer);
+  const signed = new Int8Array(out.buffer);
   for (let b = 0; b < blocks; b++) {
+    const base = b * QK;
     let amax = 0;
-    for (let i = 0; i < QK; i++) amax = Math.max(amax, Math.abs(values[b * QK + i]));
-    const d = Math.fround(amax / 127);
+    for (let i = 0; i < QK; i++) amax = Math.max(amax, Math.abs(values[base + i]));
+    const scale = f32ToF16(Math.fround(amax / 127));
+    out[b * 34] = scale & 0xff;
+    out[b * 34 + 1] = scale >>> 8;
     const id = amax !== 0 ? Math.fround(127 / amax) : 0;
-    view.setUint16(b * 34, f32ToF16(d), true);
-    for (let i = 0; i < QK; i++) view.setInt8(b * 34 + 2 + i, roundHalfEven(Math.fround(values[b * QK + i] * id)));
+    for (let i = 0; i < QK; i++) signed[b * 34 + 2 + i] = Math.fround(values[base + i] * id) + ROUND_MAGIC - ROUND_MAGIC;
   }
   return out;
 }
@@ -245,9 +260,9 @@ export function quantize(type: GgmlType, values: Float32Array): Uint8Array {
     case GgmlType.F32:
       return new Uint8Array(Float32Array.from(values).buffer);
     case GgmlType.F16:
-      return new Uint8Array(Uint16Array.from(values, f32ToF16).buffer);
+      return encodeF16(values);
     case GgmlType.BF16:
-      return new Uint8Array(Uint16Array.from(values, f32ToBf16).buffer);
+      return encodeBf16(values);
     case GgmlType.Q8_0:
       return quantizeQ8_0(values);
     case GgmlType.Q4_0:
