@@ -1,9 +1,9 @@
-// Generates a continuation of a token sequence: chunked prefill, then one decode step per token, with sampling,
-// end-of-generation tokens, stop sequences matched on text, and text streamed as whole UTF-8 characters.
-import { BlockTable } from "./kv/block-pool.js";
+// Generates a continuation of one token sequence (the CLI's and the parity tests' entry point): chunked prefill, then
+// one decode step per token, with sampling, end-of-generation tokens, stop sequences and streamed text.
+import { Engine } from "./engine.js";
 import type { LoadedModel } from "./load.js";
-import { Sampler } from "./sample/sampler.js";
 import { type SamplingParams, validateSamplingParams } from "./sample/params.js";
+import { Sampler } from "./sample/sampler.js";
 import { StopSequenceMatcher } from "./sample/stop.js";
 
 /** How to continue a prompt. */
@@ -45,7 +45,10 @@ export class PromptError extends Error {
   override readonly name = "PromptError";
 }
 
-/** Continues `promptTokens` on `model`. Yields to the event loop between tokens so output can stream. */
+/**
+ * Continues `promptTokens` on `model`, alone: a one-request run of the serving {@link Engine} with caching off, so
+ * the model's KV pool is left as it was found. Yields to the event loop between tokens so output can stream.
+ */
 export async function* generate(model: LoadedModel, promptTokens: readonly number[], options: GenerationOptions = {}): AsyncGenerator<GenerationEvent> {
   const maxTokens = options.maxTokens ?? 256;
   if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new RangeError(`maxTokens must be a non-negative integer, got ${maxTokens}`);
@@ -54,72 +57,33 @@ export async function* generate(model: LoadedModel, promptTokens: readonly numbe
     throw new PromptError(`the prompt has ${promptTokens.length} tokens but the context holds ${model.contextSize}; shorten it or load with a larger context`);
   }
   const sampling = validateSamplingParams({ ...options.sampling });
-  const sampler = new Sampler(sampling);
-  const stops = new StopSequenceMatcher(options.stop ?? []);
-  const text = model.tokenizer.createStreamDecoder();
-  const endTokens = model.tokenizer.endOfGenerationIds;
-  const batchSize = model.runner.options.maxBatchTokens;
-  const table = new BlockTable(model.kvPool);
-  const generated: number[] = [];
-  let position = 0;
-
-  const step = (tokens: readonly number[], wantLogits: boolean): Float32Array => {
-    table.reserve(position + tokens.length);
-    const logits = model.runner.forward([{ tokens, startPosition: position, blockTable: table.ids, wantLogits }]);
-    position += tokens.length;
-    return logits;
-  };
-
+  new StopSequenceMatcher(options.stop ?? []); // throws StopSequenceError before anything runs
+  if (maxTokens === 0) {
+    yield { type: "done", finishReason: "length", tokens: [], promptTokens: promptTokens.length, prefillSeconds: 0, decodeSeconds: 0, prefillTokensPerSecond: 0, decodeTokensPerSecond: 0, seed: new Sampler(sampling).seed };
+    return;
+  }
+  const engine = new Engine(model, { cache: { prefixCaching: false }, maxSequences: 1 });
   try {
-    const prefillStart = performance.now();
-    let logits: Float32Array = new Float32Array(0);
-    for (let start = 0; start < promptTokens.length; start += batchSize) {
-      const end = Math.min(promptTokens.length, start + batchSize);
-      logits = step(promptTokens.slice(start, end), end === promptTokens.length);
-    }
-    const prefillSeconds = (performance.now() - prefillStart) / 1000;
-    const decodeStart = performance.now();
-    let decodeSteps = 0;
-    let finishReason: FinishReason = "length";
-    let stopSequence: string | undefined;
-
-    while (generated.length < maxTokens) {
-      const token = sampler.sample(logits, generated);
-      generated.push(token);
-      if (endTokens.has(token) && !options.ignoreEndOfGeneration) {
-        finishReason = "stop";
-        break;
+    for await (const event of engine.submit({ input: { tokens: [...promptTokens] }, maxTokens, sampling, stop: options.stop, ignoreEndOfGeneration: options.ignoreEndOfGeneration, enableAutoCompaction: false })) {
+      if (event.type === "text") yield { type: "text", text: event.text };
+      else if (event.type === "error") throw event.error;
+      else if (event.type === "finish") {
+        const { timeToFirstToken, total, decodeTokensPerSecond } = event.timings;
+        yield {
+          type: "done",
+          finishReason: event.reason === "stop" ? "stop" : "length",
+          stopSequence: event.stopSequence,
+          tokens: event.tokens,
+          promptTokens: promptTokens.length,
+          prefillSeconds: timeToFirstToken,
+          decodeSeconds: total - timeToFirstToken,
+          prefillTokensPerSecond: promptTokens.length / timeToFirstToken,
+          decodeTokensPerSecond,
+          seed: event.seed,
+        };
       }
-      const matched = stops.push(text.push(token));
-      if (matched.text) yield { type: "text", text: matched.text };
-      if (matched.stop) {
-        finishReason = "stop";
-        stopSequence = matched.stop.sequence;
-        break;
-      }
-      if (generated.length >= maxTokens || position >= model.contextSize) break;
-      logits = step([token], true);
-      decodeSteps++;
-      await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    if (stopSequence === undefined) {
-      const rest = stops.push(text.flush()).text + stops.flush();
-      if (rest) yield { type: "text", text: rest };
-    }
-    const decodeSeconds = (performance.now() - decodeStart) / 1000;
-    yield {
-      type: "done",
-      finishReason,
-      stopSequence,
-      tokens: generated,
-      promptTokens: promptTokens.length,
-      prefillSeconds,
-      decodeSeconds,
-      prefillTokensPerSecond: promptTokens.length / prefillSeconds,
-      decodeTokensPerSecond: decodeSteps > 0 ? decodeSteps / decodeSeconds : 0,
-      seed: sampler.seed,
-    };
   } finally {
-    table.releaseAll();
+    engine.close();
   }
 }

@@ -4,6 +4,7 @@ import { WasmModelRunner } from "./backends/wasm/model-runner.js";
 import { WasmRuntime } from "./backends/wasm/runtime.js";
 import type { LoadProgress } from "./backends/wasm/weight-loader.js";
 import { BlockPool } from "./kv/block-pool.js";
+import type { KvBudget, KvDtype } from "./kv/budget.js";
 import type { ModelConfig } from "./model/config.js";
 import { openModelSource } from "./model/source.js";
 import type { Tokenizer } from "./tokenizer/tokenizer.js";
@@ -16,10 +17,12 @@ export interface LoadOptions {
   threads?: number;
   /** Longest sequence to support, prompt plus output (default: min(model context, 4096)). */
   contextSize?: number;
-  /** Tokens per forward call when prefilling (default 512). */
+  /** Most tokens per forward pass, over all sequences (default 512). */
   batchSize?: number;
-  /** Sequences that can hold KV at once (default 1). */
-  sequences?: number;
+  /** Most sequences per forward pass (default 32). */
+  maxSequences?: number;
+  /** KV cache memory budget (bytes or a fraction of free memory; default 0.4 of free memory) and dtype (default f32). */
+  kvCache?: KvBudget & { dtype?: KvDtype };
   /** Called as weight bytes arrive. */
   onProgress?: (progress: LoadProgress) => void;
 }
@@ -47,17 +50,15 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
   const tokenizer = source.ggufMetadata ? tokenizerFromGguf(source.ggufMetadata, path) : tokenizerFromHuggingFace(path);
   const contextSize = Math.min(options.contextSize ?? 4096, source.config.max_position_embeddings);
   if (!Number.isInteger(contextSize) || contextSize <= 0) throw new RangeError(`contextSize must be a positive integer, got ${options.contextSize}`);
-  const sequences = options.sequences ?? 1;
-  const blocksPerSequence = Math.ceil(contextSize / BLOCK_SIZE);
   const runtime = await WasmRuntime.create({ threads: options.threads ?? availableParallelism() });
   const started = performance.now();
   try {
     const runner = new WasmModelRunner(source, runtime, {
       maxBatchTokens: options.batchSize ?? 512,
-      maxSequences: sequences,
+      maxSequences: options.maxSequences ?? 32,
       maxContext: contextSize,
-      kvBlocks: blocksPerSequence * sequences,
       blockSize: BLOCK_SIZE,
+      kvCache: options.kvCache ?? {},
       onProgress: options.onProgress,
     });
     return {
@@ -66,7 +67,7 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
       tokenizer,
       chatTemplate: source.chatTemplate,
       runner,
-      kvPool: new BlockPool(blocksPerSequence * sequences, BLOCK_SIZE),
+      kvPool: new BlockPool(runner.kvBlocks, BLOCK_SIZE),
       contextSize,
       loadSeconds: (performance.now() - started) / 1000,
       dispose: () => runtime.dispose(),

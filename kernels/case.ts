@@ -23,6 +23,11 @@ export interface CaseSetup {
   grain?: number;
   /** Expected final contents of every buffer the kernel writes, from the reference. */
   expected: Record<string, HostArray>;
+  /**
+   * Contents that depend on where the buffers were placed (tables of byte pointers into other buffers): called
+   * with every buffer's byte offset after placement; each returned array is written over the buffer of its name.
+   */
+  link?: (pointers: Record<string, number>) => Record<string, HostArray>;
 }
 
 /** One conformance case. */

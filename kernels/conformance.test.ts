@@ -59,6 +59,10 @@ function place(runtime: WasmRuntime, setup: CaseSetup): Placed {
     pointers[name] = pointer;
     sizes[name] = bytes;
   }
+  for (const [name, contents] of Object.entries(setup.link?.(pointers) ?? {})) {
+    if (!(name in pointers) || contents.byteLength > sizes[name]) throw new RangeError(`link: ${name} is not a buffer of ${contents.byteLength} bytes or more`);
+    runtime.write(pointers[name], contents);
+  }
   return { pointers, sizes };
 }
 

@@ -1,5 +1,6 @@
-// Scalar and SIMD conversions from GGML's 16-bit float formats (f16, bf16) to f32, exact for every finite value.
-// Shared by the matmul, get_rows and quantize kernels; not an entry file (exports nothing from the module).
+// Scalar and SIMD conversions between GGML's 16-bit float formats (f16, bf16) and f32: to f32 exact for every finite
+// value, to f16 rounding to nearest even. Shared by the matmul, get_rows, quantize, attention and KV-cache
+// kernels; not an entry file (exports nothing from the module).
 
 /** 2^112: rescales a half's exponent placed in an f32's exponent field (bias 15 -> 127), subnormals included. */
 const TWO_POW_112: f32 = 5.192296858534828e33;
@@ -91,6 +92,51 @@ export function f32_to_f16(value: f32): u32 {
   return sign | (<u32>e << 10) | rounded;
 }
 
+/** 2^-110: with TWO_POW_112, scales a float so that values rounding to half infinity overflow (f32x4_to_f16_bits). */
+const TWO_POW_MINUS_110: f32 = 7.703719777548943e-34;
+
+/**
+ * Four f32 lanes to IEEE half bits (in the low 16 bits of each i32 lane, high bits zero), rounding to nearest
+ * even: identical to f32_to_f16 for every input, subnormal halves, overflow to infinity and NaN (quiet, sign
+ * kept) included. The rounding is done by one f32 addition (Maratyszcza's FP16 method): adding 2^k, with k
+ * chosen from the input's exponent, leaves exactly the half's mantissa bits, so the FPU's own round-to-nearest-
+ * even rounds. NOTE: an f32 subnormal input costs an x86 microcode assist (rare: such inputs become +-0).
+ */
+// @ts-ignore: decorator
+@inline export function f32x4_to_f16_bits(v: v128): v128 {
+  const twice = i32x4.add(v, v); // the bits without the sign, shifted left one
+  const sign = i32x4.shr_u(v128.and(v, i32x4.splat(0x80000000)), 16);
+  // Scaling up then down sends magnitudes that round to half infinity (>= 65520) to f32 infinity, keeps the rest.
+  let base = f32x4.mul(f32x4.mul(f32x4.abs(v), f32x4.splat(TWO_POW_112)), f32x4.splat(TWO_POW_MINUS_110));
+  // 2^(e + 15) for the input's exponent e (at least -14, the smallest normal half's, for subnormal halves): the
+  // sum's ulp is then 4 half ulps, and base is 4|v|, so the addition rounds |v| to a half, to nearest even.
+  const bias = i32x4.max_u(v128.and(twice, i32x4.splat(0xff000000)), i32x4.splat(0x71000000));
+  base = f32x4.add(i32x4.add(i32x4.shr_u(bias, 1), i32x4.splat(0x07800000)), base);
+  // The sum's low exponent bits plus its mantissa (with the carry bit) are the half's exponent and mantissa.
+  const magnitude = i32x4.add(v128.and(i32x4.shr_u(base, 13), i32x4.splat(0x7c00)), v128.and(base, i32x4.splat(0x0fff)));
+  const nan = i32x4.gt_u(twice, i32x4.splat(0xff000000));
+  return v128.or(sign, v128.bitselect(i32x4.splat(0x7e00), magnitude, nan));
+}
+
+/** Eight floats (lo: elements 0-3, hi: 4-7) stored as eight IEEE halves at p (f32x4_to_f16_bits rounding). */
+// @ts-ignore: decorator
+@inline export function store_f16x8(p: usize, lo: v128, hi: v128): void {
+  v128.store(p, i16x8.narrow_i32x4_u(f32x4_to_f16_bits(lo), f32x4_to_f16_bits(hi)));
+}
+
+/** Four floats stored as four IEEE halves at p (f32x4_to_f16_bits rounding). */
+// @ts-ignore: decorator
+@inline export function store_f16x4(p: usize, v: v128): void {
+  const bits = f32x4_to_f16_bits(v);
+  v128.store64_lane(p, i16x8.narrow_i32x4_u(bits, bits), 0);
+}
+
+/** Four consecutive IEEE halves at p as f32x4, exactly for every value (infinities and NaN included). */
+// @ts-ignore: decorator
+@inline export function load_f16x4_exact(p: usize): v128 {
+  return f16_low_to_f32x4_exact(v128.load16x4_u(p));
+}
+
 /**
  * Four halves held in the LOW 16 bits of each i32 lane (high bits zero) to f32x4, exactly for every value,
  * with integer arithmetic only (no subnormal f32 operands, which are slow on x86).
@@ -119,10 +165,15 @@ export function f32_to_f16(value: f32): u32 {
   return f16_high_to_f32x4(h);
 }
 
-/** Four consecutive f16 values at p as f32x4 (fast conversion: exact for finite values). */
+/**
+ * Four consecutive f16 values at p as f32x4 (the fast conversion of f16_high_to_f32x4: exact for finite values).
+ * A sign-extending widening load (one x86 instruction) then a shift left puts each half where the shuffle and
+ * arithmetic shift right of f16_high_to_f32x4 would: sign copies in bits 28-31, masked to bit 31.
+ */
 // @ts-ignore: decorator
 @inline export function f16x4_to_f32x4(p: usize): v128 {
-  return f16_high_to_f32x4(low_halves_high(v128.load64_zero(p)));
+  const bits = v128.and(i32x4.shl(v128.load16x4_s(p), 13), i32x4.splat(0x8fffffff));
+  return f32x4.mul(bits, f32x4.splat(TWO_POW_112));
 }
 
 /** [sum(a), sum(b), sum(c), sum(d)]: the lane sums of four i32x4 vectors, gathered into one. */

@@ -1,14 +1,46 @@
-// The NeoX rotary rotation of one row of heads, shared by rope_neox (new tokens) and rope_shift (cached keys).
+// The NeoX rotary rotation of one row of heads, shared by rope_neox (new tokens) and rope_shift / rope_shift_f16
+// (cached keys, f32 or IEEE half).
+import { f16_to_f32, f32_to_f16, load_f16x4_exact, store_f16x4 } from "./convert.as";
+
+/** Element types rotate_row works on (compile-time constants: each use inlines one specialisation). */
+export const ROW_F32: i32 = 0;
+export const ROW_F16: i32 = 1;
+
+/** Four consecutive elements at p as f32x4 (halves converted exactly). */
+// @ts-ignore: decorator
+@inline function load4(p: usize, kind: i32): v128 {
+  return kind == ROW_F32 ? v128.load(p) : load_f16x4_exact(p);
+}
+
+/** Stores four floats at p (as halves rounded to nearest even for ROW_F16). */
+// @ts-ignore: decorator
+@inline function store4(p: usize, v: v128, kind: i32): void {
+  if (kind == ROW_F32) v128.store(p, v);
+  else store_f16x4(p, v);
+}
+
+// @ts-ignore: decorator
+@inline function load1(p: usize, kind: i32): f32 {
+  return kind == ROW_F32 ? load<f32>(p) : f16_to_f32(load<u16>(p));
+}
+
+// @ts-ignore: decorator
+@inline function store1(p: usize, v: f32, kind: i32): void {
+  if (kind == ROW_F32) store<f32>(p, v);
+  else store<u16>(p, <u16>f32_to_f16(v));
+}
 
 /**
- * Rotates one row of `heads` heads (at `row`) in place by the angles of `position`: the shared body of rope_neox
- * and of rope_shift (which rotates cached keys by a position delta).
+ * Rotates one row of `heads` heads (at `row`, elements of `kind`: ROW_F32 or ROW_F16) in place by the angles of
+ * `position`: the shared body of rope_neox and of rope_shift (which rotates cached keys by a position delta).
+ * Halves are widened to f32, rotated in f32 exactly as f32 rows are, and rounded back to nearest even.
  */
 // @ts-ignore: decorator
-@inline export function rotate_row(row: usize, heads: i32, headDim: i32, rotaryDim: i32, position: i32, freqFactors: usize, thetaScale: f32): void {
+@inline export function rotate_row(row: usize, heads: i32, headDim: i32, rotaryDim: i32, position: i32, freqFactors: usize, thetaScale: f32, kind: i32): void {
+  const eb: usize = kind == ROW_F32 ? 4 : 2;
   const half = rotaryDim >> 1;
-  const halfBytes = <usize>half << 2;
-  const headBytes = <usize>headDim << 2;
+  const halfBytes = <usize>half * eb;
+  const headBytes = <usize>headDim * eb;
   let theta = <f32>position;
   let i = 0;
   // Four frequencies at a time: their cos/sin as vectors, applied to every head.
@@ -26,11 +58,11 @@
       theta = theta * thetaScale;
     }
     for (let h = 0; h < heads; h++) {
-      const p = row + <usize>h * headBytes + (<usize>i << 2);
-      const x0 = v128.load(p);
-      const x1 = v128.load(p + halfBytes);
-      v128.store(p, f32x4.sub(f32x4.mul(x0, c), f32x4.mul(x1, s)));
-      v128.store(p + halfBytes, f32x4.add(f32x4.mul(x0, s), f32x4.mul(x1, c)));
+      const p = row + <usize>h * headBytes + <usize>i * eb;
+      const x0 = load4(p, kind);
+      const x1 = load4(p + halfBytes, kind);
+      store4(p, f32x4.sub(f32x4.mul(x0, c), f32x4.mul(x1, s)), kind);
+      store4(p + halfBytes, f32x4.add(f32x4.mul(x0, s), f32x4.mul(x1, c)), kind);
     }
   }
   for (; i < half; i++) {
@@ -38,11 +70,11 @@
     const c = <f32>Math.cos(<f64>angle);
     const s = <f32>Math.sin(<f64>angle);
     for (let h = 0; h < heads; h++) {
-      const p = row + <usize>h * headBytes + (<usize>i << 2);
-      const x0 = load<f32>(p);
-      const x1 = load<f32>(p + halfBytes);
-      store<f32>(p, x0 * c - x1 * s);
-      store<f32>(p + halfBytes, x0 * s + x1 * c);
+      const p = row + <usize>h * headBytes + <usize>i * eb;
+      const x0 = load1(p, kind);
+      const x1 = load1(p + halfBytes, kind);
+      store1(p, x0 * c - x1 * s, kind);
+      store1(p + halfBytes, x0 * s + x1 * c, kind);
     }
     theta = theta * thetaScale;
   }

@@ -1,4 +1,6 @@
-// Reference paged causal attention and KV store (f64 arithmetic), with the cache layout of attention.as.ts.
+// Reference paged causal attention (f64 arithmetic; one chunk or a batch of chunks), KV store (f32 and f16 caches)
+// and KV copy, with the cache layout of attention.as.ts.
+import { f16ToF32, f32BitsToF16 } from "../../engine/model/dtypes.js";
 
 /** Shapes shared by the attention reference functions. */
 export interface AttentionShape {
@@ -52,5 +54,62 @@ export function kvStoreRef(k: Float32Array, v: Float32Array, kCache: Float32Arra
     const offset = cacheOffset(blockTable, positions[t], 0, s);
     kCache.set(k.subarray(t * kvDim, (t + 1) * kvDim), offset);
     vCache.set(v.subarray(t * kvDim, (t + 1) * kvDim), offset);
+  }
+}
+
+/** One chunk of attention_chunks: `rows` consecutive token rows of one sequence, from q/out row `firstRow`. */
+export interface ChunkRef {
+  firstRow: number;
+  rows: number;
+  blockTable: Int32Array;
+  /** [rows] positions of the chunk's rows. */
+  positions: Int32Array;
+}
+
+/**
+ * attentionRef for every chunk of a batch. q, out: [totalRows, heads, headDim]; caches as floats (widen an f16 cache
+ * with f16CacheToF32 first); rows of out no chunk covers stay NaN.
+ */
+export function attentionChunksRef(q: Float32Array, kCache: Float32Array, vCache: Float32Array, chunks: readonly ChunkRef[], scale: number, s: Omit<AttentionShape, "rows">, totalRows: number): Float32Array {
+  const tokenFloats = s.heads * s.headDim;
+  const out = new Float32Array(totalRows * tokenFloats).fill(NaN);
+  for (const chunk of chunks) {
+    const rowsQ = q.subarray(chunk.firstRow * tokenFloats, (chunk.firstRow + chunk.rows) * tokenFloats);
+    out.set(attentionRef(rowsQ, kCache, vCache, chunk.blockTable, chunk.positions, scale, { ...s, rows: chunk.rows }), chunk.firstRow * tokenFloats);
+  }
+  return out;
+}
+
+/** An IEEE-half cache widened to floats, exactly. */
+export function f16CacheToF32(cache: Uint16Array): Float32Array {
+  return Float32Array.from(cache, f16ToF32);
+}
+
+/** As kvStoreRef into IEEE-half caches (mutated): each float rounded to the nearest half, ties to even. */
+export function kvStoreF16Ref(k: Float32Array, v: Float32Array, kCache: Uint16Array, vCache: Uint16Array, blockTable: Int32Array, positions: Int32Array, s: AttentionShape): void {
+  const kvDim = s.kvHeads * s.headDim;
+  // From the bits, so that NaN payloads and signs survive (a JS number may not keep them).
+  const kBits = new Uint32Array(k.buffer, k.byteOffset, k.length);
+  const vBits = new Uint32Array(v.buffer, v.byteOffset, v.length);
+  for (let t = 0; t < s.rows; t++) {
+    const offset = cacheOffset(blockTable, positions[t], 0, s);
+    for (let i = 0; i < kvDim; i++) {
+      kCache[offset + i] = f32BitsToF16(kBits[t * kvDim + i]);
+      vCache[offset + i] = f32BitsToF16(vBits[t * kvDim + i]);
+    }
+  }
+}
+
+/**
+ * Copies (in the caches, as bytes; mutated) the rows of positions srcStart + r through srcTable to positions
+ * dstStart + r through dstTable, r < count; rows are rowBytes long (see kv_copy).
+ */
+export function kvCopyRef(kCache: Uint8Array, vCache: Uint8Array, srcTable: Int32Array, srcStart: number, dstTable: Int32Array, dstStart: number, count: number, rowBytes: number, blockSize: number): void {
+  const slot = (table: Int32Array, position: number) => table[Math.floor(position / blockSize)] * blockSize + (position % blockSize);
+  for (let r = 0; r < count; r++) {
+    const src = slot(srcTable, srcStart + r) * rowBytes;
+    const dst = slot(dstTable, dstStart + r) * rowBytes;
+    kCache.copyWithin(dst, src, src + rowBytes);
+    vCache.copyWithin(dst, src, src + rowBytes);
   }
 }

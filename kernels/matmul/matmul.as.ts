@@ -2,7 +2,9 @@
 // x: [rows, k] f32, W: [n, k] in its storage type, y: [rows, n] f32; each call computes columns [j0, j1) of y.
 // rows == 1 (decode) streams four weight rows at once, a quarter of the range apart; rows > 1 reuses each loaded
 // weight vector across a 4-token x 2-weight-row register tile, over cache-sized chunks of weight rows, so prefill
-// is compute-bound. NOTE: f16 weights use the fast conversion: a subnormal half costs an x86 microcode assist.
+// is compute-bound. Both paths sum every output in one order (batch invariance: a token's y is bit for bit the same
+// alone or in a batch of any size; kernels/matmul/batch-invariance.test.ts).
+// NOTE: f16 weights use the fast conversion: a subnormal half costs an x86 microcode assist.
 import { f16_high_to_f32x4, f16_to_f32, horizontal_sum, low_halves_high } from "../assembly/convert.as";
 
 const KIND_F32: i32 = 0;
@@ -38,6 +40,10 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
  * y[r * rowStep] = x · W[r * rowStep] for r < count (1..4) of one token row: four weight rows rowStep rows apart
  * (see stream_rows). Rows past count repeat the last one and are not stored. x: [k] f32; w: first weight row;
  * stepBytes: bytes between the four rows; y: first output, yStepBytes between outputs.
+ * NOTE: one accumulator per row, added to in order four elements at a time, then the same horizontal sum and
+ * scalar tail as tile4x2: every output is summed in one order whatever path computes it, so a token's result does
+ * not depend on how many rows share its batch (batch invariance). Eight elements per pass still give four
+ * independent dependency chains, enough to stream from memory.
  */
 // @ts-ignore: decorator
 @inline function token_times_rows4(x: usize, w: usize, stepBytes: usize, y: usize, yStepBytes: usize, k: i32, count: i32, kind: i32): void {
@@ -47,7 +53,6 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
   const w3 = count > 3 ? w + 3 * stepBytes : w2;
   const eb = element_bytes(kind);
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-  let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
   let i = 0;
   for (; i + 8 <= k; i += 8) {
     const xa = v128.load(x + (<usize>i << 2));
@@ -57,10 +62,10 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
     a1 = f32x4.add(a1, f32x4.mul(load4(w1 + o, kind), xa));
     a2 = f32x4.add(a2, f32x4.mul(load4(w2 + o, kind), xa));
     a3 = f32x4.add(a3, f32x4.mul(load4(w3 + o, kind), xa));
-    b0 = f32x4.add(b0, f32x4.mul(load4(w0 + o + 4 * eb, kind), xb));
-    b1 = f32x4.add(b1, f32x4.mul(load4(w1 + o + 4 * eb, kind), xb));
-    b2 = f32x4.add(b2, f32x4.mul(load4(w2 + o + 4 * eb, kind), xb));
-    b3 = f32x4.add(b3, f32x4.mul(load4(w3 + o + 4 * eb, kind), xb));
+    a0 = f32x4.add(a0, f32x4.mul(load4(w0 + o + 4 * eb, kind), xb));
+    a1 = f32x4.add(a1, f32x4.mul(load4(w1 + o + 4 * eb, kind), xb));
+    a2 = f32x4.add(a2, f32x4.mul(load4(w2 + o + 4 * eb, kind), xb));
+    a3 = f32x4.add(a3, f32x4.mul(load4(w3 + o + 4 * eb, kind), xb));
   }
   if (i + 4 <= k) {
     const xa = v128.load(x + (<usize>i << 2));
@@ -71,8 +76,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
     a3 = f32x4.add(a3, f32x4.mul(load4(w3 + o, kind), xa));
     i += 4;
   }
-  let s0 = horizontal_sum(f32x4.add(a0, b0)), s1 = horizontal_sum(f32x4.add(a1, b1));
-  let s2 = horizontal_sum(f32x4.add(a2, b2)), s3 = horizontal_sum(f32x4.add(a3, b3));
+  let s0 = horizontal_sum(a0), s1 = horizontal_sum(a1), s2 = horizontal_sum(a2), s3 = horizontal_sum(a3);
   for (; i < k; i++) {
     const xv = load<f32>(x + (<usize>i << 2));
     const o = <usize>i * eb;
@@ -107,6 +111,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
 /**
  * A 4-token x 2-weight-row tile: y[t][j + r] = x[t] · W[j + r] for t < 4, r < count (1 or 2).
  * x: first of four token rows (xStride bytes apart), y: y[t0][j] with yStride bytes between token rows.
+ * NOTE: sums in exactly token_times_rows4's order (batch invariance): change the two together.
  */
 // @ts-ignore: decorator
 @inline function tile4x2(x: usize, xStride: usize, w: usize, rowBytes: usize, y: usize, yStride: usize, k: i32, count: i32, kind: i32): void {

@@ -1,7 +1,9 @@
 // Runs the transformer forward pass on the WebAssembly kernels: one config-driven definition for the Llama,
 // Qwen2 (q/k/v bias) and Qwen3 (q/k norm) families, over a paged KV cache, for a batch of sequence chunks.
+import { type KvBudget, type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
+import type { KvCopy } from "../../kv/kv-cache.js";
 import type { ModelConfig } from "../../model/config.js";
-import { GgmlType, ggmlTypeName } from "../../model/dtypes.js";
+import { GgmlType, f16ToF32, ggmlTypeName } from "../../model/dtypes.js";
 import { ModelFileError } from "../../model/errors.js";
 import { ropeThetaScale } from "../../model/rope.js";
 import type { ModelSource } from "../../model/source.js";
@@ -27,9 +29,10 @@ export interface RunnerOptions {
   maxSequences: number;
   /** Longest sequence (positions) attention must handle. */
   maxContext: number;
-  /** KV blocks in the pool and positions per block. */
-  kvBlocks: number;
+  /** Positions per KV block. */
   blockSize: number;
+  /** The KV cache's memory budget and element type (default f32). */
+  kvCache: KvBudget & { dtype?: KvDtype };
   onProgress?: (progress: LoadProgress) => void;
 }
 
@@ -48,7 +51,7 @@ interface LayerWeights {
   gate: ResidentTensor;
   up: ResidentTensor;
   down: ResidentTensor;
-  /** This layer's KV block pools: f32 [kvBlocks, blockSize, kvHeads, headDim]. */
+  /** This layer's KV block pools: [kvBlocks, blockSize, kvHeads, headDim] of the KV dtype. */
   kCache: number;
   vCache: number;
 }
@@ -90,7 +93,11 @@ export class WasmModelRunner {
   private readonly outputWeight: ResidentTensor;
   private readonly ropeFactors: number;
   private readonly thetaScale: number;
-  private readonly buffers: Record<"x" | "h" | "xq" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "scratch", number>;
+  private readonly buffers: Record<"x" | "h" | "xq" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors" | "copyTables" | "scratch", number>;
+  /** KV blocks in the cache, as the budget allowed. */
+  readonly kvBlocks: number;
+  readonly kvDtype: KvDtype;
+  private readonly kernels: { store: string; attention: string; shift: string };
 
   /** Loads the model's weights into `runtime` and allocates every buffer a forward pass needs. */
   constructor(readonly source: ModelSource, readonly runtime: WasmRuntime, readonly options: RunnerOptions) {
@@ -120,7 +127,6 @@ export class WasmModelRunner {
     const qDim = config.num_attention_heads * config.head_dim;
     const kvDim = config.num_key_value_heads * config.head_dim;
     const ffn = config.intermediate_size;
-    const kvBytes = options.kvBlocks * options.blockSize * kvDim * 4;
     this.embedding = need("token_embd.weight");
     if (!GET_ROWS_KERNELS[this.embedding.type]) throw new ModelFileError(source.path, `token_embd.weight type ${ggmlTypeName(this.embedding.type)} is not supported`);
     this.outputNorm = vector("output_norm.weight", d);
@@ -143,8 +149,8 @@ export class WasmModelRunner {
         gate: linear(`${p}ffn_gate.weight`, d, ffn),
         up: linear(`${p}ffn_up.weight`, d, ffn),
         down: linear(`${p}ffn_down.weight`, ffn, d),
-        kCache: runtime.alloc(kvBytes),
-        vCache: runtime.alloc(kvBytes),
+        kCache: 0,
+        vCache: 0,
       });
     }
     this.thetaScale = ropeThetaScale(config.rope_theta, config.rotary_dim);
@@ -169,7 +175,28 @@ export class WasmModelRunner {
       ids: runtime.alloc(T * 4),
       positions: runtime.alloc(T * 4),
       blockTables: runtime.alloc(options.maxSequences * Math.ceil(options.maxContext / options.blockSize) * 4),
-      scratch: runtime.alloc(config.num_attention_heads * options.maxContext * 4),
+      descriptors: runtime.alloc(options.maxSequences * 4 * 4),
+      copyTables: runtime.alloc(2 * Math.ceil(options.maxContext / options.blockSize) * 4),
+      // One scores row per (sequence, head), so that every pair can run in parallel.
+      scratch: runtime.alloc(options.maxSequences * config.num_attention_heads * options.maxContext * 4),
+    };
+
+    // The KV cache takes what the budget allows of the memory left.
+    this.kvDtype = options.kvCache.dtype ?? "f32";
+    if (this.kvDtype !== "f32" && this.kvDtype !== "f16") throw new RangeError(`kvCache.dtype must be "f32" or "f16", got ${JSON.stringify(this.kvDtype)}`);
+    const blockBytes = kvBlockBytes(config.num_hidden_layers, kvDim, options.blockSize, this.kvDtype);
+    const headroom = 16 * 1024 * 1024; // alignment and later scratch
+    this.kvBlocks = kvBlocksForBudget(options.kvCache, blockBytes, Math.max(0, runtime.availableBytes - headroom), Math.ceil(options.maxContext / options.blockSize));
+    const layerBytes = blockBytes / config.num_hidden_layers / 2 * this.kvBlocks;
+    for (const layer of this.layers) {
+      layer.kCache = runtime.alloc(layerBytes);
+      layer.vCache = runtime.alloc(layerBytes);
+    }
+    const f16 = this.kvDtype === "f16";
+    this.kernels = {
+      store: f16 ? "kv_store_f16" : "kv_store",
+      attention: f16 ? "attention_chunks_f16" : "attention_chunks",
+      shift: f16 ? "rope_shift_f16" : "rope_shift",
     };
   }
 
@@ -215,6 +242,16 @@ export class WasmModelRunner {
       for (let i = 0; i < chunk.blockTable.length; i++) table[i] = chunk.blockTable[i];
     });
 
+    // Attention descriptors: [first row, rows, block table pointer, positions pointer] per chunk.
+    const descriptors = runtime.i32(b.descriptors, chunks.length * 4);
+    let firstRow = 0;
+    // Scores rows only as long as the longest sequence of this call: a short stride keeps scratch hot.
+    const scoresStride = chunks.reduce((longest, chunk) => Math.max(longest, chunk.startPosition + chunk.tokens.length), 0);
+    chunks.forEach((chunk, s) => {
+      descriptors.set([firstRow, chunk.tokens.length, b.blockTables + s * blocksPerSequence * 4, b.positions + firstRow * 4], s * 4);
+      firstRow += chunk.tokens.length;
+    });
+
     runtime.parallel(GET_ROWS_KERNELS[this.embedding.type]!, [this.embedding.pointer, b.ids, b.x, d], T);
     for (const layer of this.layers) {
       // Attention block.
@@ -230,16 +267,15 @@ export class WasmModelRunner {
       this.rows("rope_neox", [b.k, rope[0], rope[1], T, kvHeads, headDim, config.rotary_dim, this.thetaScale], T, kvDim);
       let first = 0;
       chunks.forEach((chunk, s) => {
-        const n = chunk.tokens.length;
         const table = b.blockTables + s * blocksPerSequence * 4;
-        const positionPointer = b.positions + first * 4;
-        runtime.call("kv_store", b.k + first * kvDim * 4, b.v + first * kvDim * 4, layer.kCache, layer.vCache, table, positionPointer, n, kvDim, options.blockSize);
-        runtime.parallel("attention", [
-          b.q + first * qDim * 4, layer.kCache, layer.vCache, table, positionPointer, b.attention + first * qDim * 4, b.scratch,
-          n, heads, kvHeads, headDim, options.blockSize, 1 / Math.sqrt(headDim), options.maxContext,
-        ], heads);
-        first += n;
+        runtime.call(this.kernels.store, b.k + first * kvDim * 4, b.v + first * kvDim * 4, layer.kCache, layer.vCache, table, b.positions + first * 4, chunk.tokens.length, kvDim, options.blockSize);
+        first += chunk.tokens.length;
       });
+      // Split over (chunk, head) pairs in whole kv-head groups, so that heads sharing K/V read it once.
+      runtime.parallel(this.kernels.attention, [
+        b.descriptors, b.q, layer.kCache, layer.vCache, b.attention, b.scratch,
+        heads, kvHeads, headDim, options.blockSize, 1 / Math.sqrt(headDim), scoresStride,
+      ], chunks.length * heads, heads / kvHeads);
       this.linear(new LinearInput(b.attention, T, qDim, b.xq), layer.output, b.h);
       this.elementwise("add", [b.x, b.h, b.x], T * d);
 
@@ -266,6 +302,58 @@ export class WasmModelRunner {
     this.rows("rmsnorm", [b.h, this.outputNorm.pointer, b.h, d, config.rms_norm_eps], outputs, d);
     this.linear(new LinearInput(b.h, outputs, d, b.xq), this.outputWeight, b.logits);
     return runtime.f32(b.logits, outputs * config.vocab_size);
+  }
+
+  /**
+   * Copies KV out of cached chains into a sequence (table `targetBlocks`), re-rotating keys by each copy's position
+   * delta: what prefix reuse of a partial block and section reuse need. NOTE: sources and targets never share a block.
+   */
+  copyKv(copies: readonly KvCopy[], targetBlocks: readonly number[]): void {
+    if (copies.length === 0) return;
+    const { runtime, options, config } = this;
+    const blocksPerSequence = Math.ceil(options.maxContext / options.blockSize);
+    const kvDim = config.num_key_value_heads * config.head_dim;
+    const rowBytes = kvDim * (this.kvDtype === "f16" ? 2 : 4);
+    const source = this.buffers.copyTables;
+    const target = source + blocksPerSequence * 4;
+    runtime.i32(target, targetBlocks.length).set(targetBlocks);
+    for (const copy of copies) {
+      if (copy.targetStart + copy.count > targetBlocks.length * options.blockSize) throw new RangeError(`KV copy to positions ${copy.targetStart}..${copy.targetStart + copy.count} exceeds the target's blocks`);
+      runtime.i32(source, copy.sourceBlocks.length).set(copy.sourceBlocks);
+      const delta = copy.targetStart - copy.sourceStart;
+      for (const layer of this.layers) {
+        runtime.call("kv_copy", layer.kCache, layer.vCache, source, copy.sourceStart, target, copy.targetStart, rowBytes, options.blockSize, 0, copy.count);
+        if (delta !== 0) {
+          runtime.call(this.kernels.shift, layer.kCache, target, copy.targetStart, config.num_key_value_heads, config.head_dim, config.rotary_dim, options.blockSize, delta, this.ropeFactors, this.thetaScale, 0, copy.count);
+        }
+      }
+    }
+  }
+
+  /**
+   * Reads back the cached K and V of `count` positions from `start` of one layer through a block table, as f32
+   * [count, kvHeads * headDim] (for tests and debugging: this copies out of the cache).
+   */
+  readKv(layer: number, blockTable: readonly number[], start: number, count: number): { k: Float32Array; v: Float32Array } {
+    const { runtime, options, config } = this;
+    const kvDim = config.num_key_value_heads * config.head_dim;
+    const f16 = this.kvDtype === "f16";
+    const read = (cache: number) => {
+      const out = new Float32Array(count * kvDim);
+      for (let r = 0; r < count; r++) {
+        const position = start + r;
+        const slot = blockTable[Math.floor(position / options.blockSize)] * options.blockSize + (position % options.blockSize);
+        if (f16) {
+          const halves = runtime.u16(cache + slot * kvDim * 2, kvDim);
+          for (let i = 0; i < kvDim; i++) out[r * kvDim + i] = f16ToF32(halves[i]);
+        } else {
+          out.set(runtime.f32(cache + slot * kvDim * 4, kvDim), r * kvDim);
+        }
+      }
+      return out;
+    };
+    const cacheLayer = this.layers[layer];
+    return { k: read(cacheLayer.kCache), v: read(cacheLayer.vCache) };
   }
 
   /** y = x W^T (+ bias) for every row of the input. */

@@ -133,6 +133,11 @@ export class WasmRuntime {
     return this.#arena.top;
   }
 
+  /** Bytes that can still be allocated before the memory reaches its maximum size. */
+  get availableBytes(): number {
+    return this.#arena.maximumBytes - this.#arena.top;
+  }
+
   /** A Float32Array over `length` floats at byte offset `pointer` (valid after the memory grows). */
   f32(pointer: number, length: number): Float32Array {
     return new Float32Array(this.memory.buffer, pointer, length);

@@ -1,0 +1,99 @@
+// One admitted request's state while it lives in the engine: its tokens and KV (what the scheduler sees), its
+// sampler, stop matching and streaming text decoder, and its timings. Turns each sampled token into events.
+import type { EventChannel } from "./event-channel.js";
+import { SequenceKv } from "./kv/kv-cache.js";
+import type { EngineEvent, EngineFinishReason, EngineUsage } from "./request.js";
+import type { Sampler } from "./sample/sampler.js";
+import { StopSequenceMatcher } from "./sample/stop.js";
+import type { SchedulableRequest } from "./sched/scheduler.js";
+import type { Tokenizer } from "./tokenizer/tokenizer.js";
+
+/** Everything fixed when a request is accepted. */
+export interface ActiveRequestInit {
+  id: string;
+  priority: number;
+  arrival: number;
+  promptTokens: number[];
+  maxTokens: number;
+  stop: string[];
+  ignoreEndOfGeneration: boolean;
+  sampler: Sampler;
+  tokenizer: Tokenizer;
+  channel: EventChannel<EngineEvent>;
+}
+
+/** What accepting a token led to. */
+export type TokenOutcome = { finished: false } | { finished: true; reason: EngineFinishReason; stopSequence?: string };
+
+/** A request from acceptance to its finish event. */
+export class ActiveRequest implements SchedulableRequest {
+  readonly id: string;
+  readonly priority: number;
+  readonly arrival: number;
+  /** Prompt then generated tokens. */
+  readonly tokens: number[];
+  readonly promptLength: number;
+  readonly generated: number[] = [];
+  computed = 0;
+  readonly kv = new SequenceKv();
+  /** KV reuse at first admission (what the prompt saved), for usage. */
+  reuse: { prefixTokens: number; suffixTokens: number } | undefined;
+  readonly channel: EventChannel<EngineEvent>;
+  readonly submittedAt = performance.now();
+  firstTokenAt: number | undefined;
+  private readonly init: ActiveRequestInit;
+  private readonly stops: StopSequenceMatcher;
+  private readonly text;
+
+  constructor(init: ActiveRequestInit) {
+    this.init = init;
+    this.id = init.id;
+    this.priority = init.priority;
+    this.arrival = init.arrival;
+    this.tokens = [...init.promptTokens];
+    this.promptLength = init.promptTokens.length;
+    this.channel = init.channel;
+    this.stops = new StopSequenceMatcher(init.stop);
+    this.text = init.tokenizer.createStreamDecoder();
+  }
+
+  get seed(): number {
+    return this.init.sampler.seed;
+  }
+
+  /** Samples the next token from its logits and streams its text; says whether the request is done. */
+  accept(logits: Float32Array, contextSize: number): TokenOutcome {
+    const token = this.init.sampler.sample(logits, this.generated);
+    this.firstTokenAt ??= performance.now();
+    this.generated.push(token);
+    this.tokens.push(token);
+    if (this.init.tokenizer.endOfGenerationIds.has(token) && !this.init.ignoreEndOfGeneration) return this.finishText("stop");
+    const matched = this.stops.push(this.text.push(token));
+    if (matched.text) this.emitText(matched.text);
+    if (matched.stop) return { finished: true, reason: "stop", stopSequence: matched.stop.sequence };
+    if (this.generated.length >= this.init.maxTokens || this.tokens.length >= contextSize) return this.finishText("length");
+    return { finished: false };
+  }
+
+  /** Ends generation early (KV budget or abort): flushes held-back text unless aborted. */
+  finishText(reason: EngineFinishReason): TokenOutcome {
+    if (reason !== "aborted" && !this.stops.stopped) {
+      const rest = this.stops.push(this.text.flush()).text + this.stops.flush();
+      if (rest) this.emitText(rest);
+    }
+    return { finished: true, reason };
+  }
+
+  usage(): EngineUsage {
+    return {
+      promptTokens: this.promptLength,
+      reusedPrefixTokens: this.reuse?.prefixTokens ?? 0,
+      reusedSuffixTokens: this.reuse?.suffixTokens ?? 0,
+      completionTokens: this.generated.length,
+    };
+  }
+
+  private emitText(text: string): void {
+    this.channel.push({ type: "text", requestId: this.id, text });
+  }
+}

@@ -1,0 +1,295 @@
+// The serving engine: many concurrent requests share one model through continuous batching. Its step loop is
+// schedule -> run adopted KV copies -> one forward pass for every scheduled chunk -> sample -> emit events.
+// Requests join and leave between steps; the event loop runs between steps, so aborts land within one step.
+import { ActiveRequest } from "./active-request.js";
+import { type CompactionOptions, DEFAULT_COMPACTION_OPTIONS, resolveCompactionOptions } from "./compaction/index.js";
+import { EventChannel } from "./event-channel.js";
+import { KvCacheManager, type KvCacheOptions } from "./kv/kv-cache.js";
+import type { LoadedModel } from "./load.js";
+import { preparePrompt } from "./prompt.js";
+import { EngineError, type EngineEvent, type EngineFinishReason, type EngineRequest, type EngineStats } from "./request.js";
+import { SamplingParamError, StopSequenceError } from "./sample/errors.js";
+import { Sampler } from "./sample/sampler.js";
+import { type KvSpace, Scheduler, type StepPlan } from "./sched/scheduler.js";
+
+/** Engine settings; the defaults suit a single-user local server and scale with the loaded model's limits. */
+export interface EngineOptions {
+  /** Tokens computed per step over all requests (default: the runner's batch size). */
+  maxStepTokens?: number;
+  /** Requests per step (default: the runner's sequence limit). */
+  maxSequences?: number;
+  /** Prefix and section caching (default: both on, section threshold 8 tokens). */
+  cache?: KvCacheOptions;
+  /**
+   * Auto compaction (engine/compaction/README.md): the prompt's working-memory budget in tokens (default: three
+   * quarters of the context, leaving a quarter for the reply) and its windows. NOTE: the budget is fixed per engine,
+   * not per request: compaction is monotone across a conversation's turns only under one budget.
+   */
+  compaction?: { workingMemoryTokens?: number; toolResultWindow?: number; keepRecentMessages?: number };
+}
+
+/** A submitted request's event stream, with its id. */
+export interface EngineStream extends AsyncIterable<EngineEvent> {
+  readonly id: string;
+}
+
+const DEFAULT_MAX_TOKENS = 256;
+const MAX_STOP_SEQUENCES = 16;
+
+/** Serves generation requests on one loaded model. */
+export class Engine {
+  private readonly kv: KvCacheManager;
+  private readonly scheduler: Scheduler<ActiveRequest>;
+  private readonly requests = new Map<string, ActiveRequest>();
+  private readonly compaction: CompactionOptions;
+  private arrivals = 0;
+  private stepping = false;
+  private closed = false;
+  private idleWaiters: Array<() => void> = [];
+  private readonly totals = { finished: 0, aborted: 0, failed: 0, preemptions: 0, prompt: 0, computedPrompt: 0, generated: 0 };
+
+  constructor(readonly model: LoadedModel, options: EngineOptions = {}) {
+    this.kv = new KvCacheManager(model.kvPool, options.cache);
+    const kv = this.kv;
+    const space: KvSpace<ActiveRequest> = {
+      adopt: (request) => {
+        const reuse = kv.adopt(request.kv, request.tokens);
+        request.computed = reuse.prefixTokens + reuse.suffixTokens;
+        request.reuse ??= reuse;
+      },
+      reserve: (request, positions) => kv.reserve(request.kv, positions),
+      release: (request) => kv.release(request.kv),
+      capacityPositions: model.kvPool.capacity * model.kvPool.blockSize,
+    };
+    this.scheduler = new Scheduler(space, {
+      maxStepTokens: options.maxStepTokens ?? model.runner.options.maxBatchTokens,
+      maxSequences: options.maxSequences ?? model.runner.options.maxSequences,
+    });
+    if (this.scheduler.limits.maxStepTokens > model.runner.options.maxBatchTokens) {
+      throw new RangeError(`maxStepTokens ${this.scheduler.limits.maxStepTokens} exceeds the runner's batch size ${model.runner.options.maxBatchTokens}`);
+    }
+    if (this.scheduler.limits.maxSequences > model.runner.options.maxSequences) {
+      throw new RangeError(`maxSequences ${this.scheduler.limits.maxSequences} exceeds the runner's ${model.runner.options.maxSequences}`);
+    }
+    this.compaction = resolveCompactionOptions({
+      ...DEFAULT_COMPACTION_OPTIONS,
+      budgetTokens: options.compaction?.workingMemoryTokens ?? Math.floor(model.contextSize * 0.75),
+      toolResultWindow: options.compaction?.toolResultWindow ?? DEFAULT_COMPACTION_OPTIONS.toolResultWindow,
+      keepRecentMessages: options.compaction?.keepRecentMessages ?? DEFAULT_COMPACTION_OPTIONS.keepRecentMessages,
+    });
+  }
+
+  /**
+   * Queues a request and returns its events. A request that is invalid or can never fit yields one `error` event.
+   * Breaking out of the iteration aborts the request.
+   */
+  submit(request: EngineRequest): EngineStream {
+    const id = request.id ?? `req-${++this.arrivals}-${Date.now().toString(36)}`;
+    const channel = new EventChannel<EngineEvent>(() => this.abort(id));
+    const stream = { id, [Symbol.asyncIterator]: () => channel[Symbol.asyncIterator]() };
+    try {
+      if (this.closed) throw new EngineError("internal", "the engine is closed");
+      if (this.requests.has(id)) throw new EngineError("invalid_request", `a request with id ${id} is already running`, "id");
+      const active = this.accept(id, request, channel);
+      this.requests.set(id, active);
+      this.scheduler.add(active);
+      this.wake();
+    } catch (error) {
+      const engineError = error instanceof EngineError ? error : new EngineError("internal", (error as Error).message, undefined, { cause: error });
+      channel.push({ type: "error", requestId: id, error: engineError });
+      channel.close();
+    }
+    return stream;
+  }
+
+  /** Stops a request: its KV blocks are freed at once and it ends with finish reason `aborted`. */
+  abort(id: string): boolean {
+    const request = this.requests.get(id);
+    if (!request) return false;
+    this.finish(request, request.finishText("aborted"));
+    return true;
+  }
+
+  /** Load and cache effectiveness now. */
+  stats(): EngineStats {
+    const pool = this.model.kvPool;
+    const cached = this.kv.index.evictableCount;
+    const c = this.kv.counters;
+    const rate = (part: number, whole: number) => (whole > 0 ? part / whole : 0);
+    return {
+      running: this.scheduler.running.length,
+      waiting: this.scheduler.waiting.length,
+      kvBlocks: { total: pool.capacity, used: pool.capacity - pool.freeCount - cached, cached, free: pool.freeCount, blockSize: pool.blockSize },
+      cache: {
+        lookups: c.lookups,
+        prefixHitRate: rate(c.prefixHits, c.lookups),
+        sectionHitRate: rate(c.sectionHits, c.lookups),
+        prefixTokenRate: rate(c.prefixTokens, c.promptTokens),
+        sectionTokenRate: rate(c.suffixTokens, c.promptTokens),
+      },
+      requests: { finished: this.totals.finished, aborted: this.totals.aborted, failed: this.totals.failed, preemptions: this.totals.preemptions },
+      tokens: { prompt: this.totals.prompt, computedPrompt: this.totals.computedPrompt, generated: this.totals.generated },
+    };
+  }
+
+  /** Resolves when no request is running or waiting. */
+  idle(): Promise<void> {
+    if (this.requests.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Aborts everything and refuses new requests (the model itself is disposed by its owner). */
+  close(): void {
+    for (const id of [...this.requests.keys()]) this.abort(id);
+    this.closed = true;
+  }
+
+  /** Validates a request and builds its state; throws EngineError. */
+  private accept(id: string, request: EngineRequest, channel: EventChannel<EngineEvent>): ActiveRequest {
+    if (typeof request !== "object" || request === null) throw new EngineError("invalid_request", "the request must be an object");
+    const maxTokens = request.maxTokens ?? DEFAULT_MAX_TOKENS;
+    if (!Number.isSafeInteger(maxTokens) || maxTokens < 1) throw new EngineError("invalid_request", `maxTokens must be a positive integer, got ${JSON.stringify(request.maxTokens)}`, "maxTokens");
+    const priority = request.priority ?? 0;
+    if (!Number.isSafeInteger(priority)) throw new EngineError("invalid_request", `priority must be an integer, got ${JSON.stringify(request.priority)}`, "priority");
+    const stop = request.stop ?? [];
+    if (!Array.isArray(stop) || stop.length > MAX_STOP_SEQUENCES) throw new EngineError("invalid_request", `stop must be an array of at most ${MAX_STOP_SEQUENCES} strings`, "stop");
+    let sampler: Sampler;
+    try {
+      sampler = new Sampler({ ...request.sampling });
+    } catch (error) {
+      if (error instanceof SamplingParamError) throw new EngineError("invalid_request", error.message, `sampling.${error.field}`, { cause: error });
+      throw error;
+    }
+    const contextSize = this.model.contextSize;
+    const compaction = request.enableAutoCompaction === false ? undefined : this.compaction;
+    const prompt = preparePrompt({ tokenizer: this.model.tokenizer, chatTemplate: this.model.chatTemplate, vocabSize: this.model.config.vocab_size }, request.input, compaction);
+    const tokens = prompt.tokens;
+    if (tokens.length === 0) throw new EngineError("invalid_request", "the prompt is empty: it must contain at least one token", "input");
+    if (tokens.length >= contextSize) {
+      throw new EngineError("too_long", `the prompt has ${tokens.length} tokens but the context holds ${contextSize} (prompt plus at least one generated token)`, "input");
+    }
+    const kvPositions = this.model.kvPool.capacity * this.model.kvPool.blockSize;
+    if (tokens.length + 1 > kvPositions) {
+      throw new EngineError("too_long", `the prompt has ${tokens.length} tokens but the KV cache budget holds ${kvPositions} positions`, "input");
+    }
+    let active: ActiveRequest;
+    try {
+      active = new ActiveRequest({
+        id, priority, arrival: ++this.arrivals, promptTokens: tokens, maxTokens, stop,
+        ignoreEndOfGeneration: request.ignoreEndOfGeneration ?? false, sampler, tokenizer: this.model.tokenizer, channel,
+      });
+    } catch (error) {
+      if (error instanceof StopSequenceError) throw new EngineError("invalid_request", error.message, `stop[${error.index}]`, { cause: error });
+      throw error;
+    }
+    channel.push({ type: "start", requestId: id, promptTokens: tokens.length, compaction: prompt.compaction });
+    this.totals.prompt += tokens.length;
+    return active;
+  }
+
+  /** Starts the step loop if it is not running. */
+  private wake(): void {
+    if (this.stepping) return;
+    this.stepping = true;
+    setImmediate(() => this.loop());
+  }
+
+  private loop(): void {
+    try {
+      this.step();
+    } catch (error) {
+      this.failRunning(error);
+    }
+    if (this.requests.size > 0) {
+      setImmediate(() => this.loop());
+      return;
+    }
+    this.stepping = false;
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  /** One scheduling step and forward pass. */
+  private step(): void {
+    const plan = this.scheduler.schedule();
+    this.totals.preemptions += plan.preempted.length;
+    for (const request of plan.exhausted) this.finish(request, request.finishText("length"));
+    if (plan.chunks.length === 0) {
+      this.failUnschedulable(plan);
+      return;
+    }
+    for (const request of plan.admitted) {
+      const { copies, done } = this.kv.takeCopies(request.kv);
+      try {
+        this.model.runner.copyKv(copies, request.kv.blocks);
+      } finally {
+        done();
+      }
+    }
+    const chunks = plan.chunks.map(({ request, start, count }) => ({
+      tokens: request.tokens.slice(start, start + count),
+      startPosition: start,
+      blockTable: request.kv.blocks,
+      wantLogits: start + count === request.tokens.length,
+    }));
+    const logits = this.model.runner.forward(chunks);
+    const vocab = this.model.config.vocab_size;
+    let row = 0;
+    plan.chunks.forEach(({ request, start, count }, i) => {
+      request.computed += count;
+      this.totals.computedPrompt += Math.max(0, Math.min(start + count, request.promptLength) - start);
+      this.kv.commit(request.kv, request.tokens, request.computed);
+      if (!chunks[i].wantLogits) return;
+      const outcome = request.accept(logits.subarray(row * vocab, (row + 1) * vocab), this.model.contextSize);
+      row++;
+      this.totals.generated++;
+      if (outcome.finished) this.finish(request, outcome);
+    });
+  }
+
+  /** Nothing could be scheduled while requests wait: the head of the queue cannot fit even alone. */
+  private failUnschedulable(plan: StepPlan<ActiveRequest>): void {
+    if (this.scheduler.running.length > 0 || this.scheduler.waiting.length === 0 || plan.preempted.length > 0) return;
+    const head = this.scheduler.waiting[0];
+    this.fail(head, new EngineError("too_long", `request ${head.id} needs more KV than the cache can free (${head.tokens.length} tokens)`, "input"));
+  }
+
+  private finish(request: ActiveRequest, outcome: { finished: true; reason: EngineFinishReason; stopSequence?: string } | { finished: false }): void {
+    if (!outcome.finished) return;
+    this.scheduler.remove(request);
+    this.requests.delete(request.id);
+    if (outcome.reason === "aborted") this.totals.aborted++;
+    else this.totals.finished++;
+    const now = performance.now();
+    const first = request.firstTokenAt ?? now;
+    const decodeSteps = request.generated.length - 1;
+    request.channel.push({
+      type: "finish",
+      requestId: request.id,
+      reason: outcome.reason,
+      stopSequence: outcome.stopSequence,
+      tokens: request.generated,
+      usage: request.usage(),
+      timings: {
+        timeToFirstToken: (first - request.submittedAt) / 1000,
+        total: (now - request.submittedAt) / 1000,
+        decodeTokensPerSecond: decodeSteps > 0 && now > first ? decodeSteps / ((now - first) / 1000) : 0,
+      },
+      seed: request.seed,
+    });
+    request.channel.close();
+  }
+
+  private fail(request: ActiveRequest, error: EngineError): void {
+    this.scheduler.remove(request);
+    this.requests.delete(request.id);
+    this.totals.failed++;
+    request.channel.push({ type: "error", requestId: request.id, error });
+    request.channel.close();
+  }
+
+  /** A forward pass threw: every request in flight fails with the cause; the engine keeps serving new ones. */
+  private failRunning(cause: unknown): void {
+    const error = new EngineError("internal", `the model step failed: ${(cause as Error)?.message ?? String(cause)}`, undefined, { cause });
+    for (const request of [...this.scheduler.running]) this.fail(request, error);
+  }
+}

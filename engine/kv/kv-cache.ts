@@ -1,0 +1,211 @@
+// The KV cache manager: per-sequence block tables over the block pool, the prefix index (shared full blocks), and
+// the section-pruning reuse (KV copied, and re-rotated, out of a cached chain). It says what to copy; the engine
+// runs the copies on the model runner before the sequence's first forward pass.
+import { type BlockPool, OutOfKvBlocksError } from "./block-pool.js";
+import { type CachedBlock, PrefixIndex } from "./prefix-index.js";
+import { type SectionMatch, matchSections } from "./section-match.js";
+
+/** What the cache may reuse. */
+export interface KvCacheOptions {
+  /** Share cached full blocks of a matching prompt prefix (default true). */
+  prefixCaching?: boolean;
+  /** Also reuse a section after one pruned span (default true; needs prefixCaching). */
+  sectionCaching?: boolean;
+  /** A reused section must be longer than this many tokens (default 8). */
+  sectionThreshold?: number;
+}
+
+/**
+ * A copy of `count` KV positions from `sourceStart` of a cached chain (its block table `sourceBlocks`) to
+ * `targetStart` of the sequence, with keys re-rotated by `targetStart - sourceStart` positions.
+ */
+export interface KvCopy {
+  sourceBlocks: readonly number[];
+  sourceStart: number;
+  targetStart: number;
+  count: number;
+}
+
+/** KV reused by a sequence when it was admitted. */
+export interface KvReuse {
+  /** Prompt tokens reused in place (shared blocks plus a copied partial block). */
+  prefixTokens: number;
+  /** Prompt tokens reused from after a pruned span (relocated). */
+  suffixTokens: number;
+  /** Why a section was not reused, when one was considered. */
+  sectionRejected?: SectionMatch["rejected"];
+}
+
+/** One sequence's KV: its block table and what it still owes the index and the copy queue. */
+export class SequenceKv {
+  /** Physical block of each logical block. */
+  readonly blocks: number[] = [];
+  /** Leading blocks registered in the prefix index, and the last of them. */
+  committedBlocks = 0;
+  lastCommitted: CachedBlock | null = null;
+  /** Copies to run before the next forward pass; their source blocks are pinned until then. */
+  pendingCopies: KvCopy[] = [];
+  pinned: number[] = [];
+}
+
+/** Cache-wide counters for stats. */
+export interface KvCacheCounters {
+  lookups: number;
+  prefixHits: number;
+  sectionHits: number;
+  promptTokens: number;
+  prefixTokens: number;
+  suffixTokens: number;
+}
+
+/** Owns the block tables of every sequence and the prefix index over the shared pool. */
+export class KvCacheManager {
+  readonly index: PrefixIndex;
+  readonly counters: KvCacheCounters = { lookups: 0, prefixHits: 0, sectionHits: 0, promptTokens: 0, prefixTokens: 0, suffixTokens: 0 };
+  private readonly prefixCaching: boolean;
+  private readonly sectionCaching: boolean;
+  private readonly sectionThreshold: number;
+
+  constructor(readonly pool: BlockPool, options: KvCacheOptions = {}) {
+    this.index = new PrefixIndex(pool);
+    this.prefixCaching = options.prefixCaching ?? true;
+    this.sectionCaching = this.prefixCaching && (options.sectionCaching ?? true);
+    this.sectionThreshold = options.sectionThreshold ?? 8;
+    if (!Number.isInteger(this.sectionThreshold) || this.sectionThreshold < 0) {
+      throw new RangeError(`sectionThreshold must be a non-negative integer, got ${options.sectionThreshold}`);
+    }
+  }
+
+  get blockSize(): number {
+    return this.pool.blockSize;
+  }
+
+  /** Blocks a sequence could get now: free ones plus cached ones only the index holds. */
+  get availableBlocks(): number {
+    return this.pool.freeCount + this.index.evictableCount;
+  }
+
+  /**
+   * Adopts whatever cached KV `tokens` (a prompt, with `tokens.length - 1` at most reusable: the last token must be
+   * computed for its logits) can reuse: shares cached full blocks and queues copies for the rest. Call on a sequence
+   * that holds nothing; allocates the blocks the copies write to, or reuses less if they cannot be had.
+   */
+  adopt(sequence: SequenceKv, tokens: readonly number[]): KvReuse {
+    if (sequence.blocks.length > 0) throw new Error("adopt() needs a sequence that holds no blocks");
+    if (!this.prefixCaching || tokens.length < 2) return { prefixTokens: 0, suffixTokens: 0 };
+    const blockSize = this.blockSize;
+    const maxReuse = tokens.length - 1;
+    const path = this.index.match(tokens);
+    const pathBlocks = path.map((block) => block.blockId);
+    const pathTokens = path.length * blockSize;
+
+    // The best continuation: the chain below the matched path that reuses the most.
+    let best: { match: SectionMatch; chain: readonly CachedBlock[] } | undefined;
+    if (pathTokens < maxReuse) {
+      const rest = tokens.slice(pathTokens);
+      for (const chain of this.index.continuations(path.at(-1) ?? null)) {
+        const chainTokens = concatTokens(chain);
+        const found = matchSections(rest, chainTokens, this.sectionThreshold, maxReuse - pathTokens);
+        const match: SectionMatch = this.sectionCaching ? found : { prefixLength: found.prefixLength, suffixLength: 0, suffixSource: 0 };
+        const reuse = match.prefixLength + match.suffixLength;
+        if (!best || reuse > best.match.prefixLength + best.match.suffixLength) best = { match, chain };
+      }
+    }
+    const prefixTokens = Math.min(pathTokens + (best?.match.prefixLength ?? 0), maxReuse);
+    const suffixTokens = best?.match.suffixLength ?? 0;
+    const shared = Math.min(path.length, Math.floor(prefixTokens / blockSize));
+    const sourceBlocks = [...pathBlocks, ...(best?.chain.map((block) => block.blockId) ?? [])];
+
+    const copies: KvCopy[] = [];
+    if (prefixTokens > shared * blockSize) copies.push({ sourceBlocks, sourceStart: shared * blockSize, targetStart: shared * blockSize, count: prefixTokens - shared * blockSize });
+    if (suffixTokens > 0) copies.push({ sourceBlocks, sourceStart: pathTokens + best!.match.suffixSource, targetStart: prefixTokens, count: suffixTokens });
+    const reused = prefixTokens + suffixTokens;
+    const ownBlocks = Math.ceil(reused / blockSize) - shared;
+
+    // Pin what the copies read before allocating, so that allocation cannot evict it.
+    const pinned = copies.length > 0 ? sourceBlocks.slice(shared, Math.ceil(Math.max(...copies.map((c) => c.sourceStart + c.count)) / blockSize)) : [];
+    for (const id of pinned) this.pool.retain(id);
+    for (const id of pathBlocks.slice(0, shared)) this.pool.retain(id);
+    sequence.blocks.push(...pathBlocks.slice(0, shared));
+    sequence.committedBlocks = shared;
+    sequence.lastCommitted = shared > 0 ? path[shared - 1] : null;
+    if (!this.allocate(sequence, ownBlocks)) {
+      for (const id of pinned) this.pool.release(id);
+      const fallback = shared * blockSize;
+      this.count(tokens.length, fallback, 0);
+      return { prefixTokens: fallback, suffixTokens: 0 };
+    }
+    sequence.pendingCopies = copies;
+    sequence.pinned = pinned;
+    this.count(tokens.length, prefixTokens, suffixTokens);
+    return { prefixTokens, suffixTokens, sectionRejected: best?.match.rejected };
+  }
+
+  /** Grows the sequence's table to hold `positions` positions, evicting cached blocks if needed; false if it cannot. */
+  reserve(sequence: SequenceKv, positions: number): boolean {
+    return this.allocate(sequence, Math.ceil(positions / this.blockSize) - sequence.blocks.length);
+  }
+
+  /** Hands the queued copies to the caller (who must run them now) and unpins their sources afterwards via done(). */
+  takeCopies(sequence: SequenceKv): { copies: KvCopy[]; done: () => void } {
+    const copies = sequence.pendingCopies;
+    const pinned = sequence.pinned;
+    sequence.pendingCopies = [];
+    sequence.pinned = [];
+    return { copies, done: () => { for (const id of pinned) this.pool.release(id); } };
+  }
+
+  /** Registers the sequence's blocks that are full of computed KV: `tokens` of which the first `computed` are cached. */
+  commit(sequence: SequenceKv, tokens: readonly number[], computed: number): void {
+    if (!this.prefixCaching) return;
+    const blockSize = this.blockSize;
+    while ((sequence.committedBlocks + 1) * blockSize <= computed) {
+      const i = sequence.committedBlocks;
+      sequence.lastCommitted = this.index.insert(sequence.lastCommitted, tokens.slice(i * blockSize, (i + 1) * blockSize), sequence.blocks[i]);
+      sequence.committedBlocks++;
+    }
+  }
+
+  /** Returns every block of the sequence (cached ones stay in the index) and drops its pending copies. */
+  release(sequence: SequenceKv): void {
+    for (const id of sequence.blocks) this.pool.release(id);
+    for (const id of sequence.pinned) this.pool.release(id);
+    sequence.blocks.length = 0;
+    sequence.committedBlocks = 0;
+    sequence.lastCommitted = null;
+    sequence.pendingCopies = [];
+    sequence.pinned = [];
+  }
+
+  private allocate(sequence: SequenceKv, count: number): boolean {
+    if (count <= 0) return true;
+    if (this.pool.freeCount < count) this.index.evict(count - this.pool.freeCount);
+    try {
+      sequence.blocks.push(...this.pool.allocate(count));
+      return true;
+    } catch (error) {
+      if (error instanceof OutOfKvBlocksError) return false;
+      throw error;
+    }
+  }
+
+  private count(promptTokens: number, prefixTokens: number, suffixTokens: number): void {
+    const c = this.counters;
+    c.lookups++;
+    c.promptTokens += promptTokens;
+    c.prefixTokens += prefixTokens;
+    c.suffixTokens += suffixTokens;
+    if (prefixTokens > 0) c.prefixHits++;
+    if (suffixTokens > 0) c.sectionHits++;
+  }
+}
+
+function concatTokens(chain: readonly CachedBlock[]): Int32Array {
+  const out = new Int32Array(chain.reduce((n, block) => n + block.tokens.length, 0));
+  let at = 0;
+  for (const block of chain) {
+    out.set(block.tokens, at);
+    at += block.tokens.length;
+  }
+  return out;
+}

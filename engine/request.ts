@@ -1,0 +1,121 @@
+// The serving engine's request and event types: plain data, the one internal shape the server's wire-format
+// adapters translate to and from.
+import type { ChatMessage } from "./chat/messages.js";
+import type { CompactionResult } from "./compaction/index.js";
+import type { SamplingParams } from "./sample/params.js";
+
+/** What to continue: a conversation rendered with the model's chat template, raw text, or token ids. */
+export type EngineInput =
+  | {
+      messages: ChatMessage[];
+      /** Tool definitions passed to the chat template. */
+      tools?: unknown[];
+      /** Extra chat-template variables, e.g. `{ enable_thinking: true }`. */
+      templateKwargs?: Record<string, unknown>;
+    }
+  | { text: string }
+  | { tokens: number[] };
+
+/** One generation request. */
+export interface EngineRequest {
+  /** Unique id (default: generated); abort(id) and every event refer to it. */
+  id?: string;
+  input: EngineInput;
+  /** Most tokens to generate (default 256). */
+  maxTokens?: number;
+  sampling?: Partial<SamplingParams>;
+  /** Strings that end generation; not included in the output (at most 16). */
+  stop?: string[];
+  /** Priority class: smaller is served first (default 0); FCFS within a class. */
+  priority?: number;
+  /** Compact long conversations (messages input only) to fit the working-memory budget (default true). */
+  enableAutoCompaction?: boolean;
+  /** Keep generating through end-of-generation tokens (benchmarks). */
+  ignoreEndOfGeneration?: boolean;
+}
+
+/** Why a request ended. `length`: maxTokens, the context, or the KV budget was reached. */
+export type EngineFinishReason = "stop" | "length" | "aborted";
+
+/** Token counts of a request. */
+export interface EngineUsage {
+  promptTokens: number;
+  /** Prompt tokens whose KV came from the cache in place (prefix hit). */
+  reusedPrefixTokens: number;
+  /** Prompt tokens whose KV was relocated from after a pruned span (section hit). */
+  reusedSuffixTokens: number;
+  completionTokens: number;
+}
+
+/** Timings of a request, in seconds. */
+export interface EngineTimings {
+  /** From submit to the first generated token. */
+  timeToFirstToken: number;
+  /** From submit to the end. */
+  total: number;
+  /** Decode tokens per second after the first token (0 with fewer than two tokens). */
+  decodeTokensPerSecond: number;
+}
+
+/** Events of one request, in order: `start`, zero or more `text`, then one `finish` or one `error`. */
+export type EngineEvent =
+  | {
+      type: "start";
+      requestId: string;
+      promptTokens: number;
+      /** What auto compaction pruned, when it ran. */
+      compaction?: CompactionResult;
+    }
+  | { type: "text"; requestId: string; text: string }
+  | {
+      type: "finish";
+      requestId: string;
+      reason: EngineFinishReason;
+      /** The stop string that ended generation, if one did. */
+      stopSequence?: string;
+      /** Every generated token id, including one that ended generation. */
+      tokens: number[];
+      usage: EngineUsage;
+      timings: EngineTimings;
+      seed: number;
+    }
+  | { type: "error"; requestId: string; error: EngineError };
+
+/** Error kinds: the request itself is invalid, can never fit, or the engine failed while running it. */
+export type EngineErrorKind = "invalid_request" | "too_long" | "internal";
+
+/** A request that failed; `field` names the request field at fault when there is one. */
+export class EngineError extends Error {
+  override readonly name = "EngineError";
+  constructor(readonly kind: EngineErrorKind, message: string, readonly field?: string, options?: ErrorOptions) {
+    super(message, options);
+  }
+}
+
+/** A snapshot of the engine's load and cache effectiveness. */
+export interface EngineStats {
+  running: number;
+  waiting: number;
+  kvBlocks: {
+    total: number;
+    /** Held by running requests. */
+    used: number;
+    /** Cached but unreferenced: evictable on demand. */
+    cached: number;
+    free: number;
+    blockSize: number;
+  };
+  /** Over every admission so far. */
+  cache: {
+    lookups: number;
+    /** Fractions of lookups that reused a prefix / a section. */
+    prefixHitRate: number;
+    sectionHitRate: number;
+    /** Fraction of prompt tokens reused in place / relocated. */
+    prefixTokenRate: number;
+    sectionTokenRate: number;
+  };
+  /** Totals since start. */
+  requests: { finished: number; aborted: number; failed: number; preemptions: number };
+  tokens: { prompt: number; computedPrompt: number; generated: number };
+}

@@ -1,0 +1,183 @@
+// Scheduler and KV invariants under random traffic: the real scheduler, KV cache manager, prefix index and block
+// pool, with the forward pass replaced by bookkeeping (the model runner is not involved in these properties).
+import { describe, expect, it } from "vitest";
+import { BlockPool } from "../kv/block-pool.js";
+import { KvCacheManager, SequenceKv } from "../kv/kv-cache.js";
+import { type KvSpace, type SchedulableRequest, Scheduler } from "./scheduler.js";
+
+interface FakeRequest extends SchedulableRequest {
+  tokens: number[];
+  kv: SequenceKv;
+  maxTokens: number;
+}
+
+/** Deterministic random numbers (LCG). */
+function rng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+function harness(capacity: number, blockSize: number, limits = { maxStepTokens: 64, maxSequences: 8 }) {
+  const pool = new BlockPool(capacity, blockSize);
+  const kv = new KvCacheManager(pool, { sectionThreshold: 3 });
+  const space: KvSpace<FakeRequest> = {
+    adopt: (r) => {
+      const reuse = kv.adopt(r.kv, r.tokens);
+      r.computed = reuse.prefixTokens + reuse.suffixTokens;
+    },
+    reserve: (r, positions) => kv.reserve(r.kv, positions),
+    release: (r) => kv.release(r.kv),
+    capacityPositions: capacity * blockSize,
+  };
+  const scheduler = new Scheduler(space, limits);
+
+  /** Every block's reference count equals its holders: sequences plus the index; free blocks are exactly the unheld. */
+  function checkInvariants(live: readonly FakeRequest[]): void {
+    const expected = new Uint32Array(capacity);
+    for (const r of live) for (const id of r.kv.blocks) expected[id]++;
+    const cached = new Set<number>();
+    const walk = (from: Parameters<typeof kv.index.continuations>[0]) => {
+      for (const chain of kv.index.continuations(from, Infinity, Infinity)) for (const block of chain) cached.add(block.blockId);
+    };
+    walk(null);
+    for (const id of cached) expected[id]++;
+    let free = 0;
+    for (let id = 0; id < capacity; id++) {
+      expect(pool.refCount(id), `block ${id}`).toBe(expected[id]);
+      if (expected[id] === 0) free++;
+    }
+    expect(pool.freeCount).toBe(free);
+    for (const r of scheduler.running) expect(r.kv.blocks.length * blockSize).toBeGreaterThanOrEqual(r.computed);
+  }
+  return { pool, kv, scheduler, checkInvariants };
+}
+
+describe("Scheduler with the KV cache manager", () => {
+  it("keeps reference counts exact through thousands of random submits, aborts, finishes and preemptions", () => {
+    const random = rng(7);
+    const blockSize = 4;
+    const capacity = 48;
+    const { pool, kv, scheduler, checkInvariants } = harness(capacity, blockSize);
+    const live: FakeRequest[] = [];
+    const prefixes = [Array.from({ length: 13 }, (_, i) => 1000 + i), Array.from({ length: 9 }, (_, i) => 2000 + i)];
+    const pastPrompts: number[][] = [];
+    let arrival = 0;
+    let preemptions = 0;
+    let finished = 0;
+    let reusedRequests = 0;
+
+    for (let op = 0; op < 4000; op++) {
+      const roll = random();
+      if (roll < 0.25 && live.length < 24) {
+        // Prompts share prefixes; some prune a span of an earlier prompt (section hits).
+        const base = prefixes[Math.floor(random() * prefixes.length)];
+        const tail = Array.from({ length: 1 + Math.floor(random() * 30) }, () => Math.floor(random() * 50));
+        const earlier = pastPrompts[Math.floor(random() * pastPrompts.length)];
+        // Some prompts repeat an earlier one with a span pruned (section hits); the rest share a prefix.
+        const tokens = earlier && random() < 0.4 ? [...earlier.slice(0, 14), ...earlier.slice(19), ...tail.slice(0, 3)] : [...base, ...tail];
+        if (tokens.length > 30) pastPrompts.push(tokens);
+        const request: FakeRequest = { id: `r${arrival}`, priority: Math.floor(random() * 3), arrival: arrival++, tokens, computed: 0, kv: new SequenceKv(), maxTokens: 1 + Math.floor(random() * 20) };
+        live.push(request);
+        scheduler.add(request);
+      } else if (roll < 0.3 && live.length > 0) {
+        const victim = live.splice(Math.floor(random() * live.length), 1)[0];
+        scheduler.remove(victim); // abort: waiting or running
+      } else {
+        const plan = scheduler.schedule();
+        preemptions += plan.preempted.length;
+        for (const r of plan.admitted) {
+          if (r.computed > 0) reusedRequests++;
+          kv.takeCopies(r.kv).done();
+        }
+        expect(plan.chunks.reduce((n, c) => n + c.count, 0)).toBeLessThanOrEqual(64);
+        expect(plan.chunks.length).toBeLessThanOrEqual(8);
+        for (const { request, start, count } of plan.chunks) {
+          expect(start).toBe(request.computed);
+          request.computed += count;
+          kv.commit(request.kv, request.tokens, request.computed);
+          if (request.computed === request.tokens.length) request.tokens.push(Math.floor(random() * 50)); // "sampled"
+        }
+        for (const r of [...plan.exhausted, ...plan.chunks.map((c) => c.request)]) {
+          const generated = r.tokens.length - r.computed;
+          if (plan.exhausted.includes(r) || (live.includes(r) && r.tokens.length > 60) || (generated > 0 && random() < 1 / r.maxTokens)) {
+            if (!live.includes(r)) continue;
+            live.splice(live.indexOf(r), 1);
+            scheduler.remove(r);
+            finished++;
+          }
+        }
+      }
+      checkInvariants(live);
+    }
+    for (const r of [...live]) scheduler.remove(r);
+    checkInvariants([]);
+    kv.index.clear();
+    expect(pool.freeCount).toBe(capacity);
+    for (let id = 0; id < capacity; id++) expect(pool.refCount(id)).toBe(0);
+    // The run exercised what it claims to.
+    expect(finished).toBeGreaterThan(100);
+    expect(preemptions).toBeGreaterThan(0);
+    expect(reusedRequests).toBeGreaterThan(20);
+    expect(kv.counters.sectionHits).toBeGreaterThan(0);
+  });
+
+  it("serves priority classes first and FCFS within a class", () => {
+    const { scheduler } = harness(64, 4, { maxStepTokens: 8, maxSequences: 8 });
+    const make = (id: string, priority: number, arrival: number): FakeRequest => ({ id, priority, arrival, tokens: [arrival, 1, 2, 3, 4, 5, 6, 7], computed: 0, kv: new SequenceKv(), maxTokens: 1 });
+    scheduler.add(make("low", 2, 0));
+    scheduler.add(make("normal-1", 0, 1));
+    scheduler.add(make("normal-2", 0, 2));
+    scheduler.add(make("high", -1, 3));
+    expect(scheduler.waiting.map((r) => r.id)).toEqual(["high", "normal-1", "normal-2", "low"]);
+    const plan = scheduler.schedule();
+    expect(plan.chunks.map((c) => c.request.id)).toEqual(["high"]);
+  });
+
+  it("mixes chunked prefill with decode under the token budget, decodes first", () => {
+    const { scheduler } = harness(64, 4, { maxStepTokens: 10, maxSequences: 4 });
+    const decoding: FakeRequest = { id: "d", priority: 0, arrival: 1, tokens: [1, 2, 3], computed: 0, kv: new SequenceKv(), maxTokens: 9 };
+    scheduler.add(decoding);
+    let plan = scheduler.schedule();
+    decoding.computed = 3;
+    decoding.tokens.push(4);
+    const long: FakeRequest = { id: "p", priority: 0, arrival: 0, tokens: Array.from({ length: 30 }, (_, i) => 100 + i), computed: 0, kv: new SequenceKv(), maxTokens: 1 };
+    scheduler.add(long);
+    plan = scheduler.schedule();
+    expect(plan.chunks.map((c) => [c.request.id, c.start, c.count])).toEqual([["d", 3, 1], ["p", 0, 9]]);
+  });
+
+  it("preempts the least urgent running request when KV runs out, and it resumes by recompute", () => {
+    const { scheduler, pool } = harness(6, 4, { maxStepTokens: 64, maxSequences: 4 });
+    const a: FakeRequest = { id: "a", priority: 0, arrival: 0, tokens: Array.from({ length: 11 }, (_, i) => i), computed: 0, kv: new SequenceKv(), maxTokens: 8 };
+    const b: FakeRequest = { id: "b", priority: 1, arrival: 1, tokens: Array.from({ length: 11 }, (_, i) => 50 + i), computed: 0, kv: new SequenceKv(), maxTokens: 8 };
+    scheduler.add(a);
+    scheduler.add(b);
+    let plan = scheduler.schedule();
+    expect(plan.chunks.map((c) => c.request.id)).toEqual(["a", "b"]);
+    for (const c of plan.chunks) c.request.computed += c.count;
+    a.tokens.push(99);
+    b.tokens.push(98);
+    a.tokens.push(97); // a needs a fourth block: only b's can be taken
+    a.computed = 11;
+    plan = scheduler.schedule();
+    expect(plan.preempted.map((r) => r.id)).toEqual(["b"]);
+    expect(b.computed).toBe(0);
+    expect(scheduler.waiting.map((r) => r.id)).toEqual(["b"]);
+    expect(pool.freeCount).toBeGreaterThanOrEqual(0);
+  });
+
+  it("reports a lone request that outgrows the whole KV cache as exhausted instead of looping", () => {
+    const { scheduler } = harness(2, 4, { maxStepTokens: 64, maxSequences: 4 });
+    const r: FakeRequest = { id: "r", priority: 0, arrival: 0, tokens: Array.from({ length: 8 }, (_, i) => i), computed: 0, kv: new SequenceKv(), maxTokens: 8 };
+    scheduler.add(r);
+    scheduler.schedule();
+    r.computed = 8;
+    r.tokens.push(1);
+    const plan = scheduler.schedule();
+    expect(plan.exhausted).toEqual([r]);
+    expect(plan.chunks).toEqual([]);
+  });
+});

@@ -1,0 +1,178 @@
+// The scheduling policy: which requests run in the next forward pass and how many tokens each computes. A request
+// has tokens known (prompt plus output) and tokens computed (KV in the cache); prefill, chunked prefill, prefix
+// reuse and decode all fall out of closing that gap under a per-step token budget. Priority classes, then arrival
+// order (FCFS); when KV runs out, the least urgent, latest running request is preempted and later recomputed.
+
+/** What the scheduler needs of a request: plain fields, no sampling or wire details. */
+export interface SchedulableRequest {
+  readonly id: string;
+  /** Priority class: smaller runs first (default 0). */
+  readonly priority: number;
+  /** Arrival order, unique and increasing: breaks ties within a class (FCFS). */
+  readonly arrival: number;
+  /** Prompt plus generated tokens so far. */
+  readonly tokens: readonly number[];
+  /** Leading tokens whose KV is in the cache. */
+  computed: number;
+}
+
+/** The scheduler's view of the KV cache manager. */
+export interface KvSpace<R> {
+  /** Adopts cached KV for a request being admitted: sets request.computed to the tokens reused. */
+  adopt(request: R): void;
+  /** Makes room for `positions` KV positions of the request; false (and nothing held beyond before) if it cannot. */
+  reserve(request: R, positions: number): boolean;
+  /** Frees everything the request holds. */
+  release(request: R): void;
+  /** Most KV positions one request could ever hold (the whole pool). */
+  readonly capacityPositions: number;
+}
+
+/** One request's share of a step: tokens [start, start + count) of request.tokens. */
+export interface ScheduledChunk<R> {
+  request: R;
+  start: number;
+  count: number;
+}
+
+/** What the next forward pass does. */
+export interface StepPlan<R> {
+  chunks: ScheduledChunk<R>[];
+  /** Requests moved from waiting to running in this step (their adopted KV copies must run first). */
+  admitted: R[];
+  /** Requests preempted in this step: their KV is gone and they wait to be recomputed. */
+  preempted: R[];
+  /** Running requests that cannot grow even alone: the KV budget cannot hold them. */
+  exhausted: R[];
+}
+
+/** Per-step limits. */
+export interface SchedulerLimits {
+  /** Tokens computed per forward pass, over all requests. */
+  maxStepTokens: number;
+  /** Requests per forward pass. */
+  maxSequences: number;
+}
+
+const urgency = (a: SchedulableRequest, b: SchedulableRequest): number => a.priority - b.priority || a.arrival - b.arrival;
+
+/** Continuous batching over a waiting queue and a running set. */
+export class Scheduler<R extends SchedulableRequest> {
+  /** Both kept in urgency order. */
+  private readonly waitingQueue: R[] = [];
+  private readonly runningSet: R[] = [];
+
+  constructor(private readonly kv: KvSpace<R>, readonly limits: SchedulerLimits) {
+    for (const [name, value] of Object.entries(limits)) {
+      if (!Number.isInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${value}`);
+    }
+  }
+
+  get waiting(): readonly R[] {
+    return this.waitingQueue;
+  }
+
+  get running(): readonly R[] {
+    return this.runningSet;
+  }
+
+  /** Queues a new request. */
+  add(request: R): void {
+    insertSorted(this.waitingQueue, request);
+  }
+
+  /** Takes a request out (finished or aborted) and frees its KV at once. */
+  remove(request: R): void {
+    const running = this.runningSet.indexOf(request);
+    if (running >= 0) {
+      this.runningSet.splice(running, 1);
+      this.kv.release(request);
+      return;
+    }
+    const waiting = this.waitingQueue.indexOf(request);
+    if (waiting >= 0) this.waitingQueue.splice(waiting, 1);
+  }
+
+  /** Plans the next step: running requests first (decodes, then prefill chunks), then admissions from the queue. */
+  schedule(): StepPlan<R> {
+    const plan: StepPlan<R> = { chunks: [], admitted: [], preempted: [], exhausted: [] };
+    const budget = () => this.limits.maxStepTokens - plan.chunks.reduce((sum, chunk) => sum + chunk.count, 0);
+    const full = () => budget() === 0 || plan.chunks.length === this.limits.maxSequences;
+    const decodesFirst = [...this.runningSet].sort((a, b) => Number(remaining(b) === 1) - Number(remaining(a) === 1) || urgency(a, b));
+    for (const request of decodesFirst) {
+      if (full()) break;
+      if (!this.runningSet.includes(request)) continue; // preempted while making room for a more urgent one
+      const count = Math.min(remaining(request), budget());
+      if (count === 0) continue;
+      if (request.computed + count > this.kv.capacityPositions || !this.makeRoom(request, request.computed + count, plan, () => this.leastUrgentRunning(request))) {
+        if (this.runningSet.includes(request)) plan.exhausted.push(request);
+        continue;
+      }
+      plan.chunks.push({ request, start: request.computed, count });
+    }
+    while (!full() && this.waitingQueue.length > 0 && !plan.preempted.includes(this.waitingQueue[0])) {
+      const request = this.waitingQueue[0];
+      this.kv.adopt(request);
+      const count = Math.min(remaining(request), budget());
+      const lessUrgent = () => this.leastUrgentRunning(request, (victim) => victim.priority > request.priority);
+      if (!this.makeRoom(request, request.computed + count, plan, lessUrgent)) {
+        this.kv.release(request);
+        request.computed = 0;
+        break; // FCFS: nothing behind it jumps the queue
+      }
+      this.waitingQueue.shift();
+      insertSorted(this.runningSet, request);
+      plan.admitted.push(request);
+      plan.chunks.push({ request, start: request.computed, count });
+    }
+    return plan;
+  }
+
+  /**
+   * Reserves KV for `positions` positions of `request`, preempting victims chosen by `pickVictim` until it fits.
+   * False when no victim is left; a victim that is the request itself is preempted too.
+   */
+  private makeRoom(request: R, positions: number, plan: StepPlan<R>, pickVictim: () => R | undefined): boolean {
+    while (!this.kv.reserve(request, positions)) {
+      const victim = pickVictim();
+      if (!victim) return false;
+      this.preempt(victim, plan);
+      if (victim === request) return false;
+    }
+    return true;
+  }
+
+  /**
+   * The least urgent running request among those `eligible`: possibly `self`, unless `self` is all that runs
+   * (preempting a lone request that cannot grow would only restart it; the caller reports it exhausted instead).
+   */
+  private leastUrgentRunning(self: R, eligible: (victim: R) => boolean = () => true): R | undefined {
+    for (let i = this.runningSet.length - 1; i >= 0; i--) {
+      const candidate = this.runningSet[i];
+      if (!eligible(candidate)) continue;
+      if (candidate === self) return this.runningSet.length > 1 ? self : undefined;
+      return candidate;
+    }
+    return undefined;
+  }
+
+  private preempt(victim: R, plan: StepPlan<R>): void {
+    this.runningSet.splice(this.runningSet.indexOf(victim), 1);
+    this.kv.release(victim);
+    victim.computed = 0;
+    const chunk = plan.chunks.findIndex((c) => c.request === victim);
+    if (chunk >= 0) plan.chunks.splice(chunk, 1);
+    plan.preempted.push(victim);
+    insertSorted(this.waitingQueue, victim);
+  }
+}
+
+function remaining(request: SchedulableRequest): number {
+  return request.tokens.length - request.computed;
+}
+
+function insertSorted<R extends SchedulableRequest>(list: R[], request: R): void {
+  let i = list.length;
+  while (i > 0 && urgency(list[i - 1], request) > 0) i--;
+  list.splice(i, 0, request);
+}

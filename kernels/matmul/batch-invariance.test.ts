@@ -1,0 +1,82 @@
+// Batch invariance of every matmul kernel: each row of a batched y = x W^T must be bit for bit the row computed
+// alone (rows = 1, the decode path), for every batch size, since the serving engine batches sequences together
+// and a sequence's tokens must not depend on its neighbours. Float kernels use k not a multiple of 8 (vector and
+// scalar tails), quantized ones several block counts; n odd, and wide enough to cross a weight chunk.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WasmRuntime } from "../../engine/backends/wasm/runtime.js";
+import { randomBf16, randomF16, randomF32, randomQ4_0, randomQ8_0 } from "../case.js";
+import { repackX4Ref } from "../repack_x4/repack_x4.ref.js";
+
+let runtime: WasmRuntime;
+beforeAll(async () => { runtime = await WasmRuntime.create({ threads: 2 }); });
+afterAll(async () => { await runtime.dispose(); });
+
+type Kind = "f32" | "f16" | "bf16" | "q8_0" | "q4_0" | "q8_0x4" | "q4_0x4";
+const BATCHES = [1, 2, 3, 4, 5, 8, 17, 32];
+const asBytes = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+/** The weights of `kind` ([n, k], as the kernel reads them) and x rows ([rows, k] f32, or Q8_0 blocks). */
+function inputs(kind: Kind, rows: number, k: number, n: number): { w: Uint8Array; x: Uint8Array; xRowBytes: number } {
+  const scale = 1 / Math.sqrt(k);
+  if (kind === "f32" || kind === "f16" || kind === "bf16") {
+    const w = kind === "f32" ? randomF32(n * k, 5, scale) : kind === "f16" ? randomF16(n * k, 5, scale) : randomBf16(n * k, 5, scale);
+    return { w: asBytes(w), x: asBytes(randomF32(rows * k, 6 + rows)), xRowBytes: k * 4 };
+  }
+  const blocks = k / 32;
+  const q8 = kind.startsWith("q8");
+  const raw = q8 ? randomQ8_0(n * blocks, 5) : randomQ4_0(n * blocks, 5);
+  const w = kind.endsWith("x4") ? repackX4Ref(raw, n, k, q8 ? 32 : 16) : raw;
+  return { w, x: randomQ8_0(rows * blocks, 6 + rows), xRowBytes: blocks * 34 };
+}
+
+/** Row indices whose batched result differs in any bit from the row computed alone. */
+function mismatchedRows(kind: Kind, rows: number, k: number, n: number): number[] {
+  const mark = runtime.mark();
+  try {
+    const { w, x, xRowBytes } = inputs(kind, rows, k, n);
+    const wp = runtime.upload(w);
+    const xp = runtime.upload(x);
+    const batched = runtime.alloc(rows * n * 4);
+    const alone = runtime.alloc(rows * n * 4);
+    const kernel = `matmul_${kind}`;
+    const grain = kind.endsWith("x4") ? 4 : 1;
+    runtime.parallel(kernel, [xp, wp, batched, rows, k, n], n, grain);
+    for (let t = 0; t < rows; t++) runtime.parallel(kernel, [xp + t * xRowBytes, wp, alone + t * n * 4, 1, k, n], n, grain);
+    const a = runtime.u8(batched, rows * n * 4);
+    const b = runtime.u8(alone, rows * n * 4);
+    const bad: number[] = [];
+    for (let t = 0; t < rows; t++) {
+      for (let i = t * n * 4; i < (t + 1) * n * 4; i++) {
+        if (a[i] !== b[i]) {
+          bad.push(t);
+          break;
+        }
+      }
+    }
+    // Guard against comparing two untouched buffers: every output must be a finite number.
+    expect(runtime.f32(batched, rows * n).every(Number.isFinite)).toBe(true);
+    return bad;
+  } finally {
+    runtime.release(mark);
+  }
+}
+
+const shapes: Record<Kind, Array<[k: number, n: number]>> = {
+  f32: [[36, 37], [100, 21], [576, 300]],
+  f16: [[36, 37], [100, 21], [576, 300]],
+  bf16: [[36, 37], [100, 21], [576, 300]],
+  q8_0: [[32, 37], [96, 21], [576, 300]],
+  q4_0: [[32, 37], [96, 21], [576, 300]],
+  q8_0x4: [[32, 37], [96, 21], [576, 300]],
+  q4_0x4: [[32, 37], [96, 21], [576, 300]],
+};
+
+describe("matmul batch invariance", () => {
+  for (const [kind, kindShapes] of Object.entries(shapes) as Array<[Kind, Array<[number, number]>]>) {
+    for (const [k, n] of kindShapes) {
+      it(`matmul_${kind} k=${k} n=${n}: rows of batches ${BATCHES.join(", ")} equal rows computed alone, bit for bit`, () => {
+        for (const rows of BATCHES) expect(mismatchedRows(kind, rows, k, n), `batch of ${rows}`).toEqual([]);
+      });
+    }
+  }
+});
