@@ -195,6 +195,51 @@ describe.each(variants)("Engine on $preset $dtype with $kv KV", ({ preset, dtype
   });
 });
 
+describe("Engine auto compaction", () => {
+  let model: LoadedModel;
+  beforeAll(async () => {
+    model = await loadModel(await ensureTestModel("tiny-llama", "gguf", "q8_0"), { contextSize: 1024, threads: 2, kvCache: { bytes: 32 * 1024 * 1024 } });
+  });
+  afterAll(() => model?.dispose());
+
+  const toolTurn = (i: number) => [
+    { role: "assistant" as const, content: "", tool_calls: [{ id: `call${i}`, type: "function" as const, function: { name: "search", arguments: `{"q":"step ${i}"}` } }] },
+    { role: "tool" as const, tool_call_id: `call${i}`, content: `Result ${i}:\n${"lorem ipsum dolor sit amet ".repeat(12)}\nend of result ${i}.` },
+  ];
+  const conversation = [
+    { role: "system" as const, content: "You are a careful research agent." },
+    { role: "user" as const, content: "Find the answer in four steps." },
+    ...[1, 2, 3, 4].flatMap(toolTurn),
+    { role: "assistant" as const, content: "Done searching.", reasoning_content: "I have enough now." },
+    { role: "user" as const, content: "Summarise." },
+  ];
+
+  it("prunes old tool results by default, reports them, and is off per request", async () => {
+    const engine = new Engine(model);
+    const started = async (request: EngineRequest) => {
+      for await (const event of engine.submit(request)) if (event.type === "start") return event;
+      throw new Error("no start event");
+    };
+    const on = await started({ input: { messages: conversation }, maxTokens: 1 });
+    const off = await started({ input: { messages: conversation }, maxTokens: 1, enableAutoCompaction: false });
+    expect(off.compaction).toBeUndefined();
+    const toolParts = on.compaction!.pruned.filter((part) => part.kind === "tool_result");
+    expect(toolParts.flatMap((part) => part.messageIndices)).toEqual([3, 5]);
+    expect(on.compaction!.tokensSaved).toBeGreaterThan(0);
+    expect(on.promptTokens).toBe(off.promptTokens - on.compaction!.tokensSaved);
+  });
+
+  it("drops the oldest middle turns when over the working-memory budget", async () => {
+    const engine = new Engine(model, { compaction: { workingMemoryTokens: 300 } });
+    for await (const event of engine.submit({ input: { messages: conversation }, maxTokens: 1 })) {
+      if (event.type !== "start") continue;
+      expect(event.compaction!.pruned.some((part) => part.kind === "turns")).toBe(true);
+      expect(event.compaction!.overBudget).toBe(false);
+      expect(event.promptTokens).toBeLessThanOrEqual(300);
+    }
+  });
+});
+
 /** The block table of a running request (test access to engine internals). */
 function runningBlocks(engine: Engine, id: string): number[] {
   const requests = (engine as unknown as { requests: Map<string, { kv: { blocks: number[] } }> }).requests;
