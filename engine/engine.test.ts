@@ -72,7 +72,10 @@ describe.each(variants)("Engine on $preset $dtype with $kv KV", ({ preset, dtype
     const repeat = await finishOf(on, greedy(requests[1]));
     expect(repeat.usage).toMatchObject({ promptTokens: requests[1].length, reusedPrefixTokens: requests[1].length - 1, reusedSuffixTokens: 0 });
     expect(on.stats().cache.prefixHitRate).toBeGreaterThan(0.5);
+    const free = model.kvPool.freeCount;
+    expect(on.stats().kvBlocks.cached).toBeGreaterThan(0);
     on.close();
+    expect(model.kvPool.freeCount).toBeGreaterThan(free); // its cached blocks went back to the pool
   });
 
   it("reuses a section after one pruned span and reports prefix and suffix tokens separately", async () => {

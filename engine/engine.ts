@@ -138,9 +138,13 @@ export class Engine {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Aborts everything and refuses new requests (the model itself is disposed by its owner). */
+  /**
+   * Aborts everything, returns the prefix cache's blocks to the model's pool and refuses new requests (the model
+   * itself is disposed by its owner, and another engine can use it).
+   */
   close(): void {
     for (const id of [...this.requests.keys()]) this.abort(id);
+    this.kv.index.clear();
     this.closed = true;
   }
 
