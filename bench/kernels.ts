@@ -187,28 +187,71 @@ for (const kind of kinds) {
   }
 }
 
-// ---- Decode attention over a long paged context (Qwen3-0.6B shapes: 16 query heads, 8 kv heads, head_dim 128).
+// ---- Decode attention over a long paged context (Qwen3-0.6B shapes: 16 query heads, 8 kv heads, head_dim 128),
+// f32 and f16 caches, then many decoding sequences per step: one dispatch per sequence vs one attention_chunks.
 {
   const heads = 16, kvHeads = 8, headDim = 128, blockSize = 16, context = quick ? 1024 : 4096;
+  const scale = 1 / Math.sqrt(headDim);
   const mark = runtime.mark();
   const blocks = context / blockSize;
   const kvFloats = blocks * blockSize * kvHeads * headDim;
-  const kCache = runtime.upload(randomF32(kvFloats, 5));
-  const vCache = runtime.upload(randomF32(kvFloats, 6));
+  const { kCache, vCache, kHalves, vHalves } = uploadKvCaches(kvFloats);
   const table = runtime.upload(Int32Array.from({ length: blocks }, (_, b) => b));
   const positions = runtime.upload(Int32Array.of(context - 1));
   const q = runtime.upload(randomF32(heads * headDim, 7));
   const out = runtime.alloc(heads * headDim * 4);
   const scratch = runtime.alloc(heads * context * 4);
-  const args = [q, kCache, vCache, table, positions, out, scratch, 1, heads, kvHeads, headDim, blockSize, 1 / Math.sqrt(headDim), context];
+  const args = [q, kCache, vCache, table, positions, out, scratch, 1, heads, kvHeads, headDim, blockSize, scale, context];
   const one = timeCall(() => runtime.call("attention", ...args, 0, heads), budget);
   const two = timeCall(() => runtime.parallel("attention", args, heads), budget);
   const bytes = 2 * kvFloats * 4;
   console.log(`\nattention decode, context ${context}, heads ${heads}/${kvHeads}, head_dim ${headDim} (f32 KV ${(bytes / 1e6).toFixed(0)} MB): 1 thread ${(one.best * 1e6).toFixed(0)} us (${(bytes / one.best / 1e9).toFixed(1)} GB/s of KV), 2 threads ${(two.best * 1e6).toFixed(0)} us (${(bytes / two.best / 1e9).toFixed(1)} GB/s)`);
+  const descriptor = runtime.upload(Int32Array.of(0, 1, table, positions));
+  const argsF16 = [descriptor, q, kHalves, vHalves, out, scratch, heads, kvHeads, headDim, blockSize, scale, context];
+  const oneF16 = timeCall(() => runtime.call("attention_chunks_f16", ...argsF16, 0, heads), budget);
+  const twoF16 = timeCall(() => runtime.parallel("attention_chunks_f16", argsF16, heads, heads / kvHeads), budget);
+  console.log(`attention decode, same, f16 KV ${(bytes / 2e6).toFixed(0)} MB (attention_chunks_f16): 1 thread ${(oneF16.best * 1e6).toFixed(0)} us, 2 threads ${(twoF16.best * 1e6).toFixed(0)} us`);
+  runtime.release(mark);
+}
+{
+  const heads = 16, kvHeads = 8, headDim = 128, blockSize = 16, sequences = 64, context = quick ? 256 : 1024;
+  const scale = 1 / Math.sqrt(headDim);
+  const mark = runtime.mark();
+  const blocksPerSequence = context / blockSize;
+  const kvFloats = sequences * blocksPerSequence * blockSize * kvHeads * headDim;
+  const { kCache, vCache, kHalves, vHalves } = uploadKvCaches(kvFloats);
+  const tables = Array.from({ length: sequences }, (_, s) => runtime.upload(Int32Array.from({ length: blocksPerSequence }, (_, b) => s * blocksPerSequence + b)));
+  const positions = runtime.upload(Int32Array.of(context - 1));
+  const tokenBytes = heads * headDim * 4;
+  const q = runtime.upload(randomF32(sequences * heads * headDim, 7));
+  const out = runtime.alloc(sequences * tokenBytes);
+  const scratch = runtime.alloc(sequences * heads * context * 4);
+  const descriptors = runtime.upload(Int32Array.from(tables.flatMap((t, s) => [s, 1, t, positions])));
+  const perSequence = timeCall(() => {
+    for (let s = 0; s < sequences; s++) {
+      runtime.parallel("attention", [q + s * tokenBytes, kCache, vCache, tables[s], positions, out + s * tokenBytes, scratch, 1, heads, kvHeads, headDim, blockSize, scale, context], heads);
+    }
+  }, budget);
+  const chunkArgs = (k: number, v: number) => [descriptors, q, k, v, out, scratch, heads, kvHeads, headDim, blockSize, scale, context];
+  const batched = timeCall(() => runtime.parallel("attention_chunks", chunkArgs(kCache, vCache), sequences * heads, heads / kvHeads), budget);
+  const batchedF16 = timeCall(() => runtime.parallel("attention_chunks_f16", chunkArgs(kHalves, vHalves), sequences * heads, heads / kvHeads), budget);
+  console.log(`attention decode step, ${sequences} sequences x context ${context} (f32 KV ${((2 * kvFloats * 4) / 1e6).toFixed(0)} MB), 2 threads: ${sequences} attention dispatches ${(perSequence.best * 1e6).toFixed(0)} us, one attention_chunks ${(batched.best * 1e6).toFixed(0)} us, one attention_chunks_f16 ${(batchedF16.best * 1e6).toFixed(0)} us`);
   runtime.release(mark);
 }
 
 await runtime.dispose();
+
+/** Random K and V caches of `floats` values each, uploaded as f32 and as f16. */
+function uploadKvCaches(floats: number): { kCache: number; vCache: number; kHalves: number; vHalves: number } {
+  const kValues = randomF32(floats, 5);
+  const vValues = randomF32(floats, 6);
+  return {
+    kCache: runtime.upload(kValues),
+    vCache: runtime.upload(vValues),
+    kHalves: runtime.upload(Uint16Array.from(kValues, f32ToF16)),
+    vHalves: runtime.upload(Uint16Array.from(vValues, f32ToF16)),
+  };
+}
 
 /** Builds and runs a small AVX2 streaming sum in C (1 and 2 threads) if a C compiler is present; not committed. */
 function cBandwidth(bytes: number): { text: string; best: number } | undefined {

@@ -7,19 +7,8 @@ import type { MessageVariant, SizeEstimate } from "./estimate.js";
 import { resolveCompactionOptions } from "./options.js";
 import { type ConversationPlan, droppableUnits, planConversation, unitEnd } from "./plan.js";
 import { replayTurnDropping } from "./replay.js";
+import { random } from "../../kernels/case.js";
 import { EMPTY_WITHOUT_CLEAN_CUT_CHARS, prunedToolContent } from "./tool-content.js";
-
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomConversation(next: () => number): ChatMessage[] {
   const roles: ChatRole[] = ["user", "assistant", "assistant", "tool", "tool", "system"];

@@ -1,0 +1,96 @@
+// Shared by the serving benchmarks: the random-weight bench models (generated on first use into
+// .cache/bench-models/, as bench/generate-vs-llama-cpp.ts does), their per-token work, seeded synthetic tokens,
+// and the header every figure is printed with.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { openModelSource } from "../engine/model/source.js";
+import { REPOSITORY_ROOT } from "../engine/testing/fixtures.js";
+import { generateModel } from "../scripts/generate-model.js";
+import type { ModelDtype } from "../scripts/model-dtypes.js";
+import { type MachineDescription, describeMachine } from "./machine.js";
+
+/** The bench model file for a preset and dtype, generated if missing (same path as generate-vs-llama-cpp). */
+export async function benchModelPath(preset: string, dtype: ModelDtype): Promise<string> {
+  const path = join(REPOSITORY_ROOT, ".cache", "bench-models", `${preset}-${dtype}.gguf`);
+  if (!existsSync(path)) {
+    process.stderr.write(`generating ${path} ...\n`);
+    await generateModel({ preset, format: "gguf", dtype, out: path });
+  }
+  return path;
+}
+
+/** What one token costs a model: weight bytes a decode step reads, and the multiply-adds of its layers and of the logits. */
+export interface ModelWork {
+  /** Bytes of weights one decode step reads (every matrix once; the embedding table only if it is also the output). */
+  bytesPerToken: number;
+  /** Parameters of the transformer layers (each computed token multiplies all of them). */
+  layerParameters: number;
+  /** Parameters of the output projection (only tokens whose logits are computed multiply them). */
+  outputParameters: number;
+  vocabSize: number;
+  bosId: number | undefined;
+}
+
+export function modelWork(path: string): ModelWork {
+  const source = openModelSource(path);
+  let bytesPerToken = 0;
+  let layerParameters = 0;
+  let outputParameters = 0;
+  for (const tensor of source.tensors.values()) {
+    const parameters = tensor.shape.reduce((a, b) => a * b, 1);
+    const isEmbedding = tensor.name === "token_embd.weight";
+    if (!isEmbedding || source.config.tie_word_embeddings) bytesPerToken += tensor.byteLength;
+    if (tensor.name.startsWith("blk.")) layerParameters += parameters;
+    if (tensor.name === "output.weight" || (isEmbedding && source.config.tie_word_embeddings)) outputParameters += parameters;
+  }
+  const bos = source.ggufMetadata?.get("tokenizer.ggml.bos_token_id");
+  return { bytesPerToken, layerParameters, outputParameters, vocabSize: source.config.vocab_size, bosId: typeof bos === "number" ? bos : undefined };
+}
+
+/**
+ * FLOPs of the matrix products (attention excluded) for `computedPromptTokens` prompt tokens run through the layers
+ * and `generatedTokens` tokens sampled over `requests` requests: each sampled token needs the logits of the token
+ * before it, and every sampled token but each request's last is fed back through the layers.
+ */
+export function matmulFlops(work: ModelWork, computedPromptTokens: number, generatedTokens: number, requests: number): number {
+  return 2 * work.layerParameters * (computedPromptTokens + generatedTokens - requests) + 2 * work.outputParameters * generatedTokens;
+}
+
+/** A small seeded generator (mulberry32), so every run builds the same workload. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** `count` ordinary token ids drawn from the middle of the vocabulary (clear of special tokens). */
+export function randomTokens(random: () => number, count: number, vocabSize: number): number[] {
+  const low = Math.min(1000, Math.floor(vocabSize / 4));
+  const high = Math.min(vocabSize - 1, low + 30000);
+  return Array.from({ length: count }, () => low + Math.floor(random() * (high - low)));
+}
+
+/** Prints the command, machine and date lines every figure goes out with; returns the machine. */
+export function printHeader(command: string, threads: number, extra: string[] = []): MachineDescription {
+  const machine = describeMachine();
+  console.log(`# ${command}`);
+  console.log(`# ${machine.date}, ${machine.cpu}, ${machine.cores} cores @ ${machine.megahertz} MHz, ${threads} threads, Node ${process.version}`);
+  for (const line of extra) console.log(`# ${line}`);
+  return machine;
+}
+
+export function mean(values: readonly number[]): number {
+  return values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
