@@ -1,7 +1,7 @@
 // One admitted request's state while it lives in the engine: its tokens and KV (what the scheduler sees), its
 // sampler, stop matching and streaming text decoder, and its timings. Turns each sampled token into events.
 import type { EventChannel } from "./event-channel.js";
-import { SequenceKv } from "./kv/kv-cache.js";
+import { type KvReuse, SequenceKv } from "./kv/kv-cache.js";
 import type { EngineEvent, EngineFinishReason, EngineUsage } from "./request.js";
 import type { Sampler } from "./sample/sampler.js";
 import { StopSequenceMatcher } from "./sample/stop.js";
@@ -36,8 +36,9 @@ export class ActiveRequest implements SchedulableRequest {
   readonly generated: number[] = [];
   computed = 0;
   readonly kv = new SequenceKv();
-  /** KV reuse at first admission (what the prompt saved), for usage. */
-  reuse: { prefixTokens: number; suffixTokens: number } | undefined;
+  /** KV reuse of the latest adoption, and of the first admission (what the prompt saved, for usage). */
+  adoption: KvReuse | undefined;
+  reuse: KvReuse | undefined;
   readonly channel: EventChannel<EngineEvent>;
   readonly submittedAt = performance.now();
   firstTokenAt: number | undefined;

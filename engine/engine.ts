@@ -53,9 +53,8 @@ export class Engine {
     const kv = this.kv;
     const space: KvSpace<ActiveRequest> = {
       adopt: (request) => {
-        const reuse = kv.adopt(request.kv, request.tokens);
-        request.computed = reuse.prefixTokens + reuse.suffixTokens;
-        request.reuse ??= reuse;
+        request.adoption = kv.adopt(request.kv, request.tokens);
+        request.computed = request.adoption.prefixTokens + request.adoption.suffixTokens;
       },
       reserve: (request, positions) => kv.reserve(request.kv, positions),
       release: (request) => kv.release(request.kv),
@@ -222,6 +221,9 @@ export class Engine {
       return;
     }
     for (const request of plan.admitted) {
+      // Usage reports what the prompt reused when first admitted; a preempted request's recompute is counted too.
+      request.reuse ??= request.adoption;
+      if (request.adoption) this.kv.recordAdmission(request.tokens.length, request.adoption);
       const { copies, done } = this.kv.takeCopies(request.kv);
       try {
         this.model.runner.copyKv(copies, request.kv.blocks);

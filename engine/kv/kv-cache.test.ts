@@ -51,7 +51,8 @@ describe("KvCacheManager", () => {
     ]);
     expect(sequence.blocks.length).toBe(Math.ceil(23 / BLOCK));
     done();
-    expect(kv.counters).toMatchObject({ sectionHits: 1, suffixTokens: 13 });
+    kv.recordAdmission(28, reuse);
+    expect(kv.counters).toMatchObject({ lookups: 1, sectionHits: 1, prefixHits: 1, prefixTokens: 10, suffixTokens: 13 });
   });
 
   it("two pruned spans: prefix only", () => {

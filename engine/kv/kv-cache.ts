@@ -131,13 +131,10 @@ export class KvCacheManager {
     sequence.lastCommitted = shared > 0 ? path[shared - 1] : null;
     if (!this.allocate(sequence, ownBlocks)) {
       for (const id of pinned) this.pool.release(id);
-      const fallback = shared * blockSize;
-      this.count(tokens.length, fallback, 0);
-      return { prefixTokens: fallback, suffixTokens: 0 };
+      return { prefixTokens: shared * blockSize, suffixTokens: 0 };
     }
     sequence.pendingCopies = copies;
     sequence.pinned = pinned;
-    this.count(tokens.length, prefixTokens, suffixTokens);
     return { prefixTokens, suffixTokens, sectionRejected: best?.match.rejected };
   }
 
@@ -177,6 +174,21 @@ export class KvCacheManager {
     sequence.pinned = [];
   }
 
+  /**
+   * Counts an admission that stuck (adopt() may run again for a request the scheduler could not admit yet, so it does
+   * not count itself): `promptTokens` known tokens, of which `reuse` came from the cache.
+   */
+  recordAdmission(promptTokens: number, reuse: KvReuse): void {
+    const { prefixTokens, suffixTokens } = reuse;
+    const c = this.counters;
+    c.lookups++;
+    c.promptTokens += promptTokens;
+    c.prefixTokens += prefixTokens;
+    c.suffixTokens += suffixTokens;
+    if (prefixTokens > 0) c.prefixHits++;
+    if (suffixTokens > 0) c.sectionHits++;
+  }
+
   private allocate(sequence: SequenceKv, count: number): boolean {
     if (count <= 0) return true;
     if (this.pool.freeCount < count) this.index.evict(count - this.pool.freeCount);
@@ -187,16 +199,6 @@ export class KvCacheManager {
       if (error instanceof OutOfKvBlocksError) return false;
       throw error;
     }
-  }
-
-  private count(promptTokens: number, prefixTokens: number, suffixTokens: number): void {
-    const c = this.counters;
-    c.lookups++;
-    c.promptTokens += promptTokens;
-    c.prefixTokens += prefixTokens;
-    c.suffixTokens += suffixTokens;
-    if (prefixTokens > 0) c.prefixHits++;
-    if (suffixTokens > 0) c.sectionHits++;
   }
 }
 

@@ -2,13 +2,14 @@
 // pool, with the forward pass replaced by bookkeeping (the model runner is not involved in these properties).
 import { describe, expect, it } from "vitest";
 import { BlockPool } from "../kv/block-pool.js";
-import { KvCacheManager, SequenceKv } from "../kv/kv-cache.js";
+import { KvCacheManager, type KvReuse, SequenceKv } from "../kv/kv-cache.js";
 import { type KvSpace, type SchedulableRequest, Scheduler } from "./scheduler.js";
 
 interface FakeRequest extends SchedulableRequest {
   tokens: number[];
   kv: SequenceKv;
   maxTokens: number;
+  reuse?: KvReuse;
 }
 
 /** Deterministic random numbers (LCG). */
@@ -25,8 +26,8 @@ function harness(capacity: number, blockSize: number, limits = { maxStepTokens: 
   const kv = new KvCacheManager(pool, { sectionThreshold: 3 });
   const space: KvSpace<FakeRequest> = {
     adopt: (r) => {
-      const reuse = kv.adopt(r.kv, r.tokens);
-      r.computed = reuse.prefixTokens + reuse.suffixTokens;
+      r.reuse = kv.adopt(r.kv, r.tokens);
+      r.computed = r.reuse.prefixTokens + r.reuse.suffixTokens;
     },
     reserve: (r, positions) => kv.reserve(r.kv, positions),
     release: (r) => kv.release(r.kv),
@@ -90,6 +91,7 @@ describe("Scheduler with the KV cache manager", () => {
         preemptions += plan.preempted.length;
         for (const r of plan.admitted) {
           if (r.computed > 0) reusedRequests++;
+          kv.recordAdmission(r.tokens.length, r.reuse!);
           kv.takeCopies(r.kv).done();
         }
         expect(plan.chunks.reduce((n, c) => n + c.count, 0)).toBeLessThanOrEqual(64);
