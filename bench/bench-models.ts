@@ -8,6 +8,9 @@ import { REPOSITORY_ROOT } from "../engine/testing/fixtures.js";
 import { generateModel } from "../scripts/generate-model.js";
 import type { ModelDtype } from "../scripts/model-dtypes.js";
 import { type MachineDescription, describeMachine } from "./machine.js";
+import { seededRandom } from "../engine/testing/seeded-random.js";
+
+export { seededRandom };
 
 /** The bench model file for a preset and dtype, generated if missing (same path as generate-vs-llama-cpp). */
 export async function benchModelPath(preset: string, dtype: ModelDtype): Promise<string> {
@@ -56,17 +59,6 @@ export function matmulFlops(work: ModelWork, computedPromptTokens: number, gener
   return 2 * work.layerParameters * (computedPromptTokens + generatedTokens - requests) + 2 * work.outputParameters * generatedTokens;
 }
 
-/** A small seeded generator (mulberry32), so every run builds the same workload. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** `count` ordinary token ids drawn from the middle of the vocabulary (clear of special tokens). */
 export function randomTokens(random: () => number, count: number, vocabSize: number): number[] {

@@ -192,6 +192,7 @@ describe.each(variants)("Engine on $preset $dtype with $kv KV", ({ preset, dtype
     const events: EngineEvent[] = [];
     for await (const event of engine.submit({ input: { messages: [{ role: "user", content: "Hello there" }] }, maxTokens: 5, sampling: { temperature: 0 }, ignoreEndOfGeneration: true })) events.push(event);
     expect(events[0]).toMatchObject({ type: "start" });
+    expect(events[1]).toMatchObject({ type: "admitted", reusedPrefixTokens: expect.any(Number), reusedSuffixTokens: 0 });
     const finish = events.at(-1) as Finish;
     expect(finish).toMatchObject({ type: "finish", reason: "length", usage: { completionTokens: 5 } });
     expect(finish.usage.promptTokens).toBe((events[0] as { promptTokens: number }).promptTokens);

@@ -222,7 +222,11 @@ export class Engine {
     }
     for (const request of plan.admitted) {
       // Usage reports what the prompt reused when first admitted; a preempted request's recompute is counted too.
-      request.reuse ??= request.adoption;
+      if (!request.reuse && request.adoption) {
+        request.reuse = request.adoption;
+        const { prefixTokens, suffixTokens } = request.reuse;
+        request.channel.push({ type: "admitted", requestId: request.id, promptTokens: request.promptLength, reusedPrefixTokens: prefixTokens, reusedSuffixTokens: suffixTokens });
+      }
       if (request.adoption) this.kv.recordAdmission(request.tokens.length, request.adoption);
       const { copies, done } = this.kv.takeCopies(request.kv);
       try {

@@ -57,7 +57,10 @@ export interface EngineTimings {
   decodeTokensPerSecond: number;
 }
 
-/** Events of one request, in order: `start`, zero or more `text`, then one `finish` or one `error`. */
+/**
+ * Events of one request, in order: `start` (accepted), `admitted` (first scheduled: its cache reuse is known),
+ * zero or more `text`, then one `finish` or one `error` (an error or abort can also come before `admitted`).
+ */
 export type EngineEvent =
   | {
       type: "start";
@@ -66,6 +69,7 @@ export type EngineEvent =
       /** What auto compaction pruned, when it ran. */
       compaction?: CompactionResult;
     }
+  | { type: "admitted"; requestId: string; promptTokens: number; reusedPrefixTokens: number; reusedSuffixTokens: number }
   | { type: "text"; requestId: string; text: string }
   | {
       type: "finish";

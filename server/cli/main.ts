@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // The `loom` command line: dispatches to subcommands and turns errors into readable messages and exit codes.
-import { GENERATE_USAGE, runGenerate } from "./generate-command.js";
-import { UsageError } from "./arguments.js";
+import { UsageError } from "../../engine/cli/arguments.js";
+import { GENERATE_USAGE, runGenerate } from "../../engine/cli/generate-command.js";
+import { SERVE_USAGE, runServe } from "./serve-command.js";
 
 const USAGE = `Usage: loom <command> [options]
 
 Commands:
+  serve      serve a model over HTTP in the OpenAI and Anthropic formats (loom serve --help)
   generate   continue a prompt with a local model (loom generate --help)
 `;
 
@@ -14,6 +16,9 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case "generate":
       await runGenerate(rest);
+      return 0;
+    case "serve":
+      await runServe(rest);
       return 0;
     case undefined:
     case "help":
@@ -31,7 +36,8 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     const e = error as Error & { code?: string };
     if (e instanceof UsageError || e.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" || e.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" || e.code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
-      process.stderr.write(`loom: ${e.message}\n${e instanceof UsageError ? "" : `\n${GENERATE_USAGE}`}`);
+      const usage = process.argv[2] === "serve" ? SERVE_USAGE : GENERATE_USAGE;
+      process.stderr.write(`loom: ${e.message}\n${e instanceof UsageError ? "" : `\n${usage}`}`);
       process.exitCode = 2;
     } else {
       process.stderr.write(`loom: ${e.message ?? String(error)}\n`);

@@ -5,10 +5,10 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { ensureTestModel } from "../../scripts/test-models.js";
-import { REPOSITORY_ROOT, sharedFixture } from "../testing/fixtures.js";
+import { REPOSITORY_ROOT, sharedFixture } from "../../engine/testing/fixtures.js";
 
 const run = promisify(execFile);
-const CLI = join(REPOSITORY_ROOT, "dist", "engine", "cli", "main.js");
+const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
 const stories = sharedFixture("models/stories260K/stories260K.gguf");
 
 async function loom(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {

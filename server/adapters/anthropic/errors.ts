@@ -1,0 +1,40 @@
+// ProtocolError -> Anthropic's error shape: `{type: "error", error: {type, message}}` with the matching HTTP status,
+// for whole responses and for the `error` event of a stream.
+import type { ProtocolError, ProtocolErrorKind } from "../../protocol/internal.js";
+
+/** Anthropic's error `type` for each internal error kind (the status is the kind's, see ERROR_STATUS). */
+export const ANTHROPIC_ERROR_TYPES: Readonly<Record<ProtocolErrorKind, string>> = {
+  invalid_request: "invalid_request_error",
+  authentication: "authentication_error",
+  permission: "permission_error",
+  not_found: "not_found_error",
+  request_too_large: "request_too_large",
+  rate_limit: "rate_limit_error",
+  internal: "api_error",
+  overloaded: "overloaded_error",
+};
+
+/** The JSON body of an Anthropic error (also the `data` of a stream's `error` event). */
+export interface AnthropicErrorBody {
+  type: "error";
+  error: { type: string; message: string };
+}
+
+/** A complete error response: status, body, and headers to add (`retry-after` when the error says when to retry). */
+export interface AnthropicErrorResponse {
+  status: number;
+  body: AnthropicErrorBody;
+  headers: Record<string, string>;
+}
+
+/** The body of an Anthropic error for `error`. */
+export function anthropicErrorPayload(error: ProtocolError): AnthropicErrorBody {
+  return { type: "error", error: { type: ANTHROPIC_ERROR_TYPES[error.kind], message: error.message } };
+}
+
+/** The Anthropic error response for `error`. */
+export function anthropicErrorBody(error: ProtocolError): AnthropicErrorResponse {
+  const headers: Record<string, string> = {};
+  if (error.retryAfterSeconds !== undefined && Number.isFinite(error.retryAfterSeconds)) headers["retry-after"] = String(Math.max(0, Math.ceil(error.retryAfterSeconds)));
+  return { status: error.status, body: anthropicErrorPayload(error), headers };
+}

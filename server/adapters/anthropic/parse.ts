@@ -1,0 +1,204 @@
+// Parses an Anthropic messages request body (POST /v1/messages) into the InternalRequest: every field the server
+// knows is type-checked, and the first bad one fails the request with ProtocolError("invalid_request") naming it
+// (param = the dotted path, e.g. `messages[1].content[0].text`). Unknown top-level fields are ignored, as new API
+// versions add fields that older servers may safely skip.
+import type { ChatMessage } from "../../../engine/chat/messages.js";
+import { type InternalRequest, ProtocolError, type ServedModels } from "../../protocol/internal.js";
+import { BLOCK_SEPARATOR, type ConversationContext, parseMessage } from "./blocks.js";
+import {
+  child,
+  invalid,
+  isObject,
+  isUnset,
+  optional,
+  own,
+  readArray,
+  readBoolean,
+  readNumberIn,
+  readObject,
+  readPositiveInteger,
+  readString,
+} from "./fields.js";
+import type { ThinkingSigner } from "./thinking-signature.js";
+import { parseToolChoice, parseTools } from "./tools.js";
+
+/** Most stop sequences a request may carry. */
+export const MAX_STOP_SEQUENCES = 16;
+
+/** Smallest thinking budget Anthropic's API accepts. */
+export const MIN_THINKING_BUDGET = 1024;
+
+/** Keys allowed in `chat_template_kwargs` on this endpoint (thinking has its own `thinking` field here). */
+const TEMPLATE_KWARGS = ["enable_auto_compaction"];
+
+/**
+ * Validates a messages request body and maps it onto the internal request.
+ * @throws ProtocolError "invalid_request" for a malformed field, "not_found" for a model that is not served.
+ */
+export function parseMessagesRequest(body: unknown, models: ServedModels, signer: ThinkingSigner): InternalRequest {
+  if (!isObject(body)) throw new ProtocolError("invalid_request", "the request body must be a JSON object");
+
+  const model = parseModel(own(body, "model"), models);
+  const maxTokensValue = own(body, "max_tokens");
+  if (isUnset(maxTokensValue)) throw invalid("max_tokens", "is required and must be a positive integer");
+  const maxTokens = readPositiveInteger(maxTokensValue, "max_tokens");
+
+  const sampling: InternalRequest["sampling"] = {};
+  const temperature = optional(own(body, "temperature"), "temperature", (v, p) => readNumberIn(v, p, 0, 1));
+  if (temperature !== undefined) sampling.temperature = temperature;
+  const topP = optional(own(body, "top_p"), "top_p", (v, p) => readNumberIn(v, p, 0, 1));
+  if (topP !== undefined) sampling.topP = topP;
+  const topK = optional(own(body, "top_k"), "top_k", readPositiveInteger);
+  if (topK !== undefined) sampling.topK = topK;
+
+  const stop = optional(own(body, "stop_sequences"), "stop_sequences", parseStopSequences) ?? [];
+  const stream = optional(own(body, "stream"), "stream", readBoolean) ?? false;
+  const tools = optional(own(body, "tools"), "tools", parseTools);
+  const toolChoice = optional(own(body, "tool_choice"), "tool_choice", (v, p) => parseToolChoice(v, p, tools));
+  const thinking = optional(own(body, "thinking"), "thinking", (v, p) => parseThinking(v, p, maxTokens)) ?? { enabled: false };
+  if (thinking.enabled && (toolChoice?.type === "any" || toolChoice?.type === "tool")) {
+    // Anthropic's rule: a forced tool call starts the turn with the call, leaving no room to think first.
+    throw invalid("tool_choice", `type "${toolChoice.type}" forces tool use, which is not possible with thinking enabled; use "auto" or "none"`);
+  }
+  const userId = optional(own(body, "metadata"), "metadata", parseMetadata);
+  const autoCompaction = optional(own(body, "chat_template_kwargs"), "chat_template_kwargs", parseTemplateKwargs) ?? true;
+  const serviceTier = own(body, "service_tier");
+  // Accepted for compatibility: this server has one tier.
+  if (!isUnset(serviceTier) && serviceTier !== "auto" && serviceTier !== "standard_only") {
+    throw invalid("service_tier", 'must be "auto" or "standard_only"', serviceTier);
+  }
+
+  const system = optional(own(body, "system"), "system", parseSystem);
+  const messages = parseMessages(own(body, "messages"), {
+    model,
+    vision: models.hasVision(model),
+    signer,
+    toolUses: new Map(),
+  });
+  if (system !== undefined && system.length > 0) messages.unshift({ role: "system", content: system });
+
+  const request: InternalRequest = {
+    format: "anthropic",
+    model,
+    messages,
+    maxTokens,
+    sampling,
+    stop,
+    stream,
+    // Anthropic responses always carry usage; the flag is the OpenAI stream option.
+    includeUsage: false,
+    thinking,
+    autoCompaction,
+  };
+  if (tools !== undefined) request.tools = tools;
+  if (toolChoice !== undefined) request.toolChoice = toolChoice;
+  if (userId !== undefined) request.userId = userId;
+  return request;
+}
+
+function parseModel(value: unknown, models: ServedModels): string {
+  if (isUnset(value)) throw invalid("model", "is required and must be a model name string");
+  const model = readString(value, "model");
+  const served = models.slugs("anthropic");
+  if (!served.includes(model)) {
+    const shown = model.length <= 100 ? model : `${model.slice(0, 100)}...`;
+    throw new ProtocolError("not_found", `model: ${JSON.stringify(shown)} is not served here; available: ${served.join(", ")}`, "model");
+  }
+  return model;
+}
+
+/** `messages`: a non-empty array; consecutive same-role turns are merged, as Anthropic does. */
+function parseMessages(value: unknown, context: ConversationContext): ChatMessage[] {
+  if (isUnset(value)) throw invalid("messages", "is required and must be a non-empty array of messages");
+  const items = readArray(value, "messages");
+  if (items.length === 0) throw invalid("messages", "must contain at least one message");
+  const out: ChatMessage[] = [];
+  items.forEach((item, index) => {
+    for (const message of parseMessage(item, index, index === items.length - 1, context)) appendMerged(out, message);
+  });
+  // Only an empty final assistant turn can vanish; alone, it leaves nothing to answer.
+  if (out.length === 0) throw invalid("messages", "must contain at least one message with content");
+  return out;
+}
+
+/**
+ * Appends a message, merging it into the previous one when both are user or both assistant turns: Anthropic treats
+ * consecutive same-role messages as one turn, and chat templates often require roles to alternate.
+ */
+function appendMerged(out: ChatMessage[], message: ChatMessage): void {
+  const last = out.at(-1);
+  if (last === undefined || last.role !== message.role || (message.role !== "user" && message.role !== "assistant")) {
+    out.push(message);
+    return;
+  }
+  last.content = joinNonEmpty(last.content, message.content);
+  if (message.reasoning_content !== undefined) {
+    last.reasoning_content = joinNonEmpty(last.reasoning_content ?? "", message.reasoning_content);
+  }
+  if (message.tool_calls !== undefined) last.tool_calls = [...(last.tool_calls ?? []), ...message.tool_calls];
+}
+
+function joinNonEmpty(a: string, b: string): string {
+  return a.length === 0 ? b : b.length === 0 ? a : a + BLOCK_SEPARATOR + b;
+}
+
+/** `system`: a string or an array of text blocks, joined. */
+function parseSystem(value: unknown, param: string): string {
+  if (typeof value === "string") return value;
+  if (!Array.isArray(value)) throw invalid(param, "must be a string or an array of text blocks", value);
+  const texts = value.map((item, index) => {
+    const path = child(param, index);
+    const block = readObject(item, path);
+    if (own(block, "type") !== "text") throw invalid(child(path, "type"), 'must be "text"', own(block, "type"));
+    return readString(own(block, "text"), child(path, "text"));
+  });
+  return texts.filter((text) => text.length > 0).join(BLOCK_SEPARATOR);
+}
+
+function parseStopSequences(value: unknown, param: string): string[] {
+  const items = readArray(value, param);
+  if (items.length > MAX_STOP_SEQUENCES) {
+    throw invalid(param, `must hold at most ${MAX_STOP_SEQUENCES} stop sequences`, items);
+  }
+  return items.map((item, index) => {
+    if (typeof item !== "string" || item.length === 0) throw invalid(child(param, index), "must be a non-empty string", item);
+    return item;
+  });
+}
+
+/** `thinking`: {type: "enabled", budget_tokens: 1024 <= n < max_tokens} or {type: "disabled"}. */
+function parseThinking(value: unknown, param: string, maxTokens: number): InternalRequest["thinking"] {
+  const thinking = readObject(value, param);
+  const type = own(thinking, "type");
+  if (type === "disabled") return { enabled: false };
+  if (type !== "enabled") throw invalid(child(param, "type"), 'must be "enabled" or "disabled"', type);
+  const budgetPath = child(param, "budget_tokens");
+  const budget = own(thinking, "budget_tokens");
+  const rule = `must be an integer of at least ${MIN_THINKING_BUDGET} and less than max_tokens (${maxTokens})`;
+  if (isUnset(budget)) throw invalid(budgetPath, `is required when thinking is enabled and ${rule}`);
+  if (typeof budget !== "number" || !Number.isSafeInteger(budget) || budget < MIN_THINKING_BUDGET || budget >= maxTokens) {
+    throw invalid(budgetPath, rule, budget);
+  }
+  return { enabled: true, budgetTokens: budget };
+}
+
+/** `metadata`: {user_id?: string of at most 256 characters} -> the user id. */
+function parseMetadata(value: unknown, param: string): string | undefined {
+  const metadata = readObject(value, param);
+  const userId = optional(own(metadata, "user_id"), child(param, "user_id"), readString);
+  if (userId !== undefined && userId.length > 256) {
+    throw invalid(child(param, "user_id"), "must be at most 256 characters", userId);
+  }
+  return userId;
+}
+
+/** `chat_template_kwargs`: only {enable_auto_compaction?: boolean} here -> whether auto compaction is on. */
+function parseTemplateKwargs(value: unknown, param: string): boolean | undefined {
+  const kwargs = readObject(value, param);
+  for (const key of Object.keys(kwargs)) {
+    if (TEMPLATE_KWARGS.includes(key)) continue;
+    const hint = key === "enable_thinking" ? ': turn reasoning on with the top-level "thinking" field on this endpoint' : "";
+    throw invalid(child(param, key), `is not a supported key; the only one is enable_auto_compaction${hint}`);
+  }
+  return optional(own(kwargs, "enable_auto_compaction"), child(param, "enable_auto_compaction"), readBoolean);
+}

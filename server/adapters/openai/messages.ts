@@ -1,0 +1,181 @@
+// Parses the `messages` array of a chat-completions request into engine ChatMessages: roles (developer -> system),
+// string or content-part content, assistant tool calls and reasoning, and tool results answering those calls.
+import type { ChatMessage, ChatRole, ChatToolCall } from "../../../engine/chat/messages.js";
+import { ProtocolError } from "../../protocol/internal.js";
+import { field, invalid, isAbsent, optionalString, quote, quoteList, requireObject, requireString, unsupported, type JsonObject } from "./fields.js";
+
+/** What message parsing needs to know about the requested model. */
+export interface MessageContext {
+  model: string;
+  /** Whether the model takes images (else image parts are rejected as such). */
+  hasVision: boolean;
+}
+
+type WireRole = "system" | "developer" | "user" | "assistant" | "tool";
+const WIRE_ROLES: readonly WireRole[] = ["system", "developer", "user", "assistant", "tool"];
+
+/** The content-part types each role may carry in the OpenAI API. */
+const PART_TYPES: Record<WireRole, readonly string[]> = {
+  system: ["text"],
+  developer: ["text"],
+  user: ["text", "image_url", "input_audio", "file"],
+  assistant: ["text", "refusal"],
+  tool: ["text"],
+};
+
+/**
+ * Parses and validates `messages`.
+ *
+ * @throws ProtocolError("invalid_request") naming the first offending field, e.g. `messages[1].content[0].text`.
+ */
+export function parseMessages(value: unknown, context: MessageContext): ChatMessage[] {
+  if (isAbsent(value)) {
+    throw new ProtocolError("invalid_request", "messages is required: a non-empty array of {role, content} objects", "messages");
+  }
+  if (!Array.isArray(value) || value.length === 0) invalid("messages", "a non-empty array of {role, content} objects", value);
+
+  const messages: ChatMessage[] = [];
+  // Ids of the tool calls made by the latest assistant message, while only tool messages have followed it.
+  let answerableCallIds: ReadonlySet<string> | undefined;
+  value.forEach((item: unknown, index) => {
+    const path = `messages[${index}]`;
+    const message = parseMessage(requireObject(item, path), path, context);
+    if (message.role === "tool") {
+      checkToolAnswer(message.tool_call_id ?? "", answerableCallIds, path);
+    } else {
+      answerableCallIds = message.tool_calls ? new Set(message.tool_calls.map((call) => call.id ?? "")) : undefined;
+    }
+    messages.push(message);
+  });
+  return messages;
+}
+
+/** One message: role, content, and the fields only some roles may carry. */
+function parseMessage(message: JsonObject, path: string, context: MessageContext): ChatMessage {
+  const rolePath = `${path}.role`;
+  const wireRole = field(message, "role");
+  if (wireRole === "function") {
+    unsupported(rolePath, `${rolePath} 'function' is deprecated and not supported: send tool results as role 'tool' with a tool_call_id`);
+  }
+  if (typeof wireRole !== "string" || !(WIRE_ROLES as readonly string[]).includes(wireRole)) {
+    invalid(rolePath, `one of ${WIRE_ROLES.map((role) => `'${role}'`).join(", ")}`, wireRole);
+  }
+  const role = wireRole as WireRole;
+  // Chat templates know no "developer": it is OpenAI's newer name for the system role.
+  const chatRole: ChatRole = role === "developer" ? "system" : role;
+
+  rejectOnOtherRoles(message, path, role, "tool_calls", "assistant");
+  rejectOnOtherRoles(message, path, role, "reasoning_content", "assistant");
+  rejectOnOtherRoles(message, path, role, "tool_call_id", "tool");
+  if (!isAbsent(field(message, "function_call"))) {
+    unsupported(`${path}.function_call`, `${path}.function_call is deprecated and not supported: use tool_calls`);
+  }
+
+  const toolCalls = role === "assistant" ? parseToolCalls(field(message, "tool_calls"), `${path}.tool_calls`) : undefined;
+  const result: ChatMessage = { role: chatRole, content: parseMessageContent(message, path, role, toolCalls, context) };
+
+  const name = optionalString(field(message, "name"), `${path}.name`);
+  if (name !== undefined) result.name = name;
+  if (toolCalls) result.tool_calls = toolCalls;
+  if (role === "assistant") {
+    const reasoning = optionalString(field(message, "reasoning_content"), `${path}.reasoning_content`);
+    if (reasoning !== undefined) result.reasoning_content = reasoning;
+  }
+  if (role === "tool") {
+    const id = field(message, "tool_call_id");
+    if (isAbsent(id)) {
+      throw new ProtocolError("invalid_request", `${path}.tool_call_id is required on tool messages: the id of the tool call this message answers`, `${path}.tool_call_id`);
+    }
+    result.tool_call_id = requireString(id, `${path}.tool_call_id`);
+  }
+  return result;
+}
+
+/** Rejects a field set on a role that cannot carry it (a silent drop would change the conversation). */
+function rejectOnOtherRoles(message: JsonObject, path: string, role: WireRole, key: string, allowedRole: WireRole): void {
+  if (role !== allowedRole && !isAbsent(field(message, key))) {
+    unsupported(`${path}.${key}`, `${path}.${key} is only allowed on ${allowedRole} messages, not on a ${role} message`);
+  }
+}
+
+/** A message's content as one string; null or absent only for an assistant message that makes tool calls. */
+function parseMessageContent(
+  message: JsonObject,
+  path: string,
+  role: WireRole,
+  toolCalls: ChatToolCall[] | undefined,
+  context: MessageContext,
+): string {
+  const contentPath = `${path}.content`;
+  const content = field(message, "content");
+  if (role === "assistant") {
+    const refusal = optionalString(field(message, "refusal"), `${path}.refusal`);
+    if (isAbsent(content)) {
+      if (toolCalls) return "";
+      // An earlier refusal stands in for the content it replaced.
+      if (refusal !== undefined) return refusal;
+      throw new ProtocolError("invalid_request", `${contentPath} is required unless the assistant message has tool_calls`, contentPath);
+    }
+  } else if (isAbsent(content)) {
+    throw new ProtocolError("invalid_request", `${contentPath} is required on ${role} messages: a string or an array of content parts`, contentPath);
+  }
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content) || content.length === 0) invalid(contentPath, "a string or a non-empty array of content parts", content);
+  // NOTE: text parts join with a newline, as vLLM does, so adjacent parts cannot run words together.
+  return content.map((part: unknown, index) => parseContentPart(part, `${contentPath}[${index}]`, role, context)).join("\n");
+}
+
+/** One content part: its text, or an error saying why the part cannot be served. */
+function parseContentPart(value: unknown, path: string, role: WireRole, context: MessageContext): string {
+  const part = requireObject(value, path);
+  const type = field(part, "type");
+  const allowed = PART_TYPES[role];
+  if (typeof type !== "string" || !allowed.includes(type)) {
+    invalid(`${path}.type`, `${allowed.map((kind) => `'${kind}'`).join(" or ")} in a ${role} message`, type);
+  }
+  switch (type) {
+    case "text":
+      return requireString(field(part, "text"), `${path}.text`);
+    case "refusal":
+      return requireString(field(part, "refusal"), `${path}.refusal`);
+    case "image_url":
+      if (!context.hasVision) {
+        unsupported(path, `The model '${context.model}' has no vision input: ${path} is an image_url part; send text only`);
+      }
+      // NOTE: ChatMessage content is a string, so there is nowhere to put an image even for a vision model.
+      return unsupported(path, `${path}: image input is not supported by this server yet`);
+    case "input_audio":
+      return unsupported(path, `${path}: audio input is not supported`);
+    default:
+      return unsupported(path, `${path}: file input is not supported`);
+  }
+}
+
+/** Assistant `tool_calls`: a non-empty array of {id, type: "function", function: {name, arguments: string}}. */
+function parseToolCalls(value: unknown, path: string): ChatToolCall[] | undefined {
+  if (isAbsent(value)) return undefined;
+  if (!Array.isArray(value) || value.length === 0) invalid(path, "a non-empty array of tool calls", value);
+  return value.map((item: unknown, index): ChatToolCall => {
+    const callPath = `${path}[${index}]`;
+    const call = requireObject(item, callPath);
+    const id = requireString(field(call, "id"), `${callPath}.id`);
+    const type = field(call, "type");
+    if (type !== "function") invalid(`${callPath}.type`, "'function'", type);
+    const callFunction = requireObject(field(call, "function"), `${callPath}.function`);
+    const name = requireString(field(callFunction, "name"), `${callPath}.function.name`);
+    // Arguments stay the JSON string the client sent: templates take strings, and re-serialising could alter it.
+    const args = requireString(field(callFunction, "arguments"), `${callPath}.function.arguments`);
+    return { id, type: "function", function: { name, arguments: args } };
+  });
+}
+
+/** A tool message must answer a call of the assistant message before it (tool messages in between allowed). */
+function checkToolAnswer(toolCallId: string, answerableCallIds: ReadonlySet<string> | undefined, path: string): void {
+  if (!answerableCallIds) {
+    unsupported(`${path}.role`, `${path} is a tool message but does not follow an assistant message with tool_calls`);
+  }
+  if (!answerableCallIds.has(toolCallId)) {
+    const expected = quoteList([...answerableCallIds]);
+    unsupported(`${path}.tool_call_id`, `${path}.tool_call_id ${quote(toolCallId)} answers no tool call of the preceding assistant message (its ids: ${expected})`);
+  }
+}

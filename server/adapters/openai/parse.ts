@@ -1,0 +1,197 @@
+// Parses an OpenAI chat-completions request body (spec 2.1 and 8, plus the OpenAI API's own rules) into the
+// format-independent InternalRequest. Every rejection is a ProtocolError naming the field and what it must be.
+import { ProtocolError, type InternalRequest, type ServedModels } from "../../protocol/internal.js";
+import {
+  describe,
+  field,
+  invalid,
+  isAbsent,
+  isObject,
+  optionalBoolean,
+  optionalInteger,
+  optionalNumberInRange,
+  optionalObject,
+  optionalString,
+  quote,
+  unsupported,
+  type JsonObject,
+} from "./fields.js";
+import { parseMessages } from "./messages.js";
+import { parseToolChoice, parseTools } from "./tools.js";
+
+/** The `chat_template_kwargs` keys this server understands; any other key is rejected rather than passed on. */
+const TEMPLATE_KWARGS = ["enable_thinking", "enable_auto_compaction"] as const;
+
+/** OpenAI allows up to 4 stop sequences (spec 8). */
+const MAX_STOP_SEQUENCES = 4;
+
+/**
+ * Validates a chat-completions request body and maps it to an InternalRequest.
+ *
+ * Unknown top-level fields are ignored (SDKs send extras); every known field is type- and range-checked, and features
+ * this server does not implement (structured output, logprobs, audio, several choices) are rejected, never ignored.
+ *
+ * @param body the parsed JSON body.
+ * @param models the served models: `model` must be one of `models.slugs("openai")`.
+ * @throws ProtocolError "invalid_request" (400) naming the field in `param`, or "not_found" (404) for an unknown model.
+ */
+export function parseChatCompletionRequest(body: unknown, models: ServedModels): InternalRequest {
+  if (!isObject(body)) throw new ProtocolError("invalid_request", `The request body must be a JSON object, got ${describe(body)}`);
+
+  const model = parseModel(field(body, "model"), models);
+  const messages = parseMessages(field(body, "messages"), { model, hasVision: models.hasVision(model) });
+  rejectUnsupportedFeatures(body);
+
+  const stream = optionalBoolean(field(body, "stream"), "stream") ?? false;
+  const templateKwargs = parseTemplateKwargs(field(body, "chat_template_kwargs"));
+  const tools = parseTools(field(body, "tools"));
+  const toolChoice = parseToolChoice(field(body, "tool_choice"), tools);
+  optionalBoolean(field(body, "parallel_tool_calls"), "parallel_tool_calls");
+  const maxTokens = parseMaxTokens(body);
+  const userId =
+    optionalString(field(body, "user"), "user") ?? optionalString(field(body, "safety_identifier"), "safety_identifier");
+
+  const request: InternalRequest = {
+    format: "openai",
+    model,
+    messages,
+    sampling: parseSampling(body),
+    stop: parseStop(field(body, "stop")),
+    stream,
+    includeUsage: parseIncludeUsage(field(body, "stream_options"), stream),
+    thinking: { enabled: templateKwargs.enable_thinking ?? false },
+    autoCompaction: templateKwargs.enable_auto_compaction ?? true,
+  };
+  if (tools) request.tools = tools;
+  if (toolChoice) request.toolChoice = toolChoice;
+  if (maxTokens !== undefined) request.maxTokens = maxTokens;
+  if (userId !== undefined) request.userId = userId;
+  return request;
+}
+
+/** `model`: a required string naming a served model; an unknown one is a 404 listing the available slugs. */
+function parseModel(value: unknown, models: ServedModels): string {
+  const slugs = models.slugs("openai");
+  const available = slugs.length > 0 ? slugs.join(", ") : "none";
+  if (isAbsent(value)) throw new ProtocolError("invalid_request", `model is required: one of ${available}`, "model");
+  if (typeof value !== "string") invalid("model", `a string, one of ${available}`, value);
+  if (!slugs.includes(value)) throw new ProtocolError("not_found", `The model ${quote(value)} does not exist; available: ${available}`, "model");
+  return value;
+}
+
+/** `max_tokens` and its newer name `max_completion_tokens`: positive integers that must agree when both are sent. */
+function parseMaxTokens(body: JsonObject): number | undefined {
+  const rule = "a positive integer";
+  const maxTokens = optionalInteger(field(body, "max_tokens"), "max_tokens", rule, 1);
+  const maxCompletionTokens = optionalInteger(field(body, "max_completion_tokens"), "max_completion_tokens", rule, 1);
+  if (maxTokens !== undefined && maxCompletionTokens !== undefined && maxTokens !== maxCompletionTokens) {
+    throw new ProtocolError(
+      "invalid_request",
+      `max_tokens (${maxTokens}) and max_completion_tokens (${maxCompletionTokens}) disagree: send only one`,
+      "max_completion_tokens",
+    );
+  }
+  return maxCompletionTokens ?? maxTokens;
+}
+
+/** Sampling parameters with the ranges of spec 8; `top_k` is the vLLM extension (-1 or 0: off). */
+function parseSampling(body: JsonObject): InternalRequest["sampling"] {
+  const sampling: InternalRequest["sampling"] = {};
+  const temperature = optionalNumberInRange(field(body, "temperature"), "temperature", 0, 2);
+  const topP = optionalNumberInRange(field(body, "top_p"), "top_p", 0, 1);
+  const topK = optionalInteger(field(body, "top_k"), "top_k", "an integer, -1 or 0 for no limit", -1);
+  const frequencyPenalty = optionalNumberInRange(field(body, "frequency_penalty"), "frequency_penalty", -2, 2);
+  const presencePenalty = optionalNumberInRange(field(body, "presence_penalty"), "presence_penalty", -2, 2);
+  const seed = optionalInteger(field(body, "seed"), "seed", "an integer", Number.MIN_SAFE_INTEGER);
+  if (temperature !== undefined) sampling.temperature = temperature;
+  if (topP !== undefined) sampling.topP = topP;
+  if (topK !== undefined && topK > 0) sampling.topK = topK;
+  if (frequencyPenalty !== undefined) sampling.frequencyPenalty = frequencyPenalty;
+  if (presencePenalty !== undefined) sampling.presencePenalty = presencePenalty;
+  if (seed !== undefined) sampling.seed = seed;
+  return sampling;
+}
+
+/** `stop`: a non-empty string or an array of 1 to 4 non-empty strings. */
+function parseStop(value: unknown): string[] {
+  if (isAbsent(value)) return [];
+  const rule = `a non-empty string or an array of 1 to ${MAX_STOP_SEQUENCES} non-empty strings`;
+  if (typeof value === "string") {
+    if (value === "") invalid("stop", rule, value);
+    return [value];
+  }
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_STOP_SEQUENCES) invalid("stop", rule, value);
+  return value.map((item: unknown, index) => {
+    if (typeof item !== "string" || item === "") invalid(`stop[${index}]`, "a non-empty string", item);
+    return item;
+  });
+}
+
+/** `stream_options`: {include_usage?, include_obfuscation?}, only with `stream: true` (OpenAI rejects it otherwise). */
+function parseIncludeUsage(value: unknown, stream: boolean): boolean {
+  const options = optionalObject(value, "stream_options");
+  if (!options) return false;
+  if (!stream) unsupported("stream_options", "stream_options is only allowed when stream is true");
+  // include_obfuscation is accepted and has nothing to do: chunks are never padded.
+  optionalBoolean(field(options, "include_obfuscation"), "stream_options.include_obfuscation");
+  return optionalBoolean(field(options, "include_usage"), "stream_options.include_usage") ?? false;
+}
+
+/**
+ * `chat_template_kwargs`: {enable_thinking?, enable_auto_compaction?}.
+ * NOTE: other keys are rejected, not passed to the template: an arbitrary template variable could change the prompt
+ * in ways no one checked.
+ */
+function parseTemplateKwargs(value: unknown): { enable_thinking?: boolean; enable_auto_compaction?: boolean } {
+  const kwargs = optionalObject(value, "chat_template_kwargs");
+  if (!kwargs) return {};
+  for (const key of Object.keys(kwargs)) {
+    if (!(TEMPLATE_KWARGS as readonly string[]).includes(key)) {
+      const supported = `the supported keys are ${TEMPLATE_KWARGS.join(" and ")}`;
+      // A key that is not a plain name (empty, spaces, a megabyte long) is quoted, bounded, and not made a path.
+      if (!/^[A-Za-z_$][\w$]{0,63}$/.test(key)) {
+        unsupported("chat_template_kwargs", `chat_template_kwargs has an unsupported key ${quote(key)}: ${supported}`);
+      }
+      unsupported(`chat_template_kwargs.${key}`, `chat_template_kwargs.${key} is not supported: ${supported}`);
+    }
+  }
+  const result: { enable_thinking?: boolean; enable_auto_compaction?: boolean } = {};
+  for (const key of TEMPLATE_KWARGS) {
+    const flag = optionalBoolean(field(kwargs, key), `chat_template_kwargs.${key}`);
+    if (flag !== undefined) result[key] = flag;
+  }
+  return result;
+}
+
+/** Fields whose request this server cannot honour: rejected with a message saying so, never silently ignored. */
+function rejectUnsupportedFeatures(body: JsonObject): void {
+  optionalInteger(field(body, "n"), "n", "1 (one choice per request)", 1, 1);
+
+  const format = optionalObject(field(body, "response_format"), "response_format");
+  if (format) {
+    const type = field(format, "type");
+    if (type === "json_object" || type === "json_schema") {
+      unsupported("response_format", "response_format json_object/json_schema is not supported yet (structured output is a later feature)");
+    }
+    if (type !== "text") invalid("response_format.type", "'text', 'json_object' or 'json_schema'", type);
+  }
+
+  if (optionalBoolean(field(body, "logprobs"), "logprobs")) unsupported("logprobs", "logprobs is not supported yet");
+  const topLogprobs = optionalInteger(field(body, "top_logprobs"), "top_logprobs", "an integer between 0 and 20", 0, 20);
+  if (topLogprobs !== undefined && topLogprobs > 0) unsupported("top_logprobs", "top_logprobs is not supported yet");
+
+  if (!isAbsent(field(body, "functions"))) unsupported("functions", "functions is deprecated and not supported: use tools");
+  if (!isAbsent(field(body, "function_call"))) unsupported("function_call", "function_call is deprecated and not supported: use tool_choice");
+
+  const logitBias = optionalObject(field(body, "logit_bias"), "logit_bias");
+  if (logitBias && Object.keys(logitBias).length > 0) unsupported("logit_bias", "logit_bias is not supported yet");
+
+  if (!isAbsent(field(body, "audio"))) unsupported("audio", "audio output is not supported: this server generates text only");
+  const modalities = field(body, "modalities");
+  if (!isAbsent(modalities)) {
+    if (!Array.isArray(modalities) || modalities.some((item) => item !== "text" && item !== "audio")) {
+      invalid("modalities", `an array of 'text' and 'audio'`, modalities);
+    }
+    if (modalities.includes("audio")) unsupported("modalities", "audio output is not supported: this server generates text only");
+  }
+}

@@ -1,0 +1,88 @@
+// The OpenAI chat-completions response shapes this adapter writes, and the mappings the whole response and the stream
+// share: finish reasons, usage, and the think tags that wrap visible reasoning inside `content` (spec 2.2).
+import type { InternalStopReason, InternalUsage } from "../../protocol/internal.js";
+
+/** What identifies one completion on the wire: the same on every chunk of a stream. */
+export interface CompletionMeta {
+  /** Completion id, e.g. `chatcmpl-...`. */
+  id: string;
+  /** The model slug the client asked for. */
+  model: string;
+  /** Unix time in seconds. */
+  created: number;
+}
+
+/** The tag pair that delimits reasoning inside `content` (the chat template's own, e.g. Qwen's `<think>`). */
+export interface ThinkTags {
+  open: string;
+  close: string;
+}
+
+/** The default tag pair, as Qwen3 and DeepSeek-R1 templates write it. */
+export const DEFAULT_THINK_TAGS: ThinkTags = Object.freeze({ open: "<think>", close: "</think>" });
+
+/** OpenAI finish reasons this server produces. */
+export type OpenAiFinishReason = "stop" | "length" | "tool_calls";
+
+/** OpenAI `usage`. */
+export interface OpenAiUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details: { cached_tokens: number };
+}
+
+/** A `chat.completion` response body. */
+export interface ChatCompletionBody {
+  id: string;
+  object: "chat.completion";
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    message: { role: "assistant"; content: string; refusal: null };
+    finish_reason: OpenAiFinishReason;
+    logprobs: null;
+  }>;
+  usage: OpenAiUsage;
+}
+
+/** A `chat.completion.chunk` stream frame's body. */
+export interface ChatCompletionChunkBody {
+  id: string;
+  object: "chat.completion.chunk";
+  created: number;
+  model: string;
+  /** One choice; empty on the usage chunk. */
+  choices: Array<{
+    index: number;
+    delta: { role?: "assistant"; content?: string };
+    logprobs: null;
+    finish_reason: OpenAiFinishReason | null;
+  }>;
+  /** Present only with `include_usage`: null except on the usage chunk. */
+  usage?: OpenAiUsage | null;
+}
+
+/** Maps the internal stop reason: natural end and stop strings -> "stop", token limit -> "length", tool call -> "tool_calls". */
+export function finishReason(reason: InternalStopReason): OpenAiFinishReason {
+  switch (reason) {
+    case "end_turn":
+    case "stop_sequence":
+      return "stop";
+    case "max_tokens":
+      return "length";
+    case "tool_use":
+      return "tool_calls";
+  }
+}
+
+/** Maps internal usage to OpenAI's, total included. */
+export function wireUsage(usage: InternalUsage): OpenAiUsage {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+    prompt_tokens_details: { cached_tokens: usage.cachedTokens },
+  };
+}

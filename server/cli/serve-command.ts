@@ -1,0 +1,99 @@
+// `loom serve`: load a model, put a serving engine on it, and serve the OpenAI and Anthropic formats over HTTP.
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { UsageError, parseInteger } from "../../engine/cli/arguments.js";
+import { ProgressBar } from "../../engine/cli/progress-bar.js";
+import { Engine } from "../../engine/engine.js";
+import { loadModel } from "../../engine/load.js";
+import { createEndpoints } from "../adapters/endpoints.js";
+import { type Authenticator, OpenAccess, StaticKeys, keysFromEnvironment } from "../http/auth.js";
+import { startServer } from "../http/app.js";
+import { ModelRegistry, defaultSlugs } from "../models.js";
+import { resolveModelPath } from "./default-model.js";
+
+export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
+
+  --model <path>       GGUF file or Hugging Face model directory (default: LOOM_MODEL, else a cached download of
+                       HuggingFaceTB/SmolLM2-135M-Instruct into ~/.cache/loom)
+  --host <address>     address to listen on (default 127.0.0.1)
+  --port N             port (default 8080; 0 = any free port)
+  --config <file>      JSON config: { "apiKeys": [...], "slugs": { "openai": [...], "anthropic": [...] },
+                       "contextSize": N, "maxSequences": N, "kvCache": { "bytes": N | "memoryFraction": F, "dtype": "f16" } }
+  --no-auth            accept requests without an API key (local use); otherwise keys come from the config
+                       or LOOM_API_KEYS (comma-separated)
+  --context N          context size (default: the config's, else min(model, 4096))
+  --threads N          compute threads (default: all cores)
+`;
+
+/** The config file's shape (every field optional). */
+interface ServeConfig {
+  apiKeys?: string[];
+  slugs?: { openai?: string[]; anthropic?: string[] };
+  contextSize?: number;
+  maxSequences?: number;
+  kvCache?: { bytes?: number; memoryFraction?: number; dtype?: "f32" | "f16" };
+  maxQueue?: number;
+  maxBodyBytes?: number;
+}
+
+function readConfig(path: string | undefined): ServeConfig {
+  if (!path) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new UsageError(`--config ${path}: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new UsageError(`--config ${path}: must be a JSON object`);
+  return parsed as ServeConfig;
+}
+
+/** Runs `loom serve`; resolves once the server listens (it then runs until the process ends). */
+export async function runServe(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      model: { type: "string" }, host: { type: "string" }, port: { type: "string" }, config: { type: "string" },
+      "no-auth": { type: "boolean" }, context: { type: "string" }, threads: { type: "string" }, help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(SERVE_USAGE);
+    return;
+  }
+  const config = readConfig(values.config);
+  const keys = [...(config.apiKeys ?? []), ...keysFromEnvironment(process.env.LOOM_API_KEYS)];
+  if (!values["no-auth"] && keys.length === 0) {
+    throw new UsageError("no API keys: put them in the config (apiKeys) or LOOM_API_KEYS, or pass --no-auth for local use");
+  }
+  const auth: Authenticator = values["no-auth"] ? new OpenAccess() : new StaticKeys(keys);
+  const port = parseInteger("--port", values.port, 8080, 0);
+  const host = values.host ?? "127.0.0.1";
+  const path = await resolveModelPath(values.model);
+
+  const bar = new ProgressBar("loading");
+  const model = await loadModel(path, {
+    threads: values.threads === undefined ? undefined : parseInteger("--threads", values.threads, 1, 1),
+    contextSize: values.context === undefined ? config.contextSize : parseInteger("--context", values.context, 4096, 1),
+    maxSequences: config.maxSequences,
+    kvCache: config.kvCache,
+    onProgress: ({ loadedBytes, totalBytes }) => bar.update(loadedBytes, totalBytes),
+  });
+  bar.finish();
+  const defaults = defaultSlugs(model);
+  const registry = new ModelRegistry([{
+    model,
+    engine: new Engine(model),
+    slugs: { openai: config.slugs?.openai ?? defaults.openai, anthropic: config.slugs?.anthropic ?? defaults.anthropic },
+    created: Math.floor(Date.now() / 1000),
+  }]);
+  const server = await startServer({ registry, auth, endpoints: createEndpoints(registry), maxQueue: config.maxQueue, maxBodyBytes: config.maxBodyBytes }, host, port);
+  process.stderr.write(
+    `loom: serving ${path} on http://${host}:${server.port} (${values["no-auth"] ? "no auth" : `${keys.length} API key(s)`})\n` +
+      `  POST /v1/chat/completions  model ${registry.slugs("openai").join(", ")}\n` +
+      `  POST /v1/messages          model ${registry.slugs("anthropic").join(", ")}\n`,
+  );
+  // Print the port on stdout for scripts and tests that start the server on port 0.
+  process.stdout.write(`${JSON.stringify({ listening: { host, port: server.port } })}\n`);
+}

@@ -1,0 +1,61 @@
+// The served models: public slugs per wire format mapped to loaded models and their engines. Default slugs follow
+// the spec's forms with the local model's name filled in: `service/tim-<base>-27b` for chat completions and
+// `service/<family>-marathon` for messages.
+import { basename } from "node:path";
+import type { Engine } from "../engine/engine.js";
+import type { LoadedModel } from "../engine/load.js";
+import type { ServedModels, WireFormat } from "./protocol/internal.js";
+
+/** One loaded model and the slugs it answers to. */
+export interface ServedModel {
+  model: LoadedModel;
+  engine: Engine;
+  slugs: Record<WireFormat, string[]>;
+  /** Unix seconds when it was loaded (the `created` of /v1/models). */
+  created: number;
+}
+
+/** Lower-case words joined by dashes. */
+function slugify(text: string): string {
+  return text.toLowerCase().replace(/\.gguf$/, "").replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "") || "model";
+}
+
+/** The spec-form slugs for a model file or directory: base from its name, family from its architecture. */
+export function defaultSlugs(model: LoadedModel): Record<WireFormat, string[]> {
+  const base = slugify(basename(model.path));
+  const family = slugify(model.config.architecture);
+  return { openai: [`service/tim-${base}-27b`], anthropic: [`service/${family}-marathon`] };
+}
+
+/** Finds the engine behind a slug; implements the adapters' view of what is served. */
+export class ModelRegistry implements ServedModels {
+  constructor(readonly entries: readonly ServedModel[]) {
+    const seen = new Set<string>();
+    for (const entry of entries) {
+      for (const slug of [...entry.slugs.openai, ...entry.slugs.anthropic]) {
+        if (seen.has(slug) && !entry.slugs.openai.includes(slug)) throw new Error(`model slug '${slug}' is configured twice`);
+        seen.add(slug);
+      }
+    }
+  }
+
+  slugs(format: WireFormat): readonly string[] {
+    return this.entries.flatMap((entry) => entry.slugs[format]);
+  }
+
+  hasVision(): boolean {
+    return false; // no vision encoder in the engine yet
+  }
+
+  /** The served model behind a slug in a format, if any. */
+  find(slug: string, format: WireFormat): ServedModel | undefined {
+    return this.entries.find((entry) => entry.slugs[format].includes(slug));
+  }
+
+  /** Every slug of every format, with its model (for /v1/models). */
+  listing(): Array<{ id: string; created: number }> {
+    const ids = new Map<string, number>();
+    for (const entry of this.entries) for (const slug of [...entry.slugs.openai, ...entry.slugs.anthropic]) ids.set(slug, entry.created);
+    return [...ids].map(([id, created]) => ({ id, created }));
+  }
+}

@@ -1,0 +1,118 @@
+// The one internal request and event type between the wire-format adapters (OpenAI chat completions, Anthropic
+// messages) and the serving engine: a superset of both formats (content blocks, thinking, tool calls). Adapters parse
+// a wire body into an InternalRequest and turn InternalEvents into a wire response or stream; nothing else in the
+// server knows either format, and the engine never sees one.
+import type { ChatMessage } from "../../engine/chat/messages.js";
+
+/** Which wire format a request arrived in (for error shapes and metrics only). */
+export type WireFormat = "openai" | "anthropic";
+
+/** A tool the model may call: a JSON schema for its arguments. */
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  /** JSON schema of the arguments (OpenAI `function.parameters`, Anthropic `input_schema`). */
+  parameters: Record<string, unknown>;
+}
+
+/** How the model must use tools: freely, not at all, some tool, or one named tool. */
+export type ToolChoice = { type: "auto" } | { type: "none" } | { type: "any" } | { type: "tool"; name: string };
+
+/** A parsed generation request, format-independent. */
+export interface InternalRequest {
+  format: WireFormat;
+  /** The public model slug as the client sent it (already checked against the served models by the adapter). */
+  model: string;
+  /**
+   * The conversation: system messages first, assistant thinking as `reasoning_content`, tool calls as `tool_calls`,
+   * tool results as role "tool" messages. Images are rejected by the adapter when the model has no vision.
+   */
+  messages: ChatMessage[];
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  /** Most tokens to generate; undefined = the server's default. */
+  maxTokens?: number;
+  sampling: {
+    temperature?: number;
+    topP?: number;
+    topK?: number;
+    frequencyPenalty?: number;
+    presencePenalty?: number;
+    seed?: number;
+  };
+  /** Stop strings (OpenAI `stop`, Anthropic `stop_sequences`). */
+  stop: string[];
+  stream: boolean;
+  /** OpenAI `stream_options.include_usage`: a final usage chunk. */
+  includeUsage: boolean;
+  /** Reasoning: OpenAI `chat_template_kwargs.enable_thinking`, Anthropic `thinking.type: enabled` (with its budget). */
+  thinking: { enabled: boolean; budgetTokens?: number };
+  /** `chat_template_kwargs.enable_auto_compaction` (default true). */
+  autoCompaction: boolean;
+  /** Anthropic `metadata.user_id`, OpenAI `user`: for logs and accounting only. */
+  userId?: string;
+}
+
+/** Token counts as both formats report them. */
+export interface InternalUsage {
+  promptTokens: number;
+  /** Prompt tokens served from the cache (prefix plus relocated section). */
+  cachedTokens: number;
+  completionTokens: number;
+}
+
+/** Why generation ended, format-independent: adapters map it (OpenAI stop/length, Anthropic end_turn/max_tokens/stop_sequence/tool_use). */
+export type InternalStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use";
+
+/**
+ * What the server tells an adapter while a request runs, in order: one `start` (once the prompt is admitted and its
+ * cache reuse known), then `thinking` deltas (reasoning, when on) before `text` deltas, then one `finish`; or an
+ * `error` at any point (before `start`: the request failed; after: the stream failed).
+ */
+export type InternalEvent =
+  | { type: "start"; usage: InternalUsage }
+  | { type: "thinking"; text: string }
+  | { type: "text"; text: string }
+  | { type: "finish"; reason: InternalStopReason; stopSequence?: string; usage: InternalUsage }
+  | { type: "error"; error: ProtocolError };
+
+/** Error kinds, with the HTTP status each maps to in both formats. */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  authentication: 401,
+  permission: 403,
+  not_found: 404,
+  request_too_large: 413,
+  rate_limit: 429,
+  internal: 500,
+  overloaded: 529,
+} as const;
+
+export type ProtocolErrorKind = keyof typeof ERROR_STATUS;
+
+/** A client-visible failure: its kind (hence status), a message naming what to fix, and the field at fault if any. */
+export class ProtocolError extends Error {
+  override readonly name = "ProtocolError";
+  constructor(
+    readonly kind: ProtocolErrorKind,
+    message: string,
+    /** The request field at fault, dotted (`messages[2].content`), when there is one. */
+    readonly param?: string,
+    /** Seconds a client should wait before retrying (rate limits, overload). */
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.kind];
+  }
+}
+
+/** What an adapter needs to know about the served models when it parses a request. */
+export interface ServedModels {
+  /** The slugs a format accepts, for `model` checks and 404s. */
+  slugs(format: WireFormat): readonly string[];
+  /** Whether the model behind a slug takes images. */
+  hasVision(slug: string): boolean;
+}

@@ -1,0 +1,181 @@
+// The HTTP server end to end on loopback: the official openai and @anthropic-ai/sdk clients against a real server on
+// a small model, raw HTTP for error cases, and disconnects freeing their requests.
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureTestModel } from "../scripts/test-models.js";
+import { Engine } from "../engine/engine.js";
+import { type LoadedModel, loadModel } from "../engine/load.js";
+import { createEndpoints } from "./adapters/endpoints.js";
+import { StaticKeys } from "./http/auth.js";
+import { type LoomServer, startServer } from "./http/app.js";
+import { ModelRegistry, defaultSlugs } from "./models.js";
+
+const KEY = "sk-test-key";
+let model: LoadedModel;
+let engine: Engine;
+let server: LoomServer;
+let base: string;
+let chatSlug: string;
+let messagesSlug: string;
+
+beforeAll(async () => {
+  model = await loadModel(await ensureTestModel("tiny-llama", "gguf", "q8_0"), { contextSize: 512, threads: 2, kvCache: { bytes: 32 * 1024 * 1024 } });
+  engine = new Engine(model);
+  const slugs = defaultSlugs(model);
+  chatSlug = slugs.openai[0];
+  messagesSlug = slugs.anthropic[0];
+  const registry = new ModelRegistry([{ model, engine, slugs, created: 1_700_000_000 }]);
+  server = await startServer({ registry, auth: new StaticKeys([KEY]), endpoints: createEndpoints(registry), maxBodyBytes: 64 * 1024 }, "127.0.0.1", 0);
+  base = `http://127.0.0.1:${server.port}`;
+});
+
+afterAll(async () => {
+  server?.close();
+  engine?.close();
+  await model?.dispose();
+});
+
+const openai = () => new OpenAI({ apiKey: KEY, baseURL: `${base}/v1`, maxRetries: 0 });
+const anthropic = () => new Anthropic({ apiKey: KEY, baseURL: base, maxRetries: 0 });
+
+/** Waits until the engine has nothing running or waiting (a disconnect lands between steps). */
+async function engineIdle(): Promise<void> {
+  for (let i = 0; i < 200 && (engine.stats().running > 0 || engine.stats().waiting > 0); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+describe("OpenAI chat completions", () => {
+  it("answers non-streaming requests in the OpenAI shape", async () => {
+    const completion = await openai().chat.completions.create({
+      model: chatSlug, messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hello there" }],
+      max_tokens: 6, temperature: 0, seed: 3, top_p: 0.9, frequency_penalty: 0.1, presence_penalty: 0.1,
+    });
+    expect(completion.object).toBe("chat.completion");
+    expect(completion.model).toBe(chatSlug);
+    expect(completion.choices[0].message.role).toBe("assistant");
+    expect(typeof completion.choices[0].message.content).toBe("string");
+    expect(["stop", "length"]).toContain(completion.choices[0].finish_reason);
+    expect(completion.usage!.total_tokens).toBe(completion.usage!.prompt_tokens + completion.usage!.completion_tokens);
+    expect(completion.usage!.completion_tokens).toBeLessThanOrEqual(6);
+  });
+
+  it("streams chunks, then a usage chunk with no choices, then [DONE]; repeated prompts report cached tokens", async () => {
+    const request = { model: chatSlug, messages: [{ role: "user" as const, content: "Tell me a story about a cat and a dog" }], max_tokens: 8, temperature: 0 };
+    const first = await openai().chat.completions.create(request);
+    const stream = await openai().chat.completions.create({ ...request, stream: true, stream_options: { include_usage: true } });
+    let text = "";
+    let usage: OpenAI.CompletionUsage | undefined | null;
+    let finish: string | null = null;
+    for await (const chunk of stream) {
+      expect(chunk.object).toBe("chat.completion.chunk");
+      if (chunk.choices.length === 0) usage = chunk.usage;
+      else {
+        text += chunk.choices[0].delta.content ?? "";
+        finish = chunk.choices[0].finish_reason ?? finish;
+      }
+    }
+    expect(text).toBe(first.choices[0].message.content);
+    expect(finish).toBe(first.choices[0].finish_reason);
+    expect(usage!.completion_tokens).toBe(first.usage!.completion_tokens);
+    expect(usage!.prompt_tokens_details?.cached_tokens).toBeGreaterThan(0);
+  });
+
+  it("rejects bad fields with the OpenAI error shape naming the field", async () => {
+    const error = await openai().chat.completions.create({ model: chatSlug, messages: [{ role: "user", content: "hi" }], temperature: 3 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("temperature");
+    const missing = await openai().chat.completions.create({ model: "service/nope", messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+    const unauthorised = await new OpenAI({ apiKey: "wrong", baseURL: `${base}/v1`, maxRetries: 0 }).chat.completions.create({ model: chatSlug, messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
+    expect(unauthorised).toBeInstanceOf(OpenAI.AuthenticationError);
+  });
+});
+
+describe("Anthropic messages", () => {
+  it("answers non-streaming requests in the messages shape", async () => {
+    const message = await anthropic().messages.create({
+      model: messagesSlug, max_tokens: 6, system: "Be brief.", messages: [{ role: "user", content: "Hello there" }],
+      temperature: 0, top_k: 5, top_p: 0.9, metadata: { user_id: "u1" },
+    });
+    expect(message.type).toBe("message");
+    expect(message.role).toBe("assistant");
+    expect(message.content.at(-1)?.type).toBe("text");
+    expect(["end_turn", "max_tokens", "stop_sequence"]).toContain(message.stop_reason);
+    expect(message.usage.output_tokens).toBeLessThanOrEqual(6);
+  });
+
+  it("streams events in order and ends with message_stop", async () => {
+    const request = { model: messagesSlug, max_tokens: 8, messages: [{ role: "user" as const, content: "Tell me a story about a cat and a dog" }], temperature: 0 };
+    const whole = await anthropic().messages.create(request);
+    const stream = await anthropic().messages.create({ ...request, stream: true });
+    const types: string[] = [];
+    let text = "";
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === "content_block_delta" && event.delta.type === "text_delta") text += event.delta.text;
+      if (event.type === "message_start") expect(event.message.usage.input_tokens).toBeGreaterThanOrEqual(0);
+    }
+    expect(types[0]).toBe("message_start");
+    expect(types.at(-1)).toBe("message_stop");
+    expect(types.at(-2)).toBe("message_delta");
+    expect(text).toBe(whole.content.map((block) => (block.type === "text" ? block.text : "")).join(""));
+  });
+
+  it("accepts x-api-key and rejects a wrong key with authentication_error", async () => {
+    const error = await new Anthropic({ apiKey: "wrong", baseURL: base, maxRetries: 0 }).messages.create({ model: messagesSlug, max_tokens: 4, messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Anthropic.AuthenticationError);
+    const missing = await anthropic().messages.create({ model: messagesSlug, max_tokens: 0, messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(Anthropic.BadRequestError);
+  });
+});
+
+describe("raw HTTP", () => {
+  const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+    fetch(`${base}${path}`, { method: "POST", body, headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", ...headers } });
+
+  it("gives clean errors for invalid JSON, content type, size, nesting and routes", async () => {
+    const invalid = await post("/v1/chat/completions", "{not json");
+    expect(invalid.status).toBe(400);
+    expect((await invalid.json()).error.type).toBe("invalid_request_error");
+    const type = await post("/v1/messages", "{}", { "content-type": "text/plain" });
+    expect(type.status).toBe(400);
+    expect(await type.json()).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+    const large = await post("/v1/chat/completions", JSON.stringify({ pad: "x".repeat(100_000) }));
+    expect(large.status).toBe(413);
+    const deep = await post("/v1/chat/completions", "[".repeat(5000) + "]".repeat(5000));
+    expect(deep.status).toBe(400);
+    const route = await fetch(`${base}/v2/nothing`);
+    expect(route.status).toBe(404);
+    const tooLong = await post("/v1/chat/completions", JSON.stringify({ model: chatSlug, messages: [{ role: "user", content: "word ".repeat(2000) }] }));
+    expect(tooLong.status).toBe(400);
+    expect((await tooLong.json()).error.message).toMatch(/context/);
+  });
+
+  it("frees the request when the client disconnects mid-stream", async () => {
+    const controller = new AbortController();
+    const response = await fetch(`${base}/v1/chat/completions`, {
+      method: "POST", signal: controller.signal,
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: chatSlug, messages: [{ role: "user", content: "go on forever" }], max_tokens: 400, stream: true }),
+    });
+    const reader = response.body!.getReader();
+    await reader.read();
+    expect(engine.stats().running).toBe(1);
+    controller.abort();
+    await engineIdle();
+    expect(engine.stats()).toMatchObject({ running: 0, waiting: 0 });
+    expect(engine.stats().requests.aborted).toBeGreaterThan(0);
+  });
+
+  it("lists models and serves health and metrics", async () => {
+    const models = await (await fetch(`${base}/v1/models`)).json();
+    expect(models.object).toBe("list");
+    expect(models.data.map((m: { id: string }) => m.id)).toEqual(expect.arrayContaining([chatSlug, messagesSlug]));
+    expect((await fetch(`${base}/v1/models/${encodeURIComponent(chatSlug)}`)).status).toBe(200);
+    expect((await fetch(`${base}/health`)).status).toBe(200);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toMatch(/loom_http_requests_total\{route="\/v1\/chat\/completions",status="200"\} \d+/);
+    expect(metrics).toMatch(/loom_time_to_first_token_seconds_count [1-9]/);
+    expect(metrics).toMatch(/loom_kv_blocks_free\{model=/);
+  });
+});
