@@ -4,6 +4,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTestModel } from "../scripts/test-models.js";
+import { seededRandom } from "../engine/testing/seeded-random.js";
 import { Engine } from "../engine/engine.js";
 import { type LoadedModel, loadModel } from "../engine/load.js";
 import { createEndpoints } from "./adapters/endpoints.js";
@@ -165,6 +166,41 @@ describe("raw HTTP", () => {
     await engineIdle();
     expect(engine.stats()).toMatchObject({ running: 0, waiting: 0 });
     expect(engine.stats().requests.aborted).toBeGreaterThan(0);
+  });
+
+  it("answers a full queue with 429 (chat completions) and 529 (messages) and Retry-After", async () => {
+    const registry = new ModelRegistry([{ model, engine, slugs: defaultSlugs(model), created: 1 }]);
+    const full = await startServer({ registry, auth: new StaticKeys([KEY]), endpoints: createEndpoints(registry), maxQueue: 0 }, "127.0.0.1", 0);
+    try {
+      const at = `http://127.0.0.1:${full.port}`;
+      const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
+      const chat = await fetch(`${at}/v1/chat/completions`, { method: "POST", headers, body: JSON.stringify({ model: chatSlug, messages: [{ role: "user", content: "hi" }] }) });
+      expect(chat.status).toBe(429);
+      expect(chat.headers.get("retry-after")).toBe("2");
+      const messages = await fetch(`${at}/v1/messages`, { method: "POST", headers, body: JSON.stringify({ model: messagesSlug, max_tokens: 4, messages: [{ role: "user", content: "hi" }] }) });
+      expect(messages.status).toBe(529);
+      expect(await messages.json()).toMatchObject({ type: "error", error: { type: "overloaded_error" } });
+    } finally {
+      full.close();
+    }
+  });
+
+  it("never crashes on random bodies: every one gets a JSON error or a completion", async () => {
+    const random = seededRandom(11);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
+    const values: unknown[] = [null, true, 0, -1, 1e309, "x", "", [], {}, [1, "a"], { role: "user" }, "service/nope", 3.5, chatSlug, messagesSlug];
+    for (let i = 0; i < 150; i++) {
+      const body: Record<string, unknown> = { model: pick([chatSlug, messagesSlug, pick(values)]) };
+      for (const key of ["messages", "max_tokens", "temperature", "stream", "stop", "system", "tools", "thinking", "top_k"]) if (random() < 0.5) body[key] = pick(values);
+      if (random() < 0.5) body.messages = [{ role: pick(["user", "assistant", "tool", "x"]), content: pick(values) }];
+      if (random() < 0.3) body.max_tokens = 2;
+      const raw = random() < 0.1 ? JSON.stringify(body).slice(0, Math.floor(random() * 40)) : JSON.stringify(body);
+      const response = await post(pick(["/v1/chat/completions", "/v1/messages"]), raw);
+      expect([200, 400, 404]).toContain(response.status);
+      await response.text();
+    }
+    expect((await fetch(`${base}/health`)).status).toBe(200);
+    await engineIdle();
   });
 
   it("lists models and serves health and metrics", async () => {

@@ -8,7 +8,7 @@ export interface ThinkTags {
   close: string;
 }
 
-export const DEFAULT_THINK_TAGS: ThinkTags = { open: "<think>", close: "</think>" };
+export const DEFAULT_THINK_TAGS: ThinkTags = Object.freeze({ open: "<think>", close: "</think>" });
 
 /** A piece of output: reasoning or answer text. */
 export type SplitPiece = { kind: "thinking" | "text"; text: string };

@@ -12,14 +12,8 @@ export interface CompletionMeta {
   created: number;
 }
 
-/** The tag pair that delimits reasoning inside `content` (the chat template's own, e.g. Qwen's `<think>`). */
-export interface ThinkTags {
-  open: string;
-  close: string;
-}
-
-/** The default tag pair, as Qwen3 and DeepSeek-R1 templates write it. */
-export const DEFAULT_THINK_TAGS: ThinkTags = Object.freeze({ open: "<think>", close: "</think>" });
+// The tag pair that delimits reasoning inside `content` is the one the server splits output at.
+export { DEFAULT_THINK_TAGS, type ThinkTags } from "../../protocol/think-splitter.js";
 
 /** OpenAI finish reasons this server produces. */
 export type OpenAiFinishReason = "stop" | "length" | "tool_calls";
