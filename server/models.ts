@@ -29,12 +29,15 @@ export function defaultSlugs(model: LoadedModel): Record<WireFormat, string[]> {
 
 /** Finds the engine behind a slug; implements the adapters' view of what is served. */
 export class ModelRegistry implements ServedModels {
+  /** @throws Error when two models answer to one slug in one format (configure `slugs` to tell them apart). */
   constructor(readonly entries: readonly ServedModel[]) {
-    const seen = new Set<string>();
-    for (const entry of entries) {
-      for (const slug of [...entry.slugs.openai, ...entry.slugs.anthropic]) {
-        if (seen.has(slug) && !entry.slugs.openai.includes(slug)) throw new Error(`model slug '${slug}' is configured twice`);
-        seen.add(slug);
+    for (const format of ["openai", "anthropic"] as const) {
+      const seen = new Set<string>();
+      for (const entry of entries) {
+        for (const slug of entry.slugs[format]) {
+          if (seen.has(slug)) throw new Error(`two models answer to '${slug}' (${format}); give them distinct slugs in the config`);
+          seen.add(slug);
+        }
       }
     }
   }

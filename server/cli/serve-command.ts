@@ -17,21 +17,31 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
                        HuggingFaceTB/SmolLM2-135M-Instruct into ~/.cache/loom)
   --host <address>     address to listen on (default 127.0.0.1)
   --port N             port (default 8080; 0 = any free port)
-  --config <file>      JSON config: { "apiKeys": [...], "slugs": { "openai": [...], "anthropic": [...] },
-                       "contextSize": N, "maxSequences": N, "kvCache": { "bytes": N | "memoryFraction": F, "dtype": "f16" } }
+  --config <file>      JSON config (see README "HTTP API"): { "apiKeys": [...], "models": [{ "path": "...",
+                       "slugs": { "openai": [...], "anthropic": [...] }, "contextSize": N, "maxSequences": N,
+                       "kvCache": { "bytes": N | "memoryFraction": F, "dtype": "f16" } }], "maxQueue": N }
   --no-auth            accept requests without an API key (local use); otherwise keys come from the config
                        or LOOM_API_KEYS (comma-separated)
   --context N          context size (default: the config's, else min(model, 4096))
   --threads N          compute threads (default: all cores)
 `;
 
-/** The config file's shape (every field optional). */
-interface ServeConfig {
-  apiKeys?: string[];
+/** One served model in the config file. */
+interface ModelConfigEntry {
+  /** GGUF file or Hugging Face directory. */
+  path: string;
+  /** Public slugs per format (default: the spec's forms with the model's name). */
   slugs?: { openai?: string[]; anthropic?: string[] };
   contextSize?: number;
   maxSequences?: number;
   kvCache?: { bytes?: number; memoryFraction?: number; dtype?: "f32" | "f16" };
+}
+
+/** The config file's shape (every field optional). */
+interface ServeConfig {
+  apiKeys?: string[];
+  /** Models to serve; `--model` (or the default model) is served when absent. */
+  models?: ModelConfigEntry[];
   maxQueue?: number;
   maxBodyBytes?: number;
 }
@@ -45,7 +55,17 @@ function readConfig(path: string | undefined): ServeConfig {
     throw new UsageError(`--config ${path}: ${(error as Error).message}`);
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new UsageError(`--config ${path}: must be a JSON object`);
-  return parsed as ServeConfig;
+  const config = parsed as ServeConfig;
+  if (config.apiKeys !== undefined && (!Array.isArray(config.apiKeys) || !config.apiKeys.every((key) => typeof key === "string" && key.length > 0))) {
+    throw new UsageError(`--config ${path}: apiKeys must be an array of non-empty strings`);
+  }
+  if (config.models !== undefined) {
+    if (!Array.isArray(config.models) || config.models.length === 0) throw new UsageError(`--config ${path}: models must be a non-empty array`);
+    config.models.forEach((entry, i) => {
+      if (typeof entry?.path !== "string" || entry.path === "") throw new UsageError(`--config ${path}: models[${i}].path must be a model file or directory`);
+    });
+  }
+  return config;
 }
 
 /** Runs `loom serve`; resolves once the server listens (it then runs until the process ends). */
@@ -70,27 +90,33 @@ export async function runServe(argv: string[]): Promise<void> {
   const auth: Authenticator = values["no-auth"] ? new OpenAccess() : new StaticKeys(keys);
   const port = parseInteger("--port", values.port, 8080, 0);
   const host = values.host ?? "127.0.0.1";
-  const path = await resolveModelPath(values.model);
+  const threads = values.threads === undefined ? undefined : parseInteger("--threads", values.threads, 1, 1);
+  const context = values.context === undefined ? undefined : parseInteger("--context", values.context, 4096, 1);
+  const entries: ModelConfigEntry[] = values.model || !config.models ? [{ path: await resolveModelPath(values.model) }] : config.models;
 
-  const bar = new ProgressBar("loading");
-  const model = await loadModel(path, {
-    threads: values.threads === undefined ? undefined : parseInteger("--threads", values.threads, 1, 1),
-    contextSize: values.context === undefined ? config.contextSize : parseInteger("--context", values.context, 4096, 1),
-    maxSequences: config.maxSequences,
-    kvCache: config.kvCache,
-    onProgress: ({ loadedBytes, totalBytes }) => bar.update(loadedBytes, totalBytes),
-  });
-  bar.finish();
-  const defaults = defaultSlugs(model);
-  const registry = new ModelRegistry([{
-    model,
-    engine: new Engine(model),
-    slugs: { openai: config.slugs?.openai ?? defaults.openai, anthropic: config.slugs?.anthropic ?? defaults.anthropic },
-    created: Math.floor(Date.now() / 1000),
-  }]);
+  const served = [];
+  for (const entry of entries) {
+    const bar = new ProgressBar(`loading ${entry.path}`);
+    const model = await loadModel(entry.path, {
+      threads,
+      contextSize: context ?? entry.contextSize,
+      maxSequences: entry.maxSequences,
+      kvCache: entry.kvCache,
+      onProgress: ({ loadedBytes, totalBytes }) => bar.update(loadedBytes, totalBytes),
+    });
+    bar.finish();
+    const defaults = defaultSlugs(model);
+    served.push({
+      model,
+      engine: new Engine(model),
+      slugs: { openai: entry.slugs?.openai ?? defaults.openai, anthropic: entry.slugs?.anthropic ?? defaults.anthropic },
+      created: Math.floor(Date.now() / 1000),
+    });
+  }
+  const registry = new ModelRegistry(served);
   const server = await startServer({ registry, auth, endpoints: createEndpoints(registry), maxQueue: config.maxQueue, maxBodyBytes: config.maxBodyBytes }, host, port);
   process.stderr.write(
-    `loom: serving ${path} on http://${host}:${server.port} (${values["no-auth"] ? "no auth" : `${keys.length} API key(s)`})\n` +
+    `loom: serving ${entries.map((entry) => entry.path).join(", ")} on http://${host}:${server.port} (${values["no-auth"] ? "no auth" : `${keys.length} API key(s)`})\n` +
       `  POST /v1/chat/completions  model ${registry.slugs("openai").join(", ")}\n` +
       `  POST /v1/messages          model ${registry.slugs("anthropic").join(", ")}\n`,
   );

@@ -1,0 +1,157 @@
+// The client side of bench/http-load.ts: N closed loops of streaming POSTs with raw `fetch` and a minimal SSE parser
+// (no SDKs), timing each request's first text delta, the gaps between text deltas and its end, and reading output
+// tokens from the stream's usage. Imports node builtins only, so it stays light when bench/http-load.ts forks it as a
+// child process (the default: the client then runs on its own event loop and heap, not on the server's).
+// Child protocol: the parent sends {id, job: LoadJob}; the child answers {id, result: LoadResult} or {id, error}.
+import { fileURLToPath } from "node:url";
+
+/** Which stream shape to parse. "openai": chat.completion.chunk frames and data: [DONE]; "anthropic": messages events. */
+export type StreamFormat = "openai" | "anthropic";
+
+/** One load run: `bodies` (JSON) POSTed to `url` from `concurrency` client loops, one request at a time per loop. */
+export interface LoadJob {
+  url: string;
+  format: StreamFormat;
+  headers: Record<string, string>;
+  bodies: string[];
+  concurrency: number;
+}
+
+/** What one request saw, client side. Seconds from the moment fetch() was called. */
+export interface RequestTiming {
+  /** First non-empty text delta (NaN if none came). */
+  ttft: number;
+  /** Gaps between successive non-empty text deltas, as they arrived (several in one read share a timestamp). */
+  gaps: number[];
+  total: number;
+  /** From the stream's usage (OpenAI final usage chunk, Anthropic message_delta); -1 if the stream had none. */
+  outputTokens: number;
+  promptTokens: number;
+  cachedTokens: number;
+  /** Non-empty text deltas received. */
+  deltas: number;
+  text: string;
+}
+
+export interface LoadResult {
+  /** Wall time from the first request sent to the last stream ended. */
+  seconds: number;
+  /** In request order. */
+  requests: RequestTiming[];
+  /** CPU seconds this process used during the run (user + system), or NaN when the client runs inline. */
+  cpuSeconds: number;
+}
+
+/** Runs one job in this process. */
+export async function runLoad(job: LoadJob, measureCpu: boolean): Promise<LoadResult> {
+  const requests: RequestTiming[] = new Array(job.bodies.length);
+  let next = 0;
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  await Promise.all(Array.from({ length: Math.min(job.concurrency, job.bodies.length) }, async () => {
+    while (next < job.bodies.length) {
+      const index = next++;
+      requests[index] = await streamOne(job, job.bodies[index]);
+    }
+  }));
+  const seconds = (performance.now() - start) / 1000;
+  const used = process.cpuUsage(cpu);
+  return { seconds, requests, cpuSeconds: measureCpu ? (used.user + used.system) / 1e6 : Number.NaN };
+}
+
+/** One streaming request, read to the end of the response body. */
+async function streamOne(job: LoadJob, body: string): Promise<RequestTiming> {
+  const start = performance.now();
+  const response = await fetch(job.url, { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream", ...job.headers }, body });
+  if (!response.ok || !response.body) throw new Error(`POST ${job.url}: HTTP ${response.status}: ${(await response.text()).slice(0, 500)}`);
+  const timing: RequestTiming = { ttft: Number.NaN, gaps: [], total: 0, outputTokens: -1, promptTokens: -1, cachedTokens: 0, deltas: 0, text: "" };
+  let last = 0;
+  const onText = (text: string, now: number) => {
+    if (text === "") return;
+    if (timing.deltas === 0) timing.ttft = (now - start) / 1000;
+    else timing.gaps.push((now - last) / 1000);
+    last = now;
+    timing.deltas++;
+    timing.text += text;
+  };
+  const onFrame = job.format === "openai" ? openAiFrame : anthropicFrame;
+  const decoder = new TextDecoder();
+  const reader = response.body.getReader();
+  let buffer = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    const now = performance.now();
+    buffer += decoder.decode(value, { stream: true });
+    if (buffer.includes("\r")) buffer = buffer.replace(/\r\n?/g, "\n");
+    for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let data = "";
+      for (const line of frame.split("\n")) {
+        if (line.startsWith("data:")) data += (data === "" ? "" : "\n") + line.slice(line[5] === " " ? 6 : 5);
+      }
+      if (data !== "") onFrame(data, now, timing, onText);
+    }
+  }
+  timing.total = (performance.now() - start) / 1000;
+  return timing;
+}
+
+type TextSink = (text: string, now: number) => void;
+
+function openAiFrame(data: string, now: number, timing: RequestTiming, onText: TextSink): void {
+  if (data === "[DONE]") return;
+  const chunk = JSON.parse(data) as {
+    error?: { message?: string };
+    choices?: Array<{ delta?: { content?: string | null } }>;
+    usage?: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens?: number } } | null;
+  };
+  if (chunk.error) throw new Error(`stream error: ${chunk.error.message ?? JSON.stringify(chunk.error)}`);
+  const content = chunk.choices?.[0]?.delta?.content;
+  if (typeof content === "string") onText(content, now);
+  if (chunk.usage) {
+    timing.outputTokens = chunk.usage.completion_tokens;
+    timing.promptTokens = chunk.usage.prompt_tokens;
+    timing.cachedTokens = chunk.usage.prompt_tokens_details?.cached_tokens ?? 0;
+  }
+}
+
+function anthropicFrame(data: string, now: number, timing: RequestTiming, onText: TextSink): void {
+  const event = JSON.parse(data) as {
+    type: string;
+    error?: { message?: string };
+    delta?: { type?: string; text?: string };
+    message?: { usage?: { input_tokens: number; cache_read_input_tokens?: number } };
+    usage?: { output_tokens: number };
+  };
+  switch (event.type) {
+    case "content_block_delta":
+      if (event.delta?.type === "text_delta" && typeof event.delta.text === "string") onText(event.delta.text, now);
+      break;
+    case "message_start": {
+      const usage = event.message?.usage;
+      if (usage) {
+        timing.cachedTokens = usage.cache_read_input_tokens ?? 0;
+        timing.promptTokens = usage.input_tokens + timing.cachedTokens;
+      }
+      break;
+    }
+    case "message_delta":
+      if (event.usage) timing.outputTokens = event.usage.output_tokens;
+      break;
+    case "error":
+      throw new Error(`stream error: ${event.error?.message ?? data}`);
+  }
+}
+
+// Child-process entry: forked by bench/http-load.ts with an IPC channel.
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.send) {
+  process.on("message", (message: { id: number; job: LoadJob }) => {
+    runLoad(message.job, true).then(
+      (result) => process.send!({ id: message.id, result }),
+      (error: unknown) => process.send!({ id: message.id, error: error instanceof Error ? error.stack ?? error.message : String(error) }),
+    );
+  });
+  process.on("disconnect", () => process.exit(0));
+}

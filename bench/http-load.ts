@@ -1,0 +1,591 @@
+// The HTTP layer's cost: the same streaming chat requests sent to loom's HTTP server through both wire formats
+// (OpenAI chat completions and Anthropic messages, stream: true) and submitted straight to the same Engine in
+// process, at several concurrencies; time to first token, inter-token latency p50/p99 and output tokens/s on each
+// path, and throughput over HTTP as a fraction of in-process throughput (the target: HTTP costs under 5%).
+// Run: npm run build && node dist/bench/http-load.js [--threads 2] [--concurrency 1,4,16,64] [--requests N]
+//        [--prompt 64-128] [--decode 32-64] [--repeats 1] [--client process|inline] [--llama-server PATH] [--quick]
+//
+// Workload: every request is a conversation (messages input, rendered with the model's ChatML template): one system
+// prompt shared by all requests plus a user message of seeded random words, sized so that each prompt is a length
+// drawn from --prompt tokens after the template; max_tokens is drawn from --decode; temperature 0; end-of-generation
+// is honoured (nothing ignored), so output tokens are counted from each response's usage, never assumed. N client
+// loops each send one request at a time, so N requests are in flight; --requests (default max(2N, 8)) in all.
+//
+// The paths, run one after the other on one loaded model per concurrency, each on a fresh Engine (the shared system
+// prompt is cached within a run, never carried from one run into the next), each after one untimed warm-up request:
+// - in-process: each wire body is parsed by the OpenAI adapter and turned into an EngineRequest before the clock
+//   starts (exactly what the server submits), then Engine.submit is iterated directly;
+// - HTTP: startServer on 127.0.0.1 (uWebSockets.js, StaticKeys auth), raw fetch with a minimal SSE parser
+//   (bench/http-load-client.ts; no SDKs), one keep-alive connection per client loop. Everything from the request
+//   bytes to the client's parsed delta is the HTTP layer's cost: body read and JSON parse, adapter parse, SSE encoding,
+//   socket writes, the client's parse.
+// The client runs in a forked child process by default (--client process): its fetch, stream and JSON work happen on
+// its own event loop and heap instead of between the engine's steps on the server's event loop (the engine's step
+// runs on the main thread plus compute workers, so anything on that event loop delays the next step). With only 2
+// cores the client's CPU still competes with the engine's two compute threads at the OS level, so its CPU seconds are
+// reported beside each run; --client inline runs the same client inside the server process, for comparison.
+//
+// Peer: llama.cpp's own OpenAI-compatible server (llama-server) on the same GGUF, where a binary exists: --llama-server
+// PATH, else a llama-server found under node_modules/node-llama-cpp (bins/, llama/), node_modules/@node-llama-cpp/*
+// or on PATH. node-llama-cpp 3.22.1 ships llama.cpp as a Node addon only; when no binary is found the peer is
+// reported as not run, with the reason.
+import { type ChildProcess, fork, spawn } from "node:child_process";
+import { accessSync, constants, existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { createServer } from "node:net";
+import { availableParallelism } from "node:os";
+import { delimiter, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { Engine } from "../engine/engine.js";
+import { kvBlockBytes } from "../engine/kv/budget.js";
+import { type LoadedModel, loadModel } from "../engine/load.js";
+import { openModelSource } from "../engine/model/source.js";
+import { preparePrompt } from "../engine/prompt.js";
+import type { EngineRequest } from "../engine/request.js";
+import { REPOSITORY_ROOT } from "../engine/testing/fixtures.js";
+import { tokenizerFromGguf } from "../engine/tokenizer/gguf.js";
+import { createEndpoints } from "../server/adapters/endpoints.js";
+import { StaticKeys } from "../server/http/auth.js";
+import { startServer } from "../server/http/app.js";
+import { ModelRegistry, defaultSlugs } from "../server/models.js";
+import { toEngineRequest } from "../server/protocol/run.js";
+import { benchModelPath, mean, printHeader, seededRandom } from "./bench-models.js";
+import { type LoadJob, type LoadResult, type RequestTiming, type StreamFormat, runLoad } from "./http-load-client.js";
+
+const PRESET = "smollm2-135m";
+const DTYPE = "q8_0";
+const KV_BLOCK = 16;
+const KEY = "sk-bench-http-load";
+
+/** Shared by every request (and so cached by the engine after the first). */
+const SYSTEM_PROMPT =
+  "You are the support assistant of a regional parcel delivery company. Answer questions about shipments, invoices, " +
+  "pickup windows and delivery schedules briefly and accurately. If you do not know something, say so plainly.";
+const WARMUP_SYSTEM = "You are a terse assistant.";
+const WORDS = (
+  "the parcel arrived late yesterday because truck route north depot changed schedule again please check invoice " +
+  "number address customer weekend pickup window morning evening driver signature missing damaged box refund order " +
+  "tracking update warehouse label printed twice delivery attempt failed neighbour collect office hours payment card " +
+  "declined express standard shipping cost weight limit customs form international return policy days receipt email " +
+  "phone support ticket status pending resolved escalated manager contact information city street postcode building"
+).split(" ");
+
+/** One request before it is written in a wire format. */
+interface Conversation {
+  user: string;
+  maxTokens: number;
+  /** Prompt tokens after the chat template (counted here; the server's usage must agree). */
+  promptTokens: number;
+}
+
+interface Range {
+  min: number;
+  max: number;
+}
+
+type PathName = "in-process" | "HTTP OpenAI" | "HTTP Anthropic" | "llama-server OpenAI";
+
+/** One timed run of one path. */
+interface PathResult {
+  path: PathName;
+  seconds: number;
+  requests: RequestTiming[];
+  /** CPU seconds of the server process (engine and HTTP server; the client too when inline) during the run. */
+  serverCpuSeconds: number;
+  /** CPU seconds of the client process; NaN when the client runs inline or there is none (in-process). */
+  clientCpuSeconds: number;
+}
+
+function parseRange(text: string, name: string): Range {
+  const match = /^(\d+)(?:-(\d+))?$/.exec(text.trim());
+  if (!match) throw new RangeError(`--${name} must be N or MIN-MAX, got ${text}`);
+  const min = Number(match[1]);
+  const max = Number(match[2] ?? match[1]);
+  if (min < 1 || max < min) throw new RangeError(`--${name} must have 1 <= MIN <= MAX, got ${text}`);
+  return { min, max };
+}
+
+function drawIn(random: () => number, range: Range): number {
+  return range.min + Math.floor(random() * (range.max - range.min + 1));
+}
+
+/**
+ * Seeded conversations whose rendered prompts are `prompt` tokens long: user words are appended until the template's
+ * token count reaches a length drawn from the range (overshooting by at most one word's tokens).
+ */
+function buildConversations(path: string, count: number, prompt: Range, decode: Range, seed: number): Conversation[] {
+  const source = openModelSource(path);
+  if (!source.ggufMetadata) throw new Error(`${path} is not a GGUF file`);
+  const promptModel = { tokenizer: tokenizerFromGguf(source.ggufMetadata, path), chatTemplate: source.chatTemplate, vocabSize: source.config.vocab_size };
+  const countTokens = (user: string) => preparePrompt(promptModel, { messages: [{ role: "system", content: SYSTEM_PROMPT }, { role: "user", content: user }] }, undefined).tokens.length;
+  const overhead = countTokens("");
+  const random = seededRandom(seed);
+  return Array.from({ length: count }, () => {
+    const target = drawIn(random, prompt);
+    const words: string[] = [];
+    // Cheap estimate per word (the user text alone), then exact counts near the target.
+    while (overhead + promptModel.tokenizer.encode(words.join(" "), { addSpecial: false, parseSpecial: false }).length < target - 4) {
+      words.push(WORDS[Math.floor(random() * WORDS.length)]);
+    }
+    const sentence = () => { const text = words.join(" "); return `${text.slice(0, 1).toUpperCase()}${text.slice(1)}?`; };
+    let tokens = countTokens(sentence());
+    while (tokens < target) {
+      words.push(WORDS[Math.floor(random() * WORDS.length)]);
+      tokens = countTokens(sentence());
+    }
+    return { user: sentence(), maxTokens: drawIn(random, decode), promptTokens: tokens };
+  });
+}
+
+function openAiBody(model: string, system: string, user: string, maxTokens: number): string {
+  return JSON.stringify({
+    model, messages: [{ role: "system", content: system }, { role: "user", content: user }], max_tokens: maxTokens, temperature: 0,
+    stream: true, stream_options: { include_usage: true },
+  });
+}
+
+function anthropicBody(model: string, system: string, user: string, maxTokens: number): string {
+  return JSON.stringify({ model, system, messages: [{ role: "user", content: user }], max_tokens: maxTokens, temperature: 0, stream: true });
+}
+
+/** Runs load jobs: in a forked child process, or inline in this process. */
+interface LoadClient {
+  readonly mode: "process" | "inline";
+  run(job: LoadJob): Promise<LoadResult>;
+  close(): void;
+}
+
+function inlineClient(): LoadClient {
+  return { mode: "inline", run: (job) => runLoad(job, false), close: () => {} };
+}
+
+function processClient(): LoadClient {
+  const child: ChildProcess = fork(fileURLToPath(new URL("./http-load-client.js", import.meta.url)), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const pending = new Map<number, { resolve: (result: LoadResult) => void; reject: (error: Error) => void }>();
+  let nextId = 0;
+  child.on("message", (message: { id: number; result?: LoadResult; error?: string }) => {
+    const waiter = pending.get(message.id);
+    pending.delete(message.id);
+    if (message.error !== undefined) waiter?.reject(new Error(`load client: ${message.error}`));
+    else waiter?.resolve(message.result!);
+  });
+  child.on("exit", (code) => {
+    for (const waiter of pending.values()) waiter.reject(new Error(`the load client process exited with code ${code}`));
+    pending.clear();
+  });
+  return {
+    mode: "process",
+    run: (job) => new Promise((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve, reject });
+      child.send({ id, job });
+    }),
+    close: () => child.disconnect(),
+  };
+}
+
+/** A fresh Engine and a registry serving it under the default slugs. */
+function serve(model: LoadedModel) {
+  const engine = new Engine(model);
+  const slugs = defaultSlugs(model);
+  const registry = new ModelRegistry([{ model, engine, slugs, created: Math.floor(Date.now() / 1000) }]);
+  return { engine, slugs, registry };
+}
+
+/**
+ * Untimed, once per loaded model before any path runs: `bodies` all at once with max_tokens 2 on a throwaway Engine,
+ * so the first timed path does not pay alone for first touches of the KV pool and scratch memory, or for compiling
+ * the batched prefill and decode paths at this concurrency.
+ */
+async function primeModel(model: LoadedModel, bodies: string[]): Promise<void> {
+  const { engine, registry } = serve(model);
+  try {
+    const [chat] = createEndpoints(registry);
+    await Promise.all(bodies.map(async (body, i) => {
+      const request = toEngineRequest(`prime-${i}`, chat.parse({ ...(JSON.parse(body) as object), max_tokens: 2 }), model.contextSize);
+      for await (const event of engine.submit(request)) if (event.type === "error") throw event.error;
+    }));
+  } finally {
+    engine.close();
+  }
+}
+
+let inProcessRuns = 0;
+
+/** Engine.submit directly, on requests parsed from the OpenAI bodies before the clock starts. */
+async function inProcessRun(model: LoadedModel, bodies: string[], warmup: string, concurrency: number): Promise<PathResult> {
+  const run = inProcessRuns++;
+  const { engine, registry } = serve(model);
+  try {
+    const [chat] = createEndpoints(registry);
+    const toRequest = (body: string, id: string) => toEngineRequest(id, chat.parse(JSON.parse(body)), model.contextSize);
+    const streamOne = async (request: EngineRequest): Promise<RequestTiming> => {
+      const timing: RequestTiming = { ttft: Number.NaN, gaps: [], total: 0, outputTokens: -1, promptTokens: -1, cachedTokens: 0, deltas: 0, text: "" };
+      const start = performance.now();
+      let last = 0;
+      for await (const event of engine.submit(request)) {
+        if (event.type === "error") throw event.error;
+        if (event.type === "text" && event.text !== "") {
+          const now = performance.now();
+          if (timing.deltas === 0) timing.ttft = (now - start) / 1000;
+          else timing.gaps.push((now - last) / 1000);
+          last = now;
+          timing.deltas++;
+          timing.text += event.text;
+        } else if (event.type === "finish") {
+          timing.outputTokens = event.usage.completionTokens;
+          timing.promptTokens = event.usage.promptTokens;
+          timing.cachedTokens = event.usage.reusedPrefixTokens + event.usage.reusedSuffixTokens;
+        }
+      }
+      timing.total = (performance.now() - start) / 1000;
+      return timing;
+    };
+    await streamOne(toRequest(warmup, `warmup-${run}`));
+    const requests = bodies.map((body, i) => toRequest(body, `inproc-${run}-${i}`));
+    const timings: RequestTiming[] = new Array(requests.length);
+    let next = 0;
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    await Promise.all(Array.from({ length: Math.min(concurrency, requests.length) }, async () => {
+      while (next < requests.length) {
+        const index = next++;
+        timings[index] = await streamOne(requests[index]);
+      }
+    }));
+    const seconds = (performance.now() - start) / 1000;
+    const used = process.cpuUsage(cpu);
+    return { path: "in-process", seconds, requests: timings, serverCpuSeconds: (used.user + used.system) / 1e6, clientCpuSeconds: Number.NaN };
+  } finally {
+    engine.close();
+  }
+}
+
+/** The same bodies through loom's HTTP server in one wire format. */
+async function httpRun(model: LoadedModel, format: StreamFormat, bodies: string[], warmup: string, concurrency: number, client: LoadClient): Promise<PathResult> {
+  const { engine, registry } = serve(model);
+  const server = await startServer({ registry, auth: new StaticKeys([KEY]), endpoints: createEndpoints(registry) }, "127.0.0.1", 0);
+  try {
+    const url = `http://127.0.0.1:${server.port}${format === "openai" ? "/v1/chat/completions" : "/v1/messages"}`;
+    const headers: Record<string, string> = format === "openai" ? { authorization: `Bearer ${KEY}` } : { "x-api-key": KEY, "anthropic-version": "2023-06-01" };
+    await client.run({ url, format, headers, bodies: [warmup], concurrency: 1 });
+    const cpu = process.cpuUsage();
+    const result = await client.run({ url, format, headers, bodies, concurrency });
+    const used = process.cpuUsage(cpu);
+    return {
+      path: format === "openai" ? "HTTP OpenAI" : "HTTP Anthropic", seconds: result.seconds, requests: result.requests,
+      serverCpuSeconds: (used.user + used.system) / 1e6, clientCpuSeconds: result.cpuSeconds,
+    };
+  } finally {
+    server.close();
+    engine.close();
+  }
+}
+
+/** Where a llama-server binary is, or why there is none. */
+interface PeerLocation {
+  path?: string;
+  reason: string;
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false;
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Files named llama-server under `dir`, `depth` levels down at most. */
+function findNamed(dir: string, depth: number, found: string[] = []): string[] {
+  if (!existsSync(dir) || depth < 0) return found;
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return found;
+  }
+  for (const entry of entries) {
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) findNamed(full, depth - 1, found);
+    else if (/^llama-server(\.exe)?$/.test(entry.name)) found.push(full);
+  }
+  return found;
+}
+
+function locateLlamaServer(explicit: string | undefined): PeerLocation {
+  if (explicit !== undefined) return isExecutableFile(explicit) ? { path: explicit, reason: "given with --llama-server" } : { reason: `--llama-server ${explicit} is not an executable file` };
+  const modules = join(REPOSITORY_ROOT, "node_modules");
+  const dirs = [join(modules, "node-llama-cpp", "bins"), join(modules, "node-llama-cpp", "llama"), join(modules, "@node-llama-cpp")];
+  const candidates = dirs.flatMap((dir) => findNamed(dir, 5));
+  for (const dir of (process.env.PATH ?? "").split(delimiter).filter(Boolean)) candidates.push(join(dir, "llama-server"));
+  const path = candidates.find(isExecutableFile);
+  if (path) return { path, reason: "found" };
+  let version = "3.22.1";
+  let addon = "";
+  try {
+    version = (JSON.parse(readFileSync(join(modules, "node-llama-cpp", "package.json"), "utf8")) as { version: string }).version;
+    addon = findAddons(join(modules, "@node-llama-cpp")).join(", ");
+  } catch {
+    // The reason below still holds without these details.
+  }
+  return {
+    reason: `node-llama-cpp ${version} ships llama.cpp as a Node addon only (${addon || "llama-addon.node"}); no llama-server binary under `
+      + `node_modules/node-llama-cpp/{bins,llama}, node_modules/@node-llama-cpp or on PATH, so llama.cpp's OpenAI-compatible server `
+      + `cannot be run here (build llama.cpp's llama-server and pass --llama-server PATH to add it)`,
+  };
+}
+
+/** This platform's node-llama-cpp addon binaries (what the package ships instead of executables). */
+function findAddons(dir: string, depth = 4, out: string[] = []): string[] {
+  if (depth < 0 || !existsSync(dir)) return out;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) findAddons(full, depth - 1, out);
+    else if (entry.name === "llama-addon.node" && full.includes(`/${process.platform}-${process.arch}/bins/`)) out.push(full.slice(REPOSITORY_ROOT.length + 1));
+  }
+  return out;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * llama-server on the same file: N slots (continuous batching), the context split evenly over them, f32 KV as loom's,
+ * the same thread count; the same OpenAI bodies from the same client. Throws with llama-server's output on failure.
+ */
+async function llamaServerRun(binary: string, modelPath: string, format: StreamFormat, bodies: string[], warmup: string, concurrency: number, contextSize: number, threads: number, client: LoadClient): Promise<PathResult> {
+  const port = await freePort();
+  const args = ["-m", modelPath, "--host", "127.0.0.1", "--port", String(port), "-t", String(threads), "-tb", String(threads),
+    "-c", String(contextSize * concurrency), "-np", String(concurrency), "-b", "512", "-ctk", "f32", "-ctv", "f32"];
+  const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let log = "";
+  const keep = (chunk: Buffer) => { log = (log + chunk.toString()).slice(-4000); };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  let exited: number | null | undefined;
+  child.on("exit", (code) => { exited = code; });
+  try {
+    const deadline = performance.now() + 120_000;
+    for (;;) {
+      if (exited !== undefined) throw new Error(`llama-server exited with code ${exited}: ${log.slice(-1000)}`);
+      if (performance.now() > deadline) throw new Error(`llama-server did not become healthy in 120 s: ${log.slice(-1000)}`);
+      const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const url = `http://127.0.0.1:${port}/v1/chat/completions`;
+    await client.run({ url, format, headers: {}, bodies: [warmup], concurrency: 1 });
+    const result = await client.run({ url, format, headers: {}, bodies, concurrency });
+    return { path: "llama-server OpenAI", seconds: result.seconds, requests: result.requests, serverCpuSeconds: Number.NaN, clientCpuSeconds: result.cpuSeconds };
+  } finally {
+    child.kill("SIGTERM");
+  }
+}
+
+function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (sorted.length - 1) * p;
+  const low = Math.floor(at);
+  const high = Math.ceil(at);
+  return sorted[low] + (sorted[high] - sorted[low]) * (at - low);
+}
+
+/** Output tokens of a request from its usage; -1 (no usage in the stream) falls back to the text deltas. */
+function outputTokens(timing: RequestTiming): number {
+  return timing.outputTokens >= 0 ? timing.outputTokens : timing.deltas;
+}
+
+function summarize(result: PathResult) {
+  const generated = result.requests.reduce((sum, r) => sum + outputTokens(r), 0);
+  const ttfts = result.requests.map((r) => r.ttft).filter((t) => Number.isFinite(t));
+  const gaps = result.requests.flatMap((r) => r.gaps);
+  return {
+    path: result.path,
+    seconds: result.seconds,
+    outputTokens: generated,
+    outputTokensPerSecond: generated / result.seconds,
+    ttftP50: percentile(ttfts, 0.5),
+    ttftP99: percentile(ttfts, 0.99),
+    ttftMean: mean(ttfts),
+    itlP50: percentile(gaps, 0.5),
+    itlP99: percentile(gaps, 0.99),
+    itlCount: gaps.length,
+    promptTokens: result.requests.reduce((sum, r) => sum + r.promptTokens, 0),
+    cachedTokens: result.requests.reduce((sum, r) => sum + r.cachedTokens, 0),
+    usageMissing: result.requests.filter((r) => r.outputTokens < 0).length,
+    serverCpuSeconds: result.serverCpuSeconds,
+    clientCpuSeconds: result.clientCpuSeconds,
+  };
+}
+
+function best(results: PathResult[]): PathResult {
+  return results.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      threads: { type: "string" }, concurrency: { type: "string" }, requests: { type: "string" }, prompt: { type: "string" }, decode: { type: "string" },
+      repeats: { type: "string" }, client: { type: "string" }, "llama-server": { type: "string" }, quick: { type: "boolean" },
+    },
+  });
+  const quick = values.quick ?? false;
+  const threads = Number(values.threads ?? 2);
+  const levels = (values.concurrency ?? (quick ? "1,4" : "1,4,16,64")).split(",").map(Number);
+  const prompt = parseRange(values.prompt ?? "64-128", "prompt");
+  const decode = parseRange(values.decode ?? (quick ? "8-16" : "32-64"), "decode");
+  const repeats = Number(values.repeats ?? 1);
+  const clientMode = values.client ?? "process";
+  if (clientMode !== "process" && clientMode !== "inline") throw new RangeError(`--client must be process or inline, got ${clientMode}`);
+  const fixedRequests = values.requests === undefined ? undefined : Number(values.requests);
+  for (const [name, value] of Object.entries({ threads, repeats, ...(fixedRequests === undefined ? {} : { requests: fixedRequests }), ...Object.fromEntries(levels.map((n, i) => [`concurrency[${i}]`, n])) })) {
+    if (!Number.isInteger(value) || value < 1) throw new RangeError(`--${name} must be a positive integer, got ${value}`);
+  }
+
+  const path = await benchModelPath(PRESET, DTYPE);
+  const peer = locateLlamaServer(values["llama-server"]);
+  const command = `node dist/bench/http-load.js --threads ${threads} --concurrency ${levels.join(",")} --prompt ${prompt.min}-${prompt.max} --decode ${decode.min}-${decode.max}`
+    + `${fixedRequests !== undefined ? ` --requests ${fixedRequests}` : ""}${repeats > 1 ? ` --repeats ${repeats}` : ""}${clientMode !== "process" ? ` --client ${clientMode}` : ""}`
+    + `${values["llama-server"] ? ` --llama-server ${values["llama-server"]}` : ""}${quick ? " --quick" : ""}`;
+  const machine = printHeader(command, threads, [
+    `model ${PRESET} ${DTYPE.toUpperCase()} random weights (${path}), f32 KV, one load per concurrency (maxSequences N, KV for N+1 whole requests: no preemption)`,
+    `workload: messages input through the ChatML template, a shared ${SYSTEM_PROMPT.split(" ").length}-word system prompt + a unique user message, ${prompt.min}-${prompt.max} prompt tokens, `
+      + `max_tokens ${decode.min}-${decode.max}, temperature 0, EOG honoured (output tokens from usage); N client loops, ${fixedRequests ?? "max(2N, 8)"} requests`
+      + `${repeats > 1 ? `; each path run ${repeats} times interleaved, fastest kept` : ""}`,
+    `paths: in-process = Engine.submit on the adapter-parsed requests; HTTP = startServer on 127.0.0.1 (uWebSockets.js, StaticKeys auth), stream: true, `
+      + `raw fetch + SSE parser; each run on a fresh Engine after one untimed warm-up request`,
+    `client: ${clientMode === "process" ? "a forked child process (own event loop and heap; shares the cores with the engine's compute threads)" : "inline in the server process (shares its event loop)"}; `
+      + `${availableParallelism()} cores for engine (${threads} compute threads: main + ${threads - 1} worker${threads === 2 ? "" : "s"}), HTTP server and client`,
+    peer.path ? `peer: llama-server ${peer.path} (${peer.reason}), N slots of one per-request context each, f32 KV, ${threads} threads, same client and OpenAI bodies`
+      : `peer: llama.cpp HTTP server not run: ${peer.reason}`,
+  ]);
+
+  const client = clientMode === "process" ? processClient() : inlineClient();
+  const source = openModelSource(path);
+  const config = source.config;
+  console.log("");
+  console.log("| N | requests | path | output tokens | output tok/s | vs in-process | HTTP cost | TTFT p50 (ms) | TTFT p99 (ms) | ITL p50 (ms) | ITL p99 (ms) | server CPU (s) | client CPU (s) | text = in-process |");
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+  const json: unknown[] = [];
+  const costs: Array<{ concurrency: number; path: PathName; cost: number }> = [];
+  const promptStats: number[] = [];
+  try {
+    for (const concurrency of levels) {
+      const requests = fixedRequests ?? Math.max(2 * concurrency, 8);
+      const conversations = buildConversations(path, requests, prompt, decode, 4321 + concurrency);
+      promptStats.push(...conversations.map((c) => c.promptTokens));
+      const longest = Math.max(...conversations.map((c) => c.promptTokens + c.maxTokens));
+      const contextSize = Math.ceil((longest + 16) / KV_BLOCK) * KV_BLOCK;
+      const bytes = kvBlockBytes(config.num_hidden_layers, config.num_key_value_heads * config.head_dim, KV_BLOCK, "f32") / KV_BLOCK * contextSize * (concurrency + 1);
+      const model = await loadModel(path, { threads, contextSize, batchSize: 512, maxSequences: concurrency, kvCache: { bytes, dtype: "f32" } });
+      try {
+        const slugs = defaultSlugs(model);
+        const openaiBodies = conversations.map((c) => openAiBody(slugs.openai[0], SYSTEM_PROMPT, c.user, c.maxTokens));
+        const anthropicBodies = conversations.map((c) => anthropicBody(slugs.anthropic[0], SYSTEM_PROMPT, c.user, c.maxTokens));
+        const openaiWarmup = openAiBody(slugs.openai[0], WARMUP_SYSTEM, "Say hello.", 4);
+        const anthropicWarmup = anthropicBody(slugs.anthropic[0], WARMUP_SYSTEM, "Say hello.", 4);
+        checkSameEngineRequests(model, openaiBodies, anthropicBodies);
+
+        const runs: Record<PathName, PathResult[]> = { "in-process": [], "HTTP OpenAI": [], "HTTP Anthropic": [], "llama-server OpenAI": [] };
+        let peerError: string | undefined;
+        await primeModel(model, openaiBodies.slice(0, concurrency));
+        const loomPaths: Array<() => Promise<PathResult>> = [
+          () => inProcessRun(model, openaiBodies, openaiWarmup, concurrency),
+          () => httpRun(model, "openai", openaiBodies, openaiWarmup, concurrency, client),
+          () => httpRun(model, "anthropic", anthropicBodies, anthropicWarmup, concurrency, client),
+        ];
+        for (let r = 0; r < repeats; r++) {
+          // Rotated each repeat, so no path always runs first (or last) on the loaded model.
+          for (let i = 0; i < loomPaths.length; i++) {
+            const result = await loomPaths[(i + r) % loomPaths.length]();
+            runs[result.path].push(result);
+          }
+          if (peer.path && peerError === undefined) {
+            try {
+              runs["llama-server OpenAI"].push(await llamaServerRun(peer.path, path, "openai", openaiBodies, openaiWarmup, concurrency, contextSize, threads, client));
+            } catch (error) {
+              peerError = (error as Error).message;
+            }
+          }
+        }
+        const base = summarize(best(runs["in-process"]));
+        const baseRun = best(runs["in-process"]);
+        const level: Record<string, unknown> = { concurrency, requests, contextSize };
+        for (const name of Object.keys(runs) as PathName[]) {
+          if (runs[name].length === 0) continue;
+          const run = best(runs[name]);
+          const s = summarize(run);
+          const ratio = s.outputTokensPerSecond / base.outputTokensPerSecond;
+          const equal = run.requests.filter((t, i) => t.text === baseRun.requests[i].text).length;
+          const isLoomHttp = name === "HTTP OpenAI" || name === "HTTP Anthropic";
+          if (isLoomHttp) costs.push({ concurrency, path: name, cost: 1 - ratio });
+          const ms = (x: number) => (Number.isFinite(x) ? (1000 * x).toFixed(1) : "n/a");
+          const cpu = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : "n/a");
+          console.log(`| ${concurrency} | ${requests} | ${name} | ${s.outputTokens}${s.usageMissing > 0 ? ` (${s.usageMissing} without usage)` : ""} | ${s.outputTokensPerSecond.toFixed(1)} | `
+            + `${name === "in-process" ? "1.000" : ratio.toFixed(3)} | ${isLoomHttp ? `${(100 * (1 - ratio)).toFixed(1)}%` : "-"} | ${ms(s.ttftP50)} | ${ms(s.ttftP99)} | ${ms(s.itlP50)} | ${ms(s.itlP99)} | `
+            + `${cpu(s.serverCpuSeconds)} | ${cpu(s.clientCpuSeconds)} | ${name === "in-process" ? "-" : `${equal} / ${requests}`} |`);
+          level[name] = { ...s, ratioToInProcess: ratio, textEqualToInProcess: equal, otherRuns: runs[name].filter((x) => x !== run).map((x) => x.seconds) };
+        }
+        if (peerError !== undefined) {
+          console.log(`| ${concurrency} | ${requests} | llama-server OpenAI | failed: ${peerError.replace(/\|/g, "/").replace(/\s+/g, " ").slice(0, 300)} |||||||||||`);
+          level.llamaServerError = peerError;
+        }
+        json.push(level);
+      } finally {
+        await model.dispose();
+      }
+    }
+  } finally {
+    client.close();
+  }
+  console.log("");
+  console.log(`prompt tokens after the template: ${Math.min(...promptStats)}-${Math.max(...promptStats)}, mean ${mean(promptStats).toFixed(1)}, `
+    + `of which the shared system part is cached after each run's first admission (the server's usage agrees with these counts: see promptTokens in the JSON)`);
+  console.log("output tok/s = output tokens (from usage) / wall time of the run; vs in-process = HTTP output tok/s / in-process output tok/s; HTTP cost = 1 - that;");
+  console.log("TTFT = request sent (fetch called / submit) to the first non-empty text delta received, queueing included; ITL = gaps between successive text deltas");
+  console.log("(one per decode step that produced text); server CPU = user + system seconds of this process (engine threads, HTTP server; the client too when inline),");
+  console.log("client CPU = the load client's process; text = in-process: requests whose streamed text equals the in-process run's.");
+  for (const name of ["HTTP OpenAI", "HTTP Anthropic"] as const) {
+    const mine = costs.filter((c) => c.path === name);
+    const worst = mine.reduce((a, b) => (b.cost > a.cost ? b : a), mine[0]);
+    console.log(`${name}: HTTP cost of output tok/s ${mine.map((c) => `N=${c.concurrency} ${(100 * c.cost).toFixed(1)}%`).join(", ")}; `
+      + `target < 5%: ${mine.every((c) => c.cost < 0.05) ? "met at every N" : `missed at ${mine.filter((c) => c.cost >= 0.05).map((c) => `N=${c.concurrency}`).join(", ")}`} (worst N=${worst.concurrency})`);
+  }
+  if (!peer.path) console.log(`llama.cpp HTTP peer: not run: ${peer.reason}`);
+  console.log(JSON.stringify({
+    bench: "http-load", command, date: machine.date, cpu: machine.cpu, cores: machine.cores, threads, node: process.version, model: `${PRESET}-${DTYPE}`,
+    client: clientMode, prompt, decode, repeats, promptTokens: { min: Math.min(...promptStats), max: Math.max(...promptStats), mean: mean(promptStats) },
+    llamaServer: peer.path ? { path: peer.path } : { ran: false, reason: peer.reason }, levels: json,
+  }));
+}
+
+/** Both formats must reach the engine as the same request (id aside), or the comparison is not like for like. */
+function checkSameEngineRequests(model: LoadedModel, openaiBodies: string[], anthropicBodies: string[]): void {
+  const { engine, registry } = serve(model);
+  try {
+    const [chat, messages] = createEndpoints(registry);
+    for (let i = 0; i < openaiBodies.length; i++) {
+      const a = JSON.stringify(toEngineRequest("x", chat.parse(JSON.parse(openaiBodies[i])), model.contextSize));
+      const b = JSON.stringify(toEngineRequest("x", messages.parse(JSON.parse(anthropicBodies[i])), model.contextSize));
+      if (a !== b) throw new Error(`request ${i} reaches the engine differently through the two formats:\n  openai:    ${a}\n  anthropic: ${b}`);
+    }
+  } finally {
+    engine.close();
+  }
+}
+
+await main();
+process.exit(0);

@@ -1,0 +1,64 @@
+// `loom serve` as a user runs it: the compiled CLI in a child process with a config file serving two models.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { afterAll, describe, expect, it } from "vitest";
+import { REPOSITORY_ROOT } from "../../engine/testing/fixtures.js";
+import { ensureTestModel } from "../../scripts/test-models.js";
+
+const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
+const children: ChildProcess[] = [];
+afterAll(() => { for (const child of children) child.kill(); });
+
+/** Starts `loom serve` and resolves with its port once it prints it (or rejects with its stderr if it exits). */
+function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(process.execPath, [CLI, "serve", ...args], { cwd: REPOSITORY_ROOT, env: { ...process.env, ...env } });
+  children.push(child);
+  let stderr = "";
+  child.stderr!.on("data", (chunk) => { stderr += chunk; });
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      const port = JSON.parse(line)?.listening?.port;
+      if (port) resolve({ port, child });
+    });
+    child.on("exit", (code) => reject(Object.assign(new Error(`loom serve exited ${code}: ${stderr}`), { code, stderr })));
+  });
+}
+
+describe.skipIf(!existsSync(CLI) && process.env.CI !== "true")("loom serve", () => {
+  it("serves every model of a config file under its slugs, behind API keys", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "loom-serve-"));
+    const config = join(dir, "loom.json");
+    writeFileSync(config, JSON.stringify({
+      apiKeys: ["sk-one"],
+      models: [
+        { path: await ensureTestModel("tiny-llama", "gguf", "q8_0"), slugs: { openai: ["service/tim-llama-27b"], anthropic: ["service/llama-marathon"] }, contextSize: 256, kvCache: { bytes: 8388608 } },
+        { path: await ensureTestModel("tiny-qwen3", "gguf", "q8_0"), slugs: { openai: ["service/tim-qwen-27b"], anthropic: ["service/qwen-marathon"] }, contextSize: 256, kvCache: { bytes: 8388608 } },
+      ],
+    }));
+    const { port, child } = await serve(["--config", config, "--port", "0", "--threads", "1"], { LOOM_API_KEYS: "sk-two" });
+    const base = `http://127.0.0.1:${port}`;
+    const ids = (await (await fetch(`${base}/v1/models`)).json()).data.map((m: { id: string }) => m.id);
+    expect(ids).toEqual(["service/tim-llama-27b", "service/llama-marathon", "service/tim-qwen-27b", "service/qwen-marathon"]);
+    for (const [model, key] of [["service/tim-llama-27b", "sk-one"], ["service/tim-qwen-27b", "sk-two"]]) {
+      const response = await fetch(`${base}/v1/chat/completions`, {
+        method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 3 }),
+      });
+      expect(response.status).toBe(200);
+      expect((await response.json()).model).toBe(model);
+    }
+    const anonymous = await fetch(`${base}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(anonymous.status).toBe(401);
+    child.kill();
+  });
+
+  it("refuses to start without API keys unless --no-auth, and says so", async () => {
+    const model = await ensureTestModel("tiny-llama", "gguf", "q8_0");
+    const failure = await serve(["--model", model, "--port", "0"], { LOOM_API_KEYS: "" }).catch((error: { code: number; stderr: string }) => error);
+    expect(failure).toMatchObject({ code: 2 });
+    expect((failure as { stderr: string }).stderr).toMatch(/--no-auth/);
+  });
+});
