@@ -17,6 +17,8 @@ export interface ActiveRequestInit {
   maxTokens: number;
   stop: string[];
   ignoreEndOfGeneration: boolean;
+  /** Reasoning cap, with its tags resolved. */
+  thinkingBudget?: { tokens: number; open: string; close: string };
   sampler: Sampler;
   tokenizer: Tokenizer;
   channel: EventChannel<EngineEvent>;
@@ -45,6 +47,8 @@ export class ActiveRequest implements SchedulableRequest {
   private readonly init: ActiveRequestInit;
   private readonly stops: StopSequenceMatcher;
   private readonly text;
+  /** Reasoning tracking for the thinking budget: not yet known, inside the tags (with tokens spent), or over. */
+  private thinking: { state: "unknown" | "inside" | "over"; tokens: number; output: string } = { state: "unknown", tokens: 0, output: "" };
 
   constructor(init: ActiveRequestInit) {
     this.init = init;
@@ -56,6 +60,8 @@ export class ActiveRequest implements SchedulableRequest {
     this.channel = init.channel;
     this.stops = new StopSequenceMatcher(init.stop);
     this.text = init.tokenizer.createStreamDecoder();
+    const budget = init.thinkingBudget;
+    if (budget && init.tokenizer.decode(init.promptTokens.slice(-8)).trimEnd().endsWith(budget.open)) this.thinking.state = "inside";
   }
 
   get seed(): number {
@@ -69,11 +75,50 @@ export class ActiveRequest implements SchedulableRequest {
     this.generated.push(token);
     this.tokens.push(token);
     if (this.init.tokenizer.endOfGenerationIds.has(token) && !this.init.ignoreEndOfGeneration) return this.finishText("stop");
-    const matched = this.stops.push(this.text.push(token));
-    if (matched.text) this.emitText(matched.text);
-    if (matched.stop) return { finished: true, reason: "stop", stopSequence: matched.stop.sequence };
+    const outcome = this.streamText(this.text.push(token));
+    if (outcome) return outcome;
+    const forced = this.spendThinkingBudget(token);
+    if (forced.length > 0) {
+      // The forced tokens join the sequence as if sampled; the scheduler computes them in the next step.
+      this.generated.push(...forced);
+      this.tokens.push(...forced);
+      const forcedOutcome = this.streamText(forced.map((id) => this.text.push(id)).join(""));
+      if (forcedOutcome) return forcedOutcome;
+    }
     if (this.generated.length >= this.init.maxTokens || this.tokens.length >= contextSize) return this.finishText("length");
     return { finished: false };
+  }
+
+  /** Streams decoded text through the stop matcher; a stop sequence ends the request. */
+  private streamText(text: string): TokenOutcome | undefined {
+    const matched = this.stops.push(text);
+    if (matched.text) this.emitText(matched.text);
+    if (matched.stop) return { finished: true, reason: "stop", stopSequence: matched.stop.sequence };
+    return undefined;
+  }
+
+  /**
+   * Counts a generated token against the thinking budget; returns the close tag's tokens to force when the budget is
+   * spent inside the reasoning, else nothing.
+   */
+  private spendThinkingBudget(token: number): number[] {
+    const budget = this.init.thinkingBudget;
+    const thinking = this.thinking;
+    if (!budget || thinking.state === "over") return [];
+    thinking.output += this.init.tokenizer.decode([token]);
+    if (thinking.state === "unknown") {
+      const start = thinking.output.trimStart();
+      if (start.startsWith(budget.open)) thinking.state = "inside";
+      else if (!budget.open.startsWith(start)) thinking.state = "over"; // no reasoning block
+      return [];
+    }
+    if (thinking.output.includes(budget.close)) {
+      thinking.state = "over";
+      return [];
+    }
+    if (++thinking.tokens < budget.tokens) return [];
+    thinking.state = "over";
+    return this.init.tokenizer.encode(`\n${budget.close}\n\n`, { addSpecial: false, parseSpecial: true });
   }
 
   /** Ends generation early (KV budget or abort): flushes held-back text unless aborted. */

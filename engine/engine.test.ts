@@ -199,6 +199,36 @@ describe.each(variants)("Engine on $preset $dtype with $kv KV", ({ preset, dtype
   });
 });
 
+describe("Engine thinking budget", () => {
+  it("closes the reasoning itself once the budget is spent, and the answer follows", async () => {
+    const model = await loadModel(await ensureTestModel("tiny-qwen3", "gguf", "q8_0"), { contextSize: 256, threads: 2, kvCache: { bytes: 8 * 1024 * 1024 } });
+    try {
+      const engine = new Engine(model);
+      const run = async (budget: number) => {
+        let text = "";
+        let finish: Finish | undefined;
+        const request: EngineRequest = { input: { text: "Why is the sky blue?<think>\n" }, maxTokens: 20, sampling: { temperature: 0 }, ignoreEndOfGeneration: true, thinkingBudget: { tokens: budget } };
+        for await (const event of engine.submit(request)) {
+          if (event.type === "text") text += event.text;
+          if (event.type === "finish") finish = event;
+        }
+        return { text, finish: finish! };
+      };
+      const capped = await run(5);
+      const closeAt = capped.finish.tokens.indexOf(model.tokenizer.encode("</think>", { addSpecial: false, parseSpecial: true })[0]);
+      expect(closeAt).toBeGreaterThanOrEqual(5);
+      expect(closeAt).toBeLessThanOrEqual(6); // five reasoning tokens, then the forced "\n</think>\n\n"
+      expect(capped.text).toContain("</think>");
+      expect(capped.finish.usage.completionTokens).toBe(20);
+      const free = await run(100);
+      expect(free.text).not.toContain("</think>");
+      engine.close();
+    } finally {
+      await model.dispose();
+    }
+  });
+});
+
 describe("Engine auto compaction", () => {
   let model: LoadedModel;
   beforeAll(async () => {

@@ -36,6 +36,16 @@ export interface EngineStream extends AsyncIterable<EngineEvent> {
 const DEFAULT_MAX_TOKENS = 256;
 const MAX_STOP_SEQUENCES = 16;
 
+/** The request's reasoning cap with default tags, checked. */
+function thinkingBudgetOf(request: EngineRequest): { tokens: number; open: string; close: string } | undefined {
+  const budget = request.thinkingBudget;
+  if (budget === undefined) return undefined;
+  if (!Number.isSafeInteger(budget.tokens) || budget.tokens < 1) {
+    throw new EngineError("invalid_request", `thinkingBudget.tokens must be a positive integer, got ${JSON.stringify(budget.tokens)}`, "thinkingBudget.tokens");
+  }
+  return { tokens: budget.tokens, open: budget.open ?? "<think>", close: budget.close ?? "</think>" };
+}
+
 /** Serves generation requests on one loaded model. */
 export class Engine {
   private readonly kv: KvCacheManager;
@@ -180,6 +190,7 @@ export class Engine {
       active = new ActiveRequest({
         id, priority, arrival: ++this.arrivals, promptTokens: tokens, maxTokens, stop,
         ignoreEndOfGeneration: request.ignoreEndOfGeneration ?? false, sampler, tokenizer: this.model.tokenizer, channel,
+        thinkingBudget: thinkingBudgetOf(request),
       });
     } catch (error) {
       if (error instanceof StopSequenceError) throw new EngineError("invalid_request", error.message, `stop[${error.index}]`, { cause: error });

@@ -32,6 +32,11 @@ export interface EngineRequest {
   enableAutoCompaction?: boolean;
   /** Keep generating through end-of-generation tokens (benchmarks). */
   ignoreEndOfGeneration?: boolean;
+  /**
+   * Caps reasoning: once `tokens` tokens were generated inside the think tags (output that opens with `open`, or a
+   * prompt that ends with it), the engine writes `close` itself and the answer follows (Anthropic `budget_tokens`).
+   */
+  thinkingBudget?: { tokens: number; open?: string; close?: string };
 }
 
 /** Why a request ended. `length`: maxTokens, the context, or the KV budget was reached. */

@@ -31,6 +31,7 @@ export function toEngineRequest(id: string, request: InternalRequest, defaultMax
     },
     stop: request.stop,
     enableAutoCompaction: request.autoCompaction,
+    thinkingBudget: request.thinking.enabled && request.thinking.budgetTokens !== undefined ? { tokens: request.thinking.budgetTokens } : undefined,
   };
 }
 
