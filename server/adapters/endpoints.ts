@@ -20,7 +20,7 @@ export function createEndpoints(models: ServedModels, options: EndpointOptions =
     idPrefix: "chatcmpl-",
     overloadKind: "rate_limit",
     parse: (body) => parseChatCompletionRequest(body, models),
-    respond: (meta, result) => chatCompletionResponse(meta, { reasoning: result.thinking, text: result.text, finish: result.finish }),
+    respond: (meta, result) => chatCompletionResponse(meta, { reasoning: result.thinking, text: result.text, toolCalls: result.toolCalls, finish: result.finish }),
     stream: (meta, request) => new ChatCompletionStreamWriter(meta, { includeUsage: request.includeUsage }),
     error: (error) => openAiErrorBody(error),
   };

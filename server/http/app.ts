@@ -136,7 +136,7 @@ function handleGeneration(connection: Connection, req: uWS.HttpRequest, endpoint
     if (first.value.type === "error") throw first.value.error;
 
     if (!request.stream) {
-      const result: CollectedResult = { thinking: "", text: "", finish: undefined as never };
+      const result: CollectedResult = { thinking: "", text: "", toolCalls: [], finish: undefined as never };
       for (let next: IteratorResult<InternalEvent> = first; !next.done; next = await events.next()) {
         const event = next.value;
         timeTokens(event);
@@ -144,6 +144,7 @@ function handleGeneration(connection: Connection, req: uWS.HttpRequest, endpoint
         if (event.type === "error") throw event.error;
         if (event.type === "thinking") result.thinking += event.text;
         else if (event.type === "text") result.text += event.text;
+        else if (event.type === "tool_call") result.toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
         else if (event.type === "finish") result.finish = event;
       }
       if (connection.closed || !result.finish) return;

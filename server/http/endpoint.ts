@@ -1,6 +1,6 @@
 // What the HTTP layer needs of a wire format: parse a body into an InternalRequest, encode a collected result or a
 // stream of InternalEvents, and shape errors. One implementation per adapter (server/adapters/*/endpoint.ts).
-import type { InternalEvent, InternalRequest, ProtocolError, WireFormat } from "../protocol/internal.js";
+import type { InternalEvent, InternalRequest, InternalToolCall, ProtocolError, WireFormat } from "../protocol/internal.js";
 
 /** Identity of one response. */
 export interface ResponseMeta {
@@ -15,6 +15,8 @@ export interface ResponseMeta {
 export interface CollectedResult {
   thinking: string;
   text: string;
+  /** The model's tool calls, in order. */
+  toolCalls: InternalToolCall[];
   finish: Extract<InternalEvent, { type: "finish" }>;
 }
 

@@ -64,15 +64,28 @@ export interface InternalUsage {
 /** Why generation ended, format-independent: adapters map it (OpenAI stop/length, Anthropic end_turn/max_tokens/stop_sequence/tool_use). */
 export type InternalStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use";
 
+/** A tool call the model made. */
+export interface InternalToolCall {
+  /** Format-neutral call id (`call_` and 24 hex digits), used as is: OpenAI `tool_calls[].id`, Anthropic `tool_use.id`. */
+  id: string;
+  /** The tool's name, as the model wrote it. */
+  name: string;
+  /** The parsed arguments: OpenAI gets them re-serialised as a JSON string, Anthropic as `input`. */
+  arguments: Record<string, unknown>;
+}
+
 /**
  * What the server tells an adapter while a request runs, in order: one `start` (once the prompt is admitted and its
- * cache reuse known), then `thinking` deltas (reasoning, when on) before `text` deltas, then one `finish`; or an
- * `error` at any point (before `start`: the request failed; after: the stream failed).
+ * cache reuse known), then `thinking` deltas (reasoning, when on) before `text` deltas, then `tool_call`s (complete
+ * calls, after all text), then one `finish`, whose reason is "tool_use" when there were tool calls (unless the token
+ * limit cut the generation: "max_tokens"); or an `error` at any point (before `start`: the request failed; after: the
+ * stream failed).
  */
 export type InternalEvent =
   | { type: "start"; usage: InternalUsage }
   | { type: "thinking"; text: string }
   | { type: "text"; text: string }
+  | ({ type: "tool_call" } & InternalToolCall)
   | { type: "finish"; reason: InternalStopReason; stopSequence?: string; usage: InternalUsage }
   | { type: "error"; error: ProtocolError };
 

@@ -1,9 +1,11 @@
 // Runs an InternalRequest on the serving engine and turns the engine's events into InternalEvents: the one place
-// where the server's request type meets the engine's. Reasoning is split from the answer at the think tags.
+// where the server's request type meets the engine's. Reasoning is split from the answer at the think tags, and
+// when the request offers tools, the model's tool calls are taken out of the answer (server/protocol/tool-calls.ts).
 import type { Engine } from "../../engine/engine.js";
 import type { EngineError, EngineEvent, EngineRequest } from "../../engine/request.js";
 import { type InternalEvent, type InternalRequest, type InternalUsage, ProtocolError } from "./internal.js";
 import { DEFAULT_THINK_TAGS, type ThinkTags, ThinkSplitter } from "./think-splitter.js";
+import { HERMES_TOOL_CALL_TAGS, ToolCallExtractor, type ToolCallPiece, type ToolCallTags } from "./tool-calls.js";
 
 /** A running request: its events, and a way to stop it (client gone). */
 export interface RunningRequest extends AsyncIterable<InternalEvent> {
@@ -42,43 +44,67 @@ export function protocolErrorOf(error: EngineError): ProtocolError {
   return new ProtocolError("invalid_request", error.message, param);
 }
 
-/** Submits `request` and streams its InternalEvents. */
-export function runRequest(engine: Engine, id: string, request: InternalRequest, options: { defaultMaxTokens: number; thinkTags?: ThinkTags }): RunningRequest {
-  const stream = engine.submit(toEngineRequest(id, request, options.defaultMaxTokens));
-  const splitter = request.thinking.enabled ? new ThinkSplitter(options.thinkTags ?? DEFAULT_THINK_TAGS) : undefined;
-  async function* events(): AsyncGenerator<InternalEvent> {
-    let cachedTokens = 0;
-    let promptTokens = 0;
-    for await (const event of stream as AsyncIterable<EngineEvent>) {
-      switch (event.type) {
-        case "start":
-          promptTokens = event.promptTokens;
-          break;
-        case "admitted":
-          cachedTokens = event.reusedPrefixTokens + event.reusedSuffixTokens;
-          yield { type: "start", usage: { promptTokens, cachedTokens, completionTokens: 0 } };
-          break;
-        case "text":
-          if (!splitter) yield { type: "text", text: event.text };
-          else for (const piece of splitter.push(event.text)) yield { type: piece.kind, text: piece.text };
-          break;
-        case "finish": {
-          if (event.reason === "aborted") return;
-          if (splitter) for (const piece of splitter.flush()) yield { type: piece.kind, text: piece.text };
-          const usage: InternalUsage = {
-            promptTokens: event.usage.promptTokens,
-            cachedTokens: event.usage.reusedPrefixTokens + event.usage.reusedSuffixTokens,
-            completionTokens: event.usage.completionTokens,
-          };
-          const reason = event.stopSequence !== undefined ? "stop_sequence" : event.reason === "length" ? "max_tokens" : "end_turn";
-          yield { type: "finish", reason, stopSequence: event.stopSequence, usage };
-          return;
-        }
-        case "error":
-          yield { type: "error", error: protocolErrorOf(event.error) };
-          return;
+/** How engine output is read: the think tags and tool-call tags of the model's chat template. */
+export interface OutputFormat {
+  thinkTags?: ThinkTags;
+  toolCallTags?: ToolCallTags;
+}
+
+/** Whether tool calls are taken out of the answer: the request offers tools and does not forbid calling them. */
+export function extractsToolCalls(request: InternalRequest): boolean {
+  return (request.tools?.length ?? 0) > 0 && request.toolChoice?.type !== "none";
+}
+
+/**
+ * Turns one request's engine events into InternalEvents (see InternalEvent for their order). Ends after the engine's
+ * finish or error; yields nothing more for an aborted request.
+ */
+export async function* internalEvents(stream: AsyncIterable<EngineEvent>, request: InternalRequest, format: OutputFormat = {}): AsyncGenerator<InternalEvent> {
+  const splitter = request.thinking.enabled ? new ThinkSplitter(format.thinkTags ?? DEFAULT_THINK_TAGS) : undefined;
+  const extractor = extractsToolCalls(request) ? new ToolCallExtractor(format.toolCallTags ?? HERMES_TOOL_CALL_TAGS) : undefined;
+  /** Answer text through the extractor, reasoning as is. */
+  const answer = (pieces: ToolCallPiece[]): InternalEvent[] =>
+    pieces.map((piece) => (piece.kind === "text" ? { type: "text", text: piece.text } : { type: "tool_call", id: piece.id, name: piece.name, arguments: piece.arguments }));
+  const output = (kind: "thinking" | "text", text: string): InternalEvent[] =>
+    kind === "thinking" ? [{ type: "thinking", text }] : extractor ? answer(extractor.push(text)) : [{ type: "text", text }];
+  let cachedTokens = 0;
+  let promptTokens = 0;
+  for await (const event of stream) {
+    switch (event.type) {
+      case "start":
+        promptTokens = event.promptTokens;
+        break;
+      case "admitted":
+        cachedTokens = event.reusedPrefixTokens + event.reusedSuffixTokens;
+        yield { type: "start", usage: { promptTokens, cachedTokens, completionTokens: 0 } };
+        break;
+      case "text":
+        if (!splitter) yield* output("text", event.text);
+        else for (const piece of splitter.push(event.text)) yield* output(piece.kind, piece.text);
+        break;
+      case "finish": {
+        if (event.reason === "aborted") return;
+        if (splitter) for (const piece of splitter.flush()) yield* output(piece.kind, piece.text);
+        if (extractor) yield* answer(extractor.flush());
+        const usage: InternalUsage = {
+          promptTokens: event.usage.promptTokens,
+          cachedTokens: event.usage.reusedPrefixTokens + event.usage.reusedSuffixTokens,
+          completionTokens: event.usage.completionTokens,
+        };
+        const reason = event.stopSequence !== undefined ? "stop_sequence" : event.reason === "length" ? "max_tokens" : "end_turn";
+        if (extractor && extractor.calls > 0 && reason !== "max_tokens") yield { type: "finish", reason: "tool_use", usage };
+        else yield { type: "finish", reason, stopSequence: event.stopSequence, usage };
+        return;
       }
+      case "error":
+        yield { type: "error", error: protocolErrorOf(event.error) };
+        return;
     }
   }
-  return { id, abort: () => engine.abort(id), [Symbol.asyncIterator]: () => events() };
+}
+
+/** Submits `request` and streams its InternalEvents. */
+export function runRequest(engine: Engine, id: string, request: InternalRequest, options: { defaultMaxTokens: number } & OutputFormat): RunningRequest {
+  const stream = engine.submit(toEngineRequest(id, request, options.defaultMaxTokens));
+  return { id, abort: () => engine.abort(id), [Symbol.asyncIterator]: () => internalEvents(stream, request, options) };
 }

@@ -72,8 +72,8 @@ export class ThinkSplitter {
   }
 }
 
-/** Length of the longest suffix of `text` that is a proper prefix of `tag`. */
-function partialSuffix(text: string, tag: string): number {
+/** Length of the longest suffix of `text` that is a proper prefix of `tag` (a tag that may be cut off by the delta). */
+export function partialSuffix(text: string, tag: string): number {
   for (let n = Math.min(tag.length - 1, text.length); n > 0; n--) if (text.endsWith(tag.slice(0, n))) return n;
   return 0;
 }

@@ -5,6 +5,7 @@ export { BLOCK_SEPARATOR } from "./blocks.js";
 export {
   messagesResponse,
   anthropicUsage,
+  toolUseBlock,
   type AnthropicMessage,
   type AnthropicContentBlock,
   type AnthropicUsage,

@@ -1,5 +1,5 @@
 // The non-streaming response body and the error body, shape for shape.
-import type { StopReason, ThinkingBlock, Usage } from "@anthropic-ai/sdk/resources/messages";
+import type { StopReason, ThinkingBlock, ToolUseBlock, Usage } from "@anthropic-ai/sdk/resources/messages";
 import { describe, expect, it } from "vitest";
 import { type InternalEvent, ProtocolError } from "../../protocol/internal.js";
 import { anthropicErrorBody } from "./errors.js";
@@ -48,6 +48,24 @@ describe("messagesResponse", () => {
     const body = messagesResponse(meta, { thinking: "Hmm", text: "", finish: finish("max_tokens") }, signer);
     expect(body.content).toEqual([{ type: "thinking", thinking: "Hmm", signature: signer.sign("Hmm") }]);
     expect(body.stop_reason).toBe("max_tokens");
+  });
+
+  it("puts a tool_use block per call after the text, and leaves out an empty text block", () => {
+    const toolCalls = [
+      { id: "call_0123456789abcdef01234567", name: "get_weather", arguments: { city: "Paris" } },
+      { id: "call_fedcba9876543210fedcba98", name: "get_time", arguments: {} },
+    ];
+    const body = messagesResponse(meta, { thinking: "", text: "Checking.", toolCalls, finish: finish("tool_use") }, signer);
+    expect(body.content).toEqual([
+      { type: "text", text: "Checking." },
+      { type: "tool_use", id: "call_0123456789abcdef01234567", name: "get_weather", input: { city: "Paris" } },
+      { type: "tool_use", id: "call_fedcba9876543210fedcba98", name: "get_time", input: {} },
+    ]);
+    expect(body.stop_reason).toBe("tool_use");
+    const block: ToolUseBlock = body.content[1] as ToolUseBlock;
+    expect(block.input).toEqual({ city: "Paris" });
+    expect(messagesResponse(meta, { thinking: "", text: "", toolCalls, finish: finish("tool_use") }, signer).content.map((b) => b.type)).toEqual(["tool_use", "tool_use"]);
+    expect(messagesResponse(meta, { thinking: "Hm.", text: "", toolCalls: toolCalls.slice(1), finish: finish("tool_use") }, signer).content.map((b) => b.type)).toEqual(["thinking", "tool_use"]);
   });
 
   it("reports the stop sequence that ended the response", () => {

@@ -1,6 +1,6 @@
 // A finished generation -> the Anthropic messages response body (non-streaming), and the usage mapping that the
 // stream shares.
-import type { InternalEvent, InternalStopReason, InternalUsage } from "../../protocol/internal.js";
+import type { InternalEvent, InternalStopReason, InternalToolCall, InternalUsage } from "../../protocol/internal.js";
 import type { ThinkingSigner } from "./thinking-signature.js";
 
 /** Anthropic's usage object. */
@@ -15,7 +15,10 @@ export interface AnthropicUsage {
 }
 
 /** A response content block this server produces. */
-export type AnthropicContentBlock = { type: "thinking"; thinking: string; signature: string } | { type: "text"; text: string };
+export type AnthropicContentBlock =
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "text"; text: string }
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> };
 
 /** The Anthropic messages response body. */
 export interface AnthropicMessage {
@@ -35,10 +38,12 @@ export interface MessageMeta {
   model: string;
 }
 
-/** A whole generation: the thinking and text, concatenated, and the finish event. */
+/** A whole generation: the thinking and text, concatenated, the tool calls, and the finish event. */
 export interface MessageResult {
   thinking: string;
   text: string;
+  /** The model's tool calls, in order (none when absent). */
+  toolCalls?: readonly InternalToolCall[];
   finish: Extract<InternalEvent, { type: "finish" }>;
 }
 
@@ -56,15 +61,22 @@ export function anthropicUsage(usage: InternalUsage): AnthropicUsage {
   };
 }
 
+/** A tool call as a `tool_use` block: the call's id as is, its arguments as `input`. */
+export function toolUseBlock(call: InternalToolCall): Extract<AnthropicContentBlock, { type: "tool_use" }> {
+  return { type: "tool_use", id: call.id, name: call.name, input: call.arguments };
+}
+
 /**
- * The non-streaming response body: a signed thinking block when there was thinking, then the text block. The text
- * block is left out only when there was thinking and no text (a response cut off while thinking), as Anthropic does;
- * an empty response still has one (empty) text block.
+ * The non-streaming response body: a signed thinking block when there was thinking, then the text block, then a
+ * tool_use block per tool call. An empty text block is left out when there was thinking or a tool call (as Anthropic
+ * does); an otherwise empty response still has one (empty) text block.
  */
 export function messagesResponse(meta: MessageMeta, result: MessageResult, signer: ThinkingSigner): AnthropicMessage {
   const content: AnthropicContentBlock[] = [];
   if (result.thinking.length > 0) content.push({ type: "thinking", thinking: result.thinking, signature: signer.sign(result.thinking) });
-  if (result.text.length > 0 || content.length === 0) content.push({ type: "text", text: result.text });
+  const toolCalls = result.toolCalls ?? [];
+  if (result.text.length > 0 || (content.length === 0 && toolCalls.length === 0)) content.push({ type: "text", text: result.text });
+  for (const call of toolCalls) content.push(toolUseBlock(call));
   return {
     id: meta.id,
     type: "message",

@@ -15,10 +15,18 @@ const models: ServedModels = { slugs: () => [MODEL], hasVision: () => false };
 const signer = new ThinkingSigner("sdk-test-secret");
 const usage = { promptTokens: 40, cachedTokens: 16, completionTokens: 9 };
 
-/** A fake generation: thinking (when asked for), then an answer. */
+const CALL_ID = "call_0123456789abcdef01234567";
+
+/** A fake generation: thinking (when asked for), then an answer; with tools, a call of the first tool instead. */
 function generate(request: InternalRequest): InternalEvent[] {
   const events: InternalEvent[] = [{ type: "start", usage: { ...usage, completionTokens: 0 } }];
   if (request.thinking.enabled) events.push({ type: "thinking", text: "The user says " }, { type: "thinking", text: "hello." });
+  const tool = request.tools?.[0];
+  if (tool) {
+    events.push({ type: "text", text: "Let me look." }, { type: "tool_call", id: CALL_ID, name: tool.name, arguments: { city: "Paris", days: 2 } });
+    events.push({ type: "finish", reason: "tool_use", usage });
+    return events;
+  }
   events.push({ type: "text", text: "Hello" }, { type: "text", text: " there!" }, { type: "finish", reason: "end_turn", usage });
   return events;
 }
@@ -40,8 +48,9 @@ function client(seen: InternalRequest[], fail?: ProtocolError, failMidStream?: P
     if (!request.stream) {
       const text = events.flatMap((e) => (e.type === "text" ? [e.text] : [])).join("");
       const thinking = events.flatMap((e) => (e.type === "thinking" ? [e.text] : [])).join("");
+      const toolCalls = events.flatMap((e) => (e.type === "tool_call" ? [{ id: e.id, name: e.name, arguments: e.arguments }] : []));
       const finish = events.at(-1) as Extract<InternalEvent, { type: "finish" }>;
-      return Response.json(messagesResponse(meta, { thinking, text, finish }, signer));
+      return Response.json(messagesResponse(meta, { thinking, text, toolCalls, finish }, signer));
     }
     const writer = new MessagesStreamWriter(meta, signer);
     let sse = writer.ping();
@@ -104,6 +113,40 @@ describe("with the Anthropic SDK as client", () => {
       type: "error",
       error: { type: "invalid_request_error", message: expect.stringMatching(/^messages\[1\]\.content\[0\]: signature does not match/) },
     });
+  });
+
+  it("reads tool_use blocks, streamed and not, and takes them back with their tool_result", async () => {
+    const seen: InternalRequest[] = [];
+    const sdk = client(seen);
+    const tools = [{ name: "get_weather", description: "Weather by city", input_schema: { type: "object" as const, properties: { city: { type: "string" } } } }];
+    const toolParams: MessageCreateParams = { ...params, tools, thinking: { type: "disabled" } };
+    const expected = [
+      { type: "text", text: "Let me look." },
+      { type: "tool_use", id: CALL_ID, name: "get_weather", input: { city: "Paris", days: 2 } },
+    ];
+    const whole = await sdk.messages.create({ ...toolParams, stream: false });
+    expect(whole.content).toEqual(expected);
+    expect(whole.stop_reason).toBe("tool_use");
+
+    const stream = sdk.messages.stream(toolParams);
+    const json: string[] = [];
+    stream.on("inputJson", (partial) => json.push(partial));
+    const streamed = await stream.finalMessage();
+    expect(streamed.content).toEqual(expected);
+    expect(streamed.stop_reason).toBe("tool_use");
+    expect(json).toEqual(['{"city":"Paris","days":2}']);
+
+    // The next turn sends the tool_use back with its result: the call id connects them.
+    const history: MessageParam[] = [
+      ...params.messages,
+      { role: "assistant", content: streamed.content },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: CALL_ID, content: "Sunny, 21 C" }] },
+    ];
+    await sdk.messages.create({ ...toolParams, messages: history });
+    expect(seen[2]?.messages.slice(2)).toEqual([
+      { role: "assistant", content: "Let me look.", tool_calls: [{ id: CALL_ID, type: "function", function: { name: "get_weather", arguments: { city: "Paris", days: 2 } } }] },
+      { role: "tool", content: "Sunny, 21 C", tool_call_id: CALL_ID, name: "get_weather" },
+    ]);
   });
 
   it("maps error bodies to the SDK's error classes", async () => {

@@ -107,6 +107,44 @@ describe("MessagesStreamWriter", () => {
     ]);
   });
 
+  it("writes each tool call as a whole tool_use block at the next index, after closing the text block", () => {
+    const events = run([
+      { type: "start", usage },
+      { type: "text", text: "Checking." },
+      { type: "tool_call", id: "call_a", name: "get_weather", arguments: { city: "Paris" } },
+      { type: "tool_call", id: "call_b", name: "get_time", arguments: {} },
+      { type: "finish", reason: "tool_use", usage: done },
+    ]);
+    expect(events).toEqual([
+      messageStart,
+      { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+      { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Checking." } },
+      { type: "content_block_stop", index: 0 },
+      { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "call_a", name: "get_weather", input: {} } },
+      { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '{"city":"Paris"}' } },
+      { type: "content_block_stop", index: 1 },
+      { type: "content_block_start", index: 2, content_block: { type: "tool_use", id: "call_b", name: "get_time", input: {} } },
+      { type: "content_block_delta", index: 2, delta: { type: "input_json_delta", partial_json: "{}" } },
+      { type: "content_block_stop", index: 2 },
+      ...end("tool_use"),
+    ]);
+  });
+
+  it("signs the thinking block before a tool call, and adds no empty text block", () => {
+    const events = run([
+      { type: "start", usage },
+      { type: "thinking", text: "Weather." },
+      { type: "tool_call", id: "call_a", name: "get_weather", arguments: {} },
+      { type: "finish", reason: "tool_use", usage: done },
+    ]);
+    expect(events.filter((e) => e.type === "content_block_start").map((e) => e.content_block.type)).toEqual(["thinking", "tool_use"]);
+    expect(events.slice(3, 6)).toEqual([
+      { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: signer.sign("Weather.") } },
+      { type: "content_block_stop", index: 0 },
+      { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "call_a", name: "get_weather", input: {} } },
+    ]);
+  });
+
   it("opens a new block, at the next index, each time the kind changes", () => {
     const events = run([
       { type: "start", usage },

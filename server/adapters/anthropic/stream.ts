@@ -1,8 +1,9 @@
 // InternalEvents -> Anthropic server-sent events (spec 6.2): message_start, then per content block
 // content_block_start / content_block_delta... / content_block_stop, then message_delta and message_stop. A thinking
 // block's signature arrives as a signature_delta just before that block's content_block_stop, since it signs the
-// whole block and is known only once the block ends.
-import type { InternalEvent, InternalUsage, ProtocolError } from "../../protocol/internal.js";
+// whole block and is known only once the block ends. A tool call is a whole tool_use block: its start (empty input),
+// one input_json_delta with the arguments' JSON, and its stop.
+import type { InternalEvent, InternalToolCall, InternalUsage, ProtocolError } from "../../protocol/internal.js";
 import { anthropicErrorPayload } from "./errors.js";
 import { type AnthropicMessage, type AnthropicUsage, anthropicUsage, type MessageMeta } from "./response.js";
 import type { ThinkingSigner } from "./thinking-signature.js";
@@ -18,11 +19,22 @@ const PING_FRAME = 'event: ping\ndata: {"type": "ping"}\n\n';
 /** The stream events this writer produces (payloads of the `data:` lines). */
 export type AnthropicStreamEvent =
   | { type: "message_start"; message: AnthropicMessage }
-  | { type: "content_block_start"; index: number; content_block: { type: "thinking"; thinking: ""; signature: "" } | { type: "text"; text: "" } }
+  | {
+      type: "content_block_start";
+      index: number;
+      content_block:
+        | { type: "thinking"; thinking: ""; signature: "" }
+        | { type: "text"; text: "" }
+        | { type: "tool_use"; id: string; name: string; input: Record<string, never> };
+    }
   | {
       type: "content_block_delta";
       index: number;
-      delta: { type: "thinking_delta"; thinking: string } | { type: "signature_delta"; signature: string } | { type: "text_delta"; text: string };
+      delta:
+        | { type: "thinking_delta"; thinking: string }
+        | { type: "signature_delta"; signature: string }
+        | { type: "text_delta"; text: string }
+        | { type: "input_json_delta"; partial_json: string };
     }
   | { type: "content_block_stop"; index: number }
   | {
@@ -66,6 +78,8 @@ export class MessagesStreamWriter {
         return this.delta("thinking", e.text);
       case "text":
         return this.delta("text", e.text);
+      case "tool_call":
+        return this.toolUse(e);
       case "finish": {
         let out = this.start(NO_USAGE) + this.close();
         // A response with no content still has one (empty) text block, as Anthropic's does.
@@ -127,6 +141,15 @@ export class MessagesStreamWriter {
       return out + frame({ type: "content_block_delta", index: block.index, delta: { type: "thinking_delta", thinking: text } });
     }
     return out + frame({ type: "content_block_delta", index: block.index, delta: { type: "text_delta", text } });
+  }
+
+  /** A whole tool_use block, at the next index, after closing the open block. */
+  private toolUse(call: InternalToolCall): string {
+    let out = this.start(NO_USAGE) + this.close();
+    const index = this.blocks++;
+    out += frame({ type: "content_block_start", index, content_block: { type: "tool_use", id: call.id, name: call.name, input: {} } });
+    out += frame({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: JSON.stringify(call.arguments) } });
+    return out + frame({ type: "content_block_stop", index });
   }
 
   private openBlock(kind: "thinking" | "text"): string {

@@ -7,11 +7,14 @@ export { openAiErrorBody, openAiErrorObject, type OpenAiErrorObject, type OpenAi
 export {
   DEFAULT_THINK_TAGS,
   finishReason,
+  wireToolCall,
   wireUsage,
   type ChatCompletionBody,
   type ChatCompletionChunkBody,
   type CompletionMeta,
   type OpenAiFinishReason,
+  type OpenAiToolCall,
+  type OpenAiToolCallDelta,
   type OpenAiUsage,
   type ThinkTags,
 } from "./wire.js";

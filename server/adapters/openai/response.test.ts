@@ -38,6 +38,39 @@ describe("chatCompletionResponse", () => {
     expect(body.choices[0]!.finish_reason).toBe("length");
   });
 
+  it("returns tool calls with JSON-string arguments, and null content when there is no text", () => {
+    const toolCalls = [
+      { id: "call_0123456789abcdef01234567", name: "get_weather", arguments: { city: "Paris", days: [1, 2] } },
+      { id: "call_fedcba9876543210fedcba98", name: "get_time", arguments: {} },
+    ];
+    const body: ChatCompletion = chatCompletionResponse(meta, { reasoning: "", text: "", toolCalls, finish: finish("tool_use") });
+    expect(body.choices[0]).toStrictEqual({
+      index: 0,
+      message: {
+        role: "assistant",
+        content: null,
+        refusal: null,
+        tool_calls: [
+          { id: "call_0123456789abcdef01234567", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris","days":[1,2]}' } },
+          { id: "call_fedcba9876543210fedcba98", type: "function", function: { name: "get_time", arguments: "{}" } },
+        ],
+      },
+      finish_reason: "tool_calls",
+      logprobs: null,
+    });
+    const withText = chatCompletionResponse(meta, { reasoning: "r", text: "Checking.", toolCalls: toolCalls.slice(0, 1), finish: finish("tool_use") });
+    expect(withText.choices[0]!.message.content).toBe("<think>r</think>Checking.");
+    expect(withText.choices[0]!.message.tool_calls).toHaveLength(1);
+  });
+
+  it("has no tool_calls field without tool calls", () => {
+    expect(chatCompletionResponse(meta, { reasoning: "", text: "", toolCalls: [], finish: finish("end_turn") }).choices[0]!.message).toStrictEqual({
+      role: "assistant",
+      content: "",
+      refusal: null,
+    });
+  });
+
   it.each([
     ["end_turn", "stop"],
     ["stop_sequence", "stop"],

@@ -123,6 +123,24 @@ describe("ChatCompletionStreamWriter", () => {
     expect(writer.event({ type: "text", text: "late" })).toBe("");
   });
 
+  it("writes one tool_calls delta chunk per call, after the text, and finishes with tool_calls", () => {
+    const events: InternalEvent[] = [
+      start,
+      { type: "thinking", text: "need weather" },
+      { type: "tool_call", id: "call_a", name: "get_weather", arguments: { city: "Paris" } },
+      { type: "tool_call", id: "call_b", name: "get_time", arguments: {} },
+      { type: "finish", reason: "tool_use", usage },
+    ];
+    expect(chunks(write(events, false)).map((chunk) => [chunk.choices[0]!.delta, chunk.choices[0]!.finish_reason])).toStrictEqual([
+      [{ role: "assistant", content: "" }, null],
+      [{ content: "<think>need weather" }, null],
+      [{ content: "</think>" }, null],
+      [{ tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] }, null],
+      [{ tool_calls: [{ index: 1, id: "call_b", type: "function", function: { name: "get_time", arguments: "{}" } }] }, null],
+      [{}, "tool_calls"],
+    ]);
+  });
+
   it.each([
     ["stop_sequence", "stop"],
     ["max_tokens", "length"],
@@ -151,6 +169,21 @@ describe("ChatCompletionStreamWriter read by the official openai SDK", () => {
     expect(accumulated.choices[0]!.finish_reason).toBe("stop");
     expect(accumulated.usage).toStrictEqual(expected.usage);
     expect([accumulated.id, accumulated.model, accumulated.created]).toStrictEqual([meta.id, meta.model, meta.created]);
+  });
+
+  it("accumulates tool calls into the same message as the non-streaming response", async () => {
+    const toolCalls = [
+      { id: "call_0123456789abcdef01234567", name: "get_weather", arguments: { city: "Paris", when: { day: 1 } } },
+      { id: "call_fedcba9876543210fedcba98", name: "get_time", arguments: { zone: "CET" } },
+    ];
+    const toolFinish = { type: "finish", reason: "tool_use", usage } as const;
+    const events: InternalEvent[] = [start, { type: "text", text: "Let me check." }, ...toolCalls.map((call) => ({ type: "tool_call" as const, ...call })), toolFinish];
+    const accumulated = await ChatCompletionStream.fromReadableStream(sseResponse(write(events, true)).toReadableStream()).finalChatCompletion();
+    const expected = chatCompletionResponse(meta, { reasoning: "", text: "Let me check.", toolCalls, finish: toolFinish });
+    expect(accumulated.choices[0]!.finish_reason).toBe("tool_calls");
+    expect(accumulated.choices[0]!.message.content).toBe("Let me check.");
+    expect(accumulated.choices[0]!.message.tool_calls).toStrictEqual(expected.choices[0]!.message.tool_calls);
+    expect(JSON.parse(accumulated.choices[0]!.message.tool_calls![0]!.function.arguments)).toStrictEqual(toolCalls[0]!.arguments);
   });
 
   it("surfaces the error frame as an APIError", async () => {

@@ -1,10 +1,12 @@
 // Turns InternalEvents into chat-completions server-sent events (spec 2.3 and 6.1): a role chunk, content deltas with
-// reasoning first between think tags, a final empty-delta chunk with the finish reason, the usage chunk, [DONE].
+// reasoning first between think tags, one `tool_calls` delta chunk per tool call, a final empty-delta chunk with the
+// finish reason, the usage chunk, [DONE].
 import type { InternalEvent } from "../../protocol/internal.js";
 import { openAiErrorObject } from "./errors.js";
 import {
   DEFAULT_THINK_TAGS,
   finishReason,
+  wireToolCall,
   wireUsage,
   type ChatCompletionChunkBody,
   type CompletionMeta,
@@ -40,6 +42,7 @@ export class ChatCompletionStreamWriter {
   #ended = false;
   #thinkingOpen = false;
   #content = "";
+  #toolCalls = 0;
 
   constructor(meta: CompletionMeta, options: StreamWriterOptions) {
     this.#meta = meta;
@@ -77,6 +80,13 @@ export class ChatCompletionStreamWriter {
       case "text": {
         if (event.text === "") return this.#start();
         return this.#start() + this.#contentChunk(this.#closeThinking() + event.text);
+      }
+      case "tool_call": {
+        // One chunk per call, whole: OpenAI's own streams split the arguments, clients accumulate either way.
+        let out = this.#start();
+        const close = this.#closeThinking();
+        if (close !== "") out += this.#contentChunk(close);
+        return out + this.#chunk({ tool_calls: [{ index: this.#toolCalls++, ...wireToolCall(event) }] }, null);
       }
       case "finish": {
         let out = this.#start();

@@ -1,6 +1,6 @@
 // The OpenAI chat-completions response shapes this adapter writes, and the mappings the whole response and the stream
-// share: finish reasons, usage, and the think tags that wrap visible reasoning inside `content` (spec 2.2).
-import type { InternalStopReason, InternalUsage } from "../../protocol/internal.js";
+// share: finish reasons, usage, tool calls, and the think tags that wrap visible reasoning inside `content` (spec 2.2).
+import type { InternalStopReason, InternalToolCall, InternalUsage } from "../../protocol/internal.js";
 
 /** What identifies one completion on the wire: the same on every chunk of a stream. */
 export interface CompletionMeta {
@@ -26,6 +26,18 @@ export interface OpenAiUsage {
   prompt_tokens_details: { cached_tokens: number };
 }
 
+/** An assistant tool call: arguments as a JSON string. */
+export interface OpenAiToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+/** A tool call in a stream chunk's delta: `index` says which call (of this choice) it belongs to. */
+export interface OpenAiToolCallDelta extends OpenAiToolCall {
+  index: number;
+}
+
 /** A `chat.completion` response body. */
 export interface ChatCompletionBody {
   id: string;
@@ -34,7 +46,8 @@ export interface ChatCompletionBody {
   model: string;
   choices: Array<{
     index: number;
-    message: { role: "assistant"; content: string; refusal: null };
+    /** `content` is null when the model only called tools; `tool_calls` is present only when it called some. */
+    message: { role: "assistant"; content: string | null; refusal: null; tool_calls?: OpenAiToolCall[] };
     finish_reason: OpenAiFinishReason;
     logprobs: null;
   }>;
@@ -50,7 +63,7 @@ export interface ChatCompletionChunkBody {
   /** One choice; empty on the usage chunk. */
   choices: Array<{
     index: number;
-    delta: { role?: "assistant"; content?: string };
+    delta: { role?: "assistant"; content?: string; tool_calls?: OpenAiToolCallDelta[] };
     logprobs: null;
     finish_reason: OpenAiFinishReason | null;
   }>;
@@ -79,4 +92,9 @@ export function wireUsage(usage: InternalUsage): OpenAiUsage {
     total_tokens: usage.promptTokens + usage.completionTokens,
     prompt_tokens_details: { cached_tokens: usage.cachedTokens },
   };
+}
+
+/** An internal tool call on the wire: same id, arguments serialised to a JSON string. */
+export function wireToolCall(call: InternalToolCall): OpenAiToolCall {
+  return { id: call.id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.arguments) } };
 }

@@ -1,0 +1,108 @@
+// The tool-call extractor: Hermes `<tool_call>` blocks out of streamed text, whatever the delta boundaries.
+import { describe, expect, it } from "vitest";
+import { newToolCallId, parseToolCallBody, ToolCallExtractor, type ToolCallPiece } from "./tool-calls.js";
+
+/** Feeds `deltas` (ids numbered) and merges consecutive text pieces. */
+function extract(deltas: string[]): ToolCallPiece[] {
+  let n = 0;
+  const extractor = new ToolCallExtractor(undefined, () => `call_${++n}`);
+  const pieces = [...deltas.flatMap((d) => extractor.push(d)), ...extractor.flush()];
+  return pieces.reduce<ToolCallPiece[]>((merged, piece) => {
+    const last = merged.at(-1);
+    if (last?.kind === "text" && piece.kind === "text") last.text += piece.text;
+    else merged.push({ ...piece });
+    return merged;
+  }, []);
+}
+
+/** Every way to cut `whole` into two deltas, and one character at a time. */
+function splits(whole: string): string[][] {
+  const cuts = Array.from({ length: whole.length - 1 }, (_, i) => [whole.slice(0, i + 1), whole.slice(i + 1)]);
+  return [[whole], [...whole], ...cuts];
+}
+
+const weather = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "unit": "c"}}\n</tool_call>';
+const call = (id: string, name: string, args: Record<string, unknown>): ToolCallPiece => ({ kind: "tool_call", id, name, arguments: args });
+
+describe("ToolCallExtractor", () => {
+  it("takes a call out of the text, whatever the delta boundaries", () => {
+    const whole = `Let me check.\n\n${weather}`;
+    for (const deltas of splits(whole)) {
+      expect(extract(deltas)).toEqual([{ kind: "text", text: "Let me check." }, call("call_1", "get_weather", { city: "Paris", unit: "c" })]);
+    }
+  });
+
+  it("never lets a piece of a tag out as text", () => {
+    const extractor = new ToolCallExtractor();
+    const streamed = [..."Sure.\n<tool_call>\n{\"name\": \"f\"}\n</tool_call>\n"].flatMap((c) => extractor.push(c));
+    expect(streamed).toEqual([{ kind: "text", text: "S" }, { kind: "text", text: "u" }, { kind: "text", text: "r" }, { kind: "text", text: "e" }, { kind: "text", text: "." }]);
+    expect(extractor.calls).toBe(1);
+  });
+
+  it("finds several calls, in order, with the whitespace between them dropped", () => {
+    const whole = `${weather}\n<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>\n${weather}\n`;
+    for (const deltas of [[whole], [...whole]]) {
+      expect(extract(deltas)).toEqual([
+        call("call_1", "get_weather", { city: "Paris", unit: "c" }),
+        call("call_2", "get_time", {}),
+        call("call_3", "get_weather", { city: "Paris", unit: "c" }),
+      ]);
+    }
+  });
+
+  it("puts text written after a call before the calls", () => {
+    expect(extract([`${weather}\n\nDone`, " soon.\n"])).toEqual([{ kind: "text", text: "Done soon." }, call("call_1", "get_weather", { city: "Paris", unit: "c" })]);
+  });
+
+  it("passes a call with invalid JSON on as the raw text, whitespace kept", () => {
+    const bad = 'Hi\n<tool_call>\n{"name": "f", "arguments": {oops}\n</tool_call> bye';
+    for (const deltas of splits(bad)) expect(extract(deltas)).toEqual([{ kind: "text", text: bad }]);
+    expect(extract(["<tool_call>[1, 2]</tool_call>"])).toEqual([{ kind: "text", text: "<tool_call>[1, 2]</tool_call>" }]);
+    expect(extract(['<tool_call>{"arguments": {}}</tool_call>'])).toEqual([{ kind: "text", text: '<tool_call>{"arguments": {}}</tool_call>' }]);
+  });
+
+  it("keeps good calls next to a bad one", () => {
+    expect(extract([`${weather}\n<tool_call>nope</tool_call>`])).toEqual([{ kind: "text", text: "<tool_call>nope</tool_call>" }, call("call_1", "get_weather", { city: "Paris", unit: "c" })]);
+  });
+
+  it("accepts arguments as a JSON string, `parameters`, or none", () => {
+    expect(extract(['<tool_call>{"name": "f", "arguments": "{\\"a\\": 1}"}</tool_call>'])).toEqual([call("call_1", "f", { a: 1 })]);
+    expect(extract(['<tool_call>{"name": "f", "parameters": {"b": [2]}}</tool_call>'])).toEqual([call("call_1", "f", { b: [2] })]);
+    expect(extract(['<tool_call>{"name": "f"}</tool_call>'])).toEqual([call("call_1", "f", {})]);
+  });
+
+  it("leaves text without calls exactly as it was, tag-like text included", () => {
+    for (const text of ["Hello there!\n\n", "a <b>bold</b> <tool", "  spaced  \n  out  ", "see <tool_result> and </tool_call>"]) {
+      for (const deltas of splits(text)) expect(extract(deltas)).toEqual([{ kind: "text", text }]);
+    }
+  });
+
+  it("ends an unterminated call as a call when its JSON is whole, as text when cut off", () => {
+    expect(extract(['<tool_call>\n{"name": "f", "arguments": {"x": 1}}\n'])).toEqual([call("call_1", "f", { x: 1 })]);
+    expect(extract(['Text <tool_call>\n{"name": "f", "argu'])).toEqual([{ kind: "text", text: 'Text <tool_call>\n{"name": "f", "argu' }]);
+  });
+
+  it("counts the calls it found", () => {
+    const extractor = new ToolCallExtractor();
+    extractor.push(`${weather}${weather}`);
+    expect(extractor.calls).toBe(2);
+    const flushed = extractor.flush();
+    expect(flushed.map((piece) => piece.kind)).toEqual(["tool_call", "tool_call"]);
+    expect(new Set(flushed.map((piece) => (piece.kind === "tool_call" ? piece.id : ""))).size).toBe(2);
+  });
+});
+
+describe("parseToolCallBody and newToolCallId", () => {
+  it("parses a call and rejects what is not one", () => {
+    expect(parseToolCallBody(' {"name": "f", "arguments": {"a": "b"}} ')).toEqual({ name: "f", arguments: { a: "b" } });
+    for (const body of ["", "{}", '{"name": ""}', '{"name": 3}', '{"name": "f", "arguments": [1]}', '{"name": "f", "arguments": "not json"}', "null"]) {
+      expect(parseToolCallBody(body)).toBeUndefined();
+    }
+  });
+
+  it("makes format-neutral ids: call_ and 24 hex digits", () => {
+    const id = newToolCallId();
+    expect(id).toMatch(/^call_[0-9a-f]{24}$/);
+    expect(newToolCallId()).not.toBe(id);
+  });
+});

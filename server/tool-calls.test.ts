@@ -1,0 +1,243 @@
+// Tool calls end to end without a model: a scripted engine writes Hermes `<tool_call>` text (random-weight test models
+// never call tools), run.ts turns it into InternalEvents, and the real HTTP server answers the official openai and
+// @anthropic-ai/sdk clients, streamed and not.
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Engine } from "../engine/engine.js";
+import type { LoadedModel } from "../engine/load.js";
+import type { EngineEvent, EngineFinishReason, EngineRequest } from "../engine/request.js";
+import { createEndpoints } from "./adapters/endpoints.js";
+import { StaticKeys } from "./http/auth.js";
+import { type LoomServer, startServer } from "./http/app.js";
+import { ModelRegistry } from "./models.js";
+import type { InternalEvent, InternalRequest } from "./protocol/internal.js";
+import { internalEvents } from "./protocol/run.js";
+
+const KEY = "sk-tools";
+const CHAT = "service/tim-scripted-27b";
+const MESSAGES = "service/scripted-marathon";
+const CALL = /^call_[0-9a-f]{24}$/;
+
+/** What the scripted engine writes next: text deltas and how generation ends. */
+interface Script {
+  deltas: string[];
+  reason?: EngineFinishReason;
+  stopSequence?: string;
+}
+
+/** The engine's events for a script (ids and timings are filler). */
+function engineEvents(script: Script): EngineEvent[] {
+  const requestId = "r";
+  const usage = { promptTokens: 30, reusedPrefixTokens: 10, reusedSuffixTokens: 0, completionTokens: script.deltas.length };
+  return [
+    { type: "start", requestId, promptTokens: 30 },
+    { type: "admitted", requestId, promptTokens: 30, reusedPrefixTokens: 10, reusedSuffixTokens: 0 },
+    ...script.deltas.map((text): EngineEvent => ({ type: "text", requestId, text })),
+    { type: "finish", requestId, reason: script.reason ?? "stop", stopSequence: script.stopSequence, tokens: [], usage, timings: { timeToFirstToken: 0, total: 0, decodeTokensPerSecond: 0 }, seed: 0 },
+  ];
+}
+
+async function* replay<T>(items: T[]): AsyncGenerator<T> {
+  for (const item of items) yield item;
+}
+
+/** Just enough of an Engine for the HTTP server: submit plays the current script; the requests are kept. */
+class ScriptedEngine {
+  script: Script = { deltas: [] };
+  readonly requests: EngineRequest[] = [];
+
+  submit(request: EngineRequest) {
+    this.requests.push(request);
+    const events = engineEvents(this.script);
+    return { id: request.id ?? "r", [Symbol.asyncIterator]: () => replay(events) };
+  }
+
+  abort(): boolean {
+    return false;
+  }
+
+  stats() {
+    return { running: 0, waiting: 0 };
+  }
+}
+
+const weather = (city: string) => `<tool_call>\n{"name": "get_weather", "arguments": {"city": "${city}"}}\n</tool_call>`;
+/** Two calls after some text, cut into awkward deltas (tags split across them). */
+const TWO_CALLS = [..."I'll check both.\n\n", ...`${weather("Paris")}\n${weather("Oslo")}`.match(/.{1,5}/gs)!];
+
+/** A minimal request; fields as the adapters would parse them. */
+function request(overrides: Partial<InternalRequest> = {}): InternalRequest {
+  return {
+    format: "openai",
+    model: CHAT,
+    messages: [{ role: "user", content: "Weather in Paris and Oslo?" }],
+    tools: [{ name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } }],
+    sampling: {},
+    stop: [],
+    stream: false,
+    includeUsage: false,
+    thinking: { enabled: false },
+    autoCompaction: true,
+    ...overrides,
+  };
+}
+
+async function collect(script: Script, req: InternalRequest): Promise<InternalEvent[]> {
+  const events: InternalEvent[] = [];
+  for await (const event of internalEvents(replay(engineEvents(script)), req)) events.push(event);
+  return events;
+}
+
+/** Events without ids (random) and usage, consecutive text (or thinking) merged. */
+function shape(events: InternalEvent[]): unknown[] {
+  const out: unknown[] = [];
+  for (const event of events) {
+    const last = out.at(-1) as { type: string; text: string } | undefined;
+    if ((event.type === "text" || event.type === "thinking") && last?.type === event.type) last.text += event.text;
+    else if (event.type === "text" || event.type === "thinking") out.push({ ...event });
+    else if (event.type === "tool_call") out.push({ type: "tool_call", name: event.name, arguments: event.arguments });
+    else if (event.type === "finish") out.push({ type: "finish", reason: event.reason, stopSequence: event.stopSequence });
+    else out.push({ type: event.type });
+  }
+  return out;
+}
+
+describe("run.ts: engine text to tool-call events", () => {
+  it("takes the calls out of the answer, after its text, and finishes with tool_use", async () => {
+    const events = await collect({ deltas: TWO_CALLS }, request());
+    expect(shape(events)).toEqual([
+      { type: "start" },
+      { type: "text", text: "I'll check both." },
+      { type: "tool_call", name: "get_weather", arguments: { city: "Paris" } },
+      { type: "tool_call", name: "get_weather", arguments: { city: "Oslo" } },
+      { type: "finish", reason: "tool_use", stopSequence: undefined },
+    ]);
+    const ids = events.flatMap((e) => (e.type === "tool_call" ? [e.id] : []));
+    expect(ids.every((id) => CALL.test(id)) && new Set(ids).size === 2).toBe(true);
+  });
+
+  it("leaves the text untouched without tools, or with tool_choice none", async () => {
+    const text = { type: "text", text: `I'll check both.\n\n${weather("Paris")}\n${weather("Oslo")}` };
+    expect(shape(await collect({ deltas: TWO_CALLS }, request({ tools: undefined })))).toEqual([{ type: "start" }, text, { type: "finish", reason: "end_turn", stopSequence: undefined }]);
+    expect(shape(await collect({ deltas: TWO_CALLS }, request({ toolChoice: { type: "none" } })))).toEqual([{ type: "start" }, text, { type: "finish", reason: "end_turn", stopSequence: undefined }]);
+  });
+
+  it("reads calls after the reasoning, and keeps a call-like text inside the reasoning as reasoning", async () => {
+    const deltas = ["<think>\nMaybe ", weather("Rome"), "?</think>\n\n", weather("Paris")];
+    expect(shape(await collect({ deltas }, request({ thinking: { enabled: true } })))).toEqual([
+      { type: "start" },
+      { type: "thinking", text: `Maybe ${weather("Rome")}?` },
+      { type: "tool_call", name: "get_weather", arguments: { city: "Paris" } },
+      { type: "finish", reason: "tool_use", stopSequence: undefined },
+    ]);
+  });
+
+  it("keeps max_tokens, and replaces a stop sequence by tool_use", async () => {
+    const cut = await collect({ deltas: [weather("Paris"), "\n<tool_call>\n{\"name\": \"get_w"], reason: "length" }, request());
+    expect(shape(cut).slice(1)).toEqual([
+      { type: "text", text: '<tool_call>\n{"name": "get_w' },
+      { type: "tool_call", name: "get_weather", arguments: { city: "Paris" } },
+      { type: "finish", reason: "max_tokens", stopSequence: undefined },
+    ]);
+    const stopped = await collect({ deltas: [weather("Paris")], stopSequence: "END" }, request());
+    expect(shape(stopped).at(-1)).toEqual({ type: "finish", reason: "tool_use", stopSequence: undefined });
+  });
+
+  it("passes invalid call JSON on as text and finishes normally", async () => {
+    const bad = '<tool_call>\n{"name": get_weather}\n</tool_call>';
+    expect(shape(await collect({ deltas: [bad] }, request())).slice(1)).toEqual([{ type: "text", text: bad }, { type: "finish", reason: "end_turn", stopSequence: undefined }]);
+  });
+});
+
+describe("over HTTP with the official SDKs", () => {
+  const engine = new ScriptedEngine();
+  let server: LoomServer;
+  let base: string;
+
+  beforeAll(async () => {
+    const registry = new ModelRegistry([
+      { model: { contextSize: 512 } as LoadedModel, engine: engine as unknown as Engine, slugs: { openai: [CHAT], anthropic: [MESSAGES] }, created: 1_700_000_000 },
+    ]);
+    server = await startServer({ registry, auth: new StaticKeys([KEY]), endpoints: createEndpoints(registry) }, "127.0.0.1", 0);
+    base = `http://127.0.0.1:${server.port}`;
+  });
+
+  afterAll(() => server?.close());
+
+  const openai = () => new OpenAI({ apiKey: KEY, baseURL: `${base}/v1`, maxRetries: 0 });
+  const anthropic = () => new Anthropic({ apiKey: KEY, baseURL: base, maxRetries: 0 });
+  const chatTools: OpenAI.ChatCompletionTool[] = [
+    { type: "function", function: { name: "get_weather", description: "Weather by city", parameters: { type: "object", properties: { city: { type: "string" } } } } },
+  ];
+  const messageTools: Anthropic.Tool[] = [{ name: "get_weather", description: "Weather by city", input_schema: { type: "object", properties: { city: { type: "string" } } } }];
+  const question = "Weather in Paris and Oslo?";
+
+  it("OpenAI: tool_calls with finish_reason tool_calls, streamed and not, and the calls go back as history", async () => {
+    engine.script = { deltas: TWO_CALLS };
+    const completion = await openai().chat.completions.create({ model: CHAT, messages: [{ role: "user", content: question }], tools: chatTools });
+    const choice = completion.choices[0]!;
+    expect(choice.finish_reason).toBe("tool_calls");
+    expect(choice.message.content).toBe("I'll check both.");
+    expect(choice.message.tool_calls!.map((call) => [call.type, call.function.name, JSON.parse(call.function.arguments)])).toEqual([
+      ["function", "get_weather", { city: "Paris" }],
+      ["function", "get_weather", { city: "Oslo" }],
+    ]);
+    expect(choice.message.tool_calls!.every((call) => CALL.test(call.id))).toBe(true);
+    expect(engine.requests.at(-1)!.input).toMatchObject({ tools: [{ type: "function", function: { name: "get_weather" } }] });
+
+    const stream = openai().chat.completions.stream({ model: CHAT, messages: [{ role: "user", content: question }], tools: chatTools, stream: true });
+    const streamed = (await stream.finalChatCompletion()).choices[0]!;
+    expect(streamed.finish_reason).toBe("tool_calls");
+    expect(streamed.message.content).toBe("I'll check both.");
+    expect(streamed.message.tool_calls!.map((call) => call.function)).toEqual(choice.message.tool_calls!.map((call) => call.function));
+
+    // Only tool calls: content null; then the client answers them.
+    engine.script = { deltas: [weather("Paris")] };
+    const only = (await openai().chat.completions.create({ model: CHAT, messages: [{ role: "user", content: question }], tools: chatTools })).choices[0]!;
+    expect(only.message.content).toBeNull();
+    engine.script = { deltas: ["Sunny."] };
+    const call = only.message.tool_calls![0]!;
+    const next = await openai().chat.completions.create({
+      model: CHAT,
+      tools: chatTools,
+      messages: [{ role: "user", content: question }, only.message, { role: "tool", tool_call_id: call.id, content: "21 C" }],
+    });
+    expect(next.choices[0]!).toMatchObject({ finish_reason: "stop", message: { content: "Sunny." } });
+    expect((engine.requests.at(-1)!.input as { messages: unknown[] }).messages.slice(1)).toMatchObject([
+      { role: "assistant", tool_calls: [{ id: call.id, function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] },
+      { role: "tool", tool_call_id: call.id, content: "21 C" },
+    ]);
+  });
+
+  it("Anthropic: tool_use blocks with stop_reason tool_use, streamed and not", async () => {
+    engine.script = { deltas: TWO_CALLS };
+    const params = { model: MESSAGES, max_tokens: 256, messages: [{ role: "user" as const, content: question }], tools: messageTools };
+    const message = await anthropic().messages.create(params);
+    expect(message.stop_reason).toBe("tool_use");
+    expect(message.content).toEqual([
+      { type: "text", text: "I'll check both." },
+      { type: "tool_use", id: expect.stringMatching(CALL), name: "get_weather", input: { city: "Paris" } },
+      { type: "tool_use", id: expect.stringMatching(CALL), name: "get_weather", input: { city: "Oslo" } },
+    ]);
+
+    const streamed = await anthropic().messages.stream(params).finalMessage();
+    expect(streamed.stop_reason).toBe("tool_use");
+    expect(streamed.content.map((block) => (block.type === "tool_use" ? { ...block, id: "" } : block))).toEqual(
+      message.content.map((block) => (block.type === "tool_use" ? { ...block, id: "" } : block)),
+    );
+  });
+
+  it("Anthropic: a forced tool answer's input is the typed JSON (spec 4.2 item 1)", async () => {
+    engine.script = { deltas: [weather("Paris")] };
+    const message = await anthropic().messages.create({
+      model: MESSAGES,
+      max_tokens: 256,
+      messages: [{ role: "user", content: question }],
+      tools: messageTools,
+      tool_choice: { type: "tool", name: "get_weather" },
+    });
+    expect(message.content).toEqual([{ type: "tool_use", id: expect.stringMatching(CALL), name: "get_weather", input: { city: "Paris" } }]);
+    expect(message.stop_reason).toBe("tool_use");
+  });
+});
