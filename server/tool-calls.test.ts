@@ -6,61 +6,19 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Engine } from "../engine/engine.js";
 import type { LoadedModel } from "../engine/load.js";
-import type { EngineEvent, EngineFinishReason, EngineRequest } from "../engine/request.js";
+import type { EngineEvent } from "../engine/request.js";
 import { createEndpoints } from "./adapters/endpoints.js";
 import { StaticKeys } from "./http/auth.js";
 import { type LoomServer, startServer } from "./http/app.js";
 import { ModelRegistry } from "./models.js";
 import type { InternalEvent, InternalRequest } from "./protocol/internal.js";
 import { internalEvents } from "./protocol/run.js";
+import { type Script, ScriptedEngine, engineEvents, replay } from "./testing/scripted-engine.js";
 
 const KEY = "sk-tools";
 const CHAT = "service/tim-scripted-27b";
 const MESSAGES = "service/scripted-marathon";
 const CALL = /^call_[0-9a-f]{24}$/;
-
-/** What the scripted engine writes next: text deltas and how generation ends. */
-interface Script {
-  deltas: string[];
-  reason?: EngineFinishReason;
-  stopSequence?: string;
-}
-
-/** The engine's events for a script (ids and timings are filler). */
-function engineEvents(script: Script): EngineEvent[] {
-  const requestId = "r";
-  const usage = { promptTokens: 30, reusedPrefixTokens: 10, reusedSuffixTokens: 0, completionTokens: script.deltas.length };
-  return [
-    { type: "start", requestId, promptTokens: 30 },
-    { type: "admitted", requestId, promptTokens: 30, reusedPrefixTokens: 10, reusedSuffixTokens: 0 },
-    ...script.deltas.map((text): EngineEvent => ({ type: "text", requestId, text })),
-    { type: "finish", requestId, reason: script.reason ?? "stop", stopSequence: script.stopSequence, tokens: [], usage, timings: { timeToFirstToken: 0, total: 0, decodeTokensPerSecond: 0 }, seed: 0 },
-  ];
-}
-
-async function* replay<T>(items: T[]): AsyncGenerator<T> {
-  for (const item of items) yield item;
-}
-
-/** Just enough of an Engine for the HTTP server: submit plays the current script; the requests are kept. */
-class ScriptedEngine {
-  script: Script = { deltas: [] };
-  readonly requests: EngineRequest[] = [];
-
-  submit(request: EngineRequest) {
-    this.requests.push(request);
-    const events = engineEvents(this.script);
-    return { id: request.id ?? "r", [Symbol.asyncIterator]: () => replay(events) };
-  }
-
-  abort(): boolean {
-    return false;
-  }
-
-  stats() {
-    return { running: 0, waiting: 0 };
-  }
-}
 
 const weather = (city: string) => `<tool_call>\n{"name": "get_weather", "arguments": {"city": "${city}"}}\n</tool_call>`;
 /** Two calls after some text, cut into awkward deltas (tags split across them). */
