@@ -9,10 +9,13 @@
 // prompt shared by all requests plus a user message of seeded random words, sized so that each prompt is a length
 // drawn from --prompt tokens after the template; max_tokens is drawn from --decode; temperature 0; end-of-generation
 // is honoured (nothing ignored), so output tokens are counted from each response's usage, never assumed. N client
-// loops each send one request at a time, so N requests are in flight; --requests (default max(2N, 8)) in all.
+// loops each send one request at a time, so N requests are in flight; --requests (default max(2N, 16), with --quick
+// max(2N, 8)) in all.
 //
-// The paths, run one after the other on one loaded model per concurrency, each on a fresh Engine (the shared system
-// prompt is cached within a run, never carried from one run into the next), each after one untimed warm-up request:
+// The paths run one after the other on one loaded model per concurrency (primed once, untimed, with the first N
+// requests at once), rotated each repeat so none always goes first, each on a fresh Engine after one untimed warm-up
+// request through that path with the shared system prompt: every timed run starts with exactly the system prompt
+// cached, however its requests' arrivals interleave, and nothing else carries from one run to the next.
 // - in-process: each wire body is parsed by the OpenAI adapter and turned into an EngineRequest before the clock
 //   starts (exactly what the server submits), then Engine.submit is iterated directly;
 // - HTTP: startServer on 127.0.0.1 (uWebSockets.js, StaticKeys auth), raw fetch with a minimal SSE parser
@@ -57,11 +60,12 @@ const DTYPE = "q8_0";
 const KV_BLOCK = 16;
 const KEY = "sk-bench-http-load";
 
-/** Shared by every request (and so cached by the engine after the first). */
+/** Shared by every request (cached by each run's warm-up request). */
 const SYSTEM_PROMPT =
   "You are the support assistant of a regional parcel delivery company. Answer questions about shipments, invoices, " +
   "pickup windows and delivery schedules briefly and accurately. If you do not know something, say so plainly.";
-const WARMUP_SYSTEM = "You are a terse assistant.";
+/** The untimed warm-up's user message: with the shared system prompt, so every timed run starts with it cached. */
+const WARMUP_USER = "Hello, is anyone there?";
 const WORDS = (
   "the parcel arrived late yesterday because truck route north depot changed schedule again please check invoice " +
   "number address customer weekend pickup window morning evening driver signature missing damaged box refund order " +
@@ -451,6 +455,7 @@ async function main(): Promise<void> {
   const clientMode = values.client ?? "process";
   if (clientMode !== "process" && clientMode !== "inline") throw new RangeError(`--client must be process or inline, got ${clientMode}`);
   const fixedRequests = values.requests === undefined ? undefined : Number(values.requests);
+  const minRequests = quick ? 8 : 16;
   for (const [name, value] of Object.entries({ threads, repeats, ...(fixedRequests === undefined ? {} : { requests: fixedRequests }), ...Object.fromEntries(levels.map((n, i) => [`concurrency[${i}]`, n])) })) {
     if (!Number.isInteger(value) || value < 1) throw new RangeError(`--${name} must be a positive integer, got ${value}`);
   }
@@ -463,7 +468,7 @@ async function main(): Promise<void> {
   const machine = printHeader(command, threads, [
     `model ${PRESET} ${DTYPE.toUpperCase()} random weights (${path}), f32 KV, one load per concurrency (maxSequences N, KV for N+1 whole requests: no preemption)`,
     `workload: messages input through the ChatML template, a shared ${SYSTEM_PROMPT.split(" ").length}-word system prompt + a unique user message, ${prompt.min}-${prompt.max} prompt tokens, `
-      + `max_tokens ${decode.min}-${decode.max}, temperature 0, EOG honoured (output tokens from usage); N client loops, ${fixedRequests ?? "max(2N, 8)"} requests`
+      + `max_tokens ${decode.min}-${decode.max}, temperature 0, EOG honoured (output tokens from usage); N client loops, ${fixedRequests ?? `max(2N, ${minRequests})`} requests`
       + `${repeats > 1 ? `; each path run ${repeats} times interleaved, fastest kept` : ""}`,
     `paths: in-process = Engine.submit on the adapter-parsed requests; HTTP = startServer on 127.0.0.1 (uWebSockets.js, StaticKeys auth), stream: true, `
       + `raw fetch + SSE parser; each run on a fresh Engine after one untimed warm-up request`,
@@ -482,9 +487,12 @@ async function main(): Promise<void> {
   const json: unknown[] = [];
   const costs: Array<{ concurrency: number; path: PathName; cost: number }> = [];
   const promptStats: number[] = [];
+  /** Requests (all paths, all levels) whose usage prompt tokens differ from the template count here. */
+  let promptMismatches = 0;
+  let promptChecked = 0;
   try {
     for (const concurrency of levels) {
-      const requests = fixedRequests ?? Math.max(2 * concurrency, 8);
+      const requests = fixedRequests ?? Math.max(2 * concurrency, minRequests);
       const conversations = buildConversations(path, requests, prompt, decode, 4321 + concurrency);
       promptStats.push(...conversations.map((c) => c.promptTokens));
       const longest = Math.max(...conversations.map((c) => c.promptTokens + c.maxTokens));
@@ -495,8 +503,8 @@ async function main(): Promise<void> {
         const slugs = defaultSlugs(model);
         const openaiBodies = conversations.map((c) => openAiBody(slugs.openai[0], SYSTEM_PROMPT, c.user, c.maxTokens));
         const anthropicBodies = conversations.map((c) => anthropicBody(slugs.anthropic[0], SYSTEM_PROMPT, c.user, c.maxTokens));
-        const openaiWarmup = openAiBody(slugs.openai[0], WARMUP_SYSTEM, "Say hello.", 4);
-        const anthropicWarmup = anthropicBody(slugs.anthropic[0], WARMUP_SYSTEM, "Say hello.", 4);
+        const openaiWarmup = openAiBody(slugs.openai[0], SYSTEM_PROMPT, WARMUP_USER, 4);
+        const anthropicWarmup = anthropicBody(slugs.anthropic[0], SYSTEM_PROMPT, WARMUP_USER, 4);
         checkSameEngineRequests(model, openaiBodies, anthropicBodies);
 
         const runs: Record<PathName, PathResult[]> = { "in-process": [], "HTTP OpenAI": [], "HTTP Anthropic": [], "llama-server OpenAI": [] };
@@ -531,6 +539,10 @@ async function main(): Promise<void> {
           const ratio = s.outputTokensPerSecond / base.outputTokensPerSecond;
           const equal = run.requests.filter((t, i) => t.text === baseRun.requests[i].text).length;
           const isLoomHttp = name === "HTTP OpenAI" || name === "HTTP Anthropic";
+          if (name !== "llama-server OpenAI") {
+            promptChecked += run.requests.length;
+            promptMismatches += run.requests.filter((t, i) => t.promptTokens !== conversations[i].promptTokens).length;
+          }
           if (isLoomHttp) costs.push({ concurrency, path: name, cost: 1 - ratio });
           const ms = (x: number) => (Number.isFinite(x) ? (1000 * x).toFixed(1) : "n/a");
           const cpu = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : "n/a");
@@ -540,7 +552,8 @@ async function main(): Promise<void> {
           level[name] = { ...s, ratioToInProcess: ratio, textEqualToInProcess: equal, otherRuns: runs[name].filter((x) => x !== run).map((x) => x.seconds) };
         }
         if (peerError !== undefined) {
-          console.log(`| ${concurrency} | ${requests} | llama-server OpenAI | failed: ${peerError.replace(/\|/g, "/").replace(/\s+/g, " ").slice(0, 300)} |||||||||||`);
+          const cells = [String(concurrency), String(requests), "llama-server OpenAI", `failed: ${peerError.replace(/\|/g, "/").replace(/\s+/g, " ").slice(0, 300)}`, ...Array(10).fill("-")];
+          console.log(`| ${cells.join(" | ")} |`);
           level.llamaServerError = peerError;
         }
         json.push(level);
@@ -552,8 +565,8 @@ async function main(): Promise<void> {
     client.close();
   }
   console.log("");
-  console.log(`prompt tokens after the template: ${Math.min(...promptStats)}-${Math.max(...promptStats)}, mean ${mean(promptStats).toFixed(1)}, `
-    + `of which the shared system part is cached after each run's first admission (the server's usage agrees with these counts: see promptTokens in the JSON)`);
+  console.log(`prompt tokens after the template: ${Math.min(...promptStats)}-${Math.max(...promptStats)}, mean ${mean(promptStats).toFixed(1)}; the usage of `
+    + `${promptChecked - promptMismatches} of ${promptChecked} loom responses reports the same count; the shared system prompt is cached by each run's warm-up request`);
   console.log("output tok/s = output tokens (from usage) / wall time of the run; vs in-process = HTTP output tok/s / in-process output tok/s; HTTP cost = 1 - that;");
   console.log("TTFT = request sent (fetch called / submit) to the first non-empty text delta received, queueing included; ITL = gaps between successive text deltas");
   console.log("(one per decode step that produced text); server CPU = user + system seconds of this process (engine threads, HTTP server; the client too when inline),");
@@ -563,6 +576,11 @@ async function main(): Promise<void> {
     const worst = mine.reduce((a, b) => (b.cost > a.cost ? b : a), mine[0]);
     console.log(`${name}: HTTP cost of output tok/s ${mine.map((c) => `N=${c.concurrency} ${(100 * c.cost).toFixed(1)}%`).join(", ")}; `
       + `target < 5%: ${mine.every((c) => c.cost < 0.05) ? "met at every N" : `missed at ${mine.filter((c) => c.cost >= 0.05).map((c) => `N=${c.concurrency}`).join(", ")}`} (worst N=${worst.concurrency})`);
+  }
+  const faster = costs.filter((c) => c.cost < 0);
+  if (faster.length > 0) {
+    console.log(`HTTP ran faster than in-process at ${faster.map((c) => `N=${c.concurrency} (${c.path})`).join(", ")}: the same work cannot cost less over HTTP, so there `
+      + `the run-to-run spread exceeds the HTTP layer's cost; compare on a quiet machine with --repeats 3 (fastest kept)`);
   }
   if (!peer.path) console.log(`llama.cpp HTTP peer: not run: ${peer.reason}`);
   console.log(JSON.stringify({
