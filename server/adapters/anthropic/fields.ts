@@ -2,19 +2,9 @@
 // ProtocolError("invalid_request") whose message names the dotted field and what it must be, with `param` set to the
 // same path. Optional fields treat null like absence (clients and SDKs send explicit nulls for unset options).
 import { ProtocolError } from "../../protocol/internal.js";
+import { type JsonObject, isObject, isUnset } from "../json.js";
 
-/** A JSON object (not null, not an array). */
-export type JsonObject = Record<string, unknown>;
-
-/** Whether `value` is a JSON object (not null, not an array). */
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** A field's own value: inherited names (`constructor`, `__proto__` from the prototype) read as absent. */
-export function own(object: JsonObject, key: string): unknown {
-  return Object.hasOwn(object, key) ? object[key] : undefined;
-}
+export { type JsonObject, isObject, isUnset, own } from "../json.js";
 
 /** The path of a child field: `messages[1]`, `messages[1].content`. */
 export function child(parent: string, key: string | number): string {
@@ -44,11 +34,6 @@ export function describe(value: unknown): string {
     default:
       return typeof value;
   }
-}
-
-/** Whether a field is unset: absent or null. */
-export function isUnset(value: unknown): value is undefined | null {
-  return value === undefined || value === null;
 }
 
 /** A JSON object. */

@@ -1,28 +1,9 @@
 // Small readers for untrusted JSON: each checks one field's type or range and throws a ProtocolError that names the
 // field (dotted path) and says what it must be, so every rule in the request parser reads as one line.
 import { ProtocolError } from "../../protocol/internal.js";
+import { type JsonObject, isObject, isUnset } from "../json.js";
 
-/** A JSON object (not null, not an array). */
-export type JsonObject = Record<string, unknown>;
-
-/** Whether a value is a JSON object (not null, not an array). */
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/**
- * An object's own field, or undefined.
- *
- * NOTE: own properties only, so a key such as `constructor` or `toString` never resolves to Object.prototype's.
- */
-export function field(object: JsonObject, key: string): unknown {
-  return Object.hasOwn(object, key) ? object[key] : undefined;
-}
-
-/** Whether a field is absent: OpenAI's SDKs send `null` for unset optional fields, so null counts as absent. */
-export function isAbsent(value: unknown): value is undefined | null {
-  return value === undefined || value === null;
-}
+export { type JsonObject, isObject, isUnset, own } from "../json.js";
 
 /** A short, bounded description of a received value for error messages (`got 3`, `got a string "abc"`). */
 export function describe(value: unknown): string {
@@ -78,19 +59,19 @@ export function requireString(value: unknown, path: string): string {
 
 /** An optional string (null counts as absent). */
 export function optionalString(value: unknown, path: string): string | undefined {
-  return isAbsent(value) ? undefined : requireString(value, path);
+  return isUnset(value) ? undefined : requireString(value, path);
 }
 
 /** An optional boolean (null counts as absent). */
 export function optionalBoolean(value: unknown, path: string): boolean | undefined {
-  if (isAbsent(value)) return undefined;
+  if (isUnset(value)) return undefined;
   if (typeof value !== "boolean") invalid(path, "a boolean", value);
   return value;
 }
 
 /** An optional finite number within [min, max] (null counts as absent). */
 export function optionalNumberInRange(value: unknown, path: string, min: number, max: number): number | undefined {
-  if (isAbsent(value)) return undefined;
+  if (isUnset(value)) return undefined;
   if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max) {
     invalid(path, `a number between ${min} and ${max}`, value);
   }
@@ -99,14 +80,14 @@ export function optionalNumberInRange(value: unknown, path: string, min: number,
 
 /** An optional safe integer within [min, max] (null counts as absent); `rule` words the bound for the message. */
 export function optionalInteger(value: unknown, path: string, rule: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
-  if (isAbsent(value)) return undefined;
+  if (isUnset(value)) return undefined;
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) invalid(path, rule, value);
   return value;
 }
 
 /** An optional object (null counts as absent). */
 export function optionalObject(value: unknown, path: string): JsonObject | undefined {
-  if (isAbsent(value)) return undefined;
+  if (isUnset(value)) return undefined;
   if (!isObject(value)) invalid(path, "an object", value);
   return value;
 }

@@ -2,7 +2,7 @@
 // string or content-part content, assistant tool calls and reasoning, and tool results answering those calls.
 import type { ChatMessage, ChatRole, ChatToolCall } from "../../../engine/chat/messages.js";
 import { ProtocolError } from "../../protocol/internal.js";
-import { field, invalid, isAbsent, optionalString, quote, quoteList, requireObject, requireString, unsupported, type JsonObject } from "./fields.js";
+import { own, invalid, isUnset, optionalString, quote, quoteList, requireObject, requireString, unsupported, type JsonObject } from "./fields.js";
 
 /** What message parsing needs to know about the requested model. */
 export interface MessageContext {
@@ -29,7 +29,7 @@ const PART_TYPES: Record<WireRole, readonly string[]> = {
  * @throws ProtocolError("invalid_request") naming the first offending field, e.g. `messages[1].content[0].text`.
  */
 export function parseMessages(value: unknown, context: MessageContext): ChatMessage[] {
-  if (isAbsent(value)) {
+  if (isUnset(value)) {
     throw new ProtocolError("invalid_request", "messages is required: a non-empty array of {role, content} objects", "messages");
   }
   if (!Array.isArray(value) || value.length === 0) invalid("messages", "a non-empty array of {role, content} objects", value);
@@ -53,7 +53,7 @@ export function parseMessages(value: unknown, context: MessageContext): ChatMess
 /** One message: role, content, and the fields only some roles may carry. */
 function parseMessage(message: JsonObject, path: string, context: MessageContext): ChatMessage {
   const rolePath = `${path}.role`;
-  const wireRole = field(message, "role");
+  const wireRole = own(message, "role");
   if (wireRole === "function") {
     unsupported(rolePath, `${rolePath} 'function' is deprecated and not supported: send tool results as role 'tool' with a tool_call_id`);
   }
@@ -67,23 +67,23 @@ function parseMessage(message: JsonObject, path: string, context: MessageContext
   rejectOnOtherRoles(message, path, role, "tool_calls", "assistant");
   rejectOnOtherRoles(message, path, role, "reasoning_content", "assistant");
   rejectOnOtherRoles(message, path, role, "tool_call_id", "tool");
-  if (!isAbsent(field(message, "function_call"))) {
+  if (!isUnset(own(message, "function_call"))) {
     unsupported(`${path}.function_call`, `${path}.function_call is deprecated and not supported: use tool_calls`);
   }
 
-  const toolCalls = role === "assistant" ? parseToolCalls(field(message, "tool_calls"), `${path}.tool_calls`) : undefined;
+  const toolCalls = role === "assistant" ? parseToolCalls(own(message, "tool_calls"), `${path}.tool_calls`) : undefined;
   const result: ChatMessage = { role: chatRole, content: parseMessageContent(message, path, role, toolCalls, context) };
 
-  const name = optionalString(field(message, "name"), `${path}.name`);
+  const name = optionalString(own(message, "name"), `${path}.name`);
   if (name !== undefined) result.name = name;
   if (toolCalls) result.tool_calls = toolCalls;
   if (role === "assistant") {
-    const reasoning = optionalString(field(message, "reasoning_content"), `${path}.reasoning_content`);
+    const reasoning = optionalString(own(message, "reasoning_content"), `${path}.reasoning_content`);
     if (reasoning !== undefined) result.reasoning_content = reasoning;
   }
   if (role === "tool") {
-    const id = field(message, "tool_call_id");
-    if (isAbsent(id)) {
+    const id = own(message, "tool_call_id");
+    if (isUnset(id)) {
       throw new ProtocolError("invalid_request", `${path}.tool_call_id is required on tool messages: the id of the tool call this message answers`, `${path}.tool_call_id`);
     }
     result.tool_call_id = requireString(id, `${path}.tool_call_id`);
@@ -93,7 +93,7 @@ function parseMessage(message: JsonObject, path: string, context: MessageContext
 
 /** Rejects a field set on a role that cannot carry it (a silent drop would change the conversation). */
 function rejectOnOtherRoles(message: JsonObject, path: string, role: WireRole, key: string, allowedRole: WireRole): void {
-  if (role !== allowedRole && !isAbsent(field(message, key))) {
+  if (role !== allowedRole && !isUnset(own(message, key))) {
     unsupported(`${path}.${key}`, `${path}.${key} is only allowed on ${allowedRole} messages, not on a ${role} message`);
   }
 }
@@ -107,16 +107,16 @@ function parseMessageContent(
   context: MessageContext,
 ): string {
   const contentPath = `${path}.content`;
-  const content = field(message, "content");
+  const content = own(message, "content");
   if (role === "assistant") {
-    const refusal = optionalString(field(message, "refusal"), `${path}.refusal`);
-    if (isAbsent(content)) {
+    const refusal = optionalString(own(message, "refusal"), `${path}.refusal`);
+    if (isUnset(content)) {
       if (toolCalls) return "";
       // An earlier refusal stands in for the content it replaced.
       if (refusal !== undefined) return refusal;
       throw new ProtocolError("invalid_request", `${contentPath} is required unless the assistant message has tool_calls`, contentPath);
     }
-  } else if (isAbsent(content)) {
+  } else if (isUnset(content)) {
     throw new ProtocolError("invalid_request", `${contentPath} is required on ${role} messages: a string or an array of content parts`, contentPath);
   }
   if (typeof content === "string") return content;
@@ -128,16 +128,16 @@ function parseMessageContent(
 /** One content part: its text, or an error saying why the part cannot be served. */
 function parseContentPart(value: unknown, path: string, role: WireRole, context: MessageContext): string {
   const part = requireObject(value, path);
-  const type = field(part, "type");
+  const type = own(part, "type");
   const allowed = PART_TYPES[role];
   if (typeof type !== "string" || !allowed.includes(type)) {
     invalid(`${path}.type`, `${allowed.map((kind) => `'${kind}'`).join(" or ")} in a ${role} message`, type);
   }
   switch (type) {
     case "text":
-      return requireString(field(part, "text"), `${path}.text`);
+      return requireString(own(part, "text"), `${path}.text`);
     case "refusal":
-      return requireString(field(part, "refusal"), `${path}.refusal`);
+      return requireString(own(part, "refusal"), `${path}.refusal`);
     case "image_url":
       if (!context.hasVision) {
         unsupported(path, `The model '${context.model}' has no vision input: ${path} is an image_url part; send text only`);
@@ -153,18 +153,18 @@ function parseContentPart(value: unknown, path: string, role: WireRole, context:
 
 /** Assistant `tool_calls`: a non-empty array of {id, type: "function", function: {name, arguments: string}}. */
 function parseToolCalls(value: unknown, path: string): ChatToolCall[] | undefined {
-  if (isAbsent(value)) return undefined;
+  if (isUnset(value)) return undefined;
   if (!Array.isArray(value) || value.length === 0) invalid(path, "a non-empty array of tool calls", value);
   return value.map((item: unknown, index): ChatToolCall => {
     const callPath = `${path}[${index}]`;
     const call = requireObject(item, callPath);
-    const id = requireString(field(call, "id"), `${callPath}.id`);
-    const type = field(call, "type");
+    const id = requireString(own(call, "id"), `${callPath}.id`);
+    const type = own(call, "type");
     if (type !== "function") invalid(`${callPath}.type`, "'function'", type);
-    const callFunction = requireObject(field(call, "function"), `${callPath}.function`);
-    const name = requireString(field(callFunction, "name"), `${callPath}.function.name`);
+    const callFunction = requireObject(own(call, "function"), `${callPath}.function`);
+    const name = requireString(own(callFunction, "name"), `${callPath}.function.name`);
     // Arguments stay the JSON string the client sent: templates take strings, and re-serialising could alter it.
-    const args = requireString(field(callFunction, "arguments"), `${callPath}.function.arguments`);
+    const args = requireString(own(callFunction, "arguments"), `${callPath}.function.arguments`);
     return { id, type: "function", function: { name, arguments: args } };
   });
 }

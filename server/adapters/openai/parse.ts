@@ -3,9 +3,9 @@
 import { ProtocolError, type InternalRequest, type ServedModels } from "../../protocol/internal.js";
 import {
   describe,
-  field,
+  own,
   invalid,
-  isAbsent,
+  isUnset,
   isObject,
   optionalBoolean,
   optionalInteger,
@@ -38,27 +38,27 @@ const MAX_STOP_SEQUENCES = 4;
 export function parseChatCompletionRequest(body: unknown, models: ServedModels): InternalRequest {
   if (!isObject(body)) throw new ProtocolError("invalid_request", `The request body must be a JSON object, got ${describe(body)}`);
 
-  const model = parseModel(field(body, "model"), models);
-  const messages = parseMessages(field(body, "messages"), { model, hasVision: models.hasVision(model) });
+  const model = parseModel(own(body, "model"), models);
+  const messages = parseMessages(own(body, "messages"), { model, hasVision: models.hasVision(model) });
   rejectUnsupportedFeatures(body);
 
-  const stream = optionalBoolean(field(body, "stream"), "stream") ?? false;
-  const templateKwargs = parseTemplateKwargs(field(body, "chat_template_kwargs"));
-  const tools = parseTools(field(body, "tools"));
-  const toolChoice = parseToolChoice(field(body, "tool_choice"), tools);
-  optionalBoolean(field(body, "parallel_tool_calls"), "parallel_tool_calls");
+  const stream = optionalBoolean(own(body, "stream"), "stream") ?? false;
+  const templateKwargs = parseTemplateKwargs(own(body, "chat_template_kwargs"));
+  const tools = parseTools(own(body, "tools"));
+  const toolChoice = parseToolChoice(own(body, "tool_choice"), tools);
+  optionalBoolean(own(body, "parallel_tool_calls"), "parallel_tool_calls");
   const maxTokens = parseMaxTokens(body);
   const userId =
-    optionalString(field(body, "user"), "user") ?? optionalString(field(body, "safety_identifier"), "safety_identifier");
+    optionalString(own(body, "user"), "user") ?? optionalString(own(body, "safety_identifier"), "safety_identifier");
 
   const request: InternalRequest = {
     format: "openai",
     model,
     messages,
     sampling: parseSampling(body),
-    stop: parseStop(field(body, "stop")),
+    stop: parseStop(own(body, "stop")),
     stream,
-    includeUsage: parseIncludeUsage(field(body, "stream_options"), stream),
+    includeUsage: parseIncludeUsage(own(body, "stream_options"), stream),
     thinking: { enabled: templateKwargs.enable_thinking ?? false },
     autoCompaction: templateKwargs.enable_auto_compaction ?? true,
   };
@@ -73,7 +73,7 @@ export function parseChatCompletionRequest(body: unknown, models: ServedModels):
 function parseModel(value: unknown, models: ServedModels): string {
   const slugs = models.slugs("openai");
   const available = slugs.length > 0 ? slugs.join(", ") : "none";
-  if (isAbsent(value)) throw new ProtocolError("invalid_request", `model is required: one of ${available}`, "model");
+  if (isUnset(value)) throw new ProtocolError("invalid_request", `model is required: one of ${available}`, "model");
   if (typeof value !== "string") invalid("model", `a string, one of ${available}`, value);
   if (!slugs.includes(value)) throw new ProtocolError("not_found", `The model ${quote(value)} does not exist; available: ${available}`, "model");
   return value;
@@ -82,8 +82,8 @@ function parseModel(value: unknown, models: ServedModels): string {
 /** `max_tokens` and its newer name `max_completion_tokens`: positive integers that must agree when both are sent. */
 function parseMaxTokens(body: JsonObject): number | undefined {
   const rule = "a positive integer";
-  const maxTokens = optionalInteger(field(body, "max_tokens"), "max_tokens", rule, 1);
-  const maxCompletionTokens = optionalInteger(field(body, "max_completion_tokens"), "max_completion_tokens", rule, 1);
+  const maxTokens = optionalInteger(own(body, "max_tokens"), "max_tokens", rule, 1);
+  const maxCompletionTokens = optionalInteger(own(body, "max_completion_tokens"), "max_completion_tokens", rule, 1);
   if (maxTokens !== undefined && maxCompletionTokens !== undefined && maxTokens !== maxCompletionTokens) {
     throw new ProtocolError(
       "invalid_request",
@@ -97,12 +97,12 @@ function parseMaxTokens(body: JsonObject): number | undefined {
 /** Sampling parameters with the ranges of spec 8; `top_k` is the vLLM extension (-1 or 0: off). */
 function parseSampling(body: JsonObject): InternalRequest["sampling"] {
   const sampling: InternalRequest["sampling"] = {};
-  const temperature = optionalNumberInRange(field(body, "temperature"), "temperature", 0, 2);
-  const topP = optionalNumberInRange(field(body, "top_p"), "top_p", 0, 1);
-  const topK = optionalInteger(field(body, "top_k"), "top_k", "an integer, -1 or 0 for no limit", -1);
-  const frequencyPenalty = optionalNumberInRange(field(body, "frequency_penalty"), "frequency_penalty", -2, 2);
-  const presencePenalty = optionalNumberInRange(field(body, "presence_penalty"), "presence_penalty", -2, 2);
-  const seed = optionalInteger(field(body, "seed"), "seed", "an integer", Number.MIN_SAFE_INTEGER);
+  const temperature = optionalNumberInRange(own(body, "temperature"), "temperature", 0, 2);
+  const topP = optionalNumberInRange(own(body, "top_p"), "top_p", 0, 1);
+  const topK = optionalInteger(own(body, "top_k"), "top_k", "an integer, -1 or 0 for no limit", -1);
+  const frequencyPenalty = optionalNumberInRange(own(body, "frequency_penalty"), "frequency_penalty", -2, 2);
+  const presencePenalty = optionalNumberInRange(own(body, "presence_penalty"), "presence_penalty", -2, 2);
+  const seed = optionalInteger(own(body, "seed"), "seed", "an integer", Number.MIN_SAFE_INTEGER);
   if (temperature !== undefined) sampling.temperature = temperature;
   if (topP !== undefined) sampling.topP = topP;
   if (topK !== undefined && topK > 0) sampling.topK = topK;
@@ -114,7 +114,7 @@ function parseSampling(body: JsonObject): InternalRequest["sampling"] {
 
 /** `stop`: a non-empty string or an array of 1 to 4 non-empty strings. */
 function parseStop(value: unknown): string[] {
-  if (isAbsent(value)) return [];
+  if (isUnset(value)) return [];
   const rule = `a non-empty string or an array of 1 to ${MAX_STOP_SEQUENCES} non-empty strings`;
   if (typeof value === "string") {
     if (value === "") invalid("stop", rule, value);
@@ -133,8 +133,8 @@ function parseIncludeUsage(value: unknown, stream: boolean): boolean {
   if (!options) return false;
   if (!stream) unsupported("stream_options", "stream_options is only allowed when stream is true");
   // include_obfuscation is accepted and has nothing to do: chunks are never padded.
-  optionalBoolean(field(options, "include_obfuscation"), "stream_options.include_obfuscation");
-  return optionalBoolean(field(options, "include_usage"), "stream_options.include_usage") ?? false;
+  optionalBoolean(own(options, "include_obfuscation"), "stream_options.include_obfuscation");
+  return optionalBoolean(own(options, "include_usage"), "stream_options.include_usage") ?? false;
 }
 
 /**
@@ -157,7 +157,7 @@ function parseTemplateKwargs(value: unknown): { enable_thinking?: boolean; enabl
   }
   const result: { enable_thinking?: boolean; enable_auto_compaction?: boolean } = {};
   for (const key of TEMPLATE_KWARGS) {
-    const flag = optionalBoolean(field(kwargs, key), `chat_template_kwargs.${key}`);
+    const flag = optionalBoolean(own(kwargs, key), `chat_template_kwargs.${key}`);
     if (flag !== undefined) result[key] = flag;
   }
   return result;
@@ -165,30 +165,30 @@ function parseTemplateKwargs(value: unknown): { enable_thinking?: boolean; enabl
 
 /** Fields whose request this server cannot honour: rejected with a message saying so, never silently ignored. */
 function rejectUnsupportedFeatures(body: JsonObject): void {
-  optionalInteger(field(body, "n"), "n", "1 (one choice per request)", 1, 1);
+  optionalInteger(own(body, "n"), "n", "1 (one choice per request)", 1, 1);
 
-  const format = optionalObject(field(body, "response_format"), "response_format");
+  const format = optionalObject(own(body, "response_format"), "response_format");
   if (format) {
-    const type = field(format, "type");
+    const type = own(format, "type");
     if (type === "json_object" || type === "json_schema") {
       unsupported("response_format", "response_format json_object/json_schema is not supported yet (structured output is a later feature)");
     }
     if (type !== "text") invalid("response_format.type", "'text', 'json_object' or 'json_schema'", type);
   }
 
-  if (optionalBoolean(field(body, "logprobs"), "logprobs")) unsupported("logprobs", "logprobs is not supported yet");
-  const topLogprobs = optionalInteger(field(body, "top_logprobs"), "top_logprobs", "an integer between 0 and 20", 0, 20);
+  if (optionalBoolean(own(body, "logprobs"), "logprobs")) unsupported("logprobs", "logprobs is not supported yet");
+  const topLogprobs = optionalInteger(own(body, "top_logprobs"), "top_logprobs", "an integer between 0 and 20", 0, 20);
   if (topLogprobs !== undefined && topLogprobs > 0) unsupported("top_logprobs", "top_logprobs is not supported yet");
 
-  if (!isAbsent(field(body, "functions"))) unsupported("functions", "functions is deprecated and not supported: use tools");
-  if (!isAbsent(field(body, "function_call"))) unsupported("function_call", "function_call is deprecated and not supported: use tool_choice");
+  if (!isUnset(own(body, "functions"))) unsupported("functions", "functions is deprecated and not supported: use tools");
+  if (!isUnset(own(body, "function_call"))) unsupported("function_call", "function_call is deprecated and not supported: use tool_choice");
 
-  const logitBias = optionalObject(field(body, "logit_bias"), "logit_bias");
+  const logitBias = optionalObject(own(body, "logit_bias"), "logit_bias");
   if (logitBias && Object.keys(logitBias).length > 0) unsupported("logit_bias", "logit_bias is not supported yet");
 
-  if (!isAbsent(field(body, "audio"))) unsupported("audio", "audio output is not supported: this server generates text only");
-  const modalities = field(body, "modalities");
-  if (!isAbsent(modalities)) {
+  if (!isUnset(own(body, "audio"))) unsupported("audio", "audio output is not supported: this server generates text only");
+  const modalities = own(body, "modalities");
+  if (!isUnset(modalities)) {
     if (!Array.isArray(modalities) || modalities.some((item) => item !== "text" && item !== "audio")) {
       invalid("modalities", `an array of 'text' and 'audio'`, modalities);
     }

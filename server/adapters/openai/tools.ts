@@ -1,6 +1,6 @@
 // Parses `tools` and `tool_choice` of a chat-completions request into the internal ToolDefinition and ToolChoice.
 import type { ToolChoice, ToolDefinition } from "../../protocol/internal.js";
-import { field, invalid, isAbsent, isObject, optionalBoolean, optionalObject, optionalString, quote, quoteList, requireObject, requireString, unsupported } from "./fields.js";
+import { own, invalid, isUnset, isObject, optionalBoolean, optionalObject, optionalString, quote, quoteList, requireObject, requireString, unsupported } from "./fields.js";
 
 /** OpenAI's rule for function names. */
 const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -12,24 +12,24 @@ const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  * would break SDKs that set it by default (the model usually follows the schema anyway).
  */
 export function parseTools(value: unknown): ToolDefinition[] | undefined {
-  if (isAbsent(value)) return undefined;
+  if (isUnset(value)) return undefined;
   if (!Array.isArray(value) || value.length === 0) invalid("tools", "a non-empty array of function tools", value);
   const seen = new Set<string>();
   return value.map((item: unknown, index): ToolDefinition => {
     const path = `tools[${index}]`;
     const tool = requireObject(item, path);
-    const type = field(tool, "type");
+    const type = own(tool, "type");
     if (type === "custom") unsupported(`${path}.type`, `${path}.type 'custom' is not supported: only 'function' tools are`);
     if (type !== "function") invalid(`${path}.type`, "'function'", type);
-    const definition = requireObject(field(tool, "function"), `${path}.function`);
-    const name = requireString(field(definition, "name"), `${path}.function.name`);
+    const definition = requireObject(own(tool, "function"), `${path}.function`);
+    const name = requireString(own(definition, "name"), `${path}.function.name`);
     if (!FUNCTION_NAME.test(name)) invalid(`${path}.function.name`, "1 to 64 letters, digits, underscores or dashes", name);
     if (seen.has(name)) unsupported(`${path}.function.name`, `${path}.function.name ${quote(name)} is defined twice: tool names must be unique`);
     seen.add(name);
-    const description = optionalString(field(definition, "description"), `${path}.function.description`);
+    const description = optionalString(own(definition, "description"), `${path}.function.description`);
     // Omitted parameters mean a function that takes none (OpenAI's documented default).
-    const parameters = optionalObject(field(definition, "parameters"), `${path}.function.parameters`) ?? { type: "object", properties: {} };
-    optionalBoolean(field(definition, "strict"), `${path}.function.strict`);
+    const parameters = optionalObject(own(definition, "parameters"), `${path}.function.parameters`) ?? { type: "object", properties: {} };
+    optionalBoolean(own(definition, "strict"), `${path}.function.strict`);
     return description === undefined ? { name, parameters } : { name, description, parameters };
   });
 }
@@ -39,7 +39,7 @@ export function parseTools(value: unknown): ToolDefinition[] | undefined {
  * "required" and a named tool need `tools`, and a named tool must be one of them.
  */
 export function parseToolChoice(value: unknown, tools: readonly ToolDefinition[] | undefined): ToolChoice | undefined {
-  if (isAbsent(value)) return undefined;
+  if (isUnset(value)) return undefined;
   const rule = `'auto', 'none', 'required' or {type: 'function', function: {name}}`;
   if (value === "auto" || value === "none") return { type: value };
   if (value === "required") {
@@ -48,12 +48,12 @@ export function parseToolChoice(value: unknown, tools: readonly ToolDefinition[]
   }
   if (!isObject(value)) return invalid("tool_choice", rule, value);
   const choice = value;
-  const type = field(choice, "type");
+  const type = own(choice, "type");
   if (type === "allowed_tools" || type === "custom") {
     unsupported("tool_choice.type", `tool_choice.type '${type}' is not supported: use 'function'`);
   }
   if (type !== "function") invalid("tool_choice.type", "'function'", type);
-  const name = requireString(field(requireObject(field(choice, "function"), "tool_choice.function"), "name"), "tool_choice.function.name");
+  const name = requireString(own(requireObject(own(choice, "function"), "tool_choice.function"), "name"), "tool_choice.function.name");
   if (!tools?.some((tool) => tool.name === name)) {
     const known = tools ? quoteList(tools.map((tool) => tool.name)) : "none were given";
     unsupported("tool_choice.function.name", `tool_choice.function.name ${quote(name)} is not one of the tools (${known})`);
