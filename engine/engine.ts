@@ -10,7 +10,8 @@ import { preparePrompt } from "./prompt.js";
 import { EngineError, type EngineEvent, type EngineFinishReason, type EngineRequest, type EngineStats } from "./request.js";
 import { SamplingParamError, StopSequenceError } from "./sample/errors.js";
 import { Sampler } from "./sample/sampler.js";
-import { type KvSpace, Scheduler, type StepPlan } from "./sched/scheduler.js";
+import { kvSpaceOf } from "./sched/kv-space.js";
+import { Scheduler, type StepPlan } from "./sched/scheduler.js";
 
 /** Engine settings; the defaults suit a single-user local server and scale with the loaded model's limits. */
 export interface EngineOptions {
@@ -60,17 +61,7 @@ export class Engine {
 
   constructor(readonly model: LoadedModel, options: EngineOptions = {}) {
     this.kv = new KvCacheManager(model.kvPool, options.cache);
-    const kv = this.kv;
-    const space: KvSpace<ActiveRequest> = {
-      adopt: (request) => {
-        request.adoption = kv.adopt(request.kv, request.tokens);
-        request.computed = request.adoption.prefixTokens + request.adoption.suffixTokens;
-      },
-      reserve: (request, positions) => kv.reserve(request.kv, positions),
-      release: (request) => kv.release(request.kv),
-      capacityPositions: model.kvPool.capacity * model.kvPool.blockSize,
-    };
-    this.scheduler = new Scheduler(space, {
+    this.scheduler = new Scheduler(kvSpaceOf<ActiveRequest>(this.kv), {
       maxStepTokens: options.maxStepTokens ?? model.runner.options.maxBatchTokens,
       maxSequences: options.maxSequences ?? model.runner.options.maxSequences,
     });

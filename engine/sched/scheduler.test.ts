@@ -2,38 +2,21 @@
 // pool, with the forward pass replaced by bookkeeping (the model runner is not involved in these properties).
 import { describe, expect, it } from "vitest";
 import { BlockPool } from "../kv/block-pool.js";
-import { KvCacheManager, type KvReuse, SequenceKv } from "../kv/kv-cache.js";
-import { type KvSpace, type SchedulableRequest, Scheduler } from "./scheduler.js";
+import { KvCacheManager, SequenceKv } from "../kv/kv-cache.js";
+import { seededRandom } from "../testing/seeded-random.js";
+import { type KvBackedRequest, kvSpaceOf } from "./kv-space.js";
+import { Scheduler } from "./scheduler.js";
 
-interface FakeRequest extends SchedulableRequest {
+interface FakeRequest extends KvBackedRequest {
   tokens: number[];
   kv: SequenceKv;
   maxTokens: number;
-  reuse?: KvReuse;
-}
-
-/** Deterministic random numbers (LCG). */
-function rng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
 }
 
 function harness(capacity: number, blockSize: number, limits = { maxStepTokens: 64, maxSequences: 8 }) {
   const pool = new BlockPool(capacity, blockSize);
   const kv = new KvCacheManager(pool, { sectionThreshold: 3 });
-  const space: KvSpace<FakeRequest> = {
-    adopt: (r) => {
-      r.reuse = kv.adopt(r.kv, r.tokens);
-      r.computed = r.reuse.prefixTokens + r.reuse.suffixTokens;
-    },
-    reserve: (r, positions) => kv.reserve(r.kv, positions),
-    release: (r) => kv.release(r.kv),
-    capacityPositions: capacity * blockSize,
-  };
-  const scheduler = new Scheduler(space, limits);
+  const scheduler = new Scheduler(kvSpaceOf<FakeRequest>(kv), limits);
 
   /** Every block's reference count equals its holders: sequences plus the index; free blocks are exactly the unheld. */
   function checkInvariants(live: readonly FakeRequest[]): void {
@@ -58,7 +41,7 @@ function harness(capacity: number, blockSize: number, limits = { maxStepTokens: 
 
 describe("Scheduler with the KV cache manager", () => {
   it("keeps reference counts exact through thousands of random submits, aborts, finishes and preemptions", () => {
-    const random = rng(7);
+    const random = seededRandom(7);
     const blockSize = 4;
     const capacity = 48;
     const { pool, kv, scheduler, checkInvariants } = harness(capacity, blockSize);
@@ -91,7 +74,7 @@ describe("Scheduler with the KV cache manager", () => {
         preemptions += plan.preempted.length;
         for (const r of plan.admitted) {
           if (r.computed > 0) reusedRequests++;
-          kv.recordAdmission(r.tokens.length, r.reuse!);
+          kv.recordAdmission(r.tokens.length, r.adoption!);
           kv.takeCopies(r.kv).done();
         }
         expect(plan.chunks.reduce((n, c) => n + c.count, 0)).toBeLessThanOrEqual(64);

@@ -1,0 +1,24 @@
+// The scheduler's view of the KV cache manager for requests that carry their own SequenceKv: adoption sets the
+// tokens computed from the cache's reuse and keeps that reuse on the request.
+import type { KvCacheManager, KvReuse, SequenceKv } from "../kv/kv-cache.js";
+import type { KvSpace, SchedulableRequest } from "./scheduler.js";
+
+/** A request whose KV lives in a SequenceKv of the manager. */
+export interface KvBackedRequest extends SchedulableRequest {
+  readonly kv: SequenceKv;
+  /** The latest adoption's reuse (set on every admission attempt). */
+  adoption?: KvReuse;
+}
+
+/** Binds the scheduler's KvSpace to `manager`. */
+export function kvSpaceOf<R extends KvBackedRequest>(manager: KvCacheManager): KvSpace<R> {
+  return {
+    adopt: (request) => {
+      request.adoption = manager.adopt(request.kv, request.tokens);
+      request.computed = request.adoption.prefixTokens + request.adoption.suffixTokens;
+    },
+    reserve: (request, positions) => manager.reserve(request.kv, positions),
+    release: (request) => manager.release(request.kv),
+    capacityPositions: manager.pool.capacity * manager.pool.blockSize,
+  };
+}
