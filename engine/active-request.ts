@@ -47,7 +47,10 @@ export class ActiveRequest implements SchedulableRequest {
   private readonly init: ActiveRequestInit;
   private readonly stops: StopSequenceMatcher;
   private readonly text;
-  /** Reasoning tracking for the thinking budget: not yet known, inside the tags (with tokens spent), or over. */
+  /**
+   * Reasoning tracking for the thinking budget: not yet known, inside the tags (with tokens spent), or over. `output`
+   * is the text seen since the state was last decided, cut to what a tag split across tokens still needs.
+   */
   private thinking: { state: "unknown" | "inside" | "over"; tokens: number; output: string } = { state: "unknown", tokens: 0, output: "" };
 
   constructor(init: ActiveRequestInit) {
@@ -108,14 +111,18 @@ export class ActiveRequest implements SchedulableRequest {
     thinking.output += this.init.tokenizer.decode([token]);
     if (thinking.state === "unknown") {
       const start = thinking.output.trimStart();
-      if (start.startsWith(budget.open)) thinking.state = "inside";
-      else if (!budget.open.startsWith(start)) thinking.state = "over"; // no reasoning block
+      if (start.startsWith(budget.open)) {
+        thinking.state = "inside";
+        thinking.output = start.slice(budget.open.length);
+      } else if (!budget.open.startsWith(start)) thinking.state = "over"; // no reasoning block
       return [];
     }
     if (thinking.output.includes(budget.close)) {
       thinking.state = "over";
       return [];
     }
+    // Only a close tag's worth of text can still complete it: the scan stays constant per token.
+    thinking.output = thinking.output.slice(Math.max(0, thinking.output.length - (budget.close.length - 1)));
     if (++thinking.tokens < budget.tokens) return [];
     thinking.state = "over";
     return this.init.tokenizer.encode(`\n${budget.close}\n\n`, { addSpecial: false, parseSpecial: true });

@@ -56,7 +56,6 @@ export class Engine {
   private arrivals = 0;
   private stepping = false;
   private closed = false;
-  private idleWaiters: Array<() => void> = [];
   private readonly totals = { finished: 0, aborted: 0, failed: 0, preemptions: 0, prompt: 0, computedPrompt: 0, generated: 0 };
 
   constructor(readonly model: LoadedModel, options: EngineOptions = {}) {
@@ -122,6 +121,8 @@ export class Engine {
       kvBlocks: { total: pool.capacity, used: pool.capacity - pool.freeCount - cached, cached, free: pool.freeCount, blockSize: pool.blockSize },
       cache: {
         lookups: c.lookups,
+        prefixHits: c.prefixHits,
+        sectionHits: c.sectionHits,
         prefixHitRate: rate(c.prefixHits, c.lookups),
         sectionHitRate: rate(c.sectionHits, c.lookups),
         prefixTokenRate: rate(c.prefixTokens, c.promptTokens),
@@ -130,12 +131,6 @@ export class Engine {
       requests: { finished: this.totals.finished, aborted: this.totals.aborted, failed: this.totals.failed, preemptions: this.totals.preemptions },
       tokens: { prompt: this.totals.prompt, computedPrompt: this.totals.computedPrompt, generated: this.totals.generated },
     };
-  }
-
-  /** Resolves when no request is running or waiting. */
-  idle(): Promise<void> {
-    if (this.requests.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   /**
@@ -210,7 +205,6 @@ export class Engine {
       return;
     }
     this.stepping = false;
-    for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   /** One scheduling step and forward pass. */

@@ -117,6 +117,9 @@ export interface EngineStats {
   /** Over every admission so far. */
   cache: {
     lookups: number;
+    /** Lookups that reused a prefix / a section. */
+    prefixHits: number;
+    sectionHits: number;
     /** Fractions of lookups that reused a prefix / a section. */
     prefixHitRate: number;
     sectionHitRate: number;

@@ -80,11 +80,6 @@ export class KvCacheManager {
     return this.pool.blockSize;
   }
 
-  /** Blocks a sequence could get now: free ones plus cached ones only the index holds. */
-  get availableBlocks(): number {
-    return this.pool.freeCount + this.index.evictableCount;
-  }
-
   /**
    * Adopts whatever cached KV `tokens` (a prompt, with `tokens.length - 1` at most reusable: the last token must be
    * computed for its logits) can reuse: shares cached full blocks and queues copies for the rest. Call on a sequence

@@ -80,8 +80,8 @@ function gaugesOf(entry: ModelRegistry["entries"][number]): EngineGauges {
     kvBlocksCached: stats.kvBlocks.cached,
     kvBlocksFree: stats.kvBlocks.free,
     lookups: stats.cache.lookups,
-    prefixHits: Math.round(stats.cache.prefixHitRate * stats.cache.lookups),
-    sectionHits: Math.round(stats.cache.sectionHitRate * stats.cache.lookups),
+    prefixHits: stats.cache.prefixHits,
+    sectionHits: stats.cache.sectionHits,
   };
 }
 
