@@ -109,6 +109,11 @@ export class Engine {
     return true;
   }
 
+  /** Requests waiting to be admitted (cheap, for per-request admission control; stats() walks the cache). */
+  get queueDepth(): number {
+    return this.scheduler.waiting.length;
+  }
+
   /** Load and cache effectiveness now. */
   stats(): EngineStats {
     const pool = this.model.kvPool;

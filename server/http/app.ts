@@ -109,7 +109,7 @@ function handleGeneration(connection: Connection, req: uWS.HttpRequest, endpoint
     const request = endpoint.parse(body);
     const served = options.registry.find(request.model, endpoint.format);
     if (!served) throw new ProtocolError("not_found", `The model '${request.model}' does not exist; available: ${options.registry.slugs(endpoint.format).join(", ")}`, "model");
-    if (served.engine.stats().waiting >= (options.maxQueue ?? 256)) {
+    if (served.engine.queueDepth >= (options.maxQueue ?? 256)) {
       throw new ProtocolError(endpoint.overloadKind, "the server is at capacity: too many requests are waiting; retry shortly", undefined, 2);
     }
     const id = `${endpoint.idPrefix}${randomBytes(12).toString("hex")}`;

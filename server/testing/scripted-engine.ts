@@ -45,8 +45,8 @@ export class ScriptedEngine {
     return false;
   }
 
-  stats() {
-    return { running: 0, waiting: 0 };
+  get queueDepth(): number {
+    return 0;
   }
 }
 
