@@ -1,9 +1,10 @@
 // `loom generate`: load a model, continue a prompt (optionally through the chat template), print the continuation.
 import { parseArgs } from "node:util";
-import { renderChatTemplate } from "../chat/template.js";
 import type { ChatMessage } from "../chat/messages.js";
 import { generate } from "../generate.js";
 import { loadModel } from "../load.js";
+import { preparePrompt } from "../prompt.js";
+import type { EngineInput } from "../request.js";
 import { ProgressBar } from "./progress-bar.js";
 import { UsageError, parseInteger, parseNumber } from "./arguments.js";
 
@@ -80,21 +81,16 @@ export async function runGenerate(argv: string[]): Promise<void> {
   });
   bar.finish();
   try {
-    let promptText = values.prompt;
+    let input: EngineInput = { text: values.prompt };
     if (values.chat) {
       if (!model.chatTemplate) throw new UsageError(`${values.model} has no chat template; run without --chat to continue raw text`);
       const messages: ChatMessage[] = [];
       if (values.system !== undefined) messages.push({ role: "system", content: values.system });
       messages.push({ role: "user", content: values.prompt });
-      promptText = renderChatTemplate(model.chatTemplate, messages, {
-        addGenerationPrompt: true,
-        bosToken: model.tokenizer.bosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.bosId),
-        eosToken: model.tokenizer.eosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.eosId),
-        kwargs: templateKwargs,
-      });
+      input = { messages, templateKwargs };
     }
     // Chat templates write their own BOS; raw prompts get the model's usual special tokens (as llama.cpp does).
-    const promptTokens = model.tokenizer.encode(promptText, { addSpecial: !values.chat, parseSpecial: true });
+    const promptTokens = preparePrompt({ tokenizer: model.tokenizer, chatTemplate: model.chatTemplate, vocabSize: model.config.vocab_size }, input, undefined).tokens;
     const events = generate(model, promptTokens, { maxTokens, sampling, stop: values.stop });
     let text = "";
     for await (const event of events) {
