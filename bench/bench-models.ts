@@ -12,7 +12,7 @@ import { seededRandom } from "../engine/testing/seeded-random.js";
 
 export { seededRandom };
 
-/** The bench model file for a preset and dtype, generated if missing (same path as generate-vs-llama-cpp). */
+/** The bench model file for a preset and dtype, generated if missing (every end-to-end bench shares these files). */
 export async function benchModelPath(preset: string, dtype: ModelDtype): Promise<string> {
   const path = join(REPOSITORY_ROOT, ".cache", "bench-models", `${preset}-${dtype}.gguf`);
   if (!existsSync(path)) {

@@ -1,16 +1,13 @@
 // Prefill and decode speed of loom's WebAssembly backend against llama.cpp (node-llama-cpp, same thread count)
 // on the same GGUF files, with each figure as a fraction of the machine's physical limit.
 // Run: npm run build && node dist/bench/generate-vs-llama-cpp.js [--threads 2] [--prompt 128] [--decode 128]
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { generate } from "../engine/generate.js";
 import { loadModel } from "../engine/load.js";
 import { openModelSource } from "../engine/model/source.js";
 import { REFERENCE_CONTEXT_OPTIONS, referenceLlama } from "../engine/testing/llama-cpp.js";
-import { REPOSITORY_ROOT } from "../engine/testing/fixtures.js";
-import { generateModel } from "../scripts/generate-model.js";
 import type { ModelDtype } from "../scripts/model-dtypes.js";
+import { benchModelPath } from "./bench-models.js";
 import { describeMachine } from "./machine.js";
 import { measureReadBandwidth } from "./memory-bandwidth.js";
 
@@ -24,15 +21,6 @@ const CASES: Array<{ preset: string; dtype: ModelDtype }> = [
   { preset: "smollm2-135m", dtype: "q8_0" },
   { preset: "qwen3-0.6b", dtype: "q8_0" },
 ];
-
-async function benchModelPath(preset: string, dtype: ModelDtype): Promise<string> {
-  const path = join(REPOSITORY_ROOT, ".cache", "bench-models", `${preset}-${dtype}.gguf`);
-  if (!existsSync(path)) {
-    process.stderr.write(`generating ${path} ...\n`);
-    await generateModel({ preset, format: "gguf", dtype, out: path });
-  }
-  return path;
-}
 
 /** A prompt of exactly `count` ordinary tokens (ids in the middle of the vocabulary, after BOS). */
 function syntheticPrompt(vocabulary: number, count: number, bos: number | undefined): number[] {
