@@ -12,14 +12,11 @@
 import { parseArgs } from "node:util";
 import { Engine } from "../engine/engine.js";
 import type { KvCacheOptions } from "../engine/kv/kv-cache.js";
-import { kvBlockBytes } from "../engine/kv/budget.js";
-import { loadModel } from "../engine/load.js";
-import { openModelSource } from "../engine/model/source.js";
-import { benchModelPath, mean, median, modelWork, printHeader, randomTokens, seededRandom } from "./bench-models.js";
+import { KV_BLOCK_SIZE, loadModel } from "../engine/load.js";
+import { benchModelPath, mean, median, modelWork, printHeader, randomTokens, seededRandom, f32KvBytes } from "./bench-models.js";
 
 const PRESET = "smollm2-135m";
 const DTYPE = "q8_0";
-const KV_BLOCK = 16;
 /** SmolLM2's <|im_start|> and <|im_end|> ids (the prompt starts with <|im_start|>, as SmolLM2's template does: no
  * separate BOS); role names and the newline are ordinary ids. */
 const IM_START = 1;
@@ -87,7 +84,7 @@ async function runMode(path: string, mode: Mode, settings: Settings, vocabSize: 
   // The KV budget holds a few whole contexts: the live request plus the cached chains of the turns before it.
   const model = await loadModel(path, {
     threads: settings.threads, contextSize: settings.context, batchSize: 512, maxSequences: 4,
-    kvCache: { bytes: kvBudget(path, settings.context, 4), dtype: "f32" },
+    kvCache: { bytes: f32KvBytes(path, settings.context, 4), dtype: "f32" },
   });
   try {
     const engine = new Engine(model, { cache: mode.cache });
@@ -126,10 +123,6 @@ async function runMode(path: string, mode: Mode, settings: Settings, vocabSize: 
   }
 }
 
-function kvBudget(path: string, context: number, contexts: number): number {
-  const { config } = openModelSource(path);
-  return kvBlockBytes(config.num_hidden_layers, config.num_key_value_heads * config.head_dim, KV_BLOCK, "f32") * Math.ceil(context / KV_BLOCK) * contexts;
-}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -159,7 +152,7 @@ async function main(): Promise<void> {
   const s = settings;
   const command = `node dist/bench/agentic-workload.js --threads ${s.threads} --turns ${s.turns} --system ${s.system} --history ${s.history} --tool-min ${s.toolMin} --tool-max ${s.toolMax} --decode ${s.decode} --context ${s.context}${quick ? " --quick" : ""}`;
   const machine = printHeader(command, s.threads, [
-    `model ${PRESET} ${DTYPE.toUpperCase()} random weights (${path}); f32 KV, block ${KV_BLOCK}, context ${s.context}`,
+    `model ${PRESET} ${DTYPE.toUpperCase()} random weights (${path}); f32 KV, block ${KV_BLOCK_SIZE}, context ${s.context}`,
     `conversation: ${s.system}-token system prompt, 80-token user task, ${s.history + 1} tool results of ${s.toolMin}-${s.toolMax} tokens in turn 1; each later turn adds the previous ${s.decode}-token reply (loom's own, greedy) and a tool result and prunes the oldest tool result`,
   ]);
   const results: Array<{ mode: Mode; turns: Turn[]; seconds: number }> = [];

@@ -3,6 +3,8 @@
 // and the header every figure is printed with.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { kvBlockBytes } from "../engine/kv/budget.js";
+import { KV_BLOCK_SIZE } from "../engine/load.js";
 import { openModelSource } from "../engine/model/source.js";
 import { REPOSITORY_ROOT } from "../engine/testing/fixtures.js";
 import { generateModel } from "../scripts/generate-model.js";
@@ -20,6 +22,16 @@ export async function benchModelPath(preset: string, dtype: ModelDtype): Promise
     await generateModel({ preset, format: "gguf", dtype, out: path });
   }
   return path;
+}
+
+/**
+ * The f32 KV budget in bytes for `contexts` contexts of `context` positions (each rounded up to whole KV blocks) of
+ * the model at `path`: benches size the cache so that nothing is preempted.
+ */
+export function f32KvBytes(path: string, context: number, contexts: number): number {
+  const { config } = openModelSource(path);
+  const blocks = Math.ceil(context / KV_BLOCK_SIZE) * contexts;
+  return kvBlockBytes(config.num_hidden_layers, config.num_key_value_heads * config.head_dim, KV_BLOCK_SIZE, "f32") * blocks;
 }
 
 /** What one token costs a model: weight bytes a decode step reads, and the multiply-adds of its layers and of the logits. */

@@ -40,8 +40,7 @@ import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Engine } from "../engine/engine.js";
-import { kvBlockBytes } from "../engine/kv/budget.js";
-import { type LoadedModel, loadModel } from "../engine/load.js";
+import { KV_BLOCK_SIZE, type LoadedModel, loadModel } from "../engine/load.js";
 import { openModelSource } from "../engine/model/source.js";
 import { preparePrompt } from "../engine/prompt.js";
 import type { EngineRequest } from "../engine/request.js";
@@ -52,12 +51,11 @@ import { StaticKeys } from "../server/http/auth.js";
 import { startServer } from "../server/http/app.js";
 import { ModelRegistry, defaultSlugs } from "../server/models.js";
 import { toEngineRequest } from "../server/protocol/run.js";
-import { benchModelPath, mean, printHeader, seededRandom } from "./bench-models.js";
+import { benchModelPath, mean, printHeader, seededRandom, f32KvBytes } from "./bench-models.js";
 import { type LoadJob, type LoadResult, type RequestTiming, type StreamFormat, runLoad } from "./http-load-client.js";
 
 const PRESET = "smollm2-135m";
 const DTYPE = "q8_0";
-const KV_BLOCK = 16;
 const KEY = "sk-bench-http-load";
 
 /** Shared by every request (cached by each run's warm-up request). */
@@ -479,8 +477,6 @@ async function main(): Promise<void> {
   ]);
 
   const client = clientMode === "process" ? processClient() : inlineClient();
-  const source = openModelSource(path);
-  const config = source.config;
   console.log("");
   console.log("| N | requests | path | output tokens | output tok/s | vs in-process | HTTP cost | TTFT p50 (ms) | TTFT p99 (ms) | ITL p50 (ms) | ITL p99 (ms) | server CPU (s) | client CPU (s) | text = in-process |");
   console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
@@ -496,8 +492,8 @@ async function main(): Promise<void> {
       const conversations = buildConversations(path, requests, prompt, decode, 4321 + concurrency);
       promptStats.push(...conversations.map((c) => c.promptTokens));
       const longest = Math.max(...conversations.map((c) => c.promptTokens + c.maxTokens));
-      const contextSize = Math.ceil((longest + 16) / KV_BLOCK) * KV_BLOCK;
-      const bytes = kvBlockBytes(config.num_hidden_layers, config.num_key_value_heads * config.head_dim, KV_BLOCK, "f32") / KV_BLOCK * contextSize * (concurrency + 1);
+      const contextSize = Math.ceil((longest + 16) / KV_BLOCK_SIZE) * KV_BLOCK_SIZE;
+      const bytes = f32KvBytes(path, contextSize, concurrency + 1);
       const model = await loadModel(path, { threads, contextSize, batchSize: 512, maxSequences: concurrency, kvCache: { bytes, dtype: "f32" } });
       try {
         const slugs = defaultSlugs(model);

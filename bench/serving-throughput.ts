@@ -16,18 +16,15 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Token } from "node-llama-cpp";
 import { Engine } from "../engine/engine.js";
-import { kvBlockBytes } from "../engine/kv/budget.js";
 import { loadModel } from "../engine/load.js";
-import { openModelSource } from "../engine/model/source.js";
 import { REPOSITORY_ROOT } from "../engine/testing/fixtures.js";
 import { REFERENCE_CONTEXT_OPTIONS, referenceLlama } from "../engine/testing/llama-cpp.js";
 import { describeMachine } from "./machine.js";
-import { type ModelWork, benchModelPath, matmulFlops, mean, modelWork, printHeader, randomTokens, seededRandom } from "./bench-models.js";
+import { type ModelWork, benchModelPath, matmulFlops, mean, modelWork, printHeader, randomTokens, seededRandom, f32KvBytes } from "./bench-models.js";
 import { measureReadBandwidth } from "./memory-bandwidth.js";
 
 const PRESET = "smollm2-135m";
 const DTYPE = "q8_0";
-const KV_BLOCK = 16;
 
 /** One concurrency level's outcome on one side. */
 interface LevelResult {
@@ -79,11 +76,8 @@ async function closedLoop(concurrency: number, count: number, serve: (index: num
 }
 
 async function loomLevel(path: string, workload: Workload, concurrency: number, threads: number): Promise<LevelResult> {
-  const source = openModelSource(path);
-  const config = source.config;
   // Room for every in-flight request without any sharing, plus one spare context: no preemption.
-  const positionsPerRequest = Math.ceil(workload.contextSize / KV_BLOCK) * KV_BLOCK;
-  const bytes = kvBlockBytes(config.num_hidden_layers, config.num_key_value_heads * config.head_dim, KV_BLOCK, "f32") / KV_BLOCK * positionsPerRequest * (concurrency + 1);
+  const bytes = f32KvBytes(path, workload.contextSize, concurrency + 1);
   const model = await loadModel(path, { threads, contextSize: workload.contextSize, batchSize: 512, maxSequences: concurrency, kvCache: { bytes, dtype: "f32" } });
   try {
     const engine = new Engine(model);

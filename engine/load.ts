@@ -42,7 +42,8 @@ export interface LoadedModel {
   dispose(): Promise<void>;
 }
 
-const BLOCK_SIZE = 16;
+/** Positions per KV block. */
+export const KV_BLOCK_SIZE = 16;
 
 /** Opens a GGUF file or Hugging Face directory and loads it onto the WebAssembly backend. */
 export async function loadModel(path: string, options: LoadOptions = {}): Promise<LoadedModel> {
@@ -57,7 +58,7 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
       maxBatchTokens: options.batchSize ?? 512,
       maxSequences: options.maxSequences ?? 32,
       maxContext: contextSize,
-      blockSize: BLOCK_SIZE,
+      blockSize: KV_BLOCK_SIZE,
       kvCache: options.kvCache ?? {},
       onProgress: options.onProgress,
     });
@@ -67,7 +68,7 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
       tokenizer,
       chatTemplate: source.chatTemplate,
       runner,
-      kvPool: new BlockPool(runner.kvBlocks, BLOCK_SIZE),
+      kvPool: new BlockPool(runner.kvBlocks, KV_BLOCK_SIZE),
       contextSize,
       loadSeconds: (performance.now() - started) / 1000,
       dispose: () => runtime.dispose(),
