@@ -18,15 +18,16 @@
 // cached, however its requests' arrivals interleave, and nothing else carries from one run to the next.
 // - in-process: each wire body is parsed by the OpenAI adapter and turned into an EngineRequest before the clock
 //   starts (exactly what the server submits), then Engine.submit is iterated directly;
-// - HTTP: startServer on 127.0.0.1 (uWebSockets.js, StaticKeys auth), raw fetch with a minimal SSE parser
-//   (bench/http-load-client.ts; no SDKs), one keep-alive connection per client loop. Everything from the request
-//   bytes to the client's parsed delta is the HTTP layer's cost: body read and JSON parse, adapter parse, SSE encoding,
-//   socket writes, the client's parse.
+// - HTTP: what `loom serve` runs: the engine on its own thread (WorkerEngine, the same model file loaded there, fresh
+//   per run and primed like the in-process model with other bodies of the same lengths), startServer on 127.0.0.1
+//   (uWebSockets.js, StaticKeys auth), raw fetch with a minimal SSE parser (bench/http-load-client.ts; no SDKs), one
+//   keep-alive connection per client loop. Everything from the request bytes to the client's parsed delta is the HTTP
+//   layer's cost: body read and JSON parse, adapter parse, the hop to the engine thread and back, SSE encoding, socket
+//   writes, the client's parse.
 // The client runs in a forked child process by default (--client process): its fetch, stream and JSON work happen on
-// its own event loop and heap instead of between the engine's steps on the server's event loop (the engine's step
-// runs on the main thread plus compute workers, so anything on that event loop delays the next step). With only 2
-// cores the client's CPU still competes with the engine's two compute threads at the OS level, so its CPU seconds are
-// reported beside each run; --client inline runs the same client inside the server process, for comparison.
+// its own event loop and heap. With only 2 cores the client's CPU still competes with the engine's two compute threads
+// at the OS level, so its CPU seconds are reported beside each run; --client inline runs the same client inside the
+// server process, for comparison.
 //
 // Peer: llama.cpp's own OpenAI-compatible server (llama-server) on the same GGUF, where a binary exists: --llama-server
 // PATH, else a llama-server found under node_modules/node-llama-cpp (bins/, llama/), node_modules/@node-llama-cpp/*
@@ -40,7 +41,9 @@ import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Engine } from "../engine/engine.js";
-import { KV_BLOCK_SIZE, type LoadedModel, loadModel } from "../engine/load.js";
+import { describeModel } from "../engine/host/messages.js";
+import { WorkerEngine } from "../engine/host/worker-engine.js";
+import { KV_BLOCK_SIZE, type LoadOptions, type LoadedModel, loadModel } from "../engine/load.js";
 import { openModelSource } from "../engine/model/source.js";
 import { preparePrompt } from "../engine/prompt.js";
 import type { EngineRequest } from "../engine/request.js";
@@ -186,12 +189,12 @@ function processClient(): LoadClient {
   };
 }
 
-/** A fresh Engine and a registry serving it under the default slugs. */
+/** A fresh in-process Engine and a registry serving it under the default slugs. */
 function serve(model: LoadedModel) {
   const engine = new Engine(model);
-  const slugs = defaultSlugs(model);
-  const registry = new ModelRegistry([{ model, engine, slugs, created: Math.floor(Date.now() / 1000) }]);
-  return { engine, slugs, registry };
+  const info = describeModel(model);
+  const registry = new ModelRegistry([{ model: info, engine, slugs: defaultSlugs(info), created: Math.floor(Date.now() / 1000) }]);
+  return { engine, registry };
 }
 
 /**
@@ -263,13 +266,23 @@ async function inProcessRun(model: LoadedModel, bodies: string[], warmup: string
   }
 }
 
-/** The same bodies through loom's HTTP server in one wire format. */
-async function httpRun(model: LoadedModel, format: StreamFormat, bodies: string[], warmup: string, concurrency: number, client: LoadClient): Promise<PathResult> {
-  const { engine, registry } = serve(model);
+/** Bodies with max_tokens 2 (priming: first touches and compiled paths, not output). */
+function primed(bodies: string[]): string[] {
+  return bodies.map((body) => JSON.stringify({ ...(JSON.parse(body) as object), max_tokens: 2 }));
+}
+
+/**
+ * The same bodies through loom's HTTP server in one wire format, its engine on a worker thread as `loom serve` runs
+ * it. `primeBodies` (other user messages of the same lengths, max_tokens 2) are sent first, untimed, N at once.
+ */
+async function httpRun(path: string, load: LoadOptions, format: StreamFormat, bodies: string[], primeBodies: string[], warmup: string, concurrency: number, client: LoadClient): Promise<PathResult> {
+  const engine = await WorkerEngine.start(path, { load });
+  const registry = new ModelRegistry([{ model: engine.model, engine, slugs: defaultSlugs(engine.model), created: Math.floor(Date.now() / 1000) }]);
   const server = await startServer({ registry, auth: new StaticKeys([KEY]), endpoints: createEndpoints(registry) }, "127.0.0.1", 0);
   try {
     const url = `http://127.0.0.1:${server.port}${format === "openai" ? "/v1/chat/completions" : "/v1/messages"}`;
     const headers: Record<string, string> = format === "openai" ? { authorization: `Bearer ${KEY}` } : { "x-api-key": KEY, "anthropic-version": "2023-06-01" };
+    await client.run({ url, format, headers, bodies: primed(primeBodies), concurrency });
     await client.run({ url, format, headers, bodies: [warmup], concurrency: 1 });
     const cpu = process.cpuUsage();
     const result = await client.run({ url, format, headers, bodies, concurrency });
@@ -280,7 +293,7 @@ async function httpRun(model: LoadedModel, format: StreamFormat, bodies: string[
     };
   } finally {
     server.close();
-    engine.close();
+    await engine.close();
   }
 }
 
@@ -468,8 +481,8 @@ async function main(): Promise<void> {
     `workload: messages input through the ChatML template, a shared ${SYSTEM_PROMPT.split(" ").length}-word system prompt + a unique user message, ${prompt.min}-${prompt.max} prompt tokens, `
       + `max_tokens ${decode.min}-${decode.max}, temperature 0, EOG honoured (output tokens from usage); N client loops, ${fixedRequests ?? `max(2N, ${minRequests})`} requests`
       + `${repeats > 1 ? `; each path run ${repeats} times interleaved, fastest kept` : ""}`,
-    `paths: in-process = Engine.submit on the adapter-parsed requests; HTTP = startServer on 127.0.0.1 (uWebSockets.js, StaticKeys auth), stream: true, `
-      + `raw fetch + SSE parser; each run on a fresh Engine after one untimed warm-up request`,
+    `paths: in-process = Engine.submit on the adapter-parsed requests; HTTP = the engine on a worker thread (as loom serve) behind startServer on 127.0.0.1 `
+      + `(uWebSockets.js, StaticKeys auth), stream: true, raw fetch + SSE parser; each run on a fresh engine after one untimed warm-up request`,
     `client: ${clientMode === "process" ? "a forked child process (own event loop and heap; shares the cores with the engine's compute threads)" : "inline in the server process (shares its event loop)"}; `
       + `${availableParallelism()} cores for engine (${threads} compute threads: main + ${threads - 1} worker${threads === 2 ? "" : "s"}), HTTP server and client`,
     peer.path ? `peer: llama-server ${peer.path} (${peer.reason}), N slots of one per-request context each, f32 KV, ${threads} threads, same client and OpenAI bodies`
@@ -494,22 +507,27 @@ async function main(): Promise<void> {
       const longest = Math.max(...conversations.map((c) => c.promptTokens + c.maxTokens));
       const contextSize = Math.ceil((longest + 16) / KV_BLOCK_SIZE) * KV_BLOCK_SIZE;
       const bytes = f32KvBytes(path, contextSize, concurrency + 1);
-      const model = await loadModel(path, { threads, contextSize, batchSize: 512, maxSequences: concurrency, kvCache: { bytes, dtype: "f32" } });
+      const load: LoadOptions = { threads, contextSize, batchSize: 512, maxSequences: concurrency, kvCache: { bytes, dtype: "f32" } };
+      const model = await loadModel(path, load);
       try {
-        const slugs = defaultSlugs(model);
+        const slugs = defaultSlugs(describeModel(model));
         const openaiBodies = conversations.map((c) => openAiBody(slugs.openai[0], SYSTEM_PROMPT, c.user, c.maxTokens));
         const anthropicBodies = conversations.map((c) => anthropicBody(slugs.anthropic[0], SYSTEM_PROMPT, c.user, c.maxTokens));
         const openaiWarmup = openAiBody(slugs.openai[0], SYSTEM_PROMPT, WARMUP_USER, 4);
         const anthropicWarmup = anthropicBody(slugs.anthropic[0], SYSTEM_PROMPT, WARMUP_USER, 4);
         checkSameEngineRequests(model, openaiBodies, anthropicBodies);
+        // The worker engines' priming: other user messages of the same lengths, so no timed prompt is cached by it.
+        const others = buildConversations(path, concurrency, prompt, decode, 9876 + concurrency);
+        const openaiPrime = others.map((c) => openAiBody(slugs.openai[0], SYSTEM_PROMPT, c.user, c.maxTokens));
+        const anthropicPrime = others.map((c) => anthropicBody(slugs.anthropic[0], SYSTEM_PROMPT, c.user, c.maxTokens));
 
         const runs: Record<PathName, PathResult[]> = { "in-process": [], "HTTP OpenAI": [], "HTTP Anthropic": [], "llama-server OpenAI": [] };
         let peerError: string | undefined;
         await primeModel(model, openaiBodies.slice(0, concurrency));
         const loomPaths: Array<() => Promise<PathResult>> = [
           () => inProcessRun(model, openaiBodies, openaiWarmup, concurrency),
-          () => httpRun(model, "openai", openaiBodies, openaiWarmup, concurrency, client),
-          () => httpRun(model, "anthropic", anthropicBodies, anthropicWarmup, concurrency, client),
+          () => httpRun(path, load, "openai", openaiBodies, openaiPrime, openaiWarmup, concurrency, client),
+          () => httpRun(path, load, "anthropic", anthropicBodies, anthropicPrime, anthropicWarmup, concurrency, client),
         ];
         for (let r = 0; r < repeats; r++) {
           // Rotated each repeat, so no path always runs first (or last) on the loaded model.

@@ -34,6 +34,23 @@ export interface EngineStream extends AsyncIterable<EngineEvent> {
   readonly id: string;
 }
 
+/**
+ * What a server needs of an engine, wherever it runs: the in-process {@link Engine}, or one on its own thread
+ * (engine/host/worker-engine.ts) so that forward passes never block the server's event loop.
+ */
+export interface ServingEngine {
+  /** Queues a request; its events end with one `finish` or one `error`. Leaving the iteration aborts it. */
+  submit(request: EngineRequest): EngineStream;
+  /** Stops a request; false when no such request is running. */
+  abort(id: string): boolean;
+  /** Requests waiting to be admitted (cheap: read per request for admission control). */
+  readonly queueDepth: number;
+  /** Load and cache effectiveness now. */
+  stats(): EngineStats | Promise<EngineStats>;
+  /** Set once the engine refuses every request (its thread died and could not be restarted): the cause. */
+  readonly unavailable?: Error;
+}
+
 const DEFAULT_MAX_TOKENS = 256;
 const MAX_STOP_SEQUENCES = 16;
 
@@ -48,7 +65,7 @@ function thinkingBudgetOf(request: EngineRequest): { tokens: number; open: strin
 }
 
 /** Serves generation requests on one loaded model. */
-export class Engine {
+export class Engine implements ServingEngine {
   private readonly kv: KvCacheManager;
   private readonly scheduler: Scheduler<ActiveRequest>;
   private readonly requests = new Map<string, ActiveRequest>();

@@ -1,18 +1,16 @@
 // Messages streams send ping events during long silences (a slow prefill or a long think), and nothing else does.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { Engine } from "../engine/engine.js";
-import type { LoadedModel } from "../engine/load.js";
 import { createEndpoints } from "./adapters/endpoints.js";
 import { OpenAccess } from "./http/auth.js";
 import { type LoomServer, startServer } from "./http/app.js";
 import { ModelRegistry } from "./models.js";
-import { ScriptedEngine } from "./testing/scripted-engine.js";
+import { SCRIPTED_MODEL, ScriptedEngine } from "./testing/scripted-engine.js";
 
 const engine = new ScriptedEngine();
 let server: LoomServer;
 
 beforeAll(async () => {
-  const registry = new ModelRegistry([{ model: { contextSize: 512 } as LoadedModel, engine: engine as unknown as Engine, slugs: { openai: ["service/tim-x-27b"], anthropic: ["service/x-marathon"] }, created: 1 }]);
+  const registry = new ModelRegistry([{ model: SCRIPTED_MODEL, engine, slugs: { openai: ["service/tim-x-27b"], anthropic: ["service/x-marathon"] }, created: 1 }]);
   server = await startServer({ registry, auth: new OpenAccess(), endpoints: createEndpoints(registry), pingSeconds: 0.05 }, "127.0.0.1", 0);
 });
 afterAll(() => server?.close());

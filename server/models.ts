@@ -2,14 +2,14 @@
 // the spec's forms with the local model's name filled in: `service/tim-<base>-27b` for chat completions and
 // `service/<family>-marathon` for messages.
 import { basename } from "node:path";
-import type { Engine } from "../engine/engine.js";
-import type { LoadedModel } from "../engine/load.js";
+import type { ServingEngine } from "../engine/engine.js";
+import type { ModelInfo } from "../engine/host/messages.js";
 import type { ServedModels, WireFormat } from "./protocol/internal.js";
 
 /** One loaded model and the slugs it answers to. */
 export interface ServedModel {
-  model: LoadedModel;
-  engine: Engine;
+  model: ModelInfo;
+  engine: ServingEngine;
   slugs: Record<WireFormat, string[]>;
   /** Unix seconds when it was loaded (the `created` of /v1/models). */
   created: number;
@@ -21,9 +21,9 @@ function slugify(text: string): string {
 }
 
 /** The spec-form slugs for a model file or directory: base from its name, family from its architecture. */
-export function defaultSlugs(model: LoadedModel): Record<WireFormat, string[]> {
+export function defaultSlugs(model: ModelInfo): Record<WireFormat, string[]> {
   const base = slugify(basename(model.path));
-  const family = slugify(model.config.architecture);
+  const family = slugify(model.architecture);
   return { openai: [`service/tim-${base}-27b`], anthropic: [`service/${family}-marathon`] };
 }
 

@@ -1,28 +1,28 @@
 // The HTTP server end to end on loopback: the official openai and @anthropic-ai/sdk clients against a real server on
-// a small model, raw HTTP for error cases, and disconnects freeing their requests.
+// a small model (its engine on a worker thread, as `loom serve` runs it), raw HTTP for error cases, and disconnects
+// freeing their requests.
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTestModel } from "../scripts/test-models.js";
 import { seededRandom } from "../engine/testing/seeded-random.js";
-import { Engine } from "../engine/engine.js";
-import { type LoadedModel, loadModel } from "../engine/load.js";
+import { WorkerEngine } from "../engine/host/worker-engine.js";
 import { createEndpoints } from "./adapters/endpoints.js";
 import { StaticKeys } from "./http/auth.js";
 import { type LoomServer, startServer } from "./http/app.js";
 import { ModelRegistry, defaultSlugs } from "./models.js";
 
 const KEY = "sk-test-key";
-let model: LoadedModel;
-let engine: Engine;
+let engine: WorkerEngine;
 let server: LoomServer;
 let base: string;
 let chatSlug: string;
 let messagesSlug: string;
 
 beforeAll(async () => {
-  model = await loadModel(await ensureTestModel("tiny-llama", "gguf", "q8_0"), { contextSize: 512, threads: 2, kvCache: { bytes: 32 * 1024 * 1024 } });
-  engine = new Engine(model);
+  const path = await ensureTestModel("tiny-llama", "gguf", "q8_0");
+  engine = await WorkerEngine.start(path, { load: { contextSize: 512, threads: 2, kvCache: { bytes: 32 * 1024 * 1024 } } });
+  const model = engine.model;
   const slugs = defaultSlugs(model);
   chatSlug = slugs.openai[0];
   messagesSlug = slugs.anthropic[0];
@@ -33,8 +33,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   server?.close();
-  engine?.close();
-  await model?.dispose();
+  await engine?.close();
 });
 
 const openai = () => new OpenAI({ apiKey: KEY, baseURL: `${base}/v1`, maxRetries: 0 });
@@ -42,7 +41,11 @@ const anthropic = () => new Anthropic({ apiKey: KEY, baseURL: base, maxRetries: 
 
 /** Waits until the engine has nothing running or waiting (a disconnect lands between steps). */
 async function engineIdle(): Promise<void> {
-  for (let i = 0; i < 200 && (engine.stats().running > 0 || engine.stats().waiting > 0); i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 200; i++) {
+    const stats = await engine.stats();
+    if (stats.running === 0 && stats.waiting === 0) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
 
 describe("OpenAI chat completions", () => {
@@ -161,15 +164,15 @@ describe("raw HTTP", () => {
     });
     const reader = response.body!.getReader();
     await reader.read();
-    expect(engine.stats().running).toBe(1);
+    expect((await engine.stats()).running).toBe(1);
     controller.abort();
     await engineIdle();
-    expect(engine.stats()).toMatchObject({ running: 0, waiting: 0 });
-    expect(engine.stats().requests.aborted).toBeGreaterThan(0);
+    expect(await engine.stats()).toMatchObject({ running: 0, waiting: 0 });
+    expect((await engine.stats()).requests.aborted).toBeGreaterThan(0);
   });
 
   it("answers a full queue with 429 (chat completions) and 529 (messages) and Retry-After", async () => {
-    const registry = new ModelRegistry([{ model, engine, slugs: defaultSlugs(model), created: 1 }]);
+    const registry = new ModelRegistry([{ model: engine.model, engine, slugs: defaultSlugs(engine.model), created: 1 }]);
     const full = await startServer({ registry, auth: new StaticKeys([KEY]), endpoints: createEndpoints(registry), maxQueue: 0 }, "127.0.0.1", 0);
     try {
       const at = `http://127.0.0.1:${full.port}`;

@@ -4,8 +4,6 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Engine } from "../engine/engine.js";
-import type { LoadedModel } from "../engine/load.js";
 import type { EngineEvent } from "../engine/request.js";
 import { createEndpoints } from "./adapters/endpoints.js";
 import { StaticKeys } from "./http/auth.js";
@@ -13,7 +11,7 @@ import { type LoomServer, startServer } from "./http/app.js";
 import { ModelRegistry } from "./models.js";
 import type { InternalEvent, InternalRequest } from "./protocol/internal.js";
 import { internalEvents } from "./protocol/run.js";
-import { type Script, ScriptedEngine, engineEvents, replay } from "./testing/scripted-engine.js";
+import { SCRIPTED_MODEL, type Script, ScriptedEngine, engineEvents, replay } from "./testing/scripted-engine.js";
 
 const KEY = "sk-tools";
 const CHAT = "service/tim-scripted-27b";
@@ -115,7 +113,7 @@ describe("over HTTP with the official SDKs", () => {
 
   beforeAll(async () => {
     const registry = new ModelRegistry([
-      { model: { contextSize: 512 } as LoadedModel, engine: engine as unknown as Engine, slugs: { openai: [CHAT], anthropic: [MESSAGES] }, created: 1_700_000_000 },
+      { model: SCRIPTED_MODEL, engine, slugs: { openai: [CHAT], anthropic: [MESSAGES] }, created: 1_700_000_000 },
     ]);
     server = await startServer({ registry, auth: new StaticKeys([KEY]), endpoints: createEndpoints(registry) }, "127.0.0.1", 0);
     base = `http://127.0.0.1:${server.port}`;

@@ -3,8 +3,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { UsageError, parseInteger } from "../../engine/cli/arguments.js";
 import { ProgressBar } from "../../engine/cli/progress-bar.js";
-import { Engine } from "../../engine/engine.js";
-import { loadModel } from "../../engine/load.js";
+import { WorkerEngine } from "../../engine/host/worker-engine.js";
 import { createEndpoints } from "../adapters/endpoints.js";
 import { type Authenticator, OpenAccess, StaticKeys, keysFromEnvironment } from "../http/auth.js";
 import { startServer } from "../http/app.js";
@@ -97,18 +96,17 @@ export async function runServe(argv: string[]): Promise<void> {
   const served = [];
   for (const entry of entries) {
     const bar = new ProgressBar(`loading ${entry.path}`);
-    const model = await loadModel(entry.path, {
-      threads,
-      contextSize: context ?? entry.contextSize,
-      maxSequences: entry.maxSequences,
-      kvCache: entry.kvCache,
+    // Each model's engine runs on its own thread, so forward passes never hold up the sockets.
+    const engine = await WorkerEngine.start(entry.path, {
+      load: { threads, contextSize: context ?? entry.contextSize, maxSequences: entry.maxSequences, kvCache: entry.kvCache },
       onProgress: ({ loadedBytes, totalBytes }) => bar.update(loadedBytes, totalBytes),
     });
     bar.finish();
+    const model = engine.model;
     const defaults = defaultSlugs(model);
     served.push({
       model,
-      engine: new Engine(model),
+      engine,
       slugs: { openai: entry.slugs?.openai ?? defaults.openai, anthropic: entry.slugs?.anthropic ?? defaults.anthropic },
       created: Math.floor(Date.now() / 1000),
     });

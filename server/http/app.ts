@@ -47,9 +47,22 @@ export function startServer(options: ServerOptions, host: string, port: number):
     if (found) connection.sendJson(200, modelObject(found));
     else connection.sendJson(404, { error: { message: `The model '${id}' does not exist`, type: "invalid_request_error", param: "model", code: "model_not_found" } });
   });
-  app.get("/health", (res) => new Connection(res).sendJson(200, { status: "ok", models: options.registry.listing().length }));
+  app.get("/health", (res) => {
+    const down = options.registry.entries.filter((entry) => entry.engine.unavailable);
+    if (down.length === 0) {
+      new Connection(res).sendJson(200, { status: "ok", models: options.registry.listing().length });
+      return;
+    }
+    const unavailable = down.map((entry) => ({ model: entry.slugs.openai[0] ?? entry.slugs.anthropic[0], error: entry.engine.unavailable?.message }));
+    new Connection(res).sendJson(503, { status: "unavailable", models: options.registry.listing().length, unavailable });
+  });
   app.get("/metrics", (res) => {
-    new Connection(res).send(200, metrics.render(options.registry.entries.map(gaugesOf)), { "content-type": "text/plain; version=0.0.4" });
+    const connection = new Connection(res);
+    // An engine that cannot answer (unavailable, restarting) is left out of the gauges rather than failing the scrape.
+    void Promise.allSettled(options.registry.entries.map(gaugesOf)).then((settled) => {
+      const gauges = settled.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+      connection.send(200, metrics.render(gauges), { "content-type": "text/plain; version=0.0.4" });
+    });
   });
   app.any("/*", (res, req) => {
     const connection = new Connection(res);
@@ -70,8 +83,8 @@ function modelObject(model: { id: string; created: number }) {
   return { id: model.id, object: "model", created: model.created, owned_by: "loom" };
 }
 
-function gaugesOf(entry: ModelRegistry["entries"][number]): EngineGauges {
-  const stats = entry.engine.stats();
+async function gaugesOf(entry: ModelRegistry["entries"][number]): Promise<EngineGauges> {
+  const stats = await entry.engine.stats();
   return {
     model: entry.slugs.openai[0] ?? entry.slugs.anthropic[0],
     running: stats.running,

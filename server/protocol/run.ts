@@ -1,7 +1,7 @@
 // Runs an InternalRequest on the serving engine and turns the engine's events into InternalEvents: the one place
 // where the server's request type meets the engine's. Reasoning is split from the answer at the think tags, and
 // when the request offers tools, the model's tool calls are taken out of the answer (server/protocol/tool-calls.ts).
-import type { Engine } from "../../engine/engine.js";
+import type { ServingEngine } from "../../engine/engine.js";
 import type { EngineError, EngineEvent, EngineRequest } from "../../engine/request.js";
 import { type InternalEvent, type InternalRequest, type InternalUsage, ProtocolError } from "./internal.js";
 import { DEFAULT_THINK_TAGS, type ThinkTags, ThinkSplitter } from "./think-splitter.js";
@@ -104,7 +104,7 @@ export async function* internalEvents(stream: AsyncIterable<EngineEvent>, reques
 }
 
 /** Submits `request` and streams its InternalEvents. */
-export function runRequest(engine: Engine, id: string, request: InternalRequest, options: { defaultMaxTokens: number } & OutputFormat): RunningRequest {
+export function runRequest(engine: ServingEngine, id: string, request: InternalRequest, options: { defaultMaxTokens: number } & OutputFormat): RunningRequest {
   const stream = engine.submit(toEngineRequest(id, request, options.defaultMaxTokens));
   return { id, abort: () => engine.abort(id), [Symbol.asyncIterator]: () => internalEvents(stream, request, options) };
 }

@@ -1,6 +1,11 @@
 // A scripted stand-in for the serving engine in HTTP tests: submit() replays text deltas as engine events, so wire
 // behaviour (tool calls, pings) can be tested without a model producing it.
-import type { EngineEvent, EngineFinishReason, EngineRequest } from "../../engine/request.js";
+import type { EngineStream, ServingEngine } from "../../engine/engine.js";
+import type { ModelInfo } from "../../engine/host/messages.js";
+import type { EngineEvent, EngineFinishReason, EngineRequest, EngineStats } from "../../engine/request.js";
+
+/** The model a scripted engine pretends to serve. */
+export const SCRIPTED_MODEL: ModelInfo = { path: "scripted", architecture: "scripted", contextSize: 512, vocabSize: 0, loadSeconds: 0 };
 
 /** What the scripted engine writes next: text deltas and how generation ends. */
 export interface Script {
@@ -30,12 +35,12 @@ export async function* replay(items: EngineEvent[], pauseBeforeFinishMs = 0): As
   }
 }
 
-/** Just enough of an Engine for the HTTP server: submit plays the current script; the requests are kept. */
-export class ScriptedEngine {
+/** A serving engine that plays the current script to every request; the requests are kept. */
+export class ScriptedEngine implements ServingEngine {
   script: Script = { deltas: [] };
   readonly requests: EngineRequest[] = [];
 
-  submit(request: EngineRequest) {
+  submit(request: EngineRequest): EngineStream {
     this.requests.push(request);
     const events = engineEvents(this.script);
     return { id: request.id ?? "r", [Symbol.asyncIterator]: () => replay(events, this.script.pauseBeforeFinishMs) };
@@ -47,6 +52,17 @@ export class ScriptedEngine {
 
   get queueDepth(): number {
     return 0;
+  }
+
+  stats(): EngineStats {
+    const none = { finished: this.requests.length, aborted: 0, failed: 0, preemptions: 0 };
+    return {
+      running: 0, waiting: 0,
+      kvBlocks: { total: 0, used: 0, cached: 0, free: 0, blockSize: 16 },
+      cache: { lookups: 0, prefixHits: 0, sectionHits: 0, prefixHitRate: 0, sectionHitRate: 0, prefixTokenRate: 0, sectionTokenRate: 0 },
+      requests: none,
+      tokens: { prompt: 0, computedPrompt: 0, generated: 0 },
+    };
   }
 }
 

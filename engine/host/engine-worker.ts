@@ -1,0 +1,49 @@
+// The engine's own thread: loads the model, runs an Engine, and relays requests and events over the parent port.
+// Forward passes block this thread only, so the server's event loop keeps answering sockets, pings and /metrics.
+// Started by WorkerEngine (engine/host/worker-engine.ts) from dist/, the compiled form of this file.
+import { parentPort, workerData } from "node:worker_threads";
+import { Engine } from "../engine.js";
+import { loadModel } from "../load.js";
+import { type EngineWorkerData, type FromWorker, type ToWorker, describeModel, sendableError, sendableEvent } from "./messages.js";
+
+const port = parentPort;
+if (!port) throw new Error("engine-worker.js runs as a worker thread (started by WorkerEngine)");
+const data = workerData as EngineWorkerData;
+const send = (message: FromWorker) => port.postMessage(message);
+
+// Messages that arrive while the model loads are held by the port until this listener's engine exists.
+const enginePromise = loadModel(data.path, {
+  ...data.load,
+  onProgress: ({ loadedBytes, totalBytes }) => send({ type: "progress", loadedBytes, totalBytes }),
+}).then((model) => {
+  const engine = new Engine(model, data.engine);
+  send({ type: "ready", model: describeModel(model) });
+  return engine;
+});
+enginePromise.catch((error: unknown) => {
+  send({ type: "load-failed", error: sendableError(error) });
+  port.close();
+});
+
+port.on("message", (message: ToWorker) => {
+  void enginePromise.then((engine) => handle(engine, message), () => undefined);
+});
+
+function handle(engine: Engine, message: ToWorker): void {
+  switch (message.type) {
+    case "submit":
+      void relay(engine, message.request);
+      return;
+    case "abort":
+      engine.abort(message.id);
+      return;
+    case "stats":
+      send({ type: "stats", call: message.call, stats: engine.stats() });
+      return;
+  }
+}
+
+/** Streams one request's events back; the request ends (finish or error) on the engine's side, not here. */
+async function relay(engine: Engine, request: Extract<ToWorker, { type: "submit" }>["request"]): Promise<void> {
+  for await (const event of engine.submit(request)) send({ type: "event", event: sendableEvent(event) });
+}

@@ -1,0 +1,87 @@
+// The messages between a WorkerEngine (server thread) and its engine worker (engine/host/engine-worker.ts). Plain
+// data only: structured cloning drops an Error subclass's fields, so engine errors travel as their parts.
+import type { EngineOptions } from "../engine.js";
+import type { LoadedModel, LoadOptions } from "../load.js";
+import { EngineError, type EngineErrorKind, type EngineEvent, type EngineRequest, type EngineStats } from "../request.js";
+
+/** What a server needs to know about a loaded model without holding it. */
+export interface ModelInfo {
+  /** The file or directory it was loaded from. */
+  path: string;
+  /** Hugging Face architecture family (`llama`, `qwen3`, ...). */
+  architecture: string;
+  /** Longest sequence served, prompt plus output. */
+  contextSize: number;
+  vocabSize: number;
+  /** Seconds spent reading weights. */
+  loadSeconds: number;
+}
+
+/** The {@link ModelInfo} of a model loaded in this thread. */
+export function describeModel(model: LoadedModel): ModelInfo {
+  return {
+    path: model.path,
+    architecture: model.config.architecture,
+    contextSize: model.contextSize,
+    vocabSize: model.config.vocab_size,
+    loadSeconds: model.loadSeconds,
+  };
+}
+
+/** What the worker is started with (its workerData). */
+export interface EngineWorkerData {
+  path: string;
+  load: Omit<LoadOptions, "onProgress">;
+  engine: EngineOptions;
+}
+
+/** An error as sent across threads. */
+export interface SentError {
+  name: string;
+  message: string;
+  /** Set for engine errors. */
+  kind?: EngineErrorKind;
+  field?: string;
+}
+
+/** An engine event with its error (if any) in sendable form. */
+export type SentEvent = Exclude<EngineEvent, { type: "error" }> | { type: "error"; requestId: string; error: SentError };
+
+/** Server thread to worker. */
+export type ToWorker =
+  | { type: "submit"; request: EngineRequest & { id: string } }
+  | { type: "abort"; id: string }
+  | { type: "stats"; call: number };
+
+/** Worker to server thread. */
+export type FromWorker =
+  | { type: "progress"; loadedBytes: number; totalBytes: number }
+  | { type: "ready"; model: ModelInfo }
+  | { type: "load-failed"; error: SentError }
+  | { type: "event"; event: SentEvent }
+  | { type: "stats"; call: number; stats: EngineStats };
+
+/** An error in sendable form. */
+export function sendableError(error: unknown): SentError {
+  if (error instanceof EngineError) return { name: error.name, message: error.message, kind: error.kind, field: error.field };
+  if (error instanceof Error) return { name: error.name, message: error.message };
+  return { name: "Error", message: String(error) };
+}
+
+/** Rebuilds an error on the receiving thread: an EngineError when it was one, else an Error with the same name. */
+export function receivedError(sent: SentError): Error {
+  if (sent.kind !== undefined) return new EngineError(sent.kind, sent.message, sent.field);
+  const error = new Error(sent.message);
+  error.name = sent.name;
+  return error;
+}
+
+/** An engine event in sendable form. */
+export function sendableEvent(event: EngineEvent): SentEvent {
+  return event.type === "error" ? { ...event, error: sendableError(event.error) } : event;
+}
+
+/** An engine event as received. */
+export function receivedEvent(event: SentEvent): EngineEvent {
+  return event.type === "error" ? { ...event, error: receivedError(event.error) as EngineError } : event;
+}

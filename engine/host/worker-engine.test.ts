@@ -1,0 +1,129 @@
+// The engine on its own thread: the same events as the in-process engine, aborts, errors that keep their kind and
+// field across the thread boundary, load failures, and recovery when the thread dies mid-request.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureTestModel } from "../../scripts/test-models.js";
+import { Engine, type ServingEngine } from "../engine.js";
+import { type LoadOptions, type LoadedModel, loadModel } from "../load.js";
+import { EngineError, type EngineEvent, type EngineRequest } from "../request.js";
+import { WorkerEngine } from "./worker-engine.js";
+
+const LOAD: LoadOptions = { contextSize: 256, threads: 2, kvCache: { bytes: 8 * 1024 * 1024 } };
+
+const greedy = (text: string, maxTokens = 12): EngineRequest => ({
+  input: { text }, maxTokens, sampling: { temperature: 0 }, ignoreEndOfGeneration: true,
+});
+
+async function eventsOf(engine: ServingEngine, request: EngineRequest): Promise<EngineEvent[]> {
+  const events: EngineEvent[] = [];
+  for await (const event of engine.submit(request)) events.push(event);
+  return events;
+}
+
+/** What must agree between the two engines (timings and request ids differ). */
+function comparable(events: EngineEvent[]) {
+  return events.map((event) => {
+    if (event.type === "finish") return { type: event.type, reason: event.reason, tokens: event.tokens, usage: event.usage };
+    if (event.type === "text") return { type: event.type, text: event.text };
+    return { type: event.type };
+  });
+}
+
+async function idle(engine: WorkerEngine): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const stats = await engine.stats();
+    if (stats.running === 0 && stats.waiting === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error("the engine did not become idle");
+}
+
+describe("WorkerEngine", () => {
+  let path: string;
+  let worker: WorkerEngine;
+  let model: LoadedModel;
+
+  beforeAll(async () => {
+    path = await ensureTestModel("tiny-llama", "gguf", "q8_0");
+    worker = await WorkerEngine.start(path, { load: LOAD });
+    model = await loadModel(path, LOAD);
+  });
+
+  afterAll(async () => {
+    await worker?.close();
+    await model?.dispose();
+  });
+
+  it("describes the model it loaded", () => {
+    expect(worker.model).toMatchObject({ path, architecture: model.config.architecture, contextSize: 256, vocabSize: model.config.vocab_size });
+  });
+
+  it("streams the same events as the engine in process, concurrent requests included", async () => {
+    const inProcess = new Engine(model);
+    try {
+      const requests = ["Once upon a time", "The cat sat", "In a galaxy far away there was"].map((text) => greedy(text));
+      const expected = await Promise.all(requests.map((request) => eventsOf(inProcess, request)));
+      const got = await Promise.all(requests.map((request) => eventsOf(worker, request)));
+      expect(got.map(comparable)).toEqual(expected.map(comparable));
+      expect(got[0].at(-1)).toMatchObject({ type: "finish", reason: "length" });
+    } finally {
+      inProcess.close();
+    }
+  });
+
+  it("keeps an error's kind and field across the thread boundary", async () => {
+    const [event] = await eventsOf(worker, { ...greedy("hi"), sampling: { topP: 5 } });
+    expect(event.type).toBe("error");
+    const error = (event as Extract<EngineEvent, { type: "error" }>).error;
+    expect(error).toBeInstanceOf(EngineError);
+    expect(error).toMatchObject({ kind: "invalid_request", field: "sampling.topP" });
+    const tooLong = await eventsOf(worker, { input: { text: "word ".repeat(400) } });
+    expect(tooLong.at(-1)).toMatchObject({ type: "error", error: { kind: "too_long", field: "input" } });
+  });
+
+  it("frees a request's blocks when its reader leaves, and counts only unadmitted requests as queued", async () => {
+    const stream = worker.submit(greedy("Tell me a long story", 200));
+    expect(worker.queueDepth).toBe(1);
+    for await (const event of stream) if (event.type === "text") break;
+    expect(worker.queueDepth).toBe(0);
+    await idle(worker);
+    const stats = await worker.stats();
+    expect(stats.requests.aborted).toBeGreaterThan(0);
+    expect(stats.kvBlocks.used).toBe(0);
+    expect(worker.abort("no-such-request")).toBe(false);
+  });
+
+  it("refuses a second request with a running id", async () => {
+    const first = worker.submit({ ...greedy("One", 50), id: "same" });
+    const second = await eventsOf(worker, { ...greedy("Two"), id: "same" });
+    expect(second).toMatchObject([{ type: "error", error: { kind: "invalid_request", field: "id" } }]);
+    worker.abort("same");
+    const rest = [];
+    for await (const event of first) rest.push(event);
+    expect(rest.at(-1)).toMatchObject({ type: "finish", reason: "aborted" });
+  });
+
+  it("fails the requests in flight when its thread dies, reloads, and serves again", async () => {
+    const before = await eventsOf(worker, greedy("After the storm"));
+    const running = worker.submit(greedy("A request cut short", 200));
+    const seen: EngineEvent[] = [];
+    for await (const event of running) {
+      seen.push(event);
+      if (event.type === "text") worker.restart();
+    }
+    expect(seen.at(-1)).toMatchObject({ type: "error", error: { kind: "internal" } });
+    expect(worker.queueDepth).toBe(0);
+    const after = await eventsOf(worker, greedy("After the storm"));
+    expect(comparable(after)).toEqual(comparable(before));
+    expect(worker.unavailable).toBeUndefined();
+  });
+
+  it("rejects a model that cannot be loaded with the load's own error", async () => {
+    await expect(WorkerEngine.start(`${path}.missing`, { load: LOAD })).rejects.toThrow(/missing/);
+  });
+
+  it("refuses requests once closed", async () => {
+    const closing = await WorkerEngine.start(path, { load: LOAD });
+    await closing.close();
+    expect(await eventsOf(closing, greedy("hi"))).toMatchObject([{ type: "error", error: { kind: "internal", message: "the engine is closed" } }]);
+  });
+});

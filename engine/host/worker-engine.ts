@@ -1,0 +1,236 @@
+// A serving engine on its own thread. The server's event loop only relays messages, so a multi-second prefill step
+// no longer stalls other sockets, keep-alive pings or /metrics. If the engine thread dies, the requests in flight
+// fail with an internal error and a fresh thread reloads the model; a second death within a minute, or a reload
+// that fails, leaves the engine unavailable and every request is refused with the cause.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { Worker } from "node:worker_threads";
+import type { LoadProgress } from "../backends/wasm/weight-loader.js";
+import type { EngineOptions, EngineStream, ServingEngine } from "../engine.js";
+import { EventChannel } from "../event-channel.js";
+import type { LoadOptions } from "../load.js";
+import { PACKAGE_ROOT } from "../package-root.js";
+import { EngineError, type EngineEvent, type EngineRequest, type EngineStats } from "../request.js";
+import { type EngineWorkerData, type FromWorker, type ModelInfo, type ToWorker, receivedError, receivedEvent } from "./messages.js";
+
+/** Options for {@link WorkerEngine.start}. */
+export interface WorkerEngineOptions {
+  /** How the worker loads the model (see loadModel). */
+  load?: Omit<LoadOptions, "onProgress">;
+  engine?: EngineOptions;
+  /** Called on this thread as weight bytes arrive (first load only). */
+  onProgress?: (progress: LoadProgress) => void;
+}
+
+/** Where the engine thread's compiled entry lives (workers cannot load the TypeScript sources). */
+export function engineWorkerPath(): string {
+  const path = join(PACKAGE_ROOT, "dist", "engine", "host", "engine-worker.js");
+  if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first`);
+  return path;
+}
+
+/** A second crash this soon after the previous one is a crash loop: stop restarting. */
+const CRASH_LOOP_MS = 60_000;
+
+interface InFlight {
+  channel: EventChannel<EngineEvent>;
+  admitted: boolean;
+}
+
+/** One engine thread and what it was asked. */
+interface Thread {
+  worker: Worker;
+  ready: boolean;
+  /** The uncaught error that stopped it, if any. */
+  error?: Error;
+}
+
+/** The serving engine on a worker thread: the same requests and events as {@link Engine}, stats() asynchronous. */
+export class WorkerEngine implements ServingEngine {
+  #thread!: Thread;
+  #model!: ModelInfo;
+  readonly #path: string;
+  readonly #data: EngineWorkerData;
+  readonly #streams = new Map<string, InFlight>();
+  readonly #statsCalls = new Map<number, { resolve: (stats: EngineStats) => void; reject: (error: Error) => void }>();
+  #waiting = 0;
+  #calls = 0;
+  #arrivals = 0;
+  #closing = false;
+  #restartRequested = false;
+  #lastCrashAt = Number.NEGATIVE_INFINITY;
+  #unavailable: Error | undefined;
+
+  private constructor(path: string, data: EngineWorkerData) {
+    this.#path = path;
+    this.#data = data;
+  }
+
+  /**
+   * Starts the engine thread and loads the model there.
+   * @throws the load's own error (a ModelFileError's name and message, say) when the model cannot be loaded.
+   */
+  static async start(path: string, options: WorkerEngineOptions = {}): Promise<WorkerEngine> {
+    const engine = new WorkerEngine(engineWorkerPath(), { path, load: options.load ?? {}, engine: options.engine ?? {} });
+    try {
+      engine.#model = await engine.#spawn(options.onProgress);
+    } catch (error) {
+      await engine.#thread.worker.terminate();
+      throw error;
+    }
+    return engine;
+  }
+
+  /** The loaded model (after a restart: as reloaded). */
+  get model(): ModelInfo {
+    return this.#model;
+  }
+
+  /** Requests submitted and not yet admitted to a step. */
+  get queueDepth(): number {
+    return this.#waiting;
+  }
+
+  /** Why the engine refuses requests, once it cannot be restarted. */
+  get unavailable(): Error | undefined {
+    return this.#unavailable;
+  }
+
+  submit(request: EngineRequest): EngineStream {
+    const id = request.id ?? `req-${++this.#arrivals}-${Date.now().toString(36)}`;
+    const channel = new EventChannel<EngineEvent>(() => this.abort(id));
+    const stream = { id, [Symbol.asyncIterator]: () => channel[Symbol.asyncIterator]() };
+    const refuse = (error: EngineError) => {
+      channel.push({ type: "error", requestId: id, error });
+      channel.close();
+      return stream;
+    };
+    if (this.#closing) return refuse(new EngineError("internal", "the engine is closed"));
+    if (this.#unavailable) return refuse(new EngineError("internal", this.#unavailable.message));
+    if (this.#streams.has(id)) return refuse(new EngineError("invalid_request", `a request with id ${id} is already running`, "id"));
+    try {
+      this.#post({ type: "submit", request: { ...request, id } });
+    } catch (error) {
+      return refuse(new EngineError("invalid_request", `the request cannot be sent to the engine thread: ${(error as Error).message}`));
+    }
+    this.#streams.set(id, { channel, admitted: false });
+    this.#waiting++;
+    return stream;
+  }
+
+  abort(id: string): boolean {
+    if (!this.#streams.has(id)) return false;
+    this.#post({ type: "abort", id });
+    return true;
+  }
+
+  stats(): Promise<EngineStats> {
+    if (this.#unavailable) return Promise.reject(this.#unavailable);
+    return new Promise((resolve, reject) => {
+      const call = ++this.#calls;
+      this.#statsCalls.set(call, { resolve, reject });
+      this.#post({ type: "stats", call });
+    });
+  }
+
+  /**
+   * Replaces the engine thread with a fresh one that reloads the model, as after a crash: requests in flight fail
+   * with an internal error. For operators (a wedged engine) and for tests of crash recovery.
+   */
+  restart(): void {
+    if (this.#closing || this.#unavailable) return;
+    this.#restartRequested = true;
+    void this.#thread.worker.terminate();
+  }
+
+  /** Stops the engine thread; requests in flight fail, and new ones are refused. */
+  async close(): Promise<void> {
+    this.#closing = true;
+    await this.#thread.worker.terminate();
+  }
+
+  #post(message: ToWorker): void {
+    this.#thread.worker.postMessage(message);
+  }
+
+  /** Starts a thread; resolves when its model is loaded, rejects with the load's error. */
+  #spawn(onProgress?: (progress: LoadProgress) => void): Promise<ModelInfo> {
+    const thread: Thread = { worker: new Worker(this.#path, { workerData: this.#data }), ready: false };
+    this.#thread = thread;
+    return new Promise((resolve, reject) => {
+      thread.worker.on("message", (message: FromWorker) => {
+        switch (message.type) {
+          case "progress":
+            onProgress?.({ loadedBytes: message.loadedBytes, totalBytes: message.totalBytes });
+            return;
+          case "ready":
+            thread.ready = true;
+            resolve(message.model);
+            return;
+          case "load-failed":
+            thread.error = receivedError(message.error);
+            reject(thread.error);
+            return;
+          case "event":
+            this.#deliver(receivedEvent(message.event));
+            return;
+          case "stats":
+            this.#statsCalls.get(message.call)?.resolve(message.stats);
+            this.#statsCalls.delete(message.call);
+            return;
+        }
+      });
+      thread.worker.on("error", (error) => {
+        thread.error = error;
+      });
+      thread.worker.on("exit", (code) => {
+        const cause = thread.error ?? new Error(`the engine thread exited with code ${code}`);
+        reject(cause);
+        this.#stopped(thread, cause);
+      });
+    });
+  }
+
+  /** Hands an event to its request's stream and keeps the waiting count. */
+  #deliver(event: EngineEvent): void {
+    const inFlight = this.#streams.get(event.requestId);
+    if (!inFlight) return;
+    const ends = event.type === "finish" || event.type === "error";
+    if (!inFlight.admitted && (event.type === "admitted" || ends)) {
+      inFlight.admitted = true;
+      this.#waiting--;
+    }
+    inFlight.channel.push(event);
+    if (ends) {
+      inFlight.channel.close();
+      this.#streams.delete(event.requestId);
+    }
+  }
+
+  /** A thread ended: fail what it held, then restart it unless closing, never loaded, or crash-looping. */
+  #stopped(thread: Thread, cause: Error): void {
+    if (thread !== this.#thread) return;
+    const restartRequested = this.#restartRequested;
+    this.#restartRequested = false;
+    const message = this.#closing ? "the engine was closed" : restartRequested ? "the engine was restarted" : `the engine thread stopped: ${cause.message}`;
+    for (const [id, inFlight] of this.#streams) {
+      inFlight.channel.push({ type: "error", requestId: id, error: new EngineError("internal", message, undefined, { cause }) });
+      inFlight.channel.close();
+    }
+    this.#streams.clear();
+    this.#waiting = 0;
+    for (const call of this.#statsCalls.values()) call.reject(new Error(message, { cause }));
+    this.#statsCalls.clear();
+    if (this.#closing) return;
+    const now = performance.now();
+    if (!thread.ready || (!restartRequested && now - this.#lastCrashAt < CRASH_LOOP_MS)) {
+      this.#unavailable = new Error(`the engine is unavailable: ${cause.message}`, { cause });
+      return;
+    }
+    if (!restartRequested) this.#lastCrashAt = now;
+    this.#spawn().then(
+      (model) => { this.#model = model; },
+      () => undefined, // its exit handler has marked the engine unavailable
+    );
+  }
+}
