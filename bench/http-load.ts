@@ -401,8 +401,12 @@ async function llamaServerRun(binary: string, modelPath: string, format: StreamF
       await new Promise((r) => setTimeout(r, 250));
     }
     const url = `http://127.0.0.1:${port}/v1/chat/completions`;
-    await client.run({ url, format, headers: {}, bodies: [warmup], concurrency: 1 });
-    const result = await client.run({ url, format, headers: {}, bodies, concurrency });
+    const result = await (async () => {
+      await client.run({ url, format, headers: {}, bodies: [warmup], concurrency: 1 });
+      return client.run({ url, format, headers: {}, bodies, concurrency });
+    })().catch((error: Error) => {
+      throw new Error(`${error.message}; llama-server ${exited === undefined ? "running" : `exited with code ${exited}`}, its log ends: ${log.slice(-1500)}`);
+    });
     return { path: "llama-server OpenAI", seconds: result.seconds, requests: result.requests, serverCpuSeconds: Number.NaN, clientCpuSeconds: result.cpuSeconds };
   } finally {
     child.kill("SIGTERM");
