@@ -99,6 +99,11 @@ interface PathResult {
   serverCpuSeconds: number;
   /** CPU seconds of the client process; NaN when the client runs inline or there is none (in-process). */
   clientCpuSeconds: number;
+  /**
+   * Seconds the server's event loop was busy (HTTP path with the process client: the whole HTTP layer, since the
+   * engine has its own thread); NaN elsewhere.
+   */
+  httpBusySeconds: number;
 }
 
 function parseRange(text: string, name: string): Range {
@@ -260,7 +265,7 @@ async function inProcessRun(model: LoadedModel, bodies: string[], warmup: string
     }));
     const seconds = (performance.now() - start) / 1000;
     const used = process.cpuUsage(cpu);
-    return { path: "in-process", seconds, requests: timings, serverCpuSeconds: (used.user + used.system) / 1e6, clientCpuSeconds: Number.NaN };
+    return { path: "in-process", seconds, requests: timings, serverCpuSeconds: (used.user + used.system) / 1e6, clientCpuSeconds: Number.NaN, httpBusySeconds: Number.NaN };
   } finally {
     engine.close();
   }
@@ -285,11 +290,14 @@ async function httpRun(path: string, load: LoadOptions, format: StreamFormat, bo
     await client.run({ url, format, headers, bodies: primed(primeBodies), concurrency });
     await client.run({ url, format, headers, bodies: [warmup], concurrency: 1 });
     const cpu = process.cpuUsage();
+    const loop = performance.eventLoopUtilization();
     const result = await client.run({ url, format, headers, bodies, concurrency });
+    const busy = performance.eventLoopUtilization(loop);
     const used = process.cpuUsage(cpu);
     return {
       path: format === "openai" ? "HTTP OpenAI" : "HTTP Anthropic", seconds: result.seconds, requests: result.requests,
       serverCpuSeconds: (used.user + used.system) / 1e6, clientCpuSeconds: result.cpuSeconds,
+      httpBusySeconds: client.mode === "process" ? busy.active / 1000 : Number.NaN,
     };
   } finally {
     server.close();
@@ -407,7 +415,7 @@ async function llamaServerRun(binary: string, modelPath: string, format: StreamF
     })().catch((error: Error) => {
       throw new Error(`${error.message}; llama-server ${exited === undefined ? "running" : `exited with code ${exited}`}, its log ends: ${log.slice(-1500)}`);
     });
-    return { path: "llama-server OpenAI", seconds: result.seconds, requests: result.requests, serverCpuSeconds: Number.NaN, clientCpuSeconds: result.cpuSeconds };
+    return { path: "llama-server OpenAI", seconds: result.seconds, requests: result.requests, serverCpuSeconds: Number.NaN, clientCpuSeconds: result.cpuSeconds, httpBusySeconds: Number.NaN };
   } finally {
     child.kill("SIGTERM");
   }
@@ -447,6 +455,9 @@ function summarize(result: PathResult) {
     usageMissing: result.requests.filter((r) => r.outputTokens < 0).length,
     serverCpuSeconds: result.serverCpuSeconds,
     clientCpuSeconds: result.clientCpuSeconds,
+    httpBusySeconds: result.httpBusySeconds,
+    /** Event-loop busy time per output token, in microseconds. */
+    httpBusyMicrosecondsPerToken: (1e6 * result.httpBusySeconds) / generated,
   };
 }
 
@@ -495,8 +506,8 @@ async function main(): Promise<void> {
 
   const client = clientMode === "process" ? processClient() : inlineClient();
   console.log("");
-  console.log("| N | requests | path | output tokens | output tok/s | vs in-process | HTTP cost | TTFT p50 (ms) | TTFT p99 (ms) | ITL p50 (ms) | ITL p99 (ms) | server CPU (s) | client CPU (s) | text = in-process |");
-  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+  console.log("| N | requests | path | output tokens | output tok/s | vs in-process | HTTP cost | TTFT p50 (ms) | TTFT p99 (ms) | ITL p50 (ms) | ITL p99 (ms) | server CPU (s) | client CPU (s) | HTTP thread busy (µs/token) | text = in-process |");
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
   const json: unknown[] = [];
   const costs: Array<{ concurrency: number; path: PathName; cost: number }> = [];
   const promptStats: number[] = [];
@@ -566,11 +577,12 @@ async function main(): Promise<void> {
           const cpu = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : "n/a");
           console.log(`| ${concurrency} | ${requests} | ${name} | ${s.outputTokens}${s.usageMissing > 0 ? ` (${s.usageMissing} without usage)` : ""} | ${s.outputTokensPerSecond.toFixed(1)} | `
             + `${name === "in-process" ? "1.000" : ratio.toFixed(3)} | ${isLoomHttp ? `${(100 * (1 - ratio)).toFixed(1)}%` : "-"} | ${ms(s.ttftP50)} | ${ms(s.ttftP99)} | ${ms(s.itlP50)} | ${ms(s.itlP99)} | `
-            + `${cpu(s.serverCpuSeconds)} | ${cpu(s.clientCpuSeconds)} | ${name === "in-process" ? "-" : `${equal} / ${requests}`} |`);
+            + `${cpu(s.serverCpuSeconds)} | ${cpu(s.clientCpuSeconds)} | ${Number.isFinite(s.httpBusyMicrosecondsPerToken) ? s.httpBusyMicrosecondsPerToken.toFixed(0) : "-"} | `
+            + `${name === "in-process" ? "-" : `${equal} / ${requests}`} |`);
           level[name] = { ...s, ratioToInProcess: ratio, textEqualToInProcess: equal, otherRuns: runs[name].filter((x) => x !== run).map((x) => x.seconds) };
         }
         if (peerError !== undefined) {
-          const cells = [String(concurrency), String(requests), "llama-server OpenAI", `failed: ${peerError.replace(/\|/g, "/").replace(/\s+/g, " ").slice(0, 300)}`, ...Array(10).fill("-")];
+          const cells = [String(concurrency), String(requests), "llama-server OpenAI", `failed: ${peerError.replace(/\|/g, "/").replace(/\s+/g, " ").slice(0, 300)}`, ...Array(11).fill("-")];
           console.log(`| ${cells.join(" | ")} |`);
           level.llamaServerError = peerError;
         }
@@ -588,7 +600,8 @@ async function main(): Promise<void> {
   console.log("output tok/s = output tokens (from usage) / wall time of the run; vs in-process = HTTP output tok/s / in-process output tok/s; HTTP cost = 1 - that;");
   console.log("TTFT = request sent (fetch called / submit) to the first non-empty text delta received, queueing included; ITL = gaps between successive text deltas");
   console.log("(one per decode step that produced text); server CPU = user + system seconds of this process (engine threads, HTTP server; the client too when inline),");
-  console.log("client CPU = the load client's process; text = in-process: requests whose streamed text equals the in-process run's.");
+  console.log("client CPU = the load client's process; HTTP thread busy = the server event loop's active time (everything but the engine, which has its");
+  console.log("own thread) per output token; text = in-process: requests whose streamed text equals the in-process run's.");
   for (const name of ["HTTP OpenAI", "HTTP Anthropic"] as const) {
     const mine = costs.filter((c) => c.path === name);
     const worst = mine.reduce((a, b) => (b.cost > a.cost ? b : a), mine[0]);

@@ -20,7 +20,7 @@ for (let run = 0; run < 4; run++) {
   const start = performance.now();
   const model = await loadModel(path, { contextSize: 256 });
   const seconds = (performance.now() - start) / 1000;
-  bytes = model.runner.source.totalTensorBytes;
+  bytes = model.tensorBytes;
   await model.dispose();
   if (run > 0) best = Math.min(best, seconds);
 }

@@ -2,6 +2,7 @@
 // preemption, aborts, errors and stats.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTestModel } from "../scripts/test-models.js";
+import type { WasmModelRunner } from "./backends/wasm/model-runner.js";
 import { Engine, type EngineOptions } from "./engine.js";
 import { kvBlockBytes } from "./kv/budget.js";
 import { type LoadedModel, loadModel } from "./load.js";
@@ -107,7 +108,7 @@ describe.each(variants)("Engine on $preset $dtype with $kv KV", ({ preset, dtype
     await iterator.next(); // start
     await iterator.next(); // first text: admitted and computed
     const relocated = runningBlocks(engine, stream.id);
-    const moved = model.runner.readKv(0, relocated, A.length, C.length);
+    const moved = (model.runner as WasmModelRunner).readKv(0, relocated, A.length, C.length);
     engine.abort(stream.id);
     // The same tokens computed directly at those positions, without any cache.
     const direct = engineWith({ cache: { prefixCaching: false } });
@@ -115,7 +116,7 @@ describe.each(variants)("Engine on $preset $dtype with $kv KV", ({ preset, dtype
     const freshIterator = fresh[Symbol.asyncIterator]();
     await freshIterator.next();
     await freshIterator.next();
-    const computed = model.runner.readKv(0, runningBlocks(direct, fresh.id), A.length, C.length);
+    const computed = (model.runner as WasmModelRunner).readKv(0, runningBlocks(direct, fresh.id), A.length, C.length);
     direct.abort(fresh.id);
     // Layer-0 keys depend only on token and position; values too, so those must match exactly.
     expect(maxAbsDiff(moved.v, computed.v)).toBe(0);

@@ -1,6 +1,8 @@
 // The serving engine: many concurrent requests share one model through continuous batching. Its step loop is
 // schedule -> run adopted KV copies -> one forward pass for every scheduled chunk -> sample -> emit events.
-// Requests join and leave between steps; the event loop runs between steps, so aborts land within one step.
+// Requests join and leave between steps; the event loop runs between steps, so aborts land within one step. A
+// runner whose forward pass is asynchronous (a GPU) leaves the event loop free during the step: aborts and close()
+// that arrive then are applied once the step completes, so no block is freed under a running pass.
 import { ActiveRequest } from "./active-request.js";
 import { type CompactionOptions, DEFAULT_COMPACTION_OPTIONS, resolveCompactionOptions } from "./compaction/index.js";
 import { EventChannel } from "./event-channel.js";
@@ -72,6 +74,9 @@ export class Engine implements ServingEngine {
   private readonly compaction: CompactionOptions;
   private arrivals = 0;
   private stepping = false;
+  /** A step's forward pass is running asynchronously; aborts wait for it. */
+  private stepInFlight = false;
+  private readonly deferredAborts = new Set<string>();
   private closed = false;
   private readonly totals = { finished: 0, aborted: 0, failed: 0, preemptions: 0, prompt: 0, computedPrompt: 0, generated: 0 };
 
@@ -122,6 +127,10 @@ export class Engine implements ServingEngine {
   abort(id: string): boolean {
     const request = this.requests.get(id);
     if (!request) return false;
+    if (this.stepInFlight) {
+      this.deferredAborts.add(id);
+      return true;
+    }
     this.finish(request, request.finishText("aborted"));
     return true;
   }
@@ -160,9 +169,9 @@ export class Engine implements ServingEngine {
    * itself is disposed by its owner, and another engine can use it).
    */
   close(): void {
-    for (const id of [...this.requests.keys()]) this.abort(id);
-    this.kv.index.clear();
     this.closed = true;
+    for (const id of [...this.requests.keys()]) this.abort(id);
+    if (!this.stepInFlight) this.kv.index.clear(); // else once the step completes
   }
 
   /** Validates a request and builds its state; throws EngineError. */
@@ -217,11 +226,27 @@ export class Engine implements ServingEngine {
   }
 
   private loop(): void {
+    let pending: Promise<void> | undefined;
     try {
-      this.step();
+      pending = this.step();
     } catch (error) {
       this.failRunning(error);
     }
+    if (!pending) {
+      this.afterStep();
+      return;
+    }
+    this.stepInFlight = true;
+    pending.catch((error: unknown) => this.failRunning(error)).finally(() => {
+      this.stepInFlight = false;
+      for (const id of this.deferredAborts) this.abort(id);
+      this.deferredAborts.clear();
+      if (this.closed) this.kv.index.clear();
+      this.afterStep();
+    });
+  }
+
+  private afterStep(): void {
     if (this.requests.size > 0) {
       setImmediate(() => this.loop());
       return;
@@ -229,14 +254,14 @@ export class Engine implements ServingEngine {
     this.stepping = false;
   }
 
-  /** One scheduling step and forward pass. */
-  private step(): void {
+  /** One scheduling step and forward pass; a promise while an asynchronous forward pass runs. */
+  private step(): Promise<void> | undefined {
     const plan = this.scheduler.schedule();
     this.totals.preemptions += plan.preempted.length;
     for (const request of plan.exhausted) this.finish(request, request.finishText("length"));
     if (plan.chunks.length === 0) {
       this.failUnschedulable(plan);
-      return;
+      return undefined;
     }
     for (const request of plan.admitted) {
       // Usage reports what the prompt reused when first admitted; a preempted request's recompute is counted too.
@@ -260,6 +285,13 @@ export class Engine implements ServingEngine {
       wantLogits: start + count === request.tokens.length,
     }));
     const logits = this.model.runner.forward(chunks);
+    if (logits instanceof Promise) return logits.then((values) => this.sample(plan, chunks, values));
+    this.sample(plan, chunks, logits);
+    return undefined;
+  }
+
+  /** After a forward pass: commits the computed KV, samples the chunks that asked for logits, finishes requests. */
+  private sample(plan: StepPlan<ActiveRequest>, chunks: ReadonlyArray<{ wantLogits: boolean }>, logits: Float32Array): void {
     const vocab = this.model.config.vocab_size;
     let row = 0;
     plan.chunks.forEach(({ request, start, count }, i) => {

@@ -1,5 +1,6 @@
 // Loads a model path into everything generation needs: config, tokenizer, chat template and a ready runner.
 import { availableParallelism } from "node:os";
+import type { ModelRunner, RunnerOptions } from "./backends/runner.js";
 import { WasmModelRunner } from "./backends/wasm/model-runner.js";
 import { WasmRuntime } from "./backends/wasm/runtime.js";
 import type { LoadProgress } from "./backends/wasm/weight-loader.js";
@@ -25,7 +26,12 @@ export interface LoadOptions {
   kvCache?: KvBudget & { dtype?: KvDtype };
   /** Called as weight bytes arrive. */
   onProgress?: (progress: LoadProgress) => void;
+  /** Where the model runs (default "wasm"; "auto": WebGPU when a hardware GPU adapter is present). */
+  backend?: BackendName | "auto";
 }
+
+/** The backends a model can run on. */
+export type BackendName = "wasm" | "webgpu";
 
 /** A model ready to generate. */
 export interface LoadedModel {
@@ -33,11 +39,16 @@ export interface LoadedModel {
   config: ModelConfig;
   tokenizer: Tokenizer;
   chatTemplate: string | null;
-  runner: WasmModelRunner;
+  runner: ModelRunner;
+  /** The backend it runs on, and the device in words. */
+  backend: BackendName;
+  device: string;
   kvPool: BlockPool;
   contextSize: number;
   /** Seconds spent reading weights. */
   loadSeconds: number;
+  /** Bytes of tensor data in the model file. */
+  tensorBytes: number;
   /** Stops the compute threads; the model cannot be used afterwards. */
   dispose(): Promise<void>;
 }
@@ -45,34 +56,61 @@ export interface LoadedModel {
 /** Positions per KV block. */
 export const KV_BLOCK_SIZE = 16;
 
-/** Opens a GGUF file or Hugging Face directory and loads it onto the WebAssembly backend. */
+/**
+ * Opens a GGUF file or Hugging Face directory and loads it onto a backend: WebAssembly by default; WebGPU when asked
+ * (`backend: "webgpu"`: an error when no adapter works), or with `"auto"` when a hardware GPU adapter is present.
+ */
 export async function loadModel(path: string, options: LoadOptions = {}): Promise<LoadedModel> {
   const source = openModelSource(path);
   const tokenizer = source.ggufMetadata ? tokenizerFromGguf(source.ggufMetadata, path) : tokenizerFromHuggingFace(path);
   const contextSize = Math.min(options.contextSize ?? 4096, source.config.max_position_embeddings);
   if (!Number.isInteger(contextSize) || contextSize <= 0) throw new RangeError(`contextSize must be a positive integer, got ${options.contextSize}`);
-  const runtime = await WasmRuntime.create({ threads: options.threads ?? availableParallelism() });
+  const backend = options.backend ?? "wasm";
+  if (backend !== "wasm" && backend !== "webgpu" && backend !== "auto") throw new RangeError(`backend must be "wasm", "webgpu" or "auto", got ${JSON.stringify(backend)}`);
+  const runnerOptions: RunnerOptions = {
+    maxBatchTokens: options.batchSize ?? 512,
+    maxSequences: options.maxSequences ?? 32,
+    maxContext: contextSize,
+    blockSize: KV_BLOCK_SIZE,
+    kvCache: options.kvCache ?? {},
+    onProgress: options.onProgress,
+  };
   const started = performance.now();
+  const loaded = (runner: ModelRunner, backendName: BackendName, device: string, dispose: () => Promise<void>): LoadedModel => ({
+    path, config: source.config, tokenizer, chatTemplate: source.chatTemplate, runner, backend: backendName, device,
+    kvPool: new BlockPool(runner.kvBlocks, KV_BLOCK_SIZE), contextSize,
+    loadSeconds: (performance.now() - started) / 1000, tensorBytes: source.totalTensorBytes, dispose,
+  });
+
+  if (backend !== "wasm") {
+    // Dawn is loaded only when a GPU is wanted.
+    const { openGpu } = await import("./backends/webgpu/gpu.js");
+    const gpu = await openGpu();
+    if ("unavailable" in gpu) {
+      if (backend === "webgpu") throw new Error(`--backend webgpu: ${gpu.unavailable}; use --backend wasm`);
+    } else if (backend === "auto" && gpu.adapter.software) {
+      gpu.device.destroy(); // a CPU Vulkan driver is slower than the WebAssembly kernels
+    } else {
+      try {
+        if ((options.kvCache?.dtype ?? "f32") !== "f32") throw new RangeError(`kvCache.dtype ${options.kvCache?.dtype} is not implemented on WebGPU yet (f32 is); use --backend wasm`);
+        const { WebGpuModelRunner } = await import("./backends/webgpu/model-runner.js");
+        const runner = await WebGpuModelRunner.create(source, gpu, runnerOptions);
+        const device = `${gpu.adapter.description || gpu.adapter.vendor}${gpu.adapter.software ? " (software)" : ""}`;
+        return loaded(runner, "webgpu", device, async () => {
+          runner.dispose();
+          gpu.device.destroy();
+        });
+      } catch (error) {
+        gpu.device.destroy();
+        throw error;
+      }
+    }
+  }
+  const threads = options.threads ?? availableParallelism();
+  const runtime = await WasmRuntime.create({ threads });
   try {
-    const runner = new WasmModelRunner(source, runtime, {
-      maxBatchTokens: options.batchSize ?? 512,
-      maxSequences: options.maxSequences ?? 32,
-      maxContext: contextSize,
-      blockSize: KV_BLOCK_SIZE,
-      kvCache: options.kvCache ?? {},
-      onProgress: options.onProgress,
-    });
-    return {
-      path,
-      config: source.config,
-      tokenizer,
-      chatTemplate: source.chatTemplate,
-      runner,
-      kvPool: new BlockPool(runner.kvBlocks, KV_BLOCK_SIZE),
-      contextSize,
-      loadSeconds: (performance.now() - started) / 1000,
-      dispose: () => runtime.dispose(),
-    };
+    const runner = new WasmModelRunner(source, runtime, runnerOptions);
+    return loaded(runner, "wasm", `WebAssembly, ${threads} thread${threads === 1 ? "" : "s"}`, () => runtime.dispose());
   } catch (error) {
     await runtime.dispose();
     throw error;

@@ -4,7 +4,7 @@
 import { f32ToF16 } from "../engine/model/dtypes.js";
 
 /** Host-side contents of a buffer. */
-export type HostArray = Float32Array | Int32Array | Uint16Array | Uint8Array;
+export type HostArray = Float32Array | Int32Array | Uint32Array | Uint16Array | Uint8Array;
 
 /** A buffer of a case: its initial contents, or just a size (outputs and scratch, filled with a NaN pattern). */
 export type CaseBuffer = HostArray | { bytes: number };

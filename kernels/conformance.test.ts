@@ -11,6 +11,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WasmRuntime } from "../engine/backends/wasm/runtime.js";
 import type { CaseSetup, HostArray, KernelCase } from "./case.js";
+import { nmse } from "./nmse.js";
 
 const kernelsDir = dirname(fileURLToPath(import.meta.url));
 const GUARD_BYTES = 64;
@@ -24,18 +25,6 @@ const casesByOp = new Map<string, KernelCase[]>();
 for (const op of ops) {
   const module = (await import(pathToFileURL(join(kernelsDir, op, "cases.ts")).href)) as { cases: KernelCase[] };
   casesByOp.set(op, module.cases);
-}
-
-/** Normalised mean squared error of `actual` against `expected` (absolute when expected is all zero). */
-export function nmse(actual: ArrayLike<number>, expected: ArrayLike<number>): number {
-  let error = 0;
-  let norm = 0;
-  for (let i = 0; i < expected.length; i++) {
-    const difference = actual[i] - expected[i];
-    error += difference * difference;
-    norm += expected[i] * expected[i];
-  }
-  return norm > 0 ? error / norm : error;
 }
 
 /** How a case's range is split among threads and calls. */

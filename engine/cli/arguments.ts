@@ -19,3 +19,10 @@ export function parseInteger(flag: string, value: string | undefined, fallback: 
   if (!Number.isSafeInteger(number) || number < minimum) throw new UsageError(`${flag} must be an integer >= ${minimum}, got '${value}'`);
   return number;
 }
+
+/** Parses --backend: wasm, webgpu or auto (the default: WebGPU when a hardware GPU adapter is present). */
+export function parseBackend(value: string | undefined): "wasm" | "webgpu" | "auto" {
+  if (value === undefined) return "auto";
+  if (value === "wasm" || value === "webgpu" || value === "auto") return value;
+  throw new UsageError(`--backend must be wasm, webgpu or auto, got '${value}'`);
+}

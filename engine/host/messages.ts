@@ -1,7 +1,7 @@
 // The messages between a WorkerEngine (server thread) and its engine worker (engine/host/engine-worker.ts). Plain
 // data only: structured cloning drops an Error subclass's fields, so engine errors travel as their parts.
 import type { EngineOptions } from "../engine.js";
-import type { LoadedModel, LoadOptions } from "../load.js";
+import type { BackendName, LoadedModel, LoadOptions } from "../load.js";
 import { EngineError, type EngineErrorKind, type EngineEvent, type EngineRequest, type EngineStats } from "../request.js";
 
 /** What a server needs to know about a loaded model without holding it. */
@@ -15,6 +15,9 @@ export interface ModelInfo {
   vocabSize: number;
   /** Seconds spent reading weights. */
   loadSeconds: number;
+  /** Where it runs: the backend, and the device in words. */
+  backend: BackendName;
+  device: string;
 }
 
 /** The {@link ModelInfo} of a model loaded in this thread. */
@@ -25,6 +28,8 @@ export function describeModel(model: LoadedModel): ModelInfo {
     contextSize: model.contextSize,
     vocabSize: model.config.vocab_size,
     loadSeconds: model.loadSeconds,
+    backend: model.backend,
+    device: model.device,
   };
 }
 

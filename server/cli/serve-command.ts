@@ -1,7 +1,7 @@
 // `loom serve`: load a model, put a serving engine on it, and serve the OpenAI and Anthropic formats over HTTP.
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { UsageError, parseInteger } from "../../engine/cli/arguments.js";
+import { UsageError, parseBackend, parseInteger } from "../../engine/cli/arguments.js";
 import { ProgressBar } from "../../engine/cli/progress-bar.js";
 import { WorkerEngine } from "../../engine/host/worker-engine.js";
 import { createEndpoints } from "../adapters/endpoints.js";
@@ -23,6 +23,7 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
                        or LOOM_API_KEYS (comma-separated)
   --context N          context size (default: the config's, else min(model, 4096))
   --threads N          compute threads (default: all cores)
+  --backend B          wasm, webgpu or auto (default auto: WebGPU on a hardware GPU, else WebAssembly)
 `;
 
 /** One served model in the config file. */
@@ -74,7 +75,7 @@ export async function runServe(argv: string[]): Promise<void> {
     strict: true,
     options: {
       model: { type: "string" }, host: { type: "string" }, port: { type: "string" }, config: { type: "string" },
-      "no-auth": { type: "boolean" }, context: { type: "string" }, threads: { type: "string" }, help: { type: "boolean", short: "h" },
+      "no-auth": { type: "boolean" }, context: { type: "string" }, threads: { type: "string" }, backend: { type: "string" }, help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) {
@@ -90,6 +91,7 @@ export async function runServe(argv: string[]): Promise<void> {
   const port = parseInteger("--port", values.port, 8080, 0);
   const host = values.host ?? "127.0.0.1";
   const threads = values.threads === undefined ? undefined : parseInteger("--threads", values.threads, 1, 1);
+  const backend = parseBackend(values.backend);
   const context = values.context === undefined ? undefined : parseInteger("--context", values.context, 4096, 1);
   const entries: ModelConfigEntry[] = values.model || !config.models ? [{ path: await resolveModelPath(values.model) }] : config.models;
 
@@ -98,7 +100,7 @@ export async function runServe(argv: string[]): Promise<void> {
     const bar = new ProgressBar(`loading ${entry.path}`);
     // Each model's engine runs on its own thread, so forward passes never hold up the sockets.
     const engine = await WorkerEngine.start(entry.path, {
-      load: { threads, contextSize: context ?? entry.contextSize, maxSequences: entry.maxSequences, kvCache: entry.kvCache },
+      load: { threads, backend, contextSize: context ?? entry.contextSize, maxSequences: entry.maxSequences, kvCache: entry.kvCache },
       onProgress: ({ loadedBytes, totalBytes }) => bar.update(loadedBytes, totalBytes),
     });
     bar.finish();
@@ -114,7 +116,7 @@ export async function runServe(argv: string[]): Promise<void> {
   const registry = new ModelRegistry(served);
   const server = await startServer({ registry, auth, endpoints: createEndpoints(registry), maxQueue: config.maxQueue, maxBodyBytes: config.maxBodyBytes }, host, port);
   process.stderr.write(
-    `loom: serving ${entries.map((entry) => entry.path).join(", ")} on http://${host}:${server.port} (${values["no-auth"] ? "no auth" : `${keys.length} API key(s)`})\n` +
+    `loom: serving ${served.map(({ model }) => `${model.path} (${model.device})`).join(", ")} on http://${host}:${server.port} (${values["no-auth"] ? "no auth" : `${keys.length} API key(s)`})\n` +
       `  POST /v1/chat/completions  model ${registry.slugs("openai").join(", ")}\n` +
       `  POST /v1/messages          model ${registry.slugs("anthropic").join(", ")}\n`,
   );

@@ -5,7 +5,7 @@ import type { ModelInfo } from "../../engine/host/messages.js";
 import type { EngineEvent, EngineFinishReason, EngineRequest, EngineStats } from "../../engine/request.js";
 
 /** The model a scripted engine pretends to serve. */
-export const SCRIPTED_MODEL: ModelInfo = { path: "scripted", architecture: "scripted", contextSize: 512, vocabSize: 0, loadSeconds: 0 };
+export const SCRIPTED_MODEL: ModelInfo = { path: "scripted", architecture: "scripted", contextSize: 512, vocabSize: 0, loadSeconds: 0, backend: "wasm", device: "none (scripted)" };
 
 /** What the scripted engine writes next: text deltas and how generation ends. */
 export interface Script {

@@ -8,33 +8,8 @@ import { ModelFileError } from "../../model/errors.js";
 import { ropeThetaScale } from "../../model/rope.js";
 import type { ModelSource } from "../../model/source.js";
 import type { WasmRuntime } from "./runtime.js";
-import { type LoadProgress, type ResidentTensor, loadWeights } from "./weight-loader.js";
-
-/** One sequence's slice of a forward batch: its new tokens, where they start, and where its KV lives. */
-export interface SequenceChunk {
-  tokens: ArrayLike<number>;
-  /** Position of tokens[0] in the sequence; KV for positions before it must already be in the cache. */
-  startPosition: number;
-  /** Physical KV block of each logical block; must cover startPosition + tokens.length positions. */
-  blockTable: ArrayLike<number>;
-  /** Whether to return logits for the chunk's last token. */
-  wantLogits: boolean;
-}
-
-/** Sizes the runner allocates for up front. */
-export interface RunnerOptions {
-  /** Most tokens (over all sequences) in one forward call. */
-  maxBatchTokens: number;
-  /** Most sequences in one forward call. */
-  maxSequences: number;
-  /** Longest sequence (positions) attention must handle. */
-  maxContext: number;
-  /** Positions per KV block. */
-  blockSize: number;
-  /** The KV cache's memory budget and element type (default f32). */
-  kvCache: KvBudget & { dtype?: KvDtype };
-  onProgress?: (progress: LoadProgress) => void;
-}
+import type { ModelRunner, RunnerOptions, SequenceChunk } from "../runner.js";
+import { type ResidentTensor, loadWeights } from "./weight-loader.js";
 
 interface LayerWeights {
   attnNorm: ResidentTensor;
@@ -86,7 +61,7 @@ class LinearInput {
 }
 
 /** The WebAssembly model runner: weights resident in wasm memory, a paged KV pool, fixed activation buffers. */
-export class WasmModelRunner {
+export class WasmModelRunner implements ModelRunner {
   private readonly layers: LayerWeights[];
   private readonly embedding: ResidentTensor;
   private readonly outputNorm: ResidentTensor;

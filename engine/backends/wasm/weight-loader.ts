@@ -28,9 +28,21 @@ export interface LoadProgress {
 // Reading in slices keeps progress reports flowing on large tensors.
 const READ_SLICE_BYTES = 64 * 1024 * 1024;
 
-/** Loads every tensor of `source` into `runtime` memory. */
-export function loadWeights(source: ModelSource, runtime: WasmRuntime, onProgress?: (progress: LoadProgress) => void): Map<string, ResidentTensor> {
-  const resident = new Map<string, ResidentTensor>();
+/** A tensor in memory, in the storage type the kernels read. */
+export interface PlacedTensor {
+  name: string;
+  /** Storage type the kernels read (K-quants and 1-D tensors arrive here widened to F32). */
+  type: GgmlType;
+  /** GGML order: shape[0] is the row length. */
+  shape: number[];
+  bytes: Uint8Array;
+}
+
+/**
+ * Reads every tensor of `source`, each into the memory `allocate` hands out for its final size, and passes it to
+ * `placed`: one positioned read per tensor (sliced, for progress), widening and reordering where kernels need it.
+ */
+export function readTensors(source: ModelSource, allocate: (bytes: number) => Uint8Array, placed: (tensor: PlacedTensor) => void, onProgress?: (progress: LoadProgress) => void): void {
   const descriptors = new Map<string, number>();
   let loadedBytes = 0;
   try {
@@ -40,7 +52,7 @@ export function loadWeights(source: ModelSource, runtime: WasmRuntime, onProgres
         fd = openForReading(tensor.path);
         descriptors.set(tensor.path, fd);
       }
-      resident.set(tensor.name, loadTensor(tensor, fd, runtime, (bytes) => {
+      placed(readTensor(tensor, fd, allocate, (bytes) => {
         loadedBytes += bytes;
         onProgress?.({ loadedBytes, totalBytes: source.totalTensorBytes });
       }));
@@ -48,6 +60,16 @@ export function loadWeights(source: ModelSource, runtime: WasmRuntime, onProgres
   } finally {
     for (const fd of descriptors.values()) closeSync(fd);
   }
+}
+
+/** Loads every tensor of `source` into `runtime` memory. */
+export function loadWeights(source: ModelSource, runtime: WasmRuntime, onProgress?: (progress: LoadProgress) => void): Map<string, ResidentTensor> {
+  const resident = new Map<string, ResidentTensor>();
+  const allocate = (bytes: number) => runtime.u8(runtime.alloc(bytes), bytes);
+  readTensors(source, allocate, ({ name, type, shape, bytes }) => {
+    // The view starts at the allocation: its offset into the memory is the pointer.
+    resident.set(name, { name, type, shape, pointer: bytes.byteOffset, byteLength: bytes.byteLength });
+  }, onProgress);
   return resident;
 }
 
@@ -63,25 +85,21 @@ function elementCount(shape: number[]): number {
   return shape.reduce((a, b) => a * b, 1);
 }
 
-function loadTensor(tensor: TensorLocation, fd: number, runtime: WasmRuntime, onBytes: (n: number) => void): ResidentTensor {
+function readTensor(tensor: TensorLocation, fd: number, allocate: (bytes: number) => Uint8Array, onBytes: (n: number) => void): PlacedTensor {
   const elements = elementCount(tensor.shape);
   const widen = tensor.shape.length === 1 ? tensor.type !== GgmlType.F32 : tensor.type === GgmlType.Q4_K || tensor.type === GgmlType.Q6_K;
   if (widen) {
     // 1-D tensors (norms, biases) are tiny and kernels read them as f32; K-quants have no native kernel yet.
     const raw = new Uint8Array(tensor.byteLength);
     readInto(fd, tensor, raw, onBytes);
-    const pointer = runtime.alloc(elements * 4);
-    dequantize(tensor.type, raw, elements, runtime.f32(pointer, elements));
-    return finish(tensor, GgmlType.F32, pointer, elements * 4);
+    const bytes = allocate(elements * 4);
+    dequantize(tensor.type, raw, elements, new Float32Array(bytes.buffer, bytes.byteOffset, elements));
+    return { name: tensor.name, type: GgmlType.F32, shape: tensor.shape, bytes };
   }
-  const pointer = runtime.alloc(tensor.byteLength);
-  readInto(fd, tensor, runtime.u8(pointer, tensor.byteLength), onBytes);
-  if (tensor.interleavedRopeHeads !== undefined) restoreRotateHalfOrder(tensor, runtime.u8(pointer, tensor.byteLength));
-  return finish(tensor, tensor.type, pointer, tensor.byteLength);
-}
-
-function finish(tensor: TensorLocation, type: GgmlType, pointer: number, byteLength: number): ResidentTensor {
-  return { name: tensor.name, type, shape: tensor.shape, pointer, byteLength };
+  const bytes = allocate(tensor.byteLength);
+  readInto(fd, tensor, bytes, onBytes);
+  if (tensor.interleavedRopeHeads !== undefined) restoreRotateHalfOrder(tensor, bytes);
+  return { name: tensor.name, type: tensor.type, shape: tensor.shape, bytes };
 }
 
 /**

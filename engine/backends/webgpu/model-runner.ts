@@ -1,0 +1,444 @@
+// Runs the transformer forward pass on WGSL kernels through WebGPU: the same config-driven definition as the
+// WebAssembly runner (Llama, Qwen2 q/k/v bias, Qwen3 q/k norm, Llama 3 RoPE factors) over the same paged KV cache,
+// for a batch of sequence chunks. Weights are uploaded once; a step is one command buffer of dispatches whose
+// parameters go up in one write, with pipelines and bind groups cached; only the logits that were asked for come back.
+import { GgmlType, ggmlTypeName } from "../../model/dtypes.js";
+import { ModelFileError } from "../../model/errors.js";
+import type { KvCopy } from "../../kv/kv-cache.js";
+import { kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
+import type { ModelConfig } from "../../model/config.js";
+import { ropeThetaScale } from "../../model/rope.js";
+import type { ModelSource } from "../../model/source.js";
+import type { ModelRunner, RunnerOptions, SequenceChunk } from "../runner.js";
+import { type PlacedTensor, readTensors } from "../wasm/weight-loader.js";
+import type { GpuContext } from "./gpu.js";
+import { ropeRotations, splitQ8_0 } from "./layouts.js";
+import { PipelineCache, type ShaderRef, grid } from "./shaders.js";
+import { StepEncoder } from "./step-encoder.js";
+
+/** Float weight types the matmul and get_rows kernels read, by their WEIGHT_TYPE constant. */
+const FLOAT_WEIGHT_TYPES: Partial<Record<GgmlType, number>> = { [GgmlType.F32]: 0, [GgmlType.F16]: 1, [GgmlType.BF16]: 2 };
+
+/** A weight on the device: raw words for float types, split quants and scales for Q8_0. */
+interface GpuWeight {
+  name: string;
+  type: GgmlType;
+  shape: number[];
+  data?: GPUBuffer;
+  quants?: GPUBuffer;
+  scales?: GPUBuffer;
+}
+
+interface GpuLayer {
+  attnNorm: GPUBuffer;
+  q: GpuWeight;
+  k: GpuWeight;
+  v: GpuWeight;
+  qBias?: GPUBuffer;
+  kBias?: GPUBuffer;
+  vBias?: GPUBuffer;
+  qNorm?: GPUBuffer;
+  kNorm?: GPUBuffer;
+  output: GpuWeight;
+  ffnNorm: GPUBuffer;
+  gate: GpuWeight;
+  up: GpuWeight;
+  down: GpuWeight;
+  kCache: GPUBuffer;
+  vCache: GPUBuffer;
+}
+
+type Activation = "x" | "h" | "q" | "k" | "v" | "qNormed" | "kNormed" | "attention" | "gate" | "up" | "gathered" | "logits"
+  | "xQuants" | "xScales" | "ids" | "positions" | "rowTables" | "blockTables" | "gatherIds" | "copySource" | "copyTarget";
+
+const SHADERS = {
+  add: { op: "add" },
+  siluMul: { op: "silu_mul" },
+  rmsnorm: { op: "rmsnorm" },
+  rope: { op: "rope_neox" },
+  quantize: { op: "quantize_q8_0" },
+  getRowsQ8_0: { op: "get_rows", file: "get_rows_q8_0" },
+  kvStore: { op: "attention", file: "kv_store" },
+  attention: { op: "attention" },
+  kvCopy: { op: "attention", file: "kv_copy" },
+} satisfies Record<string, ShaderRef>;
+
+/**
+ * Invocations per output column of a matmul whose rows hold `units` loads (values, or Q8_0 blocks): enough to keep
+ * each busy for about eight loads, from 8 (the row tile) to the 64 of a workgroup. Short rows then pack several
+ * columns into a workgroup instead of leaving most invocations idle.
+ */
+export function threadsPerColumn(units: number): number {
+  return Math.min(64, Math.max(8, 2 ** Math.floor(Math.log2(Math.max(1, units / 8)))));
+}
+
+/** The matmul pipeline for a weight: its type, and threads per column from its row length. */
+function matmulShader(weight: { type: GgmlType; shape: number[] }): ShaderRef {
+  if (weight.type === GgmlType.Q8_0) return { op: "matmul", file: "matmul_q8_0", constants: { THREADS_PER_COLUMN: threadsPerColumn(weight.shape[0] / 32) } };
+  return { op: "matmul", constants: { WEIGHT_TYPE: FLOAT_WEIGHT_TYPES[weight.type]!, THREADS_PER_COLUMN: threadsPerColumn(weight.shape[0]) } };
+}
+const getRowsShader = (type: number): ShaderRef => ({ op: "get_rows", constants: { WEIGHT_TYPE: type } });
+
+/** The WebGPU model runner: weights and a paged KV pool on the device, fixed activation buffers. */
+export class WebGpuModelRunner implements ModelRunner {
+  readonly kvDtype = "f32" as const;
+  private readonly device: GPUDevice;
+  private readonly buffers = {} as Record<Activation, GPUBuffer>;
+  private readonly pipelines = new Map<string, GPUComputePipeline>();
+  private readonly owned: GPUBuffer[] = [];
+  private layers: GpuLayer[] = [];
+  private embedding!: GpuWeight;
+  private outputNorm!: GPUBuffer;
+  private outputWeight!: GpuWeight;
+  private rotations!: GPUBuffer;
+  private readback!: GPUBuffer;
+  private encoder!: StepEncoder;
+  /** KV blocks in the cache, as the budget allowed. */
+  kvBlocks = 0;
+
+  private constructor(readonly source: ModelSource, readonly gpu: GpuContext, readonly options: RunnerOptions) {
+    this.device = gpu.device;
+  }
+
+  /** Uploads the model's weights, allocates every buffer a forward pass needs and compiles the pipelines. */
+  static async create(source: ModelSource, gpu: GpuContext, options: RunnerOptions): Promise<WebGpuModelRunner> {
+    const runner = new WebGpuModelRunner(source, gpu, options);
+    try {
+      runner.upload();
+      runner.allocate();
+      await runner.compile();
+    } catch (error) {
+      runner.dispose();
+      throw error;
+    }
+    return runner;
+  }
+
+  get config(): ModelConfig {
+    return this.source.config;
+  }
+
+  /** Frees every device buffer (the device itself belongs to the caller). */
+  dispose(): void {
+    for (const buffer of this.owned) buffer.destroy();
+    this.owned.length = 0;
+  }
+
+  private buffer(label: string, bytes: number, usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC): GPUBuffer {
+    const size = Math.max(16, Math.ceil(bytes / 16) * 16);
+    if (usage & GPUBufferUsage.STORAGE && size > this.gpu.limits.maxStorageBufferBindingSize) {
+      throw new RangeError(`${label} needs ${size} bytes, over this adapter's maxStorageBufferBindingSize of ${this.gpu.limits.maxStorageBufferBindingSize}; `
+        + "splitting such tensors is not implemented yet: use --backend wasm, or a smaller context or KV budget");
+    }
+    const buffer = this.device.createBuffer({ label, size, usage });
+    this.owned.push(buffer);
+    return buffer;
+  }
+
+  private uploadBytes(label: string, bytes: ArrayBufferView): GPUBuffer {
+    const buffer = this.buffer(label, bytes.byteLength);
+    const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    // writeBuffer needs a multiple of 4 bytes: the tail is padded.
+    const padded = view.byteLength % 4 === 0 ? view : Uint8Array.from({ length: Math.ceil(view.byteLength / 4) * 4 }, (_, i) => view[i] ?? 0);
+    this.device.queue.writeBuffer(buffer, 0, padded);
+    return buffer;
+  }
+
+  /** Reads every tensor and puts it on the device in the kernels' layout. */
+  private upload(): void {
+    const config = this.config;
+    const tensors = new Map<string, PlacedTensor>();
+    readTensors(this.source, (bytes) => new Uint8Array(bytes), (tensor) => tensors.set(tensor.name, tensor), this.options.onProgress);
+    const need = (name: string): PlacedTensor => {
+      const tensor = tensors.get(name);
+      if (!tensor) throw new ModelFileError(this.source.path, `tensor '${name}' is missing`);
+      return tensor;
+    };
+    const weight = (name: string, k: number, n: number): GpuWeight => {
+      const tensor = need(name);
+      if (tensor.shape[0] !== k || (tensor.shape[1] ?? 1) !== n) throw new ModelFileError(this.source.path, `tensor '${name}' has shape [${tensor.shape}], expected [${k}, ${n}]`);
+      return this.uploadWeight(tensor);
+    };
+    const vector = (name: string, n: number): GPUBuffer => {
+      const tensor = need(name);
+      if (tensor.shape.length !== 1 || tensor.shape[0] !== n) throw new ModelFileError(this.source.path, `tensor '${name}' has shape [${tensor.shape}], expected [${n}]`);
+      return this.uploadBytes(name, tensor.bytes);
+    };
+    const optionalVector = (name: string, n: number) => (tensors.has(name) ? vector(name, n) : undefined);
+    const d = config.hidden_size;
+    const qDim = config.num_attention_heads * config.head_dim;
+    const kvDim = config.num_key_value_heads * config.head_dim;
+    const ffn = config.intermediate_size;
+    this.embedding = weight("token_embd.weight", d, config.vocab_size);
+    this.outputNorm = vector("output_norm.weight", d);
+    this.outputWeight = tensors.has("output.weight") ? weight("output.weight", d, config.vocab_size) : this.embedding;
+    for (let i = 0; i < config.num_hidden_layers; i++) {
+      const p = `blk.${i}.`;
+      this.layers.push({
+        attnNorm: vector(`${p}attn_norm.weight`, d),
+        q: weight(`${p}attn_q.weight`, d, qDim),
+        k: weight(`${p}attn_k.weight`, d, kvDim),
+        v: weight(`${p}attn_v.weight`, d, kvDim),
+        qBias: optionalVector(`${p}attn_q.bias`, qDim),
+        kBias: optionalVector(`${p}attn_k.bias`, kvDim),
+        vBias: optionalVector(`${p}attn_v.bias`, kvDim),
+        qNorm: optionalVector(`${p}attn_q_norm.weight`, config.head_dim),
+        kNorm: optionalVector(`${p}attn_k_norm.weight`, config.head_dim),
+        output: weight(`${p}attn_output.weight`, qDim, d),
+        ffnNorm: vector(`${p}ffn_norm.weight`, d),
+        gate: weight(`${p}ffn_gate.weight`, d, ffn),
+        up: weight(`${p}ffn_up.weight`, d, ffn),
+        down: weight(`${p}ffn_down.weight`, ffn, d),
+        kCache: undefined as never,
+        vCache: undefined as never,
+      });
+    }
+    const thetaScale = ropeThetaScale(config.rope_theta, config.rotary_dim);
+    this.rotations = this.uploadBytes("rope rotations", ropeRotations(this.options.maxContext, config.rotary_dim, thetaScale, this.source.ropeFreqFactors ?? undefined));
+  }
+
+  private uploadWeight(tensor: PlacedTensor): GpuWeight {
+    const base = { name: tensor.name, type: tensor.type, shape: tensor.shape };
+    if (FLOAT_WEIGHT_TYPES[tensor.type] !== undefined) return { ...base, data: this.uploadBytes(tensor.name, tensor.bytes) };
+    if (tensor.type === GgmlType.Q8_0) {
+      const { quants, scales } = splitQ8_0(tensor.bytes, tensor.bytes.byteLength / 34);
+      return { ...base, quants: this.uploadBytes(`${tensor.name} quants`, quants), scales: this.uploadBytes(`${tensor.name} scales`, scales) };
+    }
+    throw new ModelFileError(this.source.path, `tensor '${tensor.name}' has type ${ggmlTypeName(tensor.type)}, which has no WebGPU kernel yet (F32, F16, BF16 and Q8_0 do): use --backend wasm`);
+  }
+
+  /** Activation buffers, the KV pool and the step encoder. */
+  private allocate(): void {
+    const config = this.config;
+    const { maxBatchTokens: T, maxSequences, maxContext, blockSize } = this.options;
+    const d = config.hidden_size;
+    const qDim = config.num_attention_heads * config.head_dim;
+    const kvDim = config.num_key_value_heads * config.head_dim;
+    const ffn = config.intermediate_size;
+    const widest = Math.max(d, qDim, ffn);
+    const blocksPerSequence = Math.ceil(maxContext / blockSize);
+    const f32 = (label: Activation, floats: number) => { this.buffers[label] = this.buffer(label, floats * 4); };
+    f32("x", T * d);
+    f32("h", T * Math.max(d, qDim));
+    f32("q", T * qDim);
+    f32("k", T * kvDim);
+    f32("v", T * kvDim);
+    f32("qNormed", T * qDim);
+    f32("kNormed", T * kvDim);
+    f32("attention", T * qDim);
+    f32("gate", T * ffn);
+    f32("up", T * ffn);
+    f32("gathered", maxSequences * d);
+    f32("logits", maxSequences * config.vocab_size);
+    f32("xQuants", (T * widest) / 4);
+    f32("xScales", (T * widest) / 32);
+    f32("ids", T);
+    f32("positions", T);
+    f32("rowTables", T);
+    f32("blockTables", maxSequences * blocksPerSequence);
+    f32("gatherIds", maxSequences);
+    f32("copySource", blocksPerSequence);
+    f32("copyTarget", blocksPerSequence);
+    this.readback = this.buffer("logits readback", maxSequences * config.vocab_size * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+
+    // The KV pool: the budget, capped so that one layer's K (or V) fits a storage binding.
+    const blockBytes = kvBlockBytes(config.num_hidden_layers, kvDim, blockSize, "f32");
+    const bindingBlocks = Math.floor(this.gpu.limits.maxStorageBufferBindingSize / (blockSize * kvDim * 4));
+    const room = bindingBlocks * blockBytes;
+    this.kvBlocks = kvBlocksForBudget(this.options.kvCache, blockBytes, room, blocksPerSequence);
+    for (const [i, layer] of this.layers.entries()) {
+      layer.kCache = this.buffer(`layer ${i} K cache`, this.kvBlocks * blockSize * kvDim * 4);
+      layer.vCache = this.buffer(`layer ${i} V cache`, this.kvBlocks * blockSize * kvDim * 4);
+    }
+    // Dispatches per step: at most 24 per layer, and the embedding and logits around them.
+    this.encoder = new StepEncoder(this.device, 24 * config.num_hidden_layers + 16);
+    this.owned.push(this.encoder.params);
+  }
+
+  /** Compiles every pipeline a step can use, so that steps never wait on the compiler. */
+  private async compile(): Promise<void> {
+    const weights = [this.outputWeight, ...this.layers.flatMap((layer) => [layer.q, layer.k, layer.v, layer.output, layer.gate, layer.up, layer.down])];
+    const shaders: ShaderRef[] = [...Object.values(SHADERS), ...weights.map(matmulShader), ...[0, 1, 2].map(getRowsShader)];
+    const cache = new PipelineCache(this.device);
+    const unique = new Map(shaders.map((shader) => [shaderKey(shader), shader]));
+    await Promise.all([...unique].map(async ([key, shader]) => this.pipelines.set(key, await cache.get(shader))));
+  }
+
+  private pipeline(shader: ShaderRef): GPUComputePipeline {
+    return this.pipelines.get(shaderKey(shader))!;
+  }
+
+  forward(chunks: readonly SequenceChunk[]): Promise<Float32Array> {
+    const config = this.config;
+    const { options, buffers: b } = this;
+    const T = chunks.reduce((sum, c) => sum + c.tokens.length, 0);
+    if (T === 0) throw new RangeError("forward() needs at least one token");
+    if (T > options.maxBatchTokens) throw new RangeError(`batch of ${T} tokens exceeds maxBatchTokens ${options.maxBatchTokens}`);
+    if (chunks.length > options.maxSequences) throw new RangeError(`${chunks.length} sequences exceed maxSequences ${options.maxSequences}`);
+    const d = config.hidden_size;
+    const heads = config.num_attention_heads;
+    const kvHeads = config.num_key_value_heads;
+    const headDim = config.head_dim;
+    const qDim = heads * headDim;
+    const kvDim = kvHeads * headDim;
+    const ffn = config.intermediate_size;
+    const blocksPerSequence = Math.ceil(options.maxContext / options.blockSize);
+
+    const ids = new Int32Array(T);
+    const positions = new Int32Array(T);
+    const rowTables = new Uint32Array(T);
+    const tables = new Int32Array(chunks.length * blocksPerSequence);
+    const gather: number[] = [];
+    let row = 0;
+    chunks.forEach((chunk, s) => {
+      const end = chunk.startPosition + chunk.tokens.length;
+      if (end > options.maxContext) throw new RangeError(`sequence reaches position ${end}, beyond maxContext ${options.maxContext}`);
+      if (chunk.blockTable.length * options.blockSize < end) throw new RangeError(`block table covers ${chunk.blockTable.length * options.blockSize} positions, ${end} needed`);
+      for (let i = 0; i < chunk.blockTable.length; i++) tables[s * blocksPerSequence + i] = chunk.blockTable[i];
+      for (let i = 0; i < chunk.tokens.length; i++, row++) {
+        const token = chunk.tokens[i];
+        if (!Number.isInteger(token) || token < 0 || token >= config.vocab_size) throw new RangeError(`token id ${token} is outside the vocabulary (0..${config.vocab_size - 1})`);
+        ids[row] = token;
+        positions[row] = chunk.startPosition + i;
+        rowTables[row] = s * blocksPerSequence;
+      }
+      if (chunk.wantLogits) gather.push(row - 1);
+    });
+    const queue = this.device.queue;
+    queue.writeBuffer(b.ids, 0, ids);
+    queue.writeBuffer(b.positions, 0, positions);
+    queue.writeBuffer(b.rowTables, 0, rowTables);
+    queue.writeBuffer(b.blockTables, 0, tables);
+    if (gather.length > 0) queue.writeBuffer(b.gatherIds, 0, Int32Array.from(gather));
+
+    const step = this.encoder.begin();
+    const eps = config.rms_norm_eps;
+    this.embed(step, T);
+    for (const layer of this.layers) {
+      this.rmsnorm(step, b.x, layer.attnNorm, b.h, T, d, eps);
+      const normed = this.linearInput(step, b.h, T, d);
+      this.linear(step, normed, layer.q, b.q, layer.qBias);
+      this.linear(step, normed, layer.k, b.k, layer.kBias);
+      this.linear(step, normed, layer.v, b.v, layer.vBias);
+      let q = b.q;
+      let k = b.k;
+      if (layer.qNorm) {
+        this.rmsnorm(step, b.q, layer.qNorm, b.qNormed, T * heads, headDim, eps);
+        q = b.qNormed;
+      }
+      if (layer.kNorm) {
+        this.rmsnorm(step, b.k, layer.kNorm, b.kNormed, T * kvHeads, headDim, eps);
+        k = b.kNormed;
+      }
+      for (const [target, count] of [[q, heads], [k, kvHeads]] as const) {
+        step.dispatch(this.pipeline(SHADERS.rope), [target, b.positions, this.rotations],
+          [["u32", T], ["u32", count], ["u32", headDim], ["u32", config.rotary_dim]], grid(T * count * (config.rotary_dim / 2), 256));
+      }
+      step.dispatch(this.pipeline(SHADERS.kvStore), [k, b.v, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions],
+        [["u32", T], ["u32", kvDim], ["u32", options.blockSize]], grid(T * kvDim, 256));
+      step.dispatch(this.pipeline(SHADERS.attention), [q, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions, b.attention],
+        [["u32", heads], ["u32", kvHeads], ["u32", headDim], ["u32", options.blockSize], ["f32", 1 / Math.sqrt(headDim)]], [heads, T]);
+      this.linear(step, this.linearInput(step, b.attention, T, qDim), layer.output, b.h);
+      this.add(step, b.x, b.h, T * d, T * d);
+
+      this.rmsnorm(step, b.x, layer.ffnNorm, b.h, T, d, eps);
+      const ffnInput = this.linearInput(step, b.h, T, d);
+      this.linear(step, ffnInput, layer.gate, b.gate);
+      this.linear(step, ffnInput, layer.up, b.up);
+      step.dispatch(this.pipeline(SHADERS.siluMul), [b.gate, b.up], [["u32", T * ffn]], grid(T * ffn, 256));
+      this.linear(step, this.linearInput(step, b.gate, T, ffn), layer.down, b.h);
+      this.add(step, b.x, b.h, T * d, T * d);
+    }
+    const outputs = gather.length;
+    if (outputs === 0) {
+      step.submit();
+      return this.device.queue.onSubmittedWorkDone().then(() => new Float32Array(0));
+    }
+    // Logits only for the last row of the chunks that want them.
+    step.dispatch(this.pipeline(getRowsShader(0)), [b.x, b.gatherIds, b.h], [["u32", outputs], ["u32", d]], grid(outputs * d, 256));
+    this.rmsnorm(step, b.h, this.outputNorm, b.gathered, outputs, d, eps);
+    this.linear(step, this.linearInput(step, b.gathered, outputs, d), this.outputWeight, b.logits);
+    const bytes = outputs * config.vocab_size * 4;
+    step.copy(b.logits, this.readback, bytes);
+    step.submit();
+    return this.readback.mapAsync(GPUMapMode.READ, 0, bytes).then(() => {
+      const logits = new Float32Array(this.readback.getMappedRange(0, bytes).slice(0));
+      this.readback.unmap();
+      return logits;
+    });
+  }
+
+  copyKv(copies: readonly KvCopy[], targetBlocks: readonly number[]): void {
+    if (copies.length === 0) return;
+    const config = this.config;
+    const { options, buffers: b } = this;
+    if (copies.some((copy) => copy.targetStart + copy.count > targetBlocks.length * options.blockSize)) {
+      throw new RangeError("a KV copy reaches past the target's blocks");
+    }
+    this.device.queue.writeBuffer(b.copyTarget, 0, Int32Array.from(targetBlocks));
+    for (const copy of copies) {
+      // Each copy is its own submission: the source table buffer is rewritten for the next one.
+      this.device.queue.writeBuffer(b.copySource, 0, Int32Array.from(copy.sourceBlocks));
+      const step = this.encoder.begin();
+      const kvDim = config.num_key_value_heads * config.head_dim;
+      for (const layer of this.layers) {
+        step.dispatch(this.pipeline(SHADERS.kvCopy), [layer.kCache, layer.vCache, b.copySource, b.copyTarget, this.rotations], [
+          ["u32", copy.count], ["u32", config.num_key_value_heads], ["u32", config.head_dim], ["u32", config.rotary_dim], ["u32", options.blockSize],
+          ["u32", copy.sourceStart], ["u32", copy.targetStart], ["i32", copy.targetStart - copy.sourceStart],
+        ], grid(copy.count * kvDim, 256));
+      }
+      step.submit();
+    }
+  }
+
+  private embed(step: ReturnType<StepEncoder["begin"]>, T: number): void {
+    const d = this.config.hidden_size;
+    const { embedding, buffers: b } = this;
+    const params: Array<["u32", number]> = [["u32", T], ["u32", d]];
+    if (embedding.type === GgmlType.Q8_0) step.dispatch(this.pipeline(SHADERS.getRowsQ8_0), [embedding.quants!, embedding.scales!, b.ids, b.x], params, grid(T * d, 256));
+    else step.dispatch(this.pipeline(getRowsShader(FLOAT_WEIGHT_TYPES[embedding.type]!)), [embedding.data!, b.ids, b.x], params, grid(T * d, 256));
+  }
+
+  private rmsnorm(step: ReturnType<StepEncoder["begin"]>, x: GPUBuffer, weight: GPUBuffer, y: GPUBuffer, rows: number, width: number, eps: number): void {
+    step.dispatch(this.pipeline(SHADERS.rmsnorm), [x, weight, y], [["u32", width], ["f32", eps]], grid(rows, 1));
+  }
+
+  private add(step: ReturnType<StepEncoder["begin"]>, x: GPUBuffer, y: GPUBuffer, count: number, period: number): void {
+    step.dispatch(this.pipeline(SHADERS.add), [x, y], [["u32", count], ["u32", period]], grid(count, 256));
+  }
+
+  /** Activations feeding linear layers; quantized to Q8_0 at most once for all the Q8_0 weights that read them. */
+  private linearInput(step: ReturnType<StepEncoder["begin"]>, buffer: GPUBuffer, rows: number, width: number) {
+    let quantized = false;
+    return {
+      buffer, rows, width,
+      quantized: () => {
+        if (!quantized) {
+          const blocks = (rows * width) / 32;
+          step.dispatch(this.pipeline(SHADERS.quantize), [buffer, this.buffers.xQuants, this.buffers.xScales], [["u32", blocks]], grid(blocks, 64));
+          quantized = true;
+        }
+      },
+    };
+  }
+
+  /** y = x W^T (+ bias) for every row of the input. */
+  private linear(step: ReturnType<StepEncoder["begin"]>, input: ReturnType<WebGpuModelRunner["linearInput"]>, weight: GpuWeight, out: GPUBuffer, bias?: GPUBuffer): void {
+    const k = weight.shape[0];
+    const n = weight.shape[1];
+    const params: Array<["u32", number]> = [["u32", input.rows], ["u32", k], ["u32", n]];
+    const shader = matmulShader(weight);
+    const workgroups = grid(n, 64 / shader.constants!.THREADS_PER_COLUMN);
+    if (weight.type === GgmlType.Q8_0) {
+      input.quantized();
+      step.dispatch(this.pipeline(shader), [this.buffers.xQuants, this.buffers.xScales, weight.quants!, weight.scales!, out], params, workgroups);
+    } else {
+      step.dispatch(this.pipeline(shader), [input.buffer, weight.data!, out], params, workgroups);
+    }
+    if (bias) this.add(step, out, bias, input.rows * n, n);
+  }
+}
+
+function shaderKey(shader: ShaderRef): string {
+  return `${shader.op}/${shader.file ?? shader.op}:${JSON.stringify(shader.constants ?? {})}`;
+}

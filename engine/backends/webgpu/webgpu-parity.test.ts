@@ -1,0 +1,97 @@
+// End to end on WebGPU: greedy generation equals the WebAssembly backend token for token on stories260K and the
+// random-weight test models (F32, F16, BF16 and Q8_0 weights; Llama 3 RoPE factors, Qwen2 biases, Qwen3 q/k norm),
+// and the serving engine on WebGPU (async steps, batching, prefix-cache KV copies) matches it too.
+// Runs on any adapter (Mesa's lavapipe in CI); without one it skips with the reason, except under CI=true.
+import { describe, expect, it } from "vitest";
+import { ensureTestModel } from "../../../scripts/test-models.js";
+import { Engine } from "../../engine.js";
+import { generate } from "../../generate.js";
+import { type LoadOptions, type LoadedModel, loadModel } from "../../load.js";
+import type { EngineRequest } from "../../request.js";
+import { sharedFixture } from "../../testing/fixtures.js";
+import { openGpu } from "./gpu.js";
+
+const probe = await openGpu();
+const unavailable = "unavailable" in probe ? probe.unavailable : undefined;
+if (!unavailable) (probe as Exclude<typeof probe, { unavailable: string }>).device.destroy();
+
+it("has a WebGPU adapter (required under CI)", () => {
+  if (unavailable && process.env.CI === "true") throw new Error(`CI=true and ${unavailable}`);
+  if (unavailable) console.warn(`WebGPU parity skipped: ${unavailable}`);
+});
+
+const LOAD: LoadOptions = { contextSize: 256, threads: 2, maxSequences: 8, batchSize: 128, kvCache: { bytes: 16 * 1024 * 1024 } };
+
+async function greedyTokens(model: LoadedModel, prompt: number[], count: number): Promise<number[]> {
+  for await (const event of generate(model, prompt, { maxTokens: count, sampling: { temperature: 0 }, ignoreEndOfGeneration: true })) {
+    if (event.type === "done") return event.tokens;
+  }
+  throw new Error("no done event");
+}
+
+/** Both backends on one file; disposed after the block. */
+function onBothBackends(label: string, path: () => Promise<string | undefined>, body: (wasm: LoadedModel, gpu: LoadedModel) => Promise<void>) {
+  it.skipIf(unavailable !== undefined)(label, async () => {
+    const file = await path();
+    if (!file) return;
+    const wasm = await loadModel(file, { ...LOAD, backend: "wasm" });
+    const gpu = await loadModel(file, { ...LOAD, backend: "webgpu" });
+    try {
+      expect(gpu.backend).toBe("webgpu");
+      await body(wasm, gpu);
+    } finally {
+      await wasm.dispose();
+      await gpu.dispose();
+    }
+  });
+}
+
+const prompts = (model: LoadedModel) => ["Once upon a time", "The little dog", "She said"].map((text) => model.tokenizer.encode(text, { addSpecial: true, parseSpecial: false }));
+
+describe("greedy generation on WebGPU equals WebAssembly", () => {
+  onBothBackends("stories260K: 3 prompts x 48 tokens", async () => sharedFixture("models/stories260K/stories260K.gguf"), async (wasm, gpu) => {
+    for (const prompt of prompts(wasm)) expect(await greedyTokens(gpu, prompt, 48)).toEqual(await greedyTokens(wasm, prompt, 48));
+  });
+  const variants = [
+    ["tiny-llama", "f32"], ["tiny-llama", "f16"], ["tiny-llama", "bf16"], ["tiny-llama", "q8_0"],
+    ["tiny-llama3", "f32"], ["tiny-qwen2", "q8_0"], ["tiny-qwen3", "q8_0"],
+  ] as const;
+  for (const [preset, dtype] of variants) {
+    onBothBackends(`${preset} ${dtype}: 2 prompts x 16 tokens`, () => ensureTestModel(preset, "gguf", dtype), async (wasm, gpu) => {
+      for (const prompt of prompts(wasm).slice(0, 2)) expect(await greedyTokens(gpu, prompt, 16)).toEqual(await greedyTokens(wasm, prompt, 16));
+    });
+  }
+});
+
+describe("the serving engine on WebGPU", () => {
+  onBothBackends("batched requests with a shared prefix give the WebAssembly tokens", () => ensureTestModel("tiny-llama", "gguf", "q8_0"), async (wasm, gpu) => {
+    const shared = Array.from({ length: 40 }, (_, i) => 300 + ((i * 37) % 500));
+    const requests: EngineRequest[] = [5, 9, 13, 21].map((extra) => ({
+      input: { tokens: [...shared, ...Array.from({ length: extra }, (_, i) => 900 + i * extra)] }, maxTokens: 12, sampling: { temperature: 0 }, ignoreEndOfGeneration: true,
+    }));
+    const run = async (model: LoadedModel) => {
+      const engine = new Engine(model);
+      try {
+        // The first request fills the prefix cache; the rest share its blocks (a partial block is copied).
+        const first = await tokensOf(engine, requests[0]);
+        const rest = await Promise.all(requests.slice(1).map((request) => tokensOf(engine, request)));
+        return { tokens: [first, ...rest], stats: engine.stats() };
+      } finally {
+        engine.close();
+      }
+    };
+    const expected = await run(wasm);
+    const got = await run(gpu);
+    expect(got.tokens).toEqual(expected.tokens);
+    expect(got.stats.cache.prefixHits).toBeGreaterThan(0);
+  });
+});
+
+async function tokensOf(engine: Engine, request: EngineRequest): Promise<number[]> {
+  for await (const event of engine.submit(request)) {
+    if (event.type === "error") throw event.error;
+    if (event.type === "finish") return event.tokens;
+  }
+  throw new Error("no finish event");
+}
+

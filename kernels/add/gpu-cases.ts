@@ -1,0 +1,29 @@
+// WebGPU cases for the add: residual adds below, at and past a workgroup and one that folds the grid into y, and
+// bias adds broadcast over rows.
+import { grid } from "../../engine/backends/webgpu/shaders.js";
+import { randomF32 } from "../case.js";
+import type { GpuKernelCase } from "../gpu-case.js";
+import { addRef } from "./add.ref.js";
+
+function addCase(count: number, period = count): GpuKernelCase {
+  return {
+    name: `add n=${count}${period !== count ? ` bias width=${period}` : ""}`,
+    tolerance: 0, // one correctly rounded f32 addition per element
+    build() {
+      const x = randomF32(count, count, 3);
+      const y = randomF32(period, count + 1, 3);
+      return {
+        shader: { op: "add" },
+        bindings: [{ name: "x", contents: x }, { name: "y", contents: y }],
+        params: [["u32", count], ["u32", period]],
+        workgroups: grid(count, 256),
+        expected: { x: addRef(x, Float32Array.from({ length: count }, (_, i) => y[i % period])) },
+      };
+    },
+  };
+}
+
+export const cases: GpuKernelCase[] = [
+  ...[1, 255, 256, 1000, 576 * 7, 65535 * 256 + 3].map((count) => addCase(count)),
+  addCase(7 * 13, 13), addCase(5 * 896, 896),
+];

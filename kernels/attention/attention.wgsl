@@ -1,0 +1,107 @@
+// Paged causal attention for a batch of token rows from any number of sequences, with an online softmax: one
+// workgroup per (head, row). Row t attends to positions 0..positions[t] of its sequence through the block table at
+// row_tables[t]; keys are taken a tile of WORKGROUP_SIZE at a time (one score per invocation), the running maximum
+// and sum are rescaled per tile, and each invocation accumulates its share of the head's dimensions.
+// q, out: [rows, heads, head_dim]; caches: [slots, kv_heads, head_dim] f32. Grouped-query heads share a kv head.
+override WORKGROUP_SIZE: u32 = 64;
+// head_dim <= DIMS_PER_LANE * WORKGROUP_SIZE.
+const DIMS_PER_LANE = 4u;
+const MAX_HEAD_DIM = 256u;
+// Stands in for -infinity (WGSL has no infinite literals): exp(NEGATIVE - m) is 0 for any finite score m.
+const NEGATIVE = -3.0e38;
+
+struct Params {
+  heads: u32,
+  kv_heads: u32,
+  head_dim: u32,
+  block_size: u32,
+  scale: f32,
+}
+
+@group(0) @binding(0) var<storage, read> q: array<f32>;
+@group(0) @binding(1) var<storage, read> k_cache: array<f32>;
+@group(0) @binding(2) var<storage, read> v_cache: array<f32>;
+@group(0) @binding(3) var<storage, read> row_tables: array<u32>;
+@group(0) @binding(4) var<storage, read> block_tables: array<i32>;
+@group(0) @binding(5) var<storage, read> positions: array<i32>;
+@group(0) @binding(6) var<storage, read_write> out: array<f32>;
+@group(0) @binding(7) var<uniform> params: Params;
+
+var<workgroup> query: array<f32, MAX_HEAD_DIM>;
+var<workgroup> probabilities: array<f32, WORKGROUP_SIZE>;
+var<workgroup> key_offsets: array<u32, WORKGROUP_SIZE>;
+var<workgroup> reduction: array<f32, WORKGROUP_SIZE>;
+
+/** The workgroup's maximum (is_max) or sum of `value`; every invocation gets it. */
+fn reduce(lane: u32, value: f32, is_max: bool) -> f32 {
+  reduction[lane] = value;
+  workgroupBarrier();
+  for (var stride = WORKGROUP_SIZE / 2u; stride > 0u; stride /= 2u) {
+    if (lane < stride) {
+      let other = reduction[lane + stride];
+      reduction[lane] = select(reduction[lane] + other, max(reduction[lane], other), is_max);
+    }
+    workgroupBarrier();
+  }
+  let result = reduction[0];
+  workgroupBarrier();
+  return result;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(workgroup_id) group: vec3u, @builtin(local_invocation_index) lane: u32) {
+  let head = group.x;
+  let t = group.y;
+  let head_dim = params.head_dim;
+  let kv_head = head / (params.heads / params.kv_heads);
+  let q_base = (t * params.heads + head) * head_dim;
+  for (var d = lane; d < head_dim; d += WORKGROUP_SIZE) {
+    query[d] = q[q_base + d];
+  }
+  workgroupBarrier();
+
+  let count = u32(positions[t]) + 1u;
+  let table = row_tables[t];
+  var running_max = NEGATIVE;
+  var running_sum = 0.0;
+  var acc: array<f32, DIMS_PER_LANE>;
+  for (var first = 0u; first < count; first += WORKGROUP_SIZE) {
+    let p = first + lane;
+    var score = NEGATIVE;
+    if (p < count) {
+      let slot = u32(block_tables[table + p / params.block_size]) * params.block_size + p % params.block_size;
+      let offset = (slot * params.kv_heads + kv_head) * head_dim;
+      key_offsets[lane] = offset;
+      var dot = 0.0;
+      for (var d = 0u; d < head_dim; d++) {
+        dot += query[d] * k_cache[offset + d];
+      }
+      score = dot * params.scale;
+    }
+    let new_max = max(running_max, reduce(lane, score, true));
+    let probability = select(0.0, exp(score - new_max), p < count);
+    probabilities[lane] = probability;
+    let correction = exp(running_max - new_max);
+    running_sum = running_sum * correction + reduce(lane, probability, false);
+    running_max = new_max;
+    // reduce() ended on a barrier: every probability and key offset of the tile is visible.
+    let keys = min(WORKGROUP_SIZE, count - first);
+    for (var i = 0u; i < DIMS_PER_LANE; i++) {
+      let d = lane + i * WORKGROUP_SIZE;
+      if (d < head_dim) {
+        var a = acc[i] * correction;
+        for (var j = 0u; j < keys; j++) {
+          a += probabilities[j] * v_cache[key_offsets[j] + d];
+        }
+        acc[i] = a;
+      }
+    }
+    workgroupBarrier(); // before the next tile overwrites probabilities and key offsets
+  }
+  for (var i = 0u; i < DIMS_PER_LANE; i++) {
+    let d = lane + i * WORKGROUP_SIZE;
+    if (d < head_dim) {
+      out[q_base + d] = acc[i] / running_sum;
+    }
+  }
+}

@@ -1,0 +1,46 @@
+// Embedding lookup: out[t] = row ids[t] of a [vocab, width] float matrix (F32, F16 or BF16 by WEIGHT_TYPE, as raw
+// 32-bit words), as f32. One invocation per output value.
+override WORKGROUP_SIZE: u32 = 256;
+// 0: F32, 1: F16 (two halves per word), 2: BF16 (two per word).
+override WEIGHT_TYPE: u32 = 0;
+
+struct Params {
+  rows: u32,
+  width: u32,
+}
+
+@group(0) @binding(0) var<storage, read> table: array<u32>;
+@group(0) @binding(1) var<storage, read> ids: array<i32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@group(0) @binding(3) var<uniform> params: Params;
+
+/** An IEEE half's exact f32 value, subnormals, infinities and signed zeros included (unpack2x16float may flush). */
+fn half_to_f32(h: u32) -> f32 {
+  let sign = (h & 0x8000u) << 16u;
+  let exponent = (h >> 10u) & 0x1fu;
+  let mantissa = h & 0x3ffu;
+  if (exponent == 0u) {
+    return bitcast<f32>(sign | bitcast<u32>(f32(mantissa) * 0x1p-24f));
+  }
+  if (exponent == 31u) {
+    return bitcast<f32>(sign | 0x7f800000u | (mantissa << 13u));
+  }
+  return bitcast<f32>(sign | ((exponent + 112u) << 23u) | (mantissa << 13u));
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroups) groups: vec3u) {
+  let index = id.x + id.y * groups.x * WORKGROUP_SIZE;
+  if (index >= params.rows * params.width) {
+    return;
+  }
+  let t = index / params.width;
+  let e = u32(ids[t]) * params.width + index % params.width;
+  if (WEIGHT_TYPE == 0u) {
+    out[index] = bitcast<f32>(table[e]);
+    return;
+  }
+  let word = table[e / 2u];
+  let half = select(word & 0xffffu, word >> 16u, (e & 1u) == 1u);
+  out[index] = select(bitcast<f32>(half << 16u), half_to_f32(half), WEIGHT_TYPE == 1u);
+}
