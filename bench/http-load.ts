@@ -100,8 +100,8 @@ interface PathResult {
   /** CPU seconds of the client process; NaN when the client runs inline or there is none (in-process). */
   clientCpuSeconds: number;
   /**
-   * Seconds the server's event loop was busy (HTTP path with the process client: the whole HTTP layer, since the
-   * engine has its own thread); NaN elsewhere.
+   * CPU seconds of the server's main thread (HTTP path with the process client: the whole HTTP layer, since the
+   * engine has its own thread); NaN elsewhere or off Linux.
    */
   httpBusySeconds: number;
 }
@@ -271,6 +271,20 @@ async function inProcessRun(model: LoadedModel, bodies: string[], warmup: string
   }
 }
 
+/**
+ * CPU seconds (user + system) of this process's main thread so far, from /proc (Node 20 has no per-thread CPU
+ * clock; the event-loop utilisation API misreads uWebSockets.js's polling as busy time). NaN off Linux.
+ */
+function mainThreadCpuSeconds(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** Bodies with max_tokens 2 (priming: first touches and compiled paths, not output). */
 function primed(bodies: string[]): string[] {
   return bodies.map((body) => JSON.stringify({ ...(JSON.parse(body) as object), max_tokens: 2 }));
@@ -290,14 +304,14 @@ async function httpRun(path: string, load: LoadOptions, format: StreamFormat, bo
     await client.run({ url, format, headers, bodies: primed(primeBodies), concurrency });
     await client.run({ url, format, headers, bodies: [warmup], concurrency: 1 });
     const cpu = process.cpuUsage();
-    const loop = performance.eventLoopUtilization();
+    const mainBefore = mainThreadCpuSeconds();
     const result = await client.run({ url, format, headers, bodies, concurrency });
-    const busy = performance.eventLoopUtilization(loop);
+    const mainCpu = mainThreadCpuSeconds() - mainBefore;
     const used = process.cpuUsage(cpu);
     return {
       path: format === "openai" ? "HTTP OpenAI" : "HTTP Anthropic", seconds: result.seconds, requests: result.requests,
       serverCpuSeconds: (used.user + used.system) / 1e6, clientCpuSeconds: result.cpuSeconds,
-      httpBusySeconds: client.mode === "process" ? busy.active / 1000 : Number.NaN,
+      httpBusySeconds: client.mode === "process" ? mainCpu : Number.NaN,
     };
   } finally {
     server.close();
@@ -391,7 +405,10 @@ function freePort(): Promise<number> {
 async function llamaServerRun(binary: string, modelPath: string, format: StreamFormat, bodies: string[], warmup: string, concurrency: number, contextSize: number, threads: number, client: LoadClient): Promise<PathResult> {
   const port = await freePort();
   const args = ["-m", modelPath, "--host", "127.0.0.1", "--port", String(port), "-t", String(threads), "-tb", String(threads),
-    "-c", String(contextSize * concurrency), "-np", String(concurrency), "-b", "512", "-ctk", "f32", "-ctv", "f32"];
+    "-c", String(contextSize * concurrency), "-np", String(concurrency), "-b", "512", "-ctk", "f32", "-ctv", "f32",
+    // One HTTP thread per client connection and a few spare: its default pool is sized by the cores and resets
+    // connections beyond it.
+    "--threads-http", String(concurrency + 4)];
   const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
   let log = "";
   const keep = (chunk: Buffer) => { log = (log + chunk.toString()).slice(-4000); };
@@ -456,7 +473,7 @@ function summarize(result: PathResult) {
     serverCpuSeconds: result.serverCpuSeconds,
     clientCpuSeconds: result.clientCpuSeconds,
     httpBusySeconds: result.httpBusySeconds,
-    /** Event-loop busy time per output token, in microseconds. */
+    /** Main-thread CPU time per output token, in microseconds. */
     httpBusyMicrosecondsPerToken: (1e6 * result.httpBusySeconds) / generated,
   };
 }
@@ -506,7 +523,7 @@ async function main(): Promise<void> {
 
   const client = clientMode === "process" ? processClient() : inlineClient();
   console.log("");
-  console.log("| N | requests | path | output tokens | output tok/s | vs in-process | HTTP cost | TTFT p50 (ms) | TTFT p99 (ms) | ITL p50 (ms) | ITL p99 (ms) | server CPU (s) | client CPU (s) | HTTP thread busy (µs/token) | text = in-process |");
+  console.log("| N | requests | path | output tokens | output tok/s | vs in-process | HTTP cost | TTFT p50 (ms) | TTFT p99 (ms) | ITL p50 (ms) | ITL p99 (ms) | server CPU (s) | client CPU (s) | HTTP thread CPU (µs/token) | text = in-process |");
   console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
   const json: unknown[] = [];
   const costs: Array<{ concurrency: number; path: PathName; cost: number }> = [];
@@ -600,8 +617,8 @@ async function main(): Promise<void> {
   console.log("output tok/s = output tokens (from usage) / wall time of the run; vs in-process = HTTP output tok/s / in-process output tok/s; HTTP cost = 1 - that;");
   console.log("TTFT = request sent (fetch called / submit) to the first non-empty text delta received, queueing included; ITL = gaps between successive text deltas");
   console.log("(one per decode step that produced text); server CPU = user + system seconds of this process (engine threads, HTTP server; the client too when inline),");
-  console.log("client CPU = the load client's process; HTTP thread busy = the server event loop's active time (everything but the engine, which has its");
-  console.log("own thread) per output token; text = in-process: requests whose streamed text equals the in-process run's.");
+  console.log("client CPU = the load client's process; HTTP thread CPU = the server's main thread (everything but the engine, which has its own");
+  console.log("thread; /proc, 10 ms ticks) per output token; text = in-process: requests whose streamed text equals the in-process run's.");
   for (const name of ["HTTP OpenAI", "HTTP Anthropic"] as const) {
     const mine = costs.filter((c) => c.path === name);
     const worst = mine.reduce((a, b) => (b.cost > a.cost ? b : a), mine[0]);
