@@ -12,10 +12,11 @@ const data = workerData as EngineWorkerData;
 const send = (message: FromWorker) => port.postMessage(message);
 
 // Messages that arrive while the model loads are held by the port until this listener's engine exists.
-const enginePromise = loadModel(data.path, {
+const modelPromise = loadModel(data.path, {
   ...data.load,
   onProgress: ({ loadedBytes, totalBytes }) => send({ type: "progress", loadedBytes, totalBytes }),
-}).then((model) => {
+});
+const enginePromise = modelPromise.then((model) => {
   const engine = new Engine(model, data.engine);
   send({ type: "ready", model: describeModel(model) });
   return engine;
@@ -39,6 +40,11 @@ function handle(engine: Engine, message: ToWorker): void {
       return;
     case "stats":
       send({ type: "stats", call: message.call, stats: engine.stats() });
+      return;
+    case "stop":
+      // A graceful end: terminating a thread while Dawn has GPU work in flight takes the whole process down.
+      engine.close();
+      void modelPromise.then((model) => model.dispose()).finally(() => process.exit(0));
       return;
   }
 }

@@ -56,7 +56,9 @@ export type SentEvent = Exclude<EngineEvent, { type: "error" }> | { type: "error
 export type ToWorker =
   | { type: "submit"; request: EngineRequest & { id: string } }
   | { type: "abort"; id: string }
-  | { type: "stats"; call: number };
+  | { type: "stats"; call: number }
+  /** Close the engine, dispose of the model (and its GPU device) and end the thread. */
+  | { type: "stop" };
 
 /** Worker to server thread. */
 export type FromWorker =

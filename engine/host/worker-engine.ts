@@ -31,6 +31,8 @@ export function engineWorkerPath(): string {
 
 /** A second crash this soon after the previous one is a crash loop: stop restarting. */
 const CRASH_LOOP_MS = 60_000;
+/** How long a stopping engine thread may take to close its model before it is terminated. */
+const STOP_GRACE_MS = 5_000;
 
 interface InFlight {
   channel: EventChannel<EngineEvent>;
@@ -43,6 +45,7 @@ interface Thread {
   ready: boolean;
   /** The uncaught error that stopped it, if any. */
   error?: Error;
+  exited: boolean;
 }
 
 /** The serving engine on a worker thread: the same requests and events as {@link Engine}, stats() asynchronous. */
@@ -57,7 +60,6 @@ export class WorkerEngine implements ServingEngine {
   #calls = 0;
   #arrivals = 0;
   #closing = false;
-  #restartRequested = false;
   #lastCrashAt = Number.NEGATIVE_INFINITY;
   #unavailable: Error | undefined;
 
@@ -139,14 +141,35 @@ export class WorkerEngine implements ServingEngine {
    */
   restart(): void {
     if (this.#closing || this.#unavailable) return;
-    this.#restartRequested = true;
-    void this.#thread.worker.terminate();
+    this.#failInFlight("the engine was restarted");
+    const old = this.#thread;
+    // The new thread takes every message from now on; the old one closes its model and ends on its own.
+    this.#respawn();
+    void this.#stop(old);
   }
 
   /** Stops the engine thread; requests in flight fail, and new ones are refused. */
   async close(): Promise<void> {
     this.#closing = true;
-    await this.#thread.worker.terminate();
+    this.#failInFlight("the engine was closed");
+    await this.#stop(this.#thread);
+  }
+
+  /**
+   * Asks a thread to close its engine and model and end; terminates it if it has not ended within STOP_GRACE_MS (a
+   * wedged step). NOTE: terminating a thread with GPU work in flight kills the process, hence the request first.
+   */
+  async #stop(thread: Thread): Promise<void> {
+    if (thread.exited) return;
+    const exited = new Promise<void>((resolve) => thread.worker.once("exit", () => resolve()));
+    try {
+      thread.worker.postMessage({ type: "stop" } satisfies ToWorker);
+    } catch {
+      // already gone
+    }
+    const timer = setTimeout(() => void thread.worker.terminate(), STOP_GRACE_MS);
+    await exited;
+    clearTimeout(timer);
   }
 
   #post(message: ToWorker): void {
@@ -155,7 +178,7 @@ export class WorkerEngine implements ServingEngine {
 
   /** Starts a thread; resolves when its model is loaded, rejects with the load's error. */
   #spawn(onProgress?: (progress: LoadProgress) => void): Promise<ModelInfo> {
-    const thread: Thread = { worker: new Worker(this.#path, { workerData: this.#data }), ready: false };
+    const thread: Thread = { worker: new Worker(this.#path, { workerData: this.#data }), ready: false, exited: false };
     this.#thread = thread;
     return new Promise((resolve, reject) => {
       thread.worker.on("message", (message: FromWorker) => {
@@ -184,11 +207,24 @@ export class WorkerEngine implements ServingEngine {
         thread.error = error;
       });
       thread.worker.on("exit", (code) => {
+        thread.exited = true;
         const cause = thread.error ?? new Error(`the engine thread exited with code ${code}`);
         reject(cause);
         this.#stopped(thread, cause);
       });
     });
+  }
+
+  /** Ends every request and stats call in flight with an internal error (their thread is going away). */
+  #failInFlight(message: string, cause?: Error): void {
+    for (const [id, inFlight] of this.#streams) {
+      inFlight.channel.push({ type: "error", requestId: id, error: new EngineError("internal", message, undefined, { cause }) });
+      inFlight.channel.close();
+    }
+    this.#streams.clear();
+    this.#waiting = 0;
+    for (const call of this.#statsCalls.values()) call.reject(new Error(message, { cause }));
+    this.#statsCalls.clear();
   }
 
   /** Hands an event to its request's stream and keeps the waiting count. */
@@ -209,25 +245,20 @@ export class WorkerEngine implements ServingEngine {
 
   /** A thread ended: fail what it held, then restart it unless closing, never loaded, or crash-looping. */
   #stopped(thread: Thread, cause: Error): void {
-    if (thread !== this.#thread) return;
-    const restartRequested = this.#restartRequested;
-    this.#restartRequested = false;
-    const message = this.#closing ? "the engine was closed" : restartRequested ? "the engine was restarted" : `the engine thread stopped: ${cause.message}`;
-    for (const [id, inFlight] of this.#streams) {
-      inFlight.channel.push({ type: "error", requestId: id, error: new EngineError("internal", message, undefined, { cause }) });
-      inFlight.channel.close();
-    }
-    this.#streams.clear();
-    this.#waiting = 0;
-    for (const call of this.#statsCalls.values()) call.reject(new Error(message, { cause }));
-    this.#statsCalls.clear();
+    if (thread !== this.#thread) return; // a thread replaced by restart()
+    this.#failInFlight(this.#closing ? "the engine was closed" : `the engine thread stopped: ${cause.message}`, cause);
     if (this.#closing) return;
     const now = performance.now();
-    if (!thread.ready || (!restartRequested && now - this.#lastCrashAt < CRASH_LOOP_MS)) {
+    if (!thread.ready || now - this.#lastCrashAt < CRASH_LOOP_MS) {
       this.#unavailable = new Error(`the engine is unavailable: ${cause.message}`, { cause });
       return;
     }
-    if (!restartRequested) this.#lastCrashAt = now;
+    this.#lastCrashAt = now;
+    this.#respawn();
+  }
+
+  /** Starts a replacement thread (it reloads the model; requests sent meanwhile wait in its port). */
+  #respawn(): void {
     this.#spawn().then(
       (model) => { this.#model = model; },
       () => undefined, // its exit handler has marked the engine unavailable

@@ -87,6 +87,30 @@ describe("the serving engine on WebGPU", () => {
   });
 });
 
+describe("aborts on WebGPU", () => {
+  it.skipIf(unavailable !== undefined)("wait for the running pass, then free the request's blocks", async () => {
+    const model = await loadModel(await ensureTestModel("tiny-llama", "gguf", "q8_0"), { ...LOAD, backend: "webgpu" });
+    const engine = new Engine(model);
+    try {
+      const greedy = (tokens: number[], maxTokens: number): EngineRequest => ({ input: { tokens }, maxTokens, sampling: { temperature: 0 }, ignoreEndOfGeneration: true });
+      for await (const event of engine.submit(greedy([5, 6, 7, 8], 200))) {
+        if (event.type !== "text") continue;
+        // Node runs immediates in order: the engine's next step (already queued) starts its GPU pass first, so
+        // leaving the stream now aborts while that pass is in flight.
+        await new Promise((resolve) => setImmediate(resolve));
+        break;
+      }
+      for (let i = 0; i < 500 && engine.stats().running > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(engine.stats()).toMatchObject({ running: 0, waiting: 0, requests: { aborted: 1 } });
+      expect(engine.stats().kvBlocks.used).toBe(0);
+      expect(await tokensOf(engine, greedy([9, 10, 11], 3))).toHaveLength(3);
+    } finally {
+      engine.close();
+      await model.dispose();
+    }
+  });
+});
+
 async function tokensOf(engine: Engine, request: EngineRequest): Promise<number[]> {
   for await (const event of engine.submit(request)) {
     if (event.type === "error") throw event.error;
