@@ -1,6 +1,6 @@
 // Runs the transformer forward pass on the WebAssembly kernels: one config-driven definition for the Llama,
 // Qwen2 (q/k/v bias) and Qwen3 (q/k norm) families, over a paged KV cache, for a batch of sequence chunks.
-import { type KvBudget, type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
+import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
 import type { ModelConfig } from "../../model/config.js";
 import { GgmlType, f16ToF32, ggmlTypeName } from "../../model/dtypes.js";
@@ -8,24 +8,11 @@ import { ModelFileError } from "../../model/errors.js";
 import { ropeThetaScale } from "../../model/rope.js";
 import type { ModelSource } from "../../model/source.js";
 import type { WasmRuntime } from "./runtime.js";
+import { type LayerTensors, layerTensors } from "../layer-tensors.js";
 import type { ModelRunner, RunnerOptions, SequenceChunk } from "../runner.js";
 import { type ResidentTensor, loadWeights } from "./weight-loader.js";
 
-interface LayerWeights {
-  attnNorm: ResidentTensor;
-  q: ResidentTensor;
-  k: ResidentTensor;
-  v: ResidentTensor;
-  qBias?: ResidentTensor;
-  kBias?: ResidentTensor;
-  vBias?: ResidentTensor;
-  qNorm?: ResidentTensor;
-  kNorm?: ResidentTensor;
-  output: ResidentTensor;
-  ffnNorm: ResidentTensor;
-  gate: ResidentTensor;
-  up: ResidentTensor;
-  down: ResidentTensor;
+interface LayerWeights extends LayerTensors<ResidentTensor, ResidentTensor> {
   /** This layer's KV block pools: [kvBlocks, blockSize, kvHeads, headDim] of the KV dtype. */
   kCache: number;
   vCache: number;
@@ -106,28 +93,8 @@ export class WasmModelRunner implements ModelRunner {
     if (!GET_ROWS_KERNELS[this.embedding.type]) throw new ModelFileError(source.path, `token_embd.weight type ${ggmlTypeName(this.embedding.type)} is not supported`);
     this.outputNorm = vector("output_norm.weight", d);
     this.outputWeight = weights.has("output.weight") ? linear("output.weight", d, config.vocab_size) : linear("token_embd.weight", d, config.vocab_size);
-    this.layers = [];
-    for (let i = 0; i < config.num_hidden_layers; i++) {
-      const p = `blk.${i}.`;
-      this.layers.push({
-        attnNorm: vector(`${p}attn_norm.weight`, d),
-        q: linear(`${p}attn_q.weight`, d, qDim),
-        k: linear(`${p}attn_k.weight`, d, kvDim),
-        v: linear(`${p}attn_v.weight`, d, kvDim),
-        qBias: optionalVector(`${p}attn_q.bias`, qDim),
-        kBias: optionalVector(`${p}attn_k.bias`, kvDim),
-        vBias: optionalVector(`${p}attn_v.bias`, kvDim),
-        qNorm: optionalVector(`${p}attn_q_norm.weight`, config.head_dim),
-        kNorm: optionalVector(`${p}attn_k_norm.weight`, config.head_dim),
-        output: linear(`${p}attn_output.weight`, qDim, d),
-        ffnNorm: vector(`${p}ffn_norm.weight`, d),
-        gate: linear(`${p}ffn_gate.weight`, d, ffn),
-        up: linear(`${p}ffn_up.weight`, d, ffn),
-        down: linear(`${p}ffn_down.weight`, ffn, d),
-        kCache: 0,
-        vCache: 0,
-      });
-    }
+    const placer = { matrix: linear, vector, optionalVector };
+    this.layers = Array.from({ length: config.num_hidden_layers }, (_, i) => ({ ...layerTensors(config, i, placer), kCache: 0, vCache: 0 }));
     this.thetaScale = ropeThetaScale(config.rope_theta, config.rotary_dim);
     this.ropeFactors = 0;
     if (source.ropeFreqFactors) {

@@ -9,6 +9,7 @@ import { kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
 import type { ModelConfig } from "../../model/config.js";
 import { ropeThetaScale } from "../../model/rope.js";
 import type { ModelSource } from "../../model/source.js";
+import { type LayerTensors, layerTensors } from "../layer-tensors.js";
 import type { ModelRunner, RunnerOptions, SequenceChunk } from "../runner.js";
 import { type PlacedTensor, readTensors } from "../wasm/weight-loader.js";
 import type { GpuContext } from "./gpu.js";
@@ -29,21 +30,7 @@ interface GpuWeight {
   scales?: GPUBuffer;
 }
 
-interface GpuLayer {
-  attnNorm: GPUBuffer;
-  q: GpuWeight;
-  k: GpuWeight;
-  v: GpuWeight;
-  qBias?: GPUBuffer;
-  kBias?: GPUBuffer;
-  vBias?: GPUBuffer;
-  qNorm?: GPUBuffer;
-  kNorm?: GPUBuffer;
-  output: GpuWeight;
-  ffnNorm: GPUBuffer;
-  gate: GpuWeight;
-  up: GpuWeight;
-  down: GpuWeight;
+interface GpuLayer extends LayerTensors<GpuWeight, GPUBuffer> {
   kCache: GPUBuffer;
   vCache: GPUBuffer;
 }
@@ -166,33 +153,12 @@ export class WebGpuModelRunner implements ModelRunner {
     };
     const optionalVector = (name: string, n: number) => (tensors.has(name) ? vector(name, n) : undefined);
     const d = config.hidden_size;
-    const qDim = config.num_attention_heads * config.head_dim;
-    const kvDim = config.num_key_value_heads * config.head_dim;
-    const ffn = config.intermediate_size;
     this.embedding = weight("token_embd.weight", d, config.vocab_size);
     this.outputNorm = vector("output_norm.weight", d);
     this.outputWeight = tensors.has("output.weight") ? weight("output.weight", d, config.vocab_size) : this.embedding;
-    for (let i = 0; i < config.num_hidden_layers; i++) {
-      const p = `blk.${i}.`;
-      this.layers.push({
-        attnNorm: vector(`${p}attn_norm.weight`, d),
-        q: weight(`${p}attn_q.weight`, d, qDim),
-        k: weight(`${p}attn_k.weight`, d, kvDim),
-        v: weight(`${p}attn_v.weight`, d, kvDim),
-        qBias: optionalVector(`${p}attn_q.bias`, qDim),
-        kBias: optionalVector(`${p}attn_k.bias`, kvDim),
-        vBias: optionalVector(`${p}attn_v.bias`, kvDim),
-        qNorm: optionalVector(`${p}attn_q_norm.weight`, config.head_dim),
-        kNorm: optionalVector(`${p}attn_k_norm.weight`, config.head_dim),
-        output: weight(`${p}attn_output.weight`, qDim, d),
-        ffnNorm: vector(`${p}ffn_norm.weight`, d),
-        gate: weight(`${p}ffn_gate.weight`, d, ffn),
-        up: weight(`${p}ffn_up.weight`, d, ffn),
-        down: weight(`${p}ffn_down.weight`, ffn, d),
-        kCache: undefined as never,
-        vCache: undefined as never,
-      });
-    }
+    const placer = { matrix: weight, vector, optionalVector };
+    // The KV caches are allocated once the weights are in (allocate()).
+    this.layers = Array.from({ length: config.num_hidden_layers }, (_, i) => ({ ...layerTensors(config, i, placer), kCache: undefined as never, vCache: undefined as never }));
     const thetaScale = ropeThetaScale(config.rope_theta, config.rotary_dim);
     this.rotations = this.uploadBytes("rope rotations", ropeRotations(this.options.maxContext, config.rotary_dim, thetaScale, this.source.ropeFreqFactors ?? undefined));
   }
