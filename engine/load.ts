@@ -83,9 +83,11 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
   });
 
   if (backend !== "wasm") {
-    // Dawn is loaded only when a GPU is wanted.
-    const { openGpu } = await import("./backends/webgpu/gpu.js");
-    const gpu = await openGpu();
+    // Dawn is loaded only when a GPU is wanted; where its native module cannot load, "auto" means WebAssembly.
+    const gpu = await import("./backends/webgpu/gpu.js").then(
+      ({ openGpu }) => openGpu(),
+      (error: Error) => ({ unavailable: `Dawn (npm webgpu) could not be loaded: ${error.message}` }),
+    );
     if ("unavailable" in gpu) {
       if (backend === "webgpu") throw new Error(`--backend webgpu: ${gpu.unavailable}; use --backend wasm`);
     } else if (backend === "auto" && gpu.adapter.software) {
