@@ -50,3 +50,33 @@ export interface ModelRunner {
    */
   copyKv(copies: readonly KvCopy[], targetBlocks: readonly number[]): void;
 }
+
+/**
+ * Checks a forward batch against the runner's sizes and the vocabulary, before anything is written; returns its
+ * token count. @throws RangeError naming the limit or value at fault.
+ */
+export function checkBatch(chunks: readonly SequenceChunk[], options: RunnerOptions, vocabSize: number): number {
+  const tokens = chunks.reduce((sum, c) => sum + c.tokens.length, 0);
+  if (tokens === 0) throw new RangeError("forward() needs at least one token");
+  if (tokens > options.maxBatchTokens) throw new RangeError(`batch of ${tokens} tokens exceeds maxBatchTokens ${options.maxBatchTokens}`);
+  if (chunks.length > options.maxSequences) throw new RangeError(`${chunks.length} sequences exceed maxSequences ${options.maxSequences}`);
+  for (const chunk of chunks) {
+    const end = chunk.startPosition + chunk.tokens.length;
+    if (end > options.maxContext) throw new RangeError(`sequence reaches position ${end}, beyond maxContext ${options.maxContext}`);
+    if (chunk.blockTable.length * options.blockSize < end) throw new RangeError(`block table covers ${chunk.blockTable.length * options.blockSize} positions, ${end} needed`);
+    for (let i = 0; i < chunk.tokens.length; i++) {
+      const token = chunk.tokens[i];
+      if (!Number.isInteger(token) || token < 0 || token >= vocabSize) throw new RangeError(`token id ${token} is outside the vocabulary (0..${vocabSize - 1})`);
+    }
+  }
+  return tokens;
+}
+
+/** Checks that every KV copy lands inside the target's blocks. @throws RangeError naming the copy at fault. */
+export function checkKvCopies(copies: readonly KvCopy[], targetBlocks: readonly number[], blockSize: number): void {
+  for (const copy of copies) {
+    if (copy.targetStart + copy.count > targetBlocks.length * blockSize) {
+      throw new RangeError(`KV copy to positions ${copy.targetStart}..${copy.targetStart + copy.count} exceeds the target's blocks`);
+    }
+  }
+}

@@ -9,7 +9,7 @@ import { ropeThetaScale } from "../../model/rope.js";
 import type { ModelSource } from "../../model/source.js";
 import type { WasmRuntime } from "./runtime.js";
 import { type LayerTensors, layerTensors } from "../layer-tensors.js";
-import type { ModelRunner, RunnerOptions, SequenceChunk } from "../runner.js";
+import { type ModelRunner, type RunnerOptions, type SequenceChunk, checkBatch, checkKvCopies } from "../runner.js";
 import { type ResidentTensor, loadWeights } from "./weight-loader.js";
 
 interface LayerWeights extends LayerTensors<ResidentTensor, ResidentTensor> {
@@ -154,10 +154,7 @@ export class WasmModelRunner implements ModelRunner {
   forward(chunks: readonly SequenceChunk[]): Float32Array {
     const config = this.config;
     const { runtime, buffers: b, options } = this;
-    const T = chunks.reduce((sum, c) => sum + c.tokens.length, 0);
-    if (T === 0) throw new RangeError("forward() needs at least one token");
-    if (T > options.maxBatchTokens) throw new RangeError(`batch of ${T} tokens exceeds maxBatchTokens ${options.maxBatchTokens}`);
-    if (chunks.length > options.maxSequences) throw new RangeError(`${chunks.length} sequences exceed maxSequences ${options.maxSequences}`);
+    const T = checkBatch(chunks, options, config.vocab_size);
     const d = config.hidden_size;
     const heads = config.num_attention_heads;
     const kvHeads = config.num_key_value_heads;
@@ -171,13 +168,8 @@ export class WasmModelRunner implements ModelRunner {
     const positions = runtime.i32(b.positions, T);
     let row = 0;
     chunks.forEach((chunk, s) => {
-      const end = chunk.startPosition + chunk.tokens.length;
-      if (end > options.maxContext) throw new RangeError(`sequence reaches position ${end}, beyond maxContext ${options.maxContext}`);
-      if (chunk.blockTable.length * options.blockSize < end) throw new RangeError(`block table covers ${chunk.blockTable.length * options.blockSize} positions, ${end} needed`);
       for (let i = 0; i < chunk.tokens.length; i++, row++) {
-        const token = chunk.tokens[i];
-        if (!Number.isInteger(token) || token < 0 || token >= config.vocab_size) throw new RangeError(`token id ${token} is outside the vocabulary (0..${config.vocab_size - 1})`);
-        ids[row] = token;
+        ids[row] = chunk.tokens[i];
         positions[row] = chunk.startPosition + i;
       }
       const table = runtime.i32(b.blockTables + s * blocksPerSequence * 4, blocksPerSequence);
@@ -259,8 +251,8 @@ export class WasmModelRunner implements ModelRunner {
     const source = this.buffers.copyTables;
     const target = source + blocksPerSequence * 4;
     runtime.i32(target, targetBlocks.length).set(targetBlocks);
+    checkKvCopies(copies, targetBlocks, options.blockSize);
     for (const copy of copies) {
-      if (copy.targetStart + copy.count > targetBlocks.length * options.blockSize) throw new RangeError(`KV copy to positions ${copy.targetStart}..${copy.targetStart + copy.count} exceeds the target's blocks`);
       runtime.i32(source, copy.sourceBlocks.length).set(copy.sourceBlocks);
       const delta = copy.targetStart - copy.sourceStart;
       for (const layer of this.layers) {

@@ -10,7 +10,7 @@ import type { ModelConfig } from "../../model/config.js";
 import { ropeThetaScale } from "../../model/rope.js";
 import type { ModelSource } from "../../model/source.js";
 import { type LayerTensors, layerTensors } from "../layer-tensors.js";
-import type { ModelRunner, RunnerOptions, SequenceChunk } from "../runner.js";
+import { type ModelRunner, type RunnerOptions, type SequenceChunk, checkBatch, checkKvCopies } from "../runner.js";
 import { type PlacedTensor, readTensors } from "../wasm/weight-loader.js";
 import type { GpuContext } from "./gpu.js";
 import { ropeRotations, splitQ8_0 } from "./layouts.js";
@@ -237,10 +237,7 @@ export class WebGpuModelRunner implements ModelRunner {
   forward(chunks: readonly SequenceChunk[]): Promise<Float32Array> {
     const config = this.config;
     const { options, buffers: b } = this;
-    const T = chunks.reduce((sum, c) => sum + c.tokens.length, 0);
-    if (T === 0) throw new RangeError("forward() needs at least one token");
-    if (T > options.maxBatchTokens) throw new RangeError(`batch of ${T} tokens exceeds maxBatchTokens ${options.maxBatchTokens}`);
-    if (chunks.length > options.maxSequences) throw new RangeError(`${chunks.length} sequences exceed maxSequences ${options.maxSequences}`);
+    const T = checkBatch(chunks, options, config.vocab_size);
     const d = config.hidden_size;
     const heads = config.num_attention_heads;
     const kvHeads = config.num_key_value_heads;
@@ -257,14 +254,9 @@ export class WebGpuModelRunner implements ModelRunner {
     const gather: number[] = [];
     let row = 0;
     chunks.forEach((chunk, s) => {
-      const end = chunk.startPosition + chunk.tokens.length;
-      if (end > options.maxContext) throw new RangeError(`sequence reaches position ${end}, beyond maxContext ${options.maxContext}`);
-      if (chunk.blockTable.length * options.blockSize < end) throw new RangeError(`block table covers ${chunk.blockTable.length * options.blockSize} positions, ${end} needed`);
       for (let i = 0; i < chunk.blockTable.length; i++) tables[s * blocksPerSequence + i] = chunk.blockTable[i];
       for (let i = 0; i < chunk.tokens.length; i++, row++) {
-        const token = chunk.tokens[i];
-        if (!Number.isInteger(token) || token < 0 || token >= config.vocab_size) throw new RangeError(`token id ${token} is outside the vocabulary (0..${config.vocab_size - 1})`);
-        ids[row] = token;
+        ids[row] = chunk.tokens[i];
         positions[row] = chunk.startPosition + i;
         rowTables[row] = s * blocksPerSequence;
       }
@@ -338,9 +330,7 @@ export class WebGpuModelRunner implements ModelRunner {
     if (copies.length === 0) return;
     const config = this.config;
     const { options, buffers: b } = this;
-    if (copies.some((copy) => copy.targetStart + copy.count > targetBlocks.length * options.blockSize)) {
-      throw new RangeError("a KV copy reaches past the target's blocks");
-    }
+    checkKvCopies(copies, targetBlocks, options.blockSize);
     this.device.queue.writeBuffer(b.copyTarget, 0, Int32Array.from(targetBlocks));
     for (const copy of copies) {
       // Each copy is its own submission: the source table buffer is rewritten for the next one.
