@@ -1,8 +1,11 @@
-// The client side of bench/http-load.ts: N closed loops of streaming POSTs with raw `fetch` and a minimal SSE parser
-// (no SDKs), timing each request's first text delta, the gaps between text deltas and its end, and reading output
+// The client side of bench/http-load.ts: N closed loops of streaming POSTs over node:http keep-alive connections
+// and a minimal SSE parser (no SDKs, no fetch: undici cost twice the CPU per token, which on a small machine the
+// client takes from the server it measures), timing each request's first text delta, the gaps between text deltas and its end, and reading output
 // tokens from the stream's usage. Imports node builtins only, so it stays light when bench/http-load.ts forks it as a
 // child process (the default: the client then runs on its own event loop and heap, not on the server's).
 // Child protocol: the parent sends {id, job: LoadJob}; the child answers {id, result: LoadResult} or {id, error}.
+import { Agent, request } from "node:http";
+import { StringDecoder } from "node:string_decoder";
 import { fileURLToPath } from "node:url";
 
 /** Which stream shape to parse. "openai": chat.completion.chunk frames and data: [DONE]; "anthropic": messages events. */
@@ -17,7 +20,7 @@ export interface LoadJob {
   concurrency: number;
 }
 
-/** What one request saw, client side. Seconds from the moment fetch() was called. */
+/** What one request saw, client side. Seconds from the moment the request was sent. */
 export interface RequestTiming {
   /** First non-empty text delta (NaN if none came). */
   ttft: number;
@@ -45,57 +48,77 @@ export interface LoadResult {
 /** Runs one job in this process. */
 export async function runLoad(job: LoadJob, measureCpu: boolean): Promise<LoadResult> {
   const requests: RequestTiming[] = new Array(job.bodies.length);
+  const agent = new Agent({ keepAlive: true, maxSockets: job.concurrency });
   let next = 0;
   const cpu = process.cpuUsage();
   const start = performance.now();
-  await Promise.all(Array.from({ length: Math.min(job.concurrency, job.bodies.length) }, async () => {
-    while (next < job.bodies.length) {
-      const index = next++;
-      requests[index] = await streamOne(job, job.bodies[index]);
-    }
-  }));
+  try {
+    await Promise.all(Array.from({ length: Math.min(job.concurrency, job.bodies.length) }, async () => {
+      while (next < job.bodies.length) {
+        const index = next++;
+        requests[index] = await streamOne(job, job.bodies[index], agent);
+      }
+    }));
+  } finally {
+    agent.destroy();
+  }
   const seconds = (performance.now() - start) / 1000;
   const used = process.cpuUsage(cpu);
   return { seconds, requests, cpuSeconds: measureCpu ? (used.user + used.system) / 1e6 : Number.NaN };
 }
 
 /** One streaming request, read to the end of the response body. */
-async function streamOne(job: LoadJob, body: string): Promise<RequestTiming> {
-  const start = performance.now();
-  const response = await fetch(job.url, { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream", ...job.headers }, body });
-  if (!response.ok || !response.body) throw new Error(`POST ${job.url}: HTTP ${response.status}: ${(await response.text()).slice(0, 500)}`);
-  const timing: RequestTiming = { ttft: Number.NaN, gaps: [], total: 0, outputTokens: -1, promptTokens: -1, cachedTokens: 0, deltas: 0, text: "" };
-  let last = 0;
-  const onText = (text: string, now: number) => {
-    if (text === "") return;
-    if (timing.deltas === 0) timing.ttft = (now - start) / 1000;
-    else timing.gaps.push((now - last) / 1000);
-    last = now;
-    timing.deltas++;
-    timing.text += text;
-  };
-  const onFrame = job.format === "openai" ? openAiFrame : anthropicFrame;
-  const decoder = new TextDecoder();
-  const reader = response.body.getReader();
-  let buffer = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    const now = performance.now();
-    buffer += decoder.decode(value, { stream: true });
-    if (buffer.includes("\r")) buffer = buffer.replace(/\r\n?/g, "\n");
-    for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
-      const frame = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      let data = "";
-      for (const line of frame.split("\n")) {
-        if (line.startsWith("data:")) data += (data === "" ? "" : "\n") + line.slice(line[5] === " " ? 6 : 5);
+function streamOne(job: LoadJob, body: string, agent: Agent): Promise<RequestTiming> {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const timing: RequestTiming = { ttft: Number.NaN, gaps: [], total: 0, outputTokens: -1, promptTokens: -1, cachedTokens: 0, deltas: 0, text: "" };
+    let last = 0;
+    const onText = (text: string, now: number) => {
+      if (text === "") return;
+      if (timing.deltas === 0) timing.ttft = (now - start) / 1000;
+      else timing.gaps.push((now - last) / 1000);
+      last = now;
+      timing.deltas++;
+      timing.text += text;
+    };
+    const onFrame = job.format === "openai" ? openAiFrame : anthropicFrame;
+    const headers = { "content-type": "application/json", accept: "text/event-stream", "content-length": Buffer.byteLength(body), ...job.headers };
+    const post = request(job.url, { method: "POST", headers, agent }, (response) => {
+      const decoder = new StringDecoder("utf8");
+      let buffer = "";
+      if (response.statusCode !== 200) {
+        response.on("data", (chunk: Buffer) => { buffer += decoder.write(chunk); });
+        response.on("end", () => reject(new Error(`POST ${job.url}: HTTP ${response.statusCode}: ${buffer.slice(0, 500)}`)));
+        return;
       }
-      if (data !== "") onFrame(data, now, timing, onText);
-    }
-  }
-  timing.total = (performance.now() - start) / 1000;
-  return timing;
+      response.on("data", (chunk: Buffer) => {
+        const now = performance.now();
+        buffer += decoder.write(chunk);
+        if (buffer.includes("\r")) buffer = buffer.replace(/\r\n?/g, "\n");
+        try {
+          for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+            const frame = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            let data = "";
+            for (const line of frame.split("\n")) {
+              if (line.startsWith("data:")) data += (data === "" ? "" : "\n") + line.slice(line[5] === " " ? 6 : 5);
+            }
+            if (data !== "") onFrame(data, now, timing, onText);
+          }
+        } catch (error) {
+          response.destroy();
+          reject(error);
+        }
+      });
+      response.on("end", () => {
+        timing.total = (performance.now() - start) / 1000;
+        resolve(timing);
+      });
+      response.on("error", reject);
+    });
+    post.on("error", reject);
+    post.end(body);
+  });
 }
 
 type TextSink = (text: string, now: number) => void;

@@ -28,6 +28,11 @@ export interface LoadOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** Where the model runs (default "wasm"; "auto": WebGPU when a hardware GPU adapter is present). */
   backend?: BackendName | "auto";
+  /**
+   * WebGPU only: the largest weight part, in bytes, when lower than the adapter's maxStorageBufferBindingSize;
+   * larger weights are split by rows. Lets a small model exercise the splitting that large ones need (tests use it).
+   */
+  webgpuWeightPartBytes?: number;
 }
 
 /** The backends a model can run on. */
@@ -96,7 +101,7 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
       try {
         if ((options.kvCache?.dtype ?? "f32") !== "f32") throw new RangeError(`kvCache.dtype ${options.kvCache?.dtype} is not implemented on WebGPU yet (f32 is); use --backend wasm`);
         const { WebGpuModelRunner } = await import("./backends/webgpu/model-runner.js");
-        const runner = await WebGpuModelRunner.create(source, gpu, runnerOptions);
+        const runner = await WebGpuModelRunner.create(source, gpu, runnerOptions, options.webgpuWeightPartBytes);
         const device = `${gpu.adapter.description || gpu.adapter.vendor}${gpu.adapter.software ? " (software)" : ""}`;
         return loaded(runner, "webgpu", device, async () => {
           runner.dispose();

@@ -7,6 +7,10 @@ override WEIGHT_TYPE: u32 = 0;
 struct Params {
   rows: u32,
   width: u32,
+  // The ids this table part holds (a table split over the adapter's maxStorageBufferBindingSize is one dispatch per
+  // part): rows whose id is outside [first_id, first_id + id_count) are left to another part's dispatch.
+  first_id: u32,
+  id_count: u32,
 }
 
 @group(0) @binding(0) var<storage, read> table: array<u32>;
@@ -35,7 +39,11 @@ fn main(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroups) group
     return;
   }
   let t = index / params.width;
-  let e = u32(ids[t]) * params.width + index % params.width;
+  let row = u32(ids[t]) - params.first_id;
+  if (row >= params.id_count) {
+    return;
+  }
+  let e = row * params.width + index % params.width;
   if (WEIGHT_TYPE == 0u) {
     out[index] = bitcast<f32>(table[e]);
     return;

@@ -1,10 +1,11 @@
-// WebGPU cases for matmul: F32, F16 and BF16 weights against f32 activations, and Q8_0 weights against Q8_0
-// activations (both in the GPU layout); tiny and odd shapes, row counts on both sides of the 8-row tile, the real
-// model shapes, and a vocabulary-sized n that folds the grid into y.
-import { splitQ8_0 } from "../../engine/backends/webgpu/layouts.js";
+// WebGPU cases for matmul: F32, F16 and BF16 weights against f32 activations, and Q8_0 and Q4_0 weights against
+// Q8_0 activations (both in the GPU layout); tiny and odd shapes, row counts on both sides of the 8-row tile, the
+// real model shapes, a vocabulary-sized n that folds the grid into y, and one part of a split weight writing its
+// columns of a wider y.
+import { splitQ4_0, splitQ8_0 } from "../../engine/backends/webgpu/layouts.js";
 import { grid } from "../../engine/backends/webgpu/shaders.js";
 import { GgmlType } from "../../engine/model/dtypes.js";
-import { randomBf16, randomF16, randomF32, randomQ8_0 } from "../case.js";
+import { randomBf16, randomF16, randomF32, randomQ4_0, randomQ8_0 } from "../case.js";
 import type { GpuKernelCase } from "../gpu-case.js";
 import { matmulFloatRef, matmulQuantRef } from "./matmul.ref.js";
 
@@ -12,44 +13,63 @@ type FloatType = "f32" | "f16" | "bf16";
 const WEIGHT_TYPE: Record<FloatType, number> = { f32: 0, f16: 1, bf16: 2 };
 const GGML_TYPES: Record<FloatType, GgmlType> = { f32: GgmlType.F32, f16: GgmlType.F16, bf16: GgmlType.BF16 };
 
-function floatCase(type: FloatType, rows: number, k: number, n: number, threads = 64): GpuKernelCase {
+function floatCase(type: FloatType, rows: number, k: number, n: number, threads = 64, part?: { stride: number; offset: number }): GpuKernelCase {
+  const stride = part?.stride ?? n;
+  const offset = part?.offset ?? 0;
   return {
-    name: `matmul ${type} rows=${rows} k=${k} n=${n} threads/column=${threads}`,
+    name: `matmul ${type} rows=${rows} k=${k} n=${n} threads/column=${threads}${part ? ` columns ${offset}-${offset + n} of ${stride}` : ""}`,
     tolerance: 1e-11, // f32 partial sums in another order than the reference's f64
     build() {
       const x = randomF32(rows * k, 1 + rows + k);
       const values = type === "f32" ? randomF32(n * k, 7 + n, 1 / Math.sqrt(k)) : type === "f16" ? randomF16(n * k, 7 + n, 1 / Math.sqrt(k)) : randomBf16(n * k, 7 + n, 1 / Math.sqrt(k));
       const w = new Uint8Array(values.buffer);
+      const { initial, y } = partOutput(matmulFloatRef(x, GGML_TYPES[type], w, rows, k, n), rows, n, stride, offset);
       return {
         shader: { op: "matmul", constants: { WEIGHT_TYPE: WEIGHT_TYPE[type], THREADS_PER_COLUMN: threads } },
-        bindings: [{ name: "x", contents: x }, { name: "w", contents: w }, { name: "y", contents: { bytes: rows * n * 4 } }],
-        params: [["u32", rows], ["u32", k], ["u32", n]],
+        bindings: [{ name: "x", contents: x }, { name: "w", contents: w }, { name: "y", contents: part ? initial : { bytes: rows * n * 4 } }],
+        params: [["u32", rows], ["u32", k], ["u32", n], ["u32", stride], ["u32", offset]],
         workgroups: grid(n, 64 / threads),
-        expected: { y: matmulFloatRef(x, GGML_TYPES[type], w, rows, k, n) },
+        expected: { y },
       };
     },
   };
 }
 
-function q8Case(rows: number, k: number, n: number, threads = 64): GpuKernelCase {
+/** A y `stride` wide of random values, and what it must hold once `product` ([rows, n]) is written at column `offset`. */
+function partOutput(product: Float32Array, rows: number, n: number, stride: number, offset: number): { initial: Float32Array; y: Float32Array } {
+  const initial = randomF32(rows * stride, 5);
+  const y = initial.slice();
+  for (let r = 0; r < rows; r++) y.set(product.subarray(r * n, (r + 1) * n), r * stride + offset);
+  return { initial, y };
+}
+
+/**
+ * Q8_0 or Q4_0 weights; with `part`, W is one part of a weight split by rows that writes columns
+ * [offset, offset + n) of a y `stride` wide (the other columns must stay as they were).
+ */
+function quantCase(type: "q8_0" | "q4_0", rows: number, k: number, n: number, threads = 64, part?: { stride: number; offset: number }): GpuKernelCase {
+  const stride = part?.stride ?? n;
+  const offset = part?.offset ?? 0;
   return {
-    name: `matmul q8_0 rows=${rows} k=${k} n=${n} threads/column=${threads}`,
+    name: `matmul ${type} rows=${rows} k=${k} n=${n} threads/column=${threads}${part ? ` columns ${offset}-${offset + n} of ${stride}` : ""}`,
     tolerance: 1e-11, // integer block dots are exact; the f32 sum of scaled blocks rounds
     build() {
+      const blocks = n * (k / 32);
       const xq = randomQ8_0(rows * (k / 32), 3 + rows + k);
-      const w = randomQ8_0(n * (k / 32), 11 + n);
+      const w = type === "q8_0" ? randomQ8_0(blocks, 11 + n) : randomQ4_0(blocks, 11 + n);
       const x = splitQ8_0(xq, rows * (k / 32));
-      const weights = splitQ8_0(w, n * (k / 32));
+      const weights = type === "q8_0" ? splitQ8_0(w, blocks) : splitQ4_0(w, blocks);
+      const { initial, y } = partOutput(matmulQuantRef(xq, w, type, rows, k, n), rows, n, stride, offset);
       return {
-        shader: { op: "matmul", file: "matmul_q8_0", constants: { THREADS_PER_COLUMN: threads } },
+        shader: { op: "matmul", file: `matmul_${type}`, constants: { THREADS_PER_COLUMN: threads } },
         bindings: [
           { name: "x_quants", contents: x.quants }, { name: "x_scales", contents: x.scales },
           { name: "w_quants", contents: weights.quants }, { name: "w_scales", contents: weights.scales },
-          { name: "y", contents: { bytes: rows * n * 4 } },
+          { name: "y", contents: part ? initial : { bytes: rows * n * 4 } },
         ],
-        params: [["u32", rows], ["u32", k], ["u32", n]],
+        params: [["u32", rows], ["u32", k], ["u32", n], ["u32", stride], ["u32", offset]],
         workgroups: grid(n, 64 / threads),
-        expected: { y: matmulQuantRef(xq, w, "q8_0", rows, k, n) },
+        expected: { y },
       };
     },
   };
@@ -64,8 +84,11 @@ const quantShapes: Array<[number, number, number]> = [
 
 export const cases: GpuKernelCase[] = [
   ...(["f32", "f16", "bf16"] as const).flatMap((type) => floatShapes.map(([rows, k, n]) => floatCase(type, rows, k, n))),
-  ...quantShapes.map(([rows, k, n]) => q8Case(rows, k, n)),
+  ...(["q8_0", "q4_0"] as const).flatMap((type) => quantShapes.map(([rows, k, n]) => quantCase(type, rows, k, n))),
   // Several columns per workgroup (the runner's choice for short rows), with a partial last workgroup.
   floatCase("f32", 9, 64, 37, 8), floatCase("f16", 3, 128, 5, 16), floatCase("bf16", 1, 13, 9, 8),
-  q8Case(9, 64, 37, 8), q8Case(2, 256, 151936, 8),
+  quantCase("q8_0", 9, 64, 37, 8), quantCase("q8_0", 2, 256, 151936, 8), quantCase("q4_0", 9, 64, 37, 8),
+  // A later part of a split weight.
+  floatCase("f16", 2, 64, 21, 8, { stride: 50, offset: 29 }),
+  quantCase("q8_0", 3, 64, 40, 8, { stride: 100, offset: 60 }), quantCase("q4_0", 9, 96, 13, 64, { stride: 29, offset: 16 }),
 ];

@@ -14,6 +14,10 @@ struct Params {
   rows: u32,
   k: u32,
   n: u32,
+  // y's row stride and the column of y that W's row 0 writes: a weight split over several bindings (over the
+  // adapter's maxStorageBufferBindingSize) is one dispatch per part, each filling its columns of the full y.
+  y_stride: u32,
+  y_offset: u32,
 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -72,7 +76,7 @@ fn main(@builtin(workgroup_id) group: vec3u, @builtin(num_workgroups) groups: ve
       workgroupBarrier();
     }
     if (in_range && sub < count) {
-      y[(first + sub) * params.n + j] = partial[sub * WORKGROUP_SIZE + lane - sub];
+      y[(first + sub) * params.y_stride + params.y_offset + j] = partial[sub * WORKGROUP_SIZE + lane - sub];
     }
     workgroupBarrier();
   }

@@ -1,25 +1,37 @@
-// Host-side conversions into the layouts the WGSL kernels read: Q8_0 split into four-to-a-word quants and f32
+// Host-side conversions into the layouts the WGSL kernels read: Q8_0 and Q4_0 split into packed quant words and f32
 // block scales (34-byte blocks are not 4-byte aligned, and f32 scales spare the kernels an f16 conversion), and the
 // RoPE rotation table.
 import { f16ToF32 } from "../../model/dtypes.js";
 
-/** Q8_0 in the GPU layout: quants [blocks * 8] words (four int8 each, little-endian), scales [blocks] f32. */
-export interface SplitQ8_0 {
+/** A block-quantized tensor in the GPU layout: its quant bytes packed into words, one f32 scale per block. */
+export interface SplitBlocks {
+  /** Q8_0: 8 words per block (four int8 each, little-endian); Q4_0: 4 words per block (the 16 nibble bytes). */
   quants: Uint32Array;
   scales: Float32Array;
 }
 
-/** Splits `blocks` GGUF Q8_0 blocks (f16 scale, 32 int8 quants) into the GPU layout. */
-export function splitQ8_0(bytes: Uint8Array, blocks: number): SplitQ8_0 {
-  if (bytes.byteLength < blocks * 34) throw new RangeError(`Q8_0 data holds ${bytes.byteLength} bytes, ${blocks * 34} needed`);
-  const quantBytes = new Uint8Array(blocks * 32);
+/** Splits `blocks` blocks of (f16 scale, `quantBytes` quant bytes) into the GPU layout. */
+function splitBlocks(kind: string, bytes: Uint8Array, blocks: number, quantBytes: number): SplitBlocks {
+  const blockBytes = 2 + quantBytes;
+  if (bytes.byteLength < blocks * blockBytes) throw new RangeError(`${kind} data holds ${bytes.byteLength} bytes, ${blocks * blockBytes} needed`);
+  const packed = new Uint8Array(blocks * quantBytes);
   const scales = new Float32Array(blocks);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let b = 0; b < blocks; b++) {
-    scales[b] = f16ToF32(view.getUint16(b * 34, true));
-    quantBytes.set(bytes.subarray(b * 34 + 2, b * 34 + 34), b * 32);
+    scales[b] = f16ToF32(view.getUint16(b * blockBytes, true));
+    packed.set(bytes.subarray(b * blockBytes + 2, (b + 1) * blockBytes), b * quantBytes);
   }
-  return { quants: new Uint32Array(quantBytes.buffer), scales };
+  return { quants: new Uint32Array(packed.buffer), scales };
+}
+
+/** Splits `blocks` GGUF Q8_0 blocks (f16 scale, 32 int8 quants) into the GPU layout. */
+export function splitQ8_0(bytes: Uint8Array, blocks: number): SplitBlocks {
+  return splitBlocks("Q8_0", bytes, blocks, 32);
+}
+
+/** Splits `blocks` GGUF Q4_0 blocks (f16 scale, 16 bytes of nibbles) into the GPU layout. */
+export function splitQ4_0(bytes: Uint8Array, blocks: number): SplitBlocks {
+  return splitBlocks("Q4_0", bytes, blocks, 16);
 }
 
 /**

@@ -13,21 +13,35 @@ import { type LayerTensors, layerTensors } from "../layer-tensors.js";
 import { type ModelRunner, type RunnerOptions, type SequenceChunk, checkBatch, checkKvCopies } from "../runner.js";
 import { type PlacedTensor, readTensors } from "../wasm/weight-loader.js";
 import type { GpuContext } from "./gpu.js";
-import { ropeRotations, splitQ8_0 } from "./layouts.js";
+import { ropeRotations, splitQ4_0, splitQ8_0 } from "./layouts.js";
 import { PipelineCache, type ShaderRef, grid } from "./shaders.js";
 import { StepEncoder } from "./step-encoder.js";
 
 /** Float weight types the matmul and get_rows kernels read, by their WEIGHT_TYPE constant. */
 const FLOAT_WEIGHT_TYPES: Partial<Record<GgmlType, number>> = { [GgmlType.F32]: 0, [GgmlType.F16]: 1, [GgmlType.BF16]: 2 };
 
-/** A weight on the device: raw words for float types, split quants and scales for Q8_0. */
+/** Block-quantized weight types, whose kernels read split quants and scales. */
+const QUANT_WEIGHT_TYPES: Partial<Record<GgmlType, "q8_0" | "q4_0">> = { [GgmlType.Q8_0]: "q8_0", [GgmlType.Q4_0]: "q4_0" };
+
+/** Rows [firstRow, firstRow + rows) of a weight: raw words for float types, split quants and scales for Q8_0/Q4_0. */
+interface WeightPart {
+  firstRow: number;
+  rows: number;
+  data?: GPUBuffer;
+  quants?: GPUBuffer;
+  scales?: GPUBuffer;
+}
+
+/**
+ * A weight on the device, W: [n rows, k]. One part, unless the weight is larger than a storage binding may be
+ * (maxStorageBufferBindingSize: 128 MiB on some adapters, less than a 151k-token F16 embedding): then it is split by
+ * rows, and each matmul or lookup is one dispatch per part.
+ */
 interface GpuWeight {
   name: string;
   type: GgmlType;
   shape: number[];
-  data?: GPUBuffer;
-  quants?: GPUBuffer;
-  scales?: GPUBuffer;
+  parts: WeightPart[];
 }
 
 interface GpuLayer extends LayerTensors<GpuWeight, GPUBuffer> {
@@ -45,6 +59,7 @@ const SHADERS = {
   rope: { op: "rope_neox" },
   quantize: { op: "quantize_q8_0" },
   getRowsQ8_0: { op: "get_rows", file: "get_rows_q8_0" },
+  getRowsQ4_0: { op: "get_rows", file: "get_rows_q4_0" },
   kvStore: { op: "attention", file: "kv_store" },
   attention: { op: "attention" },
   kvCopy: { op: "attention", file: "kv_copy" },
@@ -61,7 +76,8 @@ export function threadsPerColumn(units: number): number {
 
 /** The matmul pipeline for a weight: its type, and threads per column from its row length. */
 function matmulShader(weight: { type: GgmlType; shape: number[] }): ShaderRef {
-  if (weight.type === GgmlType.Q8_0) return { op: "matmul", file: "matmul_q8_0", constants: { THREADS_PER_COLUMN: threadsPerColumn(weight.shape[0] / 32) } };
+  const quant = QUANT_WEIGHT_TYPES[weight.type];
+  if (quant) return { op: "matmul", file: `matmul_${quant}`, constants: { THREADS_PER_COLUMN: threadsPerColumn(weight.shape[0] / 32) } };
   return { op: "matmul", constants: { WEIGHT_TYPE: FLOAT_WEIGHT_TYPES[weight.type]!, THREADS_PER_COLUMN: threadsPerColumn(weight.shape[0]) } };
 }
 const getRowsShader = (type: number): ShaderRef => ({ op: "get_rows", constants: { WEIGHT_TYPE: type } });
@@ -83,13 +99,20 @@ export class WebGpuModelRunner implements ModelRunner {
   /** KV blocks in the cache, as the budget allowed. */
   kvBlocks = 0;
 
-  private constructor(readonly source: ModelSource, readonly gpu: GpuContext, readonly options: RunnerOptions) {
+  /** The largest weight part in bytes: the adapter's binding limit, or less when asked. */
+  private readonly weightPartBytes: number;
+
+  private constructor(readonly source: ModelSource, readonly gpu: GpuContext, readonly options: RunnerOptions, weightPartBytes = Infinity) {
     this.device = gpu.device;
+    this.weightPartBytes = Math.min(gpu.limits.maxStorageBufferBindingSize, weightPartBytes);
   }
 
-  /** Uploads the model's weights, allocates every buffer a forward pass needs and compiles the pipelines. */
-  static async create(source: ModelSource, gpu: GpuContext, options: RunnerOptions): Promise<WebGpuModelRunner> {
-    const runner = new WebGpuModelRunner(source, gpu, options);
+  /**
+   * Uploads the model's weights, allocates every buffer a forward pass needs and compiles the pipelines. Weights
+   * larger than `weightPartBytes` (default and at most the adapter's maxStorageBufferBindingSize) are split by rows.
+   */
+  static async create(source: ModelSource, gpu: GpuContext, options: RunnerOptions, weightPartBytes?: number): Promise<WebGpuModelRunner> {
+    const runner = new WebGpuModelRunner(source, gpu, options, weightPartBytes);
     try {
       runner.upload();
       runner.allocate();
@@ -114,8 +137,9 @@ export class WebGpuModelRunner implements ModelRunner {
   private buffer(label: string, bytes: number, usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC): GPUBuffer {
     const size = Math.max(16, Math.ceil(bytes / 16) * 16);
     if (usage & GPUBufferUsage.STORAGE && size > this.gpu.limits.maxStorageBufferBindingSize) {
-      throw new RangeError(`${label} needs ${size} bytes, over this adapter's maxStorageBufferBindingSize of ${this.gpu.limits.maxStorageBufferBindingSize}; `
-        + "splitting such tensors is not implemented yet: use --backend wasm, or a smaller context or KV budget");
+      // Weights are split into parts that fit (uploadWeight); this is an activation buffer sized by the batch limits.
+      throw new RangeError(`${label} needs ${size} bytes, over this adapter's maxStorageBufferBindingSize of ${this.gpu.limits.maxStorageBufferBindingSize}: `
+        + "lower maxSequences or batchSize, or use --backend wasm");
     }
     const buffer = this.device.createBuffer({ label, size, usage });
     this.owned.push(buffer);
@@ -164,13 +188,31 @@ export class WebGpuModelRunner implements ModelRunner {
   }
 
   private uploadWeight(tensor: PlacedTensor): GpuWeight {
-    const base = { name: tensor.name, type: tensor.type, shape: tensor.shape };
-    if (FLOAT_WEIGHT_TYPES[tensor.type] !== undefined) return { ...base, data: this.uploadBytes(tensor.name, tensor.bytes) };
-    if (tensor.type === GgmlType.Q8_0) {
-      const { quants, scales } = splitQ8_0(tensor.bytes, tensor.bytes.byteLength / 34);
-      return { ...base, quants: this.uploadBytes(`${tensor.name} quants`, quants), scales: this.uploadBytes(`${tensor.name} scales`, scales) };
+    const [k, n = 1] = tensor.shape;
+    const quant = QUANT_WEIGHT_TYPES[tensor.type];
+    if (FLOAT_WEIGHT_TYPES[tensor.type] === undefined && !quant) {
+      throw new ModelFileError(this.source.path, `tensor '${tensor.name}' has type ${ggmlTypeName(tensor.type)}, which has no WebGPU kernel yet `
+        + "(F32, F16, BF16, Q8_0 and Q4_0 do): use --backend wasm");
     }
-    throw new ModelFileError(this.source.path, `tensor '${tensor.name}' has type ${ggmlTypeName(tensor.type)}, which has no WebGPU kernel yet (F32, F16, BF16 and Q8_0 do): use --backend wasm`);
+    const rowBytes = tensor.bytes.byteLength / n;
+    // The largest buffer of a part is its raw rows (float) or its quants (32 or 16 bytes per 32 values).
+    const boundRowBytes = quant ? (k / 32) * (quant === "q8_0" ? 32 : 16) : rowBytes;
+    const rowsPerPart = Math.floor(this.weightPartBytes / boundRowBytes);
+    if (rowsPerPart < 1) throw new RangeError(`tensor '${tensor.name}': one row of ${boundRowBytes} bytes is over the largest weight part (${this.weightPartBytes} bytes)`);
+    const parts: WeightPart[] = [];
+    for (let firstRow = 0; firstRow < n; firstRow += rowsPerPart) {
+      const rows = Math.min(rowsPerPart, n - firstRow);
+      const bytes = tensor.bytes.subarray(firstRow * rowBytes, (firstRow + rows) * rowBytes);
+      const label = n > rowsPerPart ? `${tensor.name} rows ${firstRow}-${firstRow + rows}` : tensor.name;
+      if (!quant) {
+        parts.push({ firstRow, rows, data: this.uploadBytes(label, bytes) });
+        continue;
+      }
+      const blocks = (rows * k) / 32;
+      const { quants, scales } = quant === "q8_0" ? splitQ8_0(bytes, blocks) : splitQ4_0(bytes, blocks);
+      parts.push({ firstRow, rows, quants: this.uploadBytes(`${label} quants`, quants), scales: this.uploadBytes(`${label} scales`, scales) });
+    }
+    return { name: tensor.name, type: tensor.type, shape: tensor.shape, parts };
   }
 
   /** Activation buffers, the KV pool and the step encoder. */
@@ -216,18 +258,30 @@ export class WebGpuModelRunner implements ModelRunner {
       layer.kCache = this.buffer(`layer ${i} K cache`, this.kvBlocks * blockSize * kvDim * 4);
       layer.vCache = this.buffer(`layer ${i} V cache`, this.kvBlocks * blockSize * kvDim * 4);
     }
-    // Dispatches per step: at most 24 per layer, and the embedding and logits around them.
-    this.encoder = new StepEncoder(this.device, 24 * config.num_hidden_layers + 16);
+    // Dispatches per step: at most 24 per layer and the embedding and logits around them, plus one per extra part
+    // of a split weight.
+    const extraParts = this.weights().reduce((sum, weight) => sum + weight.parts.length - 1, 0);
+    this.encoder = new StepEncoder(this.device, 24 * config.num_hidden_layers + 16 + extraParts);
     this.owned.push(this.encoder.params);
   }
 
   /** Compiles every pipeline a step can use, so that steps never wait on the compiler. */
   private async compile(): Promise<void> {
-    const weights = [this.outputWeight, ...this.layers.flatMap((layer) => [layer.q, layer.k, layer.v, layer.output, layer.gate, layer.up, layer.down])];
-    const shaders: ShaderRef[] = [...Object.values(SHADERS), ...weights.map(matmulShader), ...[0, 1, 2].map(getRowsShader)];
+    const shaders: ShaderRef[] = [...Object.values(SHADERS), ...this.weights().map(matmulShader), ...[0, 1, 2].map(getRowsShader)];
     const cache = new PipelineCache(this.device);
     const unique = new Map(shaders.map((shader) => [shaderKey(shader), shader]));
     await Promise.all([...unique].map(async ([key, shader]) => this.pipelines.set(key, await cache.get(shader))));
+  }
+
+  /** How many parts the weight matrix `name` is split into on the device (undefined for an unknown name). */
+  weightParts(name: string): number | undefined {
+    return this.weights().find((weight) => weight.name === name)?.parts.length;
+  }
+
+  /** Every weight matrix (the embedding once, even when the output layer shares it). */
+  private weights(): GpuWeight[] {
+    const layers = this.layers.flatMap((layer) => [layer.q, layer.k, layer.v, layer.output, layer.gate, layer.up, layer.down]);
+    return [...new Set([this.embedding, this.outputWeight, ...layers])];
   }
 
   private pipeline(shader: ShaderRef): GPUComputePipeline {
@@ -313,7 +367,7 @@ export class WebGpuModelRunner implements ModelRunner {
       return this.device.queue.onSubmittedWorkDone().then(() => new Float32Array(0));
     }
     // Logits only for the last row of the chunks that want them.
-    step.dispatch(this.pipeline(getRowsShader(0)), [b.x, b.gatherIds, b.h], [["u32", outputs], ["u32", d]], grid(outputs * d, 256));
+    step.dispatch(this.pipeline(getRowsShader(0)), [b.x, b.gatherIds, b.h], [["u32", outputs], ["u32", d], ["u32", 0], ["u32", T]], grid(outputs * d, 256));
     this.rmsnorm(step, b.h, this.outputNorm, b.gathered, outputs, d, eps);
     this.linear(step, this.linearInput(step, b.gathered, outputs, d), this.outputWeight, b.logits);
     const bytes = outputs * config.vocab_size * 4;
@@ -350,9 +404,12 @@ export class WebGpuModelRunner implements ModelRunner {
   private embed(step: ReturnType<StepEncoder["begin"]>, T: number): void {
     const d = this.config.hidden_size;
     const { embedding, buffers: b } = this;
-    const params: Array<["u32", number]> = [["u32", T], ["u32", d]];
-    if (embedding.type === GgmlType.Q8_0) step.dispatch(this.pipeline(SHADERS.getRowsQ8_0), [embedding.quants!, embedding.scales!, b.ids, b.x], params, grid(T * d, 256));
-    else step.dispatch(this.pipeline(getRowsShader(FLOAT_WEIGHT_TYPES[embedding.type]!)), [embedding.data!, b.ids, b.x], params, grid(T * d, 256));
+    const quant = QUANT_WEIGHT_TYPES[embedding.type];
+    for (const part of embedding.parts) {
+      const params: Array<["u32", number]> = [["u32", T], ["u32", d], ["u32", part.firstRow], ["u32", part.rows]];
+      if (quant) step.dispatch(this.pipeline(quant === "q8_0" ? SHADERS.getRowsQ8_0 : SHADERS.getRowsQ4_0), [part.quants!, part.scales!, b.ids, b.x], params, grid(T * d, 256));
+      else step.dispatch(this.pipeline(getRowsShader(FLOAT_WEIGHT_TYPES[embedding.type]!)), [part.data!, b.ids, b.x], params, grid(T * d, 256));
+    }
   }
 
   private rmsnorm(step: ReturnType<StepEncoder["begin"]>, x: GPUBuffer, weight: GPUBuffer, y: GPUBuffer, rows: number, width: number, eps: number): void {
@@ -382,14 +439,14 @@ export class WebGpuModelRunner implements ModelRunner {
   private linear(step: ReturnType<StepEncoder["begin"]>, input: ReturnType<WebGpuModelRunner["linearInput"]>, weight: GpuWeight, out: GPUBuffer, bias?: GPUBuffer): void {
     const k = weight.shape[0];
     const n = weight.shape[1];
-    const params: Array<["u32", number]> = [["u32", input.rows], ["u32", k], ["u32", n]];
     const shader = matmulShader(weight);
-    const workgroups = grid(n, 64 / shader.constants!.THREADS_PER_COLUMN);
-    if (weight.type === GgmlType.Q8_0) {
-      input.quantized();
-      step.dispatch(this.pipeline(shader), [this.buffers.xQuants, this.buffers.xScales, weight.quants!, weight.scales!, out], params, workgroups);
-    } else {
-      step.dispatch(this.pipeline(shader), [input.buffer, weight.data!, out], params, workgroups);
+    const quantized = QUANT_WEIGHT_TYPES[weight.type] !== undefined;
+    if (quantized) input.quantized();
+    for (const part of weight.parts) {
+      const params: Array<["u32", number]> = [["u32", input.rows], ["u32", k], ["u32", part.rows], ["u32", n], ["u32", part.firstRow]];
+      const workgroups = grid(part.rows, 64 / shader.constants!.THREADS_PER_COLUMN);
+      const bindings = quantized ? [this.buffers.xQuants, this.buffers.xScales, part.quants!, part.scales!, out] : [input.buffer, part.data!, out];
+      step.dispatch(this.pipeline(shader), bindings, params, workgroups);
     }
     if (bias) this.add(step, out, bias, input.rows * n, n);
   }

@@ -1,6 +1,6 @@
 // End to end on WebGPU: greedy generation equals the WebAssembly backend token for token on stories260K and the
-// random-weight test models (F32, F16, BF16 and Q8_0 weights; Llama 3 RoPE factors, Qwen2 biases, Qwen3 q/k norm),
-// and the serving engine on WebGPU (async steps, batching, prefix-cache KV copies) matches it too.
+// random-weight test models (F32, F16, BF16, Q8_0 and Q4_0 weights, also split into parts by rows; Llama 3 RoPE
+// factors, Qwen2 biases, Qwen3 q/k norm), and the serving engine on WebGPU (async steps, batching, prefix-cache KV copies) matches it too.
 // Runs on any adapter (Mesa's lavapipe in CI); without one it skips with the reason, except under CI=true.
 import { describe, expect, it } from "vitest";
 import { ensureTestModel } from "../../../scripts/test-models.js";
@@ -10,6 +10,7 @@ import { type LoadOptions, type LoadedModel, loadModel } from "../../load.js";
 import type { EngineRequest } from "../../request.js";
 import { sharedFixture } from "../../testing/fixtures.js";
 import { openGpu } from "./gpu.js";
+import type { WebGpuModelRunner } from "./model-runner.js";
 
 const probe = await openGpu();
 const unavailable = "unavailable" in probe ? probe.unavailable : undefined;
@@ -30,12 +31,12 @@ async function greedyTokens(model: LoadedModel, prompt: number[], count: number)
 }
 
 /** Both backends on one file; disposed after the block. */
-function onBothBackends(label: string, path: () => Promise<string | undefined>, body: (wasm: LoadedModel, gpu: LoadedModel) => Promise<void>) {
+function onBothBackends(label: string, path: () => Promise<string | undefined>, body: (wasm: LoadedModel, gpu: LoadedModel) => Promise<void>, gpuOptions: LoadOptions = {}) {
   it.skipIf(unavailable !== undefined)(label, async () => {
     const file = await path();
     if (!file) return;
     const wasm = await loadModel(file, { ...LOAD, backend: "wasm" });
-    const gpu = await loadModel(file, { ...LOAD, backend: "webgpu" });
+    const gpu = await loadModel(file, { ...LOAD, ...gpuOptions, backend: "webgpu" });
     try {
       expect(gpu.backend).toBe("webgpu");
       await body(wasm, gpu);
@@ -53,13 +54,22 @@ describe("greedy generation on WebGPU equals WebAssembly", () => {
     for (const prompt of prompts(wasm)) expect(await greedyTokens(gpu, prompt, 48)).toEqual(await greedyTokens(wasm, prompt, 48));
   });
   const variants = [
-    ["tiny-llama", "f32"], ["tiny-llama", "f16"], ["tiny-llama", "bf16"], ["tiny-llama", "q8_0"],
+    ["tiny-llama", "f32"], ["tiny-llama", "f16"], ["tiny-llama", "bf16"], ["tiny-llama", "q8_0"], ["tiny-llama", "q4_0"],
     ["tiny-llama3", "f32"], ["tiny-qwen2", "q8_0"], ["tiny-qwen3", "q8_0"],
   ] as const;
   for (const [preset, dtype] of variants) {
     onBothBackends(`${preset} ${dtype}: 2 prompts x 16 tokens`, () => ensureTestModel(preset, "gguf", dtype), async (wasm, gpu) => {
       for (const prompt of prompts(wasm).slice(0, 2)) expect(await greedyTokens(gpu, prompt, 16)).toEqual(await greedyTokens(wasm, prompt, 16));
     });
+  }
+  // Weights over the binding limit are split by rows (as a 151k-token F16 embedding is on a 128 MiB limit): the
+  // tied embedding's lookup and the logits matmul run part by part, the last part shorter than the others.
+  for (const dtype of ["f16", "q8_0", "q4_0"] as const) {
+    onBothBackends(`tiny-llama ${dtype} with the embedding split into 1 MB parts`, () => ensureTestModel("tiny-llama", "gguf", dtype), async (wasm, gpu) => {
+      // 49152 rows of 256 (F16), 128 (Q8_0 quants) or 64 (Q4_0 quants) bytes.
+      expect((gpu.runner as WebGpuModelRunner).weightParts("token_embd.weight")).toBe({ f16: 13, q8_0: 7, q4_0: 4 }[dtype]);
+      for (const prompt of prompts(wasm).slice(0, 2)) expect(await greedyTokens(gpu, prompt, 16)).toEqual(await greedyTokens(wasm, prompt, 16));
+    }, { webgpuWeightPartBytes: 1_000_000 });
   }
 });
 
