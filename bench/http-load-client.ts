@@ -1,6 +1,5 @@
 // The client side of bench/http-load.ts: N closed loops of streaming POSTs over node:http keep-alive connections
-// and a minimal SSE parser (no SDKs, no fetch: undici cost twice the CPU per token, which on a small machine the
-// client takes from the server it measures), timing each request's first text delta, the gaps between text deltas and its end, and reading output
+// and a minimal SSE parser (no SDKs, no fetch: undici's web streams add a promise per read), timing each request's first text delta, the gaps between text deltas and its end, and reading output
 // tokens from the stream's usage. Imports node builtins only, so it stays light when bench/http-load.ts forks it as a
 // child process (the default: the client then runs on its own event loop and heap, not on the server's).
 // Child protocol: the parent sends {id, job: LoadJob}; the child answers {id, result: LoadResult} or {id, error}.
@@ -18,6 +17,8 @@ export interface LoadJob {
   headers: Record<string, string>;
   bodies: string[];
   concurrency: number;
+  /** Reuse connections between a loop's requests (default true); false opens one per request. */
+  keepAlive?: boolean;
 }
 
 /** What one request saw, client side. Seconds from the moment the request was sent. */
@@ -48,7 +49,7 @@ export interface LoadResult {
 /** Runs one job in this process. */
 export async function runLoad(job: LoadJob, measureCpu: boolean): Promise<LoadResult> {
   const requests: RequestTiming[] = new Array(job.bodies.length);
-  const agent = new Agent({ keepAlive: true, maxSockets: job.concurrency });
+  const agent = new Agent({ keepAlive: job.keepAlive ?? true, maxSockets: job.concurrency });
   let next = 0;
   const cpu = process.cpuUsage();
   const start = performance.now();
@@ -56,7 +57,7 @@ export async function runLoad(job: LoadJob, measureCpu: boolean): Promise<LoadRe
     await Promise.all(Array.from({ length: Math.min(job.concurrency, job.bodies.length) }, async () => {
       while (next < job.bodies.length) {
         const index = next++;
-        requests[index] = await streamOne(job, job.bodies[index], agent);
+        requests[index] = await streamWithRetry(job, job.bodies[index], agent);
       }
     }));
   } finally {
@@ -66,6 +67,22 @@ export async function runLoad(job: LoadJob, measureCpu: boolean): Promise<LoadRe
   const used = process.cpuUsage(cpu);
   return { seconds, requests, cpuSeconds: measureCpu ? (used.user + used.system) / 1e6 : Number.NaN };
 }
+
+/**
+ * streamOne, sent again once on a fresh connection when a reused keep-alive connection turns out to have been closed
+ * by the server before it answered (llama-server closes them after a stream), as Node's documentation advises.
+ */
+async function streamWithRetry(job: LoadJob, body: string, agent: Agent): Promise<RequestTiming> {
+  try {
+    return await streamOne(job, body, agent);
+  } catch (error) {
+    if (!(error instanceof StaleConnectionError)) throw error;
+    return streamOne(job, body, agent);
+  }
+}
+
+/** A reused connection was reset before any response arrived. */
+class StaleConnectionError extends Error {}
 
 /** One streaming request, read to the end of the response body. */
 function streamOne(job: LoadJob, body: string, agent: Agent): Promise<RequestTiming> {
@@ -116,7 +133,10 @@ function streamOne(job: LoadJob, body: string, agent: Agent): Promise<RequestTim
       });
       response.on("error", reject);
     });
-    post.on("error", reject);
+    post.on("error", (error: NodeJS.ErrnoException) => {
+      const stale = post.reusedSocket && (error.code === "ECONNRESET" || error.message === "socket hang up");
+      reject(stale ? new StaleConnectionError(error.message) : error);
+    });
     post.end(body);
   });
 }

@@ -17,14 +17,17 @@
 // request through that path with the shared system prompt: every timed run starts with exactly the system prompt
 // cached, however its requests' arrivals interleave, and nothing else carries from one run to the next.
 // - in-process: each wire body is parsed by the OpenAI adapter and turned into an EngineRequest before the clock
-//   starts (exactly what the server submits), then Engine.submit is iterated directly;
+//   starts (exactly what the server submits), then Engine.submit is iterated directly on this thread;
+// - in-process, engine thread (the baseline the HTTP cost is measured against): the same requests submitted directly
+//   to the engine on its own worker thread, set up exactly as the HTTP paths' (a fresh WorkerEngine primed with the
+//   same other bodies), so that the only difference from HTTP is the HTTP layer;
 // - HTTP: what `loom serve` runs: the engine on its own thread (WorkerEngine, the same model file loaded there, fresh
 //   per run and primed like the in-process model with other bodies of the same lengths), startServer on 127.0.0.1
-//   (uWebSockets.js, StaticKeys auth), raw fetch with a minimal SSE parser (bench/http-load-client.ts; no SDKs), one
+//   (uWebSockets.js, StaticKeys auth), node:http with a minimal SSE parser (bench/http-load-client.ts; no SDKs), one
 //   keep-alive connection per client loop. Everything from the request bytes to the client's parsed delta is the HTTP
 //   layer's cost: body read and JSON parse, adapter parse, the hop to the engine thread and back, SSE encoding, socket
 //   writes, the client's parse.
-// The client runs in a forked child process by default (--client process): its fetch, stream and JSON work happen on
+// The client runs in a forked child process by default (--client process): its HTTP, stream and JSON work happen on
 // its own event loop and heap. With only 2 cores the client's CPU still competes with the engine's two compute threads
 // at the OS level, so its CPU seconds are reported beside each run; --client inline runs the same client inside the
 // server process, for comparison.
@@ -40,7 +43,7 @@ import { availableParallelism } from "node:os";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { Engine } from "../engine/engine.js";
+import { Engine, type ServingEngine } from "../engine/engine.js";
 import { describeModel } from "../engine/host/messages.js";
 import { WorkerEngine } from "../engine/host/worker-engine.js";
 import { KV_BLOCK_SIZE, type LoadOptions, type LoadedModel, loadModel } from "../engine/load.js";
@@ -88,7 +91,9 @@ interface Range {
   max: number;
 }
 
-type PathName = "in-process" | "HTTP OpenAI" | "HTTP Anthropic" | "llama-server OpenAI";
+type PathName = "in-process" | "in-process, engine thread" | "HTTP OpenAI" | "HTTP Anthropic" | "llama-server OpenAI";
+/** What the HTTP paths are compared with. */
+const BASELINE: PathName = "in-process, engine thread";
 
 /** One timed run of one path. */
 interface PathResult {
@@ -222,53 +227,77 @@ async function primeModel(model: LoadedModel, bodies: string[]): Promise<void> {
 
 let inProcessRuns = 0;
 
-/** Engine.submit directly, on requests parsed from the OpenAI bodies before the clock starts. */
+/** Engine.submit directly on this thread, on requests parsed from the OpenAI bodies before the clock starts. */
 async function inProcessRun(model: LoadedModel, bodies: string[], warmup: string, concurrency: number): Promise<PathResult> {
-  const run = inProcessRuns++;
   const { engine, registry } = serve(model);
   try {
-    const [chat] = createEndpoints(registry);
-    const toRequest = (body: string, id: string) => toEngineRequest(id, chat.parse(JSON.parse(body)), model.contextSize);
-    const streamOne = async (request: EngineRequest): Promise<RequestTiming> => {
-      const timing: RequestTiming = { ttft: Number.NaN, gaps: [], total: 0, outputTokens: -1, promptTokens: -1, cachedTokens: 0, deltas: 0, text: "" };
-      const start = performance.now();
-      let last = 0;
-      for await (const event of engine.submit(request)) {
-        if (event.type === "error") throw event.error;
-        if (event.type === "text" && event.text !== "") {
-          const now = performance.now();
-          if (timing.deltas === 0) timing.ttft = (now - start) / 1000;
-          else timing.gaps.push((now - last) / 1000);
-          last = now;
-          timing.deltas++;
-          timing.text += event.text;
-        } else if (event.type === "finish") {
-          timing.outputTokens = event.usage.completionTokens;
-          timing.promptTokens = event.usage.promptTokens;
-          timing.cachedTokens = event.usage.reusedPrefixTokens + event.usage.reusedSuffixTokens;
-        }
-      }
-      timing.total = (performance.now() - start) / 1000;
-      return timing;
-    };
-    await streamOne(toRequest(warmup, `warmup-${run}`));
-    const requests = bodies.map((body, i) => toRequest(body, `inproc-${run}-${i}`));
-    const timings: RequestTiming[] = new Array(requests.length);
-    let next = 0;
-    const cpu = process.cpuUsage();
-    const start = performance.now();
-    await Promise.all(Array.from({ length: Math.min(concurrency, requests.length) }, async () => {
-      while (next < requests.length) {
-        const index = next++;
-        timings[index] = await streamOne(requests[index]);
-      }
-    }));
-    const seconds = (performance.now() - start) / 1000;
-    const used = process.cpuUsage(cpu);
-    return { path: "in-process", seconds, requests: timings, serverCpuSeconds: (used.user + used.system) / 1e6, clientCpuSeconds: Number.NaN, httpBusySeconds: Number.NaN };
+    return await directRun("in-process", engine, registry, model.contextSize, [], bodies, warmup, concurrency);
   } finally {
     engine.close();
   }
+}
+
+/**
+ * The engine on its own worker thread exactly as the HTTP paths run it (a fresh WorkerEngine, primed with the same
+ * other bodies), its submit() called directly: the baseline that differs from HTTP only by the HTTP layer.
+ */
+async function engineThreadRun(path: string, load: LoadOptions, bodies: string[], primeBodies: string[], warmup: string, concurrency: number): Promise<PathResult> {
+  const engine = await WorkerEngine.start(path, { load });
+  try {
+    const registry = new ModelRegistry([{ model: engine.model, engine, slugs: defaultSlugs(engine.model), created: Math.floor(Date.now() / 1000) }]);
+    return await directRun("in-process, engine thread", engine, registry, engine.model.contextSize, primed(primeBodies), bodies, warmup, concurrency);
+  } finally {
+    await engine.close();
+  }
+}
+
+/**
+ * Times `bodies` submitted straight to `engine` by `concurrency` loops, each parsed by the OpenAI adapter into an
+ * EngineRequest before the clock starts (exactly what the server submits); `primeBodies` (all at once) and `warmup`
+ * go first, untimed.
+ */
+async function directRun(path: PathName, engine: ServingEngine, registry: ModelRegistry, contextSize: number, primeBodies: string[], bodies: string[], warmup: string, concurrency: number): Promise<PathResult> {
+  const run = inProcessRuns++;
+  const [chat] = createEndpoints(registry);
+  const toRequest = (body: string, id: string) => toEngineRequest(id, chat.parse(JSON.parse(body)), contextSize);
+  const streamOne = async (request: EngineRequest): Promise<RequestTiming> => {
+    const timing: RequestTiming = { ttft: Number.NaN, gaps: [], total: 0, outputTokens: -1, promptTokens: -1, cachedTokens: 0, deltas: 0, text: "" };
+    const start = performance.now();
+    let last = 0;
+    for await (const event of engine.submit(request)) {
+      if (event.type === "error") throw event.error;
+      if (event.type === "text" && event.text !== "") {
+        const now = performance.now();
+        if (timing.deltas === 0) timing.ttft = (now - start) / 1000;
+        else timing.gaps.push((now - last) / 1000);
+        last = now;
+        timing.deltas++;
+        timing.text += event.text;
+      } else if (event.type === "finish") {
+        timing.outputTokens = event.usage.completionTokens;
+        timing.promptTokens = event.usage.promptTokens;
+        timing.cachedTokens = event.usage.reusedPrefixTokens + event.usage.reusedSuffixTokens;
+      }
+    }
+    timing.total = (performance.now() - start) / 1000;
+    return timing;
+  };
+  await Promise.all(primeBodies.map((body, i) => streamOne(toRequest(body, `prime-${run}-${i}`))));
+  await streamOne(toRequest(warmup, `warmup-${run}`));
+  const requests = bodies.map((body, i) => toRequest(body, `direct-${run}-${i}`));
+  const timings: RequestTiming[] = new Array(requests.length);
+  let next = 0;
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  await Promise.all(Array.from({ length: Math.min(concurrency, requests.length) }, async () => {
+    while (next < requests.length) {
+      const index = next++;
+      timings[index] = await streamOne(requests[index]);
+    }
+  }));
+  const seconds = (performance.now() - start) / 1000;
+  const used = process.cpuUsage(cpu);
+  return { path, seconds, requests: timings, serverCpuSeconds: (used.user + used.system) / 1e6, clientCpuSeconds: Number.NaN, httpBusySeconds: Number.NaN };
 }
 
 /**
@@ -427,8 +456,10 @@ async function llamaServerRun(binary: string, modelPath: string, format: StreamF
     }
     const url = `http://127.0.0.1:${port}/v1/chat/completions`;
     const result = await (async () => {
-      await client.run({ url, format, headers: {}, bodies: [warmup], concurrency: 1 });
-      return client.run({ url, format, headers: {}, bodies, concurrency });
+      // A connection per request: llama-server's HTTP server closed reused keep-alive connections mid-run ("socket
+      // hang up"); a loopback connect costs microseconds against its tens of milliseconds per token.
+      await client.run({ url, format, headers: {}, bodies: [warmup], concurrency: 1, keepAlive: false });
+      return client.run({ url, format, headers: {}, bodies, concurrency, keepAlive: false });
     })().catch((error: Error) => {
       throw new Error(`${error.message}; llama-server ${exited === undefined ? "running" : `exited with code ${exited}`}, its log ends: ${log.slice(-1500)}`);
     });
@@ -513,8 +544,8 @@ async function main(): Promise<void> {
     `workload: messages input through the ChatML template, a shared ${SYSTEM_PROMPT.split(" ").length}-word system prompt + a unique user message, ${prompt.min}-${prompt.max} prompt tokens, `
       + `max_tokens ${decode.min}-${decode.max}, temperature 0, EOG honoured (output tokens from usage); N client loops, ${fixedRequests ?? `max(2N, ${minRequests})`} requests`
       + `${repeats > 1 ? `; each path run ${repeats} times interleaved, fastest kept` : ""}`,
-    `paths: in-process = Engine.submit on the adapter-parsed requests; HTTP = the engine on a worker thread (as loom serve) behind startServer on 127.0.0.1 `
-      + `(uWebSockets.js, StaticKeys auth), stream: true, raw fetch + SSE parser; each run on a fresh engine after one untimed warm-up request`,
+    `paths: in-process = Engine.submit on the adapter-parsed requests (on this thread, and on the engine's worker thread: the baseline); HTTP = the engine on a worker thread (as loom serve) behind startServer on 127.0.0.1 `
+      + `(uWebSockets.js, StaticKeys auth), stream: true, node:http + SSE parser; each run on a fresh engine after one untimed warm-up request`,
     `client: ${clientMode === "process" ? "a forked child process (own event loop and heap; shares the cores with the engine's compute threads)" : "inline in the server process (shares its event loop)"}; `
       + `${availableParallelism()} cores for engine (${threads} compute threads: main + ${threads - 1} worker${threads === 2 ? "" : "s"}), HTTP server and client`,
     peer.path ? `peer: llama-server ${peer.path} (${peer.reason}), N slots of one per-request context each, f32 KV, ${threads} threads, same client and OpenAI bodies`
@@ -553,11 +584,12 @@ async function main(): Promise<void> {
         const openaiPrime = others.map((c) => openAiBody(slugs.openai[0], SYSTEM_PROMPT, c.user, c.maxTokens));
         const anthropicPrime = others.map((c) => anthropicBody(slugs.anthropic[0], SYSTEM_PROMPT, c.user, c.maxTokens));
 
-        const runs: Record<PathName, PathResult[]> = { "in-process": [], "HTTP OpenAI": [], "HTTP Anthropic": [], "llama-server OpenAI": [] };
+        const runs: Record<PathName, PathResult[]> = { "in-process": [], "in-process, engine thread": [], "HTTP OpenAI": [], "HTTP Anthropic": [], "llama-server OpenAI": [] };
         let peerError: string | undefined;
         await primeModel(model, openaiBodies.slice(0, concurrency));
         const loomPaths: Array<() => Promise<PathResult>> = [
           () => inProcessRun(model, openaiBodies, openaiWarmup, concurrency),
+          () => engineThreadRun(path, load, openaiBodies, openaiPrime, openaiWarmup, concurrency),
           () => httpRun(path, load, "openai", openaiBodies, openaiPrime, openaiWarmup, concurrency, client),
           () => httpRun(path, load, "anthropic", anthropicBodies, anthropicPrime, anthropicWarmup, concurrency, client),
         ];
@@ -575,8 +607,9 @@ async function main(): Promise<void> {
             }
           }
         }
-        const base = summarize(best(runs["in-process"]));
-        const baseRun = best(runs["in-process"]);
+        // The baseline: the engine on its thread as `loom serve` runs it, called directly.
+        const base = summarize(best(runs[BASELINE]));
+        const baseRun = best(runs[BASELINE]);
         const level: Record<string, unknown> = { concurrency, requests, contextSize };
         for (const name of Object.keys(runs) as PathName[]) {
           if (runs[name].length === 0) continue;
@@ -593,9 +626,9 @@ async function main(): Promise<void> {
           const ms = (x: number) => (Number.isFinite(x) ? (1000 * x).toFixed(1) : "n/a");
           const cpu = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : "n/a");
           console.log(`| ${concurrency} | ${requests} | ${name} | ${s.outputTokens}${s.usageMissing > 0 ? ` (${s.usageMissing} without usage)` : ""} | ${s.outputTokensPerSecond.toFixed(1)} | `
-            + `${name === "in-process" ? "1.000" : ratio.toFixed(3)} | ${isLoomHttp ? `${(100 * (1 - ratio)).toFixed(1)}%` : "-"} | ${ms(s.ttftP50)} | ${ms(s.ttftP99)} | ${ms(s.itlP50)} | ${ms(s.itlP99)} | `
+            + `${name === BASELINE ? "1.000" : ratio.toFixed(3)} | ${isLoomHttp ? `${(100 * (1 - ratio)).toFixed(1)}%` : "-"} | ${ms(s.ttftP50)} | ${ms(s.ttftP99)} | ${ms(s.itlP50)} | ${ms(s.itlP99)} | `
             + `${cpu(s.serverCpuSeconds)} | ${cpu(s.clientCpuSeconds)} | ${Number.isFinite(s.httpBusyMicrosecondsPerToken) ? s.httpBusyMicrosecondsPerToken.toFixed(0) : "-"} | `
-            + `${name === "in-process" ? "-" : `${equal} / ${requests}`} |`);
+            + `${name === BASELINE ? "-" : `${equal} / ${requests}`} |`);
           level[name] = { ...s, ratioToInProcess: ratio, textEqualToInProcess: equal, otherRuns: runs[name].filter((x) => x !== run).map((x) => x.seconds) };
         }
         if (peerError !== undefined) {
@@ -614,11 +647,11 @@ async function main(): Promise<void> {
   console.log("");
   console.log(`prompt tokens after the template: ${Math.min(...promptStats)}-${Math.max(...promptStats)}, mean ${mean(promptStats).toFixed(1)}; the usage of `
     + `${promptChecked - promptMismatches} of ${promptChecked} loom responses reports the same count; the shared system prompt is cached by each run's warm-up request`);
-  console.log("output tok/s = output tokens (from usage) / wall time of the run; vs in-process = HTTP output tok/s / in-process output tok/s; HTTP cost = 1 - that;");
-  console.log("TTFT = request sent (fetch called / submit) to the first non-empty text delta received, queueing included; ITL = gaps between successive text deltas");
+  console.log(`output tok/s = output tokens (from usage) / wall time of the run; vs in-process = output tok/s / the baseline's (${BASELINE}); HTTP cost = 1 - that;`);
+  console.log("TTFT = request sent (POST written / submit) to the first non-empty text delta received, queueing included; ITL = gaps between successive text deltas");
   console.log("(one per decode step that produced text); server CPU = user + system seconds of this process (engine threads, HTTP server; the client too when inline),");
   console.log("client CPU = the load client's process; HTTP thread CPU = the server's main thread (everything but the engine, which has its own");
-  console.log("thread; /proc, 10 ms ticks) per output token; text = in-process: requests whose streamed text equals the in-process run's.");
+  console.log("thread; /proc, 10 ms ticks) per output token; text = in-process: requests whose streamed text equals the baseline run's.");
   for (const name of ["HTTP OpenAI", "HTTP Anthropic"] as const) {
     const mine = costs.filter((c) => c.path === name);
     const worst = mine.reduce((a, b) => (b.cost > a.cost ? b : a), mine[0]);

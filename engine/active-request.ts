@@ -3,7 +3,7 @@
 import type { EventChannel } from "./event-channel.js";
 import { type KvReuse, SequenceKv } from "./kv/kv-cache.js";
 import type { EngineEvent, EngineFinishReason, EngineUsage } from "./request.js";
-import type { Sampler } from "./sample/sampler.js";
+import type { DeviceSampling, Sampler } from "./sample/sampler.js";
 import { StopSequenceMatcher } from "./sample/stop.js";
 import type { SchedulableRequest } from "./sched/scheduler.js";
 import type { Tokenizer } from "./tokenizer/tokenizer.js";
@@ -71,9 +71,17 @@ export class ActiveRequest implements SchedulableRequest {
     return this.init.sampler.seed;
   }
 
-  /** Samples the next token from its logits and streams its text; says whether the request is done. */
-  accept(logits: Float32Array, contextSize: number): TokenOutcome {
-    const token = this.init.sampler.sample(logits, this.generated);
+  /** The next token's settings for sampling on the device (its draw taken), or undefined when it must be sampled here. */
+  deviceSampling(): DeviceSampling | undefined {
+    return this.init.sampler.deviceSampling();
+  }
+
+  /**
+   * Takes the next token, sampled here from its logits or already sampled on the device (with {@link deviceSampling}'s
+   * settings, checked with checkDeviceToken), and streams its text; says whether the request is done.
+   */
+  accept(next: Float32Array | number, contextSize: number): TokenOutcome {
+    const token = typeof next === "number" ? next : this.init.sampler.sample(next, this.generated);
     this.firstTokenAt ??= performance.now();
     this.generated.push(token);
     this.tokens.push(token);

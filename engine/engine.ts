@@ -11,7 +11,8 @@ import type { LoadedModel } from "./load.js";
 import { preparePrompt } from "./prompt.js";
 import { EngineError, type EngineEvent, type EngineFinishReason, type EngineRequest, type EngineStats } from "./request.js";
 import { SamplingParamError, StopSequenceError } from "./sample/errors.js";
-import { Sampler } from "./sample/sampler.js";
+import { Sampler, checkDeviceToken } from "./sample/sampler.js";
+import type { SampledForward, SequenceChunk } from "./backends/runner.js";
 import { kvSpaceOf } from "./sched/kv-space.js";
 import { Scheduler, type StepPlan } from "./sched/scheduler.js";
 
@@ -278,29 +279,38 @@ export class Engine implements ServingEngine {
         done();
       }
     }
-    const chunks = plan.chunks.map(({ request, start, count }) => ({
-      tokens: request.tokens.slice(start, start + count),
-      startPosition: start,
-      blockTable: request.kv.blocks,
-      wantLogits: start + count === request.tokens.length,
-    }));
-    const logits = this.model.runner.forward(chunks);
-    if (logits instanceof Promise) return logits.then((values) => this.sample(plan, chunks, values));
-    this.sample(plan, chunks, logits);
+    const runner = this.model.runner;
+    const chunks: SequenceChunk[] = plan.chunks.map(({ request, start, count }) => {
+      const wantLogits = start + count === request.tokens.length;
+      // Where the runner samples on the device, a token's draw is taken now; the chunk's token comes back instead of its logits.
+      const deviceSampling = wantLogits && runner.forwardSampled ? request.deviceSampling() : undefined;
+      return { tokens: request.tokens.slice(start, start + count), startPosition: start, blockTable: request.kv.blocks, wantLogits, deviceSampling };
+    });
+    if (runner.forwardSampled) return runner.forwardSampled(chunks).then((output) => this.sample(plan, chunks, output));
+    const logits = runner.forward(chunks);
+    if (logits instanceof Promise) return logits.then((values) => this.sample(plan, chunks, { tokens: new Int32Array(0), logits: values }));
+    this.sample(plan, chunks, { tokens: new Int32Array(0), logits });
     return undefined;
   }
 
-  /** After a forward pass: commits the computed KV, samples the chunks that asked for logits, finishes requests. */
-  private sample(plan: StepPlan<ActiveRequest>, chunks: ReadonlyArray<{ wantLogits: boolean }>, logits: Float32Array): void {
+  /**
+   * After a forward pass: commits the computed KV, takes the next token of every chunk that wanted one (sampled here
+   * from its logits, or on the device), finishes requests.
+   */
+  private sample(plan: StepPlan<ActiveRequest>, chunks: readonly SequenceChunk[], output: SampledForward): void {
     const vocab = this.model.config.vocab_size;
-    let row = 0;
+    let outputIndex = 0;
+    let logitsRow = 0;
     plan.chunks.forEach(({ request, start, count }, i) => {
       request.computed += count;
       this.totals.computedPrompt += Math.max(0, Math.min(start + count, request.promptLength) - start);
       this.kv.commit(request.kv, request.tokens, request.computed);
       if (!chunks[i].wantLogits) return;
-      const outcome = request.accept(logits.subarray(row * vocab, (row + 1) * vocab), this.model.contextSize);
-      row++;
+      let next: Float32Array | number;
+      if (chunks[i].deviceSampling) next = checkDeviceToken(output.tokens[outputIndex], vocab);
+      else next = output.logits.subarray(logitsRow * vocab, ++logitsRow * vocab);
+      outputIndex++;
+      const outcome = request.accept(next, this.model.contextSize);
       this.totals.generated++;
       if (outcome.finished) this.finish(request, outcome);
     });
@@ -351,5 +361,7 @@ export class Engine implements ServingEngine {
   private failRunning(cause: unknown): void {
     const error = new EngineError("internal", `the model step failed: ${(cause as Error)?.message ?? String(cause)}`, undefined, { cause });
     for (const request of [...this.scheduler.running]) this.fail(request, error);
+    // A lost GPU device took the KV cache's contents with it: cached prefixes must not be adopted again.
+    if ((cause as { kvLost?: boolean } | undefined)?.kvLost === true) this.kv.index.clear();
   }
 }

@@ -99,14 +99,10 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
       gpu.device.destroy(); // a CPU Vulkan driver is slower than the WebAssembly kernels
     } else {
       try {
-        if ((options.kvCache?.dtype ?? "f32") !== "f32") throw new RangeError(`kvCache.dtype ${options.kvCache?.dtype} is not implemented on WebGPU yet (f32 is); use --backend wasm`);
-        const { WebGpuModelRunner } = await import("./backends/webgpu/model-runner.js");
-        const runner = await WebGpuModelRunner.create(source, gpu, runnerOptions, options.webgpuWeightPartBytes);
+        const { RecoveringGpuRunner } = await import("./backends/webgpu/recovering-runner.js");
+        const runner = await RecoveringGpuRunner.create(source, gpu, runnerOptions, options.webgpuWeightPartBytes);
         const device = `${gpu.adapter.description || gpu.adapter.vendor}${gpu.adapter.software ? " (software)" : ""}`;
-        return loaded(runner, "webgpu", device, async () => {
-          runner.dispose();
-          gpu.device.destroy();
-        });
+        return loaded(runner, "webgpu", device, async () => runner.dispose());
       } catch (error) {
         gpu.device.destroy();
         throw error;

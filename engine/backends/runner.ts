@@ -4,6 +4,7 @@
 import type { KvBudget, KvDtype } from "../kv/budget.js";
 import type { KvCopy } from "../kv/kv-cache.js";
 import type { ModelConfig } from "../model/config.js";
+import type { DeviceSampling } from "../sample/sampler.js";
 import type { LoadProgress } from "./wasm/weight-loader.js";
 
 /** One sequence's slice of a forward batch: its new tokens, where they start, and where its KV lives. */
@@ -15,6 +16,16 @@ export interface SequenceChunk {
   blockTable: ArrayLike<number>;
   /** Whether to return logits for the chunk's last token. */
   wantLogits: boolean;
+  /** With wantLogits, for {@link ModelRunner.forwardSampled}: sample the token on the device instead of returning logits. */
+  deviceSampling?: DeviceSampling;
+}
+
+/** What {@link ModelRunner.forwardSampled} returns. */
+export interface SampledForward {
+  /** One entry per chunk that wants logits, in chunk order: the sampled token for chunks with deviceSampling (as sample.wgsl answers, -1 and -2 included); unused for the others. */
+  tokens: Int32Array;
+  /** [chunks that want logits without deviceSampling, vocab_size], in chunk order. */
+  logits: Float32Array;
 }
 
 /** Sizes the runner allocates for up front. */
@@ -44,6 +55,11 @@ export interface ModelRunner {
    * that asked for them: [number of such chunks, vocab_size], in chunk order (valid until the next call).
    */
   forward(chunks: readonly SequenceChunk[]): Float32Array | Promise<Float32Array>;
+  /**
+   * Optional: the same pass, but chunks that carry `deviceSampling` are sampled on the device, so only their token
+   * ids come back; the engine prefers it when present.
+   */
+  forwardSampled?(chunks: readonly SequenceChunk[]): Promise<SampledForward>;
   /**
    * Copies KV out of cached chains into a sequence (table `targetBlocks`), re-rotating keys by each copy's position
    * delta; ordered before the next forward pass.

@@ -10,6 +10,21 @@ import { type SamplingParams, validateSamplingParams } from "./params.js";
 import { truncateMinP, truncateTopP } from "./truncation.js";
 
 /**
+ * One token's sampling settings for a backend that samples on the device (sample.wgsl), with its draw already taken
+ * from the request's stream. The device applies the same chain to the same logits, so the distribution is the
+ * sampler's; greedy picks the same token, while a draw at temperature > 0 may land on another token of it (the
+ * device walks candidates in id order, the host best first).
+ */
+export interface DeviceSampling {
+  temperature: number;
+  topK: number;
+  topP: number;
+  minP: number;
+  /** Uniform in [0, 1) from the seeded stream; 0 (and no draw taken) when greedy. */
+  random: number;
+}
+
+/**
  * Picks tokens for one sequence. Keep one per sequence: it owns the random stream and the scratch buffers
  * (allocated on the first call and whenever the vocabulary size changes, then reused).
  *
@@ -75,6 +90,16 @@ export class Sampler {
     return this.draw(temperature);
   }
 
+  /**
+   * This token's settings for sampling on the device, taking its draw from the stream as {@link sample} would; undefined
+   * when the chain needs the host (penalties count the sequence's tokens).
+   */
+  deviceSampling(): DeviceSampling | undefined {
+    if (this.penalize) return undefined;
+    const { temperature, topK, topP, minP } = this.params;
+    return { temperature, topK, topP, minP, random: temperature === 0 ? 0 : this.random.nextFloat() };
+  }
+
   /** Copies the logits into the scratch row and penalises the tokens in the window. */
   private applyPenalties(logits: Float32Array, recentTokens: readonly number[]): Float32Array {
     if (this.penalized.length !== logits.length) this.penalized = new Float32Array(logits.length);
@@ -112,4 +137,16 @@ export class Sampler {
     }
     return ids[last]; // rounding left target >= the summed weights: take the last token with weight
   }
+}
+
+/**
+ * Checks a token the device sampled with {@link Sampler.deviceSampling}'s settings: the kernel answers -1 when every
+ * logit is NaN and -2 when no candidate has a finite weight, the cases where {@link Sampler.sample} throws.
+ * @throws SamplingInputError as sample() would, or when the token is outside the vocabulary.
+ */
+export function checkDeviceToken(token: number, vocabularySize: number): number {
+  if (token === -1) throw new SamplingInputError("logits", "every logit is NaN");
+  if (token === -2) throw new SamplingInputError("logits", "no candidate has a finite logit (NaN, or every token masked)");
+  if (!Number.isInteger(token) || token < 0 || token >= vocabularySize) throw new SamplingInputError("logits", `the device sampled token ${token}, outside the vocabulary`);
+  return token;
 }

@@ -2,8 +2,10 @@
 // workgroup per (head, row). Row t attends to positions 0..positions[t] of its sequence through the block table at
 // row_tables[t]; keys are taken a tile of WORKGROUP_SIZE at a time (one score per invocation), the running maximum
 // and sum are rescaled per tile, and each invocation accumulates its share of the head's dimensions.
-// q, out: [rows, heads, head_dim]; caches: [slots, kv_heads, head_dim] f32. Grouped-query heads share a kv head.
+// q, out: [rows, heads, head_dim]; caches: [slots, kv_heads, head_dim] as f32 (KV_TYPE 0) or IEEE half (KV_TYPE 1, two
+// per word, see kv_store.wgsl). Grouped-query heads share a kv head.
 override WORKGROUP_SIZE: u32 = 64;
+override KV_TYPE: u32 = 0;
 // head_dim <= DIMS_PER_LANE * WORKGROUP_SIZE.
 const DIMS_PER_LANE = 4u;
 const MAX_HEAD_DIM = 256u;
@@ -19,8 +21,8 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
-@group(0) @binding(1) var<storage, read> k_cache: array<f32>;
-@group(0) @binding(2) var<storage, read> v_cache: array<f32>;
+@group(0) @binding(1) var<storage, read> k_cache: array<u32>;
+@group(0) @binding(2) var<storage, read> v_cache: array<u32>;
 @group(0) @binding(3) var<storage, read> row_tables: array<u32>;
 @group(0) @binding(4) var<storage, read> block_tables: array<i32>;
 @group(0) @binding(5) var<storage, read> positions: array<i32>;
@@ -31,6 +33,36 @@ var<workgroup> query: array<f32, MAX_HEAD_DIM>;
 var<workgroup> probabilities: array<f32, WORKGROUP_SIZE>;
 var<workgroup> key_offsets: array<u32, WORKGROUP_SIZE>;
 var<workgroup> reduction: array<f32, WORKGROUP_SIZE>;
+
+/** An IEEE half's exact f32 value, subnormals, infinities and signed zeros included (unpack2x16float may flush). */
+fn half_to_f32(h: u32) -> f32 {
+  let sign = (h & 0x8000u) << 16u;
+  let exponent = (h >> 10u) & 0x1fu;
+  let mantissa = h & 0x3ffu;
+  if (exponent == 0u) {
+    return bitcast<f32>(sign | bitcast<u32>(f32(mantissa) * 0x1p-24f));
+  }
+  if (exponent == 31u) {
+    return bitcast<f32>(sign | 0x7f800000u | (mantissa << 13u));
+  }
+  return bitcast<f32>(sign | ((exponent + 112u) << 23u) | (mantissa << 13u));
+}
+
+fn key_at(e: u32) -> f32 {
+  if (KV_TYPE == 0u) {
+    return bitcast<f32>(k_cache[e]);
+  }
+  let word = k_cache[e / 2u];
+  return half_to_f32(select(word & 0xffffu, word >> 16u, (e & 1u) == 1u));
+}
+
+fn value_at(e: u32) -> f32 {
+  if (KV_TYPE == 0u) {
+    return bitcast<f32>(v_cache[e]);
+  }
+  let word = v_cache[e / 2u];
+  return half_to_f32(select(word & 0xffffu, word >> 16u, (e & 1u) == 1u));
+}
 
 /** The workgroup's maximum (is_max) or sum of `value`; every invocation gets it. */
 fn reduce(lane: u32, value: f32, is_max: bool) -> f32 {
@@ -74,7 +106,7 @@ fn main(@builtin(workgroup_id) group: vec3u, @builtin(local_invocation_index) la
       key_offsets[lane] = offset;
       var dot = 0.0;
       for (var d = 0u; d < head_dim; d++) {
-        dot += query[d] * k_cache[offset + d];
+        dot += query[d] * key_at(offset + d);
       }
       score = dot * params.scale;
     }
@@ -91,7 +123,7 @@ fn main(@builtin(workgroup_id) group: vec3u, @builtin(local_invocation_index) la
       if (d < head_dim) {
         var a = acc[i] * correction;
         for (var j = 0u; j < keys; j++) {
-          a += probabilities[j] * v_cache[key_offsets[j] + d];
+          a += probabilities[j] * value_at(key_offsets[j] + d);
         }
         acc[i] = a;
       }

@@ -1,12 +1,18 @@
 // WebGPU cases for paged attention and the KV append: batches of chunks from several sequences in one dispatch
 // (decode rows deep in a sequence, prefill chunks of causal rows, a shared prefix), grouped-query heads, tiny and
-// model head dims, block tables in scrambled order, and sequences longer than one key tile.
-import { randomF32 } from "../case.js";
+// model head dims, block tables in scrambled order, and sequences longer than one key tile; each with an f32 and an
+// IEEE-half cache (KV_TYPE 1: two values per word, rounded to nearest even as the CPU backend's f16 cache).
+import { f32ToF16 } from "../../engine/model/dtypes.js";
+import { randomF16, randomF32 } from "../case.js";
 import type { GpuKernelCase } from "../gpu-case.js";
 import { grid } from "../../engine/backends/webgpu/shaders.js";
 import { ropeRotations } from "../../engine/backends/webgpu/layouts.js";
 import { ropeShiftRef } from "../rope_shift/rope_shift.ref.js";
-import { type ChunkRef, attentionChunksRef, kvCopyRef, kvStoreRef } from "./attention.ref.js";
+import { ropeShiftF16Ref } from "../rope_shift/rope_shift.ref.js";
+import { type ChunkRef, attentionChunksRef, f16CacheToF32, kvCopyRef, kvStoreF16Ref, kvStoreRef } from "./attention.ref.js";
+
+type KvType = "f32" | "f16";
+const KV_TYPE: Record<KvType, number> = { f32: 0, f16: 1 };
 
 interface Batch {
   heads: number;
@@ -48,20 +54,23 @@ function describe(b: Batch): string {
   return `chunks=${b.chunks.map(([rows, start]) => `${rows}@${start}`).join(",")} heads=${b.heads}/${b.kvHeads} headDim=${b.headDim} blockSize=${b.blockSize}${b.sharedPrefix ? " sharedPrefix" : ""}`;
 }
 
-function attentionCase(b: Batch): GpuKernelCase {
+function attentionCase(b: Batch, kv: KvType = "f32"): GpuKernelCase {
   return {
-    name: `attention ${describe(b)}`,
+    name: `attention ${kv} ${describe(b)}`,
     tolerance: 1e-11, // f32 online softmax against the reference's f64 two-pass softmax
     build() {
       const l = layout(b);
       const poolFloats = l.numBlocks * b.blockSize * b.kvHeads * b.headDim;
       const seed = b.headDim + b.chunks.length;
-      const kCache = randomF32(poolFloats, seed, 2);
-      const vCache = randomF32(poolFloats, seed + 7, 2);
+      // Halves of the same values as the f32 case (randomF16's specials include 65504, whose scores no f32 softmax
+      // gets to 1e-11 of an f64 one).
+      const kCache = kv === "f32" ? randomF32(poolFloats, seed, 2) : Uint16Array.from(randomF32(poolFloats, seed, 2), f32ToF16);
+      const vCache = kv === "f32" ? randomF32(poolFloats, seed + 7, 2) : Uint16Array.from(randomF32(poolFloats, seed + 7, 2), f32ToF16);
+      const widen = (cache: Float32Array | Uint16Array) => (cache instanceof Uint16Array ? f16CacheToF32(cache) : cache);
       const q = randomF32(l.rows * b.heads * b.headDim, l.rows + 3, 2);
       const scale = 1 / Math.sqrt(b.headDim);
       return {
-        shader: { op: "attention" },
+        shader: { op: "attention", constants: { KV_TYPE: KV_TYPE[kv] } },
         bindings: [
           { name: "q", contents: q }, { name: "kCache", contents: kCache }, { name: "vCache", contents: vCache },
           { name: "rowTables", contents: l.rowTables }, { name: "blockTables", contents: l.flat }, { name: "positions", contents: l.positions },
@@ -69,15 +78,18 @@ function attentionCase(b: Batch): GpuKernelCase {
         ],
         params: [["u32", b.heads], ["u32", b.kvHeads], ["u32", b.headDim], ["u32", b.blockSize], ["f32", scale]],
         workgroups: [b.heads, l.rows],
-        expected: { out: attentionChunksRef(q, kCache, vCache, l.chunks, scale, b, l.rows) },
+        expected: { out: attentionChunksRef(q, widen(kCache), widen(vCache), l.chunks, scale, b, l.rows) },
       };
     },
   };
 }
 
-function kvStoreCase(b: Batch): GpuKernelCase {
+/** Values the f16 rounding must get right: the largest half, overflow, ties, subnormals, signed zero. */
+const F16_EDGES = [65504, 65519, 65520, -1e6, 2 ** -25, 1.5 * 2 ** -25, 3 * 2 ** -26, -3e-5, 1e-8, 0, -0, 1 + 2 ** -11, 1 + 3 * 2 ** -11];
+
+function kvStoreCase(b: Batch, kv: KvType = "f32"): GpuKernelCase {
   return {
-    name: `kv_store ${describe(b)}`,
+    name: `kv_store ${kv} ${describe(b)}`,
     tolerance: 0,
     build() {
       const l = layout(b);
@@ -85,23 +97,26 @@ function kvStoreCase(b: Batch): GpuKernelCase {
       const poolFloats = l.numBlocks * b.blockSize * kvDim;
       const k = randomF32(l.rows * kvDim, 5, 2);
       const v = randomF32(l.rows * kvDim, 6, 2);
-      const kCache = randomF32(poolFloats, 7, 2);
-      const vCache = randomF32(poolFloats, 8, 2);
-      const kExpected = Float32Array.from(kCache);
-      const vExpected = Float32Array.from(vCache);
+      if (kv === "f16") F16_EDGES.forEach((value, i) => { k[(i * 5) % k.length] = value; v[(i * 3) % v.length] = -value; });
+      const kCache = kv === "f32" ? randomF32(poolFloats, 7, 2) : randomF16(poolFloats, 7, 2);
+      const vCache = kv === "f32" ? randomF32(poolFloats, 8, 2) : randomF16(poolFloats, 8, 2);
+      const kExpected = kCache.slice();
+      const vExpected = vCache.slice();
       for (const chunk of l.chunks) {
         const rows = k.subarray(chunk.firstRow * kvDim, (chunk.firstRow + chunk.rows) * kvDim);
         const values = v.subarray(chunk.firstRow * kvDim, (chunk.firstRow + chunk.rows) * kvDim);
-        kvStoreRef(rows, values, kExpected, vExpected, chunk.blockTable, chunk.positions, { ...b, rows: chunk.rows });
+        const shape = { ...b, rows: chunk.rows };
+        if (kExpected instanceof Float32Array && vExpected instanceof Float32Array) kvStoreRef(rows, values, kExpected, vExpected, chunk.blockTable, chunk.positions, shape);
+        else kvStoreF16Ref(rows, values, kExpected as Uint16Array, vExpected as Uint16Array, chunk.blockTable, chunk.positions, shape);
       }
       return {
-        shader: { op: "attention", file: "kv_store" },
+        shader: { op: "attention", file: "kv_store", constants: { KV_TYPE: KV_TYPE[kv] } },
         bindings: [
           { name: "k", contents: k }, { name: "v", contents: v }, { name: "kCache", contents: kCache }, { name: "vCache", contents: vCache },
           { name: "rowTables", contents: l.rowTables }, { name: "blockTables", contents: l.flat }, { name: "positions", contents: l.positions },
         ],
         params: [["u32", l.rows], ["u32", kvDim], ["u32", b.blockSize]],
-        workgroups: grid(l.rows * kvDim, 256),
+        workgroups: grid((l.rows * kvDim) / (kv === "f16" ? 2 : 1), 256),
         expected: { kCache: kExpected, vCache: vExpected },
       };
     },
@@ -128,10 +143,10 @@ interface Relocation {
   withFactors?: boolean;
 }
 
-function kvCopyCase(c: Relocation): GpuKernelCase {
+function kvCopyCase(c: Relocation, kv: KvType = "f32"): GpuKernelCase {
   const delta = c.targetStart - c.sourceStart;
   return {
-    name: `kv_copy kvHeads=${c.kvHeads} headDim=${c.headDim} rotaryDim=${c.rotaryDim} blockSize=${c.blockSize} ${c.count}@${c.sourceStart} -> @${c.targetStart}${c.withFactors ? " freqFactors" : ""}`,
+    name: `kv_copy ${kv} kvHeads=${c.kvHeads} headDim=${c.headDim} rotaryDim=${c.rotaryDim} blockSize=${c.blockSize} ${c.count}@${c.sourceStart} -> @${c.targetStart}${c.withFactors ? " freqFactors" : ""}`,
     tolerance: 1e-13, // the reference's own rotations; only a fused multiply-add may round differently
     build() {
       const blocksOf = (start: number) => Math.ceil((start + c.count) / c.blockSize);
@@ -142,16 +157,20 @@ function kvCopyCase(c: Relocation): GpuKernelCase {
       const sourceTable = Int32Array.from({ length: sourceBlocks }, (_, b) => (2 * (sourceBlocks - 1 - b)) % numBlocks);
       const targetTable = Int32Array.from({ length: targetBlocks }, (_, b) => (2 * b + 1) % numBlocks);
       const kvDim = c.kvHeads * c.headDim;
-      const kCache = randomF32(numBlocks * c.blockSize * kvDim, 11, 2);
-      const vCache = randomF32(numBlocks * c.blockSize * kvDim, 12, 2);
-      const kExpected = Float32Array.from(kCache);
-      const vExpected = Float32Array.from(vCache);
-      kvCopyRef(new Uint8Array(kExpected.buffer), new Uint8Array(vExpected.buffer), sourceTable, c.sourceStart, targetTable, c.targetStart, c.count, kvDim * 4, c.blockSize);
+      const values = numBlocks * c.blockSize * kvDim;
+      const kCache = kv === "f32" ? randomF32(values, 11, 2) : randomF16(values, 11, 2);
+      const vCache = kv === "f32" ? randomF32(values, 12, 2) : randomF16(values, 12, 2);
+      let kExpected: Float32Array | Uint16Array = kCache.slice();
+      const vExpected = vCache.slice();
+      kvCopyRef(new Uint8Array(kExpected.buffer), new Uint8Array(vExpected.buffer), sourceTable, c.sourceStart, targetTable, c.targetStart, c.count, kvDim * kExpected.BYTES_PER_ELEMENT, c.blockSize);
       const factors = c.withFactors ? Float32Array.from({ length: c.rotaryDim / 2 }, (_, i) => 1 + (i % 3) * 2.5) : undefined;
       const thetaScale = Math.fround(Math.pow(10000, -2 / c.rotaryDim));
-      if (delta !== 0) ropeShiftRef(kExpected, targetTable, c.targetStart, c.count, c.kvHeads, c.headDim, c.rotaryDim, c.blockSize, delta, factors, thetaScale);
+      if (delta !== 0) {
+        const shift = [targetTable, c.targetStart, c.count, c.kvHeads, c.headDim, c.rotaryDim, c.blockSize, delta, factors, thetaScale] as const;
+        kExpected = kExpected instanceof Float32Array ? ropeShiftRef(kExpected, ...shift) : ropeShiftF16Ref(kExpected, ...shift);
+      }
       return {
-        shader: { op: "attention", file: "kv_copy" },
+        shader: { op: "attention", file: "kv_copy", constants: { KV_TYPE: KV_TYPE[kv] } },
         bindings: [
           { name: "kCache", contents: kCache }, { name: "vCache", contents: vCache }, { name: "sourceTable", contents: sourceTable },
           { name: "targetTable", contents: targetTable }, { name: "rotations", contents: ropeRotations(Math.abs(delta) + 1, c.rotaryDim, thetaScale, factors) },
@@ -160,7 +179,7 @@ function kvCopyCase(c: Relocation): GpuKernelCase {
           ["u32", c.count], ["u32", c.kvHeads], ["u32", c.headDim], ["u32", c.rotaryDim], ["u32", c.blockSize],
           ["u32", c.sourceStart], ["u32", c.targetStart], ["i32", delta],
         ],
-        workgroups: grid(c.count * kvDim, 256),
+        workgroups: grid((c.count * kvDim) / (kv === "f16" ? 2 : 1), 256),
         expected: { kCache: kExpected, vCache: vExpected },
       };
     },
@@ -174,4 +193,6 @@ const relocations: Relocation[] = [
   { kvHeads: 4, headDim: 128, rotaryDim: 128, blockSize: 16, sourceStart: 16, targetStart: 48, count: 33 },
 ];
 
-export const cases: GpuKernelCase[] = [...batches.map(attentionCase), ...batches.map(kvStoreCase), ...relocations.map(kvCopyCase)];
+export const cases: GpuKernelCase[] = (["f32", "f16"] as const).flatMap((kv) => [
+  ...batches.map((b) => attentionCase(b, kv)), ...batches.map((b) => kvStoreCase(b, kv)), ...relocations.map((c) => kvCopyCase(c, kv)),
+]);

@@ -2,8 +2,10 @@
 // to another's (from target_start) and re-rotates the copied keys by the RoPE position delta target_start -
 // source_start, so they read as if computed at their new positions. The rotation of a delta d is the table's
 // rotation of |d| with the sine negated for d < 0 (angles are odd in d). Sources and targets never share a block.
-// Caches: [slots, kv_heads * head_dim] f32. One invocation per (position, value).
+// Caches: [slots, kv_heads * head_dim] as f32 (KV_TYPE 0) or IEEE half (KV_TYPE 1, two per word: rotated keys are
+// computed in f32 and rounded to nearest even, as the CPU backend's f16 cache). One invocation per (position, word).
 override WORKGROUP_SIZE: u32 = 256;
+override KV_TYPE: u32 = 0;
 
 struct Params {
   count: u32,
@@ -16,8 +18,8 @@ struct Params {
   delta: i32,
 }
 
-@group(0) @binding(0) var<storage, read_write> k_cache: array<f32>;
-@group(0) @binding(1) var<storage, read_write> v_cache: array<f32>;
+@group(0) @binding(0) var<storage, read_write> k_cache: array<u32>;
+@group(0) @binding(1) var<storage, read_write> v_cache: array<u32>;
 @group(0) @binding(2) var<storage, read> source_table: array<i32>;
 @group(0) @binding(3) var<storage, read> target_table: array<i32>;
 // [position][rotary_dim / 2] of (cos, sin), as rope_neox reads it.
@@ -29,31 +31,106 @@ fn slot(in_target: bool, position: u32) -> u32 {
   return u32(block) * params.block_size + position % params.block_size;
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroups) groups: vec3u) {
-  let kv_dim = params.kv_heads * params.head_dim;
-  let index = id.x + id.y * groups.x * WORKGROUP_SIZE;
-  if (index >= params.count * kv_dim) {
-    return;
+/** f32 to IEEE half bits, rounded to nearest even, overflow to infinity, subnormals kept (as the host's f32ToF16). */
+fn f16_bits(v: f32) -> u32 {
+  let bits = bitcast<u32>(v);
+  let sign = (bits >> 16u) & 0x8000u;
+  let magnitude = bits & 0x7fffffffu;
+  if (magnitude >= 0x7f800000u) {
+    return sign | 0x7c00u | select(0u, 0x200u, magnitude > 0x7f800000u); // infinity, or a quiet NaN
   }
-  let r = index / kv_dim;
-  let e = index % kv_dim;
-  let source = slot(false, params.source_start + r) * kv_dim;
-  let destination = slot(true, params.target_start + r) * kv_dim;
-  v_cache[destination + e] = v_cache[source + e];
-  let i = e % params.head_dim;
+  let exponent = i32(magnitude >> 23u) - 127;
+  if (exponent > 15) {
+    return sign | 0x7c00u;
+  }
+  if (exponent < -25) {
+    return sign; // below half the smallest subnormal (2^-24): zero
+  }
+  // Significand bits to drop: 13 for normal halves, more for subnormal ones (spacing 2^-24).
+  let drop = u32(select(13, 13 + (-14 - exponent), exponent < -14));
+  let significand = (magnitude & 0x7fffffu) | 0x800000u;
+  var kept = significand >> drop;
+  let rest = significand & ((1u << drop) - 1u);
+  let halfway = 1u << (drop - 1u);
+  if (rest > halfway || (rest == halfway && (kept & 1u) == 1u)) {
+    kept += 1u;
+  }
+  if (exponent < -14) {
+    return sign | kept; // a subnormal; rounding up into 0x400 gives the smallest normal, as it should
+  }
+  // kept holds the implicit bit (0x400); a carry to 0x800 moves to the next exponent (infinity past 65504).
+  return sign | ((u32(exponent + 15) << 10u) + kept - 0x400u);
+}
+
+/** An IEEE half's exact f32 value, subnormals, infinities and signed zeros included (unpack2x16float may flush). */
+fn half_to_f32(h: u32) -> f32 {
+  let sign = (h & 0x8000u) << 16u;
+  let exponent = (h >> 10u) & 0x1fu;
+  let mantissa = h & 0x3ffu;
+  if (exponent == 0u) {
+    return bitcast<f32>(sign | bitcast<u32>(f32(mantissa) * 0x1p-24f));
+  }
+  if (exponent == 31u) {
+    return bitcast<f32>(sign | 0x7f800000u | (mantissa << 13u));
+  }
+  return bitcast<f32>(sign | ((exponent + 112u) << 23u) | (mantissa << 13u));
+}
+
+fn key_at(e: u32) -> f32 {
+  if (KV_TYPE == 0u) {
+    return bitcast<f32>(k_cache[e]);
+  }
+  let word = k_cache[e / 2u];
+  return half_to_f32(select(word & 0xffffu, word >> 16u, (e & 1u) == 1u));
+}
+
+/** Element i of a head whose first element is at `head`, re-rotated by the delta (or as it was). */
+fn moved_key(head: u32, i: u32, rotation: vec2f) -> f32 {
   let half = params.rotary_dim / 2u;
   if (params.delta == 0 || i >= params.rotary_dim) {
-    k_cache[destination + e] = k_cache[source + e];
-    return;
+    return key_at(head + i);
   }
   let pair = i % half;
-  var rotation = rotations[u32(abs(params.delta)) * half + pair];
+  let x0 = key_at(head + pair);
+  let x1 = key_at(head + pair + half);
+  return select(x0 * rotation.y + x1 * rotation.x, x0 * rotation.x - x1 * rotation.y, i < half);
+}
+
+fn rotation_of(i: u32) -> vec2f {
+  let half = params.rotary_dim / 2u;
+  if (params.delta == 0 || i >= params.rotary_dim) {
+    return vec2f(1.0, 0.0);
+  }
+  var rotation = rotations[u32(abs(params.delta)) * half + i % half];
   if (params.delta < 0) {
     rotation.y = -rotation.y;
   }
+  return rotation;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroups) groups: vec3u) {
+  let kv_dim = params.kv_heads * params.head_dim;
+  let per_word = select(1u, 2u, KV_TYPE == 1u);
+  let words = kv_dim / per_word;
+  let index = id.x + id.y * groups.x * WORKGROUP_SIZE;
+  if (index >= params.count * words) {
+    return;
+  }
+  let r = index / words;
+  let word = index % words;
+  let source = slot(false, params.source_start + r) * kv_dim;
+  let destination = slot(true, params.target_start + r) * kv_dim;
+  let e = word * per_word;
+  v_cache[(destination + e) / per_word] = v_cache[(source + e) / per_word];
+  let i = e % params.head_dim;
   let head = source + e - i;
-  let x0 = k_cache[head + pair];
-  let x1 = k_cache[head + pair + half];
-  k_cache[destination + e] = select(x0 * rotation.y + x1 * rotation.x, x0 * rotation.x - x1 * rotation.y, i < half);
+  if (KV_TYPE == 0u) {
+    k_cache[destination + e] = bitcast<u32>(moved_key(head, i, rotation_of(i)));
+  } else {
+    // head_dim is even, so both halves of the word belong to the same head.
+    let low = moved_key(head, i, rotation_of(i));
+    let high = moved_key(head, i + 1u, rotation_of(i + 1u));
+    k_cache[(destination + e) / 2u] = f16_bits(low) | (f16_bits(high) << 16u);
+  }
 }

@@ -1,7 +1,9 @@
 // Appends K and V rows to the paged cache: row t (k, v: [rows, kvDim]) goes to the slot of its position through
 // its sequence's block table (block_tables[row_tables[t] + position / block_size] * block_size + position %
-// block_size). Caches: [slots, kvDim] f32. One invocation per (row, value).
+// block_size). Caches: [slots, kvDim] as f32 (KV_TYPE 0, one value per word) or IEEE half (KV_TYPE 1, two values per
+// word, rounded to nearest even as the CPU backend's f16 cache). One invocation per (row, word).
 override WORKGROUP_SIZE: u32 = 256;
+override KV_TYPE: u32 = 0;
 
 struct Params {
   rows: u32,
@@ -11,24 +13,64 @@ struct Params {
 
 @group(0) @binding(0) var<storage, read> k: array<f32>;
 @group(0) @binding(1) var<storage, read> v: array<f32>;
-@group(0) @binding(2) var<storage, read_write> k_cache: array<f32>;
-@group(0) @binding(3) var<storage, read_write> v_cache: array<f32>;
+@group(0) @binding(2) var<storage, read_write> k_cache: array<u32>;
+@group(0) @binding(3) var<storage, read_write> v_cache: array<u32>;
 // Where each row's block table starts in block_tables.
 @group(0) @binding(4) var<storage, read> row_tables: array<u32>;
 @group(0) @binding(5) var<storage, read> block_tables: array<i32>;
 @group(0) @binding(6) var<storage, read> positions: array<i32>;
 @group(0) @binding(7) var<uniform> params: Params;
 
+/** f32 to IEEE half bits, rounded to nearest even, overflow to infinity, subnormals kept (as the host's f32ToF16). */
+fn f16_bits(v: f32) -> u32 {
+  let bits = bitcast<u32>(v);
+  let sign = (bits >> 16u) & 0x8000u;
+  let magnitude = bits & 0x7fffffffu;
+  if (magnitude >= 0x7f800000u) {
+    return sign | 0x7c00u | select(0u, 0x200u, magnitude > 0x7f800000u); // infinity, or a quiet NaN
+  }
+  let exponent = i32(magnitude >> 23u) - 127;
+  if (exponent > 15) {
+    return sign | 0x7c00u;
+  }
+  if (exponent < -25) {
+    return sign; // below half the smallest subnormal (2^-24): zero
+  }
+  // Significand bits to drop: 13 for normal halves, more for subnormal ones (spacing 2^-24).
+  let drop = u32(select(13, 13 + (-14 - exponent), exponent < -14));
+  let significand = (magnitude & 0x7fffffu) | 0x800000u;
+  var kept = significand >> drop;
+  let rest = significand & ((1u << drop) - 1u);
+  let halfway = 1u << (drop - 1u);
+  if (rest > halfway || (rest == halfway && (kept & 1u) == 1u)) {
+    kept += 1u;
+  }
+  if (exponent < -14) {
+    return sign | kept; // a subnormal; rounding up into 0x400 gives the smallest normal, as it should
+  }
+  // kept holds the implicit bit (0x400); a carry to 0x800 moves to the next exponent (infinity past 65504).
+  return sign | ((u32(exponent + 15) << 10u) + kept - 0x400u);
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroups) groups: vec3u) {
+  let per_word = select(1u, 2u, KV_TYPE == 1u);
+  let words = params.kv_dim / per_word;
   let index = id.x + id.y * groups.x * WORKGROUP_SIZE;
-  if (index >= params.rows * params.kv_dim) {
+  if (index >= params.rows * words) {
     return;
   }
-  let t = index / params.kv_dim;
+  let t = index / words;
+  let word = index % words;
   let position = u32(positions[t]);
   let slot = u32(block_tables[row_tables[t] + position / params.block_size]) * params.block_size + position % params.block_size;
-  let destination = slot * params.kv_dim + index % params.kv_dim;
-  k_cache[destination] = k[index];
-  v_cache[destination] = v[index];
+  let destination = slot * words + word;
+  let e = t * params.kv_dim + word * per_word;
+  if (KV_TYPE == 0u) {
+    k_cache[destination] = bitcast<u32>(k[e]);
+    v_cache[destination] = bitcast<u32>(v[e]);
+  } else {
+    k_cache[destination] = f16_bits(k[e]) | (f16_bits(k[e + 1u]) << 16u);
+    v_cache[destination] = f16_bits(v[e]) | (f16_bits(v[e + 1u]) << 16u);
+  }
 }

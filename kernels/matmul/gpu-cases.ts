@@ -3,7 +3,7 @@
 // real model shapes, a vocabulary-sized n that folds the grid into y, and one part of a split weight writing its
 // columns of a wider y.
 import { splitQ4_0, splitQ8_0 } from "../../engine/backends/webgpu/layouts.js";
-import { grid } from "../../engine/backends/webgpu/shaders.js";
+import { type ShaderRef, grid } from "../../engine/backends/webgpu/shaders.js";
 import { GgmlType } from "../../engine/model/dtypes.js";
 import { randomBf16, randomF16, randomF32, randomQ4_0, randomQ8_0 } from "../case.js";
 import type { GpuKernelCase } from "../gpu-case.js";
@@ -13,11 +13,14 @@ type FloatType = "f32" | "f16" | "bf16";
 const WEIGHT_TYPE: Record<FloatType, number> = { f32: 0, f16: 1, bf16: 2 };
 const GGML_TYPES: Record<FloatType, GgmlType> = { f32: GgmlType.F32, f16: GgmlType.F16, bf16: GgmlType.BF16 };
 
-function floatCase(type: FloatType, rows: number, k: number, n: number, threads = 64, part?: { stride: number; offset: number }): GpuKernelCase {
+/** The tiled kernels' grid: one workgroup per 64 x 64 tile of y. */
+const tiles = (rows: number, n: number): [number, number] => [Math.ceil(n / 64), Math.ceil(rows / 64)];
+
+function floatCase(type: FloatType, rows: number, k: number, n: number, threads = 64, part?: { stride: number; offset: number }, tiled = false): GpuKernelCase {
   const stride = part?.stride ?? n;
   const offset = part?.offset ?? 0;
   return {
-    name: `matmul ${type} rows=${rows} k=${k} n=${n} threads/column=${threads}${part ? ` columns ${offset}-${offset + n} of ${stride}` : ""}`,
+    name: `matmul${tiled ? " tiled" : ""} ${type} rows=${rows} k=${k} n=${n}${tiled ? "" : ` threads/column=${threads}`}${part ? ` columns ${offset}-${offset + n} of ${stride}` : ""}`,
     tolerance: 1e-11, // f32 partial sums in another order than the reference's f64
     build() {
       const x = randomF32(rows * k, 1 + rows + k);
@@ -25,10 +28,11 @@ function floatCase(type: FloatType, rows: number, k: number, n: number, threads 
       const w = new Uint8Array(values.buffer);
       const { initial, y } = partOutput(matmulFloatRef(x, GGML_TYPES[type], w, rows, k, n), rows, n, stride, offset);
       return {
-        shader: { op: "matmul", constants: { WEIGHT_TYPE: WEIGHT_TYPE[type], THREADS_PER_COLUMN: threads } },
+        shader: (tiled ? { op: "matmul", file: "matmul_tiled", constants: { WEIGHT_TYPE: WEIGHT_TYPE[type] } }
+          : { op: "matmul", constants: { WEIGHT_TYPE: WEIGHT_TYPE[type], THREADS_PER_COLUMN: threads } }) as ShaderRef,
         bindings: [{ name: "x", contents: x }, { name: "w", contents: w }, { name: "y", contents: part ? initial : { bytes: rows * n * 4 } }],
         params: [["u32", rows], ["u32", k], ["u32", n], ["u32", stride], ["u32", offset]],
-        workgroups: grid(n, 64 / threads),
+        workgroups: tiled ? tiles(rows, n) : grid(n, 64 / threads),
         expected: { y },
       };
     },
@@ -47,11 +51,11 @@ function partOutput(product: Float32Array, rows: number, n: number, stride: numb
  * Q8_0 or Q4_0 weights; with `part`, W is one part of a weight split by rows that writes columns
  * [offset, offset + n) of a y `stride` wide (the other columns must stay as they were).
  */
-function quantCase(type: "q8_0" | "q4_0", rows: number, k: number, n: number, threads = 64, part?: { stride: number; offset: number }): GpuKernelCase {
+function quantCase(type: "q8_0" | "q4_0", rows: number, k: number, n: number, threads = 64, part?: { stride: number; offset: number }, tiled = false): GpuKernelCase {
   const stride = part?.stride ?? n;
   const offset = part?.offset ?? 0;
   return {
-    name: `matmul ${type} rows=${rows} k=${k} n=${n} threads/column=${threads}${part ? ` columns ${offset}-${offset + n} of ${stride}` : ""}`,
+    name: `matmul${tiled ? " tiled" : ""} ${type} rows=${rows} k=${k} n=${n}${tiled ? "" : ` threads/column=${threads}`}${part ? ` columns ${offset}-${offset + n} of ${stride}` : ""}`,
     tolerance: 1e-11, // integer block dots are exact; the f32 sum of scaled blocks rounds
     build() {
       const blocks = n * (k / 32);
@@ -61,14 +65,15 @@ function quantCase(type: "q8_0" | "q4_0", rows: number, k: number, n: number, th
       const weights = type === "q8_0" ? splitQ8_0(w, blocks) : splitQ4_0(w, blocks);
       const { initial, y } = partOutput(matmulQuantRef(xq, w, type, rows, k, n), rows, n, stride, offset);
       return {
-        shader: { op: "matmul", file: `matmul_${type}`, constants: { THREADS_PER_COLUMN: threads } },
+        shader: (tiled ? { op: "matmul", file: "matmul_tiled_quant", constants: { WEIGHT_TYPE: type === "q8_0" ? 0 : 1 } }
+          : { op: "matmul", file: `matmul_${type}`, constants: { THREADS_PER_COLUMN: threads } }) as ShaderRef,
         bindings: [
           { name: "x_quants", contents: x.quants }, { name: "x_scales", contents: x.scales },
           { name: "w_quants", contents: weights.quants }, { name: "w_scales", contents: weights.scales },
           { name: "y", contents: part ? initial : { bytes: rows * n * 4 } },
         ],
         params: [["u32", rows], ["u32", k], ["u32", n], ["u32", stride], ["u32", offset]],
-        workgroups: grid(n, 64 / threads),
+        workgroups: tiled ? tiles(rows, n) : grid(n, 64 / threads),
         expected: { y },
       };
     },
@@ -90,5 +95,12 @@ export const cases: GpuKernelCase[] = [
   quantCase("q8_0", 9, 64, 37, 8), quantCase("q8_0", 2, 256, 151936, 8), quantCase("q4_0", 9, 64, 37, 8),
   // A later part of a split weight.
   floatCase("f16", 2, 64, 21, 8, { stride: 50, offset: 29 }),
+  // The tiled kernels (prefill and large batches): partial tiles on both sides, k not a multiple of the 32-wide slice,
+  // an odd number of quant blocks, real shapes, and a later part of a split weight.
+  ...(["f32", "f16", "bf16"] as const).flatMap((type) => [floatCase(type, 65, 576, 130, 64, undefined, true), floatCase(type, 33, 13, 9, 64, undefined, true)]),
+  floatCase("f16", 128, 1024, 192, 64, undefined, true), floatCase("bf16", 100, 64, 37, 64, { stride: 80, offset: 40 }, true),
+  ...(["q8_0", "q4_0"] as const).flatMap((type) => [quantCase(type, 70, 96, 70, 64, undefined, true), quantCase(type, 64, 576, 128, 64, undefined, true),
+    quantCase(type, 129, 64, 33, 64, undefined, true)]),
+  quantCase("q8_0", 200, 1024, 96, 64, undefined, true), quantCase("q4_0", 65, 64, 40, 64, { stride: 100, offset: 60 }, true),
   quantCase("q8_0", 3, 64, 40, 8, { stride: 100, offset: 60 }), quantCase("q4_0", 9, 96, 13, 64, { stride: 29, offset: 16 }),
 ];

@@ -5,12 +5,12 @@
 import { GgmlType, ggmlTypeName } from "../../model/dtypes.js";
 import { ModelFileError } from "../../model/errors.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
-import { kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
+import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
 import type { ModelConfig } from "../../model/config.js";
 import { ropeThetaScale } from "../../model/rope.js";
 import type { ModelSource } from "../../model/source.js";
 import { type LayerTensors, layerTensors } from "../layer-tensors.js";
-import { type ModelRunner, type RunnerOptions, type SequenceChunk, checkBatch, checkKvCopies } from "../runner.js";
+import { type ModelRunner, type RunnerOptions, type SampledForward, type SequenceChunk, checkBatch, checkKvCopies } from "../runner.js";
 import { type PlacedTensor, readTensors } from "../wasm/weight-loader.js";
 import type { GpuContext } from "./gpu.js";
 import { ropeRotations, splitQ4_0, splitQ8_0 } from "./layouts.js";
@@ -50,7 +50,11 @@ interface GpuLayer extends LayerTensors<GpuWeight, GPUBuffer> {
 }
 
 type Activation = "x" | "h" | "q" | "k" | "v" | "qNormed" | "kNormed" | "attention" | "gate" | "up" | "gathered" | "logits"
-  | "xQuants" | "xScales" | "ids" | "positions" | "rowTables" | "blockTables" | "gatherIds" | "copySource" | "copyTarget";
+  | "xQuants" | "xScales" | "ids" | "positions" | "rowTables" | "blockTables" | "gatherIds" | "copySource" | "copyTarget"
+  | "sampling" | "sampledTokens";
+
+/** Bytes of one row's settings for sample.wgsl (its RowSampling struct). */
+const ROW_SAMPLING_BYTES = 24;
 
 const SHADERS = {
   add: { op: "add" },
@@ -60,10 +64,18 @@ const SHADERS = {
   quantize: { op: "quantize_q8_0" },
   getRowsQ8_0: { op: "get_rows", file: "get_rows_q8_0" },
   getRowsQ4_0: { op: "get_rows", file: "get_rows_q4_0" },
-  kvStore: { op: "attention", file: "kv_store" },
-  attention: { op: "attention" },
-  kvCopy: { op: "attention", file: "kv_copy" },
+  sample: { op: "sample" },
 } satisfies Record<string, ShaderRef>;
+
+/** The KV cache kernels for a cache element type (KV_TYPE 0: f32, 1: IEEE half, two per word). */
+function kvShaders(dtype: KvDtype) {
+  const constants = { KV_TYPE: dtype === "f16" ? 1 : 0 };
+  return {
+    kvStore: { op: "attention", file: "kv_store", constants },
+    attention: { op: "attention", constants },
+    kvCopy: { op: "attention", file: "kv_copy", constants },
+  } satisfies Record<string, ShaderRef>;
+}
 
 /**
  * Invocations per output column of a matmul whose rows hold `units` loads (values, or Q8_0 blocks): enough to keep
@@ -82,9 +94,26 @@ function matmulShader(weight: { type: GgmlType; shape: number[] }): ShaderRef {
 }
 const getRowsShader = (type: number): ShaderRef => ({ op: "get_rows", constants: { WEIGHT_TYPE: type } });
 
+/**
+ * From this many rows a matmul runs tiled (matmul_tiled*.wgsl: 64 x 64 tiles of y, each weight value loaded once per
+ * 64 rows) instead of by columns (each weight value loaded once per 8 rows).
+ */
+export const TILED_MIN_ROWS = 32;
+
+/** The tiled matmul pipeline for a weight's type. */
+function tiledShader(weight: { type: GgmlType }): ShaderRef {
+  const quant = QUANT_WEIGHT_TYPES[weight.type];
+  if (quant) return { op: "matmul", file: "matmul_tiled_quant", constants: { WEIGHT_TYPE: quant === "q8_0" ? 0 : 1 } };
+  return { op: "matmul", file: "matmul_tiled", constants: { WEIGHT_TYPE: FLOAT_WEIGHT_TYPES[weight.type]! } };
+}
+
 /** The WebGPU model runner: weights and a paged KV pool on the device, fixed activation buffers. */
 export class WebGpuModelRunner implements ModelRunner {
-  readonly kvDtype = "f32" as const;
+  readonly kvDtype: KvDtype;
+  /** The KV cache kernels for kvDtype. */
+  private readonly kv: ReturnType<typeof kvShaders>;
+  /** KV values per 32-bit word: 1 (f32) or 2 (f16). */
+  private readonly kvPerWord: number;
   private readonly device: GPUDevice;
   private readonly buffers = {} as Record<Activation, GPUBuffer>;
   private readonly pipelines = new Map<string, GPUComputePipeline>();
@@ -95,6 +124,9 @@ export class WebGpuModelRunner implements ModelRunner {
   private outputWeight!: GpuWeight;
   private rotations!: GPUBuffer;
   private readback!: GPUBuffer;
+  private tokenReadback!: GPUBuffer;
+  /** Staging for the sampled rows' settings, written with one queue write per step. */
+  private samplingStaging!: DataView;
   private encoder!: StepEncoder;
   /** KV blocks in the cache, as the budget allowed. */
   kvBlocks = 0;
@@ -105,6 +137,10 @@ export class WebGpuModelRunner implements ModelRunner {
   private constructor(readonly source: ModelSource, readonly gpu: GpuContext, readonly options: RunnerOptions, weightPartBytes = Infinity) {
     this.device = gpu.device;
     this.weightPartBytes = Math.min(gpu.limits.maxStorageBufferBindingSize, weightPartBytes);
+    this.kvDtype = options.kvCache.dtype ?? "f32";
+    if (this.kvDtype !== "f32" && this.kvDtype !== "f16") throw new RangeError(`kvCache.dtype must be "f32" or "f16", got ${JSON.stringify(this.kvDtype)}`);
+    this.kv = kvShaders(this.kvDtype);
+    this.kvPerWord = this.kvDtype === "f16" ? 2 : 1;
   }
 
   /**
@@ -247,16 +283,21 @@ export class WebGpuModelRunner implements ModelRunner {
     f32("gatherIds", maxSequences);
     f32("copySource", blocksPerSequence);
     f32("copyTarget", blocksPerSequence);
+    f32("sampling", (maxSequences * ROW_SAMPLING_BYTES) / 4);
+    f32("sampledTokens", maxSequences);
     this.readback = this.buffer("logits readback", maxSequences * config.vocab_size * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+    this.tokenReadback = this.buffer("sampled tokens readback", maxSequences * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+    this.samplingStaging = new DataView(new ArrayBuffer(maxSequences * ROW_SAMPLING_BYTES));
 
     // The KV pool: the budget, capped so that one layer's K (or V) fits a storage binding.
-    const blockBytes = kvBlockBytes(config.num_hidden_layers, kvDim, blockSize, "f32");
-    const bindingBlocks = Math.floor(this.gpu.limits.maxStorageBufferBindingSize / (blockSize * kvDim * 4));
+    const valueBytes = 4 / this.kvPerWord;
+    const blockBytes = kvBlockBytes(config.num_hidden_layers, kvDim, blockSize, this.kvDtype);
+    const bindingBlocks = Math.floor(this.gpu.limits.maxStorageBufferBindingSize / (blockSize * kvDim * valueBytes));
     const room = bindingBlocks * blockBytes;
     this.kvBlocks = kvBlocksForBudget(this.options.kvCache, blockBytes, room, blocksPerSequence);
     for (const [i, layer] of this.layers.entries()) {
-      layer.kCache = this.buffer(`layer ${i} K cache`, this.kvBlocks * blockSize * kvDim * 4);
-      layer.vCache = this.buffer(`layer ${i} V cache`, this.kvBlocks * blockSize * kvDim * 4);
+      layer.kCache = this.buffer(`layer ${i} K cache`, this.kvBlocks * blockSize * kvDim * valueBytes);
+      layer.vCache = this.buffer(`layer ${i} V cache`, this.kvBlocks * blockSize * kvDim * valueBytes);
     }
     // Dispatches per step: at most 24 per layer and the embedding and logits around them, plus one per extra part
     // of a split weight.
@@ -267,7 +308,7 @@ export class WebGpuModelRunner implements ModelRunner {
 
   /** Compiles every pipeline a step can use, so that steps never wait on the compiler. */
   private async compile(): Promise<void> {
-    const shaders: ShaderRef[] = [...Object.values(SHADERS), ...this.weights().map(matmulShader), ...[0, 1, 2].map(getRowsShader)];
+    const shaders: ShaderRef[] = [...Object.values(SHADERS), ...Object.values(this.kv), ...this.weights().flatMap((weight) => [matmulShader(weight), tiledShader(weight)]), ...[0, 1, 2].map(getRowsShader)];
     const cache = new PipelineCache(this.device);
     const unique = new Map(shaders.map((shader) => [shaderKey(shader), shader]));
     await Promise.all([...unique].map(async ([key, shader]) => this.pipelines.set(key, await cache.get(shader))));
@@ -288,7 +329,17 @@ export class WebGpuModelRunner implements ModelRunner {
     return this.pipelines.get(shaderKey(shader))!;
   }
 
+  /** Every chunk that wants logits gets them (deviceSampling is ignored). */
   forward(chunks: readonly SequenceChunk[]): Promise<Float32Array> {
+    return this.run(chunks, false).then((output) => output.logits);
+  }
+
+  /** Chunks with deviceSampling are sampled on the GPU (sample.wgsl): only their token ids are read back. */
+  forwardSampled(chunks: readonly SequenceChunk[]): Promise<SampledForward> {
+    return this.run(chunks, true);
+  }
+
+  private run(chunks: readonly SequenceChunk[], sampleOnDevice: boolean): Promise<SampledForward> {
     const config = this.config;
     const { options, buffers: b } = this;
     const T = checkBatch(chunks, options, config.vocab_size);
@@ -346,9 +397,9 @@ export class WebGpuModelRunner implements ModelRunner {
         step.dispatch(this.pipeline(SHADERS.rope), [target, b.positions, this.rotations],
           [["u32", T], ["u32", count], ["u32", headDim], ["u32", config.rotary_dim]], grid(T * count * (config.rotary_dim / 2), 256));
       }
-      step.dispatch(this.pipeline(SHADERS.kvStore), [k, b.v, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions],
-        [["u32", T], ["u32", kvDim], ["u32", options.blockSize]], grid(T * kvDim, 256));
-      step.dispatch(this.pipeline(SHADERS.attention), [q, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions, b.attention],
+      step.dispatch(this.pipeline(this.kv.kvStore), [k, b.v, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions],
+        [["u32", T], ["u32", kvDim], ["u32", options.blockSize]], grid((T * kvDim) / this.kvPerWord, 256));
+      step.dispatch(this.pipeline(this.kv.attention), [q, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions, b.attention],
         [["u32", heads], ["u32", kvHeads], ["u32", headDim], ["u32", options.blockSize], ["f32", 1 / Math.sqrt(headDim)]], [heads, T]);
       this.linear(step, this.linearInput(step, b.attention, T, qDim), layer.output, b.h);
       this.add(step, b.x, b.h, T * d, T * d);
@@ -364,20 +415,60 @@ export class WebGpuModelRunner implements ModelRunner {
     const outputs = gather.length;
     if (outputs === 0) {
       step.submit();
-      return this.device.queue.onSubmittedWorkDone().then(() => new Float32Array(0));
+      return this.device.queue.onSubmittedWorkDone().then(() => ({ tokens: new Int32Array(0), logits: new Float32Array(0) }));
     }
     // Logits only for the last row of the chunks that want them.
     step.dispatch(this.pipeline(getRowsShader(0)), [b.x, b.gatherIds, b.h], [["u32", outputs], ["u32", d], ["u32", 0], ["u32", T]], grid(outputs * d, 256));
     this.rmsnorm(step, b.h, this.outputNorm, b.gathered, outputs, d, eps);
     this.linear(step, this.linearInput(step, b.gathered, outputs, d), this.outputWeight, b.logits);
-    const bytes = outputs * config.vocab_size * 4;
-    step.copy(b.logits, this.readback, bytes);
-    step.submit();
-    return this.readback.mapAsync(GPUMapMode.READ, 0, bytes).then(() => {
-      const logits = new Float32Array(this.readback.getMappedRange(0, bytes).slice(0));
-      this.readback.unmap();
-      return logits;
+    return this.readOutputs(step, chunks.filter((chunk) => chunk.wantLogits).map((chunk) => (sampleOnDevice ? chunk.deviceSampling : undefined)));
+  }
+
+  /**
+   * Samples the output rows that have settings on the GPU and reads back their tokens; copies the other rows' logits
+   * next to each other and reads them back.
+   */
+  private async readOutputs(step: ReturnType<StepEncoder["begin"]>, settings: ReadonlyArray<SequenceChunk["deviceSampling"]>): Promise<SampledForward> {
+    const { buffers: b } = this;
+    const vocab = this.config.vocab_size;
+    const rowBytes = vocab * 4;
+    const staging = this.samplingStaging;
+    let sampled = 0;
+    let hostRows = 0;
+    settings.forEach((s, row) => {
+      if (!s) {
+        step.copy(b.logits, this.readback, rowBytes, row * rowBytes, hostRows++ * rowBytes);
+        return;
+      }
+      const offset = sampled++ * ROW_SAMPLING_BYTES;
+      staging.setFloat32(offset, s.temperature, true);
+      staging.setUint32(offset + 4, s.topK, true);
+      staging.setFloat32(offset + 8, s.topP, true);
+      staging.setFloat32(offset + 12, s.minP, true);
+      staging.setFloat32(offset + 16, s.random, true);
+      staging.setUint32(offset + 20, row, true);
     });
+    if (sampled > 0) {
+      this.device.queue.writeBuffer(b.sampling, 0, staging.buffer, 0, sampled * ROW_SAMPLING_BYTES);
+      step.dispatch(this.pipeline(SHADERS.sample), [b.logits, b.sampling, b.sampledTokens], [["u32", vocab]], [sampled, 1]);
+      step.copy(b.sampledTokens, this.tokenReadback, sampled * 4);
+    }
+    step.submit();
+    const logitBytes = hostRows * rowBytes;
+    await Promise.all([
+      sampled > 0 ? this.tokenReadback.mapAsync(GPUMapMode.READ, 0, sampled * 4) : undefined,
+      hostRows > 0 ? this.readback.mapAsync(GPUMapMode.READ, 0, logitBytes) : this.device.queue.onSubmittedWorkDone(),
+    ]);
+    const tokens = new Int32Array(settings.length);
+    if (sampled > 0) {
+      const deviceTokens = new Int32Array(this.tokenReadback.getMappedRange(0, sampled * 4));
+      let next = 0;
+      settings.forEach((s, row) => { if (s) tokens[row] = deviceTokens[next++]; });
+      this.tokenReadback.unmap();
+    }
+    const logits = hostRows > 0 ? new Float32Array(this.readback.getMappedRange(0, logitBytes).slice(0)) : new Float32Array(0);
+    if (hostRows > 0) this.readback.unmap();
+    return { tokens, logits };
   }
 
   copyKv(copies: readonly KvCopy[], targetBlocks: readonly number[]): void {
@@ -392,10 +483,10 @@ export class WebGpuModelRunner implements ModelRunner {
       const step = this.encoder.begin();
       const kvDim = config.num_key_value_heads * config.head_dim;
       for (const layer of this.layers) {
-        step.dispatch(this.pipeline(SHADERS.kvCopy), [layer.kCache, layer.vCache, b.copySource, b.copyTarget, this.rotations], [
+        step.dispatch(this.pipeline(this.kv.kvCopy), [layer.kCache, layer.vCache, b.copySource, b.copyTarget, this.rotations], [
           ["u32", copy.count], ["u32", config.num_key_value_heads], ["u32", config.head_dim], ["u32", config.rotary_dim], ["u32", options.blockSize],
           ["u32", copy.sourceStart], ["u32", copy.targetStart], ["i32", copy.targetStart - copy.sourceStart],
-        ], grid(copy.count * kvDim, 256));
+        ], grid((copy.count * kvDim) / this.kvPerWord, 256));
       }
       step.submit();
     }
@@ -439,12 +530,13 @@ export class WebGpuModelRunner implements ModelRunner {
   private linear(step: ReturnType<StepEncoder["begin"]>, input: ReturnType<WebGpuModelRunner["linearInput"]>, weight: GpuWeight, out: GPUBuffer, bias?: GPUBuffer): void {
     const k = weight.shape[0];
     const n = weight.shape[1];
-    const shader = matmulShader(weight);
+    const tiled = input.rows >= TILED_MIN_ROWS;
+    const shader = tiled ? tiledShader(weight) : matmulShader(weight);
     const quantized = QUANT_WEIGHT_TYPES[weight.type] !== undefined;
     if (quantized) input.quantized();
     for (const part of weight.parts) {
       const params: Array<["u32", number]> = [["u32", input.rows], ["u32", k], ["u32", part.rows], ["u32", n], ["u32", part.firstRow]];
-      const workgroups = grid(part.rows, 64 / shader.constants!.THREADS_PER_COLUMN);
+      const workgroups: [number, number] = tiled ? [Math.ceil(part.rows / 64), Math.ceil(input.rows / 64)] : grid(part.rows, 64 / shader.constants!.THREADS_PER_COLUMN);
       const bindings = quantized ? [this.buffers.xQuants, this.buffers.xScales, part.quants!, part.scales!, out] : [input.buffer, part.data!, out];
       step.dispatch(this.pipeline(shader), bindings, params, workgroups);
     }

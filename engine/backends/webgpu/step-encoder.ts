@@ -25,8 +25,8 @@ interface Recorded {
 export interface Step {
   /** Binds `buffers` in order from binding 0, the parameters right after them, and dispatches `workgroups`. */
   dispatch(pipeline: GPUComputePipeline, buffers: readonly GPUBuffer[], params: readonly DispatchParam[], workgroups: readonly [number, number]): void;
-  /** Copies `bytes` from the start of `source` to `target` after the dispatches. */
-  copy(source: GPUBuffer, target: GPUBuffer, bytes: number): void;
+  /** Copies `bytes` from `source` to `target` (at byte offsets, multiples of 4) after the dispatches. */
+  copy(source: GPUBuffer, target: GPUBuffer, bytes: number, sourceOffset?: number, targetOffset?: number): void;
   /** Writes the parameters and submits one command buffer. */
   submit(): void;
 }
@@ -47,7 +47,7 @@ export class StepEncoder {
 
   begin(): Step {
     const recorded: Recorded[] = [];
-    const copies: Array<[GPUBuffer, GPUBuffer, number]> = [];
+    const copies: Array<[GPUBuffer, GPUBuffer, number, number, number]> = [];
     return {
       dispatch: (pipeline, buffers, params, workgroups) => {
         const slot = recorded.length;
@@ -60,8 +60,8 @@ export class StepEncoder {
         });
         recorded.push({ pipeline, group: this.bindGroup(slot, pipeline, buffers), workgroups });
       },
-      copy: (source, target, bytes) => {
-        copies.push([source, target, bytes]);
+      copy: (source, target, bytes, sourceOffset = 0, targetOffset = 0) => {
+        copies.push([source, target, bytes, sourceOffset, targetOffset]);
       },
       submit: () => {
         if (recorded.length > 0) this.device.queue.writeBuffer(this.params, 0, this.staging, 0, recorded.length * SLOT_BYTES);
@@ -73,7 +73,9 @@ export class StepEncoder {
           pass.dispatchWorkgroups(workgroups[0], workgroups[1]);
         }
         pass.end();
-        for (const [source, target, bytes] of copies) encoder.copyBufferToBuffer(source, 0, target, 0, Math.ceil(bytes / 4) * 4);
+        for (const [source, target, bytes, sourceOffset, targetOffset] of copies) {
+          encoder.copyBufferToBuffer(source, sourceOffset, target, targetOffset, Math.ceil(bytes / 4) * 4);
+        }
         this.device.queue.submit([encoder.finish()]);
       },
     };

@@ -1,0 +1,176 @@
+// Keeps a WebGPU model serving through device loss (a driver reset, a GPU fault, the device destroyed): the pass in
+// flight fails with a DeviceLostError that says so, a fresh device is opened and the weights uploaded again, and the
+// passes after it run there. The KV cache's contents die with the device: the engine drops its cached prefixes when
+// it sees the error (DeviceLostError.kvLost).
+import { type KvDtype, kvBlockBytes } from "../../kv/budget.js";
+import type { KvCopy } from "../../kv/kv-cache.js";
+import type { ModelConfig } from "../../model/config.js";
+import type { ModelSource } from "../../model/source.js";
+import type { ModelRunner, RunnerOptions, SampledForward, SequenceChunk } from "../runner.js";
+import { type GpuContext, type GpuUnavailable, openGpu } from "./gpu.js";
+import { WebGpuModelRunner } from "./model-runner.js";
+
+/** A forward pass failed because the GPU device was lost; every KV block's contents are gone with it. */
+export class DeviceLostError extends Error {
+  override readonly name = "DeviceLostError";
+  /** Tells the engine that cached KV (prefix and section caches) no longer holds what its index says. */
+  readonly kvLost = true;
+}
+
+/** A WebGPU runner that replaces its device when the device is lost. */
+export class RecoveringGpuRunner implements ModelRunner {
+  private runner: WebGpuModelRunner;
+  private context: GpuContext;
+  /** Why the current device was lost; undefined while it works. */
+  private lost: string | undefined;
+  /** Why the last device was lost (kept after a replacement). */
+  private lastLoss = "";
+  /** The replacement being built after a loss. */
+  private recovery: Promise<void> | undefined;
+  /** Set when no replacement could be built: every later pass fails with it. */
+  private broken: Error | undefined;
+  /**
+   * A loss no pass has failed for yet: the running sequences' KV died with the device even when the loss came
+   * between passes, so the first pass after it fails (and the engine fails those requests and clears its caches).
+   */
+  private unreported = false;
+  private disposed = false;
+  /** Devices lost so far (and replaced, unless `broken`). */
+  deviceLosses = 0;
+
+  private constructor(
+    private readonly source: ModelSource,
+    private readonly weightPartBytes: number | undefined,
+    private readonly open: () => Promise<GpuContext | GpuUnavailable>,
+    gpu: GpuContext,
+    runner: WebGpuModelRunner,
+  ) {
+    this.context = gpu;
+    this.runner = runner;
+    this.watch(gpu);
+  }
+
+  /**
+   * Builds the runner on `gpu` (see WebGpuModelRunner.create); after a device loss, `open` (default: openGpu)
+   * provides the next device.
+   */
+  static async create(source: ModelSource, gpu: GpuContext, options: RunnerOptions, weightPartBytes?: number,
+    open: () => Promise<GpuContext | GpuUnavailable> = openGpu): Promise<RecoveringGpuRunner> {
+    const runner = await WebGpuModelRunner.create(source, gpu, options, weightPartBytes);
+    return new RecoveringGpuRunner(source, weightPartBytes, open, gpu, runner);
+  }
+
+  get options(): RunnerOptions {
+    return this.runner.options;
+  }
+
+  get config(): ModelConfig {
+    return this.runner.config;
+  }
+
+  get kvBlocks(): number {
+    return this.runner.kvBlocks;
+  }
+
+  get kvDtype(): KvDtype {
+    return this.runner.kvDtype;
+  }
+
+  /** The device in use now (a new one after a loss). */
+  get gpu(): GpuContext {
+    return this.context;
+  }
+
+  /** The WebGPU runner on the current device. */
+  get current(): WebGpuModelRunner {
+    return this.runner;
+  }
+
+  forward(chunks: readonly SequenceChunk[]): Promise<Float32Array> {
+    return this.guard(() => this.runner.forward(chunks));
+  }
+
+  forwardSampled(chunks: readonly SequenceChunk[]): Promise<SampledForward> {
+    return this.guard(() => this.runner.forwardSampled(chunks));
+  }
+
+  copyKv(copies: readonly KvCopy[], targetBlocks: readonly number[]): void {
+    // On a lost device the copies would be dropped; the pass that follows fails and the engine clears the caches.
+    if (!this.lost) this.runner.copyKv(copies, targetBlocks);
+  }
+
+  /** Frees the buffers and the device. */
+  dispose(): void {
+    this.disposed = true;
+    this.runner.dispose();
+    this.context.device.destroy();
+  }
+
+  private async guard<T>(pass: () => Promise<T>): Promise<T> {
+    if (this.unreported) throw this.lostError();
+    if (this.recovery) await this.recovery;
+    if (this.broken) throw this.broken;
+    const context = this.context;
+    let result: T;
+    try {
+      result = await pass();
+    } catch (error) {
+      // A pass on a lost device fails (its readback is refused) before or after `lost` resolves: give it a moment.
+      const lost = await Promise.race([context.device.lost.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 250))]);
+      if (lost) throw this.lostError(error);
+      throw error;
+    }
+    if (this.unreported) throw this.lostError(); // the device went during the pass: its results cannot be trusted
+    return result;
+  }
+
+  /** The error for the first pass after a loss (marking the loss reported). */
+  private lostError(cause?: unknown): DeviceLostError {
+    this.unreported = false;
+    return new DeviceLostError(`the GPU device was lost (${this.lost ?? this.lastLoss}); a new device is being set up for the next requests`, { cause });
+  }
+
+  private watch(gpu: GpuContext): void {
+    void gpu.device.lost.then((info) => {
+      if (this.disposed || gpu !== this.context) return;
+      this.lost = `${info.reason}${info.message ? `: ${info.message}` : ""}`;
+      this.lastLoss = this.lost;
+      this.unreported = true;
+      this.deviceLosses++;
+      this.recovery = this.replaceDevice().finally(() => { this.recovery = undefined; });
+    });
+  }
+
+  /** Opens a new device and rebuilds the runner there with the same number of KV blocks (the pool's size is fixed). */
+  private async replaceDevice(): Promise<void> {
+    const old = this.runner;
+    old.dispose();
+    const opened = await this.open();
+    if ("unavailable" in opened) {
+      this.broken = new DeviceLostError(`the GPU device was lost (${this.lost}) and no new one could be opened: ${opened.unavailable}`);
+      return;
+    }
+    try {
+      const config = old.config;
+      const blockBytes = kvBlockBytes(config.num_hidden_layers, config.num_key_value_heads * config.head_dim, old.options.blockSize, old.kvDtype);
+      const options = { ...old.options, kvCache: { ...old.options.kvCache, bytes: old.kvBlocks * blockBytes, memoryFraction: undefined } };
+      const runner = await WebGpuModelRunner.create(this.source, opened, options, this.weightPartBytes);
+      if (runner.kvBlocks !== old.kvBlocks) {
+        runner.dispose();
+        throw new RangeError(`the new device holds ${runner.kvBlocks} KV blocks, not ${old.kvBlocks}`);
+      }
+      if (this.disposed) {
+        runner.dispose();
+        opened.device.destroy();
+        return;
+      }
+      this.runner = runner;
+      this.context = opened;
+      this.lost = undefined;
+      this.watch(opened);
+    } catch (error) {
+      opened.device.destroy();
+      this.broken = new DeviceLostError(`the GPU device was lost (${this.lost}) and the model could not be set up on a new one: ${(error as Error).message}`, { cause: error });
+    }
+  }
+}

@@ -1,0 +1,62 @@
+// Device loss on WebGPU: the request whose pass was running fails with an error that says the device was lost, and
+// the engine keeps serving on a fresh device (weights uploaded again, cached prefixes dropped), giving the same tokens.
+import { describe, expect, it } from "vitest";
+import { ensureTestModel } from "../../../scripts/test-models.js";
+import { Engine } from "../../engine.js";
+import { loadModel } from "../../load.js";
+import type { EngineRequest } from "../../request.js";
+import { openGpu } from "./gpu.js";
+import type { RecoveringGpuRunner } from "./recovering-runner.js";
+
+const probe = await openGpu();
+const unavailable = "unavailable" in probe ? probe.unavailable : undefined;
+if (!unavailable) (probe as Exclude<typeof probe, { unavailable: string }>).device.destroy();
+if (unavailable && process.env.CI !== "true") console.warn(`WebGPU device-loss tests skipped: ${unavailable}`);
+
+const greedy = (tokens: number[], maxTokens: number): EngineRequest => ({ input: { tokens }, maxTokens, sampling: { temperature: 0 }, ignoreEndOfGeneration: true });
+
+async function outcome(engine: Engine, request: EngineRequest, onText?: () => void): Promise<{ tokens?: number[]; error?: Error }> {
+  for await (const event of engine.submit(request)) {
+    if (event.type === "text") onText?.();
+    if (event.type === "error") return { error: event.error };
+    if (event.type === "finish") return { tokens: event.tokens };
+  }
+  throw new Error("no finish or error event");
+}
+
+describe.skipIf(unavailable !== undefined)("GPU device loss", () => {
+  it("fails the running request with the cause, then serves the same tokens on a new device", async () => {
+    const model = await loadModel(await ensureTestModel("tiny-llama", "gguf", "q8_0"), {
+      backend: "webgpu", contextSize: 256, maxSequences: 4, batchSize: 64, kvCache: { bytes: 4 * 1024 * 1024 },
+    });
+    const runner = model.runner as RecoveringGpuRunner;
+    const engine = new Engine(model);
+    try {
+      const prompt = Array.from({ length: 40 }, (_, i) => 100 + i * 3);
+      const before = await outcome(engine, greedy(prompt, 10));
+      expect(before.tokens).toHaveLength(10);
+      const firstDevice = runner.gpu.device;
+
+      let lost = false;
+      const failed = await outcome(engine, greedy([7, 8, 9], 400), () => {
+        if (lost) return;
+        lost = true;
+        firstDevice.destroy(); // what a driver reset looks like to WebGPU: the device is lost mid-generation
+      });
+      expect(failed.error?.message).toMatch(/GPU device was lost/);
+      expect(engine.stats()).toMatchObject({ running: 0, waiting: 0 });
+      expect(engine.stats().kvBlocks.used).toBe(0);
+
+      const after = await outcome(engine, greedy(prompt, 10));
+      expect(after.error).toBeUndefined();
+      expect(after.tokens).toEqual(before.tokens);
+      expect(runner.deviceLosses).toBe(1);
+      expect(runner.gpu.device).not.toBe(firstDevice);
+      // The prefix cached before the loss was dropped with the device's memory, not adopted.
+      expect(engine.stats().cache.prefixHits).toBe(0);
+    } finally {
+      engine.close();
+      await model.dispose();
+    }
+  });
+});
