@@ -71,7 +71,7 @@ export class ActiveRequest implements SchedulableRequest {
     return this.init.sampler.seed;
   }
 
-  /** The next token's settings for sampling on the device (its draw taken), or undefined when it must be sampled here. */
+  /** The next token's settings for sampling on the device (its draw taken); undefined when it must be sampled here. */
   deviceSampling(): DeviceSampling | undefined {
     return this.init.sampler.deviceSampling();
   }

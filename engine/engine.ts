@@ -282,7 +282,7 @@ export class Engine implements ServingEngine {
     const runner = this.model.runner;
     const chunks: SequenceChunk[] = plan.chunks.map(({ request, start, count }) => {
       const wantLogits = start + count === request.tokens.length;
-      // Where the runner samples on the device, a token's draw is taken now; the chunk's token comes back instead of its logits.
+      // Where the runner samples on the device, the token's draw is taken now and its token comes back, not logits.
       const deviceSampling = wantLogits && runner.forwardSampled ? request.deviceSampling() : undefined;
       return { tokens: request.tokens.slice(start, start + count), startPosition: start, blockTable: request.kv.blocks, wantLogits, deviceSampling };
     });

@@ -17,6 +17,8 @@ export interface GpuCaseSetup {
   workgroups: [number, number];
   /** Expected final contents of every buffer the kernel writes. */
   expected: Record<string, HostArray>;
+  /** Kernels dispatched after the first in the same submission (a kernel and its merge step), on named bindings. */
+  then?: Array<{ shader: ShaderRef; bindings: string[]; params: DispatchParam[]; workgroups: [number, number] }>;
 }
 
 /** One WebGPU conformance case. */

@@ -59,10 +59,18 @@ async function runCase(context: GpuContext, setup: GpuCaseSetup): Promise<Record
     return { name, source: source.buffer, readback: device.createBuffer({ size: source.buffer.size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }) };
   });
   // The runner's own encoder: parameters in its uniform slot, then copies of the outputs for reading back.
-  const encoder = new StepEncoder(device, 1);
+  const encoder = new StepEncoder(device, 1 + (setup.then?.length ?? 0));
   device.pushErrorScope("validation");
   const step = encoder.begin();
   step.dispatch(pipeline, buffers.map(({ buffer }) => buffer), setup.params, setup.workgroups);
+  for (const next of setup.then ?? []) {
+    const bound = next.bindings.map((name) => {
+      const found = buffers.find((b) => b.name === name);
+      if (!found) throw new Error(`binding ${name} of a follow-up dispatch is not among the case's buffers`);
+      return found.buffer;
+    });
+    step.dispatch(await pipelines!.get(next.shader), bound, next.params, next.workgroups);
+  }
   for (const { source, readback } of readbacks) step.copy(source, readback, source.size);
   step.submit();
   const error = await device.popErrorScope();

@@ -16,13 +16,16 @@ export interface SequenceChunk {
   blockTable: ArrayLike<number>;
   /** Whether to return logits for the chunk's last token. */
   wantLogits: boolean;
-  /** With wantLogits, for {@link ModelRunner.forwardSampled}: sample the token on the device instead of returning logits. */
+  /** With wantLogits, for {@link ModelRunner.forwardSampled}: sample the token on the device, not return logits. */
   deviceSampling?: DeviceSampling;
 }
 
 /** What {@link ModelRunner.forwardSampled} returns. */
 export interface SampledForward {
-  /** One entry per chunk that wants logits, in chunk order: the sampled token for chunks with deviceSampling (as sample.wgsl answers, -1 and -2 included); unused for the others. */
+  /**
+   * One entry per chunk that wants logits, in chunk order: the sampled token for chunks with deviceSampling (as
+   * sample.wgsl answers: -1 and -2 when nothing could be sampled), unused for the others.
+   */
   tokens: Int32Array;
   /** [chunks that want logits without deviceSampling, vocab_size], in chunk order. */
   logits: Float32Array;

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { argmax } from "./argmax.js";
 import { SamplingInputError, SamplingParamError } from "./errors.js";
 import { SeededRandom } from "./random.js";
-import { Sampler } from "./sampler.js";
+import { Sampler, checkDeviceToken } from "./sampler.js";
 import { DEFAULT_SAMPLING_PARAMS, type SamplingParams } from "./params.js";
 import { logSoftmax, probabilities } from "./softmax.js";
 
@@ -192,5 +192,40 @@ describe("probability helpers", () => {
     const hot = probabilities(logits, 2);
     expect(hot[2] / hot[0]).toBeCloseTo(Math.exp(1), 5);
     expect(() => probabilities(logits, 0)).toThrow(/temperature/);
+  });
+});
+
+describe("sampling on the device", () => {
+  it("hands out the settings and this token's draw, taken from the same stream sample() uses", () => {
+    const params = { temperature: 0.8, topK: 40, topP: 0.9, minP: 0.05, seed: 77 };
+    const sampler = new Sampler(params);
+    const stream = new SeededRandom(77);
+    for (let i = 0; i < 3; i++) {
+      expect(sampler.deviceSampling()).toEqual({ temperature: 0.8, topK: 40, topP: 0.9, minP: 0.05, random: stream.nextFloat() });
+    }
+  });
+
+  it("takes one draw per token as sample() does (none when greedy), so host and device tokens share one stream", () => {
+    const logits = Float32Array.from({ length: 50 }, (_, i) => Math.sin(i));
+    const greedy = new Sampler({ temperature: 0, seed: 5 });
+    expect(greedy.deviceSampling()?.random).toBe(0);
+    const a = new Sampler({ temperature: 1, seed: 9 });
+    const b = new Sampler({ temperature: 1, seed: 9 });
+    a.deviceSampling();
+    b.sample(logits);
+    // Both consumed exactly one draw: their next tokens agree.
+    expect(a.sample(logits)).toBe(b.sample(logits));
+  });
+
+  it("leaves requests with penalties to the host (they count the sequence's tokens)", () => {
+    expect(new Sampler({ temperature: 0, frequencyPenalty: 0.5 }).deviceSampling()).toBeUndefined();
+    expect(new Sampler({ temperature: 1, repetitionPenalty: 1.1 }).deviceSampling()).toBeUndefined();
+  });
+
+  it("checks the device's answer: its no-candidate codes throw as sample() does, ids must be in the vocabulary", () => {
+    expect(checkDeviceToken(17, 50)).toBe(17);
+    expect(() => checkDeviceToken(-1, 50)).toThrow(SamplingInputError);
+    expect(() => checkDeviceToken(-2, 50)).toThrow(/no candidate has a finite logit/);
+    expect(() => checkDeviceToken(50, 50)).toThrow(/outside the vocabulary/);
   });
 });

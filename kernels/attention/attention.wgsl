@@ -2,6 +2,10 @@
 // workgroup per (head, row). Row t attends to positions 0..positions[t] of its sequence through the block table at
 // row_tables[t]; keys are taken a tile of WORKGROUP_SIZE at a time (one score per invocation), the running maximum
 // and sum are rescaled per tile, and each invocation accumulates its share of the head's dimensions.
+// Split-K (flash-decoding): with splits > 1, workgroup (head * splits + split, row) takes only keys [split *
+// split_keys, (split + 1) * split_keys) and writes its unnormalised accumulators, running maximum and sum to
+// `partials` ([rows, heads, splits] records of head_dim + 2 floats); attention_combine.wgsl merges them. A decode
+// step of few rows then spreads a long context over many workgroups instead of one per head.
 // q, out: [rows, heads, head_dim]; caches: [slots, kv_heads, head_dim] as f32 (KV_TYPE 0) or IEEE half (KV_TYPE 1, two
 // per word, see kv_store.wgsl). Grouped-query heads share a kv head.
 override WORKGROUP_SIZE: u32 = 64;
@@ -18,6 +22,9 @@ struct Params {
   head_dim: u32,
   block_size: u32,
   scale: f32,
+  splits: u32,
+  // Keys per split: a multiple of WORKGROUP_SIZE.
+  split_keys: u32,
 }
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
@@ -27,7 +34,8 @@ struct Params {
 @group(0) @binding(4) var<storage, read> block_tables: array<i32>;
 @group(0) @binding(5) var<storage, read> positions: array<i32>;
 @group(0) @binding(6) var<storage, read_write> out: array<f32>;
-@group(0) @binding(7) var<uniform> params: Params;
+@group(0) @binding(7) var<storage, read_write> partials: array<f32>;
+@group(0) @binding(8) var<uniform> params: Params;
 
 var<workgroup> query: array<f32, MAX_HEAD_DIM>;
 var<workgroup> probabilities: array<f32, WORKGROUP_SIZE>;
@@ -82,7 +90,8 @@ fn reduce(lane: u32, value: f32, is_max: bool) -> f32 {
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(workgroup_id) group: vec3u, @builtin(local_invocation_index) lane: u32) {
-  let head = group.x;
+  let head = group.x / params.splits;
+  let split = group.x % params.splits;
   let t = group.y;
   let head_dim = params.head_dim;
   let kv_head = head / (params.heads / params.kv_heads);
@@ -92,12 +101,17 @@ fn main(@builtin(workgroup_id) group: vec3u, @builtin(local_invocation_index) la
   }
   workgroupBarrier();
 
-  let count = u32(positions[t]) + 1u;
+  let end = u32(positions[t]) + 1u;
+  let begin = select(0u, min(split * params.split_keys, end), params.splits > 1u);
+  let count = select(end, min(begin + params.split_keys, end), params.splits > 1u);
   let table = row_tables[t];
   var running_max = NEGATIVE;
   var running_sum = 0.0;
   var acc: array<f32, DIMS_PER_LANE>;
-  for (var first = 0u; first < count; first += WORKGROUP_SIZE) {
+  for (var i = 0u; i < DIMS_PER_LANE; i++) {
+    acc[i] = 0.0; // explicitly (see matmul.wgsl)
+  }
+  for (var first = begin; first < count; first += WORKGROUP_SIZE) {
     let p = first + lane;
     var score = NEGATIVE;
     if (p < count) {
@@ -129,6 +143,20 @@ fn main(@builtin(workgroup_id) group: vec3u, @builtin(local_invocation_index) la
       }
     }
     workgroupBarrier(); // before the next tile overwrites probabilities and key offsets
+  }
+  if (params.splits > 1u) {
+    let record = ((t * params.heads + head) * params.splits + split) * (head_dim + 2u);
+    for (var i = 0u; i < DIMS_PER_LANE; i++) {
+      let d = lane + i * WORKGROUP_SIZE;
+      if (d < head_dim) {
+        partials[record + d] = acc[i];
+      }
+    }
+    if (lane == 0u) {
+      partials[record + head_dim] = running_max;
+      partials[record + head_dim + 1u] = running_sum;
+    }
+    return;
   }
   for (var i = 0u; i < DIMS_PER_LANE; i++) {
     let d = lane + i * WORKGROUP_SIZE;

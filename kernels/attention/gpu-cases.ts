@@ -54,9 +54,10 @@ function describe(b: Batch): string {
   return `chunks=${b.chunks.map(([rows, start]) => `${rows}@${start}`).join(",")} heads=${b.heads}/${b.kvHeads} headDim=${b.headDim} blockSize=${b.blockSize}${b.sharedPrefix ? " sharedPrefix" : ""}`;
 }
 
-function attentionCase(b: Batch, kv: KvType = "f32"): GpuKernelCase {
+/** With `splits` > 1: split-K over keys, `splitKeys` per split, then attention_combine.wgsl. */
+function attentionCase(b: Batch, kv: KvType = "f32", splits = 1, splitKeys = 0): GpuKernelCase {
   return {
-    name: `attention ${kv} ${describe(b)}`,
+    name: `attention ${kv} ${describe(b)}${splits > 1 ? ` split-K ${splits} x ${splitKeys} keys` : ""}`,
     tolerance: 1e-11, // f32 online softmax against the reference's f64 two-pass softmax
     build() {
       const l = layout(b);
@@ -75,9 +76,14 @@ function attentionCase(b: Batch, kv: KvType = "f32"): GpuKernelCase {
           { name: "q", contents: q }, { name: "kCache", contents: kCache }, { name: "vCache", contents: vCache },
           { name: "rowTables", contents: l.rowTables }, { name: "blockTables", contents: l.flat }, { name: "positions", contents: l.positions },
           { name: "out", contents: { bytes: q.byteLength } },
+          { name: "partials", contents: { bytes: Math.max(4, l.rows * b.heads * splits * (b.headDim + 2) * 4) } },
         ],
-        params: [["u32", b.heads], ["u32", b.kvHeads], ["u32", b.headDim], ["u32", b.blockSize], ["f32", scale]],
-        workgroups: [b.heads, l.rows],
+        params: [["u32", b.heads], ["u32", b.kvHeads], ["u32", b.headDim], ["u32", b.blockSize], ["f32", scale], ["u32", splits], ["u32", splitKeys]],
+        workgroups: [b.heads * splits, l.rows],
+        then: splits > 1 ? [{
+          shader: { op: "attention", file: "attention_combine" }, bindings: ["partials", "out"],
+          params: [["u32", b.heads], ["u32", b.headDim], ["u32", splits]], workgroups: [b.heads, l.rows],
+        }] : undefined,
         expected: { out: attentionChunksRef(q, widen(kCache), widen(vCache), l.chunks, scale, b, l.rows) },
       };
     },
@@ -193,6 +199,13 @@ const relocations: Relocation[] = [
   { kvHeads: 4, headDim: 128, rotaryDim: 128, blockSize: 16, sourceStart: 16, targetStart: 48, count: 33 },
 ];
 
-export const cases: GpuKernelCase[] = (["f32", "f16"] as const).flatMap((kv) => [
+export const cases: GpuKernelCase[] = [
+  // Split-K decode attention (splits x keys cover the longest row, as the runner sizes them): decode rows deep in
+  // their sequences, splits wholly past shorter rows' last key, a row shorter than one split.
+  attentionCase({ heads: 16, kvHeads: 8, headDim: 128, blockSize: 16, chunks: [[1, 300], [1, 70], [1, 1000]] }, "f32", 4, 256),
+  attentionCase({ heads: 9, kvHeads: 3, headDim: 64, blockSize: 16, chunks: [[1, 200], [3, 61]], sharedPrefix: true }, "f16", 3, 128),
+  attentionCase({ heads: 4, kvHeads: 2, headDim: 13, blockSize: 4, chunks: [[1, 37]] }, "f32", 2, 64),
+  ...(["f32", "f16"] as const).flatMap((kv) => [
   ...batches.map((b) => attentionCase(b, kv)), ...batches.map((b) => kvStoreCase(b, kv)), ...relocations.map((c) => kvCopyCase(c, kv)),
-]);
+]),
+];

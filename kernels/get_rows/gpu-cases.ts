@@ -42,7 +42,7 @@ function getRowsCase(type: RowsType, vocab: number, k: number, rows: number, par
       if (type === "q8_0" || type === "q4_0") {
         const blocks = count * (k / 32);
         const { quants, scales } = type === "q8_0" ? splitQ8_0(table, blocks) : splitQ4_0(table, blocks);
-        return { shader: { op: "get_rows", file: `get_rows_${type}` }, bindings: [{ name: "quants", contents: quants }, { name: "scales", contents: scales }, { name: "ids", contents: ids }, out], params, workgroups, expected: { out: expected } };
+        return { shader: { op: "get_rows", file: "get_rows_quant", constants: { WEIGHT_TYPE: type === "q8_0" ? 0 : 1 } }, bindings: [{ name: "quants", contents: quants }, { name: "scales", contents: scales }, { name: "ids", contents: ids }, out], params, workgroups, expected: { out: expected } };
       }
       return { shader: { op: "get_rows", constants: { WEIGHT_TYPE: WEIGHT_TYPE[type] } }, bindings: [{ name: "table", contents: table }, { name: "ids", contents: ids }, out], params, workgroups, expected: { out: expected } };
     },

@@ -66,7 +66,7 @@ function quantCase(type: "q8_0" | "q4_0", rows: number, k: number, n: number, th
       const { initial, y } = partOutput(matmulQuantRef(xq, w, type, rows, k, n), rows, n, stride, offset);
       return {
         shader: (tiled ? { op: "matmul", file: "matmul_tiled_quant", constants: { WEIGHT_TYPE: type === "q8_0" ? 0 : 1 } }
-          : { op: "matmul", file: `matmul_${type}`, constants: { THREADS_PER_COLUMN: threads } }) as ShaderRef,
+          : { op: "matmul", file: "matmul_quant", constants: { WEIGHT_TYPE: type === "q8_0" ? 0 : 1, THREADS_PER_COLUMN: threads } }) as ShaderRef,
         bindings: [
           { name: "x_quants", contents: x.quants }, { name: "x_scales", contents: x.scales },
           { name: "w_quants", contents: weights.quants }, { name: "w_scales", contents: weights.scales },

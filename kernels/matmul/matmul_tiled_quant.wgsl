@@ -1,8 +1,8 @@
 // y = x W^T for many rows at once, Q8_0 or Q4_0 weights (WEIGHT_TYPE) against Q8_0-quantized activations, with the
-// numerics of matmul_q8_0.wgsl (an exact integer dot per 32-value block times both block scales): a workgroup
+// numerics of matmul_quant.wgsl (an exact integer dot per 32-value block times both block scales): a workgroup
 // computes a 64 x 64 tile of y, staging BLOCKS blocks of 64 activation rows and 64 weight rows in workgroup memory
 // per step; each invocation accumulates a 4 x 4 block (rows ty + 16 i, columns tx + 16 j) in registers.
-// Layouts as matmul_q8_0.wgsl / matmul_q4_0.wgsl; y indexed with y_stride and y_offset as there.
+// Layouts as matmul_quant.wgsl; y indexed with y_stride and y_offset as there.
 override WEIGHT_TYPE: u32 = 0; // 0: Q8_0 (8 quant words per block), 1: Q4_0 (4 words of nibbles per block)
 const TILE = 64u;
 const BLOCKS = 2u;
@@ -28,7 +28,7 @@ var<workgroup> wq: array<u32, BLOCKS * 8u * TILE>;
 var<workgroup> xs: array<f32, BLOCKS * TILE>;
 var<workgroup> ws: array<f32, BLOCKS * TILE>;
 
-/** Four nibbles (one per byte, in the low four bits) minus 8, as four packed int8 (as matmul_q4_0.wgsl). */
+/** Four nibbles (one per byte, in the low four bits) minus 8, as four packed int8 (as matmul_quant.wgsl). */
 fn centered(nibbles: u32) -> u32 {
   let t = nibbles ^ 0x08080808u;
   return t | (((t >> 3u) & 0x01010101u) * 0xf0u);

@@ -51,7 +51,7 @@ interface GpuLayer extends LayerTensors<GpuWeight, GPUBuffer> {
 
 type Activation = "x" | "h" | "q" | "k" | "v" | "qNormed" | "kNormed" | "attention" | "gate" | "up" | "gathered" | "logits"
   | "xQuants" | "xScales" | "ids" | "positions" | "rowTables" | "blockTables" | "gatherIds" | "copySource" | "copyTarget"
-  | "sampling" | "sampledTokens";
+  | "sampling" | "sampledTokens" | "attentionPartials";
 
 /** Bytes of one row's settings for sample.wgsl (its RowSampling struct). */
 const ROW_SAMPLING_BYTES = 24;
@@ -62,10 +62,20 @@ const SHADERS = {
   rmsnorm: { op: "rmsnorm" },
   rope: { op: "rope_neox" },
   quantize: { op: "quantize_q8_0" },
-  getRowsQ8_0: { op: "get_rows", file: "get_rows_q8_0" },
-  getRowsQ4_0: { op: "get_rows", file: "get_rows_q4_0" },
+  getRowsQ8_0: { op: "get_rows", file: "get_rows_quant", constants: { WEIGHT_TYPE: 0 } },
+  getRowsQ4_0: { op: "get_rows", file: "get_rows_quant", constants: { WEIGHT_TYPE: 1 } },
   sample: { op: "sample" },
+  attentionCombine: { op: "attention", file: "attention_combine" },
 } satisfies Record<string, ShaderRef>;
+
+/**
+ * Split-K decode attention (attention.wgsl with splits > 1, then attention_combine.wgsl): used when a step has fewer
+ * than SPLIT_BELOW_WORKGROUPS (head, row) pairs, with a split per SPLIT_KEYS keys of its longest row, at most
+ * MAX_SPLITS. Prefill and large batches already give the GPU enough workgroups.
+ */
+const SPLIT_BELOW_WORKGROUPS = 1024;
+const SPLIT_KEYS = 256;
+const MAX_SPLITS = 16;
 
 /** The KV cache kernels for a cache element type (KV_TYPE 0: f32, 1: IEEE half, two per word). */
 function kvShaders(dtype: KvDtype) {
@@ -89,7 +99,7 @@ export function threadsPerColumn(units: number): number {
 /** The matmul pipeline for a weight: its type, and threads per column from its row length. */
 function matmulShader(weight: { type: GgmlType; shape: number[] }): ShaderRef {
   const quant = QUANT_WEIGHT_TYPES[weight.type];
-  if (quant) return { op: "matmul", file: `matmul_${quant}`, constants: { THREADS_PER_COLUMN: threadsPerColumn(weight.shape[0] / 32) } };
+  if (quant) return { op: "matmul", file: "matmul_quant", constants: { WEIGHT_TYPE: quant === "q8_0" ? 0 : 1, THREADS_PER_COLUMN: threadsPerColumn(weight.shape[0] / 32) } };
   return { op: "matmul", constants: { WEIGHT_TYPE: FLOAT_WEIGHT_TYPES[weight.type]!, THREADS_PER_COLUMN: threadsPerColumn(weight.shape[0]) } };
 }
 const getRowsShader = (type: number): ShaderRef => ({ op: "get_rows", constants: { WEIGHT_TYPE: type } });
@@ -284,6 +294,7 @@ export class WebGpuModelRunner implements ModelRunner {
     f32("copySource", blocksPerSequence);
     f32("copyTarget", blocksPerSequence);
     f32("sampling", (maxSequences * ROW_SAMPLING_BYTES) / 4);
+    f32("attentionPartials", Math.ceil(SPLIT_BELOW_WORKGROUPS / config.num_attention_heads) * config.num_attention_heads * MAX_SPLITS * (config.head_dim + 2));
     f32("sampledTokens", maxSequences);
     this.readback = this.buffer("logits readback", maxSequences * config.vocab_size * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
     this.tokenReadback = this.buffer("sampled tokens readback", maxSequences * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
@@ -299,10 +310,10 @@ export class WebGpuModelRunner implements ModelRunner {
       layer.kCache = this.buffer(`layer ${i} K cache`, this.kvBlocks * blockSize * kvDim * valueBytes);
       layer.vCache = this.buffer(`layer ${i} V cache`, this.kvBlocks * blockSize * kvDim * valueBytes);
     }
-    // Dispatches per step: at most 24 per layer and the embedding and logits around them, plus one per extra part
+    // Dispatches per step: at most 25 per layer and the embedding and logits around them, plus one per extra part
     // of a split weight.
     const extraParts = this.weights().reduce((sum, weight) => sum + weight.parts.length - 1, 0);
-    this.encoder = new StepEncoder(this.device, 24 * config.num_hidden_layers + 16 + extraParts);
+    this.encoder = new StepEncoder(this.device, 25 * config.num_hidden_layers + 16 + extraParts);
     this.owned.push(this.encoder.params);
   }
 
@@ -353,6 +364,7 @@ export class WebGpuModelRunner implements ModelRunner {
     const blocksPerSequence = Math.ceil(options.maxContext / options.blockSize);
 
     const ids = new Int32Array(T);
+    let longest = 0;
     const positions = new Int32Array(T);
     const rowTables = new Uint32Array(T);
     const tables = new Int32Array(chunks.length * blocksPerSequence);
@@ -363,6 +375,7 @@ export class WebGpuModelRunner implements ModelRunner {
       for (let i = 0; i < chunk.tokens.length; i++, row++) {
         ids[row] = chunk.tokens[i];
         positions[row] = chunk.startPosition + i;
+        longest = Math.max(longest, positions[row] + 1);
         rowTables[row] = s * blocksPerSequence;
       }
       if (chunk.wantLogits) gather.push(row - 1);
@@ -376,6 +389,8 @@ export class WebGpuModelRunner implements ModelRunner {
 
     const step = this.encoder.begin();
     const eps = config.rms_norm_eps;
+    const splits = T * heads >= SPLIT_BELOW_WORKGROUPS ? 1 : Math.min(MAX_SPLITS, Math.ceil(longest / SPLIT_KEYS));
+    const splitKeys = Math.ceil(Math.ceil(longest / splits) / 64) * 64;
     this.embed(step, T);
     for (const layer of this.layers) {
       this.rmsnorm(step, b.x, layer.attnNorm, b.h, T, d, eps);
@@ -399,8 +414,12 @@ export class WebGpuModelRunner implements ModelRunner {
       }
       step.dispatch(this.pipeline(this.kv.kvStore), [k, b.v, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions],
         [["u32", T], ["u32", kvDim], ["u32", options.blockSize]], grid((T * kvDim) / this.kvPerWord, 256));
-      step.dispatch(this.pipeline(this.kv.attention), [q, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions, b.attention],
-        [["u32", heads], ["u32", kvHeads], ["u32", headDim], ["u32", options.blockSize], ["f32", 1 / Math.sqrt(headDim)]], [heads, T]);
+      step.dispatch(this.pipeline(this.kv.attention), [q, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions, b.attention, b.attentionPartials],
+        [["u32", heads], ["u32", kvHeads], ["u32", headDim], ["u32", options.blockSize], ["f32", 1 / Math.sqrt(headDim)], ["u32", splits], ["u32", splitKeys]],
+        [heads * splits, T]);
+      if (splits > 1) {
+        step.dispatch(this.pipeline(SHADERS.attentionCombine), [b.attentionPartials, b.attention], [["u32", heads], ["u32", headDim], ["u32", splits]], [heads, T]);
+      }
       this.linear(step, this.linearInput(step, b.attention, T, qDim), layer.output, b.h);
       this.add(step, b.x, b.h, T * d, T * d);
 

@@ -70,6 +70,15 @@ describe("greedy generation on WebGPU equals WebAssembly", () => {
       expect(await greedyTokens(gpu, prompt, 12)).toEqual(await greedyTokens(wasm, prompt, 12));
     });
   }
+  // Decode steps over contexts past 256 keys split them (split-K attention, then a merge); f32 and f16 caches.
+  for (const kv of ["f32", "f16"] as const) {
+    onBothBackends(`tiny-llama q8_0: a 300-token prompt x 12 tokens (split-K decode attention, ${kv} KV)`, () => ensureTestModel("tiny-llama", "gguf", "q8_0"), async (wasm, gpu) => {
+      const prompt = Array.from({ length: 300 }, (_, i) => 200 + ((i * 131) % 20000));
+      // As in the f16 batched test below: with f16, a rounding flip may end agreement early; 8 tokens must agree.
+      const count = kv === "f16" ? 8 : 12;
+      expect(await greedyTokens(gpu, prompt, count)).toEqual(await greedyTokens(wasm, prompt, count));
+    }, {}, { contextSize: 512, kvCache: { bytes: 32 * 1024 * 1024, dtype: kv } });
+  }
   // Weights over the binding limit are split by rows (as a 151k-token F16 embedding is on a 128 MiB limit): the
   // tied embedding's lookup and the logits matmul run part by part, the last part shorter than the others.
   for (const dtype of ["f16", "q8_0", "q4_0"] as const) {

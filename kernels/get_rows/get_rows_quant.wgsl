@@ -1,6 +1,7 @@
-// Embedding lookup from a Q8_0 matrix in the GPU layout (quants four to a word, block scales as f32):
-// out[t][i] = scale * quant, as ggml dequantizes. One invocation per output value.
+// Embedding lookup from a Q8_0 or Q4_0 matrix (WEIGHT_TYPE 0 or 1) in the GPU layout of matmul_quant.wgsl:
+// out[t][i] = scale * quant (Q4_0: scale * (nibble - 8)), as ggml dequantizes. One invocation per output value.
 override WORKGROUP_SIZE: u32 = 256;
+override WEIGHT_TYPE: u32 = 0;
 
 struct Params {
   rows: u32,
@@ -29,6 +30,13 @@ fn main(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroups) group
     return;
   }
   let e = row * params.width + index % params.width;
-  let q = extractBits(bitcast<i32>(quants[e / 4u]), (e % 4u) * 8u, 8u);
-  out[index] = scales[e / 32u] * f32(q);
+  if (WEIGHT_TYPE == 0u) {
+    out[index] = scales[e / 32u] * f32(extractBits(bitcast<i32>(quants[e / 4u]), (e % 4u) * 8u, 8u));
+    return;
+  }
+  // Element i of a Q4_0 block is the low nibble of byte i % 16 for i < 16, the high nibble for i >= 16.
+  let i = e % 32u;
+  let byte = (e / 32u) * 16u + i % 16u;
+  let nibble = extractBits(quants[byte / 4u], (byte % 4u) * 8u + select(0u, 4u, i >= 16u), 4u);
+  out[index] = scales[e / 32u] * (f32(nibble) - 8.0);
 }

@@ -1,12 +1,15 @@
-// y = x W^T for Q4_0 weights against Q8_0-quantized activations (quantize_q8_0.wgsl), as llama.cpp's CPU path:
-// per 32-value block the exact integer dot of (nibble - 8) and the activation quants (dot4I8Packed) times both
-// block scales. Weights in the GPU layout: a block's 16 nibble bytes as 4 words (byte j holds element j in its low
-// nibble and element j + 16 in its high one, as GGUF), block scales as f32; activations as in matmul_q8_0.wgsl.
+// y = x W^T for Q8_0 or Q4_0 weights (WEIGHT_TYPE) against Q8_0-quantized activations (quantize_q8_0.wgsl), as
+// llama.cpp's CPU path: per 32-value block the exact integer dot of the quants (dot4I8Packed: four int8 products per
+// instruction; Q4_0 nibbles centred to nibble - 8 first) times both block scales. GPU layout: Q8_0 quants four to a
+// word; Q4_0 a block's 16 nibble bytes as 4 words (byte j holds element j in its low nibble and element j + 16 in its
+// high one, as GGUF); block scales as f32 (exact f16 values).
 // W: [n, k]; x: [rows, k]; y: [rows, n]. A workgroup computes WORKGROUP_SIZE / THREADS_PER_COLUMN columns (as in
 // matmul.wgsl), up to ROW_TILE rows per weight read.
 override WORKGROUP_SIZE: u32 = 64;
 // A power of two from ROW_TILE (8) to WORKGROUP_SIZE.
 override THREADS_PER_COLUMN: u32 = 64;
+// 0: Q8_0, 1: Q4_0.
+override WEIGHT_TYPE: u32 = 0;
 const ROW_TILE = 8u;
 
 struct Params {
@@ -54,10 +57,16 @@ fn main(@builtin(workgroup_id) group: vec3u, @builtin(num_workgroups) groups: ve
         let wb = j * blocks + b;
         let ws = w_scales[wb];
         var wq: array<u32, 8>;
-        for (var q = 0u; q < 4u; q++) {
-          let packed = w_quants[wb * 4u + q];
-          wq[q] = centered(packed & 0x0f0f0f0fu);
-          wq[q + 4u] = centered((packed >> 4u) & 0x0f0f0f0fu);
+        if (WEIGHT_TYPE == 0u) {
+          for (var q = 0u; q < 8u; q++) {
+            wq[q] = w_quants[wb * 8u + q];
+          }
+        } else {
+          for (var q = 0u; q < 4u; q++) {
+            let packed = w_quants[wb * 4u + q];
+            wq[q] = centered(packed & 0x0f0f0f0fu);
+            wq[q + 4u] = centered((packed >> 4u) & 0x0f0f0f0fu);
+          }
         }
         for (var r = 0u; r < count; r++) {
           let xb = (first + r) * blocks + b;
