@@ -66,27 +66,14 @@ fn sum_all(lane: u32, value: f32) -> f32 {
   return workgroupUniformLoad(&shared_f32);
 }
 
-fn count_all(lane: u32, value: u32) -> u32 {
+/** The workgroup's sum (is_max false) or maximum (is_max true) of `value`; every invocation gets it. */
+fn combine_u32(lane: u32, value: u32, is_max: bool) -> u32 {
   counts[lane] = value;
   workgroupBarrier();
   for (var stride = WORKGROUP_SIZE / 2u; stride > 0u; stride /= 2u) {
     if (lane < stride) {
-      counts[lane] += counts[lane + stride];
-    }
-    workgroupBarrier();
-  }
-  if (lane == 0u) {
-    shared_u32 = counts[0];
-  }
-  return workgroupUniformLoad(&shared_u32);
-}
-
-fn max_all(lane: u32, value: u32) -> u32 {
-  counts[lane] = value;
-  workgroupBarrier();
-  for (var stride = WORKGROUP_SIZE / 2u; stride > 0u; stride /= 2u) {
-    if (lane < stride) {
-      counts[lane] = max(counts[lane], counts[lane + stride]);
+      let other = counts[lane + stride];
+      counts[lane] = select(counts[lane] + other, max(counts[lane], other), is_max);
     }
     workgroupBarrier();
   }
@@ -137,7 +124,7 @@ fn top_k_key(lane: u32, base: u32, k: u32) -> u32 {
       let value = logits[base + i];
       count += select(0u, 1u, !is_nan(value) && key(value) >= candidate);
     }
-    if (count_all(lane, count) >= k) {
+    if (combine_u32(lane, count, false) >= k) {
       threshold = candidate;
     }
   }
@@ -192,8 +179,8 @@ fn main(@builtin(workgroup_id) group: vec3u, @builtin(local_invocation_index) la
       live += 1u;
     }
   }
-  let live_count = count_all(lane, live);
-  let top_key = max_all(lane, top_key_local);
+  let live_count = combine_u32(lane, live, false);
+  let top_key = combine_u32(lane, top_key_local, true);
   if (live_count == 0u) {
     if (lane == 0u) {
       tokens[group.x] = -1;

@@ -84,3 +84,11 @@ export async function openGpu(): Promise<GpuContext | GpuUnavailable> {
     limits,
   };
 }
+
+/** Why no device can be opened here, or undefined when one can (the probe's device is destroyed again). */
+export async function gpuUnavailable(): Promise<string | undefined> {
+  const opened = await openGpu();
+  if ("unavailable" in opened) return opened.unavailable;
+  opened.device.destroy();
+  return undefined;
+}

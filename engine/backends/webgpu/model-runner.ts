@@ -364,12 +364,13 @@ export class WebGpuModelRunner implements ModelRunner {
     const blocksPerSequence = Math.ceil(options.maxContext / options.blockSize);
 
     const ids = new Int32Array(T);
-    let longest = 0;
     const positions = new Int32Array(T);
     const rowTables = new Uint32Array(T);
     const tables = new Int32Array(chunks.length * blocksPerSequence);
     const gather: number[] = [];
     let row = 0;
+    /** Keys the longest row attends to (sizes the split-K attention). */
+    let longest = 0;
     chunks.forEach((chunk, s) => {
       for (let i = 0; i < chunk.blockTable.length; i++) tables[s * blocksPerSequence + i] = chunk.blockTable[i];
       for (let i = 0; i < chunk.tokens.length; i++, row++) {

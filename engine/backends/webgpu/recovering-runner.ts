@@ -21,10 +21,8 @@ export class DeviceLostError extends Error {
 export class RecoveringGpuRunner implements ModelRunner {
   private runner: WebGpuModelRunner;
   private context: GpuContext;
-  /** Why the current device was lost; undefined while it works. */
-  private lost: string | undefined;
-  /** Why the last device was lost (kept after a replacement). */
-  private lastLoss = "";
+  /** Why the last device was lost (kept after it is replaced, for the error of the first pass after the loss). */
+  private lossReason = "";
   /** The replacement being built after a loss. */
   private recovery: Promise<void> | undefined;
   /** Set when no replacement could be built: every later pass fails with it. */
@@ -95,8 +93,9 @@ export class RecoveringGpuRunner implements ModelRunner {
   }
 
   copyKv(copies: readonly KvCopy[], targetBlocks: readonly number[]): void {
-    // On a lost device the copies would be dropped; the pass that follows fails and the engine clears the caches.
-    if (!this.lost) this.runner.copyKv(copies, targetBlocks);
+    // While the device is lost and not yet replaced the copies would be dropped; the pass that follows fails anyway
+    // and the engine clears its caches.
+    if (!this.recovery && !this.broken) this.runner.copyKv(copies, targetBlocks);
   }
 
   /** Frees the buffers and the device. */
@@ -127,14 +126,13 @@ export class RecoveringGpuRunner implements ModelRunner {
   /** The error for the first pass after a loss (marking the loss reported). */
   private lostError(cause?: unknown): DeviceLostError {
     this.unreported = false;
-    return new DeviceLostError(`the GPU device was lost (${this.lost ?? this.lastLoss}); a new device is being set up for the next requests`, { cause });
+    return new DeviceLostError(`the GPU device was lost (${this.lossReason}); a new device is being set up for the next requests`, { cause });
   }
 
   private watch(gpu: GpuContext): void {
     void gpu.device.lost.then((info) => {
       if (this.disposed || gpu !== this.context) return;
-      this.lost = `${info.reason}${info.message ? `: ${info.message}` : ""}`;
-      this.lastLoss = this.lost;
+      this.lossReason = `${info.reason}${info.message ? `: ${info.message}` : ""}`;
       this.unreported = true;
       this.deviceLosses++;
       this.recovery = this.replaceDevice().finally(() => { this.recovery = undefined; });
@@ -147,7 +145,7 @@ export class RecoveringGpuRunner implements ModelRunner {
     old.dispose();
     const opened = await this.open();
     if ("unavailable" in opened) {
-      this.broken = new DeviceLostError(`the GPU device was lost (${this.lost}) and no new one could be opened: ${opened.unavailable}`);
+      this.broken = new DeviceLostError(`the GPU device was lost (${this.lossReason}) and no new one could be opened: ${opened.unavailable}`);
       return;
     }
     try {
@@ -166,11 +164,10 @@ export class RecoveringGpuRunner implements ModelRunner {
       }
       this.runner = runner;
       this.context = opened;
-      this.lost = undefined;
       this.watch(opened);
     } catch (error) {
       opened.device.destroy();
-      this.broken = new DeviceLostError(`the GPU device was lost (${this.lost}) and the model could not be set up on a new one: ${(error as Error).message}`, { cause: error });
+      this.broken = new DeviceLostError(`the GPU device was lost (${this.lossReason}) and the model could not be set up on a new one: ${(error as Error).message}`, { cause: error });
     }
   }
 }

@@ -5,12 +5,10 @@ import { ensureTestModel } from "../../../scripts/test-models.js";
 import { Engine } from "../../engine.js";
 import { loadModel } from "../../load.js";
 import type { EngineRequest } from "../../request.js";
-import { openGpu } from "./gpu.js";
+import { gpuUnavailable } from "./gpu.js";
 import type { RecoveringGpuRunner } from "./recovering-runner.js";
 
-const probe = await openGpu();
-const unavailable = "unavailable" in probe ? probe.unavailable : undefined;
-if (!unavailable) (probe as Exclude<typeof probe, { unavailable: string }>).device.destroy();
+const unavailable = await gpuUnavailable();
 if (unavailable && process.env.CI !== "true") console.warn(`WebGPU device-loss tests skipped: ${unavailable}`);
 
 const greedy = (tokens: number[], maxTokens: number): EngineRequest => ({ input: { tokens }, maxTokens, sampling: { temperature: 0 }, ignoreEndOfGeneration: true });

@@ -4,17 +4,16 @@
 // Runs on any adapter (Mesa's lavapipe in CI); without one it skips with the reason, except under CI=true.
 import { describe, expect, it } from "vitest";
 import { ensureTestModel } from "../../../scripts/test-models.js";
+import { tokensOf } from "../../testing/engine-tokens.js";
 import { Engine } from "../../engine.js";
 import { generate } from "../../generate.js";
 import { type LoadOptions, type LoadedModel, loadModel } from "../../load.js";
 import type { EngineRequest } from "../../request.js";
 import { sharedFixture } from "../../testing/fixtures.js";
-import { openGpu } from "./gpu.js";
+import { gpuUnavailable } from "./gpu.js";
 import type { RecoveringGpuRunner } from "./recovering-runner.js";
 
-const probe = await openGpu();
-const unavailable = "unavailable" in probe ? probe.unavailable : undefined;
-if (!unavailable) (probe as Exclude<typeof probe, { unavailable: string }>).device.destroy();
+const unavailable = await gpuUnavailable();
 
 it("has a WebGPU adapter (required under CI)", () => {
   if (unavailable && process.env.CI === "true") throw new Error(`CI=true and ${unavailable}`);
@@ -155,12 +154,3 @@ describe("aborts on WebGPU", () => {
     }
   });
 });
-
-async function tokensOf(engine: Engine, request: EngineRequest): Promise<number[]> {
-  for await (const event of engine.submit(request)) {
-    if (event.type === "error") throw event.error;
-    if (event.type === "finish") return event.tokens;
-  }
-  throw new Error("no finish event");
-}
-

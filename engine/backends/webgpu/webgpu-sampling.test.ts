@@ -3,29 +3,20 @@
 // The kernel itself is checked against its reference in kernels/sample (webgpu-conformance.test.ts).
 import { describe, expect, it } from "vitest";
 import { ensureTestModel } from "../../../scripts/test-models.js";
+import { tokensOf } from "../../testing/engine-tokens.js";
 import { Engine } from "../../engine.js";
 import { type LoadedModel, loadModel } from "../../load.js";
 import type { EngineRequest } from "../../request.js";
 import type { SamplingParams } from "../../sample/params.js";
-import { openGpu } from "./gpu.js";
+import { gpuUnavailable } from "./gpu.js";
 
-const probe = await openGpu();
-const unavailable = "unavailable" in probe ? probe.unavailable : undefined;
-if (!unavailable) (probe as Exclude<typeof probe, { unavailable: string }>).device.destroy();
+const unavailable = await gpuUnavailable();
 if (unavailable && process.env.CI !== "true") console.warn(`WebGPU sampling tests skipped: ${unavailable}`);
 
 const LOAD = { contextSize: 128, threads: 2, maxSequences: 8, batchSize: 64, kvCache: { bytes: 8 * 1024 * 1024 } };
 
 function request(prompt: number[], sampling: Partial<SamplingParams>, maxTokens = 12): EngineRequest {
   return { input: { tokens: prompt }, maxTokens, sampling, ignoreEndOfGeneration: true };
-}
-
-async function tokensOf(engine: Engine, req: EngineRequest): Promise<number[]> {
-  for await (const event of engine.submit(req)) {
-    if (event.type === "error") throw event.error;
-    if (event.type === "finish") return event.tokens;
-  }
-  throw new Error("no finish event");
 }
 
 /** Runs the requests together on a fresh engine over `model`; their tokens in order. */
