@@ -4,6 +4,7 @@ import type { ModelRunner, RunnerOptions } from "./backends/runner.js";
 import { WasmModelRunner } from "./backends/wasm/model-runner.js";
 import { WasmRuntime } from "./backends/wasm/runtime.js";
 import type { LoadProgress } from "./backends/wasm/weight-loader.js";
+import type { WebGpuTuning } from "./backends/webgpu/model-runner.js";
 import { BlockPool } from "./kv/block-pool.js";
 import type { KvBudget, KvDtype } from "./kv/budget.js";
 import type { ModelConfig } from "./model/config.js";
@@ -28,11 +29,8 @@ export interface LoadOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** Where the model runs (default "wasm"; "auto": WebGPU when a hardware GPU adapter is present). */
   backend?: BackendName | "auto";
-  /**
-   * WebGPU only: the largest weight part, in bytes, when lower than the adapter's maxStorageBufferBindingSize;
-   * larger weights are split by rows. Lets a small model exercise the splitting that large ones need (tests use it).
-   */
-  webgpuWeightPartBytes?: number;
+  /** WebGPU only: weight part size and kernel choices that tests and benchmarks change (default: what the device allows). */
+  webgpu?: WebGpuTuning;
 }
 
 /** The backends a model can run on. */
@@ -100,7 +98,7 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
     } else {
       try {
         const { RecoveringGpuRunner } = await import("./backends/webgpu/recovering-runner.js");
-        const runner = await RecoveringGpuRunner.create(source, gpu, runnerOptions, options.webgpuWeightPartBytes);
+        const runner = await RecoveringGpuRunner.create(source, gpu, runnerOptions, options.webgpu);
         const device = `${gpu.adapter.description || gpu.adapter.vendor}${gpu.adapter.software ? " (software)" : ""}`;
         return loaded(runner, "webgpu", device, async () => runner.dispose());
       } catch (error) {

@@ -27,5 +27,7 @@ export interface GpuKernelCase {
   name: string;
   /** Largest normalised mean squared error allowed; 0 demands byte-identical output. */
   tolerance: number;
+  /** An optional device feature the kernel needs (its WGSL `enable`s it); without it the case is skipped. */
+  requires?: "subgroups";
   build(): GpuCaseSetup;
 }

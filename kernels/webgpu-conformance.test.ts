@@ -1,7 +1,8 @@
 // The WGSL kernels against their plain-TypeScript references: discovers every kernels/<op>/gpu-cases.ts, runs each
 // case on the WebGPU device (a hardware GPU, or Mesa's lavapipe on a CPU) and compares every written buffer by NMSE
 // under the case's tolerance (0 = byte-identical). Outputs start as NaN bits so that unwritten elements fail.
-// Without an adapter the cases skip with the reason, except under CI=true, where that fails the run.
+// Without an adapter the cases skip with the reason, except under CI=true, where that fails the run. Cases for an
+// optional feature (subgroups) skip on adapters without it.
 // KERNELS_REPORT=1 npx vitest run kernels/webgpu  prints every measured NMSE.
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -103,7 +104,8 @@ function compare(name: string, actualBytes: Uint8Array, expected: HostArray, tol
 for (const [op, cases] of casesByOp) {
   describe.skipIf(!gpu)(`${op} (WGSL)`, () => {
     for (const kernelCase of cases) {
-      it(kernelCase.name, async () => {
+      const missing = kernelCase.requires === "subgroups" && gpu && !gpu.subgroups;
+      it.skipIf(missing)(kernelCase.name + (missing ? " (skipped: this adapter has no usable subgroups)" : ""), async () => {
         const setup = kernelCase.build();
         const written = await runCase(gpu!, setup);
         for (const [name, expected] of Object.entries(setup.expected)) compare(name, written[name], expected, kernelCase.tolerance, kernelCase.name);

@@ -2,6 +2,7 @@
 // use when present (shader-f16, subgroups), and the adapter's largest buffer limits. Without an adapter (no GPU
 // and no Vulkan driver such as Mesa's lavapipe) it says why instead of throwing.
 import { create, globals } from "webgpu";
+import { shaderSource } from "./shaders.js";
 
 // NOTE: Dawn's GPU object must stay reachable while any device lives: if V8 collects it, the process crashes at
 // random (dawn-gpu/node-webgpu#18). It lives here for the life of the process.
@@ -30,7 +31,10 @@ export interface GpuContext {
   adapter: GpuAdapterSummary;
   /** `shader-f16` (f16 arithmetic in WGSL) is enabled on the device. */
   f16: boolean;
-  /** `subgroups` (subgroupAdd and friends) is enabled on the device. */
+  /**
+   * `subgroups` is enabled on the device and its subgroups are runs of consecutive invocations (probed with
+   * kernels/subgroup_layout): the *_subgroup.wgsl kernels are usable.
+   */
   subgroups: boolean;
   limits: { maxStorageBufferBindingSize: number; maxBufferSize: number; maxComputeWorkgroupsPerDimension: number; maxComputeWorkgroupStorageSize: number };
 }
@@ -80,9 +84,40 @@ export async function openGpu(): Promise<GpuContext | GpuUnavailable> {
       software: info.isFallbackAdapter === true || info.architecture === "software" || /llvmpipe|lavapipe|swiftshader/i.test(info.description),
     },
     f16: device.features.has("shader-f16"),
-    subgroups: device.features.has("subgroups"),
+    subgroups: device.features.has("subgroups") && await subgroupsAreConsecutive(device),
     limits,
   };
+}
+
+/**
+ * Whether subgroups on `device` are runs of consecutive local invocation indices (what the subgroup kernels assume and
+ * WebGPU leaves to the driver): one 64-invocation workgroup of kernels/subgroup_layout reports it per invocation.
+ */
+async function subgroupsAreConsecutive(device: GPUDevice): Promise<boolean> {
+  const bytes = 64 * 4;
+  const flags = device.createBuffer({ size: bytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+  const readback = device.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  try {
+    device.pushErrorScope("validation");
+    const module = device.createShaderModule({ label: "subgroup_layout.wgsl", code: shaderSource("subgroup_layout") });
+    const pipeline = device.createComputePipeline({ label: "subgroup_layout", layout: "auto", compute: { module, entryPoint: "main" } });
+    const encoder = device.createCommandEncoder();
+    const pass = encoder.beginComputePass();
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: flags } }] }));
+    pass.dispatchWorkgroups(1);
+    pass.end();
+    encoder.copyBufferToBuffer(flags, 0, readback, 0, bytes);
+    device.queue.submit([encoder.finish()]);
+    if (await device.popErrorScope()) return false;
+    await readback.mapAsync(GPUMapMode.READ);
+    return new Uint32Array(readback.getMappedRange()).every((ok) => ok === 1);
+  } catch {
+    return false; // a driver that cannot run the probe gets the workgroup-memory kernels
+  } finally {
+    flags.destroy();
+    readback.destroy();
+  }
 }
 
 /** Why no device can be opened here, or undefined when one can (the probe's device is destroyed again). */

@@ -96,11 +96,19 @@ export function threadsPerColumn(units: number): number {
   return Math.min(64, Math.max(8, 2 ** Math.floor(Math.log2(Math.max(1, units / 8)))));
 }
 
-/** The matmul pipeline for a weight: its type, and threads per column from its row length. */
-function matmulShader(weight: { type: GgmlType; shape: number[] }): ShaderRef {
+/**
+ * The by-columns matmul pipeline for a weight: its type, threads per column from its row length, and the subgroup
+ * kernel (16-byte loads, shuffle reductions) when the device has usable subgroups and the row length suits its loads.
+ */
+function matmulShader(weight: { type: GgmlType; shape: number[] }, subgroups: boolean): ShaderRef {
+  const k = weight.shape[0];
   const quant = QUANT_WEIGHT_TYPES[weight.type];
-  if (quant) return { op: "matmul", file: "matmul_quant", constants: { WEIGHT_TYPE: quant === "q8_0" ? 0 : 1, THREADS_PER_COLUMN: threadsPerColumn(weight.shape[0] / 32) } };
-  return { op: "matmul", constants: { WEIGHT_TYPE: FLOAT_WEIGHT_TYPES[weight.type]!, THREADS_PER_COLUMN: threadsPerColumn(weight.shape[0]) } };
+  const suffix = subgroups ? "_subgroup" : "";
+  if (quant) return { op: "matmul", file: `matmul_quant${suffix}`, constants: { WEIGHT_TYPE: quant === "q8_0" ? 0 : 1, THREADS_PER_COLUMN: threadsPerColumn(k / 32) } };
+  const type = FLOAT_WEIGHT_TYPES[weight.type]!;
+  const perLoad = type === 0 ? 4 : 8; // values in one vec4 of words
+  if (subgroups && k % perLoad === 0) return { op: "matmul", file: "matmul_subgroup", constants: { WEIGHT_TYPE: type, THREADS_PER_COLUMN: threadsPerColumn(k / perLoad) } };
+  return { op: "matmul", constants: { WEIGHT_TYPE: type, THREADS_PER_COLUMN: threadsPerColumn(k) } };
 }
 const getRowsShader = (type: number): ShaderRef => ({ op: "get_rows", constants: { WEIGHT_TYPE: type } });
 
@@ -115,6 +123,17 @@ function tiledShader(weight: { type: GgmlType }): ShaderRef {
   const quant = QUANT_WEIGHT_TYPES[weight.type];
   if (quant) return { op: "matmul", file: "matmul_tiled_quant", constants: { WEIGHT_TYPE: quant === "q8_0" ? 0 : 1 } };
   return { op: "matmul", file: "matmul_tiled", constants: { WEIGHT_TYPE: FLOAT_WEIGHT_TYPES[weight.type]! } };
+}
+
+/** Settings of the WebGPU runner that tests and benchmarks change; the defaults are what the device allows. */
+export interface WebGpuTuning {
+  /**
+   * The largest weight part in bytes, when lower than the adapter's maxStorageBufferBindingSize; larger weights are
+   * split by rows. Lets a small model exercise the splitting that large ones need.
+   */
+  weightPartBytes?: number;
+  /** false: the workgroup-memory matmul kernels even where subgroups are usable (default: use them there). */
+  subgroups?: boolean;
 }
 
 /** The WebGPU model runner: weights and a paged KV pool on the device, fixed activation buffers. */
@@ -143,10 +162,13 @@ export class WebGpuModelRunner implements ModelRunner {
 
   /** The largest weight part in bytes: the adapter's binding limit, or less when asked. */
   private readonly weightPartBytes: number;
+  /** The matmuls run the subgroup kernels. */
+  readonly subgroups: boolean;
 
-  private constructor(readonly source: ModelSource, readonly gpu: GpuContext, readonly options: RunnerOptions, weightPartBytes = Infinity) {
+  private constructor(readonly source: ModelSource, readonly gpu: GpuContext, readonly options: RunnerOptions, tuning: WebGpuTuning) {
     this.device = gpu.device;
-    this.weightPartBytes = Math.min(gpu.limits.maxStorageBufferBindingSize, weightPartBytes);
+    this.weightPartBytes = Math.min(gpu.limits.maxStorageBufferBindingSize, tuning.weightPartBytes ?? Infinity);
+    this.subgroups = gpu.subgroups && tuning.subgroups !== false;
     this.kvDtype = options.kvCache.dtype ?? "f32";
     if (this.kvDtype !== "f32" && this.kvDtype !== "f16") throw new RangeError(`kvCache.dtype must be "f32" or "f16", got ${JSON.stringify(this.kvDtype)}`);
     this.kv = kvShaders(this.kvDtype);
@@ -155,10 +177,10 @@ export class WebGpuModelRunner implements ModelRunner {
 
   /**
    * Uploads the model's weights, allocates every buffer a forward pass needs and compiles the pipelines. Weights
-   * larger than `weightPartBytes` (default and at most the adapter's maxStorageBufferBindingSize) are split by rows.
+   * larger than the adapter's maxStorageBufferBindingSize (or `tuning.weightPartBytes`) are split by rows.
    */
-  static async create(source: ModelSource, gpu: GpuContext, options: RunnerOptions, weightPartBytes?: number): Promise<WebGpuModelRunner> {
-    const runner = new WebGpuModelRunner(source, gpu, options, weightPartBytes);
+  static async create(source: ModelSource, gpu: GpuContext, options: RunnerOptions, tuning: WebGpuTuning = {}): Promise<WebGpuModelRunner> {
+    const runner = new WebGpuModelRunner(source, gpu, options, tuning);
     try {
       runner.upload();
       runner.allocate();
@@ -319,7 +341,7 @@ export class WebGpuModelRunner implements ModelRunner {
 
   /** Compiles every pipeline a step can use, so that steps never wait on the compiler. */
   private async compile(): Promise<void> {
-    const shaders: ShaderRef[] = [...Object.values(SHADERS), ...Object.values(this.kv), ...this.weights().flatMap((weight) => [matmulShader(weight), tiledShader(weight)]), ...[0, 1, 2].map(getRowsShader)];
+    const shaders: ShaderRef[] = [...Object.values(SHADERS), ...Object.values(this.kv), ...this.weights().flatMap((weight) => [matmulShader(weight, this.subgroups), tiledShader(weight)]), ...[0, 1, 2].map(getRowsShader)];
     const cache = new PipelineCache(this.device);
     const unique = new Map(shaders.map((shader) => [shaderKey(shader), shader]));
     await Promise.all([...unique].map(async ([key, shader]) => this.pipelines.set(key, await cache.get(shader))));
@@ -551,7 +573,7 @@ export class WebGpuModelRunner implements ModelRunner {
     const k = weight.shape[0];
     const n = weight.shape[1];
     const tiled = input.rows >= TILED_MIN_ROWS;
-    const shader = tiled ? tiledShader(weight) : matmulShader(weight);
+    const shader = tiled ? tiledShader(weight) : matmulShader(weight, this.subgroups);
     const quantized = QUANT_WEIGHT_TYPES[weight.type] !== undefined;
     if (quantized) input.quantized();
     for (const part of weight.parts) {

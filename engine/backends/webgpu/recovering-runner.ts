@@ -8,7 +8,7 @@ import type { ModelConfig } from "../../model/config.js";
 import type { ModelSource } from "../../model/source.js";
 import type { ModelRunner, RunnerOptions, SampledForward, SequenceChunk } from "../runner.js";
 import { type GpuContext, type GpuUnavailable, openGpu } from "./gpu.js";
-import { WebGpuModelRunner } from "./model-runner.js";
+import { WebGpuModelRunner, type WebGpuTuning } from "./model-runner.js";
 
 /** A forward pass failed because the GPU device was lost; every KV block's contents are gone with it. */
 export class DeviceLostError extends Error {
@@ -38,7 +38,7 @@ export class RecoveringGpuRunner implements ModelRunner {
 
   private constructor(
     private readonly source: ModelSource,
-    private readonly weightPartBytes: number | undefined,
+    private readonly tuning: WebGpuTuning,
     private readonly open: () => Promise<GpuContext | GpuUnavailable>,
     gpu: GpuContext,
     runner: WebGpuModelRunner,
@@ -52,10 +52,10 @@ export class RecoveringGpuRunner implements ModelRunner {
    * Builds the runner on `gpu` (see WebGpuModelRunner.create); after a device loss, `open` (default: openGpu)
    * provides the next device.
    */
-  static async create(source: ModelSource, gpu: GpuContext, options: RunnerOptions, weightPartBytes?: number,
+  static async create(source: ModelSource, gpu: GpuContext, options: RunnerOptions, tuning: WebGpuTuning = {},
     open: () => Promise<GpuContext | GpuUnavailable> = openGpu): Promise<RecoveringGpuRunner> {
-    const runner = await WebGpuModelRunner.create(source, gpu, options, weightPartBytes);
-    return new RecoveringGpuRunner(source, weightPartBytes, open, gpu, runner);
+    const runner = await WebGpuModelRunner.create(source, gpu, options, tuning);
+    return new RecoveringGpuRunner(source, tuning, open, gpu, runner);
   }
 
   get options(): RunnerOptions {
@@ -152,7 +152,7 @@ export class RecoveringGpuRunner implements ModelRunner {
       const config = old.config;
       const blockBytes = kvBlockBytes(config.num_hidden_layers, config.num_key_value_heads * config.head_dim, old.options.blockSize, old.kvDtype);
       const options = { ...old.options, kvCache: { ...old.options.kvCache, bytes: old.kvBlocks * blockBytes, memoryFraction: undefined } };
-      const runner = await WebGpuModelRunner.create(this.source, opened, options, this.weightPartBytes);
+      const runner = await WebGpuModelRunner.create(this.source, opened, options, this.tuning);
       if (runner.kvBlocks !== old.kvBlocks) {
         runner.dispose();
         throw new RangeError(`the new device holds ${runner.kvBlocks} KV blocks, not ${old.kvBlocks}`);

@@ -85,7 +85,15 @@ describe("greedy generation on WebGPU equals WebAssembly", () => {
       // 49152 rows of 256 (F16), 128 (Q8_0 quants) or 64 (Q4_0 quants) bytes.
       expect((gpu.runner as RecoveringGpuRunner).current.weightParts("token_embd.weight")).toBe({ f16: 13, q8_0: 7, q4_0: 4 }[dtype]);
       for (const prompt of prompts(wasm).slice(0, 2)) expect(await greedyTokens(gpu, prompt, 16)).toEqual(await greedyTokens(wasm, prompt, 16));
-    }, { webgpuWeightPartBytes: 1_000_000 });
+    }, { webgpu: { weightPartBytes: 1_000_000 } });
+  }
+  // The tests above run the subgroup matmuls where the adapter has usable subgroups (lavapipe does); these run the
+  // workgroup-memory kernels that other adapters get.
+  for (const dtype of ["f16", "q8_0", "q4_0"] as const) {
+    onBothBackends(`tiny-llama ${dtype} without subgroup kernels`, () => ensureTestModel("tiny-llama", "gguf", dtype), async (wasm, gpu) => {
+      expect((gpu.runner as RecoveringGpuRunner).current.subgroups).toBe(false);
+      for (const prompt of prompts(wasm).slice(0, 2)) expect(await greedyTokens(gpu, prompt, 16)).toEqual(await greedyTokens(wasm, prompt, 16));
+    }, { webgpu: { subgroups: false } });
   }
 });
 
