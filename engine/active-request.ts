@@ -1,6 +1,8 @@
 // One admitted request's state while it lives in the engine: its tokens and KV (what the scheduler sees), its
 // sampler, stop matching and streaming text decoder, and its timings. Turns each sampled token into events.
 import type { EventChannel } from "./event-channel.js";
+import type { TokenConstraint } from "./grammar/constraint.js";
+import { applyMask } from "./grammar/token-masks.js";
 import { type KvReuse, SequenceKv } from "./kv/kv-cache.js";
 import type { EngineEvent, EngineFinishReason, EngineUsage } from "./request.js";
 import type { DeviceSampling, Sampler } from "./sample/sampler.js";
@@ -20,6 +22,8 @@ export interface ActiveRequestInit {
   /** Reasoning cap, with its tags resolved. */
   thinkingBudget?: { tokens: number; open: string; close: string };
   sampler: Sampler;
+  /** The output's grammar, when constrained: masks the logits before sampling, ends generation when complete. */
+  constraint?: TokenConstraint;
   tokenizer: Tokenizer;
   channel: EventChannel<EngineEvent>;
 }
@@ -47,6 +51,8 @@ export class ActiveRequest implements SchedulableRequest {
   private readonly init: ActiveRequestInit;
   private readonly stops: StopSequenceMatcher;
   private readonly text;
+  /** The logits row with disallowed tokens at -Infinity (constrained requests). */
+  private masked: Float32Array | undefined;
   /**
    * Reasoning tracking for the thinking budget: not yet known, inside the tags (with tokens spent), or over. `output`
    * is the text seen since the state was last decided, cut to what a tag split across tokens still needs.
@@ -73,7 +79,13 @@ export class ActiveRequest implements SchedulableRequest {
 
   /** The next token's settings for sampling on the device (its draw taken); undefined when it must be sampled here. */
   deviceSampling(): DeviceSampling | undefined {
+    if (this.init.constraint) return undefined; // the mask is applied here, to logits read back
     return this.init.sampler.deviceSampling();
+  }
+
+  /** With a constraint: whether the constrained output is complete so far. */
+  get constraintComplete(): boolean | undefined {
+    return this.init.constraint?.complete;
   }
 
   /**
@@ -81,23 +93,35 @@ export class ActiveRequest implements SchedulableRequest {
    * settings, checked with checkDeviceToken), and streams its text; says whether the request is done.
    */
   accept(next: Float32Array | number, contextSize: number): TokenOutcome {
-    const token = typeof next === "number" ? next : this.init.sampler.sample(next, this.generated);
+    const constraint = this.init.constraint;
+    const token = typeof next === "number" ? next : this.init.sampler.sample(constraint ? this.mask(next, constraint) : next, this.generated);
+    constraint?.accept(token);
     this.firstTokenAt ??= performance.now();
     this.generated.push(token);
     this.tokens.push(token);
-    if (this.init.tokenizer.endOfGenerationIds.has(token) && !this.init.ignoreEndOfGeneration) return this.finishText("stop");
+    if (this.init.tokenizer.endOfGenerationIds.has(token) && (!this.init.ignoreEndOfGeneration || constraint?.finished)) return this.finishText("stop");
     const outcome = this.streamText(this.text.push(token));
     if (outcome) return outcome;
     const forced = this.spendThinkingBudget(token);
     if (forced.length > 0) {
       // The forced tokens join the sequence as if sampled; the scheduler computes them in the next step.
+      for (const id of forced) constraint?.accept(id);
       this.generated.push(...forced);
       this.tokens.push(...forced);
       const forcedOutcome = this.streamText(forced.map((id) => this.text.push(id)).join(""));
       if (forcedOutcome) return forcedOutcome;
     }
+    if (constraint?.finished) return this.finishText("stop"); // nothing may follow the completed output
     if (this.generated.length >= this.init.maxTokens || this.tokens.length >= contextSize) return this.finishText("length");
     return { finished: false };
+  }
+
+  /** A copy of `logits` with the tokens the constraint forbids at -Infinity. */
+  private mask(logits: Float32Array, constraint: TokenConstraint): Float32Array {
+    if (this.masked?.length !== logits.length) this.masked = new Float32Array(logits.length);
+    this.masked.set(logits);
+    applyMask(this.masked, constraint.allowed());
+    return this.masked;
   }
 
   /** Streams decoded text through the stop matcher; a stop sequence ends the request. */

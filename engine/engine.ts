@@ -6,6 +6,10 @@
 import { ActiveRequest } from "./active-request.js";
 import { type CompactionOptions, DEFAULT_COMPACTION_OPTIONS, resolveCompactionOptions } from "./compaction/index.js";
 import { EventChannel } from "./event-channel.js";
+import { EmptyGrammarError } from "./grammar/automaton.js";
+import { ConstraintCache } from "./grammar/constraint-cache.js";
+import type { TokenConstraint } from "./grammar/constraint.js";
+import { SchemaError } from "./grammar/schema/errors.js";
 import { KvCacheManager, type KvCacheOptions } from "./kv/kv-cache.js";
 import type { LoadedModel } from "./load.js";
 import { preparePrompt } from "./prompt.js";
@@ -80,8 +84,10 @@ export class Engine implements ServingEngine {
   private readonly deferredAborts = new Set<string>();
   private closed = false;
   private readonly totals = { finished: 0, aborted: 0, failed: 0, preemptions: 0, prompt: 0, computedPrompt: 0, generated: 0 };
+  private readonly constraints: ConstraintCache;
 
   constructor(readonly model: LoadedModel, options: EngineOptions = {}) {
+    this.constraints = new ConstraintCache(model.tokenizer, model.config.vocab_size);
     this.kv = new KvCacheManager(model.kvPool, options.cache);
     this.scheduler = new Scheduler(kvSpaceOf<ActiveRequest>(this.kv), {
       maxStepTokens: options.maxStepTokens ?? model.runner.options.maxBatchTokens,
@@ -203,12 +209,13 @@ export class Engine implements ServingEngine {
     if (tokens.length + 1 > kvPositions) {
       throw new EngineError("too_long", `the prompt has ${tokens.length} tokens but the KV cache budget holds ${kvPositions} positions`, "input");
     }
+    const constraint = this.constraintOf(request);
     let active: ActiveRequest;
     try {
       active = new ActiveRequest({
         id, priority, arrival: ++this.arrivals, promptTokens: tokens, maxTokens, stop,
         ignoreEndOfGeneration: request.ignoreEndOfGeneration ?? false, sampler, tokenizer: this.model.tokenizer, channel,
-        thinkingBudget: thinkingBudgetOf(request),
+        thinkingBudget: thinkingBudgetOf(request), constraint,
       });
     } catch (error) {
       if (error instanceof StopSequenceError) throw new EngineError("invalid_request", error.message, `stop[${error.index}]`, { cause: error });
@@ -217,6 +224,17 @@ export class Engine implements ServingEngine {
     channel.push({ type: "start", requestId: id, promptTokens: tokens.length, compaction: prompt.compaction });
     this.totals.prompt += tokens.length;
     return active;
+  }
+
+  /** The request's constraint, compiled (or from the cache) and started; EngineError for a bad schema. */
+  private constraintOf(request: EngineRequest): TokenConstraint | undefined {
+    if (request.constraint === undefined) return undefined;
+    try {
+      return this.constraints.get(request.constraint).start();
+    } catch (error) {
+      if (error instanceof SchemaError || error instanceof EmptyGrammarError) throw new EngineError("invalid_request", error.message, "constraint", { cause: error });
+      throw error;
+    }
   }
 
   /** Starts the step loop if it is not running. */
@@ -338,6 +356,7 @@ export class Engine implements ServingEngine {
       reason: outcome.reason,
       stopSequence: outcome.stopSequence,
       tokens: request.generated,
+      constraintComplete: request.constraintComplete,
       usage: request.usage(),
       timings: {
         timeToFirstToken: (first - request.submittedAt) / 1000,

@@ -2,6 +2,7 @@
 // adapters translate to and from.
 import type { ChatMessage } from "./chat/messages.js";
 import type { CompactionResult } from "./compaction/index.js";
+import type { ConstraintSpec } from "./grammar/answer.js";
 import type { SamplingParams } from "./sample/params.js";
 
 /** What to continue: a conversation rendered with the model's chat template, raw text, or token ids. */
@@ -37,6 +38,12 @@ export interface EngineRequest {
    * prompt that ends with it), the engine writes `close` itself and the answer follows (Anthropic `budget_tokens`).
    */
   thinkingBudget?: { tokens: number; open?: string; close?: string };
+  /**
+   * Constrains the output to a grammar (engine/grammar): a JSON object, a JSON Schema document, or tool calls, after
+   * free reasoning when `thinking` is set. Only tokens that keep the output a valid prefix are sampled, and generation
+   * stops once the output is complete.
+   */
+  constraint?: ConstraintSpec;
 }
 
 /** Why a request ended. `length`: maxTokens, the context, or the KV budget was reached. */
@@ -84,6 +91,8 @@ export type EngineEvent =
       stopSequence?: string;
       /** Every generated token id, including one that ended generation. */
       tokens: number[];
+      /** With a constraint: whether the constrained output is complete (false when maxTokens cut it short). */
+      constraintComplete?: boolean;
       usage: EngineUsage;
       timings: EngineTimings;
       seed: number;

@@ -1,0 +1,96 @@
+// What a constrained answer looks like, as a grammar: a JSON object (JSON mode), a document of a JSON Schema, or tool
+// calls in the chat template's tagged format (`<tool_call>{"name": ..., "arguments": ...}</tool_call>`), with free
+// text before the calls when the model may choose, and free reasoning before all of it when thinking is on.
+import { type Grammar, GrammarBuilder, type GrammarSymbol } from "./grammar.js";
+import { FreeTextLexeme } from "./lexemes/free-text.js";
+import { WhitespaceLexeme } from "./lexemes/whitespace.js";
+import { SchemaCompiler } from "./schema/compile.js";
+import { SchemaError, pointer } from "./schema/errors.js";
+
+/** A tool the model may call, with the JSON Schema of its arguments. */
+export interface ToolSpec {
+  name: string;
+  parameters: unknown;
+}
+
+/** The shape of the answer. */
+export type AnswerFormat =
+  /** Any JSON object (OpenAI `response_format: {type: "json_object"}`). */
+  | { type: "json_object" }
+  /** A JSON document valid against `schema`. */
+  | { type: "json_schema"; schema: unknown }
+  /**
+   * Tool calls between `tags`: "auto" lets the model write text and then, optionally, calls; "required" demands one
+   * or more calls and no text; `{name}` demands exactly one call of that tool.
+   */
+  | { type: "tool_calls"; tools: ToolSpec[]; choice: "auto" | "required" | { name: string }; tags: { open: string; close: string } };
+
+/** A constraint on generated output: the answer's format, after free reasoning when `thinking` is set. */
+export interface ConstraintSpec {
+  format: AnswerFormat;
+  /** Reasoning comes first, as free text up to and including `close` (e.g. "</think>"); the format applies after it. */
+  thinking?: { close: string };
+}
+
+/** Blank lines between the reasoning's close tag and the answer. */
+const AFTER_REASONING = new WhitespaceLexeme(32, 4);
+
+/**
+ * The grammar of outputs that satisfy `spec`.
+ * @throws SchemaError naming the keyword and path of anything a schema asks for that is not supported (paths of tool
+ * schemas start at `/tools/<index>`).
+ */
+export function constraintGrammar(spec: ConstraintSpec): Grammar {
+  const b = new GrammarBuilder();
+  const schemas = new SchemaCompiler(b);
+  const answer = answerSymbols(spec.format, b, schemas);
+  let root: GrammarSymbol[][] = answer;
+  if (spec.thinking) {
+    const reasoning = b.lexeme(new FreeTextLexeme(spec.thinking.close, true));
+    const gap = b.optional("after-reasoning", [b.lexeme(AFTER_REASONING)]);
+    const rest = b.rule("answer", answer);
+    root = [[reasoning, gap, b.ref(rest)]];
+  }
+  return b.build(b.rule("output", root));
+}
+
+function answerSymbols(format: AnswerFormat, b: GrammarBuilder, schemas: SchemaCompiler): GrammarSymbol[][] {
+  switch (format.type) {
+    case "json_object":
+      return [[schemas.compile({ type: "object" }, "json-object")]];
+    case "json_schema":
+      return [[schemas.compile(format.schema, "schema")]];
+    case "tool_calls":
+      return toolCalls(format, b, schemas);
+  }
+}
+
+function toolCalls(format: Extract<AnswerFormat, { type: "tool_calls" }>, b: GrammarBuilder, schemas: SchemaCompiler): GrammarSymbol[][] {
+  const { tools, choice, tags } = format;
+  const ws = schemas.whitespace;
+  const named = typeof choice === "object" ? choice.name : undefined;
+  if (named !== undefined && !tools.some((tool) => tool.name === named)) throw new SchemaError("tool_choice", "", `tool_choice names ${JSON.stringify(named)}, which is not among the tools`);
+  const bodies: GrammarSymbol[][] = [];
+  tools.forEach((tool, index) => {
+    if (named !== undefined && tool.name !== named) return;
+    let args: GrammarSymbol;
+    try {
+      args = schemas.compile(tool.parameters ?? { type: "object" }, `tool:${tool.name}`);
+    } catch (error) {
+      if (error instanceof SchemaError) throw error.under(pointer(`/tools/${index}`, "parameters"));
+      throw error;
+    }
+    bodies.push([b.literal("{"), ws, b.literal('"name"'), ws, b.literal(":"), ws, b.literal(JSON.stringify(tool.name)), ws, b.literal(","), ws,
+      b.literal('"arguments"'), ws, b.literal(":"), ws, args, ws, b.literal("}")]);
+  });
+  if (bodies.length === 0) throw new SchemaError("tools", "", "no tool to call");
+  const call = b.rule("tool-call", bodies.map((body) => [b.literal(tags.open), ws, ...body, ws, b.literal(tags.close)]));
+  if (named !== undefined) return [[b.ref(call)]];
+  const more = b.declare("more-tool-calls");
+  b.define(more, [[], [ws, b.ref(call), b.ref(more)]]);
+  const calls = [b.ref(call), b.ref(more)];
+  if (choice === "required") return [calls];
+  // auto: text that never contains the open tag, then optionally calls; or calls at once; or nothing.
+  const text = b.lexeme(new FreeTextLexeme(tags.open, false));
+  return [[], [text], [text, ...calls], calls];
+}

@@ -1,0 +1,31 @@
+// A fixed byte string: punctuation, property names, enum and const values, tags. States are byte offsets.
+import type { Lexeme } from "./lexeme.js";
+
+const UTF8 = new TextEncoder();
+
+/** Matches exactly `text` (UTF-8). */
+export class LiteralLexeme implements Lexeme {
+  readonly start = 0;
+  readonly bytes: Uint8Array;
+
+  constructor(readonly text: string) {
+    if (text === "") throw new RangeError("a literal lexeme cannot be empty (use an empty alternative)");
+    this.bytes = UTF8.encode(text);
+  }
+
+  get label(): string {
+    return JSON.stringify(this.text);
+  }
+
+  step(state: number, byte: number): number {
+    return state < this.bytes.length && this.bytes[state] === byte ? state + 1 : -1;
+  }
+
+  accepts(state: number): boolean {
+    return state === this.bytes.length;
+  }
+
+  canContinue(state: number): boolean {
+    return state < this.bytes.length;
+  }
+}
