@@ -209,7 +209,7 @@ export class Engine implements ServingEngine {
     if (tokens.length + 1 > kvPositions) {
       throw new EngineError("too_long", `the prompt has ${tokens.length} tokens but the KV cache budget holds ${kvPositions} positions`, "input");
     }
-    const constraint = this.constraintOf(request);
+    const constraint = this.constraintOf(request, tokens);
     let active: ActiveRequest;
     try {
       active = new ActiveRequest({
@@ -226,11 +226,19 @@ export class Engine implements ServingEngine {
     return active;
   }
 
-  /** The request's constraint, compiled (or from the cache) and started; EngineError for a bad schema. */
-  private constraintOf(request: EngineRequest): TokenConstraint | undefined {
-    if (request.constraint === undefined) return undefined;
+  /**
+   * The request's constraint, compiled (or from the cache) and started; EngineError for a bad schema. Reasoning must
+   * open with its tag unless the prompt already did.
+   */
+  private constraintOf(request: EngineRequest, prompt: readonly number[]): TokenConstraint | undefined {
+    let spec = request.constraint;
+    if (spec === undefined) return undefined;
+    const open = spec.thinking?.open;
+    if (open !== undefined && this.model.tokenizer.decode(prompt.slice(-8)).trimEnd().endsWith(open)) {
+      spec = { ...spec, thinking: { close: spec.thinking!.close } };
+    }
     try {
-      return this.constraints.get(request.constraint).start();
+      return this.constraints.get(spec).start();
     } catch (error) {
       if (error instanceof SchemaError || error instanceof EmptyGrammarError) throw new EngineError("invalid_request", error.message, "constraint", { cause: error });
       throw error;

@@ -53,6 +53,7 @@ function shape(events: InternalEvent[]): unknown[] {
     if ((event.type === "text" || event.type === "thinking") && last?.type === event.type) last.text += event.text;
     else if (event.type === "text" || event.type === "thinking") out.push({ ...event });
     else if (event.type === "tool_call") out.push({ type: "tool_call", name: event.name, arguments: event.arguments });
+    else if (event.type === "tool_call_start" || event.type === "tool_call_delta") continue; // checked in "streams each call"
     else if (event.type === "finish") out.push({ type: "finish", reason: event.reason, stopSequence: event.stopSequence });
     else out.push({ type: event.type });
   }
@@ -73,6 +74,21 @@ describe("run.ts: engine text to tool-call events", () => {
     expect(ids.every((id) => CALL.test(id)) && new Set(ids).size === 2).toBe(true);
   });
 
+  it("streams each call: its start with the name, argument fragments that join to its arguments, then the call", async () => {
+    const events = await collect({ deltas: TWO_CALLS }, request());
+    const calls = events.filter((e) => e.type.startsWith("tool_call"));
+    expect(calls.map((e) => e.type).filter((type, i, all) => type !== all[i - 1])).toEqual(["tool_call_start", "tool_call_delta", "tool_call", "tool_call_start", "tool_call_delta", "tool_call"]);
+    for (const index of [0, 1]) {
+      const start = calls.find((e) => e.type === "tool_call_start" && e.index === index) as Extract<InternalEvent, { type: "tool_call_start" }>;
+      const done = calls.find((e) => e.type === "tool_call" && e.index === index) as Extract<InternalEvent, { type: "tool_call" }>;
+      const fragments = calls.flatMap((e) => (e.type === "tool_call_delta" && e.index === index ? [e.arguments] : []));
+      expect(fragments.length).toBeGreaterThan(1); // 5-character deltas split the arguments
+      expect([start.id, start.name]).toEqual([done.id, done.name]);
+      expect(fragments.join("")).toBe(done.argumentsText);
+      expect(JSON.parse(done.argumentsText!)).toEqual(done.arguments);
+    }
+  });
+
   it("leaves the text untouched without tools, or with tool_choice none", async () => {
     const text = { type: "text", text: `I'll check both.\n\n${weather("Paris")}\n${weather("Oslo")}` };
     expect(shape(await collect({ deltas: TWO_CALLS }, request({ tools: undefined })))).toEqual([{ type: "start" }, text, { type: "finish", reason: "end_turn", stopSequence: undefined }]);
@@ -90,10 +106,11 @@ describe("run.ts: engine text to tool-call events", () => {
   });
 
   it("keeps max_tokens, and replaces a stop sequence by tool_use", async () => {
+    // The first call streamed as it came; the second, cut inside its name, is passed on as the text it is.
     const cut = await collect({ deltas: [weather("Paris"), "\n<tool_call>\n{\"name\": \"get_w"], reason: "length" }, request());
     expect(shape(cut).slice(1)).toEqual([
-      { type: "text", text: '<tool_call>\n{"name": "get_w' },
       { type: "tool_call", name: "get_weather", arguments: { city: "Paris" } },
+      { type: "text", text: '<tool_call>\n{"name": "get_w' },
       { type: "finish", reason: "max_tokens", stopSequence: undefined },
     ]);
     const stopped = await collect({ deltas: [weather("Paris")], stopSequence: "END" }, request());
@@ -161,9 +178,32 @@ describe("over HTTP with the official SDKs", () => {
     });
     expect(next.choices[0]!).toMatchObject({ finish_reason: "stop", message: { content: "Sunny." } });
     expect((engine.requests.at(-1)!.input as { messages: unknown[] }).messages.slice(1)).toMatchObject([
-      { role: "assistant", tool_calls: [{ id: call.id, function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] },
+      { role: "assistant", tool_calls: [{ id: call.id, function: { name: "get_weather", arguments: '{"city": "Paris"}' } }] },
       { role: "tool", tool_call_id: call.id, content: "21 C" },
     ]);
+  });
+
+  it("OpenAI and Anthropic streams send a call's name first, then its arguments in fragments", async () => {
+    engine.script = { deltas: TWO_CALLS };
+    const sse = async (path: string, body: object, headers: Record<string, string>) => {
+      const response = await fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ ...body, stream: true }) });
+      return (await response.text()).split("\n").filter((line) => line.startsWith("data: ") && line !== "data: [DONE]").map((line) => JSON.parse(line.slice(6)));
+    };
+    const chunks = await sse("/v1/chat/completions", { model: CHAT, messages: [{ role: "user", content: question }], tools: chatTools }, { authorization: `Bearer ${KEY}` });
+    const items = chunks.flatMap((chunk) => chunk.choices?.[0]?.delta?.tool_calls ?? []);
+    const first = items.filter((item) => item.index === 0);
+    expect(first[0]).toEqual({ index: 0, id: expect.stringMatching(CALL), type: "function", function: { name: "get_weather", arguments: "" } });
+    expect(first.length).toBeGreaterThan(2);
+    for (const item of first.slice(1)) expect(Object.keys(item).sort()).toEqual(["function", "index"]);
+    expect(first.map((item) => item.function.arguments).join("")).toBe('{"city": "Paris"}');
+
+    engine.script = { deltas: TWO_CALLS };
+    const events = await sse("/v1/messages", { model: MESSAGES, max_tokens: 256, messages: [{ role: "user", content: question }], tools: messageTools }, { "x-api-key": KEY, "anthropic-version": "2023-06-01" });
+    const start = events.find((e) => e.type === "content_block_start" && e.content_block.type === "tool_use");
+    expect(start.content_block).toEqual({ type: "tool_use", id: expect.stringMatching(CALL), name: "get_weather", input: {} });
+    const partial = events.filter((e) => e.type === "content_block_delta" && e.index === start.index).map((e) => e.delta.partial_json);
+    expect(partial.length).toBeGreaterThan(1);
+    expect(JSON.parse(partial.join(""))).toEqual({ city: "Paris" });
   });
 
   it("Anthropic: tool_use blocks with stop_reason tool_use, streamed and not", async () => {

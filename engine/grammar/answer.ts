@@ -5,7 +5,7 @@ import { type Grammar, GrammarBuilder, type GrammarSymbol } from "./grammar.js";
 import { FreeTextLexeme } from "./lexemes/free-text.js";
 import { WhitespaceLexeme } from "./lexemes/whitespace.js";
 import { SchemaCompiler } from "./schema/compile.js";
-import { SchemaError, pointer } from "./schema/errors.js";
+import { SchemaError, pointer, quoted } from "./schema/errors.js";
 
 /** A tool the model may call, with the JSON Schema of its arguments. */
 export interface ToolSpec {
@@ -23,13 +23,26 @@ export type AnswerFormat =
    * Tool calls between `tags`: "auto" lets the model write text and then, optionally, calls; "required" demands one
    * or more calls and no text; `{name}` demands exactly one call of that tool.
    */
-  | { type: "tool_calls"; tools: ToolSpec[]; choice: "auto" | "required" | { name: string }; tags: { open: string; close: string } };
+  | {
+      type: "tool_calls";
+      tools: ToolSpec[];
+      choice: "auto" | "required" | { name: string };
+      tags: { open: string; close: string };
+      /** With "auto": instead of free text, an answer in this JSON format when the model calls no tool. */
+      otherwise?: JsonFormat;
+    };
+
+/** The JSON answer formats (OpenAI `response_format`). */
+export type JsonFormat = Extract<AnswerFormat, { type: "json_object" | "json_schema" }>;
 
 /** A constraint on generated output: the answer's format, after free reasoning when `thinking` is set. */
 export interface ConstraintSpec {
   format: AnswerFormat;
-  /** Reasoning comes first, as free text up to and including `close` (e.g. "</think>"); the format applies after it. */
-  thinking?: { close: string };
+  /**
+   * Reasoning comes first, as free text up to and including `close` (e.g. "</think>"); the format applies after it.
+   * With `open`, the output starts with that tag (the prompt did not open the reasoning itself).
+   */
+  thinking?: { open?: string; close: string };
 }
 
 /** Blank lines between the reasoning's close tag and the answer. */
@@ -49,7 +62,8 @@ export function constraintGrammar(spec: ConstraintSpec): Grammar {
     const reasoning = b.lexeme(new FreeTextLexeme(spec.thinking.close, true));
     const gap = b.optional("after-reasoning", [b.lexeme(AFTER_REASONING)]);
     const rest = b.rule("answer", answer);
-    root = [[reasoning, gap, b.ref(rest)]];
+    const open = spec.thinking.open ? [b.literal(spec.thinking.open)] : [];
+    root = [[...open, reasoning, gap, b.ref(rest)]];
   }
   return b.build(b.rule("output", root));
 }
@@ -69,7 +83,7 @@ function toolCalls(format: Extract<AnswerFormat, { type: "tool_calls" }>, b: Gra
   const { tools, choice, tags } = format;
   const ws = schemas.whitespace;
   const named = typeof choice === "object" ? choice.name : undefined;
-  if (named !== undefined && !tools.some((tool) => tool.name === named)) throw new SchemaError("tool_choice", "", `tool_choice names ${JSON.stringify(named)}, which is not among the tools`);
+  if (named !== undefined && !tools.some((tool) => tool.name === named)) throw new SchemaError("tool_choice", "", `tool_choice names ${quoted(named)}, which is not among the tools`);
   const bodies: GrammarSymbol[][] = [];
   tools.forEach((tool, index) => {
     if (named !== undefined && tool.name !== named) return;
@@ -90,6 +104,8 @@ function toolCalls(format: Extract<AnswerFormat, { type: "tool_calls" }>, b: Gra
   b.define(more, [[], [ws, b.ref(call), b.ref(more)]]);
   const calls = [b.ref(call), b.ref(more)];
   if (choice === "required") return [calls];
+  // auto with a JSON format: that document, or calls.
+  if (format.otherwise) return [...answerSymbols(format.otherwise, b, schemas), calls];
   // auto: text that never contains the open tag, then optionally calls; or calls at once; or nothing.
   const text = b.lexeme(new FreeTextLexeme(tags.open, false));
   return [[], [text], [text, ...calls], calls];

@@ -157,7 +157,7 @@ function handleGeneration(connection: Connection, req: uWS.HttpRequest, endpoint
         if (event.type === "error") throw event.error;
         if (event.type === "thinking") result.thinking += event.text;
         else if (event.type === "text") result.text += event.text;
-        else if (event.type === "tool_call") result.toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments });
+        else if (event.type === "tool_call") result.toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments, argumentsText: event.argumentsText });
         else if (event.type === "finish") result.finish = event;
       }
       if (connection.closed || !result.finish) return;

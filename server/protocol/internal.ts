@@ -30,6 +30,8 @@ export interface InternalRequest {
   messages: ChatMessage[];
   tools?: ToolDefinition[];
   toolChoice?: ToolChoice;
+  /** OpenAI `response_format` json_object / json_schema: the answer is that JSON (constrained decoding). */
+  responseFormat?: { type: "json_object" } | { type: "json_schema"; schema: unknown };
   /** Most tokens to generate; undefined = the server's default. */
   maxTokens?: number;
   sampling: {
@@ -70,22 +72,32 @@ export interface InternalToolCall {
   id: string;
   /** The tool's name, as the model wrote it. */
   name: string;
-  /** The parsed arguments: OpenAI gets them re-serialised as a JSON string, Anthropic as `input`. */
+  /** The parsed arguments (Anthropic `input`; {} when generation stopped inside them). */
   arguments: Record<string, unknown>;
+  /**
+   * The arguments' JSON as the model wrote it, when the call streamed (OpenAI `arguments`, equal to its streamed
+   * fragments joined); absent: OpenAI gets `arguments` serialised.
+   */
+  argumentsText?: string;
 }
 
 /**
  * What the server tells an adapter while a request runs, in order: one `start` (once the prompt is admitted and its
- * cache reuse known), then `thinking` deltas (reasoning, when on) before `text` deltas, then `tool_call`s (complete
- * calls, after all text), then one `finish`, whose reason is "tool_use" when there were tool calls (unless the token
- * limit cut the generation: "max_tokens"); or an `error` at any point (before `start`: the request failed; after: the
- * stream failed).
+ * cache reuse known), then `thinking` deltas (reasoning, when on) before `text` deltas, then tool calls, then one
+ * `finish`, whose reason is "tool_use" when there were tool calls (unless the token limit cut the generation:
+ * "max_tokens"); or an `error` at any point (before `start`: the request failed; after: the stream failed).
+ *
+ * A tool call is one complete `tool_call`, preceded (when it streamed as it was generated) by a `tool_call_start`
+ * with its id and name and `tool_call_delta`s with fragments of its arguments' JSON. Streaming adapters send the
+ * start and fragments as they come and close the call at `tool_call`; others use `tool_call` alone.
  */
 export type InternalEvent =
   | { type: "start"; usage: InternalUsage }
   | { type: "thinking"; text: string }
   | { type: "text"; text: string }
-  | ({ type: "tool_call" } & InternalToolCall)
+  | { type: "tool_call_start"; index: number; id: string; name: string }
+  | { type: "tool_call_delta"; index: number; arguments: string }
+  | ({ type: "tool_call"; index: number } & InternalToolCall)
   | { type: "finish"; reason: InternalStopReason; stopSequence?: string; usage: InternalUsage }
   | { type: "error"; error: ProtocolError };
 

@@ -3,6 +3,7 @@
 // when the request offers tools, the model's tool calls are taken out of the answer (server/protocol/tool-calls.ts).
 import type { ServingEngine } from "../../engine/engine.js";
 import type { EngineError, EngineEvent, EngineRequest } from "../../engine/request.js";
+import { constraintSpecOf } from "./constraint.js";
 import { type InternalEvent, type InternalRequest, type InternalUsage, ProtocolError } from "./internal.js";
 import { DEFAULT_THINK_TAGS, type ThinkTags, ThinkSplitter } from "./think-splitter.js";
 import { HERMES_TOOL_CALL_TAGS, ToolCallExtractor, type ToolCallPiece, type ToolCallTags } from "./tool-calls.js";
@@ -13,9 +14,11 @@ export interface RunningRequest extends AsyncIterable<InternalEvent> {
   abort(): void;
 }
 
-/** Builds the engine request: the conversation, template variables, limits and sampling. */
-export function toEngineRequest(id: string, request: InternalRequest, defaultMaxTokens: number): EngineRequest {
+/** Builds the engine request: the conversation, template variables, limits, sampling and output constraint. */
+export function toEngineRequest(id: string, request: InternalRequest, defaultMaxTokens: number, tags: OutputFormat = {}): EngineRequest {
+  const constraint = constraintSpecOf(request, tags);
   return {
+    ...(constraint ? { constraint } : {}),
     id,
     input: {
       messages: request.messages,
@@ -61,10 +64,10 @@ export function extractsToolCalls(request: InternalRequest): boolean {
  */
 export async function* internalEvents(stream: AsyncIterable<EngineEvent>, request: InternalRequest, format: OutputFormat = {}): AsyncGenerator<InternalEvent> {
   const splitter = request.thinking.enabled ? new ThinkSplitter(format.thinkTags ?? DEFAULT_THINK_TAGS) : undefined;
-  const extractor = extractsToolCalls(request) ? new ToolCallExtractor(format.toolCallTags ?? HERMES_TOOL_CALL_TAGS) : undefined;
+  // Calls are constrained to the template's layout whenever they are extracted, so they can stream as generated.
+  const extractor = extractsToolCalls(request) ? new ToolCallExtractor(format.toolCallTags ?? HERMES_TOOL_CALL_TAGS, undefined, true) : undefined;
   /** Answer text through the extractor, reasoning as is. */
-  const answer = (pieces: ToolCallPiece[]): InternalEvent[] =>
-    pieces.map((piece) => (piece.kind === "text" ? { type: "text", text: piece.text } : { type: "tool_call", id: piece.id, name: piece.name, arguments: piece.arguments }));
+  const answer = (pieces: ToolCallPiece[]): InternalEvent[] => pieces.map(eventOf);
   const output = (kind: "thinking" | "text", text: string): InternalEvent[] =>
     kind === "thinking" ? [{ type: "thinking", text }] : extractor ? answer(extractor.push(text)) : [{ type: "text", text }];
   let cachedTokens = 0;
@@ -103,8 +106,21 @@ export async function* internalEvents(stream: AsyncIterable<EngineEvent>, reques
   }
 }
 
+/** The InternalEvent of an extracted piece of the answer. */
+function eventOf(piece: ToolCallPiece): InternalEvent {
+  switch (piece.kind) {
+    case "text": return { type: "text", text: piece.text };
+    case "tool_call_start": return { type: "tool_call_start", index: piece.index, id: piece.id, name: piece.name };
+    case "tool_call_delta": return { type: "tool_call_delta", index: piece.index, arguments: piece.arguments };
+    case "tool_call": {
+      const { kind: _, ...call } = piece;
+      return { type: "tool_call", ...call };
+    }
+  }
+}
+
 /** Submits `request` and streams its InternalEvents. */
 export function runRequest(engine: ServingEngine, id: string, request: InternalRequest, options: { defaultMaxTokens: number } & OutputFormat): RunningRequest {
-  const stream = engine.submit(toEngineRequest(id, request, options.defaultMaxTokens));
+  const stream = engine.submit(toEngineRequest(id, request, options.defaultMaxTokens, options));
   return { id, abort: () => engine.abort(id), [Symbol.asyncIterator]: () => internalEvents(stream, request, options) };
 }

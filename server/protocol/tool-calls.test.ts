@@ -22,7 +22,7 @@ function splits(whole: string): string[][] {
 }
 
 const weather = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "unit": "c"}}\n</tool_call>';
-const call = (id: string, name: string, args: Record<string, unknown>): ToolCallPiece => ({ kind: "tool_call", id, name, arguments: args });
+const call = (id: string, name: string, args: Record<string, unknown>): ToolCallPiece => ({ kind: "tool_call", index: Number(id.slice(5)) - 1, id, name, arguments: args });
 
 describe("ToolCallExtractor", () => {
   it("takes a call out of the text, whatever the delta boundaries", () => {
@@ -89,6 +89,49 @@ describe("ToolCallExtractor", () => {
     const flushed = extractor.flush();
     expect(flushed.map((piece) => piece.kind)).toEqual(["tool_call", "tool_call"]);
     expect(new Set(flushed.map((piece) => (piece.kind === "tool_call" ? piece.id : ""))).size).toBe(2);
+  });
+});
+
+/** Feeds `deltas` to a streaming extractor (ids numbered); returns every piece in order. */
+function stream(deltas: string[]): ToolCallPiece[] {
+  let n = 0;
+  const extractor = new ToolCallExtractor(undefined, () => `call_${++n}`, true);
+  return [...deltas.flatMap((d) => extractor.push(d)), ...extractor.flush()];
+}
+
+describe("ToolCallExtractor streaming constrained calls", () => {
+  it("sends a call's name, then its arguments in fragments that join to the arguments' JSON, then the whole call", () => {
+    const whole = `Checking.\n${weather}\n<tool_call>\n{"name": "get_time", "arguments": {"zone": "UTC"}}\n</tool_call>`;
+    for (const deltas of splits(whole)) {
+      const pieces = stream(deltas);
+      const kinds = pieces.map((piece) => piece.kind).filter((kind, i, all) => kind !== all[i - 1]);
+      expect(kinds).toEqual(["text", "tool_call_start", "tool_call_delta", "tool_call", "tool_call_start", "tool_call_delta", "tool_call"]);
+      const fragments = (index: number) => pieces.map((piece) => (piece.kind === "tool_call_delta" && piece.index === index ? piece.arguments : "")).join("");
+      expect(fragments(0)).toBe('{"city": "Paris", "unit": "c"}');
+      expect(fragments(1)).toBe('{"zone": "UTC"}');
+      const calls = pieces.filter((piece) => piece.kind === "tool_call");
+      expect(calls).toEqual([
+        { kind: "tool_call", index: 0, id: "call_1", name: "get_weather", arguments: { city: "Paris", unit: "c" }, argumentsText: '{"city": "Paris", "unit": "c"}' },
+        { kind: "tool_call", index: 1, id: "call_2", name: "get_time", arguments: { zone: "UTC" }, argumentsText: '{"zone": "UTC"}' },
+      ]);
+      expect(pieces.find((piece) => piece.kind === "tool_call_start")).toEqual({ kind: "tool_call_start", index: 0, id: "call_1", name: "get_weather" });
+    }
+  });
+
+  it("keeps braces and quotes inside argument strings in the arguments", () => {
+    const pieces = stream(['<tool_call>{"name": "f", "arguments": {"s": "a}\\"]{"}}</tool_call>']);
+    expect(pieces.at(-1)).toMatchObject({ kind: "tool_call", arguments: { s: 'a}"]{' }, argumentsText: '{"s": "a}\\"]{"}' });
+  });
+
+  it("ends a call cut off inside its arguments as a call with what was written ({} parsed)", () => {
+    const pieces = stream(['<tool_call>\n{"name": "f", "arguments": {"x": [1, 2']);
+    expect(pieces.map((piece) => piece.kind)).toEqual(["tool_call_start", "tool_call_delta", "tool_call"]);
+    expect(pieces.at(-1)).toMatchObject({ kind: "tool_call", name: "f", arguments: {}, argumentsText: '{"x": [1, 2' });
+  });
+
+  it("holds a call in another layout until the end, as without streaming", () => {
+    const pieces = stream(['<tool_call>{"arguments": {"a": 1}, "name": "f"}</tool_call>']);
+    expect(pieces).toEqual([{ kind: "tool_call", index: 0, id: "call_1", name: "f", arguments: { a: 1 } }]);
   });
 });
 

@@ -1,12 +1,13 @@
 // Extracts the model's tool calls from its streamed answer. Recognises the Hermes format that the chat templates of
 // Qwen2.5, Qwen3 and SmolLM2-style tool templates teach the model: one or more
 // `<tool_call>\n{"name": "...", "arguments": {...}}\n</tool_call>` after (optional) text. Tags may arrive split across
-// deltas, so text that may be the start of `<tool_call>` is held back until the next delta settles it, and a call's
-// JSON is held until its closing tag. A call whose JSON does not parse as a call is passed on as the raw text it was.
+// deltas, so text that may be the start of `<tool_call>` is held back until the next delta settles it.
 //
-// Order guarantee: every text piece comes before every tool call. Calls are kept until flush() (at the end of the
-// generation, which follows the last call at once in practice), so text the model writes after a call (rare) still
-// streams before the calls. Whitespace around calls is the template's layout and is dropped.
+// With `streamCalls` (constrained decoding wrote the calls), a call in the constrained layout (`{"name": ...,
+// "arguments": {...}}` in that order) streams as it is generated: a start piece once its name is known, argument
+// fragments as they arrive, then the whole call at its closing tag. Other calls (and all, without `streamCalls`) are
+// held until the end (flush) and passed on after all text; one whose JSON does not parse as a call is passed on as the
+// raw text it was. Whitespace around calls is the template's layout and is dropped.
 import { randomBytes } from "node:crypto";
 import type { InternalToolCall } from "./internal.js";
 import { partialSuffix } from "./think-splitter.js";
@@ -20,8 +21,18 @@ export interface ToolCallTags {
 /** Hermes / Qwen tool-call tags. */
 export const HERMES_TOOL_CALL_TAGS: ToolCallTags = Object.freeze({ open: "<tool_call>", close: "</tool_call>" });
 
-/** A piece of the answer: text, or a complete tool call. */
-export type ToolCallPiece = { kind: "text"; text: string } | ({ kind: "tool_call" } & InternalToolCall);
+/**
+ * A piece of the answer: text; a streamed call's start (its name) and argument fragments, `index` counting calls from
+ * 0; or a complete tool call (after its start and fragments when it streamed).
+ */
+export type ToolCallPiece =
+  | { kind: "text"; text: string }
+  | { kind: "tool_call_start"; index: number; id: string; name: string }
+  | { kind: "tool_call_delta"; index: number; arguments: string }
+  | ({ kind: "tool_call"; index: number } & InternalToolCall);
+
+/** The head of a call as constrained decoding writes it, up to the start of the arguments' JSON. */
+const STREAMED_HEAD = /^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*(?=\{)/;
 
 /** A fresh tool-call id, `call_` and 24 hex digits; both adapters use it as is (OpenAI `id`, Anthropic `tool_use.id`). */
 export function newToolCallId(): string {
@@ -49,12 +60,19 @@ export class ToolCallExtractor {
   private gap = "";
   /** Whitespace at the start of `held` is layout (it follows a call), not content. */
   private afterCall = false;
-  private pending: InternalToolCall[] = [];
+  private pending: Array<InternalToolCall & { index: number }> = [];
   private found = 0;
+  /** The call being streamed: its index and id, where its arguments start in `held`, and how far they were sent. */
+  private streaming: { index: number; id: string; start: number; sent: number; scan: JsonValueScan } | undefined;
 
   constructor(
     private readonly tags: ToolCallTags = HERMES_TOOL_CALL_TAGS,
     private readonly newId: () => string = newToolCallId,
+    /**
+     * Stream calls in the constrained layout as they are generated (set when constrained decoding writes the calls,
+     * so the layout is guaranteed); without it every call is held until flush.
+     */
+    private readonly streamCalls = false,
   ) {}
 
   /** How many tool calls were recognised so far (including those flush() has yet to return). */
@@ -91,6 +109,7 @@ export class ToolCallExtractor {
         return pieces;
       }
       const close = this.held.indexOf(this.tags.close);
+      this.stream(pieces, close < 0 ? this.held.length : close);
       if (close < 0) return pieces; // the call's JSON is incomplete
       this.call(pieces, this.held.slice(0, close), this.tags.close);
       this.held = this.held.slice(close + this.tags.close.length);
@@ -99,9 +118,10 @@ export class ToolCallExtractor {
   }
 
   /**
-   * Ends the answer: held text, then every tool call in order. An unterminated call (the model stopped before the
-   * closing tag) still counts when its JSON is a whole call; otherwise it is text. Trailing whitespace is kept when
-   * no call was found, so an answer without calls comes out exactly as it went in.
+   * Ends the answer: held text, then every held tool call in order. An unterminated call (the model stopped before
+   * the closing tag) still counts when its JSON is a whole call, and a streamed one always does (with the arguments
+   * it got: `arguments` {} when they were cut off, `argumentsText` as written); otherwise it is text. Trailing
+   * whitespace is kept when no call was found, so an answer without calls comes out exactly as it went in.
    */
   flush(): ToolCallPiece[] {
     const pieces: ToolCallPiece[] = [];
@@ -109,9 +129,10 @@ export class ToolCallExtractor {
     this.held = "";
     if (this.state === "call") {
       this.state = "text";
+      this.stream(pieces, rest.length);
       this.call(pieces, rest, "");
     } else {
-      this.text(pieces, this.pending.length > 0 ? rest.trimEnd() : rest);
+      this.text(pieces, this.found > 0 ? rest.trimEnd() : rest);
     }
     for (const call of this.pending) pieces.push({ kind: "tool_call", ...call });
     this.pending = [];
@@ -122,17 +143,88 @@ export class ToolCallExtractor {
     if (text !== "") pieces.push({ kind: "text", text });
   }
 
-  /** A call's body (and its closing tag, if it came): a pending call, or its raw text when it does not parse. */
+  /**
+   * Streams the call in `held` up to `end`: its start once the head is complete, then argument text as far as the
+   * arguments' JSON value goes. Only while no call is held back (so calls stay in order).
+   */
+  private stream(pieces: ToolCallPiece[], end: number): void {
+    if (!this.streaming) {
+      if (!this.streamCalls || this.pending.length > 0) return;
+      const head = STREAMED_HEAD.exec(this.held.slice(0, end));
+      if (!head) return;
+      const name = parseJson(head[1]!);
+      if (typeof name !== "string" || name === "") return;
+      this.streaming = { index: this.found, id: this.newId(), start: head[0].length, sent: head[0].length, scan: new JsonValueScan() };
+      pieces.push({ kind: "tool_call_start", index: this.found, id: this.streaming.id, name });
+    }
+    const call = this.streaming;
+    const stop = call.scan.feed(this.held, call.sent, end);
+    if (stop > call.sent) pieces.push({ kind: "tool_call_delta", index: call.index, arguments: this.held.slice(call.sent, stop) });
+    call.sent = stop;
+  }
+
+  /** A call's body (and its closing tag, if it came): streamed, held, or its raw text when it does not parse. */
   private call(pieces: ToolCallPiece[], body: string, close: string): void {
-    const parsed = parseToolCallBody(body);
-    if (parsed) {
-      this.pending.push({ id: this.newId(), ...parsed });
+    const streamed = this.streaming;
+    this.streaming = undefined;
+    if (streamed) {
+      const argumentsText = body.slice(streamed.start, streamed.sent);
+      const name = parseJson(STREAMED_HEAD.exec(body)![1]!) as string;
+      const parsed = parseJson(argumentsText);
+      pieces.push({ kind: "tool_call", index: streamed.index, id: streamed.id, name, arguments: isObject(parsed) ? parsed : {}, argumentsText });
       this.found++;
       this.afterCall = true;
     } else {
-      this.text(pieces, this.gap + this.tags.open + body + close);
+      const parsed = parseToolCallBody(body);
+      if (parsed) {
+        this.pending.push({ index: this.found, id: this.newId(), ...parsed });
+        this.found++;
+        this.afterCall = true;
+      } else {
+        this.text(pieces, this.gap + this.tags.open + body + close);
+      }
     }
     this.gap = "";
+  }
+}
+
+/**
+ * Finds where one JSON value ends in text that arrives in pieces: tracks strings, escapes and bracket depth, so the
+ * arguments can be streamed without the template's layout after them.
+ */
+class JsonValueScan {
+  private started = false;
+  private ended = false;
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+
+  /** Scans text[from, to) and returns where the value's text so far ends (at most `to`). */
+  feed(text: string, from: number, to: number): number {
+    for (let i = from; i < to; i++) {
+      if (this.ended) return i;
+      const c = text[i]!;
+      if (!this.started) {
+        if (/\s/.test(c)) continue;
+        this.started = true;
+      }
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (c === "\\") this.escaped = true;
+        else if (c === '"') {
+          this.inString = false;
+          if (this.depth === 0) this.ended = true;
+        }
+        continue;
+      }
+      if (c === '"') this.inString = true;
+      else if (c === "{" || c === "[") this.depth++;
+      else if (c === "}" || c === "]") {
+        if (this.depth === 0) return i; // the call object's own closing brace: the value ended before it
+        if (--this.depth === 0) this.ended = true;
+      } else if (this.depth === 0 && (/\s/.test(c) || c === ",")) return i; // after a bare number or literal
+    }
+    return to;
   }
 }
 

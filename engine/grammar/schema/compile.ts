@@ -8,7 +8,7 @@ import { StringLexeme } from "../lexemes/string.js";
 import { WhitespaceLexeme } from "../lexemes/whitespace.js";
 import { type CharDfa, UnsupportedPatternError, compilePattern } from "../regex/index.js";
 import { provablyDisjoint } from "./disjoint.js";
-import { SchemaError, pointer } from "./errors.js";
+import { SchemaError, pointer, quoted } from "./errors.js";
 import { FORMAT_PATTERNS } from "./formats.js";
 import { ANNOTATION_KEYWORDS, type JsonType, MAX_EXPANDED_ITEMS, MAX_PATTERN_LENGTH, SUPPORTED_KEYWORDS, TYPES } from "./keywords.js";
 import { isObject, mergeSchemas } from "./merge.js";
@@ -200,14 +200,14 @@ class DocumentCompiler {
     const members: Array<{ name: string; schema: unknown; required: boolean }> = [];
     for (const name of declared) {
       if (properties[name] === false) {
-        if (required.includes(name)) throw new SchemaError("required", path, `property ${JSON.stringify(name)} is required but its schema is false`);
+        if (required.includes(name)) throw new SchemaError("required", path, `property ${quoted(name)} is required but its schema is false`);
         continue; // never written
       }
       members.push({ name, schema: properties[name], required: required.includes(name) });
     }
     for (const name of required as string[]) {
       if (name in properties) continue;
-      if (additional === false) throw new SchemaError("required", path, `property ${JSON.stringify(name)} is required but additionalProperties is false and it is not declared`);
+      if (additional === false) throw new SchemaError("required", path, `property ${quoted(name)} is required but additionalProperties is false and it is not declared`);
       members.push({ name, schema: additional === undefined ? true : additional, required: true });
     }
     const kv = members.map(({ name, schema: value }) => [b.literal(JSON.stringify(name)), ws, b.literal(":"), ws,
@@ -290,7 +290,7 @@ class DocumentCompiler {
       dfa = this.pattern(schema.pattern, true, "pattern", path);
     } else if (schema.format !== undefined) {
       const source = typeof schema.format === "string" ? FORMAT_PATTERNS[schema.format] : undefined;
-      if (!source) throw new SchemaError(`format=${String(schema.format)}`, path, `format ${JSON.stringify(schema.format)} is not supported (supported: ${Object.keys(FORMAT_PATTERNS).join(", ")})`);
+      if (!source) throw new SchemaError(`format=${String(schema.format).slice(0, 80)}`, path, `format ${quoted(schema.format)} is not supported (supported: ${Object.keys(FORMAT_PATTERNS).join(", ")})`);
       dfa = this.pattern(source, false, `format=${schema.format}`, path);
     }
     if (dfa && Math.max(minLength ?? 0, maxLength ?? 0) > MAX_PATTERN_LENGTH) {
@@ -308,7 +308,7 @@ class DocumentCompiler {
     try {
       return compilePattern(source, { search, excluded: UNESCAPED_EXCLUDED });
     } catch (error) {
-      if (error instanceof UnsupportedPatternError) throw new SchemaError(keyword, path, `pattern ${JSON.stringify(source)}: ${error.feature} is not supported`);
+      if (error instanceof UnsupportedPatternError) throw new SchemaError(keyword, path, `pattern ${quoted(source)}: ${error.feature} is not supported`);
       throw error;
     }
   }
@@ -334,7 +334,7 @@ class DocumentCompiler {
 function checkKeywords(schema: SchemaObject, path: string): void {
   for (const key of Object.keys(schema)) {
     if (!SUPPORTED_KEYWORDS.has(key) && !ANNOTATION_KEYWORDS.has(key)) {
-      throw new SchemaError(key === "then" || key === "else" ? "if" : key, path, `the keyword ${JSON.stringify(key)} is not supported`);
+      throw new SchemaError(key === "then" || key === "else" ? "if" : key.slice(0, 80), path, `the keyword ${quoted(key)} is not supported`);
     }
   }
 }
@@ -342,7 +342,7 @@ function checkKeywords(schema: SchemaObject, path: string): void {
 function declaredTypes(schema: SchemaObject, path: string): JsonType[] | undefined {
   if (schema.type === undefined) return undefined;
   const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-  for (const type of types) if (!TYPES.includes(type as JsonType)) throw new SchemaError("type", path, `unknown type ${JSON.stringify(type)}`);
+  for (const type of types) if (!TYPES.includes(type as JsonType)) throw new SchemaError("type", path, `unknown type ${quoted(type)}`);
   if (types.length === 0) throw new SchemaError("type", path, "type must name at least one type");
   return types as JsonType[];
 }

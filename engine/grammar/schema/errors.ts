@@ -12,7 +12,7 @@ export class SchemaError extends Error {
     /** What is wrong, without the path. */
     readonly reason: string,
   ) {
-    super(`${reason} (at ${path === "" ? "the schema root" : path})`);
+    super(`${reason} (at ${path === "" ? "the schema root" : path.length > 200 ? `${path.slice(0, 197)}...` : path})`);
   }
 
   /** The same error for a schema embedded at `prefix` (a JSON pointer) in a larger document. */
@@ -24,4 +24,10 @@ export class SchemaError extends Error {
 /** `path` extended by one JSON pointer token. */
 export function pointer(path: string, token: string | number): string {
   return `${path}/${String(token).replace(/~/g, "~0").replace(/\//g, "~1")}`;
+}
+
+/** A value quoted for an error message, cut to a readable length (schemas come from clients and may be huge). */
+export function quoted(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

@@ -1,6 +1,6 @@
 // allOf: merges subschemas into one where that is exact (properties, required, bounds, types, enums), and refuses
 // what it cannot merge exactly, so that the generated value satisfies every part.
-import { SchemaError, pointer } from "./errors.js";
+import { SchemaError, pointer, quoted } from "./errors.js";
 import { ANNOTATION_KEYWORDS } from "./keywords.js";
 import { resolveRef } from "./refs.js";
 
@@ -52,7 +52,7 @@ function mergeTwo(root: unknown, a: SchemaObject, b: SchemaObject, path: string)
         const right = typeList(value);
         const both = left.filter((type) => right.includes(type) || (type === "integer" && right.includes("number")))
           .concat(right.filter((type) => type === "integer" && left.includes("number")));
-        if (both.length === 0) fail("type", `${JSON.stringify(current)} and ${JSON.stringify(value)} share no type`);
+        if (both.length === 0) fail("type", `${quoted(current)} and ${quoted(value)} share no type`);
         out.type = [...new Set(both)];
         break;
       }

@@ -21,6 +21,7 @@ import {
 } from "./fields.js";
 import type { ThinkingSigner } from "./thinking-signature.js";
 import { parseToolChoice, parseTools } from "./tools.js";
+import { checkConstraint } from "../../protocol/constraint.js";
 
 /** Most stop sequences a request may carry. */
 export const MAX_STOP_SEQUENCES = 16;
@@ -92,6 +93,7 @@ export function parseMessagesRequest(body: unknown, models: ServedModels, signer
   };
   if (tools !== undefined) request.tools = tools;
   if (toolChoice !== undefined) request.toolChoice = toolChoice;
+  checkConstraint(request, { tool: (index) => `tools[${index}].input_schema` });
   if (userId !== undefined) request.userId = userId;
   return request;
 }

@@ -55,7 +55,7 @@ export class MessagesStreamWriter {
   private started = false;
   private ended = false;
   /** The open content block, if any, with its index and (for thinking) its text so far, to sign at the end. */
-  private open: { kind: "thinking" | "text"; index: number; thinking: string } | undefined;
+  private open: { kind: "thinking" | "text" | "tool_use"; index: number; thinking: string; id?: string } | undefined;
   private blocks = 0;
 
   constructor(
@@ -78,7 +78,13 @@ export class MessagesStreamWriter {
         return this.delta("thinking", e.text);
       case "text":
         return this.delta("text", e.text);
+      case "tool_call_start":
+        return this.startToolUse(e.id, e.name);
+      case "tool_call_delta":
+        return this.open?.kind === "tool_use" ? frame({ type: "content_block_delta", index: this.open.index, delta: { type: "input_json_delta", partial_json: e.arguments } }) : "";
       case "tool_call":
+        // A streamed call's block is open: closing it is all that is left. Others come whole.
+        if (this.open?.kind === "tool_use" && this.open.id === e.id) return this.close();
         return this.toolUse(e);
       case "finish": {
         let out = this.start(NO_USAGE) + this.close();
@@ -143,13 +149,19 @@ export class MessagesStreamWriter {
     return out + frame({ type: "content_block_delta", index: block.index, delta: { type: "text_delta", text } });
   }
 
-  /** A whole tool_use block, at the next index, after closing the open block. */
-  private toolUse(call: InternalToolCall): string {
-    let out = this.start(NO_USAGE) + this.close();
+  /** A tool_use block's start (empty input), after closing the open block; its input follows as input_json_delta. */
+  private startToolUse(id: string, name: string): string {
+    const out = this.start(NO_USAGE) + this.close();
     const index = this.blocks++;
-    out += frame({ type: "content_block_start", index, content_block: { type: "tool_use", id: call.id, name: call.name, input: {} } });
-    out += frame({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: JSON.stringify(call.arguments) } });
-    return out + frame({ type: "content_block_stop", index });
+    this.open = { kind: "tool_use", index, thinking: "", id };
+    return out + frame({ type: "content_block_start", index, content_block: { type: "tool_use", id, name, input: {} } });
+  }
+
+  /** A whole tool_use block (a call that did not stream), at the next index, after closing the open block. */
+  private toolUse(call: InternalToolCall): string {
+    let out = this.startToolUse(call.id, call.name);
+    out += frame({ type: "content_block_delta", index: this.open!.index, delta: { type: "input_json_delta", partial_json: JSON.stringify(call.arguments) } });
+    return out + this.close();
   }
 
   private openBlock(kind: "thinking" | "text"): string {

@@ -329,15 +329,22 @@ describe("parseChatCompletionRequest: unsupported features are rejected, not ign
     [{ n: 2 }, "n", "n must be 1 (one choice per request), got 2"],
     [{ n: 0 }, "n", "n must be 1 (one choice per request), got 0"],
     [{ n: "1" }, "n", 'n must be 1 (one choice per request), got the string "1"'],
+    [{ response_format: { type: "json_schema" } }, "response_format.json_schema", "response_format.json_schema must be an object, got nothing"],
+    [{ response_format: { type: "json_schema", json_schema: { schema: {} } } }, "response_format.json_schema.name", "response_format.json_schema.name must be a string, got nothing"],
     [
-      { response_format: { type: "json_object" } },
-      "response_format",
-      "response_format json_object/json_schema is not supported yet (structured output is a later feature)",
+      { response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "array", uniqueItems: true } } } },
+      "response_format.json_schema.schema",
+      'response_format.json_schema.schema: the keyword "uniqueItems" is not supported (keyword uniqueItems, at the schema root)',
     ],
     [
-      { response_format: { type: "json_schema", json_schema: { name: "x", schema: {} } } },
-      "response_format",
-      "response_format json_object/json_schema is not supported yet (structured output is a later feature)",
+      { response_format: { type: "json_schema", json_schema: { name: "x", schema: { properties: { at: { type: "string", format: "ipv4" } } } } } },
+      "response_format.json_schema.schema",
+      'response_format.json_schema.schema: format "ipv4" is not supported (supported: date-time, date, time, uuid, email) (keyword format=ipv4, at /properties/at)',
+    ],
+    [
+      { tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { n: { type: "integer", minimum: 3, maximum: 1 } } } } }] },
+      "tools[0].function.parameters",
+      "tools[0].function.parameters: no integer satisfies these bounds (or it needs more than 15 digits) (keyword minimum, at /properties/n)",
     ],
     [{ response_format: { type: "yaml" } }, "response_format.type", `response_format.type must be 'text', 'json_object' or 'json_schema', got the string "yaml"`],
     [{ response_format: {} }, "response_format.type", `response_format.type must be 'text', 'json_object' or 'json_schema', got nothing`],
@@ -358,6 +365,13 @@ describe("parseChatCompletionRequest: unsupported features are rejected, not ign
   ])("rejects %j", (extra, param, message) => {
     const error = rejection(() => parse(extra));
     expect([error.kind, error.status, error.param, error.message]).toStrictEqual(["invalid_request", 400, param, message]);
+  });
+
+  it("accepts response_format json_object and json_schema (a missing schema admits any JSON)", () => {
+    expect(parse({ response_format: { type: "json_object" } }).responseFormat).toEqual({ type: "json_object" });
+    const schema = { type: "object", properties: { a: { type: "integer" } }, required: ["a"] };
+    expect(parse({ response_format: { type: "json_schema", json_schema: { name: "thing", schema, strict: true } } }).responseFormat).toEqual({ type: "json_schema", schema });
+    expect(parse({ response_format: { type: "json_schema", json_schema: { name: "any" } } }).responseFormat).toEqual({ type: "json_schema", schema: true });
   });
 
   it("accepts the harmless forms of those fields", () => {

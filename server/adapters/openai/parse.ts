@@ -13,11 +13,14 @@ import {
   optionalObject,
   optionalString,
   quote,
+  requireObject,
+  requireString,
   unsupported,
   type JsonObject,
 } from "./fields.js";
 import { parseMessages } from "./messages.js";
 import { parseToolChoice, parseTools } from "./tools.js";
+import { checkConstraint } from "../../protocol/constraint.js";
 
 /** The `chat_template_kwargs` keys this server understands; any other key is rejected rather than passed on. */
 const TEMPLATE_KWARGS = ["enable_thinking", "enable_auto_compaction"] as const;
@@ -64,9 +67,37 @@ export function parseChatCompletionRequest(body: unknown, models: ServedModels):
   };
   if (tools) request.tools = tools;
   if (toolChoice) request.toolChoice = toolChoice;
+  const responseFormat = parseResponseFormat(own(body, "response_format"));
+  if (responseFormat) request.responseFormat = responseFormat;
+  checkConstraint(request, { tool: (index) => `tools[${index}].function.parameters`, responseFormat: "response_format.json_schema.schema" });
   if (maxTokens !== undefined) request.maxTokens = maxTokens;
   if (userId !== undefined) request.userId = userId;
   return request;
+}
+
+/** OpenAI's rule for response format names. */
+const FORMAT_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * `response_format`: {type: "text"} (the default), {type: "json_object"}, or {type: "json_schema", json_schema:
+ * {name, schema?, strict?, description?}}; a missing schema admits any JSON value. `strict` is accepted either way:
+ * output is always constrained to the schema.
+ */
+function parseResponseFormat(value: unknown): InternalRequest["responseFormat"] {
+  const format = optionalObject(value, "response_format");
+  if (!format) return undefined;
+  const type = own(format, "type");
+  if (type === "text") return undefined;
+  if (type === "json_object") return { type: "json_object" };
+  if (type !== "json_schema") return invalid("response_format.type", "'text', 'json_object' or 'json_schema'", type);
+  const jsonSchema = requireObject(own(format, "json_schema"), "response_format.json_schema");
+  const name = requireString(own(jsonSchema, "name"), "response_format.json_schema.name");
+  if (!FORMAT_NAME.test(name)) invalid("response_format.json_schema.name", "1 to 64 letters, digits, underscores or dashes", name);
+  optionalString(own(jsonSchema, "description"), "response_format.json_schema.description");
+  optionalBoolean(own(jsonSchema, "strict"), "response_format.json_schema.strict");
+  const schema = own(jsonSchema, "schema");
+  if (!isUnset(schema) && typeof schema !== "boolean" && !isObject(schema)) invalid("response_format.json_schema.schema", "a JSON Schema (an object or a boolean)", schema);
+  return { type: "json_schema", schema: isUnset(schema) ? true : schema };
 }
 
 /** `model`: a required string naming a served model; an unknown one is a 404 listing the available slugs. */
@@ -166,15 +197,6 @@ function parseTemplateKwargs(value: unknown): { enable_thinking?: boolean; enabl
 /** Fields whose request this server cannot honour: rejected with a message saying so, never silently ignored. */
 function rejectUnsupportedFeatures(body: JsonObject): void {
   optionalInteger(own(body, "n"), "n", "1 (one choice per request)", 1, 1);
-
-  const format = optionalObject(own(body, "response_format"), "response_format");
-  if (format) {
-    const type = own(format, "type");
-    if (type === "json_object" || type === "json_schema") {
-      unsupported("response_format", "response_format json_object/json_schema is not supported yet (structured output is a later feature)");
-    }
-    if (type !== "text") invalid("response_format.type", "'text', 'json_object' or 'json_schema'", type);
-  }
 
   if (optionalBoolean(own(body, "logprobs"), "logprobs")) unsupported("logprobs", "logprobs is not supported yet");
   const topLogprobs = optionalInteger(own(body, "top_logprobs"), "top_logprobs", "an integer between 0 and 20", 0, 20);

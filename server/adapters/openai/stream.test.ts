@@ -123,12 +123,30 @@ describe("ChatCompletionStreamWriter", () => {
     expect(writer.event({ type: "text", text: "late" })).toBe("");
   });
 
-  it("writes one tool_calls delta chunk per call, after the text, and finishes with tool_calls", () => {
+  it("streams a call as OpenAI does: id, type and name with empty arguments, then argument fragments", () => {
+    const events: InternalEvent[] = [
+      start,
+      { type: "tool_call_start", index: 0, id: "call_a", name: "get_weather" },
+      { type: "tool_call_delta", index: 0, arguments: '{"city": ' },
+      { type: "tool_call_delta", index: 0, arguments: '"Paris"}' },
+      { type: "tool_call", index: 0, id: "call_a", name: "get_weather", arguments: { city: "Paris" }, argumentsText: '{"city": "Paris"}' },
+      { type: "finish", reason: "tool_use", usage },
+    ];
+    expect(chunks(write(events, false)).map((chunk) => [chunk.choices[0]!.delta, chunk.choices[0]!.finish_reason])).toStrictEqual([
+      [{ role: "assistant", content: "" }, null],
+      [{ tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "get_weather", arguments: "" } }] }, null],
+      [{ tool_calls: [{ index: 0, function: { arguments: '{"city": ' } }] }, null],
+      [{ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }, null],
+      [{}, "tool_calls"],
+    ]);
+  });
+
+  it("writes a call that did not stream as one whole chunk, after the text, and finishes with tool_calls", () => {
     const events: InternalEvent[] = [
       start,
       { type: "thinking", text: "need weather" },
-      { type: "tool_call", id: "call_a", name: "get_weather", arguments: { city: "Paris" } },
-      { type: "tool_call", id: "call_b", name: "get_time", arguments: {} },
+      { type: "tool_call", index: 0, id: "call_a", name: "get_weather", arguments: { city: "Paris" } },
+      { type: "tool_call", index: 1, id: "call_b", name: "get_time", arguments: {} },
       { type: "finish", reason: "tool_use", usage },
     ];
     expect(chunks(write(events, false)).map((chunk) => [chunk.choices[0]!.delta, chunk.choices[0]!.finish_reason])).toStrictEqual([
@@ -177,7 +195,16 @@ describe("ChatCompletionStreamWriter read by the official openai SDK", () => {
       { id: "call_fedcba9876543210fedcba98", name: "get_time", arguments: { zone: "CET" } },
     ];
     const toolFinish = { type: "finish", reason: "tool_use", usage } as const;
-    const events: InternalEvent[] = [start, { type: "text", text: "Let me check." }, ...toolCalls.map((call) => ({ type: "tool_call" as const, ...call })), toolFinish];
+    // Streamed as the server streams constrained calls: start, two fragments, then the call.
+    const events: InternalEvent[] = [start, { type: "text", text: "Let me check." }, ...toolCalls.flatMap((call, index): InternalEvent[] => {
+      const text = JSON.stringify(call.arguments);
+      return [
+        { type: "tool_call_start", index, id: call.id, name: call.name },
+        { type: "tool_call_delta", index, arguments: text.slice(0, 5) },
+        { type: "tool_call_delta", index, arguments: text.slice(5) },
+        { type: "tool_call", index, ...call, argumentsText: text },
+      ];
+    }), toolFinish];
     const accumulated = await ChatCompletionStream.fromReadableStream(sseResponse(write(events, true)).toReadableStream()).finalChatCompletion();
     const expected = chatCompletionResponse(meta, { reasoning: "", text: "Let me check.", toolCalls, finish: toolFinish });
     expect(accumulated.choices[0]!.finish_reason).toBe("tool_calls");

@@ -1,5 +1,5 @@
 // Turns InternalEvents into chat-completions server-sent events (spec 2.3 and 6.1): a role chunk, content deltas with
-// reasoning first between think tags, one `tool_calls` delta chunk per tool call, a final empty-delta chunk with the
+// reasoning first between think tags, tool calls as OpenAI streams them (id and name, then argument fragments), a final empty-delta chunk with the
 // finish reason, the usage chunk, [DONE].
 import type { InternalEvent } from "../../protocol/internal.js";
 import { openAiErrorObject } from "./errors.js";
@@ -42,7 +42,8 @@ export class ChatCompletionStreamWriter {
   #ended = false;
   #thinkingOpen = false;
   #content = "";
-  #toolCalls = 0;
+  /** Indexes of the tool calls that streamed (start and fragments), so their final event adds nothing. */
+  readonly #streamedCalls = new Set<number>();
 
   constructor(meta: CompletionMeta, options: StreamWriterOptions) {
     this.#meta = meta;
@@ -81,12 +82,17 @@ export class ChatCompletionStreamWriter {
         if (event.text === "") return this.#start();
         return this.#start() + this.#contentChunk(this.#closeThinking() + event.text);
       }
+      case "tool_call_start": {
+        // OpenAI's order: the call's id, type and name with empty arguments, then argument fragments.
+        this.#streamedCalls.add(event.index);
+        return this.#beforeToolCall() + this.#chunk({ tool_calls: [{ index: event.index, id: event.id, type: "function", function: { name: event.name, arguments: "" } }] }, null);
+      }
+      case "tool_call_delta":
+        return this.#chunk({ tool_calls: [{ index: event.index, function: { arguments: event.arguments } }] }, null);
       case "tool_call": {
-        // One chunk per call, whole: OpenAI's own streams split the arguments, clients accumulate either way.
-        let out = this.#start();
-        const close = this.#closeThinking();
-        if (close !== "") out += this.#contentChunk(close);
-        return out + this.#chunk({ tool_calls: [{ index: this.#toolCalls++, ...wireToolCall(event) }] }, null);
+        if (this.#streamedCalls.has(event.index)) return "";
+        // A call that did not stream (written in another layout): one chunk, whole.
+        return this.#beforeToolCall() + this.#chunk({ tool_calls: [{ index: event.index, ...wireToolCall(event) }] }, null);
       }
       case "finish": {
         let out = this.#start();
@@ -103,6 +109,14 @@ export class ChatCompletionStreamWriter {
         this.#started = true;
         return frame({ error: openAiErrorObject(event.error) });
     }
+  }
+
+  /** The role chunk if not sent, and the close tag if reasoning is open: what must precede a tool call. */
+  #beforeToolCall(): string {
+    let out = this.#start();
+    const close = this.#closeThinking();
+    if (close !== "") out += this.#contentChunk(close);
+    return out;
   }
 
   /** The role chunk, once. */

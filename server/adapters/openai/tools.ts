@@ -7,9 +7,7 @@ const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
  * Parses `tools`: a non-empty array of {type: "function", function: {name, description?, parameters?, strict?}}.
- *
- * NOTE: `strict` is type-checked and otherwise ignored: arguments are not yet grammar-constrained, and rejecting it
- * would break SDKs that set it by default (the model usually follows the schema anyway).
+ * `strict` is type-checked and otherwise ignored: calls are always constrained to their parameters' schema.
  */
 export function parseTools(value: unknown): ToolDefinition[] | undefined {
   if (isUnset(value)) return undefined;

@@ -33,9 +33,15 @@ export interface OpenAiToolCall {
   function: { name: string; arguments: string };
 }
 
-/** A tool call in a stream chunk's delta: `index` says which call (of this choice) it belongs to. */
-export interface OpenAiToolCallDelta extends OpenAiToolCall {
+/**
+ * A tool-call chunk item: the first for a call carries its id, type and name (arguments ""), later ones only
+ * `index` and an arguments fragment, as OpenAI streams them.
+ */
+export interface OpenAiToolCallDelta {
   index: number;
+  id?: string;
+  type?: "function";
+  function: { name?: string; arguments: string };
 }
 
 /** A `chat.completion` response body. */
@@ -96,5 +102,5 @@ export function wireUsage(usage: InternalUsage): OpenAiUsage {
 
 /** An internal tool call on the wire: same id, arguments serialised to a JSON string. */
 export function wireToolCall(call: InternalToolCall): OpenAiToolCall {
-  return { id: call.id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.arguments) } };
+  return { id: call.id, type: "function", function: { name: call.name, arguments: call.argumentsText ?? JSON.stringify(call.arguments) } };
 }

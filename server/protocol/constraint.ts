@@ -1,0 +1,65 @@
+// What a request constrains its output to, for the engine's grammar (engine/grammar): a JSON format
+// (response_format), tool calls in the template's tags (tools with tool_choice auto, any/required or a named tool),
+// after free reasoning when thinking is on. Checked when the request is parsed, so that a schema outside the supported
+// subset is a 400 naming its keyword and path before anything is generated.
+import { type AnswerFormat, type ConstraintSpec, constraintGrammar } from "../../engine/grammar/answer.js";
+import { EmptyGrammarError, GrammarAutomaton } from "../../engine/grammar/automaton.js";
+import { SchemaError } from "../../engine/grammar/schema/errors.js";
+import { type InternalRequest, ProtocolError } from "./internal.js";
+import { DEFAULT_THINK_TAGS, type ThinkTags } from "./think-splitter.js";
+import { HERMES_TOOL_CALL_TAGS, type ToolCallTags } from "./tool-calls.js";
+
+/** The tags of the model's chat template that a constraint writes. */
+export interface ConstraintTags {
+  thinkTags?: ThinkTags;
+  toolCallTags?: ToolCallTags;
+}
+
+/** Where each schema came from in the wire request, for error messages: a param per tool index, and the format's. */
+export interface SchemaParams {
+  tool(index: number): string;
+  responseFormat?: string;
+}
+
+/** The constraint of `request`, or undefined when its output is free text. */
+export function constraintSpecOf(request: InternalRequest, tags: ConstraintTags = {}): ConstraintSpec | undefined {
+  const json = request.responseFormat;
+  let format: AnswerFormat | undefined = json;
+  const tools = request.tools ?? [];
+  const choice = request.toolChoice ?? { type: "auto" };
+  if (tools.length > 0 && choice.type !== "none") {
+    format = {
+      type: "tool_calls",
+      tools: tools.map((tool) => ({ name: tool.name, parameters: tool.parameters })),
+      choice: choice.type === "any" ? "required" : choice.type === "tool" ? { name: choice.name } : "auto",
+      tags: tags.toolCallTags ?? HERMES_TOOL_CALL_TAGS,
+      ...(json ? { otherwise: json } : {}),
+    };
+  }
+  if (!format) return undefined;
+  const think = tags.thinkTags ?? DEFAULT_THINK_TAGS;
+  return request.thinking.enabled ? { format, thinking: { open: think.open, close: think.close } } : { format };
+}
+
+/**
+ * Compiles the request's constraint once to check it (the engine compiles and caches it again where it runs).
+ * @throws ProtocolError (400) naming the schema's param, keyword and path when a schema is unsupported or
+ * unsatisfiable.
+ */
+export function checkConstraint(request: InternalRequest, params: SchemaParams): void {
+  const spec = constraintSpecOf(request);
+  if (!spec) return;
+  try {
+    new GrammarAutomaton(constraintGrammar(spec));
+  } catch (error) {
+    if (error instanceof SchemaError) {
+      const tool = /^\/tools\/(\d+)\/parameters(.*)$/.exec(error.path);
+      const param = tool ? params.tool(Number(tool[1])) : params.responseFormat ?? "response_format";
+      const pointer = (tool ? tool[2] : error.path) || "the schema root";
+      const where = pointer.length > 200 ? `${pointer.slice(0, 197)}...` : pointer;
+      throw new ProtocolError("invalid_request", `${param}: ${error.reason} (keyword ${error.keyword}, at ${where})`, param);
+    }
+    if (error instanceof EmptyGrammarError) throw new ProtocolError("invalid_request", `the requested output format admits no output: ${error.message}`, params.responseFormat ?? "tools");
+    throw error;
+  }
+}
