@@ -1,7 +1,7 @@
 // What grammar-constrained decoding costs per generated token, against the decode step of the same model on this
 // machine. Constrained generations run through the serving Engine (temperature 1, several seeds); each generated
 // token sequence is then replayed through the constraint alone, timing the three calls the engine makes per token:
-// allowed() (the token mask), the logits-row copy plus applyMask, and accept(). Replays run cold (a freshly compiled
+// allowed() (the token mask), the masked logits row (maskLogits), and accept(). Replays run cold (a freshly compiled
 // constraint: the first request with a new schema), as a second request (the automaton already walked by the other
 // seeds' outputs) and warm (the same output again: every mask cached).
 // Run: npm run build && node dist/bench/grammar-masks.js [--model qwen3-0.6b:q8_0] [--threads 2] [--tokens 128]
@@ -12,7 +12,7 @@ import { Engine } from "../engine/engine.js";
 import type { AnswerFormat, ConstraintSpec } from "../engine/grammar/answer.js";
 import { CompiledConstraint } from "../engine/grammar/constraint.js";
 import { SCHEMA_CORPUS } from "../engine/grammar/testing/schema-corpus.js";
-import { applyMask } from "../engine/grammar/token-masks.js";
+import { maskLogits } from "../engine/grammar/token-masks.js";
 import { tokenTrie } from "../engine/grammar/token-trie.js";
 import { type LoadedModel, loadModel } from "../engine/load.js";
 import type { EngineEvent, EngineInput, EngineRequest } from "../engine/request.js";
@@ -132,8 +132,7 @@ export function replayTimes(compiled: CompiledConstraint, tokens: readonly numbe
     const start = performance.now();
     const mask = constraint.allowed();
     const masking = performance.now();
-    masked.set(logits); // the engine masks a copy: the runner's logits row is not its to write
-    applyMask(masked, mask);
+    maskLogits(logits, mask, masked); // as the engine does: into its own row, the runner's logits stay as they are
     const accepting = performance.now();
     constraint.accept(token);
     const end = performance.now();
@@ -252,7 +251,7 @@ function replayFigures(schema: BenchSchema, outputs: Output[], tokenizer: Tokeni
   };
 }
 
-/** A logits row of random values (applyMask's cost depends on the mask, not on the values). */
+/** A logits row of random values (maskLogits's cost depends on the mask, not on the values). */
 function randomLogits(vocabularySize: number): Float32Array {
   const random = seededRandom(11);
   return Float32Array.from({ length: vocabularySize }, () => random() * 20 - 10);
@@ -312,8 +311,8 @@ async function main(): Promise<void> {
     const trie = buildTrie(model.tokenizer, vocabularySize);
     const engine = new Engine(model, { cache: { prefixCaching: false, sectionCaching: false }, maxSequences: 1 });
     const input = benchInput(model);
-    // Greedy is the baseline: a temperature-1 step adds a softmax over the whole vocabulary that a constrained step,
-    // sampling among the allowed tokens only, mostly skips.
+    // Greedy is the baseline (the model's step with the cheapest sampling). A temperature-1 step adds a softmax over
+    // the whole vocabulary, constrained or not: masked logits are -Infinity, still in the candidates.
     const stepMs = await decodeStepMs(engine, input, 0);
     const sampledStepMs = await decodeStepMs(engine, input, 1);
     const machine = printHeader(command, threads, [
@@ -323,7 +322,7 @@ async function main(): Promise<void> {
       `vocabulary trie (built once per tokenizer, shared by every schema): ${trie.buildMs.toFixed(1)} ms, ${trie.nodes} nodes, ${trie.tokens} tokens`,
       `per schema: ${seeds} constrained generations (temperature 1, seeds 1..${seeds}, at most ${maxTokens} tokens) replayed through the constraint:`,
       "cold = fresh CompiledConstraint; 2nd request = automaton walked by the other seeds' outputs first; warm = same output again (every mask cached);",
-      "per token = allowed() + logits-row copy + applyMask + accept(); engine constrained ms/tok = the engine's own decode steps with the constraint",
+      "per token = allowed() + maskLogits + accept(); engine constrained ms/tok = the engine's own decode steps with the constraint (temperature 1)",
       ...PUBLISHED_OVERHEADS.map((p) => `as published, ${p.engine} (${p.source}): ${p.figure}`),
     ]);
     const logits = randomLogits(vocabularySize);

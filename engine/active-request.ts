@@ -2,7 +2,7 @@
 // sampler, stop matching and streaming text decoder, and its timings. Turns each sampled token into events.
 import type { EventChannel } from "./event-channel.js";
 import type { TokenConstraint } from "./grammar/constraint.js";
-import { applyMask } from "./grammar/token-masks.js";
+import { maskLogits } from "./grammar/token-masks.js";
 import { type KvReuse, SequenceKv } from "./kv/kv-cache.js";
 import type { EngineEvent, EngineFinishReason, EngineUsage } from "./request.js";
 import type { DeviceSampling, Sampler } from "./sample/sampler.js";
@@ -119,8 +119,7 @@ export class ActiveRequest implements SchedulableRequest {
   /** A copy of `logits` with the tokens the constraint forbids at -Infinity. */
   private mask(logits: Float32Array, constraint: TokenConstraint): Float32Array {
     if (this.masked?.length !== logits.length) this.masked = new Float32Array(logits.length);
-    this.masked.set(logits);
-    applyMask(this.masked, constraint.allowed());
+    maskLogits(logits, constraint.allowed(), this.masked);
     return this.masked;
   }
 

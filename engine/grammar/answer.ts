@@ -20,14 +20,17 @@ export type AnswerFormat =
   /** A JSON document valid against `schema`. */
   | { type: "json_schema"; schema: unknown }
   /**
-   * Tool calls between `tags`: "auto" lets the model write text and then, optionally, calls; "required" demands one
-   * or more calls and no text; `{name}` demands exactly one call of that tool.
+   * Tool calls between `tags`: "auto" lets the model write text and then, optionally, calls; "none" allows text that
+   * never opens a call; "required" demands one or more calls and no text; `{name}` demands exactly one call of that
+   * tool.
    */
   | {
       type: "tool_calls";
       tools: ToolSpec[];
-      choice: "auto" | "required" | { name: string };
+      choice: "auto" | "none" | "required" | { name: string };
       tags: { open: string; close: string };
+      /** false: at most one call (default: one or more). */
+      parallel?: boolean;
       /** With "auto": instead of free text, an answer in this JSON format when the model calls no tool. */
       otherwise?: JsonFormat;
     };
@@ -81,6 +84,7 @@ function answerSymbols(format: AnswerFormat, b: GrammarBuilder, schemas: SchemaC
 
 function toolCalls(format: Extract<AnswerFormat, { type: "tool_calls" }>, b: GrammarBuilder, schemas: SchemaCompiler): GrammarSymbol[][] {
   const { tools, choice, tags } = format;
+  if (choice === "none") return format.otherwise ? answerSymbols(format.otherwise, b, schemas) : [[], [b.lexeme(new FreeTextLexeme(tags.open, false))]];
   const ws = schemas.whitespace;
   const named = typeof choice === "object" ? choice.name : undefined;
   if (named !== undefined && !tools.some((tool) => tool.name === named)) throw new SchemaError("tool_choice", "", `tool_choice names ${quoted(named)}, which is not among the tools`);
@@ -99,11 +103,13 @@ function toolCalls(format: Extract<AnswerFormat, { type: "tool_calls" }>, b: Gra
   });
   if (bodies.length === 0) throw new SchemaError("tools", "", "no tool to call");
   const call = b.rule("tool-call", bodies.map((body) => [b.literal(tags.open), ws, ...body, ws, b.literal(tags.close)]));
-  if (named !== undefined) return [[b.ref(call)]];
-  const more = b.declare("more-tool-calls");
-  b.define(more, [[], [ws, b.ref(call), b.ref(more)]]);
-  const calls = [b.ref(call), b.ref(more)];
-  if (choice === "required") return [calls];
+  let calls: GrammarSymbol[] = [b.ref(call)];
+  if (named === undefined && format.parallel !== false) {
+    const more = b.declare("more-tool-calls");
+    b.define(more, [[], [ws, b.ref(call), b.ref(more)]]);
+    calls = [b.ref(call), b.ref(more)];
+  }
+  if (choice !== "auto") return [calls];
   // auto with a JSON format: that document, or calls.
   if (format.otherwise) return [...answerSymbols(format.otherwise, b, schemas), calls];
   // auto: text that never contains the open tag, then optionally calls; or calls at once; or nothing.

@@ -62,15 +62,43 @@ export function maskHas(mask: TokenMask, token: number): boolean {
   return (mask[token >>> 5]! & (1 << (token & 31))) !== 0;
 }
 
+/**
+ * Writes into `out` the logits of the tokens in `mask` and -Infinity for every other token. Iterates over whichever
+ * is fewer: a sparse mask (between JSON tokens) copies its few allowed logits into a row of -Infinity; a dense one
+ * (inside a string) copies the row and clears its few disallowed tokens.
+ */
+export function maskLogits(logits: Float32Array, mask: TokenMask, out: Float32Array): void {
+  const length = logits.length;
+  const words = Math.min(mask.length, (length + 31) >>> 5);
+  let allowed = 0;
+  for (let w = 0; w < words; w++) allowed += popcount(mask[w]!);
+  if (allowed * 2 < length) {
+    out.fill(-Infinity);
+    for (let w = 0; w < words; w++) {
+      for (let bits = mask[w]!; bits !== 0; bits &= bits - 1) {
+        const id = (w << 5) | (31 - Math.clz32(bits & -bits));
+        if (id < length) out[id] = logits[id]!;
+      }
+    }
+    return;
+  }
+  out.set(logits);
+  for (let w = 0; w < words; w++) {
+    for (let zeros = ~mask[w]!; zeros !== 0; zeros &= zeros - 1) {
+      const id = (w << 5) | (31 - Math.clz32(zeros & -zeros));
+      if (id < length) out[id] = -Infinity;
+    }
+  }
+  out.fill(-Infinity, words << 5);
+}
+
 /** Sets the logits of tokens outside `mask` to -Infinity (in place). */
 export function applyMask(logits: Float32Array, mask: TokenMask): void {
-  const words = Math.min(mask.length, (logits.length + 31) >>> 5);
-  for (let w = 0; w < words; w++) {
-    const bits = mask[w]!;
-    if (bits === 0xffffffff) continue;
-    const base = w << 5;
-    const end = Math.min(32, logits.length - base);
-    for (let b = 0; b < end; b++) if ((bits & (1 << b)) === 0) logits[base + b] = -Infinity;
-  }
-  for (let i = words << 5; i < logits.length; i++) logits[i] = -Infinity;
+  maskLogits(logits, mask, logits);
+}
+
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }

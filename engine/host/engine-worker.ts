@@ -18,6 +18,7 @@ const modelPromise = loadModel(data.path, {
 });
 const enginePromise = modelPromise.then((model) => {
   const engine = new Engine(model, data.engine);
+  engine.prepareConstraints(); // the vocabulary trie, so the first structured-output request does not wait for it
   send({ type: "ready", model: describeModel(model) });
   return engine;
 });

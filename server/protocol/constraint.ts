@@ -27,12 +27,14 @@ export function constraintSpecOf(request: InternalRequest, tags: ConstraintTags 
   let format: AnswerFormat | undefined = json;
   const tools = request.tools ?? [];
   const choice = request.toolChoice ?? { type: "auto" };
-  if (tools.length > 0 && choice.type !== "none") {
+  // Tools offered and tool_choice none: text that never opens a call (the template still shows the tools).
+  if (tools.length > 0 && (choice.type !== "none" || !json)) {
     format = {
       type: "tool_calls",
       tools: tools.map((tool) => ({ name: tool.name, parameters: tool.parameters })),
-      choice: choice.type === "any" ? "required" : choice.type === "tool" ? { name: choice.name } : "auto",
+      choice: choice.type === "any" ? "required" : choice.type === "tool" ? { name: choice.name } : choice.type,
       tags: tags.toolCallTags ?? HERMES_TOOL_CALL_TAGS,
+      ...(request.parallelToolCalls === false ? { parallel: false } : {}),
       ...(json ? { otherwise: json } : {}),
     };
   }

@@ -30,6 +30,8 @@ export interface InternalRequest {
   messages: ChatMessage[];
   tools?: ToolDefinition[];
   toolChoice?: ToolChoice;
+  /** false: at most one tool call (OpenAI `parallel_tool_calls`, Anthropic `disable_parallel_tool_use`). */
+  parallelToolCalls?: boolean;
   /** OpenAI `response_format` json_object / json_schema: the answer is that JSON (constrained decoding). */
   responseFormat?: { type: "json_object" } | { type: "json_schema"; schema: unknown };
   /** Most tokens to generate; undefined = the server's default. */

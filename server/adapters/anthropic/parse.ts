@@ -92,7 +92,11 @@ export function parseMessagesRequest(body: unknown, models: ServedModels, signer
     autoCompaction,
   };
   if (tools !== undefined) request.tools = tools;
-  if (toolChoice !== undefined) request.toolChoice = toolChoice;
+  if (toolChoice !== undefined) {
+    const { single, ...choice } = toolChoice;
+    request.toolChoice = choice;
+    if (single) request.parallelToolCalls = false;
+  }
   checkConstraint(request, { tool: (index) => `tools[${index}].input_schema` });
   if (userId !== undefined) request.userId = userId;
   return request;

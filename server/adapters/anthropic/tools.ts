@@ -39,17 +39,16 @@ export function parseTools(value: unknown, param: string): ToolDefinition[] {
 
 /**
  * Parses `tool_choice`: {type: "auto" | "any" | "none"} or {type: "tool", name} naming one of `tools`.
- * Forcing tool use ("any", "tool") needs tools to choose from.
+ * Forcing tool use ("any", "tool") needs tools to choose from. `disable_parallel_tool_use` allows at most one call.
  */
-export function parseToolChoice(value: unknown, param: string, tools: readonly ToolDefinition[] | undefined): ToolChoice {
+export function parseToolChoice(value: unknown, param: string, tools: readonly ToolDefinition[] | undefined): ToolChoice & { single?: boolean } {
   const choice = readObject(value, param);
   const type = own(choice, "type");
   if (!CHOICE_TYPES.includes(type as (typeof CHOICE_TYPES)[number])) {
     throw invalid(child(param, "type"), 'must be one of "auto", "any", "none", "tool"', type);
   }
   const parallel = own(choice, "disable_parallel_tool_use");
-  // Accepted for compatibility; the model makes one call per turn or several as it likes.
-  if (!isUnset(parallel)) readBoolean(parallel, child(param, "disable_parallel_tool_use"));
+  const single = isUnset(parallel) ? false : readBoolean(parallel, child(param, "disable_parallel_tool_use"));
   if ((type === "any" || type === "tool") && (tools === undefined || tools.length === 0)) {
     throw invalid(param, `type "${type}" forces tool use and needs a non-empty "tools" list`);
   }
@@ -59,7 +58,7 @@ export function parseToolChoice(value: unknown, param: string, tools: readonly T
       const names = tools?.map((tool) => tool.name).join(", ") ?? "";
       throw invalid(child(param, "name"), `must name one of the tools (${names})`, name);
     }
-    return { type: "tool", name };
+    return { type: "tool", name, ...(single ? { single } : {}) };
   }
-  return { type: type as "auto" | "any" | "none" };
+  return { type: type as "auto" | "any" | "none", ...(single ? { single } : {}) };
 }

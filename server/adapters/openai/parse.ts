@@ -49,7 +49,7 @@ export function parseChatCompletionRequest(body: unknown, models: ServedModels):
   const templateKwargs = parseTemplateKwargs(own(body, "chat_template_kwargs"));
   const tools = parseTools(own(body, "tools"));
   const toolChoice = parseToolChoice(own(body, "tool_choice"), tools);
-  optionalBoolean(own(body, "parallel_tool_calls"), "parallel_tool_calls");
+  const parallelToolCalls = optionalBoolean(own(body, "parallel_tool_calls"), "parallel_tool_calls");
   const maxTokens = parseMaxTokens(body);
   const userId =
     optionalString(own(body, "user"), "user") ?? optionalString(own(body, "safety_identifier"), "safety_identifier");
@@ -67,6 +67,7 @@ export function parseChatCompletionRequest(body: unknown, models: ServedModels):
   };
   if (tools) request.tools = tools;
   if (toolChoice) request.toolChoice = toolChoice;
+  if (parallelToolCalls === false) request.parallelToolCalls = false;
   const responseFormat = parseResponseFormat(own(body, "response_format"));
   if (responseFormat) request.responseFormat = responseFormat;
   checkConstraint(request, { tool: (index) => `tools[${index}].function.parameters`, responseFormat: "response_format.json_schema.schema" });
