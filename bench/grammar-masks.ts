@@ -46,12 +46,12 @@ export const PUBLISHED_OVERHEADS = [
   {
     engine: "XGrammar",
     source: 'Dong et al., "XGrammar: Flexible and Efficient Structured Generation Engine for Large Language Models", arXiv 2411.15100, 2024',
-    figure: "JSON-schema token mask generation under ~40 µs per token with the Llama-3.1 tokenizer (128k vocabulary); \"up to 100x speedup over existing solutions\"",
+    figure: "\"up to 100x speedup over existing solutions\" and \"near-zero overhead\" in end-to-end serving (abstract; per-token times in the paper depend on grammar and vocabulary)",
   },
   {
     engine: "llguidance",
-    source: "github.com/guidance-ai/llguidance, README",
-    figure: "about 50 µs of single-core CPU time per token for a 128k tokenizer, for grammars such as those derived from JSON schemas",
+    source: "llama.cpp docs/llguidance.md (and the llguidance README)",
+    figure: "token mask for the Llama 3 tokenizer (128k): on average 50 µs of single-core CPU time per token on JSON Schema Bench, p99 0.5 ms, max 20 ms",
   },
 ] as const;
 

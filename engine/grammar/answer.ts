@@ -74,7 +74,9 @@ export function constraintGrammar(spec: ConstraintSpec): Grammar {
 function answerSymbols(format: AnswerFormat, b: GrammarBuilder, schemas: SchemaCompiler): GrammarSymbol[][] {
   switch (format.type) {
     case "json_object":
-      return [[schemas.compile({ type: "object" }, "json-object")]];
+      // Any members: a bare {type: "object"} writes no property (absent additionalProperties adds none, which still
+      // validates), so JSON mode could only ever produce "{}".
+      return [[schemas.compile({ type: "object", additionalProperties: true }, "json-object")]];
     case "json_schema":
       return [[schemas.compile(format.schema, "schema")]];
     case "tool_calls":

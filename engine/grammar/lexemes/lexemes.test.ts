@@ -214,7 +214,11 @@ describe("NumberLexeme", () => {
     expectDeadAt(integer, "9999999999999999", 15);
     // Bounds only reachable with more digits are unsatisfiable.
     expect(new NumberLexeme({ integer: true, minimum: 1e15 }).satisfiable()).toBe(false);
-    expect(new NumberLexeme({ integer: false, minimum: 1e15 }).satisfiable()).toBe(false);
+    expect(new NumberLexeme({ integer: false, minimum: 1e15 + 1 }).satisfiable()).toBe(false);
+    // ... but a 15-digit number whose double rounds up to the bound is fine (the validator compares doubles too).
+    const roundsUp = new NumberLexeme({ integer: false, minimum: 1e15 });
+    expectAccepted(roundsUp, ["999999999999999.95"]);
+    expectRefused(roundsUp, ["999999999999999.9", "999999999999999"]);
     expect(new NumberLexeme({ integer: true, minimum: 1e15 - 1 }).satisfiable()).toBe(true);
     expect(new NumberLexeme({ integer: false, exclusiveMinimum: 0, maximum: 1e-15 }).satisfiable()).toBe(true);
     expectAccepted(new NumberLexeme({ integer: false, exclusiveMinimum: 0, maximum: 1e-15 }), ["0.000000000000001"]);
@@ -376,6 +380,8 @@ describe("NumberLexeme", () => {
     { integer: false, exclusiveMinimum: 1, exclusiveMaximum: 1.000000000000003 },
     { integer: false, minimum: 0.1234567890123455, maximum: 0.1234567890123465 },
     { integer: false, minimum: 123456789012345 },
+    { integer: false, minimum: 1e15 },
+    { integer: false, minimum: 999999999999999.5, maximum: 999999999999999.6 },
     { integer: false, exclusiveMaximum: -0.5 },
     { integer: false, minimum: 12.5, maximum: 12.5 },
   ];

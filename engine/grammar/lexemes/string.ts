@@ -108,7 +108,10 @@ export class StringLexeme implements Lexeme {
     // The partial code point matters only to a DFA or to excluded names; elsewhere dropping it keeps a multi-byte
     // character from multiplying the states (and their token masks) by every prefix it can have.
     if (s.phase === Phase.MultiByte && !this.spec.dfa && s.excludedPrefix === null && s.partial !== 0) s = { ...s, partial: 0 };
-    const key = `${s.phase},${s.count},${s.dfa},${s.pending},${s.partial},${s.nextLow},${s.nextHigh},${s.excludedPrefix ?? "\u0000"}`;
+    // The excluded prefix is marked apart from "none": a bare NUL for none was also the prefix of a name starting with
+    // U+0000 (written \u0000), so the two states were one and whichever came first decided whether the string could
+    // close (an excluded "\u0000" closable, or "names" not closable under exclude ["name", "\u0000"]).
+    const key = `${s.phase},${s.count},${s.dfa},${s.pending},${s.partial},${s.nextLow},${s.nextHigh},${s.excludedPrefix === null ? "-" : `+${s.excludedPrefix}`}`;
     return this.table.intern(key, () => s);
   }
 
@@ -216,7 +219,9 @@ export class StringLexeme implements Lexeme {
     if (count > this.maxLength) return false;
     const lower = Math.max(0, this.minLength - count);
     const upper = Number.isFinite(this.maxLength) ? this.maxLength - count : this.countCap;
-    if (!this.reach) return true; // without a pattern any length up to maxLength will do
+    // Without a pattern any length from minLength to maxLength will do, if there is one (minLength above maxLength
+    // made satisfiable() say yes, and strings dead-ended at maxLength unable to close).
+    if (!this.reach) return count + lower <= this.maxLength;
     const row = this.reach[dfa]!;
     for (let length = lower; length <= Math.min(upper, this.countCap); length++) if (row[length]) return true;
     return false;

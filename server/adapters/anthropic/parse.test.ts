@@ -68,6 +68,7 @@ describe("parseMessagesRequest: minimal and full requests", () => {
       ],
       tools: [{ name: "get_weather", description: "Weather for a city", parameters: WEATHER.input_schema }],
       toolChoice: { type: "auto" },
+      parallelToolCalls: false,
       maxTokens: 4096,
       sampling: { temperature: 0.7, topP: 0.9, topK: 40 },
       stop: ["END", "\n\n"],
