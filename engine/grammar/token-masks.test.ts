@@ -1,6 +1,6 @@
 // maskLogits on sparse and dense masks, against a plain per-token reference.
 import { describe, expect, it } from "vitest";
-import { seeded } from "./testing/byte-walk.js";
+import { seededRandom } from "../testing/seeded-random.js";
 import { maskHas, maskLogits } from "./token-masks.js";
 
 function reference(logits: Float32Array, mask: Uint32Array): Float32Array {
@@ -10,7 +10,7 @@ function reference(logits: Float32Array, mask: Uint32Array): Float32Array {
 describe("maskLogits", () => {
   for (const [label, density] of [["sparse", 0.01], ["half", 0.5], ["dense", 0.99], ["empty", 0], ["full", 1]] as const) {
     it(`keeps exactly the allowed logits (${label} mask), with a vocabulary that is not a multiple of 32`, () => {
-      const random = seeded(label.length);
+      const random = seededRandom(label.length);
       const size = 151_936 + 7;
       const logits = Float32Array.from({ length: size }, () => random() * 10 - 5);
       const mask = new Uint32Array((size + 31) >>> 5);

@@ -25,12 +25,32 @@ export class TokenMasks {
     automaton.vocabulary = trie;
   }
 
-  /** The tokens allowed in `state` (cached on the state). */
+  /**
+   * The tokens allowed in `state` (cached on the state). Inside plain string content the plain tokens that fit are
+   * one precomputed mask, and only the other tokens are walked.
+   */
   mask(state: MatchState): TokenMask {
     if (state.mask) return state.mask;
-    const trie = this.trie;
+    const only = state.threads.length === 1 ? state.threads[0]! : undefined;
+    const room = only?.lexeme.plainRoom?.(only.lexemeState);
+    const plain = this.trie.plain;
+    let mask: TokenMask;
+    if (room !== undefined && plain) {
+      mask = plain.mask(room).slice();
+      this.walk(state, plain.others, mask);
+    } else {
+      mask = new Uint32Array((this.trie.vocabularySize + 31) >>> 5);
+      this.walk(state, this.trie, mask);
+    }
+    if (state.accepting) for (const id of this.endTokens) mask[id >>> 5]! |= 1 << (id & 31);
+    state.mask = mask;
+    this.computed++;
+    return mask;
+  }
+
+  /** Adds to `mask` the tokens of `trie` that `state` allows: one depth-first walk, skipping rejected subtrees. */
+  private walk(state: MatchState, trie: TokenTrie, mask: TokenMask): void {
     const automaton = this.automaton;
-    const mask = new Uint32Array((trie.vocabularySize + 31) >>> 5);
     const { byte, depth, subtreeEnd, tokenStart, tokenIds } = trie;
     const path = this.path;
     path[0] = state;
@@ -50,10 +70,6 @@ export class TokenMasks {
       }
       node++;
     }
-    if (state.accepting) for (const id of this.endTokens) mask[id >>> 5]! |= 1 << (id & 31);
-    state.mask = mask;
-    this.computed++;
-    return mask;
   }
 }
 

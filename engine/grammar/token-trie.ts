@@ -1,6 +1,7 @@
 // The vocabulary as a byte trie in depth-first order, for computing which tokens a grammar state allows: one walk
 // visits each trie node at most once and skips a whole subtree at the first byte the grammar rejects.
 import type { Tokenizer } from "../tokenizer/tokenizer.js";
+import { PlainTokens } from "./plain-tokens.js";
 
 /** Tokens as a trie of their bytes; node arrays in preorder. */
 export class TokenTrie {
@@ -15,6 +16,8 @@ export class TokenTrie {
   readonly tokenIds: Int32Array;
   /** Most bytes in one token. */
   readonly maxDepth: number;
+  /** The split for string content (set on the vocabulary's own trie by {@link tokenTrie}). */
+  plain: PlainTokens | undefined;
 
   /**
    * @param vocabularySize mask width (the model's vocabulary, which may exceed the tokenizer's).
@@ -82,6 +85,7 @@ export function tokenTrie(tokenizer: Tokenizer, vocabularySize = tokenizer.vocab
       if (bytes.length > 0) tokens.push({ id, bytes });
     }
     trie = new TokenTrie(vocabularySize, tokens);
+    trie.plain = new PlainTokens(vocabularySize, tokens);
     bySize.set(vocabularySize, trie);
   }
   return trie;

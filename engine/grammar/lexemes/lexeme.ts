@@ -18,6 +18,12 @@ export interface Lexeme {
   canContinue(state: number): boolean;
   /** Whether any byte string is a whole lexeme (absent: yes). Grammar alternatives with one that is not are dropped. */
   satisfiable?(): boolean;
+  /**
+   * Inside string content: how many more characters of plain content (whole UTF-8 characters other than `"`, `\` and
+   * control characters) this state takes, any of them, each keeping the lexeme live (Infinity: no limit). Undefined
+   * where the bytes themselves matter (a pattern, an escape, an excluded name): token masks then walk every token.
+   */
+  plainRoom?(state: number): number | undefined;
 }
 
 /** Interns state descriptions (strings) to dense ids, keeping the description for the lexeme to decode. */

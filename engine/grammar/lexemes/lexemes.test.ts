@@ -3,7 +3,7 @@
 // reaches, and by random walks from those states to the end), and everything it accepts is what the schema asked for.
 import { describe, expect, it } from "vitest";
 import { compilePattern } from "../regex/index.js";
-import { seeded } from "../testing/byte-walk.js";
+import { seededRandom } from "../../testing/seeded-random.js";
 import { FreeTextLexeme } from "./free-text.js";
 import type { Lexeme } from "./lexeme.js";
 import { LiteralLexeme } from "./literal.js";
@@ -87,7 +87,7 @@ interface Explored {
  */
 function explore(lexeme: Lexeme, options: ExploreOptions): Explored {
   const { alphabet, depth, check, walks = 1, maxWalk = 200, stopChance = 0.3, closers = [], continuations = ALL_BYTES } = options;
-  const random = seeded(options.seed ?? 12345);
+  const random = seededRandom(options.seed ?? 12345);
   const texts = new Map<number, number[]>([[lexeme.start, []]]);
   let frontier = [lexeme.start];
   let accepted = 0;

@@ -104,6 +104,12 @@ export class StringLexeme implements Lexeme {
     return this.table.get(state).phase !== Phase.Closed;
   }
 
+  plainRoom(state: number): number | undefined {
+    const s = this.table.get(state);
+    if (s.phase !== Phase.Content || this.spec.dfa || s.excludedPrefix !== null) return undefined;
+    return this.maxLength - s.count;
+  }
+
   private intern(s: StringState): number {
     // The partial code point matters only to a DFA or to excluded names; elsewhere dropping it keeps a multi-byte
     // character from multiplying the states (and their token masks) by every prefix it can have.

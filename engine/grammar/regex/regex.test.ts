@@ -2,19 +2,8 @@
 // mutated and random strings, and on random patterns; plus excluded code points, dead-state trimming and errors.
 
 import { describe, expect, it } from "vitest";
+import { seededRandom } from "../../testing/seeded-random.js";
 import { type CharDfa, compilePattern, type PatternOptions, trimDeadStates, UnsupportedPatternError } from "./index.js";
-
-/** mulberry32: a tiny deterministic PRNG, so failures reproduce. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function pick<T>(random: () => number, items: readonly T[]): T {
   return items[Math.floor(random() * items.length)];
@@ -96,7 +85,7 @@ function alphabetOf(pattern: string): string[] {
 
 /** Random strings over `alphabet`, and random edits of `samples` (which reach the interesting lengths). */
 function fuzzStrings(seed: number, alphabet: readonly string[], samples: readonly string[], count: number): string[] {
-  const random = prng(seed);
+  const random = seededRandom(seed);
   const out: string[] = [];
   for (let i = 0; i < count; i++) {
     if (samples.length > 0 && i % 2 === 1) {
@@ -225,7 +214,7 @@ function randomPattern(random: () => number, depth: number): string {
 
 describe("random patterns agree with RegExp", () => {
   it("on random strings, with search semantics and without", () => {
-    const random = prng(7);
+    const random = seededRandom(7);
     const alphabet = Array.from("abc1 \n😀");
     const strings = fuzzStrings(99, alphabet, [], 300);
     let tooBig = 0;

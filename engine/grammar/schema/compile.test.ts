@@ -4,7 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { constraintGrammar } from "../answer.js";
 import { GrammarAutomaton } from "../automaton.js";
-import { randomWalk, seeded } from "../testing/byte-walk.js";
+import { seededRandom } from "../../testing/seeded-random.js";
+import { randomWalk } from "../testing/byte-walk.js";
 import { SCHEMA_CORPUS, UNSUPPORTED_SCHEMAS } from "../testing/schema-corpus.js";
 import { newValidator } from "../testing/validator.js";
 import { SchemaError } from "./errors.js";
@@ -20,7 +21,7 @@ describe("every corpus schema", () => {
       const validate = ajv.compile(entry.schema as object);
       let complete = 0;
       for (let seed = 1; seed <= 40; seed++) {
-        const walk = randomWalk(automaton, seeded(seed * 7919 + entry.name.length));
+        const walk = randomWalk(automaton, seededRandom(seed * 7919 + entry.name.length));
         expect(walk.deadEnd, `dead end after ${JSON.stringify(new TextDecoder().decode(walk.bytes))}`).toBe(false);
         if (!walk.complete) continue;
         complete++;
