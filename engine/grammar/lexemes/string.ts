@@ -43,6 +43,11 @@ interface StringState {
   /** Smallest and largest value the next continuation byte may take (UTF-8 rules for E0, ED, F0, F4). */
   nextLow: number;
   nextHigh: number;
+  /**
+   * Multi-byte character under a DFA: the DFA state every character it can still become leads to, when that is one
+   * state (then `partial` is dropped, so its prefixes do not multiply the states); -1 otherwise.
+   */
+  target: number;
   /** The content so far while it is a prefix of an excluded name; null once it is not. */
   excludedPrefix: string | null;
 }
@@ -68,7 +73,7 @@ export class StringLexeme implements Lexeme {
     const finiteMax = Number.isFinite(this.maxLength);
     this.countCap = finiteMax ? this.maxLength : this.minLength + (dfa ? dfa.stateCount : 0);
     if (dfa) this.reach = reachTable(dfa, this.countCap);
-    this.start = this.intern({ phase: Phase.BeforeOpen, count: 0, dfa: 0, pending: 0, partial: 0, nextLow: 0, nextHigh: 0, excludedPrefix: spec.exclude?.length ? "" : null });
+    this.start = this.intern({ phase: Phase.BeforeOpen, count: 0, dfa: 0, pending: 0, partial: 0, nextLow: 0, nextHigh: 0, target: -1, excludedPrefix: spec.exclude?.length ? "" : null });
   }
 
   get label(): string {
@@ -117,7 +122,7 @@ export class StringLexeme implements Lexeme {
     // The excluded prefix is marked apart from "none": a bare NUL for none was also the prefix of a name starting with
     // U+0000 (written \u0000), so the two states were one and whichever came first decided whether the string could
     // close (an excluded "\u0000" closable, or "names" not closable under exclude ["name", "\u0000"]).
-    const key = `${s.phase},${s.count},${s.dfa},${s.pending},${s.partial},${s.nextLow},${s.nextHigh},${s.excludedPrefix === null ? "-" : `+${s.excludedPrefix}`}`;
+    const key = `${s.phase},${s.count},${s.dfa},${s.pending},${s.partial},${s.nextLow},${s.nextHigh},${s.target},${s.excludedPrefix === null ? "-" : `+${s.excludedPrefix}`}`;
     return this.table.intern(key, () => s);
   }
 
@@ -143,10 +148,16 @@ export class StringLexeme implements Lexeme {
       }
       case Phase.MultiByte: {
         if (byte < s.nextLow || byte > s.nextHigh) return undefined;
+        if (s.target >= 0) {
+          // Every character this can become leads to `target`, which was live: only the byte count is left.
+          if (s.pending > 1) return { ...s, pending: s.pending - 1, nextLow: 0x80, nextHigh: 0xbf };
+          return this.advance({ ...s, pending: 0, nextLow: 0, nextHigh: 0, target: -1 }, s.target);
+        }
         const partial = (s.partial << 6) | (byte & 0x3f);
         if (s.pending > 1) {
-          const next = { ...s, pending: s.pending - 1, partial, nextLow: 0x80, nextHigh: 0xbf };
-          return this.anyLive(next, partial << (6 * next.pending), (partial << (6 * next.pending)) | ((1 << (6 * next.pending)) - 1)) ? next : undefined;
+          const bits = 6 * (s.pending - 1);
+          const next = this.multiByte(s, s.pending - 1, partial, 0x80, 0xbf, partial << bits, (partial << bits) | ((1 << bits) - 1));
+          return next;
         }
         return this.addChar({ ...s, pending: 0, partial: 0, nextLow: 0, nextHigh: 0 }, partial);
       }
@@ -172,23 +183,42 @@ export class StringLexeme implements Lexeme {
     const bits = 6 * (length - 1);
     const first = Math.max(partial << bits, length === 2 ? 0x80 : length === 3 ? 0x800 : 0x10000);
     const last = Math.min((partial << bits) | ((1 << bits) - 1), 0x10ffff);
-    const next = { ...s, phase: Phase.MultiByte, pending: length - 1, partial, nextLow: low, nextHigh: high };
-    return this.anyLive(next, first, last) ? next : undefined;
+    return this.multiByte({ ...s, phase: Phase.MultiByte }, length - 1, partial, low, high, first, last);
+  }
+
+  /**
+   * A multi-byte character with `pending` continuation bytes to come that can still become [first, last]: undefined
+   * when none of those can be added; with a DFA that sends them all to one state, that state instead of the bits.
+   */
+  private multiByte(s: StringState, pending: number, partial: number, nextLow: number, nextHigh: number, first: number, last: number): StringState | undefined {
+    const next = { ...s, pending, partial, nextLow, nextHigh, target: -1 };
+    if (!this.anyLive(next, first, last)) return undefined;
+    const dfa = this.spec.dfa;
+    if (dfa && s.excludedPrefix === null) {
+      const range = dfa.transitions(s.dfa).find(([low, high]) => low <= first && first <= high);
+      if (range && range[1] >= last) return { ...next, partial: 0, target: range[2] };
+    }
+    return next;
   }
 
   /** The state after one more code point of content, if the string can still be finished from there. */
   private addChar(s: StringState, char: number): StringState | undefined {
-    if (s.count + 1 > this.maxLength) return undefined;
     let dfa = 0;
     if (this.spec.dfa) {
       dfa = this.spec.dfa.next(s.dfa, char);
       if (dfa < 0) return undefined;
     }
+    return this.advance(s, dfa, char);
+  }
+
+  /** The state after one more code point (`char`, needed only while tracking excluded names) taking the DFA to `dfa`. */
+  private advance(s: StringState, dfa: number, char?: number): StringState | undefined {
+    if (s.count + 1 > this.maxLength) return undefined;
     const count = Math.min(s.count + 1, this.countCap);
     if (!this.live(dfa, count)) return undefined;
     let excludedPrefix = s.excludedPrefix;
     if (excludedPrefix !== null) {
-      const extended = excludedPrefix + String.fromCodePoint(char);
+      const extended = excludedPrefix + String.fromCodePoint(char!);
       excludedPrefix = this.spec.exclude!.some((name) => name.startsWith(extended)) ? extended : null;
     }
     return { ...s, phase: Phase.Content, count, dfa, excludedPrefix };
