@@ -80,7 +80,7 @@ export class ToolCallExtractor {
     return this.found;
   }
 
-  /** Feeds one delta; returns the text that is settled (tool calls come from flush()). */
+  /** Feeds one delta; returns the text that is settled and the pieces of streamed calls (held calls come from flush()). */
   push(delta: string): ToolCallPiece[] {
     this.held += delta;
     const pieces: ToolCallPiece[] = [];

@@ -32,7 +32,7 @@ const MAX_STOP_SEQUENCES = 4;
  * Validates a chat-completions request body and maps it to an InternalRequest.
  *
  * Unknown top-level fields are ignored (SDKs send extras); every known field is type- and range-checked, and features
- * this server does not implement (structured output, logprobs, audio, several choices) are rejected, never ignored.
+ * this server does not implement (logprobs, logit_bias, audio, several choices) are rejected, never ignored.
  *
  * @param body the parsed JSON body.
  * @param models the served models: `model` must be one of `models.slugs("openai")`.
