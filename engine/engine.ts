@@ -8,7 +8,7 @@ import { type CompactionOptions, DEFAULT_COMPACTION_OPTIONS, resolveCompactionOp
 import { EventChannel } from "./event-channel.js";
 import { EmptyGrammarError } from "./grammar/automaton.js";
 import { ConstraintCache } from "./grammar/constraint-cache.js";
-import type { TokenConstraint } from "./grammar/constraint.js";
+import { ConstraintViolationError, type TokenConstraint } from "./grammar/constraint.js";
 import { SchemaError } from "./grammar/schema/errors.js";
 import { tokenTrie } from "./grammar/token-trie.js";
 import { KvCacheManager, type KvCacheOptions } from "./kv/kv-cache.js";
@@ -345,7 +345,16 @@ export class Engine implements ServingEngine {
       if (chunks[i].deviceSampling) next = checkDeviceToken(output.tokens[outputIndex], vocab);
       else next = output.logits.subarray(logitsRow * vocab, ++logitsRow * vocab);
       outputIndex++;
-      const outcome = request.accept(next, this.model.contextSize);
+      let outcome: ReturnType<ActiveRequest["accept"]>;
+      try {
+        outcome = request.accept(next, this.model.contextSize);
+      } catch (error) {
+        // A constraint that refuses a token (NaN logits, or forced reasoning-close tokens it does not allow) ends
+        // that request only: the others in the batch go on.
+        if (!(error instanceof ConstraintViolationError)) throw error;
+        this.fail(request, new EngineError("internal", `constrained decoding failed: ${error.message}`, undefined, { cause: error }));
+        return;
+      }
       this.totals.generated++;
       if (outcome.finished) this.finish(request, outcome);
     });

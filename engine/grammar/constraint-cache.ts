@@ -13,7 +13,7 @@ export class ConstraintCache {
     private readonly tokenizer: Tokenizer,
     private readonly vocabularySize: number,
     private readonly capacity = 32,
-    private readonly maxStates = 200_000,
+    private readonly maxStates = 50_000,
   ) {}
 
   /**

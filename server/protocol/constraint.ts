@@ -62,6 +62,7 @@ export function checkConstraint(request: InternalRequest, params: SchemaParams):
       throw new ProtocolError("invalid_request", `${param}: ${error.reason} (keyword ${error.keyword}, at ${where})`, param);
     }
     if (error instanceof EmptyGrammarError) throw new ProtocolError("invalid_request", `the requested output format admits no output: ${error.message}`, params.responseFormat ?? "tools");
-    throw error;
+    // Anything else a client's schema provokes (a limit of the engine's) is still the request's fault, not a 500.
+    throw new ProtocolError("invalid_request", `the requested output format cannot be compiled: ${(error as Error).message.slice(0, 300)}`, params.responseFormat ?? "tools");
   }
 }

@@ -118,6 +118,16 @@ describe("ToolCallExtractor streaming constrained calls", () => {
     }
   });
 
+  it("keeps a close tag inside an argument string in the arguments, whatever the delta boundaries", () => {
+    const whole = '<tool_call>\n{"name": "write", "arguments": {"text": "a</tool_call>b"}}\n</tool_call>';
+    for (const deltas of splits(whole)) {
+      const pieces = stream(deltas);
+      const fragments = pieces.map((piece) => (piece.kind === "tool_call_delta" ? piece.arguments : "")).join("");
+      expect(pieces.filter((piece) => piece.kind === "text")).toEqual([]);
+      expect(pieces.at(-1)).toMatchObject({ kind: "tool_call", name: "write", arguments: { text: "a</tool_call>b" }, argumentsText: fragments });
+    }
+  });
+
   it("keeps braces and quotes inside argument strings in the arguments", () => {
     const pieces = stream(['<tool_call>{"name": "f", "arguments": {"s": "a}\\"]{"}}</tool_call>']);
     expect(pieces.at(-1)).toMatchObject({ kind: "tool_call", arguments: { s: 'a}"]{' }, argumentsText: '{"s": "a}\\"]{"}' });

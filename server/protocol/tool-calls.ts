@@ -108,8 +108,15 @@ export class ToolCallExtractor {
         this.held = this.held.slice(safe);
         return pieces;
       }
-      const close = this.held.indexOf(this.tags.close);
-      this.stream(pieces, close < 0 ? this.held.length : close);
+      let close: number;
+      if (this.streaming || (this.streamCalls && this.pending.length === 0)) {
+        this.stream(pieces, this.held.length);
+        // A streamed call ends at the first close tag after its arguments: one inside an argument string is content.
+        if (this.streaming && !this.streaming.scan.done) return pieces;
+        close = this.held.indexOf(this.tags.close, this.streaming?.sent ?? 0);
+      } else {
+        close = this.held.indexOf(this.tags.close);
+      }
       if (close < 0) return pieces; // the call's JSON is incomplete
       this.call(pieces, this.held.slice(0, close), this.tags.close);
       this.held = this.held.slice(close + this.tags.close.length);
@@ -195,6 +202,12 @@ export class ToolCallExtractor {
 class JsonValueScan {
   private started = false;
   private ended = false;
+
+  /** The value is complete. */
+  get done(): boolean {
+    return this.ended;
+  }
+
   private depth = 0;
   private inString = false;
   private escaped = false;

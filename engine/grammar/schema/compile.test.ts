@@ -91,6 +91,35 @@ describe("unsupported schemas", () => {
     });
   }
 
+  it("what cannot be generated exactly is refused, never loosened, and hostile schemas are errors, not crashes", () => {
+    const refused: Array<[unknown, string]> = [
+      [{ type: "string", enum: ["a", "abcd"], minLength: 2 }, "minLength"],
+      [{ enum: [1, 10], maximum: 5 }, "maximum"],
+      [{ const: 5, type: "string" }, "const"],
+      [{ type: "integer", format: "int32" }, "format=int32"],
+      [{ type: "object", properties: { v: { $id: "https://example.com/a", type: "string" } } }, "$id"],
+      [{ allOf: [{ type: "object", properties: { x: { type: "integer" } } }, { additionalProperties: { type: "string" } }] }, "allOf"],
+      [{ allOf: [{ type: "array", prefixItems: [{ type: "integer" }] }, { items: { type: "string" } }] }, "allOf"],
+      [{ allOf: [{ $ref: "#" }], type: "object" }, "allOf"],
+      [{ $ref: "#/%E0" }, "$ref"],
+      [{ $ref: "#/__proto__" }, "$ref"],
+      [{ type: "string", format: "constructor" }, "format=constructor"],
+      [{ type: "object", required: ["toString"], additionalProperties: false }, "required"],
+      [{ type: "string", pattern: "a[ab]{11}$", maxLength: 4096 }, "pattern"],
+      [{ enum: Array.from({ length: 2000 }, (_, i) => i) }, "enum"],
+      [{ $defs: { a: { type: "object", properties: { n: { $ref: "#/$defs/a" } } }, b: { type: "object", properties: { n: { $ref: "#/$defs/b" } } } }, allOf: [{ $ref: "#/$defs/a" }, { $ref: "#/$defs/b" }] }, "nesting"],
+      [{ type: "string", pattern: `${"(".repeat(5000)}a${")".repeat(5000)}` }, "nesting"],
+    ];
+    for (const [schema, keyword] of refused) expect(() => automatonOf(schema), JSON.stringify(schema).slice(0, 120)).toThrowError(expect.objectContaining({ keyword }));
+  });
+
+  it("inherited names are ordinary property names", () => {
+    const automaton = automatonOf({ type: "object", required: ["constructor"], additionalProperties: false, properties: { constructor: { type: "integer" } } });
+    expect(automaton.stepBytes(automaton.initial, new TextEncoder().encode('{"constructor": 1}'))?.accepting).toBe(true);
+    const undeclared = automatonOf({ type: "object", required: ["constructor"] });
+    expect(undeclared.stepBytes(undeclared.initial, new TextEncoder().encode("{}"))?.accepting ?? false).toBe(false);
+  });
+
   it("unsatisfiable schemas are refused up front instead of dead-ending", () => {
     const unsatisfiable: Array<[unknown, string]> = [
       [{ type: "integer", minimum: 5, maximum: 4 }, "minimum"],

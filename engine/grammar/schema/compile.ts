@@ -10,7 +10,7 @@ import { type CharDfa, UnsupportedPatternError, compilePattern } from "../regex/
 import { provablyDisjoint } from "./disjoint.js";
 import { SchemaError, pointer, quoted } from "./errors.js";
 import { FORMAT_PATTERNS } from "./formats.js";
-import { ANNOTATION_KEYWORDS, type JsonType, MAX_EXPANDED_ITEMS, MAX_PATTERN_LENGTH, SUPPORTED_KEYWORDS, TYPES } from "./keywords.js";
+import { ANNOTATION_KEYWORDS, type JsonType, MAX_ENUM_VALUES, MAX_EXPANDED_ITEMS, MAX_PATTERN_LENGTH, MAX_PATTERN_TABLE, MAX_SCHEMA_DEPTH, SUPPORTED_KEYWORDS, TYPES } from "./keywords.js";
 import { isObject, mergeSchemas } from "./merge.js";
 import { resolveRef } from "./refs.js";
 
@@ -38,7 +38,13 @@ export class SchemaCompiler {
    * @throws SchemaError naming the keyword and path of anything unsupported, malformed or unsatisfiable.
    */
   compile(schema: unknown, name = "root"): GrammarSymbol {
-    return new DocumentCompiler(this, this.builder, schema, name).value(schema, "");
+    try {
+      return new DocumentCompiler(this, this.builder, schema, name).value(schema, "");
+    } catch (error) {
+      // A pattern nested thousands of groups deep can still exhaust the stack: a schema error, not a crash.
+      if (error instanceof RangeError && /call stack/i.test(error.message)) throw new SchemaError("nesting", "", "the schema (or a pattern in it) is nested too deeply");
+      throw error;
+    }
   }
 
   /** Whitespace between JSON tokens (optional). */
@@ -92,6 +98,9 @@ export class SchemaCompiler {
 
 /** Compiles one schema document (one root for its $refs). */
 class DocumentCompiler {
+  /** Schemas being compiled, innermost last: merged schemas (allOf) are new objects, so only depth bounds them. */
+  private depth = 0;
+
   constructor(
     private readonly shared: SchemaCompiler,
     private readonly b: GrammarBuilder,
@@ -106,14 +115,21 @@ class DocumentCompiler {
     if (!isObject(schema)) throw new SchemaError("type", path, "a schema must be an object or a boolean");
     const cached = this.shared.cached(schema);
     if (cached !== undefined) return this.b.ref(cached);
+    if (this.depth >= MAX_SCHEMA_DEPTH) throw new SchemaError("nesting", path, `schemas nested more than ${MAX_SCHEMA_DEPTH} deep (or recursion through allOf) are not supported`);
     const rule = this.b.declare(`${this.name}${path || "/"}`);
     this.shared.remember(schema, rule);
-    this.b.define(rule, this.alternatives(schema, path));
+    this.depth++;
+    try {
+      this.b.define(rule, this.alternatives(schema, path));
+    } finally {
+      this.depth--;
+    }
     return this.b.ref(rule);
   }
 
   private alternatives(schema: SchemaObject, path: string): GrammarSymbol[][] {
     checkKeywords(schema, path);
+    if (path !== "" && "$id" in schema) throw new SchemaError("$id", path, "a nested $id (a new base for $ref) is not supported");
     if ("$ref" in schema) {
       const { $ref, ...rest } = schema;
       const target = resolveRef(this.root, $ref, path);
@@ -163,18 +179,35 @@ class DocumentCompiler {
       if (alternatives.length === 0) throw new SchemaError(keyword, path, `every ${keyword} branch admits no value`);
       return alternatives;
     }
-    if ("const" in schema) return [[this.b.literal(JSON.stringify(schema.const))]];
-    if ("enum" in schema) {
-      if (!Array.isArray(schema.enum) || schema.enum.length === 0) throw new SchemaError("enum", path, "enum must be a non-empty array");
-      const types = declaredTypes(schema, path);
-      const values = schema.enum.filter((value) => !types || types.includes(jsonType(value)) || (jsonType(value) === "integer" && types.includes("number")));
-      if (values.length === 0) throw new SchemaError("enum", path, "no enum value has the schema's type");
-      return values.map((value) => [this.b.literal(JSON.stringify(value))]);
-    }
+    if ("const" in schema || "enum" in schema) return this.constants(schema, path);
     const types = declaredTypes(schema, path) ?? inferredTypes(schema);
     if (!types) return [[this.shared.anyValue()]];
+    if (schema.format !== undefined && types.some((type) => type === "number" || type === "integer")) {
+      throw new SchemaError(`format=${String(schema.format).slice(0, 80)}`, path, `format on a number or integer is not supported (use minimum and maximum)`);
+    }
     const alternatives = types.filter((type) => !(type === "integer" && types.includes("number"))).map((type) => [this.typed(type, schema, path)]);
     return alternatives;
+  }
+
+  /**
+   * `const` or `enum`: the values written as they are, those of the schema's `type`. Other constraints beside them
+   * would have to be checked value by value, so they are refused instead of ignored.
+   */
+  private constants(schema: SchemaObject, path: string): GrammarSymbol[][] {
+    const keyword = "const" in schema ? "const" : "enum";
+    const sibling = Object.keys(schema).find((key) => key !== "const" && key !== "enum" && key !== "type" && key !== "$defs" && key !== "definitions" && !ANNOTATION_KEYWORDS.has(key));
+    if (sibling) throw new SchemaError(sibling, path, `${sibling} beside ${keyword} is not supported (list only the values that satisfy it)`);
+    let values: unknown[];
+    if (keyword === "const") values = [schema.const];
+    else {
+      if (!Array.isArray(schema.enum) || schema.enum.length === 0) throw new SchemaError("enum", path, "enum must be a non-empty array");
+      if (schema.enum.length > MAX_ENUM_VALUES) throw new SchemaError("enum", path, `enums of more than ${MAX_ENUM_VALUES} values are not supported`);
+      values = schema.enum;
+    }
+    const types = declaredTypes(schema, path);
+    values = values.filter((value) => !types || types.includes(jsonType(value)) || (jsonType(value) === "integer" && types.includes("number")));
+    if (values.length === 0) throw new SchemaError(keyword, path, `no ${keyword} value has the schema's type`);
+    return values.map((value) => [this.b.literal(JSON.stringify(value))]);
   }
 
   private typed(type: JsonType, schema: SchemaObject, path: string): GrammarSymbol {
@@ -206,7 +239,7 @@ class DocumentCompiler {
       members.push({ name, schema: properties[name], required: required.includes(name) });
     }
     for (const name of required as string[]) {
-      if (name in properties) continue;
+      if (Object.hasOwn(properties, name)) continue;
       if (additional === false) throw new SchemaError("required", path, `property ${quoted(name)} is required but additionalProperties is false and it is not declared`);
       members.push({ name, schema: additional === undefined ? true : additional, required: true });
     }
@@ -215,7 +248,7 @@ class DocumentCompiler {
     // Extra properties only where the schema asks for them (absent additionalProperties writes none: still valid).
     let extra: GrammarSymbol[] | undefined;
     if (additional !== undefined && additional !== false) {
-      const key = b.lexeme(new StringLexeme({ exclude: declared }));
+      const key = b.lexeme(new StringLexeme({ exclude: [...declared, ...members.map((member) => member.name).filter((name) => !declared.includes(name))] }));
       extra = [key, ws, b.literal(":"), ws, this.value(additional, pointer(path, "additionalProperties"))];
     }
     // rest[i]: what may follow once members before i are settled and at least one member was written.
@@ -289,12 +322,16 @@ class DocumentCompiler {
       if (typeof schema.pattern !== "string") throw new SchemaError("pattern", path, "pattern must be a string");
       dfa = this.pattern(schema.pattern, true, "pattern", path);
     } else if (schema.format !== undefined) {
-      const source = typeof schema.format === "string" ? FORMAT_PATTERNS[schema.format] : undefined;
+      const source = typeof schema.format === "string" && Object.hasOwn(FORMAT_PATTERNS, schema.format) ? FORMAT_PATTERNS[schema.format] : undefined;
       if (!source) throw new SchemaError(`format=${String(schema.format).slice(0, 80)}`, path, `format ${quoted(schema.format)} is not supported (supported: ${Object.keys(FORMAT_PATTERNS).join(", ")})`);
       dfa = this.pattern(source, false, `format=${schema.format}`, path);
     }
     if (dfa && Math.max(minLength ?? 0, maxLength ?? 0) > MAX_PATTERN_LENGTH) {
       throw new SchemaError("maxLength", path, `lengths above ${MAX_PATTERN_LENGTH} together with a pattern or format are not supported`);
+    }
+    // The length table of a pattern has a row per DFA state and a column per length: bounded, since it is built here.
+    if (dfa && dfa.stateCount * ((maxLength ?? (minLength ?? 0) + dfa.stateCount) + 1) > MAX_PATTERN_TABLE) {
+      throw new SchemaError(schema.pattern !== undefined ? "pattern" : `format=${schema.format}`, path, "this pattern is too complex for its length bounds (DFA states times lengths over the limit)");
     }
     const lexeme = new StringLexeme({ minLength, maxLength, dfa });
     if (!lexeme.satisfiable()) {

@@ -22,3 +22,9 @@ export type JsonType = (typeof TYPES)[number];
 export const MAX_EXPANDED_ITEMS = 256;
 /** The largest minLength / maxLength taken together with a pattern or format (length tables grow with it). */
 export const MAX_PATTERN_LENGTH = 4096;
+/** The most values an `enum` may list (each is an alternative the automaton follows). */
+export const MAX_ENUM_VALUES = 1024;
+/** The most cells (DFA states x lengths) of one pattern's length table. */
+export const MAX_PATTERN_TABLE = 1_000_000;
+/** The most schemas nested inside one another while compiling (literal nesting, references and merged allOf parts). */
+export const MAX_SCHEMA_DEPTH = 128;

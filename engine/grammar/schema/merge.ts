@@ -2,6 +2,9 @@
 // what it cannot merge exactly, so that the generated value satisfies every part.
 import { SchemaError, pointer, quoted } from "./errors.js";
 import { ANNOTATION_KEYWORDS } from "./keywords.js";
+
+/** How deep allOf merging may nest (through references and nested allOf). */
+const MAX_MERGE_DEPTH = 32;
 import { resolveRef } from "./refs.js";
 
 type SchemaObject = Record<string, unknown>;
@@ -10,7 +13,9 @@ type SchemaObject = Record<string, unknown>;
  * One schema equivalent to all of `parts` (already free of $ref at the top: callers resolve them), or a SchemaError
  * ("allOf") naming what could not be merged.
  */
-export function mergeSchemas(root: unknown, parts: unknown[], path: string): SchemaObject | false {
+export function mergeSchemas(root: unknown, parts: unknown[], path: string, depth = 0): SchemaObject | false {
+  // Merging follows references and nested allOf: a schema that refers back into itself would never end.
+  if (depth > MAX_MERGE_DEPTH) throw new SchemaError("allOf", path, `allOf nested (through references) more than ${MAX_MERGE_DEPTH} deep; recursion through allOf is not supported`);
   let merged: SchemaObject = {};
   for (const [index, raw] of parts.entries()) {
     let part = raw;
@@ -26,23 +31,23 @@ export function mergeSchemas(root: unknown, parts: unknown[], path: string): Sch
     if (!isObject(part)) throw new SchemaError("allOf", pointer(path, index), "allOf items must be schemas");
     if (Array.isArray(part.allOf)) {
       const { allOf, ...rest } = part;
-      const inner = mergeSchemas(root, [...(allOf as unknown[]), rest], pointer(path, index));
+      const inner = mergeSchemas(root, [...(allOf as unknown[]), rest], pointer(path, index), depth + 1);
       if (inner === false) return false;
       part = inner;
     }
-    merged = mergeTwo(root, merged, part as SchemaObject, pointer(path, index));
+    merged = mergeTwo(root, merged, part as SchemaObject, pointer(path, index), depth);
   }
   return merged;
 }
 
-function mergeTwo(root: unknown, a: SchemaObject, b: SchemaObject, path: string): SchemaObject {
-  const out: SchemaObject = { ...a };
+function mergeTwo(root: unknown, a: SchemaObject, b: SchemaObject, path: string, depth: number): SchemaObject {
+  const out: SchemaObject = { ...a }; // spread defines own properties, "__proto__" included
   const fail = (keyword: string, why: string): never => {
     throw new SchemaError("allOf", path, `allOf cannot be merged: ${keyword} ${why}`);
   };
   for (const [key, value] of Object.entries(b)) {
-    if (!(key in out) || ANNOTATION_KEYWORDS.has(key)) {
-      out[key] = value;
+    if (!Object.hasOwn(out, key) || ANNOTATION_KEYWORDS.has(key)) {
+      setOwn(out, key, value);
       continue;
     }
     const current = out[key];
@@ -59,13 +64,13 @@ function mergeTwo(root: unknown, a: SchemaObject, b: SchemaObject, path: string)
       case "properties": {
         const properties = { ...(current as SchemaObject) };
         for (const [name, schema] of Object.entries(value as SchemaObject)) {
-          if (!(name in properties)) {
-            properties[name] = schema;
+          if (!Object.hasOwn(properties, name)) {
+            setOwn(properties, name, schema);
             continue;
           }
           // Merged now (unless through references) so that a conflict is reported at this allOf.
-          if (!hasRef(properties[name]) && !hasRef(schema)) mergeSchemas(root, [properties[name], schema], pointer(pointer(path, "properties"), name));
-          properties[name] = { allOf: [properties[name], schema] };
+          if (!hasRef(properties[name]) && !hasRef(schema)) mergeSchemas(root, [properties[name], schema], pointer(pointer(path, "properties"), name), depth + 1);
+          setOwn(properties, name, { allOf: [properties[name], schema] });
         }
         out.properties = properties;
         break;
@@ -101,18 +106,28 @@ function mergeTwo(root: unknown, a: SchemaObject, b: SchemaObject, path: string)
         if (!sameJson(current, value)) fail(key, "appears in two parts with different values");
     }
   }
-  // additionalProperties: false in one part forbids the other part's extra names (exact semantics of allOf).
+  // additionalProperties in one part governs the other part's extra names, and items its positional ones: merged
+  // naively they would escape it, so such parts are refused (false: forbidden; a schema: would have to apply).
   for (const [left, right] of [[a, b], [b, a]] as const) {
-    if (left.additionalProperties !== false || !isObject(right.properties)) continue;
-    const allowed = isObject(left.properties) ? Object.keys(left.properties) : [];
-    const extra = Object.keys(right.properties).filter((name) => !allowed.includes(name));
-    if (extra.length > 0) fail("additionalProperties", `is false in one part, which then forbids properties ${extra.join(", ")} of another`);
+    if (left.additionalProperties !== undefined && left.additionalProperties !== true && isObject(right.properties)) {
+      const allowed = isObject(left.properties) ? Object.keys(left.properties) : [];
+      const extra = Object.keys(right.properties).filter((name) => !allowed.includes(name));
+      if (extra.length > 0) fail("additionalProperties", `of one part also governs properties ${quoted(extra.join(", "))} of another`);
+    }
+    if (left.items !== undefined && left.items !== true && Array.isArray(right.prefixItems) && !Array.isArray(left.prefixItems)) {
+      fail("items", "of one part also governs the prefixItems of another");
+    }
   }
   if ("enum" in out && "const" in out) {
     if (!(out.enum as unknown[]).some((x) => sameJson(x, out.const))) fail("enum", "and const have no value in common");
     delete out.enum;
   }
   return out;
+}
+
+/** Sets an own property, even one named "__proto__" (plain assignment would set the prototype instead). */
+function setOwn(object: SchemaObject, key: string, value: unknown): void {
+  Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function hasRef(schema: unknown): boolean {
@@ -134,7 +149,7 @@ export function sameJson(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((x, i) => sameJson(x, (b as unknown[])[i]));
   const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((key) => key in b && sameJson((a as SchemaObject)[key], (b as SchemaObject)[key]));
+  return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && sameJson((a as SchemaObject)[key], (b as SchemaObject)[key]));
 }
 
 export function isObject(value: unknown): value is SchemaObject {
