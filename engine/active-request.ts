@@ -28,6 +28,11 @@ export interface ActiveRequestInit {
   channel: EventChannel<EngineEvent>;
 }
 
+/** Whether the prompt ends with `tag` (a template that opens the reasoning itself), trailing whitespace aside. */
+export function promptOpens(tokenizer: Tokenizer, prompt: readonly number[], tag: string): boolean {
+  return tokenizer.decode(prompt.slice(-8)).trimEnd().endsWith(tag);
+}
+
 /** What accepting a token led to. */
 export type TokenOutcome = { finished: false } | { finished: true; reason: EngineFinishReason; stopSequence?: string };
 
@@ -70,7 +75,7 @@ export class ActiveRequest implements SchedulableRequest {
     this.stops = new StopSequenceMatcher(init.stop);
     this.text = init.tokenizer.createStreamDecoder();
     const budget = init.thinkingBudget;
-    if (budget && init.tokenizer.decode(init.promptTokens.slice(-8)).trimEnd().endsWith(budget.open)) this.thinking.state = "inside";
+    if (budget && promptOpens(init.tokenizer, init.promptTokens, budget.open)) this.thinking.state = "inside";
   }
 
   get seed(): number {

@@ -3,7 +3,7 @@
 // Requests join and leave between steps; the event loop runs between steps, so aborts land within one step. A
 // runner whose forward pass is asynchronous (a GPU) leaves the event loop free during the step: aborts and close()
 // that arrive then are applied once the step completes, so no block is freed under a running pass.
-import { ActiveRequest } from "./active-request.js";
+import { ActiveRequest, promptOpens } from "./active-request.js";
 import { type CompactionOptions, DEFAULT_COMPACTION_OPTIONS, resolveCompactionOptions } from "./compaction/index.js";
 import { EventChannel } from "./event-channel.js";
 import { EmptyGrammarError } from "./grammar/automaton.js";
@@ -243,7 +243,7 @@ export class Engine implements ServingEngine {
     let spec = request.constraint;
     if (spec === undefined) return undefined;
     const open = spec.thinking?.open;
-    if (open !== undefined && this.model.tokenizer.decode(prompt.slice(-8)).trimEnd().endsWith(open)) {
+    if (open !== undefined && promptOpens(this.model.tokenizer, prompt, open)) {
       spec = { ...spec, thinking: { close: spec.thinking!.close } };
     }
     try {

@@ -5,4 +5,4 @@ export { EmptyGrammarError, GrammarAutomaton, MatchState } from "./automaton.js"
 export { CompiledConstraint, ConstraintViolationError, TokenConstraint } from "./constraint.js";
 export { type Grammar, formatGrammar } from "./grammar.js";
 export { SchemaError } from "./schema/errors.js";
-export { type TokenMask, applyMask, maskHas, maskLogits } from "./token-masks.js";
+export { type TokenMask, maskHas, maskLogits } from "./token-masks.js";

@@ -3,6 +3,7 @@
 // its length and the room left (maxLength): the masks for every room are unions of tokens by length, computed once
 // per vocabulary. The other tokens (quotes, escapes, partial characters: a few percent) get a trie of their own, which
 // is all a string state still has to walk.
+import { utf8Lead } from "./lexemes/utf8.js";
 import { TokenTrie } from "./token-trie.js";
 
 /** The vocabulary split for string content. */
@@ -47,15 +48,12 @@ export function plainLength(bytes: Uint8Array): number {
       i++;
       continue;
     }
-    const length = byte >= 0xc2 && byte <= 0xdf ? 2 : byte >= 0xe0 && byte <= 0xef ? 3 : byte >= 0xf0 && byte <= 0xf4 ? 4 : 0;
-    if (length === 0 || i + length > bytes.length) return -1;
-    // The second byte's range excludes overlong forms and surrogates, as the string lexeme's UTF-8 check does.
+    const lead = utf8Lead(byte);
+    if (!lead || i + lead.length > bytes.length) return -1;
     const second = bytes[i + 1]!;
-    const low = byte === 0xe0 ? 0xa0 : byte === 0xf0 ? 0x90 : 0x80;
-    const high = byte === 0xed ? 0x9f : byte === 0xf4 ? 0x8f : 0xbf;
-    if (second < low || second > high) return -1;
-    for (let j = 2; j < length; j++) if ((bytes[i + j]! & 0xc0) !== 0x80) return -1;
-    i += length;
+    if (second < lead.low || second > lead.high) return -1;
+    for (let j = 2; j < lead.length; j++) if ((bytes[i + j]! & 0xc0) !== 0x80) return -1;
+    i += lead.length;
   }
   return characters;
 }

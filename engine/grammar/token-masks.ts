@@ -79,7 +79,8 @@ export function maskHas(mask: TokenMask, token: number): boolean {
 }
 
 /**
- * Writes into `out` the logits of the tokens in `mask` and -Infinity for every other token. Iterates over whichever
+ * Writes into `out` (another array than `logits`) the logits of the tokens in `mask` and -Infinity for every other
+ * token. Iterates over whichever
  * is fewer: a sparse mask (between JSON tokens) copies its few allowed logits into a row of -Infinity; a dense one
  * (inside a string) copies the row and clears its few disallowed tokens.
  */
@@ -106,11 +107,6 @@ export function maskLogits(logits: Float32Array, mask: TokenMask, out: Float32Ar
     }
   }
   out.fill(-Infinity, words << 5);
-}
-
-/** Sets the logits of tokens outside `mask` to -Infinity (in place). */
-export function applyMask(logits: Float32Array, mask: TokenMask): void {
-  maskLogits(logits, mask, logits);
 }
 
 function popcount(x: number): number {

@@ -43,6 +43,11 @@ export function constraintSpecOf(request: InternalRequest, tags: ConstraintTags 
   return request.thinking.enabled ? { format, thinking: { open: think.open, close: think.close } } : { format };
 }
 
+/** Specs already compiled without error, oldest first: at most 256, of at most 64 KiB of JSON each (16 MiB in all). */
+const checked = new Set<string>();
+const CHECKED_SPECS = 256;
+const CHECKED_SPEC_CHARS = 64 * 1024;
+
 /**
  * Compiles the request's constraint once to check it (the engine compiles and caches it again where it runs).
  * @throws ProtocolError (400) naming the schema's param, keyword and path when a schema is unsupported or
@@ -51,8 +56,13 @@ export function constraintSpecOf(request: InternalRequest, tags: ConstraintTags 
 export function checkConstraint(request: InternalRequest, params: SchemaParams): void {
   const spec = constraintSpecOf(request);
   if (!spec) return;
+  // Requests repeat their schemas: compile each one once here (this runs on the server's event loop).
+  const key = JSON.stringify(spec);
+  if (checked.has(key)) return;
   try {
     new GrammarAutomaton(constraintGrammar(spec));
+    if (key.length <= CHECKED_SPEC_CHARS) checked.add(key);
+    if (checked.size > CHECKED_SPECS) checked.delete(checked.values().next().value!);
   } catch (error) {
     if (error instanceof SchemaError) {
       const tool = /^\/tools\/(\d+)\/parameters(.*)$/.exec(error.path);

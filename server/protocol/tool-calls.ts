@@ -62,8 +62,8 @@ export class ToolCallExtractor {
   private afterCall = false;
   private pending: Array<InternalToolCall & { index: number }> = [];
   private found = 0;
-  /** The call being streamed: its index and id, where its arguments start in `held`, and how far they were sent. */
-  private streaming: { index: number; id: string; start: number; sent: number; scan: JsonValueScan } | undefined;
+  /** The call being streamed: its index, id and name, where its arguments start in `held`, and how far they were sent. */
+  private streaming: { index: number; id: string; name: string; start: number; sent: number; scan: JsonValueScan } | undefined;
 
   constructor(
     private readonly tags: ToolCallTags = HERMES_TOOL_CALL_TAGS,
@@ -161,7 +161,7 @@ export class ToolCallExtractor {
       if (!head) return;
       const name = parseJson(head[1]!);
       if (typeof name !== "string" || name === "") return;
-      this.streaming = { index: this.found, id: this.newId(), start: head[0].length, sent: head[0].length, scan: new JsonValueScan() };
+      this.streaming = { index: this.found, id: this.newId(), name, start: head[0].length, sent: head[0].length, scan: new JsonValueScan() };
       pieces.push({ kind: "tool_call_start", index: this.found, id: this.streaming.id, name });
     }
     const call = this.streaming;
@@ -176,9 +176,8 @@ export class ToolCallExtractor {
     this.streaming = undefined;
     if (streamed) {
       const argumentsText = body.slice(streamed.start, streamed.sent);
-      const name = parseJson(STREAMED_HEAD.exec(body)![1]!) as string;
       const parsed = parseJson(argumentsText);
-      pieces.push({ kind: "tool_call", index: streamed.index, id: streamed.id, name, arguments: isObject(parsed) ? parsed : {}, argumentsText });
+      pieces.push({ kind: "tool_call", index: streamed.index, id: streamed.id, name: streamed.name, arguments: isObject(parsed) ? parsed : {}, argumentsText });
       this.found++;
       this.afterCall = true;
     } else {

@@ -3,6 +3,7 @@
 // checked as UTF-8 as they arrive; a byte is allowed only when the string can still be finished within the bounds.
 import type { CharDfa } from "../regex/index.js";
 import { type Lexeme, StateTable } from "./lexeme.js";
+import { utf8Lead } from "./utf8.js";
 
 /** What a generated string must satisfy. */
 export interface StringSpec {
@@ -168,17 +169,14 @@ export class StringLexeme implements Lexeme {
 
   private content(s: StringState, byte: number): StringState | undefined {
     if (byte === QUOTE) return this.canClose(s) ? { ...s, phase: Phase.Closed } : undefined;
-    if (byte === BACKSLASH) return !this.spec.dfa && this.canGrow(s.count, s.dfa) ? { ...s, phase: Phase.Escape } : undefined;
+    // Escapes only without a pattern (its DFA reads the characters as written); one escape is one more character.
+    if (byte === BACKSLASH) return !this.spec.dfa && s.count < this.maxLength ? { ...s, phase: Phase.Escape } : undefined;
     if (byte < 0x20) return undefined;
     if (byte < 0x80) return this.addChar(s, byte);
     // A UTF-8 lead byte: its length, the code points it can begin, and the range its first continuation byte may take.
-    let length: number;
-    let low: number;
-    let high: number;
-    if (byte >= 0xc2 && byte <= 0xdf) [length, low, high] = [2, 0x80, 0xbf];
-    else if (byte >= 0xe0 && byte <= 0xef) [length, low, high] = [3, byte === 0xe0 ? 0xa0 : 0x80, byte === 0xed ? 0x9f : 0xbf];
-    else if (byte >= 0xf0 && byte <= 0xf4) [length, low, high] = [4, byte === 0xf0 ? 0x90 : 0x80, byte === 0xf4 ? 0x8f : 0xbf];
-    else return undefined;
+    const lead = utf8Lead(byte);
+    if (!lead) return undefined;
+    const { length, low, high } = lead;
     const partial = byte & (0xff >> (length + 1));
     const bits = 6 * (length - 1);
     const first = Math.max(partial << bits, length === 2 ? 0x80 : length === 3 ? 0x800 : 0x10000);
@@ -241,13 +239,6 @@ export class StringLexeme implements Lexeme {
     if (s.count < this.minLength || s.count > this.maxLength) return false;
     if (this.spec.dfa && !this.spec.dfa.accepting(s.dfa)) return false;
     return s.excludedPrefix === null || !this.spec.exclude!.includes(s.excludedPrefix);
-  }
-
-  /** One more code point can be written after `count` from DFA state `dfa` and the string still finished. */
-  private canGrow(count: number, dfa: number): boolean {
-    const d = this.spec.dfa;
-    if (!d) return count + 1 <= this.maxLength;
-    return d.transitions(dfa).some(([, , target]) => this.live(target, Math.min(count + 1, this.countCap)));
   }
 
   /** From DFA state `dfa` with `count` code points written, the string can be finished within the bounds. */

@@ -10,7 +10,7 @@ import { type CharDfa, UnsupportedPatternError, compilePattern } from "../regex/
 import { provablyDisjoint } from "./disjoint.js";
 import { SchemaError, pointer, quoted } from "./errors.js";
 import { FORMAT_PATTERNS } from "./formats.js";
-import { ANNOTATION_KEYWORDS, type JsonType, MAX_ENUM_VALUES, MAX_EXPANDED_ITEMS, MAX_PATTERN_LENGTH, MAX_PATTERN_TABLE, MAX_SCHEMA_DEPTH, SUPPORTED_KEYWORDS, TYPES } from "./keywords.js";
+import { ANNOTATION_KEYWORDS, type JsonType, jsonType, MAX_ENUM_VALUES, MAX_EXPANDED_ITEMS, MAX_PATTERN_LENGTH, MAX_PATTERN_TABLE, MAX_SCHEMA_DEPTH, SUPPORTED_KEYWORDS, TYPES } from "./keywords.js";
 import { isObject, mergeSchemas } from "./merge.js";
 import { resolveRef } from "./refs.js";
 
@@ -400,11 +400,4 @@ function count(schema: SchemaObject, keyword: string, path: string): number | un
   if (value === undefined) return undefined;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 0) throw new SchemaError(keyword, path, `${keyword} must be a non-negative integer`);
   return value;
-}
-
-function jsonType(value: unknown): JsonType {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "array";
-  if (typeof value === "number") return Number.isInteger(value) ? "integer" : "number";
-  return typeof value as JsonType;
 }

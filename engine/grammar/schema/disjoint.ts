@@ -2,7 +2,7 @@
 // branches cannot overlap (different types, or objects told apart by a required property's distinct constants); a
 // oneOf it cannot prove disjoint is refused rather than risk a value that matches two branches.
 import { isObject, sameJson } from "./merge.js";
-import { TYPES } from "./keywords.js";
+import { TYPES, jsonType } from "./keywords.js";
 
 /** Whether no value can match two of `branches` (already resolved and merged with their siblings). */
 export function provablyDisjoint(branches: Array<Record<string, unknown>>): boolean {
@@ -46,10 +46,4 @@ function constants(schema: Record<string, unknown>): unknown[] | undefined {
   if ("const" in schema) return [schema.const];
   if (Array.isArray(schema.enum)) return schema.enum;
   return undefined;
-}
-
-function jsonType(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "array";
-  return typeof value === "number" ? "number" : typeof value;
 }

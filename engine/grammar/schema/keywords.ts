@@ -18,6 +18,14 @@ export const ANNOTATION_KEYWORDS = new Set([
 export const TYPES = ["object", "array", "string", "number", "integer", "boolean", "null"] as const;
 export type JsonType = (typeof TYPES)[number];
 
+/** The JSON type of a value, "integer" for whole numbers. */
+export function jsonType(value: unknown): JsonType {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  if (typeof value === "number") return Number.isInteger(value) ? "integer" : "number";
+  return typeof value as JsonType;
+}
+
 /** The largest count the compiler expands into grammar rules (maxItems, minItems, prefixItems). */
 export const MAX_EXPANDED_ITEMS = 256;
 /** The largest minLength / maxLength taken together with a pattern or format (length tables grow with it). */
