@@ -217,7 +217,7 @@ async function primeModel(model: LoadedModel, bodies: string[]): Promise<void> {
   try {
     const [chat] = createEndpoints(registry);
     await Promise.all(bodies.map(async (body, i) => {
-      const request = toEngineRequest(`prime-${i}`, chat.parse({ ...(JSON.parse(body) as object), max_tokens: 2 }), model.contextSize);
+      const request = toEngineRequest(`prime-${i}`, chat.parse({ ...(JSON.parse(body) as object), max_tokens: 2 }));
       for await (const event of engine.submit(request)) if (event.type === "error") throw event.error;
     }));
   } finally {
@@ -231,7 +231,7 @@ let inProcessRuns = 0;
 async function inProcessRun(model: LoadedModel, bodies: string[], warmup: string, concurrency: number): Promise<PathResult> {
   const { engine, registry } = serve(model);
   try {
-    return await directRun("in-process", engine, registry, model.contextSize, [], bodies, warmup, concurrency);
+    return await directRun("in-process", engine, registry, [], bodies, warmup, concurrency);
   } finally {
     engine.close();
   }
@@ -245,7 +245,7 @@ async function engineThreadRun(path: string, load: LoadOptions, bodies: string[]
   const engine = await WorkerEngine.start(path, { load });
   try {
     const registry = new ModelRegistry([{ model: engine.model, engine, slugs: defaultSlugs(engine.model), created: Math.floor(Date.now() / 1000) }]);
-    return await directRun("in-process, engine thread", engine, registry, engine.model.contextSize, primed(primeBodies), bodies, warmup, concurrency);
+    return await directRun("in-process, engine thread", engine, registry, primed(primeBodies), bodies, warmup, concurrency);
   } finally {
     await engine.close();
   }
@@ -256,10 +256,10 @@ async function engineThreadRun(path: string, load: LoadOptions, bodies: string[]
  * EngineRequest before the clock starts (exactly what the server submits); `primeBodies` (all at once) and `warmup`
  * go first, untimed.
  */
-async function directRun(path: PathName, engine: ServingEngine, registry: ModelRegistry, contextSize: number, primeBodies: string[], bodies: string[], warmup: string, concurrency: number): Promise<PathResult> {
+async function directRun(path: PathName, engine: ServingEngine, registry: ModelRegistry, primeBodies: string[], bodies: string[], warmup: string, concurrency: number): Promise<PathResult> {
   const run = inProcessRuns++;
   const [chat] = createEndpoints(registry);
-  const toRequest = (body: string, id: string) => toEngineRequest(id, chat.parse(JSON.parse(body)), contextSize);
+  const toRequest = (body: string, id: string) => toEngineRequest(id, chat.parse(JSON.parse(body)));
   const streamOne = async (request: EngineRequest): Promise<RequestTiming> => {
     const timing: RequestTiming = { ttft: Number.NaN, gaps: [], total: 0, outputTokens: -1, promptTokens: -1, cachedTokens: 0, deltas: 0, text: "" };
     const start = performance.now();
@@ -677,8 +677,8 @@ function checkSameEngineRequests(model: LoadedModel, openaiBodies: string[], ant
   try {
     const [chat, messages] = createEndpoints(registry);
     for (let i = 0; i < openaiBodies.length; i++) {
-      const a = JSON.stringify(toEngineRequest("x", chat.parse(JSON.parse(openaiBodies[i])), model.contextSize));
-      const b = JSON.stringify(toEngineRequest("x", messages.parse(JSON.parse(anthropicBodies[i])), model.contextSize));
+      const a = JSON.stringify(toEngineRequest("x", chat.parse(JSON.parse(openaiBodies[i]))));
+      const b = JSON.stringify(toEngineRequest("x", messages.parse(JSON.parse(anthropicBodies[i]))));
       if (a !== b) throw new Error(`request ${i} reaches the engine differently through the two formats:\n  openai:    ${a}\n  anthropic: ${b}`);
     }
   } finally {

@@ -13,13 +13,14 @@ import { SchemaError } from "./grammar/schema/errors.js";
 import { tokenTrie } from "./grammar/token-trie.js";
 import { KvCacheManager, type KvCacheOptions } from "./kv/kv-cache.js";
 import type { LoadedModel } from "./load.js";
-import { preparePrompt } from "./prompt.js";
+import { type PreparedPrompt, preparePrompt } from "./prompt.js";
 import { EngineError, type EngineEvent, type EngineFinishReason, type EngineRequest, type EngineStats } from "./request.js";
 import { SamplingParamError, StopSequenceError } from "./sample/errors.js";
 import { Sampler, checkDeviceToken } from "./sample/sampler.js";
 import type { SampledForward, SequenceChunk } from "./backends/runner.js";
 import { kvSpaceOf } from "./sched/kv-space.js";
-import { Scheduler, type StepPlan } from "./sched/scheduler.js";
+import { Scheduler, type StepPlan, decodingCount } from "./sched/scheduler.js";
+import { StepPacer } from "./sched/step-pacer.js";
 
 /** Engine settings; the defaults suit a single-user local server and scale with the loaded model's limits. */
 export interface EngineOptions {
@@ -35,7 +36,15 @@ export interface EngineOptions {
    * not per request: compaction is monotone across a conversation's turns only under one budget.
    */
   compaction?: { workingMemoryTokens?: number; toolResultWindow?: number; keepRecentMessages?: number };
+  /**
+   * While requests decode, the longest a step should take in milliseconds (default 200): a long prompt's prefill is
+   * cut into chunks that fit, so other streams get a token at least that often. 0: every step takes a full batch.
+   */
+  stepTargetMs?: number;
 }
+
+/** Default of {@link EngineOptions.stepTargetMs}. */
+export const DEFAULT_STEP_TARGET_MS = 200;
 
 /** A submitted request's event stream, with its id. */
 export interface EngineStream extends AsyncIterable<EngineEvent> {
@@ -55,6 +64,11 @@ export interface ServingEngine {
   readonly queueDepth: number;
   /** Load and cache effectiveness now. */
   stats(): EngineStats | Promise<EngineStats>;
+  /**
+   * The prompt tokens `request` would run with (rendered, compacted and tokenized as submit would), without running
+   * it. @throws EngineError as submit would report it (a prompt over the context is "too_long").
+   */
+  countTokens(request: EngineRequest): number | Promise<number>;
   /** Set once the engine refuses every request (its thread died and could not be restarted): the cause. */
   readonly unavailable?: Error;
 }
@@ -86,6 +100,7 @@ export class Engine implements ServingEngine {
   private closed = false;
   private readonly totals = { finished: 0, aborted: 0, failed: 0, preemptions: 0, prompt: 0, computedPrompt: 0, generated: 0 };
   private readonly constraints: ConstraintCache;
+  private readonly pacer: StepPacer;
 
   constructor(readonly model: LoadedModel, options: EngineOptions = {}) {
     this.constraints = new ConstraintCache(model.tokenizer, model.config.vocab_size);
@@ -100,6 +115,7 @@ export class Engine implements ServingEngine {
     if (this.scheduler.limits.maxSequences > model.runner.options.maxSequences) {
       throw new RangeError(`maxSequences ${this.scheduler.limits.maxSequences} exceeds the runner's ${model.runner.options.maxSequences}`);
     }
+    this.pacer = new StepPacer({ targetMs: options.stepTargetMs ?? DEFAULT_STEP_TARGET_MS, maxTokens: this.scheduler.limits.maxStepTokens });
     this.compaction = resolveCompactionOptions({
       ...DEFAULT_COMPACTION_OPTIONS,
       budgetTokens: options.compaction?.workingMemoryTokens ?? Math.floor(model.contextSize * 0.75),
@@ -172,6 +188,22 @@ export class Engine implements ServingEngine {
     };
   }
 
+  countTokens(request: EngineRequest): number {
+    if (typeof request !== "object" || request === null) throw new EngineError("invalid_request", "the request must be an object");
+    return this.preparePrompt(request).tokens.length;
+  }
+
+  /** The request's prompt, rendered, compacted and tokenized; it must leave room for one generated token. */
+  private preparePrompt(request: EngineRequest): PreparedPrompt {
+    const kvPositions = this.model.kvPool.capacity * this.model.kvPool.blockSize;
+    const compaction = request.enableAutoCompaction === false ? undefined : this.compaction;
+    const promptLimit = Math.min(this.model.contextSize, kvPositions) - 1;
+    const model = { tokenizer: this.model.tokenizer, chatTemplate: this.model.chatTemplate, vocabSize: this.model.config.vocab_size };
+    const prompt = preparePrompt(model, request.input, compaction, promptLimit);
+    if (prompt.tokens.length === 0) throw new EngineError("invalid_request", "the prompt is empty: it must contain at least one token", "input");
+    return prompt;
+  }
+
   /**
    * Aborts everything, returns the prefix cache's blocks to the model's pool and refuses new requests (the model
    * itself is disposed by its owner, and another engine can use it).
@@ -186,7 +218,9 @@ export class Engine implements ServingEngine {
   private accept(id: string, request: EngineRequest, channel: EventChannel<EngineEvent>): ActiveRequest {
     if (typeof request !== "object" || request === null) throw new EngineError("invalid_request", "the request must be an object");
     const maxTokens = request.maxTokens ?? DEFAULT_MAX_TOKENS;
-    if (!Number.isSafeInteger(maxTokens) || maxTokens < 1) throw new EngineError("invalid_request", `maxTokens must be a positive integer, got ${JSON.stringify(request.maxTokens)}`, "maxTokens");
+    if (maxTokens !== "context" && (!Number.isSafeInteger(maxTokens) || maxTokens < 1)) {
+      throw new EngineError("invalid_request", `maxTokens must be a positive integer or "context", got ${JSON.stringify(request.maxTokens)}`, "maxTokens");
+    }
     const priority = request.priority ?? 0;
     if (!Number.isSafeInteger(priority)) throw new EngineError("invalid_request", `priority must be an integer, got ${JSON.stringify(request.priority)}`, "priority");
     const stop = request.stop ?? [];
@@ -199,22 +233,21 @@ export class Engine implements ServingEngine {
       throw error;
     }
     const contextSize = this.model.contextSize;
-    const compaction = request.enableAutoCompaction === false ? undefined : this.compaction;
-    const prompt = preparePrompt({ tokenizer: this.model.tokenizer, chatTemplate: this.model.chatTemplate, vocabSize: this.model.config.vocab_size }, request.input, compaction);
+    const prompt = this.preparePrompt(request);
     const tokens = prompt.tokens;
-    if (tokens.length === 0) throw new EngineError("invalid_request", "the prompt is empty: it must contain at least one token", "input");
-    if (tokens.length >= contextSize) {
-      throw new EngineError("too_long", `the prompt has ${tokens.length} tokens but the context holds ${contextSize} (prompt plus at least one generated token)`, "input");
-    }
-    const kvPositions = this.model.kvPool.capacity * this.model.kvPool.blockSize;
-    if (tokens.length + 1 > kvPositions) {
-      throw new EngineError("too_long", `the prompt has ${tokens.length} tokens but the KV cache budget holds ${kvPositions} positions`, "input");
+    const room = contextSize - tokens.length;
+    if (typeof maxTokens === "number" && request.maxTokens !== undefined && maxTokens > room) {
+      throw new EngineError(
+        "invalid_request",
+        `maxTokens is ${maxTokens}, but the prompt has ${tokens.length} tokens and the context holds ${contextSize}: at most ${room} tokens can be generated`,
+        "maxTokens",
+      );
     }
     const constraint = this.constraintOf(request, tokens);
     let active: ActiveRequest;
     try {
       active = new ActiveRequest({
-        id, priority, arrival: ++this.arrivals, promptTokens: tokens, maxTokens, stop,
+        id, priority, arrival: ++this.arrivals, promptTokens: tokens, maxTokens: maxTokens === "context" ? room : Math.min(maxTokens, room), stop,
         ignoreEndOfGeneration: request.ignoreEndOfGeneration ?? false, sampler, tokenizer: this.model.tokenizer, channel,
         thinkingBudget: thinkingBudgetOf(request), constraint,
       });
@@ -263,17 +296,27 @@ export class Engine implements ServingEngine {
 
   private loop(): void {
     let pending: Promise<void> | undefined;
+    const startedAt = performance.now();
+    const decoding = decodingCount(this.scheduler.running);
+    let planned = 0;
     try {
-      pending = this.step();
+      const plan = this.scheduler.schedule(this.pacer.budget(decoding));
+      planned = plan.chunks.reduce((sum, chunk) => sum + chunk.count, 0);
+      pending = this.step(plan);
     } catch (error) {
       this.failRunning(error);
     }
+    const measure = () => {
+      if (planned > 0) this.pacer.record(planned, Math.min(decoding, planned), performance.now() - startedAt);
+    };
     if (!pending) {
+      measure();
       this.afterStep();
       return;
     }
     this.stepInFlight = true;
     pending.catch((error: unknown) => this.failRunning(error)).finally(() => {
+      measure();
       this.stepInFlight = false;
       for (const id of this.deferredAborts) this.abort(id);
       this.deferredAborts.clear();
@@ -290,9 +333,8 @@ export class Engine implements ServingEngine {
     this.stepping = false;
   }
 
-  /** One scheduling step and forward pass; a promise while an asynchronous forward pass runs. */
-  private step(): Promise<void> | undefined {
-    const plan = this.scheduler.schedule();
+  /** One planned step's forward pass; a promise while an asynchronous forward pass runs. */
+  private step(plan: StepPlan<ActiveRequest>): Promise<void> | undefined {
     this.totals.preemptions += plan.preempted.length;
     for (const request of plan.exhausted) this.finish(request, request.finishText("length"));
     if (plan.chunks.length === 0) {
@@ -349,10 +391,10 @@ export class Engine implements ServingEngine {
       try {
         outcome = request.accept(next, this.model.contextSize);
       } catch (error) {
-        // A constraint that refuses a token (NaN logits, or forced reasoning-close tokens it does not allow) ends
-        // that request only: the others in the batch go on.
-        if (!(error instanceof ConstraintViolationError)) throw error;
-        this.fail(request, new EngineError("internal", `constrained decoding failed: ${error.message}`, undefined, { cause: error }));
+        // Sampling or a constraint that fails (a mask that allows no token, NaN logits, forced reasoning-close tokens
+        // the constraint refuses) ends that request only: the others in the batch go on.
+        const what = error instanceof ConstraintViolationError ? "constrained decoding failed" : "sampling failed";
+        this.fail(request, new EngineError("internal", `${what}: ${(error as Error)?.message ?? String(error)}`, undefined, { cause: error }));
         return;
       }
       this.totals.generated++;

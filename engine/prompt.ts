@@ -4,6 +4,7 @@ import type { ChatMessage } from "./chat/messages.js";
 import { renderChatTemplate } from "./chat/template.js";
 import { type CompactionOptions, type CompactionResult, compactConversation } from "./compaction/index.js";
 import { EngineError, type EngineInput } from "./request.js";
+import { TokenLimitError } from "./tokenizer/errors.js";
 import type { Tokenizer } from "./tokenizer/tokenizer.js";
 
 /** What the prompt step needs of the loaded model. */
@@ -20,43 +21,67 @@ export interface PreparedPrompt {
 }
 
 
-/** Renders and tokenizes `input`; throws {@link EngineError} naming the field at fault. */
-export function preparePrompt(model: PromptModel, input: EngineInput, compaction: CompactionOptions | undefined): PreparedPrompt {
+/**
+ * Renders and tokenizes `input`; throws {@link EngineError} naming the field at fault, or "too_long" once the prompt
+ * is certain to exceed `maxTokens`. NOTE: an oversized prompt costs about `maxTokens` tokens of work, not its length
+ * (the tokenizer stops at the limit), so a megabyte prompt cannot stall the step loop; compaction counts saturate at
+ * the limit too, which keeps its comparisons against the (smaller) budget exact.
+ */
+export function preparePrompt(model: PromptModel, input: EngineInput, compaction: CompactionOptions | undefined, maxTokens = Number.POSITIVE_INFINITY): PreparedPrompt {
   if (typeof input !== "object" || input === null) throw new EngineError("invalid_request", "input must be an object with messages, text or tokens", "input");
-  if ("tokens" in input) return { tokens: checkTokens(input.tokens, model.vocabSize) };
+  const tooLong = () => new EngineError("too_long", `the prompt has more than ${maxTokens} tokens, the most this model's context leaves room for (prompt plus at least one generated token)`, "input");
+  const encode = (text: string, addSpecial: boolean): number[] => {
+    try {
+      return model.tokenizer.encode(text, { addSpecial, parseSpecial: true, maxTokens });
+    } catch (error) {
+      if (error instanceof TokenLimitError) throw tooLong();
+      throw error;
+    }
+  };
+  if ("tokens" in input) {
+    const tokens = checkTokens(input.tokens, model.vocabSize);
+    if (tokens.length > maxTokens) throw tooLong();
+    return { tokens };
+  }
   if ("text" in input) {
     if (typeof input.text !== "string") throw new EngineError("invalid_request", "input.text must be a string", "input.text");
-    return { tokens: model.tokenizer.encode(input.text, { addSpecial: true, parseSpecial: true }) };
+    return { tokens: encode(input.text, true) };
   }
   if (!("messages" in input) || !Array.isArray(input.messages) || input.messages.length === 0) {
     throw new EngineError("invalid_request", "input must have messages (a non-empty array), text or tokens", "input.messages");
   }
   const template = model.chatTemplate;
   if (!template) throw new EngineError("invalid_request", "this model has no chat template; send text or tokens instead of messages", "input.messages");
-  const render = (messages: readonly ChatMessage[]): number[] => {
-    const text = renderChatTemplate(template, messages, {
-      addGenerationPrompt: true,
-      bosToken: model.tokenizer.bosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.bosId),
-      eosToken: model.tokenizer.eosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.eosId),
-      kwargs: input.templateKwargs,
-      tools: input.tools,
-    });
-    // The template writes any BOS itself.
-    return model.tokenizer.encode(text, { addSpecial: false, parseSpecial: true });
+  // The template writes any BOS itself.
+  const render = (messages: readonly ChatMessage[]): number[] => encode(renderChatTemplate(template, messages, {
+    addGenerationPrompt: true,
+    bosToken: model.tokenizer.bosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.bosId),
+    eosToken: model.tokenizer.eosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.eosId),
+    kwargs: input.templateKwargs,
+    tools: input.tools,
+  }), false);
+  /** A count for compaction: exact up to the limit, the limit plus one past it. */
+  const saturating = (count: () => number): number => {
+    try {
+      return count();
+    } catch (error) {
+      if (error instanceof EngineError && error.kind === "too_long") return maxTokens + 1;
+      throw error;
+    }
   };
   try {
     if (!compaction) return { tokens: render(input.messages) };
     // Compaction counts candidate lists; the one it returns was counted last, so its render is reused.
     const rendered = new WeakMap<readonly ChatMessage[], number[]>();
-    const countTokens = (messages: readonly ChatMessage[]) => {
+    const countTokens = (messages: readonly ChatMessage[]) => saturating(() => {
       const tokens = render(messages);
       rendered.set(messages, tokens);
       return tokens.length;
-    };
+    });
     const textTokens = new Map<string, number>();
     const countText = (text: string) => {
       let count = textTokens.get(text);
-      if (count === undefined) textTokens.set(text, (count = model.tokenizer.encode(text, { addSpecial: false, parseSpecial: true }).length));
+      if (count === undefined) textTokens.set(text, (count = saturating(() => encode(text, false).length)));
       return count;
     };
     const result = compactConversation(input.messages, compaction, countTokens, countText);

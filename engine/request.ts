@@ -22,8 +22,12 @@ export interface EngineRequest {
   /** Unique id (default: generated); abort(id) and every event refer to it. */
   id?: string;
   input: EngineInput;
-  /** Most tokens to generate (default 256). */
-  maxTokens?: number;
+  /**
+   * Most tokens to generate. A number must fit: a prompt that leaves less room in the context fails the request with
+   * an error naming both counts (as OpenAI, vLLM and Anthropic answer). "context": until the context is full (a
+   * server's default when the client sets no limit). Absent: 256, or what the context leaves if that is less.
+   */
+  maxTokens?: number | "context";
   sampling?: Partial<SamplingParams>;
   /** Strings that end generation; not included in the output (at most 16). */
   stop?: string[];

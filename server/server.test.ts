@@ -171,15 +171,16 @@ describe("raw HTTP", () => {
     expect((await engine.stats()).requests.aborted).toBeGreaterThan(0);
   });
 
-  it("answers a full queue with 429 (chat completions) and 529 (messages) and Retry-After", async () => {
+  it("answers a full queue with 503 server_overloaded (chat completions) and 529 (messages) and Retry-After", async () => {
     const registry = new ModelRegistry([{ model: engine.model, engine, slugs: defaultSlugs(engine.model), created: 1 }]);
     const full = await startServer({ registry, auth: new StaticKeys([KEY]), endpoints: createEndpoints(registry), maxQueue: 0 }, "127.0.0.1", 0);
     try {
       const at = `http://127.0.0.1:${full.port}`;
       const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
       const chat = await fetch(`${at}/v1/chat/completions`, { method: "POST", headers, body: JSON.stringify({ model: chatSlug, messages: [{ role: "user", content: "hi" }] }) });
-      expect(chat.status).toBe(429);
+      expect(chat.status).toBe(503);
       expect(chat.headers.get("retry-after")).toBe("2");
+      expect(await chat.json()).toMatchObject({ error: { code: "server_overloaded" } });
       const messages = await fetch(`${at}/v1/messages`, { method: "POST", headers, body: JSON.stringify({ model: messagesSlug, max_tokens: 4, messages: [{ role: "user", content: "hi" }] }) });
       expect(messages.status).toBe(529);
       expect(await messages.json()).toMatchObject({ type: "error", error: { type: "overloaded_error" } });
@@ -206,11 +207,13 @@ describe("raw HTTP", () => {
     await engineIdle();
   });
 
-  it("lists models and serves health and metrics", async () => {
-    const models = await (await fetch(`${base}/v1/models`)).json();
+  it("lists models behind the key and serves health and metrics", async () => {
+    const auth = { authorization: `Bearer ${KEY}` };
+    expect((await fetch(`${base}/v1/models`)).status).toBe(401);
+    const models = await (await fetch(`${base}/v1/models`, { headers: auth })).json();
     expect(models.object).toBe("list");
     expect(models.data.map((m: { id: string }) => m.id)).toEqual(expect.arrayContaining([chatSlug, messagesSlug]));
-    expect((await fetch(`${base}/v1/models/${encodeURIComponent(chatSlug)}`)).status).toBe(200);
+    expect((await fetch(`${base}/v1/models/${encodeURIComponent(chatSlug)}`, { headers: auth })).status).toBe(200);
     expect((await fetch(`${base}/health`)).status).toBe(200);
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toMatch(/loom_http_requests_total\{route="\/v1\/chat\/completions",status="200"\} \d+/);

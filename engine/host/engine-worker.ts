@@ -39,8 +39,13 @@ function handle(engine: Engine, message: ToWorker): void {
     case "abort":
       engine.abort(message.id);
       return;
-    case "stats":
-      send({ type: "stats", call: message.call, stats: engine.stats() });
+    case "call":
+      try {
+        const question = message.question;
+        send({ type: "reply", call: message.call, answer: question.method === "stats" ? engine.stats() : engine.countTokens(question.request) });
+      } catch (error) {
+        send({ type: "reply", call: message.call, error: sendableError(error) });
+      }
       return;
     case "stop":
       // A graceful end: terminating a thread while Dawn has GPU work in flight takes the whole process down.

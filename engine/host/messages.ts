@@ -56,7 +56,8 @@ export type SentEvent = Exclude<EngineEvent, { type: "error" }> | { type: "error
 export type ToWorker =
   | { type: "submit"; request: EngineRequest & { id: string } }
   | { type: "abort"; id: string }
-  | { type: "stats"; call: number }
+  /** A question with an answer: the engine's stats, or the prompt tokens a request would run with. */
+  | { type: "call"; call: number; question: EngineQuestion }
   /** Close the engine, dispose of the model (and its GPU device) and end the thread. */
   | { type: "stop" };
 
@@ -66,7 +67,11 @@ export type FromWorker =
   | { type: "ready"; model: ModelInfo }
   | { type: "load-failed"; error: SentError }
   | { type: "event"; event: SentEvent }
-  | { type: "stats"; call: number; stats: EngineStats };
+  | { type: "reply"; call: number; answer: EngineStats | number }
+  | { type: "reply"; call: number; error: SentError };
+
+/** What a WorkerEngine may ask its engine (each has one answer). */
+export type EngineQuestion = { method: "stats" } | { method: "countTokens"; request: EngineRequest };
 
 /** An error in sendable form. */
 export function sendableError(error: unknown): SentError {

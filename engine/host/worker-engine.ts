@@ -11,7 +11,7 @@ import { EventChannel } from "../event-channel.js";
 import type { LoadOptions } from "../load.js";
 import { PACKAGE_ROOT } from "../package-root.js";
 import { EngineError, type EngineEvent, type EngineRequest, type EngineStats } from "../request.js";
-import { type EngineWorkerData, type FromWorker, type ModelInfo, type ToWorker, receivedError, receivedEvent } from "./messages.js";
+import { type EngineQuestion, type EngineWorkerData, type FromWorker, type ModelInfo, type ToWorker, receivedError, receivedEvent } from "./messages.js";
 
 /** Options for {@link WorkerEngine.start}. */
 export interface WorkerEngineOptions {
@@ -55,9 +55,10 @@ export class WorkerEngine implements ServingEngine {
   readonly #path: string;
   readonly #data: EngineWorkerData;
   readonly #streams = new Map<string, InFlight>();
-  readonly #statsCalls = new Map<number, { resolve: (stats: EngineStats) => void; reject: (error: Error) => void }>();
+  /** Questions sent to the engine thread and not yet answered. */
+  readonly #calls = new Map<number, { resolve: (answer: never) => void; reject: (error: Error) => void }>();
   #waiting = 0;
-  #calls = 0;
+  #callCount = 0;
   #arrivals = 0;
   #closing = false;
   #lastCrashAt = Number.NEGATIVE_INFINITY;
@@ -127,11 +128,25 @@ export class WorkerEngine implements ServingEngine {
   }
 
   stats(): Promise<EngineStats> {
+    return this.#ask({ method: "stats" });
+  }
+
+  countTokens(request: EngineRequest): Promise<number> {
+    return this.#ask({ method: "countTokens", request });
+  }
+
+  /** Sends a question to the engine thread; resolves with its answer. */
+  #ask<T>(question: EngineQuestion): Promise<T> {
     if (this.#unavailable) return Promise.reject(this.#unavailable);
     return new Promise((resolve, reject) => {
-      const call = ++this.#calls;
-      this.#statsCalls.set(call, { resolve, reject });
-      this.#post({ type: "stats", call });
+      const call = ++this.#callCount;
+      this.#calls.set(call, { resolve: resolve as (answer: never) => void, reject });
+      try {
+        this.#post({ type: "call", call, question });
+      } catch (error) {
+        this.#calls.delete(call);
+        reject(new EngineError("invalid_request", `the request cannot be sent to the engine thread: ${(error as Error).message}`));
+      }
     });
   }
 
@@ -197,10 +212,13 @@ export class WorkerEngine implements ServingEngine {
           case "event":
             this.#deliver(receivedEvent(message.event));
             return;
-          case "stats":
-            this.#statsCalls.get(message.call)?.resolve(message.stats);
-            this.#statsCalls.delete(message.call);
+          case "reply": {
+            const call = this.#calls.get(message.call);
+            this.#calls.delete(message.call);
+            if ("error" in message) call?.reject(receivedError(message.error));
+            else call?.resolve(message.answer as never);
             return;
+          }
         }
       });
       thread.worker.on("error", (error) => {
@@ -215,7 +233,7 @@ export class WorkerEngine implements ServingEngine {
     });
   }
 
-  /** Ends every request and stats call in flight with an internal error (their thread is going away). */
+  /** Ends every request and question in flight with an internal error (their thread is going away). */
   #failInFlight(message: string, cause?: Error): void {
     for (const [id, inFlight] of this.#streams) {
       inFlight.channel.push({ type: "error", requestId: id, error: new EngineError("internal", message, undefined, { cause }) });
@@ -223,8 +241,8 @@ export class WorkerEngine implements ServingEngine {
     }
     this.#streams.clear();
     this.#waiting = 0;
-    for (const call of this.#statsCalls.values()) call.reject(new Error(message, { cause }));
-    this.#statsCalls.clear();
+    for (const call of this.#calls.values()) call.reject(new Error(message, { cause }));
+    this.#calls.clear();
   }
 
   /** Hands an event to its request's stream and keeps the waiting count. */

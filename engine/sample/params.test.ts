@@ -21,7 +21,7 @@ describe("validateSamplingParams", () => {
 
   const bad: Array<[string, unknown]> = [
     ["temperature", -0.1], ["temperature", Number.NaN], ["temperature", Infinity],
-    ["topP", 0], ["topP", 1.01], ["topP", Number.NaN],
+    ["topP", -0.01], ["topP", 1.01], ["topP", Number.NaN],
     ["topK", -1], ["topK", 2.5], ["topK", Number.NaN],
     ["minP", -0.01], ["minP", 1.5], ["minP", Number.NaN],
     ["frequencyPenalty", Number.NaN], ["frequencyPenalty", Infinity],

@@ -10,7 +10,10 @@ import { SamplingParamError } from "./errors.js";
 export interface SamplingParams {
   /** Divides the logits before the draw; 0 means greedy (argmax, lowest id on ties). */
   temperature: number;
-  /** Nucleus sampling: keep the smallest set of most likely tokens whose probability reaches topP; 1 = off. */
+  /**
+   * Nucleus sampling: keep the smallest set of most likely tokens whose probability reaches topP; 1 = off; 0 keeps
+   * only the most likely token (as llama.cpp's min_keep of 1 does), which makes the draw greedy.
+   */
   topP: number;
   /** Keep only the topK most likely tokens; 0 = off. */
   topK: number;
@@ -50,7 +53,7 @@ export function validateSamplingParams(params: Partial<SamplingParams> = {}): Sa
   const fields = resolved as unknown as Record<string, unknown>;
   for (const [key, value] of Object.entries(params)) if (value !== undefined) fields[key] = value;
   requireNumber(fields, "temperature", (v) => Number.isFinite(v) && v >= 0, "a finite number >= 0");
-  requireNumber(fields, "topP", (v) => v > 0 && v <= 1, "a number in (0, 1]");
+  requireNumber(fields, "topP", (v) => v >= 0 && v <= 1, "a number in [0, 1]");
   requireNumber(fields, "topK", (v) => Number.isSafeInteger(v) && v >= 0, "an integer >= 0");
   requireNumber(fields, "minP", (v) => v >= 0 && v <= 1, "a number in [0, 1]");
   requireNumber(fields, "frequencyPenalty", Number.isFinite, "a finite number");

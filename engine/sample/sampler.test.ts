@@ -49,6 +49,19 @@ describe("greedy", () => {
     }
   });
 
+  it("top_p = 0 keeps only the most likely token: greedy at any temperature, on the host and for the device", () => {
+    const random = new SeededRandom(13);
+    const greedy = new Sampler(params({ temperature: 0 }));
+    for (const temperature of [0.5, 1, 2]) {
+      const topOnly = new Sampler(params({ temperature, topP: 0, seed: 4 }));
+      for (let step = 0; step < 5; step++) {
+        const logits = randomLogits(VOCABULARY, random).map(Math.round); // many ties
+        expect(topOnly.sample(logits, [])).toBe(greedy.sample(logits, []));
+      }
+      expect(topOnly.deviceSampling()).toMatchObject({ temperature: 0, random: 0 });
+    }
+  });
+
   it("applies penalties before the argmax", () => {
     const logits = Float32Array.from([3, 2.5, 1, -1]);
     expect(new Sampler(params({ temperature: 0 })).sample(logits, [0])).toBe(0);
@@ -157,8 +170,8 @@ describe("inputs", () => {
   });
 
   it("rejects bad parameters at construction, naming the field", () => {
-    expect(() => new Sampler(params({ topP: 0 }))).toThrow(SamplingParamError);
-    expect(() => new Sampler(params({ topP: 0 }))).toThrow(/topP/);
+    expect(() => new Sampler(params({ topP: -0.5 }))).toThrow(SamplingParamError);
+    expect(() => new Sampler(params({ topP: -0.5 }))).toThrow(/topP/);
   });
 
   it("rejects empty rows, all-NaN rows and fully masked rows", () => {

@@ -24,12 +24,18 @@ export interface DeviceSampling {
   random: number;
 }
 
+/** Whether the chain reduces to the argmax: temperature 0, or a nucleus that keeps only the most likely token. */
+function greedy(params: Readonly<SamplingParams>): boolean {
+  return params.temperature === 0 || params.topP === 0;
+}
+
 /**
  * Picks tokens for one sequence. Keep one per sequence: it owns the random stream and the scratch buffers
  * (allocated on the first call and whenever the vocabulary size changes, then reused).
  *
  * Chain (llama.cpp's default order): penalties -> top_k -> top_p -> min_p -> temperature -> softmax -> draw.
- * Temperature 0 is greedy: the argmax of the penalised logits, lowest id on ties, drawing no random number.
+ * Temperature 0 is greedy: the argmax of the penalised logits, lowest id on ties, drawing no random number. So is
+ * topP 0, which keeps only the most likely token.
  */
 export class Sampler {
   /** The validated parameters, with `seed` set to the one in use (a frozen copy). */
@@ -71,7 +77,7 @@ export class Sampler {
     const source = this.penalize ? this.applyPenalties(logits, recentTokens) : logits;
     const { temperature, topK, topP, minP } = this.params;
 
-    if (temperature === 0) {
+    if (greedy(this.params)) {
       const token = argmax(source);
       if (token < 0) throw new SamplingInputError("logits", "every logit is NaN");
       return token;
@@ -97,7 +103,8 @@ export class Sampler {
   deviceSampling(): DeviceSampling | undefined {
     if (this.penalize) return undefined;
     const { temperature, topK, topP, minP } = this.params;
-    return { temperature, topK, topP, minP, random: temperature === 0 ? 0 : this.random.nextFloat() };
+    if (greedy(this.params)) return { temperature: 0, topK, topP: 1, minP, random: 0 };
+    return { temperature, topK, topP, minP, random: this.random.nextFloat() };
   }
 
   /** Copies the logits into the scratch row and penalises the tokens in the window. */

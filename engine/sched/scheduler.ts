@@ -93,10 +93,14 @@ export class Scheduler<R extends SchedulableRequest> {
     if (waiting >= 0) this.waitingQueue.splice(waiting, 1);
   }
 
-  /** Plans the next step: running requests first (decodes, then prefill chunks), then admissions from the queue. */
-  schedule(): StepPlan<R> {
+  /**
+   * Plans the next step: running requests first (decodes, then prefill chunks), then admissions from the queue.
+   * @param maxTokens this step's token budget (default and ceiling: limits.maxStepTokens).
+   */
+  schedule(maxTokens = this.limits.maxStepTokens): StepPlan<R> {
     const plan: StepPlan<R> = { chunks: [], admitted: [], preempted: [], exhausted: [] };
-    const budget = () => this.limits.maxStepTokens - plan.chunks.reduce((sum, chunk) => sum + chunk.count, 0);
+    const stepTokens = Math.min(maxTokens, this.limits.maxStepTokens);
+    const budget = () => stepTokens - plan.chunks.reduce((sum, chunk) => sum + chunk.count, 0);
     const full = () => budget() === 0 || plan.chunks.length === this.limits.maxSequences;
     const decodesFirst = [...this.runningSet].sort((a, b) => Number(remaining(b) === 1) - Number(remaining(a) === 1) || urgency(a, b));
     for (const request of decodesFirst) {
@@ -165,6 +169,13 @@ export class Scheduler<R extends SchedulableRequest> {
     plan.preempted.push(victim);
     insertSorted(this.waitingQueue, victim);
   }
+}
+
+/** Running requests whose next step is a one-token decode (their prompt is computed). */
+export function decodingCount(running: readonly SchedulableRequest[]): number {
+  let count = 0;
+  for (const request of running) if (remaining(request) === 1) count++;
+  return count;
 }
 
 function remaining(request: SchedulableRequest): number {

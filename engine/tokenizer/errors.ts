@@ -14,3 +14,17 @@ export class TokenizerInputError extends Error {
     super(`${source}: ${problem}`);
   }
 }
+
+/**
+ * The text has more tokens than {@link EncodeOptions.maxTokens} allows. Thrown as soon as that is certain, so that an
+ * oversized prompt costs about `maxTokens` tokens of work, not its whole length.
+ */
+export class TokenLimitError extends Error {
+  override readonly name = "TokenLimitError";
+  constructor(
+    /** The limit that was passed. */
+    readonly limit: number,
+  ) {
+    super(`the text has more than ${limit} tokens`);
+  }
+}

@@ -2,12 +2,13 @@
 // token for token what llama.cpp produces for the same GGUF vocabulary.
 import { tokenizeBpeWord, type BpeVocabulary } from "./bpe.js";
 import { cleanUpSpaces, tokenPiece } from "./detokenize.js";
-import { TokenizerInputError } from "./errors.js";
+import { TokenLimitError, TokenizerInputError } from "./errors.js";
 import { WordSplitter } from "./pre-tokenizers.js";
 import { SpecialTokenSplitter } from "./special-split.js";
 import { tokenizeSpm, type SpmVocabulary } from "./spm.js";
 import { createStreamDecoderFor, type StreamDecoder } from "./stream-decoder.js";
-import { byteLevelEncode, wellFormed } from "./unicode.js";
+import { byteLevelEncode, utf8Length, wellFormed } from "./unicode.js";
+import { windowedWords } from "./windowed-split.js";
 import { TokenAttribute, resolveVocabulary, type ResolvedVocabulary, type VocabularySpec } from "./vocabulary.js";
 
 /** Options for {@link Tokenizer.encode}. */
@@ -19,6 +20,12 @@ export interface EncodeOptions {
    * such text is tokenized as ordinary characters. User-defined added tokens (e.g. `<think>`) are recognised either way.
    */
   parseSpecial?: boolean;
+  /**
+   * Most tokens the caller will take: past it, encode throws {@link TokenLimitError} as soon as the count is certain
+   * to exceed it, after about `maxTokens` tokens of work (a text longer than `maxTokens` times the longest token is
+   * refused before any). Under the limit the result is exactly that of an unlimited encode. Default: no limit.
+   */
+  maxTokens?: number;
 }
 
 /** Options for {@link Tokenizer.decode} and {@link Tokenizer.createStreamDecoder}. */
@@ -26,6 +33,9 @@ export interface DecodeOptions {
   /** Render control and unknown tokens (BOS, `<|im_end|>`, ...) as nothing instead of their text. Default false. */
   skipSpecial?: boolean;
 }
+
+/** Most code points NFC composes into one (U+1F84: alpha, psili, oxia, ypogegrammeni). */
+const NFC_MOST_COMPOSED = 4;
 
 const UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
 const NOTHING = new Uint8Array(0);
@@ -62,6 +72,8 @@ export class Tokenizer {
   private readonly spm?: SpmVocabulary;
   private readonly bpe?: BpeVocabulary;
   private readonly pieceCache: Array<Uint8Array | undefined>;
+  /** Bytes of the longest token: a text of n UTF-16 units has at least n / this many tokens. */
+  private longestPiece: number | undefined;
 
   constructor(spec: VocabularySpec) {
     const vocabulary = resolveVocabulary(spec);
@@ -102,13 +114,23 @@ export class Tokenizer {
     }
   }
 
-  /** Text to token ids. */
+  /** Text to token ids; with `maxTokens`, throws {@link TokenLimitError} once the text is certain to exceed it. */
   encode(text: string, options: EncodeOptions = {}): number[] {
     const { addSpecial = false, parseSpecial = false } = options;
+    const limit = options.maxTokens ?? Number.POSITIVE_INFINITY;
+    const limited = Number.isFinite(limit);
+    const nfc = this.vocabulary.normalization === "NFC";
     let input = wellFormed(text);
-    if (this.vocabulary.normalization === "NFC") input = input.normalize("NFC");
+    // Every token covers at most longestPiece bytes, and a UTF-16 unit is at least one byte; NFC composes at most
+    // four code points (a Greek letter and three marks) into one, so the bound holds before normalising too.
+    if (limited && input.length > (limit + 1) * this.longestPieceBytes() * (nfc ? NFC_MOST_COMPOSED : 1)) throw new TokenLimitError(limit);
+    if (nfc) input = input.normalize("NFC");
+    if (limited && input.length > (limit + 1) * this.longestPieceBytes()) throw new TokenLimitError(limit);
     const fragments = this.specialSplitter.split(input, parseSpecial);
     const out: number[] = [];
+    const check = () => {
+      if (out.length > limit) throw new TokenLimitError(limit);
+    };
     if (addSpecial && this.addBos) out.push(this.requireId(this.bosId, "BOS"));
     if (this.spm) {
       // A space goes before the first text and before text that follows a special token.
@@ -120,8 +142,10 @@ export class Tokenizer {
           continue;
         }
         const spaced = this.vocabulary.addSpacePrefix && afterSpecial ? ` ${fragment.text}` : fragment.text;
+        if (limited) this.checkLowerBound(out.length, spaced, limit);
         tokenizeSpm(spaced.replaceAll(" ", "\u2581"), this.spm, out);
         afterSpecial = false;
+        check();
       }
     } else {
       for (const fragment of fragments) {
@@ -129,11 +153,33 @@ export class Tokenizer {
           out.push(fragment.id);
           continue;
         }
-        for (const word of this.wordSplitter!.split(fragment.text)) tokenizeBpeWord(byteLevelEncode(word), this.bpe!, out);
+        // Unlimited, the fragment is split in one go; limited, a window at a time, stopping at the limit.
+        const words = limited ? windowedWords(this.wordSplitter!, fragment.text) : this.wordSplitter!.split(fragment.text);
+        for (const word of words) {
+          if (limited) this.checkLowerBound(out.length, word, limit);
+          tokenizeBpeWord(byteLevelEncode(word), this.bpe!, out);
+          check();
+        }
       }
     }
     if (addSpecial && this.addEos) out.push(this.requireId(this.eosId, "EOS"));
+    check();
     return out;
+  }
+
+  /** Throws TokenLimitError when `count` tokens plus the fewest that `text` can take exceed `limit`. */
+  private checkLowerBound(count: number, text: string, limit: number): void {
+    if (count + Math.ceil(text.length / this.longestPieceBytes()) > limit) throw new TokenLimitError(limit);
+  }
+
+  /** Byte length of the longest token (computed once, on the first encode). */
+  private longestPieceBytes(): number {
+    if (this.longestPiece === undefined) {
+      let longest = 1;
+      for (let id = 0; id < this.vocabSize; id++) longest = Math.max(longest, utf8Length(this.vocabulary.tokens[id]), tokenPiece(this.vocabulary, id, true).length);
+      this.longestPiece = longest;
+    }
+    return this.longestPiece;
   }
 
   /**

@@ -1,9 +1,12 @@
-// The two wire formats as the HTTP layer sees them: each adapter's parser, response and stream builders, and error
-// shapes behind one WireEndpoint interface.
+// The two wire formats as the HTTP layer sees them: each adapter's parser, response and stream builders, error and
+// model-list shapes, and field names, behind one WireEndpoint interface.
 import type { WireEndpoint } from "../http/endpoint.js";
 import type { ServedModels } from "../protocol/internal.js";
 import { MessagesStreamWriter, ThinkingSigner, anthropicErrorBody, messagesResponse, parseMessagesRequest } from "./anthropic/index.js";
+import { anthropicModel, anthropicModelList } from "./anthropic/models.js";
 import { ChatCompletionStreamWriter, chatCompletionResponse, openAiErrorBody, parseChatCompletionRequest } from "./openai/index.js";
+import { openAiModel, openAiModelList } from "./openai/models.js";
+import { anthropicWireField, openAiWireField } from "./wire-fields.js";
 
 /** Options shared by the endpoints. */
 export interface EndpointOptions {
@@ -11,28 +14,39 @@ export interface EndpointOptions {
   signer?: ThinkingSigner;
 }
 
-/** POST /v1/chat/completions and POST /v1/messages over the served models. */
+/** POST /v1/chat/completions, POST /v1/messages (and its count_tokens) over the served models. */
 export function createEndpoints(models: ServedModels, options: EndpointOptions = {}): WireEndpoint[] {
   const signer = options.signer ?? ThinkingSigner.withRandomSecret();
   const openai: WireEndpoint = {
     format: "openai",
     path: "/v1/chat/completions",
     idPrefix: "chatcmpl-",
-    overloadKind: "rate_limit",
     parse: (body) => parseChatCompletionRequest(body, models),
     respond: (meta, result) => chatCompletionResponse(meta, { reasoning: result.thinking, text: result.text, toolCalls: result.toolCalls, finish: result.finish }),
     stream: (meta, request) => new ChatCompletionStreamWriter(meta, { includeUsage: request.includeUsage }),
     error: (error) => openAiErrorBody(error),
+    wireField: openAiWireField,
+    models: { list: openAiModelList, one: openAiModel },
+    // The default for routes both formats share.
+    claims: () => false,
   };
   const anthropic: WireEndpoint = {
     format: "anthropic",
     path: "/v1/messages",
     idPrefix: "msg_",
-    overloadKind: "overloaded",
     parse: (body) => parseMessagesRequest(body, models, signer),
     respond: (meta, result) => messagesResponse(meta, result, signer),
     stream: (meta) => new MessagesStreamWriter(meta, signer),
     error: (error) => anthropicErrorBody(error),
+    wireField: anthropicWireField,
+    models: { list: anthropicModelList, one: anthropicModel },
+    // The Anthropic SDK sends its API version on every request.
+    claims: (header) => header("anthropic-version") !== "",
+    tokenCount: {
+      path: "/v1/messages/count_tokens",
+      parse: (body) => parseMessagesRequest(body, models, signer, "count"),
+      respond: (inputTokens) => ({ input_tokens: inputTokens }),
+    },
   };
   return [openai, anthropic];
 }

@@ -1,5 +1,5 @@
 // `loom serve`: load a model, put a serving engine on it, and serve the OpenAI and Anthropic formats over HTTP.
-import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { UsageError, parseBackend, parseInteger } from "../../engine/cli/arguments.js";
 import { ProgressBar } from "../../engine/cli/progress-bar.js";
@@ -8,17 +8,21 @@ import { createEndpoints } from "../adapters/endpoints.js";
 import { type Authenticator, OpenAccess, StaticKeys, keysFromEnvironment } from "../http/auth.js";
 import { startServer } from "../http/app.js";
 import { ModelRegistry, defaultSlugs } from "../models.js";
+import { type ModelConfigEntry, type ServeConfig, readServeConfig } from "./config.js";
 import { resolveModelPath } from "./default-model.js";
 
 export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
 
   --model <path>       GGUF file or Hugging Face model directory (default: LOOM_MODEL, else a cached download of
-                       HuggingFaceTB/SmolLM2-135M-Instruct into ~/.cache/loom)
+                       HuggingFaceTB/SmolLM2-135M-Instruct into ~/.cache/loom); with models in the config, it
+                       picks one of them (served with its settings)
   --host <address>     address to listen on (default 127.0.0.1)
   --port N             port (default 8080; 0 = any free port)
-  --config <file>      JSON config (see README "HTTP API"): { "apiKeys": [...], "models": [{ "path": "...",
-                       "slugs": { "openai": [...], "anthropic": [...] }, "contextSize": N, "maxSequences": N,
-                       "kvCache": { "bytes": N | "memoryFraction": F, "dtype": "f16" } }], "maxQueue": N }
+  --config <file>      JSON config, every field checked (see README "Configuration"): { "apiKeys": [...],
+                       "models": [{ "path": "...", "slugs": { "openai": [...], "anthropic": [...] }, "contextSize": N,
+                       "maxSequences": N, "kvCache": { "bytes": N | "memoryFraction": F, "dtype": "f16" },
+                       "stepTargetMs": N }], "maxQueue": N, "maxBodyBytes": N, "maxBufferedBodyBytes": N,
+                       "bodyTimeoutSeconds": N }
   --no-auth            accept requests without an API key (local use); otherwise keys come from the config
                        or LOOM_API_KEYS (comma-separated)
   --context N          context size (default: the config's, else min(model, 4096))
@@ -26,46 +30,21 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
   --backend B          wasm, webgpu or auto (default auto: WebGPU on a hardware GPU, else WebAssembly)
 `;
 
-/** One served model in the config file. */
-interface ModelConfigEntry {
-  /** GGUF file or Hugging Face directory. */
-  path: string;
-  /** Public slugs per format (default: the spec's forms with the model's name). */
-  slugs?: { openai?: string[]; anthropic?: string[] };
-  contextSize?: number;
-  maxSequences?: number;
-  kvCache?: { bytes?: number; memoryFraction?: number; dtype?: "f32" | "f16" };
-}
-
-/** The config file's shape (every field optional). */
-interface ServeConfig {
-  apiKeys?: string[];
-  /** Models to serve; `--model` (or the default model) is served when absent. */
-  models?: ModelConfigEntry[];
-  maxQueue?: number;
-  maxBodyBytes?: number;
-}
-
-function readConfig(path: string | undefined): ServeConfig {
-  if (!path) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(path, "utf8"));
-  } catch (error) {
-    throw new UsageError(`--config ${path}: ${(error as Error).message}`);
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new UsageError(`--config ${path}: must be a JSON object`);
-  const config = parsed as ServeConfig;
-  if (config.apiKeys !== undefined && (!Array.isArray(config.apiKeys) || !config.apiKeys.every((key) => typeof key === "string" && key.length > 0))) {
-    throw new UsageError(`--config ${path}: apiKeys must be an array of non-empty strings`);
-  }
-  if (config.models !== undefined) {
-    if (!Array.isArray(config.models) || config.models.length === 0) throw new UsageError(`--config ${path}: models must be a non-empty array`);
-    config.models.forEach((entry, i) => {
-      if (typeof entry?.path !== "string" || entry.path === "") throw new UsageError(`--config ${path}: models[${i}].path must be a model file or directory`);
-    });
-  }
-  return config;
+/**
+ * The models to serve: the config's, or the one named by --model / LOOM_MODEL (else the default model). A model named
+ * both ways must be one of the config's, and is served with its settings; anything else is ambiguous and refused.
+ */
+async function modelsToServe(config: ServeConfig, flag: string | undefined): Promise<ModelConfigEntry[]> {
+  const named = flag ?? process.env.LOOM_MODEL;
+  if (!config.models) return [{ path: await resolveModelPath(flag) }];
+  if (named === undefined) return config.models;
+  const how = flag !== undefined ? "--model" : "LOOM_MODEL";
+  const match = config.models.find((entry) => resolve(entry.path) === resolve(named));
+  if (match) return [match];
+  throw new UsageError(
+    `${how} ${named} is not one of the config's models (${config.models.map((entry) => entry.path).join(", ")}): ` +
+      `drop ${how} to serve the config's models, or add ${named} to them`,
+  );
 }
 
 /** Runs `loom serve`; resolves once the server listens (it then runs until the process ends). */
@@ -82,7 +61,7 @@ export async function runServe(argv: string[]): Promise<void> {
     process.stdout.write(SERVE_USAGE);
     return;
   }
-  const config = readConfig(values.config);
+  const config = readServeConfig(values.config);
   const keys = [...(config.apiKeys ?? []), ...keysFromEnvironment(process.env.LOOM_API_KEYS)];
   if (!values["no-auth"] && keys.length === 0) {
     throw new UsageError("no API keys: put them in the config (apiKeys) or LOOM_API_KEYS, or pass --no-auth for local use");
@@ -93,7 +72,7 @@ export async function runServe(argv: string[]): Promise<void> {
   const threads = values.threads === undefined ? undefined : parseInteger("--threads", values.threads, 1, 1);
   const backend = parseBackend(values.backend);
   const context = values.context === undefined ? undefined : parseInteger("--context", values.context, 4096, 1);
-  const entries: ModelConfigEntry[] = values.model || !config.models ? [{ path: await resolveModelPath(values.model) }] : config.models;
+  const entries = await modelsToServe(config, values.model);
 
   const served = [];
   for (const entry of entries) {
@@ -101,6 +80,7 @@ export async function runServe(argv: string[]): Promise<void> {
     // Each model's engine runs on its own thread, so forward passes never hold up the sockets.
     const engine = await WorkerEngine.start(entry.path, {
       load: { threads, backend, contextSize: context ?? entry.contextSize, maxSequences: entry.maxSequences, kvCache: entry.kvCache },
+      engine: entry.stepTargetMs === undefined ? {} : { stepTargetMs: entry.stepTargetMs },
       onProgress: ({ loadedBytes, totalBytes }) => bar.update(loadedBytes, totalBytes),
     });
     bar.finish();
@@ -114,7 +94,8 @@ export async function runServe(argv: string[]): Promise<void> {
     });
   }
   const registry = new ModelRegistry(served);
-  const server = await startServer({ registry, auth, endpoints: createEndpoints(registry), maxQueue: config.maxQueue, maxBodyBytes: config.maxBodyBytes }, host, port);
+  const { maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds } = config;
+  const server = await startServer({ registry, auth, endpoints: createEndpoints(registry), maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds }, host, port);
   process.stderr.write(
     `loom: serving ${served.map(({ model }) => `${model.path} (${model.device})`).join(", ")} on http://${host}:${server.port} (${values["no-auth"] ? "no auth" : `${keys.length} API key(s)`})\n` +
       `  POST /v1/chat/completions  model ${registry.slugs("openai").join(", ")}\n` +

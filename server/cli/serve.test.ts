@@ -40,7 +40,8 @@ describe.skipIf(!existsSync(CLI) && process.env.CI !== "true")("loom serve", () 
     }));
     const { port, child } = await serve(["--config", config, "--port", "0", "--threads", "1"], { LOOM_API_KEYS: "sk-two" });
     const base = `http://127.0.0.1:${port}`;
-    const ids = (await (await fetch(`${base}/v1/models`)).json()).data.map((m: { id: string }) => m.id);
+    expect((await fetch(`${base}/v1/models`)).status).toBe(401);
+    const ids = (await (await fetch(`${base}/v1/models`, { headers: { authorization: "Bearer sk-one" } })).json()).data.map((m: { id: string }) => m.id);
     expect(ids).toEqual(["service/tim-llama-27b", "service/llama-marathon", "service/tim-qwen-27b", "service/qwen-marathon"]);
     for (const [model, key] of [["service/tim-llama-27b", "sk-one"], ["service/tim-qwen-27b", "sk-two"]]) {
       const response = await fetch(`${base}/v1/chat/completions`, {
@@ -53,6 +54,30 @@ describe.skipIf(!existsSync(CLI) && process.env.CI !== "true")("loom serve", () 
     const anonymous = await fetch(`${base}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     expect(anonymous.status).toBe(401);
     child.kill();
+  });
+
+  it("serves --model with the config's settings when it is one of the config's models, and refuses any other", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "loom-serve-"));
+    const config = join(dir, "loom.json");
+    const llama = await ensureTestModel("tiny-llama", "gguf", "q8_0");
+    const qwen = await ensureTestModel("tiny-qwen3", "gguf", "q8_0");
+    writeFileSync(config, JSON.stringify({ models: [{ path: llama, slugs: { openai: ["service/tim-configured-27b"], anthropic: ["service/configured-marathon"] }, contextSize: 256, kvCache: { bytes: 8388608 } }] }));
+    const refused = await serve(["--config", config, "--model", qwen, "--port", "0", "--no-auth"]).catch((error: { code: number; stderr: string }) => error);
+    expect(refused).toMatchObject({ code: 2 });
+    expect((refused as { stderr: string }).stderr).toMatch(/--model .*tiny-qwen3.* is not one of the config's models/);
+    const { port, child } = await serve(["--config", config, "--model", llama, "--port", "0", "--no-auth", "--threads", "1"]);
+    const ids = (await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json()).data.map((m: { id: string }) => m.id);
+    expect(ids).toEqual(["service/tim-configured-27b", "service/configured-marathon"]);
+    child.kill();
+  });
+
+  it("refuses to start on an invalid config, naming the field", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "loom-serve-"));
+    const config = join(dir, "loom.json");
+    writeFileSync(config, JSON.stringify({ maxQueue: -1 }));
+    const refused = await serve(["--config", config, "--port", "0", "--no-auth"]).catch((error: { code: number; stderr: string }) => error);
+    expect(refused).toMatchObject({ code: 2 });
+    expect((refused as { stderr: string }).stderr).toMatch(/maxQueue must be an integer >= 0, got -1/);
   });
 
   it("refuses to start without API keys unless --no-auth, and says so", async () => {

@@ -1,29 +1,16 @@
-// The HTTP server on uWebSockets.js: routes, authentication, body limits, overload, streaming with backpressure,
-// cancellation on disconnect, and metrics. Wire formats are WireEndpoints; the engine is reached through
-// server/protocol/run.ts only.
-import { randomBytes } from "node:crypto";
-import uWS from "uWebSockets.js";
+// The HTTP server on uWebSockets.js: routes, each guarded (guard.ts) so that no exception ends the process. Wire
+// formats are WireEndpoints; requests reach engines through generation.ts, and settings live in context.ts.
+import uWS, { type HttpRequest } from "uWebSockets.js";
 import type { ModelRegistry } from "../models.js";
-import { type InternalEvent, ProtocolError } from "../protocol/internal.js";
-import { runRequest } from "../protocol/run.js";
-import type { Authenticator } from "./auth.js";
-import { readJsonBody } from "./body.js";
-import type { CollectedResult, WireEndpoint } from "./endpoint.js";
+import { ProtocolError } from "../protocol/internal.js";
+import { ServerContext, type ServerOptions } from "./context.js";
+import type { WireEndpoint } from "./endpoint.js";
+import { answerError, handleGeneration, handleTokenCount } from "./generation.js";
+import { type ErrorResponder, guarded } from "./guard.js";
 import { type EngineGauges, Metrics } from "./metrics.js";
-import { Connection, EventStream } from "./reply.js";
+import { handleModels } from "./models-route.js";
 
-/** Server settings. */
-export interface ServerOptions {
-  registry: ModelRegistry;
-  auth: Authenticator;
-  endpoints: WireEndpoint[];
-  /** Largest request body in bytes (default 8 MiB). */
-  maxBodyBytes?: number;
-  /** Requests allowed to wait per model before new ones get 429/529 (default 256). */
-  maxQueue?: number;
-  /** Seconds of silence on a stream before a ping (formats that have one; default 10). */
-  pingSeconds?: number;
-}
+export { type ServerOptions } from "./context.js";
 
 /** A running server. */
 export interface LoomServer {
@@ -34,53 +21,55 @@ export interface LoomServer {
 
 /** Starts listening; resolves with the bound port (pass 0 for any free port). */
 export function startServer(options: ServerOptions, host: string, port: number): Promise<LoomServer> {
-  const metrics = new Metrics();
+  const context = new ServerContext(options);
+  const guard = { log: context.options.log, countStatus: (route: string, status: number) => context.metrics.request(route, status) };
   const app = uWS.App();
+  const shapeOf = (endpoint: WireEndpoint) => (): ErrorResponder => endpoint.error;
+  const sharedShape = (req: HttpRequest): ErrorResponder => context.endpointFor((name) => req.getHeader(name)).error;
+
   for (const endpoint of options.endpoints) {
-    app.post(endpoint.path, (res, req) => handleGeneration(new Connection(res), req, endpoint, options, metrics));
+    app.post(endpoint.path, guarded(guard, endpoint.path, shapeOf(endpoint), (connection, req) => handleGeneration(context, endpoint, connection, req)));
+    const counter = endpoint.tokenCount;
+    if (counter) app.post(counter.path, guarded(guard, counter.path, shapeOf(endpoint), (connection, req) => handleTokenCount(context, endpoint, connection, req)));
   }
-  app.get("/v1/models", (res) => new Connection(res).sendJson(200, { object: "list", data: options.registry.listing().map(modelObject) }));
-  app.get("/v1/models/*", (res, req) => {
-    const connection = new Connection(res);
-    const id = decodeURIComponent(req.getUrl().slice("/v1/models/".length));
-    const found = options.registry.listing().find((model) => model.id === id);
-    if (found) connection.sendJson(200, modelObject(found));
-    else connection.sendJson(404, { error: { message: `The model '${id}' does not exist`, type: "invalid_request_error", param: "model", code: "model_not_found" } });
-  });
-  app.get("/health", (res) => {
+  app.get("/v1/models", guarded(guard, "/v1/models", sharedShape, (connection, req) => handleModels(context, connection, req)));
+  app.get("/v1/models/*", guarded(guard, "/v1/models", sharedShape, (connection, req) => handleModels(context, connection, req)));
+  app.get("/health", guarded(guard, "/health", sharedShape, (connection) => {
     const down = options.registry.entries.filter((entry) => entry.engine.unavailable);
-    if (down.length === 0) {
-      new Connection(res).sendJson(200, { status: "ok", models: options.registry.listing().length });
-      return;
-    }
+    const models = options.registry.listing().length;
+    if (down.length === 0) return connection.sendJson(200, { status: "ok", models });
     const unavailable = down.map((entry) => ({ model: entry.slugs.openai[0] ?? entry.slugs.anthropic[0], error: entry.engine.unavailable?.message }));
-    new Connection(res).sendJson(503, { status: "unavailable", models: options.registry.listing().length, unavailable });
-  });
-  app.get("/metrics", (res) => {
-    const connection = new Connection(res);
+    connection.sendJson(503, { status: "unavailable", models, unavailable });
+  }));
+  app.get("/metrics", guarded(guard, "/metrics", sharedShape, async (connection) => {
     // An engine that cannot answer (unavailable, restarting) is left out of the gauges rather than failing the scrape.
-    void Promise.allSettled(options.registry.entries.map(gaugesOf)).then((settled) => {
-      const gauges = settled.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
-      connection.send(200, metrics.render(gauges), { "content-type": "text/plain; version=0.0.4" });
-    });
-  });
-  app.any("/*", (res, req) => {
-    const connection = new Connection(res);
-    connection.sendJson(404, { error: { message: `no route for ${req.getMethod().toUpperCase()} ${req.getUrl()}`, type: "invalid_request_error", param: null, code: null } });
-  });
+    const settled = await Promise.allSettled(options.registry.entries.map(gaugesOf));
+    const gauges = settled.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+    connection.send(200, context.metrics.render(gauges), { "content-type": "text/plain; version=0.0.4" });
+  }));
+  // Anything else: 404, in the Anthropic shape under /v1/messages, else in the shape the headers ask for.
+  const anthropic = options.endpoints.find((endpoint) => endpoint.format === "anthropic");
+  const unknownRouteShape = (req: HttpRequest): ErrorResponder =>
+    anthropic && req.getUrl().startsWith("/v1/messages") ? anthropic.error : sharedShape(req);
+  app.any("/*", guarded(guard, "(unknown)", unknownRouteShape, (connection, req) => {
+    const method = req.getMethod().toUpperCase();
+    const url = req.getUrl();
+    const endpoint = anthropic && url.startsWith("/v1/messages") ? anthropic : context.endpointFor((name) => req.getHeader(name));
+    const known = options.endpoints.some((e) => e.path === url || e.tokenCount?.path === url) || url === "/v1/models" || url === "/health" || url === "/metrics";
+    const error = known
+      ? new ProtocolError("invalid_request", `${method} is not allowed on ${url}`)
+      : new ProtocolError("not_found", `no route for ${method} ${url.slice(0, 200)}`);
+    answerError(context, "(unknown)", endpoint, connection, error, true);
+  }));
   return new Promise((resolve, reject) => {
     app.listen(host, port, (token) => {
       if (!token) {
         reject(new Error(`could not listen on ${host}:${port} (address in use or not available)`));
         return;
       }
-      resolve({ port: uWS.us_socket_local_port(token), metrics, close: () => uWS.us_listen_socket_close(token) });
+      resolve({ port: uWS.us_socket_local_port(token), metrics: context.metrics, close: () => uWS.us_listen_socket_close(token) });
     });
   });
-}
-
-function modelObject(model: { id: string; created: number }) {
-  return { id: model.id, object: "model", created: model.created, owned_by: "loom" };
 }
 
 async function gaugesOf(entry: ModelRegistry["entries"][number]): Promise<EngineGauges> {
@@ -96,94 +85,4 @@ async function gaugesOf(entry: ModelRegistry["entries"][number]): Promise<Engine
     prefixHits: stats.cache.prefixHits,
     sectionHits: stats.cache.sectionHits,
   };
-}
-
-/** One POST to a generation endpoint. NOTE: everything read from `req` is read before the first await. */
-function handleGeneration(connection: Connection, req: uWS.HttpRequest, endpoint: WireEndpoint, options: ServerOptions, metrics: Metrics): void {
-  const credentials = { authorization: req.getHeader("authorization"), xApiKey: req.getHeader("x-api-key") };
-  const contentType = req.getHeader("content-type");
-  const fail = (error: ProtocolError) => {
-    const { status, body, headers } = endpoint.error(error);
-    metrics.request(endpoint.path, status);
-    connection.sendJson(status, body, headers);
-  };
-  const principal = options.auth.authenticate(credentials, endpoint.format);
-  if (principal instanceof ProtocolError) {
-    connection.res.onData(() => {});
-    fail(principal);
-    return;
-  }
-  readJsonBody(connection.res, options.maxBodyBytes ?? 8 * 1024 * 1024, contentType, (body) => {
-    if (body instanceof ProtocolError) return fail(body);
-    void serve(body).catch((error: unknown) => fail(error instanceof ProtocolError ? error : new ProtocolError("internal", `internal error: ${(error as Error)?.message ?? error}`)));
-  });
-
-  async function serve(body: unknown): Promise<void> {
-    const request = endpoint.parse(body);
-    const served = options.registry.find(request.model, endpoint.format);
-    if (!served) throw new ProtocolError("not_found", `The model '${request.model}' does not exist; available: ${options.registry.slugs(endpoint.format).join(", ")}`, "model");
-    if (served.engine.queueDepth >= (options.maxQueue ?? 256)) {
-      throw new ProtocolError(endpoint.overloadKind, "the server is at capacity: too many requests are waiting; retry shortly", undefined, 2);
-    }
-    const id = `${endpoint.idPrefix}${randomBytes(12).toString("hex")}`;
-    const meta = { id, model: request.model, created: Math.floor(Date.now() / 1000) };
-    const started = performance.now();
-    const running = runRequest(served.engine, id, request, { defaultMaxTokens: served.model.contextSize });
-    connection.onAbort(() => running.abort());
-    const events = running[Symbol.asyncIterator]();
-    let lastTokenAt: number | undefined;
-    const timeTokens = (event: InternalEvent) => {
-      if (event.type !== "text" && event.type !== "thinking") return;
-      const now = performance.now();
-      if (lastTokenAt === undefined) metrics.timeToFirstToken((now - started) / 1000);
-      else metrics.interTokenLatency((now - lastTokenAt) / 1000);
-      lastTokenAt = now;
-    };
-    const countFinish = (event: InternalEvent) => {
-      if (event.type === "finish") metrics.tokens(event.usage.promptTokens, event.usage.cachedTokens, event.usage.completionTokens);
-    };
-
-    // The first event decides the status: a request that fails before it starts gets an HTTP error.
-    const first = await events.next();
-    if (first.done) return; // aborted by the client
-    if (first.value.type === "error") throw first.value.error;
-
-    if (!request.stream) {
-      const result: CollectedResult = { thinking: "", text: "", toolCalls: [], finish: undefined as never };
-      for (let next: IteratorResult<InternalEvent> = first; !next.done; next = await events.next()) {
-        const event = next.value;
-        timeTokens(event);
-        countFinish(event);
-        if (event.type === "error") throw event.error;
-        if (event.type === "thinking") result.thinking += event.text;
-        else if (event.type === "text") result.text += event.text;
-        else if (event.type === "tool_call") result.toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments, argumentsText: event.argumentsText });
-        else if (event.type === "finish") result.finish = event;
-      }
-      if (connection.closed || !result.finish) return;
-      metrics.request(endpoint.path, 200);
-      connection.sendJson(200, endpoint.respond(meta, result));
-      return;
-    }
-
-    const stream = new EventStream(connection);
-    const encoder = endpoint.stream(meta, request);
-    const pingEvery = (options.pingSeconds ?? 10) * 1000;
-    const ping = encoder.ping ? setInterval(() => {
-      if (performance.now() - stream.lastWriteAt >= pingEvery) void stream.write(encoder.ping!());
-    }, Math.min(pingEvery, 1000)) : undefined;
-    try {
-      metrics.request(endpoint.path, 200);
-      for (let next: IteratorResult<InternalEvent> = first; !next.done && !connection.closed; next = await events.next()) {
-        timeTokens(next.value);
-        countFinish(next.value);
-        await stream.write(encoder.event(next.value));
-        if (next.value.type === "error") break;
-      }
-      stream.end();
-    } finally {
-      if (ping) clearInterval(ping);
-      if (connection.aborted) running.abort();
-    }
-  }
 }

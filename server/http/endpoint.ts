@@ -1,5 +1,6 @@
 // What the HTTP layer needs of a wire format: parse a body into an InternalRequest, encode a collected result or a
-// stream of InternalEvents, and shape errors. One implementation per adapter (server/adapters/*/endpoint.ts).
+// stream of InternalEvents, shape errors and model listings, and name fields as the format does. One implementation
+// per adapter (server/adapters/endpoints.ts).
 import type { InternalEvent, InternalRequest, InternalToolCall, ProtocolError, WireFormat } from "../protocol/internal.js";
 
 /** Identity of one response. */
@@ -28,6 +29,13 @@ export interface StreamEncoder {
   ping?(): string;
 }
 
+/** A served model as listings show it. */
+export interface ListedModel {
+  id: string;
+  /** Unix seconds when it was loaded. */
+  created: number;
+}
+
 /** A wire format, as the HTTP layer uses it. */
 export interface WireEndpoint {
   format: WireFormat;
@@ -37,9 +45,21 @@ export interface WireEndpoint {
   parse(body: unknown): InternalRequest;
   respond(meta: ResponseMeta, result: CollectedResult): unknown;
   stream(meta: ResponseMeta, request: InternalRequest): StreamEncoder;
+  /** The format's error response (status, body, headers such as Retry-After). */
   error(error: ProtocolError): { status: number; body: unknown; headers: Record<string, string> };
-  /** Status of a full queue in this format (429 for OpenAI clients, 529 overloaded for Anthropic's). */
-  overloadKind: "rate_limit" | "overloaded";
   /** Prefix of this format's response ids (chatcmpl-, msg_). */
   idPrefix: string;
+  /** The wire name of an engine request field, for error messages (`sampling.topP` -> `top_p`, `input` -> `messages`). */
+  wireField(field: string): string;
+  /** GET /v1/models and /v1/models/{id} in this format's shape. @throws ProtocolError for a bad query. */
+  models: { list(models: readonly ListedModel[], query: URLSearchParams): unknown; one(model: ListedModel): unknown };
+  /** Whether a request to a route both formats share (the models) is in this format, from its headers. */
+  claims(header: (name: string) => string): boolean;
+  /** Counting a request's input tokens without running it, where the format has such a route. */
+  tokenCount?: {
+    path: string;
+    /** @throws ProtocolError naming the bad field. */
+    parse(body: unknown): InternalRequest;
+    respond(inputTokens: number): unknown;
+  };
 }

@@ -1,20 +1,39 @@
 // Writes responses on uWebSockets.js: whole JSON bodies, and server-sent event streams that respect backpressure.
-// Writes are corked (one syscall per batch) and skipped once the client is gone.
+// Writes are corked (one syscall per batch) and skipped once the client is gone. Every response carries the request's
+// id, and every callback uWS runs for it is guarded: an exception becomes that request's failure, never the process's.
 import type { HttpResponse } from "uWebSockets.js";
 
-/** Tracks whether the client disconnected; register it first thing in a route handler. */
+/** One request's response side: disconnect tracking, guarded callbacks and the writes. */
 export class Connection {
   /** The client disconnected. */
   aborted = false;
   /** The response was ended by us. */
   done = false;
+  /** The status line and headers went out (a stream started): a failure can no longer change the status. */
+  started = false;
   private readonly abortHandlers: Array<() => void> = [];
 
-  constructor(readonly res: HttpResponse) {
-    res.onAborted(() => {
+  /**
+   * @param requestId sent back as `x-request-id` and `request-id` (the headers the OpenAI and Anthropic SDKs read).
+   * @param onFailure called with anything a guarded callback throws; it answers the request (see guard.ts).
+   */
+  constructor(readonly res: HttpResponse, readonly requestId: string, private readonly onFailure: (error: unknown) => void) {
+    res.onAborted(this.guard(() => {
       this.aborted = true;
       for (const handler of this.abortHandlers.splice(0)) handler();
-    });
+    }));
+  }
+
+  /** `callback`, with anything it throws turned into this request's failure. */
+  guard<A extends unknown[], R>(callback: (...args: A) => R): (...args: A) => R | undefined {
+    return (...args: A) => {
+      try {
+        return callback(...args);
+      } catch (error) {
+        this.onFailure(error);
+        return undefined;
+      }
+    };
   }
 
   /** Runs `handler` when the client disconnects (at once if it already has). */
@@ -23,9 +42,9 @@ export class Connection {
     else this.abortHandlers.push(handler);
   }
 
-  /** Sends a complete response. */
-  sendJson(status: number, body: unknown, headers: Record<string, string> = {}): void {
-    this.send(status, JSON.stringify(body), { "content-type": "application/json", ...headers });
+  /** Receives the body's chunks (guarded). NOTE: uWS reuses a chunk's memory once the handler returns. */
+  onData(handler: (chunk: ArrayBuffer, isLast: boolean) => void): void {
+    this.res.onData(this.guard(handler));
   }
 
   /** Whether nothing more can be written. */
@@ -33,20 +52,43 @@ export class Connection {
     return this.aborted || this.done;
   }
 
-  send(status: number, body: string, headers: Record<string, string>): void {
-    if (this.closed) return;
+  /** Sends a complete JSON response. */
+  sendJson(status: number, body: unknown, headers: Record<string, string> = {}, closeConnection = false): void {
+    this.send(status, JSON.stringify(body), { "content-type": "application/json", ...headers }, closeConnection);
+  }
+
+  /**
+   * Sends a complete response; `closeConnection` closes the socket after it (a request whose body was not read to
+   * its end, or whose framing cannot be trusted, leaves bytes that must not be read as the next request).
+   */
+  send(status: number, body: string, headers: Record<string, string>, closeConnection = false): void {
+    if (this.closed || this.started) return;
     this.res.cork(() => {
-      this.res.writeStatus(statusLine(status));
-      for (const [name, value] of Object.entries(headers)) this.res.writeHeader(name, value);
-      this.res.end(body);
+      this.writeHead(status, headers);
+      this.res.end(body, closeConnection);
     });
     this.done = true;
+  }
+
+  /** Writes the status line, the request id and `headers` (once). */
+  writeHead(status: number, headers: Record<string, string>): void {
+    this.started = true;
+    this.res.writeStatus(statusLine(status));
+    this.res.writeHeader("x-request-id", this.requestId);
+    this.res.writeHeader("request-id", this.requestId);
+    for (const [name, value] of Object.entries(headers)) this.res.writeHeader(name, value);
+  }
+
+  /** Drops the connection at once (a stream that failed after its status went out). */
+  terminate(): void {
+    if (this.closed) return;
+    this.done = true;
+    this.res.close();
   }
 }
 
 /** A server-sent event stream on one response. */
 export class EventStream {
-  private started = false;
   private drained: (() => void) | undefined;
   lastWriteAt = performance.now();
 
@@ -57,27 +99,27 @@ export class EventStream {
    * reader slows the pull of events rather than growing buffers without bound).
    */
   async write(frames: string): Promise<void> {
-    const { res } = this.connection;
-    if (this.connection.closed || frames === "") return;
+    const connection = this.connection;
+    const { res } = connection;
+    if (connection.closed || frames === "") return;
     let ok = true;
     res.cork(() => {
-      if (!this.started) {
-        this.started = true;
-        res.writeStatus("200 OK");
-        res.writeHeader("content-type", "text/event-stream; charset=utf-8");
-        res.writeHeader("cache-control", "no-cache");
-        res.writeHeader("x-accel-buffering", "no");
+      if (!connection.started) {
+        connection.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" });
       }
       ok = res.write(frames);
     });
     this.lastWriteAt = performance.now();
-    if (ok || this.connection.closed) return;
+    if (ok || connection.closed) return;
     await new Promise<void>((resolve) => {
       this.drained = resolve;
-      this.connection.onAbort(resolve);
-      res.onWritable(() => {
+      connection.onAbort(resolve);
+      const drain = connection.guard(() => {
         this.drained?.();
         this.drained = undefined;
+      });
+      res.onWritable(() => {
+        drain();
         return true;
       });
     });
@@ -93,7 +135,9 @@ export class EventStream {
 
 const REASONS: Record<number, string> = {
   200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-  413: "Payload Too Large", 429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable", 529: "Overloaded",
+  408: "Request Timeout", 411: "Length Required", 413: "Payload Too Large", 429: "Too Many Requests",
+  431: "Request Header Fields Too Large", 500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable",
+  529: "Overloaded",
 };
 
 function statusLine(status: number): string {

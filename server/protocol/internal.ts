@@ -109,9 +109,15 @@ export const ERROR_STATUS = {
   authentication: 401,
   permission: 403,
   not_found: 404,
+  /** The body did not arrive in time. */
+  request_timeout: 408,
   request_too_large: 413,
+  /** A per-key or per-organization limit. */
   rate_limit: 429,
   internal: 500,
+  /** The request's framing uses an HTTP feature the server does not implement (a transfer coding other than chunked). */
+  not_implemented: 501,
+  /** The server as a whole is at capacity (queue or body budget full); OpenAI clients get 503, Anthropic's 529. */
   overloaded: 529,
 } as const;
 
@@ -127,6 +133,8 @@ export class ProtocolError extends Error {
     readonly param?: string,
     /** Seconds a client should wait before retrying (rate limits, overload). */
     readonly retryAfterSeconds?: number,
+    /** Machine-readable details a format's error body carries (Anthropic `error.details`, e.g. an `error_code`). */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
   }

@@ -14,8 +14,12 @@ export interface RunningRequest extends AsyncIterable<InternalEvent> {
   abort(): void;
 }
 
-/** Builds the engine request: the conversation, template variables, limits, sampling and output constraint. */
-export function toEngineRequest(id: string, request: InternalRequest, defaultMaxTokens: number, tags: OutputFormat = {}): EngineRequest {
+/**
+ * Builds the engine request: the conversation, template variables, limits, sampling and output constraint. Without a
+ * client limit, generation may run until the context is full; with one, a prompt that leaves too little room is an
+ * error naming both counts.
+ */
+export function toEngineRequest(id: string, request: InternalRequest, tags: OutputFormat = {}): EngineRequest {
   const constraint = constraintSpecOf(request, tags);
   return {
     ...(constraint ? { constraint } : {}),
@@ -25,7 +29,7 @@ export function toEngineRequest(id: string, request: InternalRequest, defaultMax
       tools: request.tools?.map((tool) => ({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } })),
       templateKwargs: { enable_thinking: request.thinking.enabled },
     },
-    maxTokens: request.maxTokens ?? defaultMaxTokens,
+    maxTokens: request.maxTokens ?? "context",
     sampling: {
       temperature: request.sampling.temperature,
       topP: request.sampling.topP,
@@ -40,11 +44,25 @@ export function toEngineRequest(id: string, request: InternalRequest, defaultMax
   };
 }
 
-/** Maps an engine failure to what the client sees. */
-export function protocolErrorOf(error: EngineError): ProtocolError {
-  const param = error.field?.startsWith("input") ? "messages" : error.field;
+/** The wire name of an engine request field (`sampling.topP` -> `top_p`), as each wire format spells it. */
+export type WireFieldNames = (field: string) => string;
+
+/**
+ * Maps an engine failure to what the client sees. The field at fault is named as the client sent it: in `param`,
+ * and where the engine's message names the field, in the message too.
+ */
+export function protocolErrorOf(error: EngineError, wireField: WireFieldNames = (field) => field): ProtocolError {
   if (error.kind === "internal") return new ProtocolError("internal", `the model failed while generating: ${error.message}`);
-  return new ProtocolError("invalid_request", error.message, param);
+  if (error.field === undefined) return new ProtocolError("invalid_request", error.message);
+  const param = wireField(error.field);
+  // Engine messages name the field by its path, or a sampling parameter by its own name ("sampling parameter topP").
+  const named = [error.field, error.field.replace(/^sampling\./, "")].find((name) => new RegExp(`\\b${escapeRegExp(name)}(?![\\w.])`).test(error.message));
+  const message = named === undefined ? error.message : error.message.replace(new RegExp(`\\b${escapeRegExp(named)}(?![\\w.])`), param);
+  return new ProtocolError("invalid_request", message, param);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** How engine output is read: the think tags and tool-call tags of the model's chat template. */
@@ -62,7 +80,7 @@ export function extractsToolCalls(request: InternalRequest): boolean {
  * Turns one request's engine events into InternalEvents (see InternalEvent for their order). Ends after the engine's
  * finish or error; yields nothing more for an aborted request.
  */
-export async function* internalEvents(stream: AsyncIterable<EngineEvent>, request: InternalRequest, format: OutputFormat = {}): AsyncGenerator<InternalEvent> {
+export async function* internalEvents(stream: AsyncIterable<EngineEvent>, request: InternalRequest, format: OutputFormat & { wireField?: WireFieldNames } = {}): AsyncGenerator<InternalEvent> {
   const splitter = request.thinking.enabled ? new ThinkSplitter(format.thinkTags ?? DEFAULT_THINK_TAGS) : undefined;
   // Calls are constrained to the template's layout whenever they are extracted, so they can stream as generated.
   const extractor = extractsToolCalls(request) ? new ToolCallExtractor(format.toolCallTags ?? HERMES_TOOL_CALL_TAGS, undefined, true) : undefined;
@@ -100,7 +118,7 @@ export async function* internalEvents(stream: AsyncIterable<EngineEvent>, reques
         return;
       }
       case "error":
-        yield { type: "error", error: protocolErrorOf(event.error) };
+        yield { type: "error", error: protocolErrorOf(event.error, format.wireField) };
         return;
     }
   }
@@ -119,8 +137,8 @@ function eventOf(piece: ToolCallPiece): InternalEvent {
   }
 }
 
-/** Submits `request` and streams its InternalEvents. */
-export function runRequest(engine: ServingEngine, id: string, request: InternalRequest, options: { defaultMaxTokens: number } & OutputFormat): RunningRequest {
-  const stream = engine.submit(toEngineRequest(id, request, options.defaultMaxTokens, options));
+/** Submits `request` and streams its InternalEvents (engine errors with their fields named as `wireField` says). */
+export function runRequest(engine: ServingEngine, id: string, request: InternalRequest, options: { wireField?: WireFieldNames } & OutputFormat = {}): RunningRequest {
+  const stream = engine.submit(toEngineRequest(id, request, options));
   return { id, abort: () => engine.abort(id), [Symbol.asyncIterator]: () => internalEvents(stream, request, options) };
 }

@@ -7,6 +7,9 @@ import type { EngineEvent, EngineFinishReason, EngineRequest, EngineStats } from
 /** The model a scripted engine pretends to serve. */
 export const SCRIPTED_MODEL: ModelInfo = { path: "scripted", architecture: "scripted", contextSize: 512, vocabSize: 0, loadSeconds: 0, backend: "wasm", device: "none (scripted)" };
 
+/** Prompt tokens of every scripted request. */
+export const SCRIPTED_PROMPT_TOKENS = 30;
+
 /** What the scripted engine writes next: text deltas and how generation ends. */
 export interface Script {
   deltas: string[];
@@ -19,10 +22,10 @@ export interface Script {
 /** The engine's events for a script (ids and timings are filler). */
 export function engineEvents(script: Script): EngineEvent[] {
   const requestId = "r";
-  const usage = { promptTokens: 30, reusedPrefixTokens: 10, reusedSuffixTokens: 0, completionTokens: script.deltas.length };
+  const usage = { promptTokens: SCRIPTED_PROMPT_TOKENS, reusedPrefixTokens: 10, reusedSuffixTokens: 0, completionTokens: script.deltas.length };
   return [
-    { type: "start", requestId, promptTokens: 30 },
-    { type: "admitted", requestId, promptTokens: 30, reusedPrefixTokens: 10, reusedSuffixTokens: 0 },
+    { type: "start", requestId, promptTokens: SCRIPTED_PROMPT_TOKENS },
+    { type: "admitted", requestId, promptTokens: SCRIPTED_PROMPT_TOKENS, reusedPrefixTokens: 10, reusedSuffixTokens: 0 },
     ...script.deltas.map((text): EngineEvent => ({ type: "text", requestId, text })),
     { type: "finish", requestId, reason: script.reason ?? "stop", stopSequence: script.stopSequence, tokens: [], usage, timings: { timeToFirstToken: 0, total: 0, decodeTokensPerSecond: 0 }, seed: 0 },
   ];
@@ -48,6 +51,12 @@ export class ScriptedEngine implements ServingEngine {
 
   abort(): boolean {
     return false;
+  }
+
+  /** The scripted prompt's size (its events report 30 prompt tokens). */
+  countTokens(request: EngineRequest): number {
+    this.requests.push(request);
+    return SCRIPTED_PROMPT_TOKENS;
   }
 
   get queueDepth(): number {

@@ -8,16 +8,18 @@ export const ANTHROPIC_ERROR_TYPES: Readonly<Record<ProtocolErrorKind, string>> 
   authentication: "authentication_error",
   permission: "permission_error",
   not_found: "not_found_error",
+  request_timeout: "timeout_error",
   request_too_large: "request_too_large",
   rate_limit: "rate_limit_error",
   internal: "api_error",
+  not_implemented: "invalid_request_error",
   overloaded: "overloaded_error",
 };
 
 /** The JSON body of an Anthropic error (also the `data` of a stream's `error` event). */
 export interface AnthropicErrorBody {
   type: "error";
-  error: { type: string; message: string };
+  error: { type: string; message: string; details?: Record<string, unknown> };
 }
 
 /** A complete error response: status, body, and headers to add (`retry-after` when the error says when to retry). */
@@ -29,7 +31,9 @@ export interface AnthropicErrorResponse {
 
 /** The body of an Anthropic error for `error`. */
 export function anthropicErrorPayload(error: ProtocolError): AnthropicErrorBody {
-  return { type: "error", error: { type: ANTHROPIC_ERROR_TYPES[error.kind], message: error.message } };
+  const body: AnthropicErrorBody = { type: "error", error: { type: ANTHROPIC_ERROR_TYPES[error.kind], message: error.message } };
+  if (error.details) body.error.details = error.details;
+  return body;
 }
 
 /** The Anthropic error response for `error`. */

@@ -1,6 +1,7 @@
 // Field rules of the messages request: each accepted at its bounds and rejected with the field named in `param`.
 import { describe, expect, it } from "vitest";
 import { type InternalRequest, ProtocolError, type ServedModels } from "../../protocol/internal.js";
+import { anthropicErrorBody } from "./errors.js";
 import { parseMessagesRequest } from "./parse.js";
 import { ThinkingSigner } from "./thinking-signature.js";
 
@@ -80,14 +81,40 @@ describe("parseMessagesRequest: minimal and full requests", () => {
     } satisfies InternalRequest);
   });
 
-  it("treats null optional fields as absent and ignores unknown top-level fields", () => {
-    const nulls = { temperature: null, top_p: null, top_k: null, stop_sequences: null, stream: null, tools: null, tool_choice: null, thinking: null, metadata: null, chat_template_kwargs: null, system: null, service_tier: null };
-    expect(parse({ ...base(), ...nulls, container: "x", mcp_servers: [], some_future_field: { a: 1 } })).toEqual(parse(base()));
+  it("treats null optional fields as absent, and accepts the annotations that change nothing", () => {
+    const nulls = { temperature: null, top_p: null, top_k: null, stop_sequences: null, stream: null, tools: null, tool_choice: null, thinking: null, metadata: null, chat_template_kwargs: null, system: null, service_tier: null, thread: null, output_config: null, speed: null };
+    expect(parse({ ...base(), ...nulls })).toEqual(parse(base()));
+    const annotations = { cache_control: { type: "ephemeral" }, user_profile_id: "u1", workspace_id: "w1", speed: "standard", service_tier: "auto" };
+    expect(parse({ ...base(), ...annotations })).toEqual(parse(base()));
   });
 
-  it("ignores inherited names: a JSON __proto__ key is just an unknown field", () => {
-    expect(parse(JSON.parse(`{"__proto__": {"max_tokens": -1}, "model": "${MODEL}", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]}`)).maxTokens).toBe(5);
-    expect(failure(JSON.parse(`{"__proto__": {"max_tokens": 5}, "model": "${MODEL}", "messages": [{"role": "user", "content": "x"}]}`)).param).toBe("max_tokens");
+  it("refuses unknown top-level fields by name, and API fields it cannot honour with what to do instead", () => {
+    expect(failure({ ...base(), some_future_field: { a: 1 } })).toMatchObject({ param: "some_future_field", message: expect.stringMatching(/^some_future_field: Extra inputs are not permitted/) });
+    expect(failure({ ...base(), container: "x" })).toMatchObject({ param: "container", message: expect.stringMatching(/no tools/) });
+    expect(failure({ ...base(), mcp_servers: [] })).toMatchObject({ param: "mcp_servers" });
+    expect(failure({ ...base(), context_management: {} })).toMatchObject({ param: "context_management", message: expect.stringMatching(/enable_auto_compaction/) });
+    expect(failure({ ...base(), speed: "fast" })).toMatchObject({ param: "speed" });
+    expect(failure({ ...base(), inference_geo: "us" })).toMatchObject({ param: "inference_geo" });
+    expect(failure({ ...base(), output_config: { effort: "high" } })).toMatchObject({ param: "output_config.effort" });
+    expect(failure({ ...base(), " odd key": 1 })).toMatchObject({ param: undefined, message: expect.stringMatching(/' odd key' is not a field/) });
+  });
+
+  it("answers a message thread with the error the SDK's tool runner recovers from (it resends the full history)", () => {
+    const error = failure({ ...base(), thread: { type: "continue", previous_message_id: "msg_1" } });
+    expect(error).toMatchObject({ param: "thread", details: { error_code: "thread_unsupported_request", unsupported: ["thread"] } });
+    expect(anthropicErrorBody(error).body.error.details).toEqual({ error_code: "thread_unsupported_request", unsupported: ["thread"] });
+  });
+
+  it("reads output_config.format as a JSON Schema answer, and thinking adaptive as thinking on", () => {
+    const schema = { type: "object", properties: { a: { type: "integer" } }, required: ["a"], additionalProperties: false };
+    expect(parse({ ...base(), output_config: { format: { type: "json_schema", schema } } }).responseFormat).toEqual({ type: "json_schema", schema });
+    expect(parse({ ...base(), thinking: { type: "adaptive" } }).thinking).toEqual({ enabled: true });
+    expect(failure({ ...base(), output_config: { format: { type: "json_schema", schema: { type: "object", not: {} } } } })).toMatchObject({ param: "output_config.format.schema" });
+  });
+
+  it("ignores inherited names: a JSON __proto__ key is refused as an unknown field, never read through", () => {
+    expect(failure(JSON.parse(`{"__proto__": {"max_tokens": -1}, "model": "${MODEL}", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]}`)).param).toBe("__proto__");
+    expect(failure(JSON.parse(`{"model": "${MODEL}", "messages": [{"role": "user", "content": "x"}], "metadata": {"__proto__": {"user_id": 5}}}`)).param).toBe("max_tokens");
   });
 });
 
@@ -174,7 +201,8 @@ describe("parseMessagesRequest: rejected fields name the param", () => {
     ["tool_choice tool without tools", { tools: [], tool_choice: { type: "tool", name: "x" } }, "tool_choice", /needs a non-empty "tools"/],
     ["disable_parallel_tool_use string", { tools, tool_choice: { type: "auto", disable_parallel_tool_use: "yes" } }, "tool_choice.disable_parallel_tool_use", /boolean/],
     ["thinking a string", { thinking: "on" }, "thinking", /object/],
-    ["thinking unknown type", { thinking: { type: "adaptive" } }, "thinking.type", /"enabled" or "disabled"/],
+    ["thinking unknown type", { thinking: { type: "between_tools" } }, "thinking.type", /"enabled", "adaptive" or "disabled"/],
+    ["thinking display omitted", { thinking: { type: "adaptive", display: "omitted" } }, "thinking.display", /shown in full/],
     ["thinking budget missing", { thinking: { type: "enabled" } }, "thinking.budget_tokens", /is required when thinking is enabled/],
     ["thinking budget below 1024", { thinking: { type: "enabled", budget_tokens: 1023 } }, "thinking.budget_tokens", /at least 1024/],
     ["thinking budget at max_tokens", { max_tokens: 2048, thinking: { type: "enabled", budget_tokens: 2048 } }, "thinking.budget_tokens", /less than max_tokens \(2048\)/],

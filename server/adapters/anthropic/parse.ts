@@ -1,7 +1,7 @@
 // Parses an Anthropic messages request body (POST /v1/messages) into the InternalRequest: every field the server
 // knows is type-checked, and the first bad one fails the request with ProtocolError("invalid_request") naming it
-// (param = the dotted path, e.g. `messages[1].content[0].text`). Unknown top-level fields are ignored, as new API
-// versions add fields that older servers may safely skip.
+// (param = the dotted path, e.g. `messages[1].content[0].text`). Top-level fields the server does not read are
+// refused by name, as Anthropic's API refuses unknown fields (top-level.ts).
 import type { ChatMessage } from "../../../engine/chat/messages.js";
 import { type InternalRequest, ProtocolError, type ServedModels } from "../../protocol/internal.js";
 import { BLOCK_SEPARATOR, type ConversationContext, parseMessage } from "./blocks.js";
@@ -21,6 +21,7 @@ import {
 } from "./fields.js";
 import type { ThinkingSigner } from "./thinking-signature.js";
 import { parseToolChoice, parseTools } from "./tools.js";
+import { checkTopLevelFields } from "./top-level.js";
 import { checkConstraint } from "../../protocol/constraint.js";
 
 /** Most stop sequences a request may carry. */
@@ -34,15 +35,19 @@ const TEMPLATE_KWARGS = ["enable_auto_compaction"];
 
 /**
  * Validates a messages request body and maps it onto the internal request.
+ * @param endpoint "create" (POST /v1/messages, `max_tokens` required) or "count" (POST /v1/messages/count_tokens:
+ *   only the fields that shape the prompt).
  * @throws ProtocolError "invalid_request" for a malformed field, "not_found" for a model that is not served.
  */
-export function parseMessagesRequest(body: unknown, models: ServedModels, signer: ThinkingSigner): InternalRequest {
+export function parseMessagesRequest(body: unknown, models: ServedModels, signer: ThinkingSigner, endpoint: "create" | "count" = "create"): InternalRequest {
   if (!isObject(body)) throw new ProtocolError("invalid_request", "the request body must be a JSON object");
+  checkTopLevelFields(body, endpoint);
+  rejectThread(own(body, "thread"));
 
   const model = parseModel(own(body, "model"), models);
   const maxTokensValue = own(body, "max_tokens");
-  if (isUnset(maxTokensValue)) throw invalid("max_tokens", "is required and must be a positive integer");
-  const maxTokens = readPositiveInteger(maxTokensValue, "max_tokens");
+  if (endpoint === "create" && isUnset(maxTokensValue)) throw invalid("max_tokens", "is required and must be a positive integer");
+  const maxTokens = isUnset(maxTokensValue) ? undefined : readPositiveInteger(maxTokensValue, "max_tokens");
 
   const sampling: InternalRequest["sampling"] = {};
   const temperature = optional(own(body, "temperature"), "temperature", (v, p) => readNumberIn(v, p, 0, 1));
@@ -63,11 +68,8 @@ export function parseMessagesRequest(body: unknown, models: ServedModels, signer
   }
   const userId = optional(own(body, "metadata"), "metadata", parseMetadata);
   const autoCompaction = optional(own(body, "chat_template_kwargs"), "chat_template_kwargs", parseTemplateKwargs) ?? true;
-  const serviceTier = own(body, "service_tier");
-  // Accepted for compatibility: this server has one tier.
-  if (!isUnset(serviceTier) && serviceTier !== "auto" && serviceTier !== "standard_only") {
-    throw invalid("service_tier", 'must be "auto" or "standard_only"', serviceTier);
-  }
+  const responseFormat = optional(own(body, "output_config"), "output_config", parseOutputConfig);
+  checkAnnotations(body);
 
   const system = optional(own(body, "system"), "system", parseSystem);
   const messages = parseMessages(own(body, "messages"), {
@@ -82,7 +84,6 @@ export function parseMessagesRequest(body: unknown, models: ServedModels, signer
     format: "anthropic",
     model,
     messages,
-    maxTokens,
     sampling,
     stop,
     stream,
@@ -91,15 +92,73 @@ export function parseMessagesRequest(body: unknown, models: ServedModels, signer
     thinking,
     autoCompaction,
   };
+  if (maxTokens !== undefined) request.maxTokens = maxTokens;
   if (tools !== undefined) request.tools = tools;
   if (toolChoice !== undefined) {
     const { single, ...choice } = toolChoice;
     request.toolChoice = choice;
     if (single) request.parallelToolCalls = false;
   }
-  checkConstraint(request, { tool: (index) => `tools[${index}].input_schema` });
+  if (responseFormat) request.responseFormat = responseFormat;
+  checkConstraint(request, { tool: (index) => `tools[${index}].input_schema`, responseFormat: "output_config.format.schema" });
   if (userId !== undefined) request.userId = userId;
   return request;
+}
+
+/**
+ * `thread` (the message-threads beta, which the SDK's tool runner sends by default): the server would have to hold
+ * the conversation between turns, which it does not. The error carries the `error_code` the SDK recovers from: it
+ * stops threading and sends the whole history again, so no turn loses the earlier ones.
+ */
+function rejectThread(value: unknown): void {
+  if (isUnset(value)) return;
+  throw new ProtocolError(
+    "invalid_request",
+    "thread: message threads are not supported by this server; send the whole conversation in messages",
+    "thread",
+    undefined,
+    { error_code: "thread_unsupported_request", unsupported: ["thread"] },
+  );
+}
+
+/** `output_config`: {format?: {type: "json_schema", schema}} enforced by grammar; `effort` is not supported. */
+function parseOutputConfig(value: unknown, param: string): InternalRequest["responseFormat"] {
+  const config = readObject(value, param);
+  for (const key of Object.keys(config)) {
+    if (key === "format") continue;
+    if (key === "effort") {
+      if (isUnset(config.effort)) continue;
+      throw invalid(child(param, key), "is not supported: reasoning is turned on and sized with thinking ({type: \"enabled\", budget_tokens})");
+    }
+    throw invalid(child(param, key), "is not a field of output_config (format)");
+  }
+  const format = own(config, "format");
+  if (isUnset(format)) return undefined;
+  const formatPath = child(param, "format");
+  const object = readObject(format, formatPath);
+  if (own(object, "type") !== "json_schema") throw invalid(child(formatPath, "type"), 'must be "json_schema"', own(object, "type"));
+  const schema = own(object, "schema");
+  if (typeof schema !== "boolean" && !isObject(schema)) throw invalid(child(formatPath, "schema"), "must be a JSON Schema (an object)", schema);
+  return { type: "json_schema", schema };
+}
+
+/**
+ * Fields that annotate a request and change nothing here: checked for type, then not used. `speed` "fast" and an
+ * `inference_geo` are refused: this server cannot honour them.
+ */
+function checkAnnotations(body: Record<string, unknown>): void {
+  const serviceTier = own(body, "service_tier");
+  // Accepted for compatibility: this server has one tier.
+  if (!isUnset(serviceTier) && serviceTier !== "auto" && serviceTier !== "standard_only") {
+    throw invalid("service_tier", 'must be "auto" or "standard_only"', serviceTier);
+  }
+  const cacheControl = optional(own(body, "cache_control"), "cache_control", readObject);
+  if (cacheControl && own(cacheControl, "type") !== "ephemeral") throw invalid("cache_control.type", 'must be "ephemeral"', own(cacheControl, "type"));
+  optional(own(body, "user_profile_id"), "user_profile_id", readString);
+  optional(own(body, "workspace_id"), "workspace_id", readString);
+  const speed = own(body, "speed");
+  if (!isUnset(speed) && speed !== "standard") throw invalid("speed", 'can only be "standard" here: this server has one speed', speed);
+  if (!isUnset(own(body, "inference_geo"))) throw invalid("inference_geo", "is not supported: inference runs where this server is deployed");
 }
 
 function parseModel(value: unknown, models: ServedModels): string {
@@ -172,17 +231,27 @@ function parseStopSequences(value: unknown, param: string): string[] {
   });
 }
 
-/** `thinking`: {type: "enabled", budget_tokens: 1024 <= n < max_tokens} or {type: "disabled"}. */
-function parseThinking(value: unknown, param: string, maxTokens: number): InternalRequest["thinking"] {
+/**
+ * `thinking`: {type: "enabled", budget_tokens: 1024 <= n < max_tokens}, {type: "disabled"}, or {type: "adaptive"}:
+ * the model reasons as its chat template does by default (thinking on, no budget). `display` may be "summarized"
+ * (the reasoning is shown in full here, never summarised); "omitted" is not supported.
+ */
+function parseThinking(value: unknown, param: string, maxTokens: number | undefined): InternalRequest["thinking"] {
   const thinking = readObject(value, param);
   const type = own(thinking, "type");
+  const display = own(thinking, "display");
+  if (!isUnset(display) && display !== "summarized") {
+    throw invalid(child(param, "display"), 'can only be "summarized": reasoning is always shown in full here', display);
+  }
   if (type === "disabled") return { enabled: false };
-  if (type !== "enabled") throw invalid(child(param, "type"), 'must be "enabled" or "disabled"', type);
+  if (type === "adaptive") return { enabled: true };
+  if (type !== "enabled") throw invalid(child(param, "type"), 'must be "enabled", "adaptive" or "disabled"', type);
   const budgetPath = child(param, "budget_tokens");
   const budget = own(thinking, "budget_tokens");
-  const rule = `must be an integer of at least ${MIN_THINKING_BUDGET} and less than max_tokens (${maxTokens})`;
+  const below = maxTokens === undefined ? "" : ` and less than max_tokens (${maxTokens})`;
+  const rule = `must be an integer of at least ${MIN_THINKING_BUDGET}${below}`;
   if (isUnset(budget)) throw invalid(budgetPath, `is required when thinking is enabled and ${rule}`);
-  if (typeof budget !== "number" || !Number.isSafeInteger(budget) || budget < MIN_THINKING_BUDGET || budget >= maxTokens) {
+  if (typeof budget !== "number" || !Number.isSafeInteger(budget) || budget < MIN_THINKING_BUDGET || (maxTokens !== undefined && budget >= maxTokens)) {
     throw invalid(budgetPath, rule, budget);
   }
   return { enabled: true, budgetTokens: budget };

@@ -20,18 +20,20 @@ export interface OpenAiErrorResponse {
 /**
  * Status, OpenAI error type and code per error kind.
  *
- * NOTE: overload is 429 here, not the internal 529: 429 is the status OpenAI clients know to back off and retry on,
- * and `code: "server_overloaded"` keeps it apart from a per-client rate limit.
+ * NOTE: overload is 503 with `code: "server_overloaded"` (and Retry-After), so that clients can tell the server being
+ * at capacity from their own key's rate limit (429 `rate_limit_exceeded`); the official SDKs retry both.
  */
 const OPENAI_ERRORS: Record<ProtocolErrorKind, { status: number; type: string; code: string | null }> = {
   invalid_request: { status: 400, type: "invalid_request_error", code: null },
   authentication: { status: 401, type: "authentication_error", code: null },
   permission: { status: 403, type: "permission_error", code: null },
   not_found: { status: 404, type: "invalid_request_error", code: null },
+  request_timeout: { status: 408, type: "invalid_request_error", code: "request_timeout" },
   request_too_large: { status: 413, type: "request_too_large", code: null },
   rate_limit: { status: 429, type: "rate_limit_error", code: "rate_limit_exceeded" },
   internal: { status: 500, type: "server_error", code: null },
-  overloaded: { status: 429, type: "rate_limit_error", code: "server_overloaded" },
+  not_implemented: { status: 501, type: "invalid_request_error", code: "not_implemented" },
+  overloaded: { status: 503, type: "server_error", code: "server_overloaded" },
 };
 
 /** The OpenAI error object alone, as a stream's error frame carries it. */

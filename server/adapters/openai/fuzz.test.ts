@@ -199,6 +199,9 @@ describe("parseChatCompletionRequest fuzz", () => {
       return undefined;
     })();
     expect(error).toBeInstanceOf(ProtocolError);
-    expect((error as ProtocolError).param).toBe("chat_template_kwargs.__proto__");
+    // The top-level __proto__ is an own key JSON.parse made, unrecognised like any other.
+    expect((error as ProtocolError).message).toBe("Unrecognized request argument supplied: '__proto__'");
+    const nested = `{"model":"${MODEL}","messages":[{"role":"user","content":"x","__proto__":{"role":"tool"}}],"chat_template_kwargs":{"__proto__":true}}`;
+    expect(() => parseChatCompletionRequest(JSON.parse(nested), models)).toThrow(expect.objectContaining({ param: "chat_template_kwargs.__proto__" }));
   });
 });

@@ -104,8 +104,24 @@ describe("parseChatCompletionRequest: defaults", () => {
     expect(request.tools).toBeUndefined();
   });
 
-  it("ignores unknown top-level fields", () => {
-    expect(parse({ metadata: { a: "b" }, store: false, service_tier: "auto", some_extension: [1, 2] }).model).toBe(MODEL);
+  it("accepts the annotations that change nothing, and refuses unrecognised fields by name, as OpenAI does", () => {
+    const annotated = { metadata: { a: "b" }, store: false, service_tier: "auto", prompt_cache_key: "k", prompt_cache_retention: "24h", prediction: { type: "content", content: "x" }, reasoning_effort: null };
+    expect(parse(annotated).model).toBe(MODEL);
+    const unknown = rejection(() => parse({ some_extension: [1, 2] }));
+    expect([unknown.kind, unknown.param, unknown.message]).toStrictEqual(["invalid_request", undefined, "Unrecognized request argument supplied: 'some_extension'"]);
+  });
+
+  it.each([
+    [{ store: true }, "store", /does not keep completions/],
+    [{ service_tier: "priority" }, "service_tier", /one tier/],
+    [{ reasoning_effort: "high" }, "reasoning_effort", /enable_thinking/],
+    [{ verbosity: "low" }, "verbosity", /not supported/],
+    [{ web_search_options: {} }, "web_search_options", /no tools/],
+    [{ metadata: { a: 1 } }, "metadata.a", /string/],
+  ])("refuses an annotation it cannot honour: %j", (fields, param, message) => {
+    const error = rejection(() => parse(fields));
+    expect(error.param).toBe(param);
+    expect(error.message).toMatch(message);
   });
 });
 

@@ -21,6 +21,7 @@ import {
 import { parseMessages } from "./messages.js";
 import { parseToolChoice, parseTools } from "./tools.js";
 import { checkConstraint } from "../../protocol/constraint.js";
+import { checkTopLevelFields } from "./top-level.js";
 
 /** The `chat_template_kwargs` keys this server understands; any other key is rejected rather than passed on. */
 const TEMPLATE_KWARGS = ["enable_thinking", "enable_auto_compaction"] as const;
@@ -31,8 +32,9 @@ const MAX_STOP_SEQUENCES = 4;
 /**
  * Validates a chat-completions request body and maps it to an InternalRequest.
  *
- * Unknown top-level fields are ignored (SDKs send extras); every known field is type- and range-checked, and features
- * this server does not implement (logprobs, logit_bias, audio, several choices) are rejected, never ignored.
+ * Unrecognised top-level fields are refused, as OpenAI refuses them (top-level.ts); every known field is type- and
+ * range-checked, and features this server does not implement (logprobs, logit_bias, audio, several choices) are
+ * rejected, never ignored.
  *
  * @param body the parsed JSON body.
  * @param models the served models: `model` must be one of `models.slugs("openai")`.
@@ -41,6 +43,7 @@ const MAX_STOP_SEQUENCES = 4;
 export function parseChatCompletionRequest(body: unknown, models: ServedModels): InternalRequest {
   if (!isObject(body)) throw new ProtocolError("invalid_request", `The request body must be a JSON object, got ${describe(body)}`);
 
+  checkTopLevelFields(body);
   const model = parseModel(own(body, "model"), models);
   const messages = parseMessages(own(body, "messages"), { model, hasVision: models.hasVision(model) });
   rejectUnsupportedFeatures(body);

@@ -91,7 +91,7 @@ describe("openAiErrorBody", () => {
     [new ProtocolError("request_too_large", "Body over 10 MiB"), 413, "request_too_large", null, null],
     [new ProtocolError("rate_limit", "Slow down", undefined, 3), 429, "rate_limit_error", null, "rate_limit_exceeded"],
     [new ProtocolError("internal", "Engine failed"), 500, "server_error", null, null],
-    [new ProtocolError("overloaded", "Queue full", undefined, 2), 429, "rate_limit_error", null, "server_overloaded"],
+    [new ProtocolError("overloaded", "Queue full", undefined, 2), 503, "server_error", null, "server_overloaded"],
   ])("maps %s", (error, status, type, param, code) => {
     const response = openAiErrorBody(error);
     expect(response.status).toBe(status);

@@ -1,0 +1,60 @@
+// How many tokens the next step may compute. Alone, prefill takes the whole batch (throughput); while other requests
+// decode, a step is sized to finish within a target wall time, so a long prompt is prefilled in chunks between their
+// tokens instead of stalling their streams for seconds. The step's cost is learned from the steps already run.
+
+/** The pacer's settings. */
+export interface StepPacerOptions {
+  /** While requests decode, the longest a step should take, in milliseconds; 0 turns pacing off. */
+  targetMs: number;
+  /** The runner's batch size: the most tokens any step may compute. */
+  maxTokens: number;
+  /** The fewest prefill tokens a paced step still computes, so that a prompt always progresses. */
+  minChunkTokens?: number;
+}
+
+/** Weight of the newest measurement in the running averages. */
+const SMOOTHING = 0.25;
+
+/**
+ * Learns a step's cost as a fixed part (weights read once per step, which dominates decoding) plus a part per
+ * prefill token, from steps as they run, and sizes the next step's budget to the target.
+ */
+export class StepPacer {
+  /** Milliseconds of a step that decodes only (no prefill tokens). */
+  private fixedMs: number | undefined;
+  /** Milliseconds per prefill token beyond the fixed part. */
+  private perTokenMs: number | undefined;
+  private readonly minChunk: number;
+
+  constructor(readonly options: StepPacerOptions) {
+    if (!Number.isFinite(options.targetMs) || options.targetMs < 0) throw new RangeError(`stepTargetMs must be a number >= 0, got ${options.targetMs}`);
+    this.minChunk = Math.min(options.minChunkTokens ?? 16, options.maxTokens);
+  }
+
+  /** The next step's token budget when `decoding` requests each need one token. */
+  budget(decoding: number): number {
+    const { targetMs, maxTokens } = this.options;
+    if (targetMs === 0 || decoding === 0) return maxTokens;
+    // Until a prefill step has been measured, take a modest chunk: the measurement comes from it.
+    if (this.perTokenMs === undefined) return Math.min(maxTokens, decoding + 4 * this.minChunk);
+    const room = (targetMs - (this.fixedMs ?? 0)) / this.perTokenMs;
+    return Math.min(maxTokens, decoding + Math.max(this.minChunk, Math.floor(room)));
+  }
+
+  /** Records a step that computed `tokens` tokens, `decodes` of them one-token decodes, in `elapsedMs`. */
+  record(tokens: number, decodes: number, elapsedMs: number): void {
+    const prefill = tokens - decodes;
+    if (prefill === 0) {
+      this.fixedMs = average(this.fixedMs, elapsedMs);
+      return;
+    }
+    // Small prefills say more about the fixed part than about the per-token cost.
+    if (prefill < this.minChunk) return;
+    const perToken = Math.max(0, elapsedMs - (this.fixedMs ?? 0)) / prefill;
+    this.perTokenMs = average(this.perTokenMs, perToken);
+  }
+}
+
+function average(previous: number | undefined, next: number): number {
+  return previous === undefined ? next : previous + SMOOTHING * (next - previous);
+}

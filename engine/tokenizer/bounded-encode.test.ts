@@ -1,0 +1,82 @@
+// Encoding under a token limit: splitting a window at a time gives exactly the words of splitting in one go, an
+// encode under its limit gives exactly the unlimited tokens, and an encode past it stops early (it splits about the
+// limit's worth of text, not the whole of it).
+import { describe, expect, it } from "vitest";
+import { seededRandom } from "../testing/seeded-random.js";
+import { TokenLimitError } from "./errors.js";
+import { tokenizerFromHuggingFace } from "./huggingface.js";
+import { PRE_TOKENIZERS, WordSplitter } from "./pre-tokenizers.js";
+import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "./test-fixtures.js";
+import type { Tokenizer } from "./tokenizer.js";
+import { windowedWords } from "./windowed-split.js";
+
+/** Pieces that exercise every branch of the split regexes: contractions, digit runs, blanks before words, CJK, emoji. */
+const PIECES = ["a", "word", "Hello", " ", "  ", "   ", "\n", "\n\n", "\t", "\r\n", "'s", "'re", "'ll", "'D", "123", "4567", "9", ".", "!!", "...", "$", "+=", "<|x|>", "é", "e\u0301", "日本語", "한국어", "😀", "👩‍💻", "\u00a0", "_", "-", "Ünïcödé", "x1y2"];
+
+function randomText(random: () => number, pieces: number): string {
+  let text = "";
+  for (let i = 0; i < pieces; i++) text += PIECES[Math.floor(random() * PIECES.length)];
+  return text;
+}
+
+describe("windowedWords", () => {
+  const specs = new Map([...PRE_TOKENIZERS.values()].map((spec) => [spec.regexes.join("\u0000"), spec.regexes]));
+  for (const regexes of specs.values()) {
+    it(`splits as one split does, for every window size (${regexes.length} regexes: ${regexes.at(-1)!.slice(0, 30)}...)`, () => {
+      const splitter = new WordSplitter(regexes);
+      const random = seededRandom(regexes.join("").length);
+      for (let round = 0; round < 60; round++) {
+        const text = randomText(random, 5 + Math.floor(random() * 120));
+        const whole = splitter.split(text);
+        for (const window of [1, 2, 3, 5, 8, 13, 40]) expect([...windowedWords(splitter, text, window)], `window ${window}: ${JSON.stringify(text)}`).toEqual(whole);
+      }
+    });
+  }
+});
+
+function tokenizerGroup(name: string, directory: string) {
+  const reason = missingFixtureReason(directory);
+  describe.skipIf(skipOutsideCi(reason))(titled(`encode with maxTokens (${name})`, reason), () => {
+    let tokenizer: Tokenizer;
+    it("loads", async () => {
+      failIfMissing(reason);
+      tokenizer = await tokenizerFromHuggingFace(directory);
+    });
+
+    it("under its limit gives exactly the unlimited tokens; one token short of the count, it throws", () => {
+      const random = seededRandom(7);
+      for (let round = 0; round < 30; round++) {
+        // Long enough to span several split windows.
+        const text = randomText(random, 2000 + Math.floor(random() * 8000));
+        const tokens = tokenizer.encode(text, { parseSpecial: true });
+        expect(tokenizer.encode(text, { parseSpecial: true, maxTokens: tokens.length })).toEqual(tokens);
+        expect(() => tokenizer.encode(text, { parseSpecial: true, maxTokens: tokens.length - 1 })).toThrow(TokenLimitError);
+      }
+    });
+
+    it("stops after about the limit's worth of text instead of splitting a huge one", () => {
+      const text = "The quick brown fox jumps over the lazy dog. ".repeat(180_000); // 8.1 MB
+      const splitter = (tokenizer as unknown as { wordSplitter: WordSplitter }).wordSplitter;
+      const split = splitter.split.bind(splitter);
+      let splitUnits = 0;
+      splitter.split = (piece: string) => {
+        splitUnits += piece.length;
+        return split(piece);
+      };
+      try {
+        expect(() => tokenizer.encode(text, { maxTokens: 4096 })).toThrow(TokenLimitError);
+        // 4096 tokens of this text are about 20 KB; a split window is 16 K units, and the last one is split again.
+        expect(splitUnits).toBeLessThan(64 * 1024);
+        splitUnits = 0;
+        // Past the longest token's bound, nothing is split at all.
+        expect(() => tokenizer.encode(text, { maxTokens: 100 })).toThrow(TokenLimitError);
+        expect(splitUnits).toBe(0);
+      } finally {
+        splitter.split = split;
+      }
+    });
+  });
+}
+
+tokenizerGroup("SmolLM2, smollm pre-tokenizer", FIXTURES.smollm2Directory);
+tokenizerGroup("Qwen3, qwen2 pre-tokenizer", FIXTURES.qwen3Directory);

@@ -1,0 +1,51 @@
+// The config file is checked field by field: every mistake stops `loom serve` at start with the field named.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { UsageError } from "../../engine/cli/arguments.js";
+import { readServeConfig } from "./config.js";
+
+const dir = mkdtempSync(join(tmpdir(), "loom-config-"));
+let files = 0;
+function configFile(content: unknown): string {
+  const path = join(dir, `config-${files++}.json`);
+  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
+  return path;
+}
+
+describe("readServeConfig", () => {
+  it("accepts every documented field", () => {
+    const config = {
+      apiKeys: ["sk-1"], maxQueue: 0, maxBodyBytes: 1024 * 1024, maxBufferedBodyBytes: 64 * 1024 * 1024, bodyTimeoutSeconds: 2.5,
+      models: [{ path: "m.gguf", slugs: { openai: ["a"], anthropic: ["b"] }, contextSize: 2048, maxSequences: 8, kvCache: { bytes: 1 << 20, dtype: "f16" }, stepTargetMs: 0 }],
+    };
+    expect(readServeConfig(configFile(config))).toEqual(config);
+    expect(readServeConfig(undefined)).toEqual({});
+  });
+
+  it.each([
+    [{ maxQueue: -1 }, /maxQueue must be an integer >= 0, got -1/],
+    [{ maxBodyBytes: "8MB" }, /maxBodyBytes must be an integer from 1024 to \d+, got "8MB"/],
+    [{ maxBodyBytes: 0 }, /maxBodyBytes must be/],
+    [{ bodyTimeoutSeconds: 0 }, /bodyTimeoutSeconds must be a number in \(0, 3600\]/],
+    [{ maxBodyBytes: 4096, maxBufferedBodyBytes: 2048 }, /maxBufferedBodyBytes \(2048\) must be at least maxBodyBytes \(4096\)/],
+    [{ apiKeys: "sk-1" }, /apiKeys must be an array of non-empty strings/],
+    [{ apiKey: ["sk-1"] }, /apiKey is not a config field \(known: apiKeys, /],
+    [{ models: [] }, /models must be a non-empty array/],
+    [{ models: [{ contextSize: 512 }] }, /models\[0\]\.path is required/],
+    [{ models: [{ path: "m", contextSize: "4k" }] }, /models\[0\]\.contextSize must be an integer >= 16, got "4k"/],
+    [{ models: [{ path: "m", kvCache: { bytes: 1, memoryFraction: 0.5 } }] }, /models\[0\]\.kvCache\.bytes and models\[0\]\.kvCache\.memoryFraction: give one/],
+    [{ models: [{ path: "m", kvCache: { memoryFraction: 1.5 } }] }, /models\[0\]\.kvCache\.memoryFraction must be a number in \(0, 1\]/],
+    [{ models: [{ path: "m", kvCache: { dtype: "q8" } }] }, /models\[0\]\.kvCache\.dtype must be one of "f32", "f16"/],
+    [{ models: [{ path: "m", slugs: { openai: "x" } }] }, /models\[0\]\.slugs\.openai must be an array/],
+    [{ models: [{ path: "m", slug: ["x"] }] }, /models\[0\]\.slug is not a config field/],
+    [{ models: [{ path: "m", stepTargetMs: -5 }] }, /models\[0\]\.stepTargetMs must be an integer from 0 to 60000/],
+    [[1], /must be a JSON object/],
+    ["{ not json", /--config .*config-\d+\.json: /],
+  ])("refuses %j naming the field", (content, message) => {
+    const path = configFile(content);
+    expect(() => readServeConfig(path)).toThrow(UsageError);
+    expect(() => readServeConfig(path)).toThrow(message);
+  });
+});

@@ -1,0 +1,116 @@
+// The `loom serve` config file (--config loom.json): read, then checked field by field, so that a mistyped or
+// out-of-range value stops the server at start with a message naming the field, instead of changing behaviour
+// silently (`maxQueue: -1` refusing everything, `maxBodyBytes: "8MB"` turning the limit off).
+import { readFileSync } from "node:fs";
+import { UsageError } from "../../engine/cli/arguments.js";
+
+/** One served model in the config file. */
+export interface ModelConfigEntry {
+  /** GGUF file or Hugging Face directory. */
+  path: string;
+  /** Public slugs per format (default: the spec's forms with the model's name). */
+  slugs?: { openai?: string[]; anthropic?: string[] };
+  contextSize?: number;
+  maxSequences?: number;
+  kvCache?: { bytes?: number; memoryFraction?: number; dtype?: "f32" | "f16" };
+  /** While requests decode, the longest a step may take (prefill is chunked to fit; default 200 ms). */
+  stepTargetMs?: number;
+}
+
+/** The config file's shape (every field optional). */
+export interface ServeConfig {
+  apiKeys?: string[];
+  /** Models to serve; `--model` (or the default model) is served when absent. */
+  models?: ModelConfigEntry[];
+  maxQueue?: number;
+  maxBodyBytes?: number;
+  maxBufferedBodyBytes?: number;
+  bodyTimeoutSeconds?: number;
+}
+
+/** A value's check: returns nothing, or the rule it breaks ("a positive integer"). */
+type Rule = (value: unknown) => string | undefined;
+
+const integer = (min: number, max = Number.MAX_SAFE_INTEGER): Rule => (value) =>
+  typeof value === "number" && Number.isSafeInteger(value) && value >= min && value <= max ? undefined : max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`;
+const number = (min: number, max: number, minExclusive = false): Rule => (value) =>
+  typeof value === "number" && Number.isFinite(value) && (minExclusive ? value > min : value >= min) && value <= max ? undefined : `a number in ${minExclusive ? "(" : "["}${min}, ${max}]`;
+const nonEmptyStrings: Rule = (value) =>
+  Array.isArray(value) && value.every((item) => typeof item === "string" && item.length > 0) ? undefined : "an array of non-empty strings";
+const oneOf = (...options: string[]): Rule => (value) => (typeof value === "string" && options.includes(value) ? undefined : `one of ${options.map((o) => JSON.stringify(o)).join(", ")}`);
+const nonEmptyString: Rule = (value) => (typeof value === "string" && value.length > 0 ? undefined : "a non-empty string");
+
+/** A nested object's fields and their rules (a nested Shape for objects). */
+interface Shape {
+  [field: string]: Rule | Shape;
+}
+
+const KV_CACHE: Shape = { bytes: integer(1), memoryFraction: number(0, 1, true), dtype: oneOf("f32", "f16") };
+const MODEL: Shape = {
+  path: nonEmptyString,
+  slugs: { openai: nonEmptyStrings, anthropic: nonEmptyStrings },
+  contextSize: integer(16),
+  maxSequences: integer(1, 1024),
+  kvCache: KV_CACHE,
+  stepTargetMs: integer(0, 60_000),
+};
+const TOP: Shape = {
+  apiKeys: nonEmptyStrings,
+  maxQueue: integer(0),
+  maxBodyBytes: integer(1024, 1024 ** 3),
+  maxBufferedBodyBytes: integer(1024, 64 * 1024 ** 3),
+  bodyTimeoutSeconds: number(0, 3600, true),
+};
+
+/** Reads and checks the config file; `{}` without one. @throws UsageError naming the file, the field and the rule. */
+export function readServeConfig(path: string | undefined): ServeConfig {
+  if (!path) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new UsageError(`--config ${path}: ${(error as Error).message}`);
+  }
+  const fail = (message: string): never => {
+    throw new UsageError(`--config ${path}: ${message}`);
+  };
+  if (!isPlainObject(parsed)) return fail("must be a JSON object");
+  checkShape(parsed, { ...TOP, models: MODEL }, "", fail);
+  const config = parsed as ServeConfig;
+  if (config.maxBodyBytes !== undefined && config.maxBufferedBodyBytes !== undefined && config.maxBufferedBodyBytes < config.maxBodyBytes) {
+    fail(`maxBufferedBodyBytes (${config.maxBufferedBodyBytes}) must be at least maxBodyBytes (${config.maxBodyBytes}), or no body of the largest size could ever be received`);
+  }
+  return config;
+}
+
+/** Checks every field of `object` against `shape` (models: an array of MODEL entries); unknown fields fail too. */
+function checkShape(object: Record<string, unknown>, shape: Shape, prefix: string, fail: (message: string) => never): void {
+  for (const [field, value] of Object.entries(object)) {
+    const path = `${prefix}${field}`;
+    if (!Object.hasOwn(shape, field)) fail(`${path} is not a config field (known: ${Object.keys(shape).join(", ")})`);
+    const rule = shape[field];
+    if (field === "models" && prefix === "") {
+      if (!Array.isArray(value) || value.length === 0) fail("models must be a non-empty array of { path, ... } entries");
+      (value as unknown[]).forEach((entry, index) => {
+        if (!isPlainObject(entry)) fail(`models[${index}] must be an object with a path`);
+        if (entry.path === undefined) fail(`models[${index}].path is required: a model file or directory`);
+        checkShape(entry, rule as Shape, `models[${index}].`, fail);
+      });
+      continue;
+    }
+    if (typeof rule === "function") {
+      const broken = rule(value);
+      if (broken) fail(`${path} must be ${broken}, got ${JSON.stringify(value)?.slice(0, 80)}`);
+    } else {
+      if (!isPlainObject(value)) fail(`${path} must be an object, got ${JSON.stringify(value)?.slice(0, 80)}`);
+      checkShape(value, rule, `${path}.`, fail);
+    }
+  }
+  if (prefix.endsWith("kvCache.") && object.bytes !== undefined && object.memoryFraction !== undefined) {
+    fail(`${prefix}bytes and ${prefix}memoryFraction: give one, not both`);
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

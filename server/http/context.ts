@@ -1,0 +1,61 @@
+// What every route of one server shares: its settings, metrics, error log, and the budget request bodies draw on.
+import type { ModelRegistry } from "../models.js";
+import type { Authenticator } from "./auth.js";
+import { BodyBudget, type BodyLimits } from "./body.js";
+import type { WireEndpoint } from "./endpoint.js";
+import { type ServerLog, stderrLog } from "./log.js";
+import { Metrics } from "./metrics.js";
+
+/** Server settings; see README "HTTP API" for the config fields they come from. */
+export interface ServerOptions {
+  registry: ModelRegistry;
+  auth: Authenticator;
+  endpoints: WireEndpoint[];
+  /** Largest request body in bytes (default 8 MiB). */
+  maxBodyBytes?: number;
+  /** Bytes of request bodies being received at once across the server (default 256 MiB); past it, 503 / 529. */
+  maxBufferedBodyBytes?: number;
+  /** Seconds a request body may take to arrive (default 30); past it, 408 and the connection is closed. */
+  bodyTimeoutSeconds?: number;
+  /** Requests allowed to wait per model before new ones get 503 / 529 (default 256). */
+  maxQueue?: number;
+  /** Seconds of silence on a stream before a ping (formats that have one; default 10). */
+  pingSeconds?: number;
+  /** Where failures are reported (default: stderr). */
+  log?: ServerLog;
+}
+
+/** Defaults of {@link ServerOptions}. */
+export const SERVER_DEFAULTS = {
+  maxBodyBytes: 8 * 1024 * 1024,
+  maxBufferedBodyBytes: 256 * 1024 * 1024,
+  bodyTimeoutSeconds: 30,
+  maxQueue: 256,
+  pingSeconds: 10,
+} as const;
+
+/** The resolved settings and shared state of one server. */
+export class ServerContext {
+  readonly metrics = new Metrics();
+  readonly bodyLimits: BodyLimits;
+  readonly maxQueue: number;
+  readonly pingSeconds: number;
+  readonly options: ServerOptions & { log: ServerLog };
+
+  constructor(options: ServerOptions) {
+    this.options = { ...options, log: options.log ?? stderrLog };
+    this.maxQueue = options.maxQueue ?? SERVER_DEFAULTS.maxQueue;
+    this.pingSeconds = options.pingSeconds ?? SERVER_DEFAULTS.pingSeconds;
+    this.bodyLimits = {
+      maxBytes: options.maxBodyBytes ?? SERVER_DEFAULTS.maxBodyBytes,
+      timeoutMs: (options.bodyTimeoutSeconds ?? SERVER_DEFAULTS.bodyTimeoutSeconds) * 1000,
+      budget: new BodyBudget(options.maxBufferedBodyBytes ?? SERVER_DEFAULTS.maxBufferedBodyBytes),
+    };
+  }
+
+  /** The endpoint of a request to a route both formats share: the one its headers claim, else chat completions'. */
+  endpointFor(header: (name: string) => string): WireEndpoint {
+    const endpoints = this.options.endpoints;
+    return endpoints.find((endpoint) => endpoint.claims(header)) ?? endpoints.find((endpoint) => endpoint.format === "openai") ?? endpoints[0];
+  }
+}

@@ -1,0 +1,156 @@
+// One POST to a generation endpoint (chat completions, messages) and to a token-count endpoint: authenticate, read the
+// body within its limits, parse it in the endpoint's wire format, admit it against the queue, run it on the model's
+// engine, then answer with one JSON body or a server-sent event stream.
+import type { HttpRequest } from "uWebSockets.js";
+import { EngineError } from "../../engine/request.js";
+import type { ServedModel } from "../models.js";
+import { type InternalEvent, type InternalRequest, ProtocolError } from "../protocol/internal.js";
+import { protocolErrorOf, runRequest, toEngineRequest } from "../protocol/run.js";
+import type { ServerContext } from "./context.js";
+import { readJsonBody } from "./body.js";
+import type { CollectedResult, WireEndpoint } from "./endpoint.js";
+import { framingError } from "./framing.js";
+import { type Connection, EventStream } from "./reply.js";
+
+/** The request head a body handler needs, read before the first await (uWS request objects die then). */
+interface RequestHead {
+  authorization: string;
+  xApiKey: string;
+  contentType: string;
+  contentLength: string;
+}
+
+function readHead(req: HttpRequest): RequestHead {
+  return {
+    authorization: req.getHeader("authorization"),
+    xApiKey: req.getHeader("x-api-key"),
+    contentType: req.getHeader("content-type"),
+    contentLength: req.getHeader("content-length"),
+  };
+}
+
+/**
+ * The common front of every POST route: framing, authentication and the body, then `serve` with the parsed JSON.
+ * Failures answer in the endpoint's error shape; a failure before the body was read to its end closes the
+ * connection (its rest is still on the wire).
+ */
+function handleJsonPost(context: ServerContext, route: string, endpoint: WireEndpoint, connection: Connection, req: HttpRequest, serve: (body: unknown) => Promise<void>): void {
+  const head = readHead(req);
+  const fail = (error: ProtocolError, closeConnection = false) => answerError(context, route, endpoint, connection, error, closeConnection);
+  const framing = framingError(req);
+  if (framing) return fail(framing, true);
+  const principal = context.options.auth.authenticate({ authorization: head.authorization, xApiKey: head.xApiKey }, endpoint.format);
+  if (principal instanceof ProtocolError) return fail(principal, true);
+  readJsonBody(connection, context.bodyLimits, head, (body) => {
+    if (body instanceof ProtocolError) return fail(body, body.kind !== "invalid_request");
+    serve(body).catch((error: unknown) => {
+      if (error instanceof ProtocolError) return fail(error);
+      throw error; // the guard logs it and answers 500
+    });
+  });
+}
+
+/** Answers `error` in the endpoint's shape (logging server-side failures with the request id). */
+export function answerError(context: ServerContext, route: string, endpoint: WireEndpoint, connection: Connection, error: ProtocolError, closeConnection = false): void {
+  if (error.kind === "internal") context.options.log.requestError(connection.requestId, route, error);
+  const { status, body, headers } = endpoint.error(error);
+  context.metrics.request(route, status);
+  connection.sendJson(status, body, headers, closeConnection);
+}
+
+/** The served model a request names, and room in its queue. */
+function admit(context: ServerContext, endpoint: WireEndpoint, request: InternalRequest): ServedModel {
+  const registry = context.options.registry;
+  const served = registry.find(request.model, endpoint.format);
+  if (!served) throw new ProtocolError("not_found", `The model '${request.model}' does not exist; available: ${registry.slugs(endpoint.format).join(", ")}`, "model");
+  if (served.engine.unavailable) throw new ProtocolError("overloaded", `the model is unavailable: ${served.engine.unavailable.message}`, undefined, 30);
+  if (served.engine.queueDepth >= context.maxQueue) {
+    throw new ProtocolError("overloaded", "the server is at capacity: too many requests are waiting; retry shortly", undefined, 2);
+  }
+  return served;
+}
+
+/** POST to a generation endpoint. NOTE: everything read from `req` is read before the first await. */
+export function handleGeneration(context: ServerContext, endpoint: WireEndpoint, connection: Connection, req: HttpRequest): void {
+  const route = endpoint.path;
+  handleJsonPost(context, route, endpoint, connection, req, async (body) => {
+    const request = endpoint.parse(body);
+    const served = admit(context, endpoint, request);
+    const meta = { id: `${endpoint.idPrefix}${connection.requestId.slice(4)}`, model: request.model, created: Math.floor(Date.now() / 1000) };
+    const started = performance.now();
+    const running = runRequest(served.engine, meta.id, request, { wireField: endpoint.wireField });
+    connection.onAbort(() => running.abort());
+    const events = running[Symbol.asyncIterator]();
+    const metrics = context.metrics;
+    let lastTokenAt: number | undefined;
+    const observe = (event: InternalEvent) => {
+      if (event.type === "finish") metrics.tokens(event.usage.promptTokens, event.usage.cachedTokens, event.usage.completionTokens);
+      if (event.type !== "text" && event.type !== "thinking") return;
+      const now = performance.now();
+      if (lastTokenAt === undefined) metrics.timeToFirstToken((now - started) / 1000);
+      else metrics.interTokenLatency((now - lastTokenAt) / 1000);
+      lastTokenAt = now;
+    };
+
+    // The first event decides the status: a request that fails before it starts gets an HTTP error.
+    const first = await events.next();
+    if (first.done) return; // aborted by the client
+    if (first.value.type === "error") throw first.value.error;
+
+    if (!request.stream) {
+      const result: CollectedResult = { thinking: "", text: "", toolCalls: [], finish: undefined as never };
+      for (let next: IteratorResult<InternalEvent> = first; !next.done; next = await events.next()) {
+        const event = next.value;
+        observe(event);
+        if (event.type === "error") throw event.error;
+        if (event.type === "thinking") result.thinking += event.text;
+        else if (event.type === "text") result.text += event.text;
+        else if (event.type === "tool_call") result.toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments, argumentsText: event.argumentsText });
+        else if (event.type === "finish") result.finish = event;
+      }
+      if (connection.closed || !result.finish) return;
+      metrics.request(route, 200);
+      connection.sendJson(200, endpoint.respond(meta, result));
+      return;
+    }
+
+    const stream = new EventStream(connection);
+    const encoder = endpoint.stream(meta, request);
+    const pingEvery = context.pingSeconds * 1000;
+    const ping = encoder.ping ? setInterval(connection.guard(() => {
+      if (performance.now() - stream.lastWriteAt >= pingEvery) void stream.write(encoder.ping!());
+    }), Math.min(pingEvery, 1000)) : undefined;
+    try {
+      metrics.request(route, 200);
+      for (let next: IteratorResult<InternalEvent> = first; !next.done && !connection.closed; next = await events.next()) {
+        const event = next.value;
+        observe(event);
+        if (event.type === "error" && event.error.kind === "internal") context.options.log.requestError(connection.requestId, route, event.error);
+        await stream.write(encoder.event(event));
+        if (event.type === "error") break;
+      }
+      stream.end();
+    } finally {
+      if (ping) clearInterval(ping);
+      if (connection.aborted) running.abort();
+    }
+  });
+}
+
+/** POST to a token-count endpoint (Anthropic's /v1/messages/count_tokens): the prompt tokens the request would use. */
+export function handleTokenCount(context: ServerContext, endpoint: WireEndpoint, connection: Connection, req: HttpRequest): void {
+  const counter = endpoint.tokenCount!;
+  handleJsonPost(context, counter.path, endpoint, connection, req, async (body) => {
+    const request = counter.parse(body);
+    const served = admit(context, endpoint, request);
+    let count: number;
+    try {
+      count = await served.engine.countTokens(toEngineRequest("count", request, {}));
+    } catch (error) {
+      if (error instanceof EngineError) throw protocolErrorOf(error, endpoint.wireField);
+      throw error;
+    }
+    context.metrics.request(counter.path, 200);
+    connection.sendJson(200, counter.respond(count));
+  });
+}

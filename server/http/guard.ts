@@ -1,0 +1,78 @@
+// Every uWS route handler runs through here: it gets a Connection with a fresh request id, and nothing it throws,
+// synchronously, in a promise, or in a callback uWS runs later, can end the process. A failure becomes a 500 in the
+// route's error shape (or, once a stream has started, a dropped connection), logged with the request id.
+import { randomBytes } from "node:crypto";
+import type { HttpRequest, HttpResponse } from "uWebSockets.js";
+import { ProtocolError } from "../protocol/internal.js";
+import type { ServerLog } from "./log.js";
+import { Connection } from "./reply.js";
+
+/** A format's error response for a ProtocolError (each wire adapter has one). */
+export type ErrorResponder = (error: ProtocolError) => { status: number; body: unknown; headers: Record<string, string> };
+
+/** What a guarded handler gets: the connection, the request (valid until the handler first awaits), its route. */
+export type GuardedHandler = (connection: Connection, req: HttpRequest) => void | Promise<void>;
+
+/** Reports failures and counts statuses; shared by every route. */
+export interface GuardContext {
+  log: ServerLog;
+  /** Counts a response's status for the route (metrics). */
+  countStatus(route: string, status: number): void;
+}
+
+/** A fresh, unguessable request id. */
+export function newRequestId(): string {
+  return `req_${randomBytes(12).toString("hex")}`;
+}
+
+/**
+ * Wraps `handler` for uWS. `errors` picks the error shape from the request (read before the handler runs, since the
+ * request object is only valid synchronously).
+ */
+export function guarded(context: GuardContext, route: string, errors: (req: HttpRequest) => ErrorResponder, handler: GuardedHandler): (res: HttpResponse, req: HttpRequest) => void {
+  return (res, req) => {
+    let respond: ErrorResponder | undefined;
+    let connection: Connection | undefined;
+    const fail = (error: unknown) => {
+      const requestId = connection?.requestId ?? "(none)";
+      try {
+        context.log.requestError(requestId, route, error);
+        if (!connection || connection.closed) return;
+        if (connection.started) {
+          connection.terminate();
+          return;
+        }
+        const internal = new ProtocolError("internal", `internal server error (request ${requestId}); the server log has the details`);
+        const { status, body, headers } = (respond ?? plainError)(internal);
+        context.countStatus(route, status);
+        connection.sendJson(status, body, headers, true);
+      } catch (secondary) {
+        // Answering failed too (the socket is gone): nothing more can be done for this request.
+        context.log.requestError(requestId, route, secondary);
+      }
+    };
+    try {
+      connection = new Connection(res, newRequestId(), fail);
+      respond = errors(req);
+      const pending = handler(connection, req);
+      if (pending) pending.catch(fail);
+    } catch (error) {
+      if (!connection) {
+        // Not even a connection: answer on the raw response, once.
+        context.log.requestError("(none)", route, error);
+        try {
+          res.cork(() => res.writeStatus("500 Internal Server Error").end("", true));
+        } catch {
+          // The socket is gone.
+        }
+        return;
+      }
+      fail(error);
+    }
+  };
+}
+
+/** The error shape of last resort (an OpenAI-style body), before a route's own is known. */
+function plainError(error: ProtocolError) {
+  return { status: error.status, body: { error: { message: error.message, type: "server_error", param: null, code: null } }, headers: {} };
+}
