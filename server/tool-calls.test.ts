@@ -106,11 +106,10 @@ describe("run.ts: engine text to tool-call events", () => {
   });
 
   it("keeps max_tokens, and replaces a stop sequence by tool_use", async () => {
-    // The first call streamed as it came; the second, cut inside its name, is passed on as the text it is.
+    // The first call streamed as it came; the second, cut inside its name, is markup the model did not finish: dropped.
     const cut = await collect({ deltas: [weather("Paris"), "\n<tool_call>\n{\"name\": \"get_w"], reason: "length" }, request());
     expect(shape(cut).slice(1)).toEqual([
       { type: "tool_call", name: "get_weather", arguments: { city: "Paris" } },
-      { type: "text", text: '<tool_call>\n{"name": "get_w' },
       { type: "finish", reason: "max_tokens", stopSequence: undefined },
     ]);
     const stopped = await collect({ deltas: [weather("Paris")], stopSequence: "END" }, request());

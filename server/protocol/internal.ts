@@ -74,11 +74,15 @@ export interface InternalToolCall {
   id: string;
   /** The tool's name, as the model wrote it. */
   name: string;
-  /** The parsed arguments (Anthropic `input`; {} when generation stopped inside them). */
+  /**
+   * The parsed arguments (Anthropic `input`). When generation stopped inside them, they are read as far as they were
+   * written: complete members kept, a partial trailing one dropped, open brackets closed ({} before anything complete),
+   * which is what the Anthropic SDK makes of the same JSON streamed (server/protocol/partial-json.ts).
+   */
   arguments: Record<string, unknown>;
   /**
-   * The arguments' JSON as the model wrote it, when the call streamed (OpenAI `arguments`, equal to its streamed
-   * fragments joined); absent: OpenAI gets `arguments` serialised.
+   * The arguments' JSON as the model wrote it, when the call streamed or was cut short (OpenAI `arguments`, equal to
+   * its streamed fragments joined; incomplete, or "", when cut); absent: OpenAI gets `arguments` serialised.
    */
   argumentsText?: string;
 }
@@ -86,12 +90,19 @@ export interface InternalToolCall {
 /**
  * What the server tells an adapter while a request runs, in order: one `start` (once the prompt is admitted and its
  * cache reuse known), then `thinking` deltas (reasoning, when on) before `text` deltas, then tool calls, then one
- * `finish`, whose reason is "tool_use" when there were tool calls (unless the token limit cut the generation:
- * "max_tokens"); or an `error` at any point (before `start`: the request failed; after: the stream failed).
+ * `finish`; or an `error` at any point (before `start`: the request failed; after: the stream failed). Nothing
+ * follows an aborted request's last event. NOTE: whole and streamed responses are both built in this order, so they
+ * have the same blocks in the same order.
  *
  * A tool call is one complete `tool_call`, preceded (when it streamed as it was generated) by a `tool_call_start`
  * with its id and name and `tool_call_delta`s with fragments of its arguments' JSON. Streaming adapters send the
  * start and fragments as they come and close the call at `tool_call`; others use `tool_call` alone.
+ *
+ * The finish reason is "tool_use" when there were tool calls, each with its arguments whole; otherwise the reason
+ * generation stopped. NOTE: template markup (think tags, tool-call tags, a call's JSON) never reaches `thinking` or
+ * `text`, wherever generation stopped. Cut short (by the token limit, "max_tokens", or a stop sequence,
+ * "stop_sequence"), a call whose name was written is still a `tool_call`, with its arguments as far as written (see
+ * InternalToolCall), and one cut before its name is dropped; the finish keeps the reason that cut it.
  */
 export type InternalEvent =
   | { type: "start"; usage: InternalUsage }

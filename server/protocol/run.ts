@@ -105,15 +105,18 @@ export async function* internalEvents(stream: AsyncIterable<EngineEvent>, reques
         break;
       case "finish": {
         if (event.reason === "aborted") return;
-        if (splitter) for (const piece of splitter.flush()) yield* output(piece.kind, piece.text);
-        if (extractor) yield* answer(extractor.flush());
+        // Cut short, the output may end inside a tag or a call: what is held back then is markup, not text.
+        const cut = event.reason === "length" || event.stopSequence !== undefined;
+        if (splitter) for (const piece of splitter.flush(cut)) yield* output(piece.kind, piece.text);
+        if (extractor) yield* answer(extractor.flush(cut));
         const usage: InternalUsage = {
           promptTokens: event.usage.promptTokens,
           cachedTokens: event.usage.reusedPrefixTokens + event.usage.reusedSuffixTokens,
           completionTokens: event.usage.completionTokens,
         };
         const reason = event.stopSequence !== undefined ? "stop_sequence" : event.reason === "length" ? "max_tokens" : "end_turn";
-        if (extractor && extractor.calls > 0 && reason !== "max_tokens") yield { type: "finish", reason: "tool_use", usage };
+        // tool_use asks the client to run the calls, so only whole ones: a call cut short keeps the reason that cut it.
+        if (extractor && extractor.calls > 0 && reason !== "max_tokens" && !extractor.endedInsideCall) yield { type: "finish", reason: "tool_use", usage };
         else yield { type: "finish", reason, stopSequence: event.stopSequence, usage };
         return;
       }

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { ThinkSplitter, type SplitPiece } from "./think-splitter.js";
 
-/** Feeds `deltas` and merges consecutive pieces of one kind. */
-function split(deltas: string[]): SplitPiece[] {
+/** Feeds `deltas` and merges consecutive pieces of one kind; `cut`: generation was cut short. */
+function split(deltas: string[], cut = false): SplitPiece[] {
   const splitter = new ThinkSplitter();
-  const pieces = [...deltas.flatMap((d) => splitter.push(d)), ...splitter.flush()];
+  const pieces = [...deltas.flatMap((d) => splitter.push(d)), ...splitter.flush(cut)];
   return pieces.reduce<SplitPiece[]>((merged, piece) => {
     const last = merged.at(-1);
     if (last && last.kind === piece.kind) last.text += piece.text;
@@ -29,5 +29,12 @@ describe("ThinkSplitter", () => {
 
   it("keeps unfinished reasoning as reasoning", () => {
     expect(split(["<think>still thinking</thi"])).toEqual([{ kind: "thinking", text: "still thinking</thi" }]);
+  });
+
+  it("drops a partial tag when generation was cut short inside it", () => {
+    expect(split(["<think>still thinking</thi"], true)).toEqual([{ kind: "thinking", text: "still thinking" }]);
+    expect(split([..."<think>still thinking</"], true)).toEqual([{ kind: "thinking", text: "still thinking" }]);
+    expect(split(["\n<thi"], true)).toEqual([]);
+    expect(split(["<think>still thinking"], true)).toEqual([{ kind: "thinking", text: "still thinking" }]);
   });
 });

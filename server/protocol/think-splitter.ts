@@ -13,7 +13,7 @@ export const DEFAULT_THINK_TAGS: ThinkTags = Object.freeze({ open: "<think>", cl
 /** A piece of output: reasoning or answer text. */
 export type SplitPiece = { kind: "thinking" | "text"; text: string };
 
-/** Incremental splitter: push() deltas, flush() at the end. */
+/** Incremental splitter: push() deltas, flush() once at the end. */
 export class ThinkSplitter {
   private state: "start" | "thinking" | "answer" = "start";
   private held = "";
@@ -63,11 +63,16 @@ export class ThinkSplitter {
     }
   }
 
-  /** Whatever is held back, as what it most likely is. */
-  flush(): SplitPiece[] {
+  /**
+   * Ends the output. What is held back is a possible partial tag (and, before the reasoning, whitespace). At a natural
+   * end it is output as what it most likely is: the model chose to stop there. When generation was `cut` short (the
+   * token limit or a stop sequence ended it), it is the start of a tag the model did not finish, and is dropped:
+   * template markup never reaches the output.
+   */
+  flush(cut = false): SplitPiece[] {
     const rest = this.held;
     this.held = "";
-    if (!rest) return [];
+    if (!rest || cut) return [];
     return [{ kind: this.state === "thinking" ? "thinking" : "text", text: rest }];
   }
 }

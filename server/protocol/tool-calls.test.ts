@@ -2,11 +2,11 @@
 import { describe, expect, it } from "vitest";
 import { newToolCallId, parseToolCallBody, ToolCallExtractor, type ToolCallPiece } from "./tool-calls.js";
 
-/** Feeds `deltas` (ids numbered) and merges consecutive text pieces. */
-function extract(deltas: string[]): ToolCallPiece[] {
+/** Feeds `deltas` (ids numbered) and merges consecutive text pieces; `cut`: generation was cut short. */
+function extract(deltas: string[], cut = false): ToolCallPiece[] {
   let n = 0;
   const extractor = new ToolCallExtractor(undefined, () => `call_${++n}`);
-  const pieces = [...deltas.flatMap((d) => extractor.push(d)), ...extractor.flush()];
+  const pieces = [...deltas.flatMap((d) => extractor.push(d)), ...extractor.flush(cut)];
   return pieces.reduce<ToolCallPiece[]>((merged, piece) => {
     const last = merged.at(-1);
     if (last?.kind === "text" && piece.kind === "text") last.text += piece.text;
@@ -82,6 +82,15 @@ describe("ToolCallExtractor", () => {
     expect(extract(['Text <tool_call>\n{"name": "f", "argu'])).toEqual([{ kind: "text", text: 'Text <tool_call>\n{"name": "f", "argu' }]);
   });
 
+  it("when generation was cut short, drops an unfinished tag or nameless call, and keeps a named one", () => {
+    for (const cut of ["Text <", "Text\n<tool_c", "Text <tool_call>", 'Text <tool_call>\n{"na', 'Text <tool_call>\n{"name": "f']) {
+      for (const deltas of splits(cut)) expect(extract(deltas, true), cut).toEqual([{ kind: "text", text: "Text" }]);
+    }
+    expect(extract(['Text <tool_call>\n{"name": "f", "argu'], true)).toEqual([{ kind: "text", text: "Text" }, { ...call("call_1", "f", {}), argumentsText: "" }]);
+    expect(extract(['<tool_call>{"name": "f", "arguments": {"a": 1, "b": "x'], true)).toEqual([{ ...call("call_1", "f", { a: 1 }), argumentsText: '{"a": 1, "b": "x' }]);
+    expect(extract(["Text, cut as text is"], true)).toEqual([{ kind: "text", text: "Text, cut as text is" }]);
+  });
+
   it("counts the calls it found", () => {
     const extractor = new ToolCallExtractor();
     extractor.push(`${weather}${weather}`);
@@ -133,10 +142,22 @@ describe("ToolCallExtractor streaming constrained calls", () => {
     expect(pieces.at(-1)).toMatchObject({ kind: "tool_call", arguments: { s: 'a}"]{' }, argumentsText: '{"s": "a}\\"]{"}' });
   });
 
-  it("ends a call cut off inside its arguments as a call with what was written ({} parsed)", () => {
+  it("ends a call cut off inside its arguments as a call with what was written, parsed as far as it is complete", () => {
     const pieces = stream(['<tool_call>\n{"name": "f", "arguments": {"x": [1, 2']);
     expect(pieces.map((piece) => piece.kind)).toEqual(["tool_call_start", "tool_call_delta", "tool_call"]);
-    expect(pieces.at(-1)).toMatchObject({ kind: "tool_call", name: "f", arguments: {}, argumentsText: '{"x": [1, 2' });
+    expect(pieces.at(-1)).toEqual({ kind: "tool_call", index: 0, id: "call_1", name: "f", arguments: { x: [1] }, argumentsText: '{"x": [1, 2' });
+  });
+
+  it("says whether generation ended inside a call's arguments", () => {
+    const endedInside = (output: string) => {
+      const extractor = new ToolCallExtractor(undefined, undefined, true);
+      const pieces = [...extractor.push(output), ...extractor.flush(true)];
+      return [pieces.filter((piece) => piece.kind === "tool_call").length, extractor.endedInsideCall];
+    };
+    expect(endedInside('<tool_call>{"name": "f", "arguments": {"x": 1')).toEqual([1, true]);
+    expect(endedInside('<tool_call>{"name": "f", "argu')).toEqual([1, true]);
+    expect(endedInside('<tool_call>{"name": "f", "arguments": {"x": 1}}\n</tool_')).toEqual([1, false]);
+    expect(endedInside('<tool_call>{"name": "f", "arguments": {"x": 1}}</tool_call>\n<tool_call>{"na')).toEqual([1, false]);
   });
 
   it("holds a call in another layout until the end, as without streaming", () => {

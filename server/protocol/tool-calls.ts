@@ -7,9 +7,11 @@
 // "arguments": {...}}` in that order) streams as it is generated: a start piece once its name is known, argument
 // fragments as they arrive, then the whole call at its closing tag. Other calls (and all, without `streamCalls`) are
 // held until the end (flush) and passed on after all text; one whose JSON does not parse as a call is passed on as the
-// raw text it was. Whitespace around calls is the template's layout and is dropped.
+// raw text it was. Whitespace around calls is the template's layout and is dropped. When generation was cut short
+// (token limit, stop sequence), what is held back is unfinished markup and never becomes text (see flush).
 import { randomBytes } from "node:crypto";
 import type { InternalToolCall } from "./internal.js";
+import { parsePartialJson } from "./partial-json.js";
 import { partialSuffix } from "./think-splitter.js";
 
 /** The tag pair around one tool call. */
@@ -33,6 +35,9 @@ export type ToolCallPiece =
 
 /** The head of a call as constrained decoding writes it, up to the start of the arguments' JSON. */
 const STREAMED_HEAD = /^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*(?=\{)/;
+
+/** The head of a call that generation cut short: its whole name, then the arguments' key if it was written. */
+const CUT_HEAD = /^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")(\s*,\s*"arguments"\s*:\s*)?/;
 
 /** A fresh tool-call id, `call_` and 24 hex digits; both adapters use it as is (OpenAI `id`, Anthropic `tool_use.id`). */
 export function newToolCallId(): string {
@@ -62,6 +67,8 @@ export class ToolCallExtractor {
   private afterCall = false;
   private pending: Array<InternalToolCall & { index: number }> = [];
   private found = 0;
+  /** A call was ended with its arguments incomplete. */
+  private unfinished = false;
   /** The call being streamed: its index, id and name, where its arguments start in `held`, and how far they were sent. */
   private streaming: { index: number; id: string; name: string; start: number; sent: number; scan: JsonValueScan } | undefined;
 
@@ -78,6 +85,11 @@ export class ToolCallExtractor {
   /** How many tool calls were recognised so far (including those flush() has yet to return). */
   get calls(): number {
     return this.found;
+  }
+
+  /** Whether flush() ended a call whose arguments were not complete: generation stopped inside them. */
+  get endedInsideCall(): boolean {
+    return this.unfinished;
   }
 
   /** Feeds one delta; returns the text that is settled and the pieces of streamed calls (held calls come from flush()). */
@@ -126,21 +138,27 @@ export class ToolCallExtractor {
 
   /**
    * Ends the answer: held text, then every held tool call in order. An unterminated call (the model stopped before
-   * the closing tag) still counts when its JSON is a whole call, and a streamed one always does (with the arguments
-   * it got: `arguments` {} when they were cut off, `argumentsText` as written); otherwise it is text. Trailing
-   * whitespace is kept when no call was found, so an answer without calls comes out exactly as it went in.
+   * the closing tag) still counts when its JSON is a whole call, and a streamed one always does, with the arguments it
+   * got (`argumentsText` as written, `arguments` as far as written: see parsePartialJson). At a natural end, anything
+   * else held is the text it was; trailing whitespace is kept when no call was found, so an answer without calls
+   * comes out exactly as it went in.
+   *
+   * When generation was `cut` short (the token limit or a stop sequence ended it), what is held is markup the model did
+   * not finish, never text: a partial open tag is dropped with the whitespace before it, and an unfinished call counts
+   * once its name is written (its arguments as far as written), and is dropped before that.
    */
-  flush(): ToolCallPiece[] {
+  flush(cut = false): ToolCallPiece[] {
     const pieces: ToolCallPiece[] = [];
     const rest = this.held;
-    this.held = "";
     if (this.state === "call") {
-      this.state = "text";
-      this.stream(pieces, rest.length);
-      this.call(pieces, rest, "");
+      this.call(pieces, rest, "", cut);
+    } else if (cut && partialSuffix(rest, this.tags.open) > 0) {
+      // A call cut inside its open tag: held back since push() could not tell, dropped now.
     } else {
       this.text(pieces, this.found > 0 ? rest.trimEnd() : rest);
     }
+    this.held = "";
+    this.state = "text";
     for (const call of this.pending) pieces.push({ kind: "tool_call", ...call });
     this.pending = [];
     return pieces;
@@ -170,23 +188,32 @@ export class ToolCallExtractor {
     call.sent = stop;
   }
 
-  /** A call's body (and its closing tag, if it came): streamed, held, or its raw text when it does not parse. */
-  private call(pieces: ToolCallPiece[], body: string, close: string): void {
+  /**
+   * A call's body (and its closing tag, if it came): streamed, held, or its raw text when it does not parse. When
+   * generation was `cut` inside the body, a call with its name written is held with its arguments as far as written,
+   * and one without is dropped.
+   */
+  private call(pieces: ToolCallPiece[], body: string, close: string, cut = false): void {
     const streamed = this.streaming;
     this.streaming = undefined;
     if (streamed) {
       const argumentsText = body.slice(streamed.start, streamed.sent);
-      const parsed = parseJson(argumentsText);
+      const parsed = streamed.scan.done ? parseJson(argumentsText) : parsePartialJson(argumentsText);
+      if (!streamed.scan.done) this.unfinished = true;
       pieces.push({ kind: "tool_call", index: streamed.index, id: streamed.id, name: streamed.name, arguments: isObject(parsed) ? parsed : {}, argumentsText });
       this.found++;
       this.afterCall = true;
     } else {
-      const parsed = parseToolCallBody(body);
+      let parsed = parseToolCallBody(body);
+      if (!parsed && cut) {
+        parsed = cutCall(body);
+        if (parsed && !isObject(parseJson(parsed.argumentsText!))) this.unfinished = true;
+      }
       if (parsed) {
         this.pending.push({ index: this.found, id: this.newId(), ...parsed });
         this.found++;
         this.afterCall = true;
-      } else {
+      } else if (!cut) {
         this.text(pieces, this.gap + this.tags.open + body + close);
       }
     }
@@ -238,6 +265,19 @@ class JsonValueScan {
     }
     return to;
   }
+}
+
+/**
+ * The call in a body that generation cut before its arguments streamed (or, without `streamCalls`, before its JSON
+ * was whole): its name once written, and its arguments as far as written; undefined before the name is complete.
+ */
+function cutCall(body: string): Omit<InternalToolCall, "id"> | undefined {
+  const head = CUT_HEAD.exec(body);
+  const name = head ? parseJson(head[1]!) : undefined;
+  if (typeof name !== "string" || name === "") return undefined;
+  const argumentsText = head![2] === undefined ? "" : body.slice(head![0].length).trimEnd();
+  const parsed = parsePartialJson(argumentsText);
+  return { name, arguments: isObject(parsed) ? parsed : {}, argumentsText };
 }
 
 function parseJson(text: string): unknown {
