@@ -180,6 +180,8 @@ describe("inputs", () => {
     expect(() => sampler.sample(Float32Array.from([Number.NaN, 1]), [])).toThrow(/logits/);
     expect(() => sampler.sample(Float32Array.from([-Infinity, -Infinity]), [])).toThrow(/logits/);
     expect(() => new Sampler(params({ temperature: 0 })).sample(Float32Array.from([Number.NaN]), [])).toThrow(/NaN/);
+    expect(() => new Sampler(params({ temperature: 0 })).sample(Float32Array.from([-Infinity, -Infinity]), [])).toThrow(/masked/);
+    expect(() => new Sampler(params({ topP: 0 })).sample(Float32Array.from([Number.NaN, -Infinity]), [])).toThrow(/masked/);
   });
 
   it("never picks a masked (-Infinity) token", () => {

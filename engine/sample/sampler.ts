@@ -80,6 +80,8 @@ export class Sampler {
     if (greedy(this.params)) {
       const token = argmax(source);
       if (token < 0) throw new SamplingInputError("logits", "every logit is NaN");
+      // A row masked to nothing (a constraint that allows no token) has no answer, greedy or not.
+      if (source[token] === Number.NEGATIVE_INFINITY) throw new SamplingInputError("logits", "every token is masked (-Infinity)");
       return token;
     }
 

@@ -43,10 +43,8 @@ function handleJsonPost(context: ServerContext, route: string, endpoint: WireEnd
   if (principal instanceof ProtocolError) return fail(principal, true);
   readJsonBody(connection, context.bodyLimits, head, (body) => {
     if (body instanceof ProtocolError) return fail(body, body.kind !== "invalid_request");
-    serve(body).catch((error: unknown) => {
-      if (error instanceof ProtocolError) return fail(error);
-      throw error; // the guard logs it and answers 500
-    });
+    // A ProtocolError is the client's; anything else is logged and answered 500 by the guard.
+    serve(body).catch((error: unknown) => (error instanceof ProtocolError ? fail(error) : connection.fail(error)));
   });
 }
 

@@ -24,13 +24,18 @@ export class Connection {
     }));
   }
 
+  /** Reports a failure the request cannot recover from: it is logged and answered (500, or the stream is cut). */
+  fail(error: unknown): void {
+    this.onFailure(error);
+  }
+
   /** `callback`, with anything it throws turned into this request's failure. */
   guard<A extends unknown[], R>(callback: (...args: A) => R): (...args: A) => R | undefined {
     return (...args: A) => {
       try {
         return callback(...args);
       } catch (error) {
-        this.onFailure(error);
+        this.fail(error);
         return undefined;
       }
     };
@@ -79,11 +84,16 @@ export class Connection {
     for (const [name, value] of Object.entries(headers)) this.res.writeHeader(name, value);
   }
 
-  /** Drops the connection at once (a stream that failed after its status went out). */
+  /**
+   * Drops the connection (a stream that failed after its status went out), so the client sees a broken stream, not a
+   * finished one. NOTE: on the next turn of the event loop: uWS discards what is still corked when a socket closes.
+   */
   terminate(): void {
     if (this.closed) return;
     this.done = true;
-    this.res.close();
+    setImmediate(() => {
+      if (!this.aborted) this.res.close();
+    });
   }
 }
 

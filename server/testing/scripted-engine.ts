@@ -2,7 +2,7 @@
 // behaviour (tool calls, pings) can be tested without a model producing it.
 import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import type { ModelInfo } from "../../engine/host/messages.js";
-import type { EngineEvent, EngineFinishReason, EngineRequest, EngineStats } from "../../engine/request.js";
+import type { EngineError, EngineEvent, EngineFinishReason, EngineRequest, EngineStats } from "../../engine/request.js";
 
 /** The model a scripted engine pretends to serve. */
 export const SCRIPTED_MODEL: ModelInfo = { path: "scripted", architecture: "scripted", contextSize: 512, vocabSize: 0, loadSeconds: 0, backend: "wasm", device: "none (scripted)" };
@@ -17,6 +17,8 @@ export interface Script {
   stopSequence?: string;
   /** Milliseconds of silence before the finish event (for keep-alive tests). */
   pauseBeforeFinishMs?: number;
+  /** Ends with this engine error instead of a finish (after the deltas). */
+  failWith?: EngineError;
 }
 
 /** The engine's events for a script (ids and timings are filler). */
@@ -27,7 +29,9 @@ export function engineEvents(script: Script): EngineEvent[] {
     { type: "start", requestId, promptTokens: SCRIPTED_PROMPT_TOKENS },
     { type: "admitted", requestId, promptTokens: SCRIPTED_PROMPT_TOKENS, reusedPrefixTokens: 10, reusedSuffixTokens: 0 },
     ...script.deltas.map((text): EngineEvent => ({ type: "text", requestId, text })),
-    { type: "finish", requestId, reason: script.reason ?? "stop", stopSequence: script.stopSequence, tokens: [], usage, timings: { timeToFirstToken: 0, total: 0, decodeTokensPerSecond: 0 }, seed: 0 },
+    script.failWith
+      ? { type: "error", requestId, error: script.failWith }
+      : { type: "finish", requestId, reason: script.reason ?? "stop", stopSequence: script.stopSequence, tokens: [], usage, timings: { timeToFirstToken: 0, total: 0, decodeTokensPerSecond: 0 }, seed: 0 },
   ];
 }
 
@@ -49,7 +53,7 @@ export class ScriptedEngine implements ServingEngine {
     return { id: request.id ?? "r", [Symbol.asyncIterator]: () => replay(events, this.script.pauseBeforeFinishMs) };
   }
 
-  abort(): boolean {
+  abort(_id: string): boolean {
     return false;
   }
 

@@ -1,0 +1,42 @@
+// The step pacer: a full batch while nothing decodes; while requests decode, a budget that the measured step cost
+// says fits the target, never below a minimum chunk; and off at target 0.
+import { describe, expect, it } from "vitest";
+import { StepPacer } from "./step-pacer.js";
+
+describe("StepPacer", () => {
+  it("gives prefill the whole batch when nothing decodes, and always when pacing is off", () => {
+    const pacer = new StepPacer({ targetMs: 200, maxTokens: 512 });
+    expect(pacer.budget(0)).toBe(512);
+    const off = new StepPacer({ targetMs: 0, maxTokens: 512 });
+    off.record(512, 0, 5000);
+    expect(off.budget(8)).toBe(512);
+  });
+
+  it("starts with a modest chunk while requests decode, then sizes steps to the target from what it measured", () => {
+    const pacer = new StepPacer({ targetMs: 200, maxTokens: 512, minChunkTokens: 16 });
+    expect(pacer.budget(4)).toBe(4 + 64);
+    pacer.record(4, 4, 20); // a decode-only step: 20 ms fixed
+    pacer.record(512, 0, 20 + 512 * 2); // prefill at 2 ms per token
+    // (200 - 20) / 2 = 90 prefill tokens beside the 4 decodes.
+    expect(pacer.budget(4)).toBe(94);
+    // A slower machine (or a longer context) learns a higher cost and takes smaller chunks.
+    for (let i = 0; i < 20; i++) pacer.record(94, 4, 20 + 90 * 8);
+    expect(pacer.budget(4)).toBeLessThan(40);
+    expect(pacer.budget(4)).toBeGreaterThanOrEqual(4 + 16);
+  });
+
+  it("never goes below the minimum chunk, nor above the batch", () => {
+    const pacer = new StepPacer({ targetMs: 10, maxTokens: 256, minChunkTokens: 32 });
+    pacer.record(8, 8, 50); // decoding alone already takes longer than the target
+    pacer.record(264, 8, 50 + 256 * 3);
+    expect(pacer.budget(8)).toBe(8 + 32);
+    const fast = new StepPacer({ targetMs: 1000, maxTokens: 256 });
+    fast.record(256, 0, 10);
+    expect(fast.budget(2)).toBe(256);
+  });
+
+  it("refuses a negative or non-finite target", () => {
+    expect(() => new StepPacer({ targetMs: -1, maxTokens: 64 })).toThrow(/stepTargetMs/);
+    expect(() => new StepPacer({ targetMs: Number.NaN, maxTokens: 64 })).toThrow(/stepTargetMs/);
+  });
+});

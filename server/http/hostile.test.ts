@@ -1,0 +1,208 @@
+// Hostile input against the HTTP layer, on raw sockets where framing is concerned: nothing a client sends may end the
+// process or hold memory for long, and one request's failure never fails another's. A scripted engine stands in for
+// the model (these are the HTTP layer's rules; the engine's are tested against real models elsewhere).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EngineError } from "../../engine/request.js";
+import { createEndpoints } from "../adapters/endpoints.js";
+import { ModelRegistry } from "../models.js";
+import { SCRIPTED_MODEL, SCRIPTED_PROMPT_TOKENS, ScriptedEngine } from "../testing/scripted-engine.js";
+import { rawExchange, rawRequest } from "../testing/raw-http.js";
+import { type LoomServer, type ServerOptions, startServer } from "./app.js";
+import { OpenAccess, StaticKeys } from "./auth.js";
+import type { WireEndpoint } from "./endpoint.js";
+import type { ServerLog } from "./log.js";
+
+const CHAT = "service/tim-x-27b";
+const MESSAGES = "service/x-marathon";
+const KEY = "sk-hostile";
+
+/** A log that keeps what it is told. */
+class MemoryLog implements ServerLog {
+  readonly lines: Array<{ requestId: string; route: string; message: string }> = [];
+  requestError(requestId: string, route: string, error: unknown): void {
+    this.lines.push({ requestId, route, message: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+class AbortThrowingEngine extends ScriptedEngine {
+  override abort(): boolean {
+    throw new Error("abort handler exploded");
+  }
+}
+
+const engine = new ScriptedEngine();
+const registry = new ModelRegistry([{ model: SCRIPTED_MODEL, engine, slugs: { openai: [CHAT], anthropic: [MESSAGES] }, created: 1_700_000_000 }]);
+const servers: LoomServer[] = [];
+afterAll(() => { for (const server of servers) server.close(); });
+
+async function serve(options: Partial<ServerOptions> = {}): Promise<{ port: number; log: MemoryLog; url: string }> {
+  const log = new MemoryLog();
+  const server = await startServer({ registry, auth: new OpenAccess(), endpoints: createEndpoints(registry), log, ...options }, "127.0.0.1", 0);
+  servers.push(server);
+  return { port: server.port, log, url: `http://127.0.0.1:${server.port}` };
+}
+
+const chatBody = (extra: object = {}) => JSON.stringify({ model: CHAT, messages: [{ role: "user", content: "hi" }], max_tokens: 5, ...extra });
+const json = { "content-type": "application/json" };
+
+describe("nothing a client sends ends the process", () => {
+  it("answers a malformed percent-escape in a model id with 400, with keys on and off", async () => {
+    const open = await serve();
+    const keyed = await serve({ auth: new StaticKeys([KEY]) });
+    for (const path of ["/v1/models/%ZZ", "/v1/models/%E0%A4%A", "/v1/models/%ED%A0%80"]) {
+      const response = await fetch(`${open.url}${path}`);
+      expect(response.status, path).toBe(400);
+      expect((await response.json()).error.param).toBe("model");
+      expect((await fetch(`${keyed.url}${path}`)).status).toBe(401);
+      expect((await fetch(`${keyed.url}${path}`, { headers: { authorization: `Bearer ${KEY}` } })).status).toBe(400);
+    }
+    expect((await fetch(`${open.url}/health`)).status).toBe(200);
+  });
+
+  it("turns an exception in a handler into that request's 500, logged with its request id, and serves the next", async () => {
+    const [openai] = createEndpoints(registry);
+    const exploding: WireEndpoint = { ...openai, path: "/v1/explode", parse: () => { throw new TypeError("parser exploded"); } };
+    const { url, log } = await serve({ endpoints: [...createEndpoints(registry), exploding] });
+    const response = await fetch(`${url}/v1/explode`, { method: "POST", headers: json, body: chatBody() });
+    expect(response.status).toBe(500);
+    const requestId = response.headers.get("x-request-id")!;
+    expect(requestId).toMatch(/^req_[0-9a-f]{24}$/);
+    expect((await response.json()).error.message).toContain(requestId);
+    expect(log.lines).toContainEqual({ requestId, route: "/v1/explode", message: "parser exploded" });
+    expect((await fetch(`${url}/v1/chat/completions`, { method: "POST", headers: json, body: chatBody() })).status).toBe(200);
+  });
+
+  it("cuts a stream whose encoder throws after it started, logs it, and keeps serving", async () => {
+    const [openai] = createEndpoints(registry);
+    const cutting: WireEndpoint = {
+      ...openai,
+      path: "/v1/cut",
+      stream: (meta, request) => {
+        const encoder = openai.stream(meta, request);
+        return { event: (event) => { if (event.type === "text") throw new RangeError("encoder exploded"); return encoder.event(event); } };
+      },
+    };
+    const { port, url, log } = await serve({ endpoints: [...createEndpoints(registry), cutting] });
+    engine.script = { deltas: ["Hello", " world"] };
+    const body = chatBody({ stream: true });
+    const exchange = await rawExchange(port, rawRequest("POST", "/v1/cut", { ...json, "content-length": String(Buffer.byteLength(body)) }, body));
+    expect(exchange.responses[0]?.status).toBe(200);
+    expect(exchange.closed).toBe(true);
+    expect(log.lines.map((line) => line.message)).toContain("encoder exploded");
+    expect((await fetch(`${url}/v1/chat/completions`, { method: "POST", headers: json, body: chatBody() })).status).toBe(200);
+  });
+
+  it("survives an abort handler that throws when the client leaves mid-stream", async () => {
+    const throwing = new AbortThrowingEngine();
+    throwing.script = { deltas: ["a", "b"], pauseBeforeFinishMs: 500 };
+    const throwingRegistry = new ModelRegistry([{ model: SCRIPTED_MODEL, engine: throwing, slugs: { openai: [CHAT], anthropic: [MESSAGES] }, created: 1 }]);
+    const { url, log } = await serve({ registry: throwingRegistry, endpoints: createEndpoints(throwingRegistry) });
+    const controller = new AbortController();
+    const response = await fetch(`${url}/v1/chat/completions`, { method: "POST", headers: json, body: chatBody({ stream: true }), signal: controller.signal });
+    await response.body!.getReader().read();
+    controller.abort();
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(log.lines.map((line) => line.message)).toContain("abort handler exploded");
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+  });
+
+  it("logs an engine's internal error with the request id, as a 500 and as a stream's error event", async () => {
+    const { url, log } = await serve();
+    engine.script = { deltas: ["partial"], failWith: new EngineError("internal", "the model step failed: device lost") };
+    const whole = await fetch(`${url}/v1/chat/completions`, { method: "POST", headers: json, body: chatBody() });
+    // The text came first, so the status was already decided: non-streamed answers still hold it until the end.
+    expect(whole.status).toBe(500);
+    expect(log.lines.at(-1)).toMatchObject({ requestId: whole.headers.get("x-request-id"), message: expect.stringContaining("device lost") });
+    const streamed = await fetch(`${url}/v1/chat/completions`, { method: "POST", headers: json, body: chatBody({ stream: true }) });
+    expect(await streamed.text()).toContain("device lost");
+    expect(log.lines.at(-1)).toMatchObject({ requestId: streamed.headers.get("x-request-id") });
+    engine.script = { deltas: [] };
+  });
+});
+
+describe("request bodies: bounded in size, time and in total", () => {
+  it("refuses a declared Content-Length over the limit at once, and closes the connection", async () => {
+    const { port } = await serve({ maxBodyBytes: 4096 });
+    const exchange = await rawExchange(port, rawRequest("POST", "/v1/chat/completions", { ...json, "content-length": "100000" }, "{"));
+    expect(exchange.responses[0]?.status).toBe(413);
+    expect(exchange.closed).toBe(true);
+  });
+
+  it("answers a body that stops arriving with 408 after the timeout, and closes the connection", async () => {
+    const { port } = await serve({ bodyTimeoutSeconds: 0.3 });
+    const exchange = await rawExchange(port, rawRequest("POST", "/v1/chat/completions", { ...json, "content-length": "200" }, '{"model":'));
+    expect(exchange.responses[0]?.status).toBe(408);
+    expect(exchange.closed).toBe(true);
+  });
+
+  it("answers 503 (chat completions) or 529 (messages) once the server-wide body budget is full, and gets it back", async () => {
+    const { port } = await serve({ maxBodyBytes: 48 * 1024, maxBufferedBodyBytes: 64 * 1024, bodyTimeoutSeconds: 5 });
+    const stalled = (path: string) => rawExchange(port, rawRequest("POST", path, { ...json, "content-length": String(45 * 1024) }, "x".repeat(40 * 1024)), { quietMs: 800 });
+    const [first, second] = await Promise.all([stalled("/v1/chat/completions"), (async () => {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return stalled("/v1/messages");
+    })()]);
+    // One of them holds 40 KiB; the other cannot fit its 40 KiB into the 24 KiB left.
+    const statuses = [first.responses[0]?.status, second.responses[0]?.status];
+    expect(statuses).toContain(529);
+    const refused = second.responses[0]?.status === 529 ? second : first;
+    expect(refused.closed).toBe(true);
+    expect(refused.responses[0].headers["retry-after"]).toBe("1");
+    // Both clients are gone now (the read stopped): the budget is whole again.
+    const after = await rawExchange(port, rawRequest("POST", "/v1/chat/completions", { ...json, "content-length": String(Buffer.byteLength(chatBody())) }, chatBody()));
+    expect(after.responses[0]?.status).toBe(200);
+    const overloaded = await rawExchange(port, rawRequest("POST", "/v1/chat/completions", { ...json, "content-length": String(45 * 1024) }, "x".repeat(40 * 1024)), { quietMs: 400 });
+    expect(overloaded.responses).toEqual([]); // alone, it fits: it waits for the rest of its body
+  });
+});
+
+describe("ambiguous framing is refused, never guessed", () => {
+  const body = chatBody();
+  const length = String(Buffer.byteLength(body));
+  it.each([
+    ["two Content-Length headers", { ...json, "content-length": [length, length] }, 400],
+    ["Content-Length beside Transfer-Encoding", { ...json, "content-length": length, "transfer-encoding": "chunked" }, 400],
+    ["a transfer coding other than chunked", { ...json, "transfer-encoding": "gzip" }, 501],
+    ["chunked with another coding", { ...json, "transfer-encoding": "chunked, identity" }, 501],
+  ])("%s", async (_name, headers, status) => {
+    const { port } = await serve();
+    const exchange = await rawExchange(port, rawRequest("POST", "/v1/chat/completions", headers, body));
+    // uWebSockets.js may refuse some of these itself (400 and a closed connection); what it passes on, loom refuses.
+    expect(exchange.responses.length).toBeLessThanOrEqual(1);
+    if (exchange.responses.length === 1) expect([status, 400]).toContain(exchange.responses[0].status);
+    expect(exchange.closed).toBe(true);
+  });
+});
+
+describe("routes both formats share, and Anthropic's own", () => {
+  it("lists models in Anthropic's shape for a request with anthropic-version, paged", async () => {
+    const { url } = await serve();
+    const headers = { "anthropic-version": "2023-06-01" };
+    const page = await (await fetch(`${url}/v1/models?limit=1`, { headers })).json();
+    expect(page).toEqual({ data: [{ type: "model", id: CHAT, display_name: CHAT, created_at: "2023-11-14T22:13:20.000Z" }], has_more: true, first_id: CHAT, last_id: CHAT });
+    const next = await (await fetch(`${url}/v1/models?limit=5&after_id=${encodeURIComponent(CHAT)}`, { headers })).json();
+    expect(next).toMatchObject({ data: [{ id: MESSAGES }], has_more: false });
+    const one = await (await fetch(`${url}/v1/models/${encodeURIComponent(MESSAGES)}`, { headers })).json();
+    expect(one).toMatchObject({ type: "model", id: MESSAGES });
+    const bad = await fetch(`${url}/v1/models?limit=0`, { headers });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+    const missing = await fetch(`${url}/v1/models/nope`, { headers });
+    expect(await missing.json()).toMatchObject({ type: "error", error: { type: "not_found_error" } });
+    expect((await (await fetch(`${url}/v1/models`)).json()).object).toBe("list");
+  });
+
+  it("counts tokens, and answers errors under /v1/messages in Anthropic's shape", async () => {
+    const { url } = await serve();
+    const counted = await fetch(`${url}/v1/messages/count_tokens`, { method: "POST", headers: json, body: JSON.stringify({ model: MESSAGES, messages: [{ role: "user", content: "hi" }] }) });
+    expect(await counted.json()).toEqual({ input_tokens: SCRIPTED_PROMPT_TOKENS });
+    const withMaxTokens = await fetch(`${url}/v1/messages/count_tokens`, { method: "POST", headers: json, body: JSON.stringify({ model: MESSAGES, max_tokens: 5, messages: [{ role: "user", content: "hi" }] }) });
+    expect(withMaxTokens.status).toBe(400);
+    expect(await withMaxTokens.json()).toMatchObject({ type: "error", error: { message: expect.stringMatching(/^max_tokens: Extra inputs/) } });
+    const batches = await fetch(`${url}/v1/messages/batches`, { method: "POST", headers: json, body: "{}" });
+    expect(batches.status).toBe(404);
+    expect(await batches.json()).toMatchObject({ type: "error", error: { type: "not_found_error" } });
+    const wrongMethod = await fetch(`${url}/v1/messages`);
+    expect(await wrongMethod.json()).toMatchObject({ type: "error" });
+  });
+});
