@@ -4,6 +4,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { Engine } from "../engine.js";
 import { loadModel } from "../load.js";
+import { EngineError } from "../request.js";
 import { type EngineWorkerData, type FromWorker, type ToWorker, describeModel, sendableError, sendableEvent } from "./messages.js";
 
 const port = parentPort;
@@ -55,7 +56,16 @@ function handle(engine: Engine, message: ToWorker): void {
   }
 }
 
-/** Streams one request's events back; the request ends (finish or error) on the engine's side, not here. */
+/**
+ * Streams one request's events back; the request ends (finish or error) on the engine's side, not here. NOTE: a
+ * failure here fails this request only: an unhandled rejection would end the thread, and every request with it.
+ */
 async function relay(engine: Engine, request: Extract<ToWorker, { type: "submit" }>["request"]): Promise<void> {
-  for await (const event of engine.submit(request)) send({ type: "event", event: sendableEvent(event) });
+  try {
+    for await (const event of engine.submit(request)) send({ type: "event", event: sendableEvent(event) });
+  } catch (error) {
+    engine.abort(request.id);
+    const failure = new EngineError("internal", `the engine thread could not relay this request: ${(error as Error)?.message ?? String(error)}`);
+    send({ type: "event", event: { type: "error", requestId: request.id, error: sendableError(failure) } });
+  }
 }

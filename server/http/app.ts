@@ -1,6 +1,7 @@
 // The HTTP server on uWebSockets.js: routes, each guarded (guard.ts) so that no exception ends the process. Wire
 // formats are WireEndpoints; requests reach engines through generation.ts, and settings live in context.ts.
-import uWS, { type HttpRequest } from "uWebSockets.js";
+import * as uWS from "uWebSockets.js";
+import type { HttpRequest } from "uWebSockets.js";
 import type { ModelRegistry } from "../models.js";
 import { ProtocolError } from "../protocol/internal.js";
 import { ServerContext, type ServerOptions } from "./context.js";

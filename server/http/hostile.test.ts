@@ -174,6 +174,47 @@ describe("ambiguous framing is refused, never guessed", () => {
   });
 });
 
+describe("HTTP parsing (uWebSockets.js as uws-pack 20.0.8 builds it; what it cannot do is in README 'HTTP API')", () => {
+  it("answers HTTP/1.0 with 505 at once instead of hanging", async () => {
+    const { port } = await serve();
+    const exchange = await rawExchange(port, "GET /health HTTP/1.0\r\n\r\n");
+    expect(exchange.responses[0]?.status).toBe(505);
+    expect(exchange.closed).toBe(true);
+  });
+
+  it("serves up to 100 header lines, and answers more, or more than 4 KB of them, with 431 at once", async () => {
+    const { port } = await serve();
+    const lines = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`x-h${i}`, "v"]));
+    expect((await rawExchange(port, rawRequest("GET", "/health", lines(64)))).responses[0]?.status).toBe(200);
+    expect((await rawExchange(port, rawRequest("GET", "/health", lines(120)))).responses[0]?.status).toBe(431);
+    expect((await rawExchange(port, rawRequest("GET", "/health", { "x-big": "a".repeat(100_000) }))).responses[0]?.status).toBe(431);
+  });
+
+  it("refuses a non-numeric Content-Length", async () => {
+    const { port } = await serve();
+    const exchange = await rawExchange(port, rawRequest("POST", "/v1/chat/completions", { ...json, "content-length": "+7" }, "{}"));
+    expect(exchange.responses[0]?.status).toBe(400);
+    expect(exchange.closed).toBe(true);
+  });
+});
+
+describe("requests smuggled behind a refused one", () => {
+  const body = chatBody();
+  const length = String(Buffer.byteLength(body));
+  const smuggled = rawRequest("GET", "/v1/models");
+  it.each([
+    ["two Content-Length headers", { ...json, "content-length": [length, length] }],
+    ["a transfer coding other than chunked", { ...json, "transfer-encoding": "gzip" }],
+    ["an unknown route", { ...json, "content-length": length }],
+  ])("are never served: %s", async (_name, headers) => {
+    const { port } = await serve();
+    const path = _name === "an unknown route" ? "/v1/nowhere" : "/v1/chat/completions";
+    const exchange = await rawExchange(port, rawRequest("POST", path, headers, body) + smuggled);
+    expect(exchange.responses.map((response) => response.status)).not.toContain(200);
+    expect(exchange.closed).toBe(true);
+  });
+});
+
 describe("routes both formats share, and Anthropic's own", () => {
   it("lists models in Anthropic's shape for a request with anthropic-version, paged", async () => {
     const { url } = await serve();

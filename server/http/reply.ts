@@ -65,14 +65,26 @@ export class Connection {
   /**
    * Sends a complete response; `closeConnection` closes the socket after it (a request whose body was not read to
    * its end, or whose framing cannot be trusted, leaves bytes that must not be read as the next request).
+   *
+   * NOTE: a closing answer goes out on the next turn of the event loop, with the rest of the body discarded. Sent
+   * from inside the handler, uWS would go on parsing the bytes it already holds, and a request smuggled behind this
+   * one in the same segment would be served on the still-open connection; deferred, uWS's rule against pipelining
+   * behind a pending response closes the socket instead.
    */
   send(status: number, body: string, headers: Record<string, string>, closeConnection = false): void {
     if (this.closed || this.started) return;
-    this.res.cork(() => {
-      this.writeHead(status, headers);
-      this.res.end(body, closeConnection);
-    });
     this.done = true;
+    const write = () => {
+      this.res.cork(() => {
+        this.writeHead(status, headers);
+        this.res.end(body, closeConnection);
+      });
+    };
+    if (!closeConnection) return write();
+    this.res.onData(() => {});
+    setImmediate(() => {
+      if (!this.aborted) write();
+    });
   }
 
   /** Writes the status line, the request id and `headers` (once). */
