@@ -93,6 +93,18 @@ describe("OpenAI chat completions", () => {
     const unauthorised = await new OpenAI({ apiKey: "wrong", baseURL: `${base}/v1`, maxRetries: 0 }).chat.completions.create({ model: chatSlug, messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
     expect(unauthorised).toBeInstanceOf(OpenAI.AuthenticationError);
   });
+
+  it("refuses max_tokens the context cannot hold after the prompt with a 400 naming both counts; top_p 0 is greedy", async () => {
+    const error = await openai().chat.completions.create({ model: chatSlug, messages: [{ role: "user", content: "hi" }], max_tokens: 600 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    const bad = error as InstanceType<typeof OpenAI.BadRequestError>;
+    expect(bad.param).toBe("max_tokens");
+    expect(bad.message).toMatch(/^400 max_tokens is 600, but the prompt has \d+ tokens and the context holds 512: at most \d+ tokens can be generated$/);
+    const request = { model: chatSlug, messages: [{ role: "user" as const, content: "Count to three" }], max_tokens: 5, seed: 1 };
+    const nucleusOfOne = await openai().chat.completions.create({ ...request, top_p: 0, temperature: 1.5 });
+    const greedy = await openai().chat.completions.create({ ...request, temperature: 0 });
+    expect(nucleusOfOne.choices[0].message.content).toBe(greedy.choices[0].message.content);
+  });
 });
 
 describe("Anthropic messages", () => {
@@ -130,6 +142,16 @@ describe("Anthropic messages", () => {
     expect(error).toBeInstanceOf(Anthropic.AuthenticationError);
     const missing = await anthropic().messages.create({ model: messagesSlug, max_tokens: 0, messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(Anthropic.BadRequestError);
+  });
+
+  it("counts a request's input tokens as the message's usage reports them, and refuses max_tokens past the context", async () => {
+    const params = { model: messagesSlug, system: "Be brief.", messages: [{ role: "user" as const, content: "How many tokens is this?" }] };
+    const counted = await anthropic().messages.countTokens(params);
+    const message = await anthropic().messages.create({ ...params, max_tokens: 2 });
+    expect(counted.input_tokens).toBe(message.usage.input_tokens + (message.usage.cache_read_input_tokens ?? 0));
+    const tooMany = await anthropic().messages.create({ ...params, max_tokens: 4096 }).catch((e: unknown) => e);
+    expect(tooMany).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((tooMany as Error).message).toMatch(/max_tokens is 4096, but the prompt has \d+ tokens and the context holds 512/);
   });
 });
 
