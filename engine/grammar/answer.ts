@@ -3,6 +3,7 @@
 // text before the calls when the model may choose, and free reasoning before all of it when thinking is on.
 import { type Grammar, GrammarBuilder, type GrammarSymbol } from "./grammar.js";
 import { FreeTextLexeme } from "./lexemes/free-text.js";
+import { hasLoneSurrogate } from "./lexemes/utf8.js";
 import { WhitespaceLexeme } from "./lexemes/whitespace.js";
 import { SchemaCompiler } from "./schema/compile.js";
 import { SchemaError, pointer, quoted } from "./schema/errors.js";
@@ -57,6 +58,7 @@ const AFTER_REASONING = new WhitespaceLexeme(32, 4);
  * schemas start at `/tools/<index>`).
  */
 export function constraintGrammar(spec: ConstraintSpec): Grammar {
+  checkTags(spec);
   const b = new GrammarBuilder();
   const schemas = new SchemaCompiler(b);
   const answer = answerSymbols(spec.format, b, schemas);
@@ -69,6 +71,15 @@ export function constraintGrammar(spec: ConstraintSpec): Grammar {
     root = [[...open, reasoning, gap, b.ref(rest)]];
   }
   return b.build(b.rule("output", root));
+}
+
+/** Tags are written as UTF-8 bytes: one holding a lone surrogate has no bytes to write (TextEncoder would substitute). */
+function checkTags(spec: ConstraintSpec): void {
+  const tags: Array<[string, string | undefined]> = [["thinking", spec.thinking?.open], ["thinking", spec.thinking?.close]];
+  if (spec.format.type === "tool_calls") tags.push(["tags", spec.format.tags.open], ["tags", spec.format.tags.close]);
+  for (const [keyword, tag] of tags) {
+    if (tag !== undefined && hasLoneSurrogate(tag)) throw new SchemaError(keyword, "", `the tag ${quoted(tag)} holds a lone surrogate, which UTF-8 cannot encode`);
+  }
 }
 
 function answerSymbols(format: AnswerFormat, b: GrammarBuilder, schemas: SchemaCompiler): GrammarSymbol[][] {

@@ -77,6 +77,11 @@ export class GrammarAutomaton {
     const threads = new Set<Thread>();
     const accepting = this.closeRule(grammar.start, this.root, threads, new Set());
     this.initial = this.state(threads, accepting);
+    // Lexemes promise never to enter a state they cannot complete; one whose first byte is refused everywhere broke
+    // that promise (or claimed to be satisfiable when it is not): refuse now rather than mask every token later.
+    if (!accepting && !Array.from({ length: 256 }, (_, byte) => this.step(this.initial, byte)).some((next) => next !== null)) {
+      throw new EmptyGrammarError(`the grammar admits no output (no first byte is allowed by rule ${grammar.names[grammar.start]})`);
+    }
   }
 
   /** Distinct states built so far (for tests and cache statistics). */

@@ -1,5 +1,6 @@
 // A fixed byte string: punctuation, property names, enum and const values, tags. States are byte offsets.
 import type { Lexeme } from "./lexeme.js";
+import { hasLoneSurrogate } from "./utf8.js";
 
 const UTF8 = new TextEncoder();
 
@@ -10,6 +11,8 @@ export class LiteralLexeme implements Lexeme {
 
   constructor(readonly text: string) {
     if (text === "") throw new RangeError("a literal lexeme cannot be empty (use an empty alternative)");
+    // TextEncoder would write U+FFFD for a lone surrogate: the grammar would ask for a character nobody meant.
+    if (hasLoneSurrogate(text)) throw new RangeError(`the literal ${JSON.stringify(text)} holds a lone surrogate, which UTF-8 cannot encode`);
     this.bytes = UTF8.encode(text);
   }
 

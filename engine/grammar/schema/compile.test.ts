@@ -133,3 +133,40 @@ describe("unsupported schemas", () => {
     for (const [schema, keyword] of unsatisfiable) expect(() => automatonOf(schema), JSON.stringify(schema)).toThrowError(expect.objectContaining({ keyword }));
   });
 });
+
+describe("lone surrogates (UTF-16 halves that UTF-8 cannot encode)", () => {
+  it("a pattern that needs one is refused when compiled, escaped or literal, instead of masking every token later", () => {
+    for (const pattern of ["^\\ud800$", "^\ud800$", "^[\\udc00-\\udfff]+$", "^a\\ud800b$"]) {
+      expect(() => automatonOf({ type: "string", pattern }), pattern).toThrowError(expect.objectContaining({ keyword: "pattern", path: "" }));
+    }
+    expect(() => automatonOf({ type: "object", properties: { s: { type: "string", pattern: "^\\udfff+$" } }, required: ["s"] }))
+      .toThrowError(expect.objectContaining({ keyword: "pattern", path: "/properties/s" }));
+  });
+
+  it("a pattern that also allows other strings keeps them, and nothing after the quote dead-ends", () => {
+    const automaton = automatonOf({ type: "string", pattern: "^(?:\\ud800|ok)$" });
+    expect(automaton.stepBytes(automaton.initial, new TextEncoder().encode('"ok"'))?.accepting).toBe(true);
+    for (let seed = 1; seed <= 20; seed++) expect(randomWalk(automaton, seededRandom(seed)).deadEnd).toBe(false);
+  });
+
+  it("names and values holding one are written escaped, as JSON.stringify writes them, and read back the same", () => {
+    const schema = { type: "object", properties: { "\ud800": { enum: ["\udc00x", 1] } }, required: ["\ud800"], additionalProperties: false };
+    const automaton = automatonOf(schema);
+    const text = JSON.stringify({ "\ud800": "\udc00x" });
+    expect(text).toBe('{"\\ud800":"\\udc00x"}');
+    expect(automaton.stepBytes(automaton.initial, new TextEncoder().encode(text))?.accepting).toBe(true);
+    expect(JSON.parse(text)).toEqual({ "\ud800": "\udc00x" });
+    // ajv cannot compile a property named by a lone surrogate (its error paths are URIs); the value alone it can.
+    const value = automatonOf({ const: "a\udc00" });
+    expect(value.stepBytes(value.initial, new TextEncoder().encode('"a\\udc00"'))?.accepting).toBe(true);
+    expect(newValidator().compile({ const: "a\udc00" })(JSON.parse('"a\\udc00"'))).toBe(true);
+  });
+
+  it("tags holding one are refused, naming the parameter", () => {
+    const tools = [{ name: "f", parameters: { type: "object" } }];
+    expect(() => constraintGrammar({ format: { type: "tool_calls", tools, choice: "auto", tags: { open: "<\ud800>", close: "</x>" } } }))
+      .toThrowError(expect.objectContaining({ keyword: "tags" }));
+    expect(() => constraintGrammar({ format: { type: "json_object" }, thinking: { close: "</think\udc00>" } }))
+      .toThrowError(expect.objectContaining({ keyword: "thinking" }));
+  });
+});

@@ -4,7 +4,7 @@
 // numbers and formats become lexemes with their bounds; $ref becomes a rule reference, so recursion works.
 import { type GrammarBuilder, type GrammarSymbol } from "../grammar.js";
 import { NumberLexeme, type NumberBounds } from "../lexemes/number.js";
-import { StringLexeme } from "../lexemes/string.js";
+import { StringLexeme, UNESCAPED_EXCLUDED } from "../lexemes/string.js";
 import { WhitespaceLexeme } from "../lexemes/whitespace.js";
 import { type CharDfa, UnsupportedPatternError, compilePattern } from "../regex/index.js";
 import { provablyDisjoint } from "./disjoint.js";
@@ -15,9 +15,6 @@ import { isObject, mergeSchemas } from "./merge.js";
 import { resolveRef } from "./refs.js";
 
 type SchemaObject = Record<string, unknown>;
-
-/** Code points never written inside a string under a pattern or format: they would need escape sequences. */
-const UNESCAPED_EXCLUDED: ReadonlyArray<readonly [number, number]> = [[0x00, 0x1f], [0x22, 0x22], [0x5c, 0x5c]];
 
 /** Whitespace between JSON tokens: a space, or a line break and up to 20 blanks of indentation. */
 export const JSON_WHITESPACE = new WhitespaceLexeme(21, 1);
