@@ -2,17 +2,17 @@
 // one string, a lookahead and what follows it), complement (negative lookaheads, names a key must not be), the DFA of
 // a finite set of strings, and restriction to an alphabet (code points a JSON string can hold unescaped).
 
-import { type CharDfa, pushTransition, RangeDfa, trimDeadStates, type Transition } from "./dfa.js";
+import { type CharDfa, pushTransition, RangeDfa, spend, type PatternWork, trimDeadStates, type Transition } from "./dfa.js";
 import { UnsupportedPatternError } from "./error.js";
 import { minimise } from "./minimise.js";
 import { type Ranges, subtract } from "./ranges.js";
 
 /**
  * The DFA of strings both `a` and `b` accept: the product automaton over the pairs reachable from (0, 0), minimised,
- * with no dead states.
+ * with no dead states; `work` counts the pairs built and the transitions merged.
  * @throws UnsupportedPatternError("more than N DFA states", label) past `maxStates` pairs.
  */
-export function intersect(a: CharDfa, b: CharDfa, maxStates: number, label: string): CharDfa {
+export function intersect(a: CharDfa, b: CharDfa, maxStates: number, label: string, work?: PatternWork): CharDfa {
   const pairs: Array<readonly [number, number]> = [];
   const idOfPair = new Map<number, number>();
   const intern = (x: number, y: number): number => {
@@ -20,6 +20,7 @@ export function intersect(a: CharDfa, b: CharDfa, maxStates: number, label: stri
     let id = idOfPair.get(key);
     if (id === undefined) {
       if (pairs.length >= maxStates) throw new UnsupportedPatternError(`more than ${maxStates} DFA states`, label);
+      spend(work, 1, label);
       id = pairs.length;
       idOfPair.set(key, id);
       pairs.push([x, y]);
@@ -44,6 +45,7 @@ export function intersect(a: CharDfa, b: CharDfa, maxStates: number, label: stri
       if (hiA < hiB) i++;
       else j++;
     }
+    spend(work, left.length + right.length, label);
     table.push(transitions);
     accept.push(a.accepting(x) && b.accepting(y));
   }
@@ -109,6 +111,8 @@ export function stringsDfa(strings: Iterable<string>): CharDfa {
 
 /** `dfa` without transitions on the code points in `removed` (normalised ranges), trimmed of the states that die. */
 export function restrict(dfa: CharDfa, removed: Ranges): CharDfa {
+  // Most DFAs come trimmed and without those code points already (patterns compiled with them excluded).
+  if (dfa instanceof RangeDfa && dfa.trimmed && !touches(dfa, removed)) return dfa;
   const accept: boolean[] = [];
   const table: Transition[][] = [];
   for (let s = 0; s < dfa.stateCount; s++) {
@@ -120,6 +124,14 @@ export function restrict(dfa: CharDfa, removed: Ranges): CharDfa {
     accept.push(dfa.accepting(s));
   }
   return trimDeadStates(new RangeDfa(accept, table));
+}
+
+/** Whether some transition of `dfa` covers a code point in `ranges` (normalised). */
+function touches(dfa: CharDfa, ranges: Ranges): boolean {
+  for (let s = 0; s < dfa.stateCount; s++) {
+    for (const [lo, hi] of dfa.transitions(s)) if (ranges.some(([from, to]) => from <= hi && lo <= to)) return true;
+  }
+  return false;
 }
 
 /** Whether `dfa` accepts `text` (read as code points). */

@@ -1738,13 +1738,13 @@ export const UNSUPPORTED_SCHEMAS: readonly UnsupportedSchema[] = [
     path: "/items/$ref",
   },
   {
-    name: "pattern-lookahead",
+    name: "pattern-lookbehind",
     schema: {
       type: "object",
-      properties: { password: { type: "string", pattern: "^(?=.*[0-9])[a-zA-Z0-9]{8,16}$" } },
+      properties: { price: { type: "string", pattern: "^(?<=\\$)\\d+$" } },
     },
     keyword: "pattern",
-    path: "/properties/password/pattern",
+    path: "/properties/price/pattern",
   },
   {
     name: "pattern-backreference",
