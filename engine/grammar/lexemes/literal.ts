@@ -2,8 +2,6 @@
 import type { Lexeme } from "./lexeme.js";
 import { hasLoneSurrogate } from "./utf8.js";
 
-const UTF8 = new TextEncoder();
-
 /** Matches exactly `text` (UTF-8). */
 export class LiteralLexeme implements Lexeme {
   readonly start = 0;
@@ -13,7 +11,9 @@ export class LiteralLexeme implements Lexeme {
     if (text === "") throw new RangeError("a literal lexeme cannot be empty (use an empty alternative)");
     // TextEncoder would write U+FFFD for a lone surrogate: the grammar would ask for a character nobody meant.
     if (hasLoneSurrogate(text)) throw new RangeError(`the literal ${JSON.stringify(text)} holds a lone surrogate, which UTF-8 cannot encode`);
-    this.bytes = UTF8.encode(text);
+    // Buffer.from is a Uint8Array; it encodes small strings several times faster than TextEncoder (enums run to
+    // tens of thousands of literals).
+    this.bytes = Buffer.from(text, "utf8");
   }
 
   get label(): string {

@@ -82,8 +82,10 @@ export class StringLexeme implements Lexeme {
     const dfa = spec.dfa && restrict(spec.dfa, UNESCAPED_EXCLUDED);
     this.dfa = dfa;
     const finiteMax = Number.isFinite(this.maxLength);
-    this.countCap = finiteMax ? this.maxLength : this.minLength + (dfa ? dfa.stateCount : 0);
-    if (dfa) this.reach = reachTable(dfa, this.countCap);
+    // Past minLength (and with no maximum) only a DFA's reachable lengths matter, and without length bounds none.
+    this.countCap = finiteMax ? this.maxLength : this.minLength + (dfa && this.minLength > 0 ? dfa.stateCount : 0);
+    // Without length bounds every state of the (trimmed) DFA can still finish: no table needed.
+    if (dfa && (this.minLength > 0 || finiteMax)) this.reach = reachTable(dfa, this.countCap);
     this.start = this.intern({ phase: Phase.BeforeOpen, count: 0, dfa: 0, pending: 0, partial: 0, nextLow: 0, nextHigh: 0, target: -1, excludedPrefix: spec.exclude?.length ? "" : null });
   }
 
@@ -258,7 +260,9 @@ export class StringLexeme implements Lexeme {
     const upper = Number.isFinite(this.maxLength) ? this.maxLength - count : this.countCap;
     // Without a pattern any length from minLength to maxLength will do, if there is one (minLength above maxLength
     // made satisfiable() say yes, and strings dead-ended at maxLength unable to close).
-    if (!this.reach) return count + lower <= this.maxLength;
+    if (!this.dfa) return count + lower <= this.maxLength;
+    // A trimmed DFA: every state can reach acceptance, but for the lone dead start of an empty language.
+    if (!this.reach) return this.dfa.accepting(dfa) || this.dfa.transitions(dfa).length > 0;
     const row = this.reach[dfa]!;
     for (let length = lower; length <= Math.min(upper, this.countCap); length++) if (row[length]) return true;
     return false;
