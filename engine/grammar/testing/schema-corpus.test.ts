@@ -194,7 +194,7 @@ describe("UNSUPPORTED_SCHEMAS", () => {
       "unevaluatedProperties",
       "unevaluatedItems",
       "multipleOf",
-      "format=ipv4",
+      "format=iri",
       "$ref",
       "pattern",
       "oneOf",
