@@ -13,10 +13,14 @@ const Ajv2020: Ajv2020Class = (Ajv2020Module as unknown as { default?: Ajv2020Cl
 const AjvDraft07: AjvClass = (AjvModule as unknown as { default?: AjvClass }).default ?? (AjvModule as unknown as AjvClass);
 const addFormats: AddFormats = (addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats);
 
+/** Format names no standard defines that zod writes (the corpus has them): annotations, as the compiler reads them. */
+const ANNOTATION_FORMATS = ["cuid", "nanoid", "base64"];
+
 /** A fresh ajv for draft 2020-12 with the standard formats (full mode). */
 export function newValidator(): InstanceType<Ajv2020Class> {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
+  for (const name of ANNOTATION_FORMATS) ajv.addFormat(name, true);
   return ajv;
 }
 
@@ -24,6 +28,7 @@ export function newValidator(): InstanceType<Ajv2020Class> {
 export function newDraft07Validator(): InstanceType<AjvClass> {
   const ajv = new AjvDraft07({ strict: false, allErrors: true });
   addFormats(ajv);
+  for (const name of ANNOTATION_FORMATS) ajv.addFormat(name, true);
   return ajv;
 }
 
