@@ -171,6 +171,15 @@ describe("lone surrogates (UTF-16 halves that UTF-8 cannot encode)", () => {
     expect(newValidator().compile({ const: "a\udc00" })(JSON.parse('"a\\udc00"'))).toBe(true);
   });
 
+  it("tool names and propertyNames holding one: names escaped, keys only from what UTF-8 can write", () => {
+    const automaton = new GrammarAutomaton(constraintGrammar({ format: { type: "tool_calls", tools: [{ name: "f\ud800", parameters: { type: "object" } }], choice: "required", tags: { open: "<a>", close: "</a>" } } }));
+    expect(automaton.stepBytes(automaton.initial, new TextEncoder().encode(`<a>${JSON.stringify({ name: "f\ud800", arguments: {} })}</a>`))?.accepting).toBe(true);
+    const names = { type: "object", propertyNames: { pattern: "^\\ud800$" }, additionalProperties: true };
+    for (let seed = 1; seed <= 10; seed++) expect(randomWalk(automatonOf(names), seededRandom(seed)).deadEnd).toBe(false);
+    expect(automatonOf(names).stepBytes(automatonOf(names).initial, new TextEncoder().encode("{}"))?.accepting).toBe(true);
+    expect(() => automatonOf({ ...names, required: ["\ud800"] })).toThrowError(expect.objectContaining({ keyword: "propertyNames" }));
+  });
+
   it("tags holding one are refused, naming the parameter", () => {
     const tools = [{ name: "f", parameters: { type: "object" } }];
     expect(() => constraintGrammar({ format: { type: "tool_calls", tools, choice: "auto", tags: { open: "<\ud800>", close: "</x>" } } }))
