@@ -6,6 +6,7 @@ import { constraintGrammar } from "../answer.js";
 import { GrammarAutomaton } from "../automaton.js";
 import { seededRandom } from "../../testing/seeded-random.js";
 import { randomWalk } from "../testing/byte-walk.js";
+import { checkWalks } from "../testing/walk-check.js";
 import { SCHEMA_CORPUS, UNSUPPORTED_SCHEMAS } from "../testing/schema-corpus.js";
 import { newValidator, validatorFor } from "../testing/validator.js";
 import { SchemaError } from "./errors.js";
@@ -29,6 +30,15 @@ describe("every corpus schema", () => {
         expect(validate(document), `${text}: ${JSON.stringify(validate.errors)}`).toBe(true);
       }
       expect(complete).toBeGreaterThan(0);
+    });
+  }
+});
+
+describe("every corpus schema in pretty layout", () => {
+  for (const entry of SCHEMA_CORPUS) {
+    it(`${entry.name}: 10 random walks end in valid documents, never in a dead end`, () => {
+      const report = checkWalks(entry.schema, 10, "pretty", 600);
+      expect(report.problems).toEqual([]);
     });
   }
 });

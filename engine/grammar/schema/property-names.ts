@@ -2,6 +2,7 @@
 // Declared and required names are checked against it when compiled; the keys of extra properties are generated from
 // it, minus the names already taken, as one DFA (or a list of literals for an enum), so a key can never dead-end.
 import type { GrammarBuilder, GrammarSymbol } from "../grammar.js";
+import type { LiteralLexeme } from "../lexemes/literal.js";
 import { StringLexeme, UNESCAPED_EXCLUDED } from "../lexemes/string.js";
 import { complement, dfaAccepts, intersect, stringsDfa } from "../regex/dfa-ops.js";
 import { RangeDfa } from "../regex/dfa.js";
@@ -41,7 +42,7 @@ export function readPropertyNames(schema: Record<string, unknown>, path: string,
   if (other !== undefined) throw new SchemaError("propertyNames", path, `propertyNames may hold only string keywords (type, pattern, format, minLength, maxLength, enum, const), not ${JSON.stringify(other)}`);
   const types = names.type === undefined ? ["string"] : Array.isArray(names.type) ? names.type : [names.type];
   if (!types.includes("string")) return NO_NAMES; // no key is valid: every key is a string
-  if ("enum" in names || "const" in names) return listedNames(names, at);
+  if ("enum" in names || "const" in names) return listedNames(names, at, budget);
   const constraints = strings.constraints(names, at);
   return constraints.dfa || constraints.minLength || constraints.maxLength !== undefined ? new ConstrainedNames(constraints, at, budget) : undefined;
 }
@@ -50,18 +51,24 @@ export function readPropertyNames(schema: Record<string, unknown>, path: string,
 const NO_NAMES: PropertyNames = { allows: () => false, keys: () => undefined };
 
 /** propertyNames with `enum` or `const`: exactly the listed strings. */
-function listedNames(names: Record<string, unknown>, path: string): PropertyNames {
+function listedNames(names: Record<string, unknown>, path: string, budget: CompileBudget): PropertyNames {
   const beside = Object.keys(names).find((key) => key !== "enum" && key !== "const" && key !== "type" && !ANNOTATION_KEYWORDS.has(key));
-  if (beside !== undefined) throw new SchemaError("propertyNames", path, `${beside} beside enum or const is not supported (list only the names that satisfy it)`);
+  if (beside !== undefined) throw new SchemaError(beside, path, `${beside} beside enum or const is not supported (list only the names that satisfy it)`);
   const values = "const" in names ? [names.const] : names.enum;
-  if (!Array.isArray(values) || values.length === 0) throw new SchemaError("propertyNames", path, "enum must be a non-empty array");
-  if (values.length > MAX_ENUM_VALUES) throw new SchemaError("propertyNames", path, `enums of more than ${MAX_ENUM_VALUES} values are not supported`);
+  if (!Array.isArray(values) || values.length === 0) throw new SchemaError("enum", path, "enum must be a non-empty array");
+  if (values.length > MAX_ENUM_VALUES) throw new SchemaError("enum", path, `enums of more than ${MAX_ENUM_VALUES} values are not supported`);
   const allowed = new Set(values.filter((value): value is string => typeof value === "string"));
   return {
     allows: (name) => allowed.has(name),
     keys: (b, taken) => {
       const free = [...allowed].filter((name) => !taken.includes(name));
-      return free.length === 0 ? undefined : b.ref(b.rule("property-name", free.map((name) => [b.literal(JSON.stringify(name))])));
+      if (free.length === 0) return undefined;
+      const literals = free.map((name) => {
+        const symbol = b.literal(JSON.stringify(name));
+        budget.literal((symbol as { lexeme: LiteralLexeme }).lexeme.bytes.length, "enum" in names ? "enum" : "const", path);
+        return [symbol];
+      });
+      return b.ref(b.rule("property-name", literals));
     },
   };
 }
