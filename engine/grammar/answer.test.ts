@@ -46,16 +46,49 @@ function schemaError(thunk: () => unknown): SchemaError {
   throw new Error("no SchemaError thrown");
 }
 
+describe("whitespace between JSON tokens is bounded", () => {
+  const nested = { a: 1, b: { c: ["x", { d: [] }], e: {} }, f: [1, 2] };
+
+  it("compact (the default): one optional space after a colon or comma, nothing else", () => {
+    const compact = automatonOf({ format: { type: "json_object" } });
+    expectAccepted(compact, [JSON.stringify(nested), '{"a": 1, "b": {"c": ["x", {"d": []}], "e": {}}, "f": [1, 2]}']);
+    expectCut(compact, [" {}", "{ }", '{ "a":1}', '{"a" :1}', '{"a":1 }', '{"a":1 ,"b":2}', "{\n}", '{"a":\n1}', '{"a":[1 ]}', '{"a":[ 1]}']);
+    expectCutAfter(compact, '{"a": ', " ");
+    expectCutAfter(compact, '{"a":1, ', " ");
+    expectCutAfter(compact, '{"a":1,', "\t");
+  });
+
+  it("pretty: also a line break after { [ and , and before } ], indented two spaces per level", () => {
+    const pretty = automatonOf({ format: { type: "json_object" }, whitespace: "pretty" });
+    expectAccepted(pretty, [JSON.stringify(nested, null, 2), JSON.stringify(nested), '{"a": 1, "b": {"c": ["x", {"d": []}], "e": {}}, "f": [1, 2]}', '{\n  "a": [1, 2]\n}']);
+    expectCut(pretty, ['{\n "a": 1}', '{\n    "a": 1}', '{\n\n  "a": 1}', '{"a": {\n  "b": 1}}', '{\n  "a": 1\n  }', "{\n  }", '{\n\t"a": 1}']);
+    expectCutAfter(pretty, '{\n  "a": [\n    1,\n    ', " ");
+    // Deeper than the last pretty level, containers are compact.
+    let deep: unknown = 1;
+    for (let i = 0; i < 20; i++) deep = { k: deep };
+    expectAccepted(pretty, [JSON.stringify(deep)]);
+    expectRefused(pretty, [JSON.stringify(deep, null, 2)]);
+  });
+
+  it("tool calls: a line break or a space around the tagged JSON, laid out like any JSON inside", () => {
+    const tools: ToolSpec[] = [{ name: "f", parameters: { type: "object", properties: { x: { type: "array", items: { type: "integer" } } }, required: ["x"] } }];
+    const pretty = automatonOf({ format: { type: "tool_calls", tools, choice: "required", tags: TAGS }, whitespace: "pretty" });
+    const body = { name: "f", arguments: { x: [1, 2] } };
+    expectAccepted(pretty, [`<tool_call>\n${JSON.stringify(body, null, 2)}\n</tool_call>`, `<tool_call>${JSON.stringify(body)}</tool_call>`]);
+    expectCut(pretty, [`<tool_call>\n\n${JSON.stringify(body)}</tool_call>`, `<tool_call>   ${JSON.stringify(body)}</tool_call>`]);
+  });
+});
+
 describe("json_object", () => {
   const automaton = automatonOf({ format: { type: "json_object" } });
 
-  it("accepts objects: empty, nested, with whitespace between tokens", () => {
+  it("accepts objects: empty, nested, with or without a space after colons and commas", () => {
     expectAccepted(automaton, [
       "{}",
       '{"a":1}',
       '{"a": {"b": [1, -2.5, {"c": null}], "d": "x"}, "e": true, "f": false, "g": []}',
-      '{\n  "a": 1,\n  "b": {\n    "c": [\n      "x"\n    ]\n  }\n}',
-      '{ "é😀": "\\u00e9\\n" }',
+      '{"a":{"b":[1,-2.5,{"c":null}],"d":"x"},"e":true}',
+      '{"é😀": "\\u00e9\\n"}',
     ]);
     expect(after(automaton, "{}")!.finished).toBe(true);
     expect(after(automaton, '{"a": [1')!.accepting).toBe(false);
@@ -173,10 +206,10 @@ describe("tool_calls", () => {
     const unknown = schemaError(() => constraintGrammar({ format: { type: "tool_calls", tools: TOOLS, choice: { name: "get_time" }, tags: TAGS } }));
     expect(unknown.keyword).toBe("tool_choice");
     expect(unknown.message).toContain("get_time");
-    const tools: ToolSpec[] = [TOOLS[0]!, { name: "bad", parameters: { type: "object", properties: { ip: { type: "string", format: "ipv4" } } } }];
+    const tools: ToolSpec[] = [TOOLS[0]!, { name: "bad", parameters: { type: "object", properties: { ip: { type: "string", format: "uri-reference" } } } }];
     for (const choice of ["auto", "required", { name: "bad" }] as const) {
       const error = schemaError(() => constraintGrammar({ format: { type: "tool_calls", tools, choice, tags: TAGS } }));
-      expect(error.keyword).toBe("format=ipv4");
+      expect(error.keyword).toBe("format=uri-reference");
       expect(error.path.startsWith("/tools/1/parameters"), error.path).toBe(true);
       expect(error.path).toBe("/tools/1/parameters/properties/ip");
     }

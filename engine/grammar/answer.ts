@@ -3,9 +3,12 @@
 // text before the calls when the model may choose, and free reasoning before all of it when thinking is on.
 import { type Grammar, GrammarBuilder, type GrammarSymbol } from "./grammar.js";
 import { FreeTextLexeme } from "./lexemes/free-text.js";
+import { hasLoneSurrogate } from "./lexemes/utf8.js";
 import { WhitespaceLexeme } from "./lexemes/whitespace.js";
 import { SchemaCompiler } from "./schema/compile.js";
 import { SchemaError, pointer, quoted } from "./schema/errors.js";
+import type { JsonWhitespace } from "./schema/layout.js";
+import { objectRule } from "./schema/object.js";
 
 /** A tool the model may call, with the JSON Schema of its arguments. */
 export interface ToolSpec {
@@ -42,6 +45,11 @@ export type JsonFormat = Extract<AnswerFormat, { type: "json_object" | "json_sch
 export interface ConstraintSpec {
   format: AnswerFormat;
   /**
+   * Whitespace inside JSON (default "compact": one optional space after `:` and `,`, nothing else; "pretty" also
+   * allows a line break indented to the nesting level). See {@link JsonWhitespace}.
+   */
+  whitespace?: JsonWhitespace;
+  /**
    * Reasoning comes first, as free text up to and including `close` (e.g. "</think>"); the format applies after it.
    * With `open`, the output starts with that tag (the prompt did not open the reasoning itself).
    */
@@ -50,6 +58,8 @@ export interface ConstraintSpec {
 
 /** Blank lines between the reasoning's close tag and the answer. */
 const AFTER_REASONING = new WhitespaceLexeme(32, 4);
+/** Between a tool-call tag and its JSON, and between calls: a line break as chat templates write it, or a space. */
+const TAG_GAP = new WhitespaceLexeme(2, 1);
 
 /**
  * The grammar of outputs that satisfy `spec`.
@@ -57,8 +67,9 @@ const AFTER_REASONING = new WhitespaceLexeme(32, 4);
  * schemas start at `/tools/<index>`).
  */
 export function constraintGrammar(spec: ConstraintSpec): Grammar {
+  checkTags(spec);
   const b = new GrammarBuilder();
-  const schemas = new SchemaCompiler(b);
+  const schemas = new SchemaCompiler(b, spec.whitespace ?? "compact");
   const answer = answerSymbols(spec.format, b, schemas);
   let root: GrammarSymbol[][] = answer;
   if (spec.thinking) {
@@ -69,6 +80,15 @@ export function constraintGrammar(spec: ConstraintSpec): Grammar {
     root = [[...open, reasoning, gap, b.ref(rest)]];
   }
   return b.build(b.rule("output", root));
+}
+
+/** Tags are written as UTF-8 bytes: one holding a lone surrogate has no bytes to write (TextEncoder would substitute). */
+function checkTags(spec: ConstraintSpec): void {
+  const tags: Array<[string, string | undefined]> = [["thinking", spec.thinking?.open], ["thinking", spec.thinking?.close]];
+  if (spec.format.type === "tool_calls") tags.push(["tags", spec.format.tags.open], ["tags", spec.format.tags.close]);
+  for (const [keyword, tag] of tags) {
+    if (tag !== undefined && hasLoneSurrogate(tag)) throw new SchemaError(keyword, "", `the tag ${quoted(tag)} holds a lone surrogate, which UTF-8 cannot encode`);
+  }
 }
 
 function answerSymbols(format: AnswerFormat, b: GrammarBuilder, schemas: SchemaCompiler): GrammarSymbol[][] {
@@ -87,7 +107,7 @@ function answerSymbols(format: AnswerFormat, b: GrammarBuilder, schemas: SchemaC
 function toolCalls(format: Extract<AnswerFormat, { type: "tool_calls" }>, b: GrammarBuilder, schemas: SchemaCompiler): GrammarSymbol[][] {
   const { tools, choice, tags } = format;
   if (choice === "none") return format.otherwise ? answerSymbols(format.otherwise, b, schemas) : [[], [b.lexeme(new FreeTextLexeme(tags.open, false))]];
-  const ws = schemas.whitespace;
+  const gap = b.optional("tag-gap", [b.lexeme(TAG_GAP)]);
   const named = typeof choice === "object" ? choice.name : undefined;
   if (named !== undefined && !tools.some((tool) => tool.name === named)) throw new SchemaError("tool_choice", "", `tool_choice names ${quoted(named)}, which is not among the tools`);
   const bodies: GrammarSymbol[][] = [];
@@ -95,20 +115,22 @@ function toolCalls(format: Extract<AnswerFormat, { type: "tool_calls" }>, b: Gra
     if (named !== undefined && tool.name !== named) return;
     let args: GrammarSymbol;
     try {
-      args = schemas.compile(tool.parameters ?? { type: "object" }, `tool:${tool.name}`);
+      // The arguments are the value of a member of the call object: one level down.
+      args = schemas.compile(tool.parameters ?? { type: "object" }, `tool:${tool.name}`, 1);
     } catch (error) {
       if (error instanceof SchemaError) throw error.under(pointer(`/tools/${index}`, "parameters"));
       throw error;
     }
-    bodies.push([b.literal("{"), ws, b.literal('"name"'), ws, b.literal(":"), ws, b.literal(JSON.stringify(tool.name)), ws, b.literal(","), ws,
-      b.literal('"arguments"'), ws, b.literal(":"), ws, args, ws, b.literal("}")]);
+    // {"name": "<tool>", "arguments": {...}}, laid out like any JSON (JSON.stringify escapes the name as needed).
+    const members = [schemas.member("name", b.literal(JSON.stringify(tool.name))), schemas.member("arguments", args)];
+    bodies.push([objectRule(b, `tool:${tool.name}/call`, members, undefined, schemas.layout.gaps(1))]);
   });
   if (bodies.length === 0) throw new SchemaError("tools", "", "no tool to call");
-  const call = b.rule("tool-call", bodies.map((body) => [b.literal(tags.open), ws, ...body, ws, b.literal(tags.close)]));
+  const call = b.rule("tool-call", bodies.map((body) => [b.literal(tags.open), gap, ...body, gap, b.literal(tags.close)]));
   let calls: GrammarSymbol[] = [b.ref(call)];
   if (named === undefined && format.parallel !== false) {
     const more = b.declare("more-tool-calls");
-    b.define(more, [[], [ws, b.ref(call), b.ref(more)]]);
+    b.define(more, [[], [gap, b.ref(call), b.ref(more)]]);
     calls = [b.ref(call), b.ref(more)];
   }
   if (choice !== "auto") return [calls];

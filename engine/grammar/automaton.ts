@@ -77,6 +77,11 @@ export class GrammarAutomaton {
     const threads = new Set<Thread>();
     const accepting = this.closeRule(grammar.start, this.root, threads, new Set());
     this.initial = this.state(threads, accepting);
+    // Lexemes promise never to enter a state they cannot complete; one whose first byte is refused everywhere broke
+    // that promise (or claimed to be satisfiable when it is not): refuse now rather than mask every token later.
+    if (!accepting && !Array.from({ length: 256 }, (_, byte) => this.step(this.initial, byte)).some((next) => next !== null)) {
+      throw new EmptyGrammarError(`the grammar admits no output (no first byte is allowed by rule ${grammar.names[grammar.start]})`);
+    }
   }
 
   /** Distinct states built so far (for tests and cache statistics). */
@@ -170,21 +175,51 @@ export class GrammarAutomaton {
 }
 
 function symbolProductive(symbol: GrammarSymbol, productive: boolean[]): boolean {
-  return "rule" in symbol ? productive[symbol.rule]! : symbol.lexeme.satisfiable?.() ?? true;
+  return "rule" in symbol ? productive[symbol.rule]! : lexemeSatisfiable(symbol.lexeme);
 }
 
-/** Rules that derive some complete output (least fixed point). */
+/** satisfiable() once per lexeme: a lexeme shared by thousands of positions (a number's bounds) may take a while. */
+const satisfiableLexemes = new WeakMap<Lexeme, boolean>();
+function lexemeSatisfiable(lexeme: Lexeme): boolean {
+  if (!lexeme.satisfiable) return true;
+  let satisfiable = satisfiableLexemes.get(lexeme);
+  if (satisfiable === undefined) satisfiableLexemes.set(lexeme, (satisfiable = lexeme.satisfiable()));
+  return satisfiable;
+}
+
+/**
+ * Rules that derive some complete output (least fixed point), by a worklist: each alternative counts the rules it still
+ * waits on, and a rule found productive wakes only the alternatives that use it, so the work is linear in the grammar
+ * (iterating to a fixed point over all rules was quadratic on a long chain such as an object's members).
+ */
 function productiveRules(grammar: Grammar): boolean[] {
   const productive = grammar.rules.map(() => false);
-  for (let changed = true; changed;) {
-    changed = false;
-    grammar.rules.forEach((alternatives, rule) => {
-      if (productive[rule]) return;
-      if (alternatives.some((sequence) => sequence.every((symbol) => symbolProductive(symbol, productive)))) {
-        productive[rule] = true;
-        changed = true;
+  const waiting: number[] = []; // per alternative: rule references not yet known productive
+  const owner: number[] = []; // per alternative: its rule
+  const users: number[][] = grammar.rules.map(() => []); // per rule: alternatives referring to it, once per reference
+  const ready: number[] = [];
+  grammar.rules.forEach((alternatives, rule) => {
+    for (const sequence of alternatives) {
+      const alternative = owner.length;
+      owner.push(rule);
+      let count = 0;
+      let impossible = false;
+      for (const symbol of sequence) {
+        if ("rule" in symbol) {
+          users[symbol.rule]!.push(alternative);
+          count++;
+        } else if (!symbolProductive(symbol, productive)) impossible = true;
       }
-    });
+      // A lexeme that admits nothing: the alternative never completes, whatever its rules do.
+      waiting.push(impossible ? Infinity : count);
+      if (count === 0 && !impossible) ready.push(rule);
+    }
+  });
+  while (ready.length > 0) {
+    const rule = ready.pop()!;
+    if (productive[rule]) continue;
+    productive[rule] = true;
+    for (const alternative of users[rule]!) if (--waiting[alternative]! === 0) ready.push(owner[alternative]!);
   }
   return productive;
 }

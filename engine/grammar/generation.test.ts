@@ -9,7 +9,7 @@ import { Engine } from "../engine.js";
 import { type LoadedModel, loadModel } from "../load.js";
 import type { EngineEvent, EngineRequest } from "../request.js";
 import { SCHEMA_CORPUS } from "./testing/schema-corpus.js";
-import { newValidator } from "./testing/validator.js";
+import { validatorFor } from "./testing/validator.js";
 
 const LOAD = { contextSize: 512, threads: 2, maxSequences: 8, batchSize: 256, kvCache: { bytes: 32 * 1024 * 1024 } };
 
@@ -28,7 +28,6 @@ function onModel(preset: "tiny-qwen3" | "tiny-llama", schemas: typeof SCHEMA_COR
   describe(`${preset}: corpus schemas at temperature 1, seeds ${seeds.join(", ")}`, () => {
     let model: LoadedModel;
     let engine: Engine;
-    const ajv = newValidator();
     const tally = { complete: 0, cut: 0 };
 
     beforeAll(async () => {
@@ -42,7 +41,7 @@ function onModel(preset: "tiny-qwen3" | "tiny-llama", schemas: typeof SCHEMA_COR
 
     for (const entry of schemas) {
       it(entry.name, async () => {
-        const validate = ajv.compile(entry.schema as object);
+        const validate = validatorFor(entry.schema).compile(entry.schema as object);
         const results = await Promise.all(seeds.map((seed) => run(engine, {
           input: { text: "Answer in JSON:" },
           maxTokens: 48,

@@ -18,7 +18,9 @@ export interface Grammar {
 export class GrammarBuilder {
   private readonly rules: Array<GrammarSymbol[][] | undefined> = [];
   private readonly names: string[] = [];
-  private readonly literals = new Map<string, LiteralLexeme>();
+  private readonly literals = new Map<string, GrammarSymbol>();
+  /** One reference symbol per rule: symbols are immutable, and large schemas refer to rules hundreds of thousands of times. */
+  private readonly refs: GrammarSymbol[] = [];
 
   /** A new rule, to be defined later with {@link define}. */
   declare(name: string): number {
@@ -41,17 +43,17 @@ export class GrammarBuilder {
 
   /** A reference to rule `rule`. */
   ref(rule: number): GrammarSymbol {
-    return { rule };
+    return (this.refs[rule] ??= { rule });
   }
 
   /** A literal terminal (one lexeme per distinct text, shared). */
   literal(text: string): GrammarSymbol {
-    let lexeme = this.literals.get(text);
-    if (!lexeme) {
-      lexeme = new LiteralLexeme(text);
-      this.literals.set(text, lexeme);
+    let symbol = this.literals.get(text);
+    if (!symbol) {
+      symbol = { lexeme: new LiteralLexeme(text) };
+      this.literals.set(text, symbol);
     }
-    return { lexeme };
+    return symbol;
   }
 
   /** A terminal matched by `lexeme`. */

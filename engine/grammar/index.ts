@@ -5,4 +5,6 @@ export { EmptyGrammarError, GrammarAutomaton, MatchState } from "./automaton.js"
 export { CompiledConstraint, ConstraintViolationError, TokenConstraint } from "./constraint.js";
 export { type Grammar, formatGrammar } from "./grammar.js";
 export { SchemaError } from "./schema/errors.js";
+export { type JsonWhitespace, MAX_PRETTY_LEVEL } from "./schema/layout.js";
+export { COMPILE_LIMITS } from "./schema/budget.js";
 export { type TokenMask, maskHas, maskLogits } from "./token-masks.js";

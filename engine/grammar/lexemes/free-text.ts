@@ -1,6 +1,7 @@
 // Unconstrained text around the constrained part: the reasoning before `</think>`, or an answer's prose before a
 // `<tool_call>` tag. Tracks how much of the delimiter the text ends with (KMP), so states are 0..delimiter length.
 import type { Lexeme } from "./lexeme.js";
+import { hasLoneSurrogate } from "./utf8.js";
 
 const UTF8 = new TextEncoder();
 
@@ -18,6 +19,7 @@ export class FreeTextLexeme implements Lexeme {
   private readonly nonEmpty: number;
 
   constructor(readonly delimiterText: string, readonly through: boolean) {
+    if (hasLoneSurrogate(delimiterText)) throw new RangeError(`the delimiter ${JSON.stringify(delimiterText)} holds a lone surrogate, which UTF-8 cannot encode`);
     this.delimiter = UTF8.encode(delimiterText);
     if (this.delimiter.length === 0) throw new RangeError("free text needs a non-empty delimiter");
     this.failure = new Int32Array(this.delimiter.length + 1);

@@ -551,6 +551,16 @@ describe("StringLexeme", () => {
     expect(new StringLexeme({ minLength: 5, maxLength: 5, dfa: dfaOf("^(ab)+$") }).satisfiable()).toBe(false);
   });
 
+  it("drops what a DFA allows but UTF-8 cannot write: a pattern of lone surrogates admits nothing", () => {
+    // A DFA built without excluding surrogates, as any caller might: the lexeme must not count on those paths.
+    for (const pattern of ["^\\ud800$", "^\ud800$", "^[\\udc00-\\udfff]+$", "^a\\ud800b$"]) {
+      expect(new StringLexeme({ dfa: compilePattern(pattern) }).satisfiable(), pattern).toBe(false);
+    }
+    const either = new StringLexeme({ dfa: compilePattern("^(?:\\ud800|ok)$") });
+    expectAccepted(either, ['"ok"']);
+    expectDeadAt(either, [QUOTE, 0xed], 1);
+  });
+
   it("under a pattern: reachable lengths only, no escapes", () => {
     // ^(ab)+$ with 3..6 characters: only lengths 4 and 6.
     const pairs = new StringLexeme({ minLength: 3, maxLength: 6, dfa: dfaOf("^(ab)+$") });
@@ -665,6 +675,9 @@ describe("LiteralLexeme", () => {
     expectAccepted(accented, ['"café"']);
     expectDeadAt(accented, [QUOTE, ...UTF8.encode("caf"), 0xc3, 0xa8], 5);
     expect(() => new LiteralLexeme("")).toThrow(RangeError);
+    // TextEncoder would write U+FFFD for a lone surrogate: a literal nobody asked for.
+    expect(() => new LiteralLexeme("<\ud800>")).toThrow(RangeError);
+    expect([...new LiteralLexeme("😀").bytes]).toEqual([...UTF8.encode("😀")]);
   });
 });
 
@@ -718,5 +731,6 @@ describe("FreeTextLexeme", () => {
     expectDeadAt(prose, "<tool_call<tool_call>", 20);
     expect(prose.canContinue(prose.start)).toBe(true);
     expect(() => new FreeTextLexeme("", true)).toThrow(RangeError);
+    expect(() => new FreeTextLexeme("</\udc00>", true)).toThrow(RangeError);
   });
 });

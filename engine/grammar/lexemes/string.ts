@@ -2,6 +2,7 @@
 // pattern or format as a DFA over code points, and for object keys a list of names it must not equal. Content bytes are
 // checked as UTF-8 as they arrive; a byte is allowed only when the string can still be finished within the bounds.
 import type { CharDfa } from "../regex/index.js";
+import { restrict } from "../regex/dfa-ops.js";
 import { type Lexeme, StateTable } from "./lexeme.js";
 import { utf8Lead } from "./utf8.js";
 
@@ -10,13 +11,19 @@ export interface StringSpec {
   minLength?: number;
   maxLength?: number;
   /**
-   * The content must be accepted by this DFA (a pattern or format, trimmed of dead states). Strings under a DFA are
-   * written without escape sequences, so the DFA must exclude `"`, `\` and control characters.
+   * The content must be accepted by this DFA (a pattern or format). Strings under a DFA are written without escape
+   * sequences: its transitions on code points that cannot be written so ({@link UNESCAPED_EXCLUDED}) are dropped.
    */
   dfa?: CharDfa;
   /** Contents the string must not equal (declared property names, for the keys of additional properties). */
   exclude?: readonly string[];
 }
+
+/**
+ * Code points a string under a DFA never holds: `"`, `\` and control characters would need escape sequences, and
+ * surrogates (U+D800-U+DFFF) have no UTF-8 encoding at all, so a pattern that needs one matches nothing here.
+ */
+export const UNESCAPED_EXCLUDED: ReadonlyArray<readonly [number, number]> = [[0x00, 0x1f], [0x22, 0x22], [0x5c, 0x5c], [0xd800, 0xdfff]];
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -66,20 +73,25 @@ export class StringLexeme implements Lexeme {
   private readonly countCap: number;
   /** reach[s][L]: from DFA state s, some path of exactly L code points ends accepting (L up to countCap). */
   private readonly reach?: Uint8Array[];
+  /** The spec's DFA without what cannot be written unescaped: liveness is then exact, byte for byte. */
+  private readonly dfa?: CharDfa;
 
   constructor(readonly spec: StringSpec) {
     this.minLength = spec.minLength ?? 0;
     this.maxLength = spec.maxLength ?? Infinity;
-    const dfa = spec.dfa;
+    const dfa = spec.dfa && restrict(spec.dfa, UNESCAPED_EXCLUDED);
+    this.dfa = dfa;
     const finiteMax = Number.isFinite(this.maxLength);
-    this.countCap = finiteMax ? this.maxLength : this.minLength + (dfa ? dfa.stateCount : 0);
-    if (dfa) this.reach = reachTable(dfa, this.countCap);
+    // Past minLength (and with no maximum) only a DFA's reachable lengths matter, and without length bounds none.
+    this.countCap = finiteMax ? this.maxLength : this.minLength + (dfa && this.minLength > 0 ? dfa.stateCount : 0);
+    // Without length bounds every state of the (trimmed) DFA can still finish: no table needed.
+    if (dfa && (this.minLength > 0 || finiteMax)) this.reach = reachTable(dfa, this.countCap);
     this.start = this.intern({ phase: Phase.BeforeOpen, count: 0, dfa: 0, pending: 0, partial: 0, nextLow: 0, nextHigh: 0, target: -1, excludedPrefix: spec.exclude?.length ? "" : null });
   }
 
   get label(): string {
     const { minLength, maxLength } = this;
-    return `string{${minLength},${Number.isFinite(maxLength) ? maxLength : ""}}${this.spec.dfa ? "/pattern" : ""}${this.spec.exclude?.length ? ` not ${this.spec.exclude.join("|")}` : ""}`;
+    return `string{${minLength},${Number.isFinite(maxLength) ? maxLength : ""}}${this.dfa ? "/pattern" : ""}${this.spec.exclude?.length ? ` not ${this.spec.exclude.join("|")}` : ""}`;
   }
 
   /**
@@ -112,14 +124,14 @@ export class StringLexeme implements Lexeme {
 
   plainRoom(state: number): number | undefined {
     const s = this.table.get(state);
-    if (s.phase !== Phase.Content || this.spec.dfa || s.excludedPrefix !== null) return undefined;
+    if (s.phase !== Phase.Content || this.dfa || s.excludedPrefix !== null) return undefined;
     return this.maxLength - s.count;
   }
 
   private intern(s: StringState): number {
     // The partial code point matters only to a DFA or to excluded names; elsewhere dropping it keeps a multi-byte
     // character from multiplying the states (and their token masks) by every prefix it can have.
-    if (s.phase === Phase.MultiByte && !this.spec.dfa && s.excludedPrefix === null && s.partial !== 0) s = { ...s, partial: 0 };
+    if (s.phase === Phase.MultiByte && !this.dfa && s.excludedPrefix === null && s.partial !== 0) s = { ...s, partial: 0 };
     // The excluded prefix is marked apart from "none": a bare NUL for none was also the prefix of a name starting with
     // U+0000 (written \u0000), so the two states were one and whichever came first decided whether the string could
     // close (an excluded "\u0000" closable, or "names" not closable under exclude ["name", "\u0000"]).
@@ -170,7 +182,7 @@ export class StringLexeme implements Lexeme {
   private content(s: StringState, byte: number): StringState | undefined {
     if (byte === QUOTE) return this.canClose(s) ? { ...s, phase: Phase.Closed } : undefined;
     // Escapes only without a pattern (its DFA reads the characters as written); one escape is one more character.
-    if (byte === BACKSLASH) return !this.spec.dfa && s.count < this.maxLength ? { ...s, phase: Phase.Escape } : undefined;
+    if (byte === BACKSLASH) return !this.dfa && s.count < this.maxLength ? { ...s, phase: Phase.Escape } : undefined;
     if (byte < 0x20) return undefined;
     if (byte < 0x80) return this.addChar(s, byte);
     // A UTF-8 lead byte: its length, the code points it can begin, and the range its first continuation byte may take.
@@ -191,7 +203,7 @@ export class StringLexeme implements Lexeme {
   private multiByte(s: StringState, pending: number, partial: number, nextLow: number, nextHigh: number, first: number, last: number): StringState | undefined {
     const next = { ...s, pending, partial, nextLow, nextHigh, target: -1 };
     if (!this.anyLive(next, first, last)) return undefined;
-    const dfa = this.spec.dfa;
+    const dfa = this.dfa;
     if (dfa && s.excludedPrefix === null) {
       const range = dfa.transitions(s.dfa).find(([low, high]) => low <= first && first <= high);
       if (range && range[1] >= last) return { ...next, partial: 0, target: range[2] };
@@ -202,8 +214,8 @@ export class StringLexeme implements Lexeme {
   /** The state after one more code point of content, if the string can still be finished from there. */
   private addChar(s: StringState, char: number): StringState | undefined {
     let dfa = 0;
-    if (this.spec.dfa) {
-      dfa = this.spec.dfa.next(s.dfa, char);
+    if (this.dfa) {
+      dfa = this.dfa.next(s.dfa, char);
       if (dfa < 0) return undefined;
     }
     return this.advance(s, dfa, char);
@@ -226,7 +238,7 @@ export class StringLexeme implements Lexeme {
   private anyLive(s: StringState, first: number, last: number): boolean {
     if (s.count + 1 > this.maxLength) return false;
     const count = Math.min(s.count + 1, this.countCap);
-    const dfa = this.spec.dfa;
+    const dfa = this.dfa;
     if (!dfa) return this.live(0, count);
     for (const [low, high, target] of dfa.transitions(s.dfa)) {
       if (high >= first && low <= last && this.live(target, count)) return true;
@@ -237,7 +249,7 @@ export class StringLexeme implements Lexeme {
   /** The content may end here: long enough, accepted by the DFA, not an excluded name. */
   private canClose(s: StringState): boolean {
     if (s.count < this.minLength || s.count > this.maxLength) return false;
-    if (this.spec.dfa && !this.spec.dfa.accepting(s.dfa)) return false;
+    if (this.dfa && !this.dfa.accepting(s.dfa)) return false;
     return s.excludedPrefix === null || !this.spec.exclude!.includes(s.excludedPrefix);
   }
 
@@ -248,7 +260,9 @@ export class StringLexeme implements Lexeme {
     const upper = Number.isFinite(this.maxLength) ? this.maxLength - count : this.countCap;
     // Without a pattern any length from minLength to maxLength will do, if there is one (minLength above maxLength
     // made satisfiable() say yes, and strings dead-ended at maxLength unable to close).
-    if (!this.reach) return count + lower <= this.maxLength;
+    if (!this.dfa) return count + lower <= this.maxLength;
+    // A trimmed DFA: every state can reach acceptance, but for the lone dead start of an empty language.
+    if (!this.reach) return this.dfa.accepting(dfa) || this.dfa.transitions(dfa).length > 0;
     const row = this.reach[dfa]!;
     for (let length = lower; length <= Math.min(upper, this.countCap); length++) if (row[length]) return true;
     return false;

@@ -18,11 +18,29 @@ export interface CharDfa {
   transitions(state: number): ReadonlyArray<readonly [lo: number, hi: number, target: number]>;
 }
 
+/**
+ * A running count of the work of building automata, for callers that bound it across many: a unit per state built,
+ * per NFA state visited or target collected in subset construction, per transition merged in a product, and per
+ * transition times log2(states) for minimisation (states alone misjudge the time tenfold between a chain like
+ * [a-z]{800} and a search like [ab]*a[ab]{11}). Past `limit`, building stops with UnsupportedPatternError.
+ */
+export interface PatternWork {
+  units: number;
+  readonly limit: number;
+}
+
+/** Counts `units` more of work. */
+export function spend(work: PatternWork | undefined, units: number, label: string): void {
+  if (work && (work.units += units) > work.limit) throw new UnsupportedPatternError(`more than ${work.limit} units of automaton work in all`, label);
+}
+
 /** A CharDfa stored as one sorted transition array per state; `next` binary-searches it. */
 export class RangeDfa implements CharDfa {
   constructor(
     private readonly accept: ReadonlyArray<boolean>,
     private readonly table: ReadonlyArray<ReadonlyArray<Transition>>,
+    /** Made by trimDeadStates: every state can reach acceptance (but for the lone dead start of an empty language). */
+    readonly trimmed = false,
   ) {}
 
   get stateCount(): number {
@@ -66,7 +84,7 @@ export function pushTransition(list: Transition[], lo: number, hi: number, targe
  * in an epsilon closure; the code points leaving a set are cut into intervals at every range boundary of
  * its edges, and each interval's successor set becomes one transition. Throws past `maxStates` states.
  */
-export function determinise(nfa: Nfa, maxStates: number, pattern: string): RangeDfa {
+export function determinise(nfa: Nfa, maxStates: number, pattern: string, work?: PatternWork): RangeDfa {
   const mark = new Int32Array(nfa.epsilon.length);
   const isUniversal = new Uint8Array(nfa.epsilon.length);
   for (const s of nfa.universal) isUniversal[s] = 1;
@@ -77,15 +95,18 @@ export function determinise(nfa: Nfa, maxStates: number, pattern: string): Range
     const stack = [...seeds];
     const kept: number[] = [];
     let universal = false;
+    let visited = 0;
     while (stack.length > 0) {
       const s = stack.pop()!;
       if (mark[s] === epoch) continue;
       mark[s] = epoch;
+      visited++;
       universal ||= isUniversal[s] === 1;
       // NOTE: pure epsilon states do not affect the future, so leaving them out merges more subsets.
       if (nfa.edge[s] !== undefined || s === nfa.accept) kept.push(s);
       for (const t of nfa.epsilon[s]) if (mark[t] !== epoch) stack.push(t);
     }
+    spend(work, visited, pattern);
     if (universal && collapse) {
       // Every set holding a universal state has the same language (all allowed strings): share one DFA
       // state instead of tracking partial matches that no longer matter.
@@ -97,10 +118,11 @@ export function determinise(nfa: Nfa, maxStates: number, pattern: string): Range
   const sets: Int32Array[] = [];
   const idOfSet = new Map<string, number>();
   const intern = (set: Int32Array): number => {
-    const key = set.join(",");
+    const key = setKey(set);
     let id = idOfSet.get(key);
     if (id === undefined) {
       if (sets.length >= maxStates) throw new UnsupportedPatternError(`more than ${maxStates} DFA states`, pattern);
+      spend(work, 1, pattern);
       id = sets.length;
       idOfSet.set(key, id);
       sets.push(set);
@@ -138,15 +160,29 @@ export function determinise(nfa: Nfa, maxStates: number, pattern: string): Range
         if (cursor[i] < ranges.length && ranges[cursor[i]][0] <= lo) for (const t of entries[i][1]) targets.push(t);
       }
       if (targets.length === 0) continue;
-      const key = Int32Array.from(targets).sort().join(",");
+      const key = setKey(Int32Array.from(targets).sort());
       let target = idOfTargets.get(key);
       if (target === undefined) idOfTargets.set(key, (target = intern(closure(targets))));
       pushTransition(transitions, lo, cuts[k + 1] - 1, target);
+      spend(work, targets.length, pattern);
     }
+    // Minimisation then refines over these transitions, about log2(states) times each.
+    spend(work, sets[id].length + cuts.length + transitions.length * Math.ceil(Math.log2(sets.length + 1)), pattern);
     table.push(transitions);
     accept.push(sets[id].includes(nfa.accept));
   }
   return new RangeDfa(accept, table);
+}
+
+/**
+ * A map key for a sorted set of NFA states: its bytes as UTF-16 units, several times cheaper than joining decimals
+ * (sets run to thousands of states under counted repetitions, and every DFA state builds a few keys).
+ */
+function setKey(set: Int32Array): string {
+  const units = new Uint16Array(set.buffer, set.byteOffset, set.length * 2);
+  let key = "";
+  for (let i = 0; i < units.length; i += 8192) key += String.fromCharCode.apply(null, units.subarray(i, i + 8192) as unknown as number[]);
+  return key;
 }
 
 /**
@@ -155,6 +191,7 @@ export function determinise(nfa: Nfa, maxStates: number, pattern: string): Range
  * itself is dead, returns a DFA with one non-accepting state and no transitions).
  */
 export function trimDeadStates(dfa: CharDfa): CharDfa {
+  if (dfa instanceof RangeDfa && dfa.trimmed) return dfa;
   const n = dfa.stateCount;
   const predecessors: number[][] = Array.from({ length: n }, () => []);
   const live = new Uint8Array(n);
@@ -174,7 +211,7 @@ export function trimDeadStates(dfa: CharDfa): CharDfa {
       }
     }
   }
-  if (n === 0 || live[0] === 0) return new RangeDfa([false], [[]]);
+  if (n === 0 || live[0] === 0) return new RangeDfa([false], [[]], true);
 
   const renumbered = new Int32Array(n).fill(-1);
   let count = 0;
@@ -188,5 +225,5 @@ export function trimDeadStates(dfa: CharDfa): CharDfa {
     table.push(transitions);
     accept.push(dfa.accepting(s));
   }
-  return new RangeDfa(accept, table);
+  return new RangeDfa(accept, table, true);
 }

@@ -15,20 +15,24 @@
 //   the pattern or of a top-level alternative. With search semantics (the default, as JSON Schema) a pattern
 //   matches anywhere: an alternative without `^` may be preceded by anything, one without `$` followed by
 //   anything, so `^a|b$` means "starts with a, or ends with b".
+// - Lookaheads `(?=...)` and `(?!...)`, whose alternatives may end with `$`, anywhere but inside a repetition
+//   other than `?`: resolved into intersections (see lookahead.ts), so each costs a DFA product.
 // - Unsupported, rejected with UnsupportedPatternError naming the feature: backreferences (`\1`, `\k<name>`),
-//   lookahead and lookbehind (`(?=` `(?!` `(?<=` `(?<!`), word boundaries (`\b` `\B`), unicode property
-//   escapes (`\p{...}` `\P{...}`), inline flags (`(?i)`, `(?i:...)`), control escapes (`\c`), anchors
-//   anywhere else, and patterns that expand past 100000 NFA states or `maxStates` DFA states.
+//   lookbehind (`(?<=` `(?<!`), lookaheads inside `*`, `+` or counted repetitions, word boundaries (`\b` `\B`),
+//   unicode property escapes (`\p{...}` `\P{...}`), inline flags (`(?i)`, `(?i:...)`), control escapes (`\c`),
+//   anchors anywhere else, and patterns that expand past 100000 NFA states or `maxStates` DFA states (counted
+//   per DFA built: the pattern's, and each lookahead's).
 //   Malformed patterns (`(a`, `[a-`, `a{2,1}`, `*a`, lone `{`, unknown escapes like `\q`) are rejected
 //   with a feature starting "syntax:".
 
-import { type CharDfa, determinise, trimDeadStates } from "./dfa.js";
+import { type CharDfa, determinise, type PatternWork, spend, trimDeadStates } from "./dfa.js";
 import { minimise } from "./minimise.js";
+import { resolveLookaheads } from "./lookahead.js";
 import { buildNfa } from "./nfa.js";
 import { parsePattern } from "./parse.js";
 import { normalise } from "./ranges.js";
 
-export type { CharDfa } from "./dfa.js";
+export type { CharDfa, PatternWork } from "./dfa.js";
 export { trimDeadStates } from "./dfa.js";
 export { UnsupportedPatternError } from "./error.js";
 
@@ -45,11 +49,15 @@ export interface PatternOptions {
    * (default: none). The caller passes `"`, `\\` and U+0000..U+001F.
    */
   excluded?: ReadonlyArray<readonly [lo: number, hi: number]>;
+  /** ASCII letters match either case, as with the i flag (default false; exact for patterns written in ASCII). */
+  ignoreCase?: boolean;
   /**
    * Most DFA states before giving up with UnsupportedPatternError("more than N DFA states") (default 5000);
    * counted during subset construction, before minimisation.
    */
   maxStates?: number;
+  /** Incremented by every DFA state built (the pattern's, its lookaheads' and their intersections'). */
+  work?: PatternWork;
 }
 
 /**
@@ -58,9 +66,12 @@ export interface PatternOptions {
  * feature starts with "syntax:" for malformed patterns.
  */
 export function compilePattern(pattern: string, options: PatternOptions = {}): CharDfa {
-  const alternatives = parsePattern(pattern);
-  const nfa = buildNfa(alternatives, options.search ?? true, normalise(options.excluded ?? []), pattern);
-  const dfa = determinise(nfa, options.maxStates ?? 5000, pattern);
+  const nfaOptions = { search: options.search ?? true, excluded: normalise(options.excluded ?? []) };
+  const maxStates = options.maxStates ?? 5000;
+  const alternatives = resolveLookaheads(parsePattern(pattern, options.ignoreCase ?? false), nfaOptions, maxStates, pattern, options.work);
+  const nfa = buildNfa(alternatives, nfaOptions, pattern);
+  spend(options.work, nfa.epsilon.length, pattern);
+  const dfa = determinise(nfa, maxStates, pattern, options.work);
   // Minimisation already drops dead states; trimming again is one cheap pass that makes the contract explicit.
   return trimDeadStates(minimise(dfa));
 }

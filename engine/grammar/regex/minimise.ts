@@ -22,31 +22,47 @@ export function minimise(dfa: CharDfa): RangeDfa {
   }
   inEdges[sink].push(sink, 0, MAX_CODE_POINT);
 
+  // Blocks are contiguous segments of one array of states, so that splitting moves only the states that leave a block
+  // (splitting by filtering whole blocks was quadratic on long chains such as [a-z]{1,800}).
+  const elements = new Int32Array(n + 1);
+  const position = new Int32Array(n + 1);
   const blockOf = new Int32Array(n + 1);
-  const accepting: number[] = [];
-  const rejecting: number[] = [sink];
-  for (let s = 0; s < n; s++) (dfa.accepting(s) ? accepting : rejecting).push(s);
-  const blocks = accepting.length > 0 ? [rejecting, accepting] : [rejecting];
-  for (const s of accepting) blockOf[s] = 1;
-  const work = blocks.map((_, b) => b);
+  const first: number[] = [];
+  const end: number[] = [];
+  let fill = 0;
+  const place = (s: number, block: number) => {
+    elements[fill] = s;
+    position[s] = fill++;
+    blockOf[s] = block;
+  };
+  first.push(0);
+  place(sink, 0);
+  for (let s = 0; s < n; s++) if (!dfa.accepting(s)) place(s, 0);
+  end.push(fill);
+  if (fill <= n) {
+    first.push(fill);
+    for (let s = 0; s < n; s++) if (dfa.accepting(s)) place(s, 1);
+    end.push(fill);
+  }
+  const work = first.map((_, b) => b);
 
   while (work.length > 0) {
     const splitter = work.pop()!;
     // For each state with an edge into the splitter: the code points that lead there.
     const into = new Map<number, [number, number][]>();
-    for (const t of blocks[splitter]) {
-      const edges = inEdges[t];
+    for (let k = first[splitter]!; k < end[splitter]!; k++) {
+      const edges = inEdges[elements[k]!]!;
       for (let i = 0; i < edges.length; i += 3) {
-        let ranges = into.get(edges[i]);
-        if (ranges === undefined) into.set(edges[i], (ranges = []));
-        ranges.push([edges[i + 1], edges[i + 2]]);
+        let ranges = into.get(edges[i]!);
+        if (ranges === undefined) into.set(edges[i]!, (ranges = []));
+        ranges.push([edges[i + 1]!, edges[i + 2]!]);
       }
     }
     // Within each block, group those states by that code-point set.
     const groups = new Map<number, Map<string, number[]>>();
     for (const [s, ranges] of into) {
-      let byKey = groups.get(blockOf[s]);
-      if (byKey === undefined) groups.set(blockOf[s], (byKey = new Map()));
+      let byKey = groups.get(blockOf[s]!);
+      if (byKey === undefined) groups.set(blockOf[s]!, (byKey = new Map()));
       const key = rangesKey(ranges);
       const group = byKey.get(key);
       if (group === undefined) byKey.set(key, [s]);
@@ -54,30 +70,52 @@ export function minimise(dfa: CharDfa): RangeDfa {
     }
     for (const [b, byKey] of groups) {
       const parts = [...byKey.values()];
-      const touched = parts.reduce((sum, part) => sum + part.length, 0);
-      if (touched < blocks[b].length) parts.push(blocks[b].filter((s) => !into.has(s)));
-      if (parts.length === 1) continue;
+      const size = end[b]! - first[b]!;
+      if (parts.length === 1 && parts[0]!.length === size) continue;
+      // Move each group to the back of the segment, one after another: [untouched | group ... | group].
+      const segments: Array<[number, number]> = [];
+      let cut = end[b]!;
+      for (const part of parts) {
+        const top = cut;
+        for (const s of part) {
+          cut--;
+          const other = elements[cut]!;
+          const at = position[s]!;
+          elements[at] = other;
+          position[other] = at;
+          elements[cut] = s;
+          position[s] = cut;
+        }
+        segments.push([cut, top]);
+      }
+      if (cut > first[b]!) segments.push([first[b]!, cut]);
       // The largest part keeps the block's id (and its place in the queue, if any); queueing the others is
-      // Hopcroft's rule whether or not the block was still waiting.
-      parts.sort((x, y) => y.length - x.length);
-      blocks[b] = parts[0];
-      for (const part of parts.slice(1)) {
-        const id = blocks.length;
-        blocks.push(part);
-        for (const s of part) blockOf[s] = id;
+      // Hopcroft's rule whether or not the block was still waiting. Only the others' states are relabelled.
+      let largest = 0;
+      for (let i = 1; i < segments.length; i++) if (segments[i]![1] - segments[i]![0] > segments[largest]![1] - segments[largest]![0]) largest = i;
+      for (const [i, [from, to]] of segments.entries()) {
+        if (i === largest) {
+          first[b] = from;
+          end[b] = to;
+          continue;
+        }
+        const id = first.length;
+        first.push(from);
+        end.push(to);
+        for (let k = from; k < to; k++) blockOf[elements[k]!] = id;
         work.push(id);
       }
     }
   }
 
   const dead = blockOf[sink];
-  if (blockOf[0] === dead) return new RangeDfa([false], [[]]);
+  if (blockOf[0] === dead) return new RangeDfa([false], [[]], true);
   const number = new Map<number, number>([[blockOf[0], 0]]);
   const order = [blockOf[0]];
   const accept: boolean[] = [];
   const table: Transition[][] = [];
   for (let i = 0; i < order.length; i++) {
-    const representative = blocks[order[i]][0];
+    const representative = elements[first[order[i]!]!]!;
     const transitions: Transition[] = [];
     for (const [lo, hi, t] of dfa.transitions(representative)) {
       const b = blockOf[t];
@@ -93,7 +131,8 @@ export function minimise(dfa: CharDfa): RangeDfa {
     table.push(transitions);
     accept.push(dfa.accepting(representative));
   }
-  return new RangeDfa(accept, table);
+  // A block apart from the sink's can reach acceptance (the sink never accepts): the result is trimmed.
+  return new RangeDfa(accept, table, true);
 }
 
 /** A canonical string for a set of disjoint ranges given in any order. */

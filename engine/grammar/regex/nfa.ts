@@ -2,6 +2,7 @@
 // epsilon edges; every state has at most one code-point edge. Excluded code points are removed here, so no
 // later stage ever sees them.
 
+import type { CharDfa } from "./dfa.js";
 import { UnsupportedPatternError } from "./error.js";
 import type { RegexNode, TopAlternative } from "./parse.js";
 import { ANY, type Ranges, subtract } from "./ranges.js";
@@ -34,12 +35,20 @@ interface Fragment {
 
 const ANYTHING: RegexNode = { kind: "repeat", node: { kind: "set", ranges: ANY }, min: 0, max: Infinity };
 
-/**
- * Builds the NFA of the union of `alternatives`. With `search`, an alternative without ^ gets a [\s\S]*
- * prefix and one without $ a [\s\S]* suffix (RegExp.test semantics); without it, anchors change nothing.
- * Code points in `excluded` (normalised) are removed from every edge.
- */
-export function buildNfa(alternatives: readonly TopAlternative[], search: boolean, excluded: Ranges, pattern: string): Nfa {
+/** How {@link buildNfa} reads the alternatives. */
+export interface NfaOptions {
+  /**
+   * An alternative without ^ gets a [\s\S]* prefix and one without $ a [\s\S]* suffix (RegExp.test semantics);
+   * without it, anchors change nothing.
+   */
+  readonly search: boolean;
+  /** Code points removed from every edge (normalised). */
+  readonly excluded: Ranges;
+}
+
+/** Builds the NFA of the union of `alternatives` (lookaheads already resolved). */
+export function buildNfa(alternatives: readonly TopAlternative[], options: NfaOptions, pattern: string): Nfa {
+  const { search, excluded } = options;
   const builder = new Builder(excluded, pattern);
   const universal: number[] = [];
   const start = builder.state();
@@ -80,6 +89,10 @@ class Builder {
         this.edge[start] = { ranges, target: end };
         return { start, end };
       }
+      case "dfa":
+        return this.embed(node.dfa);
+      case "look":
+        throw new Error("lookaheads must be resolved before the NFA is built");
       case "seq": {
         const start = this.state();
         let end = start;
@@ -99,6 +112,21 @@ class Builder {
       case "repeat":
         return this.repeat(node.node, node.min, node.max);
     }
+  }
+
+  /** A DFA as a fragment: a state per DFA state, an edge state per transition, accepting states to the end. */
+  private embed(dfa: CharDfa): Fragment {
+    const states = Array.from({ length: dfa.stateCount }, () => this.state());
+    const end = this.state();
+    for (let s = 0; s < dfa.stateCount; s++) {
+      for (const [lo, hi, target] of dfa.transitions(s)) {
+        const edge = this.state();
+        this.edge[edge] = { ranges: [[lo, hi]], target: states[target]! };
+        this.epsilon[states[s]!]!.push(edge);
+      }
+      if (dfa.accepting(s)) this.epsilon[states[s]!]!.push(end);
+    }
+    return { start: states[0]!, end };
   }
 
   /** `min` copies, then a loop (max Infinity) or `max - min` optional copies. */

@@ -1,8 +1,9 @@
 // Parses an ECMAScript regular expression (u-flag syntax, the subset documented in index.ts) into a small AST
 // of code-point sets, sequences, alternations and repetitions; anchors are kept per top-level alternative.
 
+import type { CharDfa } from "./dfa.js";
 import { UnsupportedPatternError } from "./error.js";
-import { complement, DIGIT, DOT, normalise, type Ranges, SPACE, WORD } from "./ranges.js";
+import { complement, DIGIT, DOT, foldAsciiCase, normalise, type Ranges, SPACE, WORD } from "./ranges.js";
 
 /** A regular expression over code points; captures, laziness and group names are gone (same language). */
 export type RegexNode =
@@ -10,7 +11,17 @@ export type RegexNode =
   | { readonly kind: "seq"; readonly items: readonly RegexNode[] }
   | { readonly kind: "alt"; readonly options: readonly RegexNode[] }
   /** `max` is Infinity for an unbounded repetition. */
-  | { readonly kind: "repeat"; readonly node: RegexNode; readonly min: number; readonly max: number };
+  | { readonly kind: "repeat"; readonly node: RegexNode; readonly min: number; readonly max: number }
+  /** `(?=...)` or `(?!...)`: what follows must (or must not) start with a match of one of `alternatives`. */
+  | { readonly kind: "look"; readonly negate: boolean; readonly alternatives: readonly LookAlternative[] }
+  /** A DFA built already (a lookahead resolved into an intersection); never produced by the parser. */
+  | { readonly kind: "dfa"; readonly dfa: CharDfa };
+
+/** One alternative of a lookahead; with `anchoredEnd` (`$` at its end) it must match up to the end of the string. */
+export interface LookAlternative {
+  readonly node: RegexNode;
+  readonly anchoredEnd: boolean;
+}
 
 /** One top-level alternative with its anchors (^ and $ are only allowed there). */
 export interface TopAlternative {
@@ -22,9 +33,13 @@ export interface TopAlternative {
 /** Largest repetition count accepted: counts expand into copies of the automaton. */
 export const MAX_REPEAT = 1000;
 
-/** Parses `pattern`; throws UnsupportedPatternError for unsupported features and for syntax errors. */
-export function parsePattern(pattern: string): TopAlternative[] {
-  return new Parser(pattern).parseTop();
+/**
+ * Parses `pattern`; throws UnsupportedPatternError for unsupported features and for syntax errors. With `ignoreCase`
+ * every character and class also holds the other case of its ASCII letters (folded before a class is negated, as the
+ * i flag does: `[^y]` matches neither y nor Y).
+ */
+export function parsePattern(pattern: string, ignoreCase = false): TopAlternative[] {
+  return new Parser(pattern, ignoreCase).parseTop();
 }
 
 /** Escapes with one meaning inside and outside classes: a class, or one code point. */
@@ -41,8 +56,13 @@ class Parser {
   private readonly chars: string[];
   private pos = 0;
 
-  constructor(private readonly pattern: string) {
+  constructor(private readonly pattern: string, private readonly ignoreCase: boolean) {
     this.chars = Array.from(pattern);
+  }
+
+  /** The set as the pattern reads it: with the other case of its ASCII letters under ignoreCase. */
+  private cased(ranges: Ranges): Ranges {
+    return this.ignoreCase ? foldAsciiCase(ranges) : ranges;
   }
 
   parseTop(): TopAlternative[] {
@@ -50,7 +70,7 @@ class Parser {
     for (;;) {
       let anchoredStart = false;
       while (this.eat("^")) anchoredStart = true;
-      const { node, anchoredEnd } = this.parseSequence(true);
+      const { node, anchoredEnd } = this.parseSequence("top");
       alternatives.push({ node, anchoredStart, anchoredEnd });
       if (this.pos === this.chars.length) return alternatives;
       // A top-level sequence stops only at |, ) or the end.
@@ -59,12 +79,21 @@ class Parser {
   }
 
   private parseDisjunction(): RegexNode {
-    const options = [this.parseSequence(false).node];
-    while (this.eat("|")) options.push(this.parseSequence(false).node);
+    const options = [this.parseSequence("group").node];
+    while (this.eat("|")) options.push(this.parseSequence("group").node);
     return options.length === 1 ? options[0] : { kind: "alt", options };
   }
 
-  private parseSequence(top: boolean): { node: RegexNode; anchoredEnd: boolean } {
+  /** After "(?=" or "(?!": the lookahead's alternatives, each of which may end with $. */
+  private parseLookahead(negate: boolean): RegexNode {
+    const alternatives: LookAlternative[] = [this.parseSequence("lookahead")];
+    while (this.eat("|")) alternatives.push(this.parseSequence("lookahead"));
+    if (!this.eat(")")) this.syntax("missing )");
+    return { kind: "look", negate, alternatives };
+  }
+
+  /** A sequence up to |, ) or the end; $ may end it at the top level and inside a lookahead only. */
+  private parseSequence(where: "top" | "group" | "lookahead"): { node: RegexNode; anchoredEnd: boolean } {
     const items: RegexNode[] = [];
     let anchoredEnd = false;
     while (this.pos < this.chars.length && !this.is("|") && !this.is(")")) {
@@ -72,7 +101,8 @@ class Parser {
       if (this.eat("$")) {
         while (this.eat("$")) continue; // $$ is $
         if (this.quantifierAhead()) this.syntax("nothing to repeat");
-        if (!top || (this.pos < this.chars.length && !this.is("|"))) this.fail("anchor $ not at the end of a top-level alternative");
+        const atEnd = this.pos === this.chars.length || this.is("|") || (where === "lookahead" && this.is(")"));
+        if (where === "group" || !atEnd) this.fail("anchor $ not at the end of a top-level alternative or lookahead");
         anchoredEnd = true;
         break;
       }
@@ -84,6 +114,8 @@ class Parser {
   private parseQuantified(atom: RegexNode): RegexNode {
     const quantifier = this.readQuantifier();
     if (quantifier === undefined) return atom;
+    // With the u flag an assertion cannot be repeated.
+    if (atom.kind === "look") this.syntax("nothing to repeat");
     this.eat("?"); // lazy: same language
     if (this.quantifierAhead()) this.syntax("nothing to repeat");
     if (quantifier.max === 1 && quantifier.min === 1) return atom;
@@ -134,7 +166,7 @@ class Parser {
         return { kind: "set", ranges: DOT };
       case "\\": {
         const escaped = this.parseEscape(false);
-        return { kind: "set", ranges: typeof escaped === "number" ? [[escaped, escaped]] : escaped };
+        return { kind: "set", ranges: this.cased(typeof escaped === "number" ? [[escaped, escaped]] : escaped) };
       }
       case "{":
       case "}":
@@ -142,7 +174,7 @@ class Parser {
         return this.syntax(`lone ${c}`);
       default: {
         const code = c.codePointAt(0)!;
-        return { kind: "set", ranges: [[code, code]] };
+        return { kind: "set", ranges: this.cased([[code, code]]) };
       }
     }
   }
@@ -150,7 +182,8 @@ class Parser {
   /** After "(": a plain, non-capturing or named group; assertions and modifiers are unsupported. */
   private parseGroup(): RegexNode {
     if (this.eat("?")) {
-      if (this.is("=") || this.is("!")) this.fail(`lookahead (?${this.chars[this.pos]}`);
+      if (this.eat("=")) return this.parseLookahead(false);
+      if (this.eat("!")) return this.parseLookahead(true);
       if (this.eat("<")) {
         if (this.is("=") || this.is("!")) this.fail(`lookbehind (?<${this.chars[this.pos]}`);
         const end = this.chars.indexOf(">", this.pos);
@@ -190,7 +223,7 @@ class Parser {
         parts.push(...from);
       }
     }
-    const set = normalise(parts);
+    const set = this.cased(normalise(parts));
     return negate ? complement(set) : set;
   }
 

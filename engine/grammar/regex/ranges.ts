@@ -49,3 +49,16 @@ export const SPACE: Ranges = normalise([
 ]);
 /** `.` without the s flag: everything but the line terminators \n, \r, U+2028 and U+2029. */
 export const DOT: Ranges = complement(normalise([[0x0a, 0x0a], [0x0d, 0x0d], [0x2028, 0x2029]]));
+
+/** `set` with the other case of every ASCII letter in it added (the i flag, for patterns that are ASCII). */
+export function foldAsciiCase(set: Ranges): Ranges {
+  const added: [number, number][] = [];
+  for (const [lo, hi] of set) {
+    for (const [from, to, shift] of [[0x41, 0x5a, 0x20], [0x61, 0x7a, -0x20]] as const) {
+      const a = Math.max(lo, from);
+      const b = Math.min(hi, to);
+      if (a <= b) added.push([a + shift, b + shift]);
+    }
+  }
+  return added.length === 0 ? set : normalise([...set, ...added]);
+}

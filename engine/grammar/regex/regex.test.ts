@@ -3,7 +3,9 @@
 
 import { describe, expect, it } from "vitest";
 import { seededRandom } from "../../testing/seeded-random.js";
+import { complement, dfaAccepts, intersect, restrict, stringsDfa } from "./dfa-ops.js";
 import { type CharDfa, compilePattern, type PatternOptions, trimDeadStates, UnsupportedPatternError } from "./index.js";
+import { ANY, complement as complementRanges, normalise } from "./ranges.js";
 
 function pick<T>(random: () => number, items: readonly T[]): T {
   return items[Math.floor(random() * items.length)];
@@ -193,6 +195,85 @@ describe("compilePattern agrees with RegExp (u flag)", () => {
   });
 });
 
+/** Lookaheads, resolved into intersections: the same strings as RegExp, at any position they may stand. */
+const LOOKAHEAD_CASES: ReadonlyArray<readonly [pattern: string, samples: readonly string[]]> = [
+  ["^(?=.*[0-9])[a-zA-Z0-9]{8,16}$", ["password1", "password", "12345678", "pass1", "p".repeat(15) + "1", "p".repeat(16) + "1"]],
+  ["^(?!\\.)(?!.*\\.\\.)([A-Za-z0-9_'+\\-\\.]*)[A-Za-z0-9_+-]@([A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}$", ["kim@example.com", ".kim@example.com", "k..m@example.com", "k.m@example.com", "k@e.c", "o'neil@mail.co.uk"]],
+  ["^P(?!$)((\\d+Y)?(\\d+M)?(\\d+D)?(T(?=\\d)(\\d+H)?(\\d+M)?(\\d+S)?)?|(\\d+W)?)$", ["P1Y2M3DT4H5M6S", "P", "PT", "PT1H", "P1W", "P1Y1W", "PT1S", "P1DT"]],
+  ["^P(?:(\\d+W)|(?!.*W)(?=\\d|T\\d)(\\d+Y)?(\\d+M)?(\\d+D)?(T(?=\\d)(\\d+H)?(\\d+M)?(\\d+([.,]\\d+)?S)?)?)$", ["P3W", "P1Y", "PT1.5S", "P", "PT", "P1YT", "P1W2D"]],
+  ["a(?=b)", ["ab", "a", "xaby", "ba"]],
+  ["(?!a)", ["", "a", "b", "ab"]],
+  ["^(?!a)", ["", "a", "b", "ba"]],
+  ["^(?=a|bc$)..", ["ab", "bc", "bcd", "ba"]],
+  ["^(?:x(?=y)|z)y$", ["xy", "zy", "xz", "y"]],
+  ["^a(?=(?!b)c)..$", ["acd", "abd", "ac"]],
+  ["^(?:a(?=b))?b$", ["ab", "b", "a"]],
+  ["x(?!y$)", ["x", "xy", "xyz", "axyb"]],
+];
+
+describe("lookaheads agree with RegExp (u flag)", () => {
+  for (const [index, [pattern, samples]] of LOOKAHEAD_CASES.entries()) {
+    it(`/${pattern}/`, () => {
+      const strings = [...samples, ...fuzzStrings(3000 + index, alphabetOf(pattern), samples, 2000)];
+      expect(disagreements(pattern, strings)).toEqual([]);
+      expect(disagreements(pattern, strings, { search: false })).toEqual([]);
+    });
+  }
+
+  it("inside random patterns, wherever they may stand", () => {
+    const random = seededRandom(11);
+    const strings = fuzzStrings(98, Array.from("abc1 \n"), [], 300);
+    let refused = 0;
+    for (let i = 0; i < 200; i++) {
+      const look = () => `(?${pick(random, ["=", "!"])}${randomPattern(random, 1)}${random() < 0.3 ? "$" : ""})`;
+      const parts = [randomPattern(random, 1), look(), randomPattern(random, 1)];
+      if (random() < 0.5) parts.splice(0, 0, look());
+      const pattern = (random() < 0.5 ? "^" : "") + parts.join("") + (random() < 0.3 ? "$" : "");
+      try {
+        expect(disagreements(pattern, strings), pattern).toEqual([]);
+      } catch (error) {
+        if (!(error instanceof UnsupportedPatternError && error.feature.startsWith("more than"))) throw error;
+        refused++;
+      }
+    }
+    expect(refused).toBeLessThan(10);
+  });
+});
+
+describe("DFA operations", () => {
+  const letters = (pattern: string) => compilePattern(pattern, { search: false });
+  const words = ["", "a", "b", "ab", "ba", "abc", "aab", "abab", "abcabc", "ca", "é", "😀a"];
+
+  it("intersect accepts what both accept, and stops at its state limit", () => {
+    const both = intersect(letters("(ab|a)*"), letters("a.*b|"), 100, "test");
+    checkInvariants(both);
+    for (const word of words) expect(dfaAccepts(both, word), word).toBe(/^(ab|a)*$/u.test(word) && /^(a.*b|)$/u.test(word));
+    expect(() => intersect(letters("[ab]*a[ab]{6}"), letters("[ab]*b[ab]{6}"), 50, "big")).toThrowError(UnsupportedPatternError);
+  });
+
+  it("complement accepts the rest of the alphabet's strings, and nothing outside it", () => {
+    const alphabet = normalise([[0x61, 0x63]]);
+    const rest = complement(letters("ab*"), alphabet);
+    checkInvariants(rest);
+    for (const word of words) expect(dfaAccepts(rest, word), word).toBe(/^[abc]*$/u.test(word) && !/^ab*$/u.test(word));
+    expect(dfaAccepts(complement(letters("[^\\s\\S]"), complementRanges(normalise([[0x22, 0x22]]))), 'x"')).toBe(false);
+    expect(dfaAccepts(complement(letters(".*"), ANY), "\n")).toBe(true);
+  });
+
+  it("stringsDfa accepts exactly its strings; restrict drops code points and the states that die", () => {
+    const names = stringsDfa(["ab", "a", "😀a", ""]);
+    for (const word of words) expect(dfaAccepts(names, word), word).toBe(["ab", "a", "😀a", ""].includes(word));
+    const noB = restrict(letters("a+b?|c"), normalise([[0x62, 0x62]]));
+    for (const word of words) expect(dfaAccepts(noB, word), word).toBe(/^(a+|c)$/u.test(word));
+    expect(restrict(letters("b"), normalise([[0x62, 0x62]])).accepting(0)).toBe(false);
+  });
+
+  it("ignoreCase folds ASCII letters only", () => {
+    const dfa = compilePattern("^[a-c]x[^y]$", { ignoreCase: true });
+    for (const word of ["axz", "BXz", "cXY", "dxz", "ÀXz", "axy"]) expect(dfaAccepts(dfa, word), word).toBe(/^[a-c]x[^y]$/i.test(word));
+  });
+});
+
 /** A random pattern over a small alphabet (with the grammar's constructs, anchors only at the top level). */
 function randomPattern(random: () => number, depth: number): string {
   const atoms = ["a", "b", "c", ".", "[ab]", "[^a]", "[a-c]", "\\d", "\\w", "\\s", "😀", "[^😀b]", "\\u0062"];
@@ -311,8 +392,9 @@ describe("errors", () => {
     const cases: [string, string][] = [
       ["(a)\\1", "backreference \\1"],
       ["(?<x>a)\\k<x>", "backreference \\k<name>"],
-      ["(?=a)", "lookahead (?="],
-      ["a(?!b)", "lookahead (?!"],
+      ["(?:(?=a)b)*", "lookahead inside a repetition"],
+      ["(a(?!b)){2}", "lookahead inside a repetition"],
+      ["(?=a$b)", "anchor $"],
       ["(?<=a)b", "lookbehind (?<="],
       ["(?<!a)b", "lookbehind (?<!"],
       ["\\bword", "word boundary \\b"],
@@ -336,7 +418,7 @@ describe("errors", () => {
   });
 
   it("reports malformed patterns as syntax errors (which RegExp rejects too)", () => {
-    for (const pattern of ["(a", "a)", "[a-", "[a", "a{2,1}", "*a", "a**", "+", "?", "a{2}{3}", "{", "a{", "}", "]", "[z-a]", "[\\d-z]", "\\", "\\q", "\\x4", "\\u12", "\\u{110000}", "(?<1a>x)", "(?)", "\\00", "^*", "a|*"]) {
+    for (const pattern of ["(a", "a)", "[a-", "[a", "a{2,1}", "*a", "a**", "+", "?", "a{2}{3}", "{", "a{", "}", "]", "[z-a]", "[\\d-z]", "\\", "\\q", "\\x4", "\\u12", "\\u{110000}", "(?<1a>x)", "(?)", "\\00", "^*", "a|*", "(?=a)*", "(?!a){2}"]) {
       expect(featureOf(pattern), pattern).toMatch(/^syntax: /);
       expect(() => new RegExp(pattern, "u"), pattern).toThrow(SyntaxError);
     }

@@ -6,19 +6,19 @@ import { constraintGrammar } from "../answer.js";
 import { GrammarAutomaton } from "../automaton.js";
 import { seededRandom } from "../../testing/seeded-random.js";
 import { randomWalk } from "../testing/byte-walk.js";
+import { checkWalks } from "../testing/walk-check.js";
 import { SCHEMA_CORPUS, UNSUPPORTED_SCHEMAS } from "../testing/schema-corpus.js";
-import { newValidator } from "../testing/validator.js";
+import { newValidator, validatorFor } from "../testing/validator.js";
 import { SchemaError } from "./errors.js";
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 const automatonOf = (schema: unknown) => new GrammarAutomaton(constraintGrammar({ format: { type: "json_schema", schema } }));
 
 describe("every corpus schema", () => {
-  const ajv = newValidator();
   for (const entry of SCHEMA_CORPUS) {
     it(`${entry.name}: 40 random walks end in valid documents, never in a dead end`, () => {
       const automaton = automatonOf(entry.schema);
-      const validate = ajv.compile(entry.schema as object);
+      const validate = validatorFor(entry.schema).compile(entry.schema as object);
       let complete = 0;
       for (let seed = 1; seed <= 40; seed++) {
         const walk = randomWalk(automaton, seededRandom(seed * 7919 + entry.name.length));
@@ -30,6 +30,15 @@ describe("every corpus schema", () => {
         expect(validate(document), `${text}: ${JSON.stringify(validate.errors)}`).toBe(true);
       }
       expect(complete).toBeGreaterThan(0);
+    });
+  }
+});
+
+describe("every corpus schema in pretty layout", () => {
+  for (const entry of SCHEMA_CORPUS) {
+    it(`${entry.name}: 10 random walks end in valid documents, never in a dead end`, () => {
+      const report = checkWalks(entry.schema, 10, "pretty", 600);
+      expect(report.problems).toEqual([]);
     });
   }
 });
@@ -96,14 +105,14 @@ describe("unsupported schemas", () => {
       [{ type: "string", enum: ["a", "abcd"], minLength: 2 }, "minLength"],
       [{ enum: [1, 10], maximum: 5 }, "maximum"],
       [{ const: 5, type: "string" }, "const"],
-      [{ type: "integer", format: "int32" }, "format=int32"],
+      [{ type: "string", format: "iri" }, "format=iri"],
+      [{ type: "string", format: "uri", pattern: "^(?:[a-z]{1,3}\\.){0,20}x{0,200}$" }, "pattern"],
       [{ type: "object", properties: { v: { $id: "https://example.com/a", type: "string" } } }, "$id"],
       [{ allOf: [{ type: "object", properties: { x: { type: "integer" } } }, { additionalProperties: { type: "string" } }] }, "allOf"],
       [{ allOf: [{ type: "array", prefixItems: [{ type: "integer" }] }, { items: { type: "string" } }] }, "allOf"],
       [{ allOf: [{ $ref: "#" }], type: "object" }, "allOf"],
       [{ $ref: "#/%E0" }, "$ref"],
       [{ $ref: "#/__proto__" }, "$ref"],
-      [{ type: "string", format: "constructor" }, "format=constructor"],
       [{ type: "object", required: ["toString"], additionalProperties: false }, "required"],
       [{ type: "string", pattern: "a[ab]{11}$", maxLength: 4096 }, "pattern"],
       [{ enum: Array.from({ length: 2000 }, (_, i) => i) }, "enum"],
@@ -111,6 +120,16 @@ describe("unsupported schemas", () => {
       [{ type: "string", pattern: `${"(".repeat(5000)}a${")".repeat(5000)}` }, "nesting"],
     ];
     for (const [schema, keyword] of refused) expect(() => automatonOf(schema), JSON.stringify(schema).slice(0, 120)).toThrowError(expect.objectContaining({ keyword }));
+  });
+
+  it("inherited names are unknown format names (ignored), never lookups on Object.prototype", () => {
+    for (const format of ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"]) {
+      for (const type of ["string", "number"]) {
+        const automaton = automatonOf({ type, format });
+        const text = type === "string" ? '"any text"' : "12.5";
+        expect(automaton.stepBytes(automaton.initial, new TextEncoder().encode(text))?.accepting, `${type} ${format}`).toBe(true);
+      }
+    }
   });
 
   it("inherited names are ordinary property names", () => {
@@ -131,5 +150,51 @@ describe("unsupported schemas", () => {
       [{ type: "object", properties: { a: false }, required: ["a"] }, "required"],
     ];
     for (const [schema, keyword] of unsatisfiable) expect(() => automatonOf(schema), JSON.stringify(schema)).toThrowError(expect.objectContaining({ keyword }));
+  });
+});
+
+describe("lone surrogates (UTF-16 halves that UTF-8 cannot encode)", () => {
+  it("a pattern that needs one is refused when compiled, escaped or literal, instead of masking every token later", () => {
+    for (const pattern of ["^\\ud800$", "^\ud800$", "^[\\udc00-\\udfff]+$", "^a\\ud800b$"]) {
+      expect(() => automatonOf({ type: "string", pattern }), pattern).toThrowError(expect.objectContaining({ keyword: "pattern", path: "" }));
+    }
+    expect(() => automatonOf({ type: "object", properties: { s: { type: "string", pattern: "^\\udfff+$" } }, required: ["s"] }))
+      .toThrowError(expect.objectContaining({ keyword: "pattern", path: "/properties/s" }));
+  });
+
+  it("a pattern that also allows other strings keeps them, and nothing after the quote dead-ends", () => {
+    const automaton = automatonOf({ type: "string", pattern: "^(?:\\ud800|ok)$" });
+    expect(automaton.stepBytes(automaton.initial, new TextEncoder().encode('"ok"'))?.accepting).toBe(true);
+    for (let seed = 1; seed <= 20; seed++) expect(randomWalk(automaton, seededRandom(seed)).deadEnd).toBe(false);
+  });
+
+  it("names and values holding one are written escaped, as JSON.stringify writes them, and read back the same", () => {
+    const schema = { type: "object", properties: { "\ud800": { enum: ["\udc00x", 1] } }, required: ["\ud800"], additionalProperties: false };
+    const automaton = automatonOf(schema);
+    const text = JSON.stringify({ "\ud800": "\udc00x" });
+    expect(text).toBe('{"\\ud800":"\\udc00x"}');
+    expect(automaton.stepBytes(automaton.initial, new TextEncoder().encode(text))?.accepting).toBe(true);
+    expect(JSON.parse(text)).toEqual({ "\ud800": "\udc00x" });
+    // ajv cannot compile a property named by a lone surrogate (its error paths are URIs); the value alone it can.
+    const value = automatonOf({ const: "a\udc00" });
+    expect(value.stepBytes(value.initial, new TextEncoder().encode('"a\\udc00"'))?.accepting).toBe(true);
+    expect(newValidator().compile({ const: "a\udc00" })(JSON.parse('"a\\udc00"'))).toBe(true);
+  });
+
+  it("tool names and propertyNames holding one: names escaped, keys only from what UTF-8 can write", () => {
+    const automaton = new GrammarAutomaton(constraintGrammar({ format: { type: "tool_calls", tools: [{ name: "f\ud800", parameters: { type: "object" } }], choice: "required", tags: { open: "<a>", close: "</a>" } } }));
+    expect(automaton.stepBytes(automaton.initial, new TextEncoder().encode(`<a>${JSON.stringify({ name: "f\ud800", arguments: {} })}</a>`))?.accepting).toBe(true);
+    const names = { type: "object", propertyNames: { pattern: "^\\ud800$" }, additionalProperties: true };
+    for (let seed = 1; seed <= 10; seed++) expect(randomWalk(automatonOf(names), seededRandom(seed)).deadEnd).toBe(false);
+    expect(automatonOf(names).stepBytes(automatonOf(names).initial, new TextEncoder().encode("{}"))?.accepting).toBe(true);
+    expect(() => automatonOf({ ...names, required: ["\ud800"] })).toThrowError(expect.objectContaining({ keyword: "propertyNames" }));
+  });
+
+  it("tags holding one are refused, naming the parameter", () => {
+    const tools = [{ name: "f", parameters: { type: "object" } }];
+    expect(() => constraintGrammar({ format: { type: "tool_calls", tools, choice: "auto", tags: { open: "<\ud800>", close: "</x>" } } }))
+      .toThrowError(expect.objectContaining({ keyword: "tags" }));
+    expect(() => constraintGrammar({ format: { type: "json_object" }, thinking: { close: "</think\udc00>" } }))
+      .toThrowError(expect.objectContaining({ keyword: "thinking" }));
   });
 });

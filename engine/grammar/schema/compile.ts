@@ -1,45 +1,54 @@
 // JSON Schema to grammar: every value a schema admits (within the documented subset) becomes rules over lexemes, so
-// that generation can only produce documents that validate. Objects are written with their declared properties in
-// order (optional ones may be left out) and extra properties only where additionalProperties allows them; strings,
-// numbers and formats become lexemes with their bounds; $ref becomes a rule reference, so recursion works.
-import { type GrammarBuilder, type GrammarSymbol } from "../grammar.js";
-import { NumberLexeme, type NumberBounds } from "../lexemes/number.js";
+// that generation can only produce documents that validate. This file walks the schema (references, allOf, anyOf,
+// oneOf, constants, types); objects, arrays, strings, numbers and whitespace have files of their own. $ref becomes a
+// rule reference, so recursion works.
+import type { GrammarBuilder, GrammarSymbol } from "../grammar.js";
+import type { LiteralLexeme } from "../lexemes/literal.js";
+import { NumberLexeme } from "../lexemes/number.js";
 import { StringLexeme } from "../lexemes/string.js";
-import { WhitespaceLexeme } from "../lexemes/whitespace.js";
-import { type CharDfa, UnsupportedPatternError, compilePattern } from "../regex/index.js";
+import { arrayRule } from "./array.js";
+import { CompileBudget } from "./budget.js";
 import { provablyDisjoint } from "./disjoint.js";
+import { fromDraft07Tuple } from "./draft07.js";
 import { SchemaError, pointer, quoted } from "./errors.js";
-import { FORMAT_PATTERNS } from "./formats.js";
-import { ANNOTATION_KEYWORDS, type JsonType, jsonType, MAX_ENUM_VALUES, MAX_EXPANDED_ITEMS, MAX_PATTERN_LENGTH, MAX_PATTERN_TABLE, MAX_SCHEMA_DEPTH, SUPPORTED_KEYWORDS, TYPES } from "./keywords.js";
+import { formatKind } from "./formats.js";
+import { ANNOTATION_KEYWORDS, type JsonType, jsonType, MAX_ENUM_VALUES, MAX_EXPANDED_ITEMS, MAX_SCHEMA_DEPTH, SUPPORTED_KEYWORDS, TYPES } from "./keywords.js";
+import { JsonLayout, type JsonWhitespace } from "./layout.js";
 import { isObject, mergeSchemas } from "./merge.js";
+import { NumberCompiler } from "./numbers.js";
+import { type ObjectMember, objectRule } from "./object.js";
+import { readPropertyNames } from "./property-names.js";
 import { resolveRef } from "./refs.js";
+import { StringCompiler, count } from "./strings.js";
 
 type SchemaObject = Record<string, unknown>;
 
-/** Code points never written inside a string under a pattern or format: they would need escape sequences. */
-const UNESCAPED_EXCLUDED: ReadonlyArray<readonly [number, number]> = [[0x00, 0x1f], [0x22, 0x22], [0x5c, 0x5c]];
-
-/** Whitespace between JSON tokens: a space, or a line break and up to 20 blanks of indentation. */
-export const JSON_WHITESPACE = new WhitespaceLexeme(21, 1);
-
-/** Compiles JSON Schemas into rules of one GrammarBuilder (shared by every schema of an answer: tools, formats). */
+/**
+ * Compiles JSON Schemas into rules of one GrammarBuilder (shared by every schema of an answer: tools, formats), with one
+ * whitespace layout and one compile budget for them all.
+ */
 export class SchemaCompiler {
-  /** Rules of schema objects already compiled, by object (and path for messages): $ref targets and recursion. */
-  private readonly compiled = new Map<unknown, number>();
-  private anyValueRule: number | undefined;
-  private readonly ws: GrammarSymbol;
+  /** Rules of schema objects already compiled (or being compiled), by object and layout level: $ref and recursion. */
+  private readonly compiled = new Map<unknown, Map<number, number>>();
+  private readonly anyValueRules = new Map<number, number>();
+  readonly layout: JsonLayout;
+  readonly budget = new CompileBudget();
+  readonly strings: StringCompiler;
+  readonly numbers = new NumberCompiler();
 
-  constructor(private readonly builder: GrammarBuilder) {
-    this.ws = builder.optional("ws", [builder.lexeme(JSON_WHITESPACE)]);
+  constructor(readonly builder: GrammarBuilder, whitespace: JsonWhitespace = "compact") {
+    this.layout = new JsonLayout(builder, whitespace);
+    this.strings = new StringCompiler(this.budget);
   }
 
   /**
-   * The rule for values of `schema` (the root of its document: `$ref`s resolve against it).
-   * @throws SchemaError naming the keyword and path of anything unsupported, malformed or unsatisfiable.
+   * The rule for values of `schema` (the root of its document: `$ref`s resolve against it), written at nesting `level`
+   * (0 for a whole document).
+   * @throws SchemaError naming the keyword and path of anything unsupported, malformed, unsatisfiable or over a limit.
    */
-  compile(schema: unknown, name = "root"): GrammarSymbol {
+  compile(schema: unknown, name = "root", level = 0): GrammarSymbol {
     try {
-      return new DocumentCompiler(this, this.builder, schema, name).value(schema, "");
+      return new DocumentCompiler(this, schema, name).value(schema, "", level);
     } catch (error) {
       // A pattern nested thousands of groups deep can still exhaust the stack: a schema error, not a crash.
       if (error instanceof RangeError && /call stack/i.test(error.message)) throw new SchemaError("nesting", "", "the schema (or a pattern in it) is nested too deeply");
@@ -47,52 +56,42 @@ export class SchemaCompiler {
     }
   }
 
-  /** Whitespace between JSON tokens (optional). */
-  get whitespace(): GrammarSymbol {
-    return this.ws;
-  }
-
-  /** Any JSON value (the `true` schema, JSON mode). */
-  anyValue(): GrammarSymbol {
-    if (this.anyValueRule === undefined) {
-      const b = this.builder;
-      const value = b.declare("any-value");
-      this.anyValueRule = value;
-      const member = [b.lexeme(new StringLexeme({})), this.ws, b.literal(":"), this.ws, b.ref(value)];
-      b.define(value, [
-        [this.objectOf(member, "any-object")],
-        [this.arrayOf(b.ref(value), "any-array")],
-        [b.lexeme(new StringLexeme({}))],
+  /** Any JSON value (the `true` schema, JSON mode) at nesting `level`. */
+  anyValue(level: number): GrammarSymbol {
+    const b = this.builder;
+    const key = this.layout.levelKey(level);
+    let rule = this.anyValueRules.get(key);
+    if (rule === undefined) {
+      rule = b.declare(`any-value@${key}`);
+      this.anyValueRules.set(key, rule);
+      const inner = this.anyValue(level + 1);
+      const string = b.lexeme(new StringLexeme({}));
+      const extra: ObjectMember = { key: [string, b.literal(":")], value: inner, required: false };
+      b.define(rule, [
+        [objectRule(b, `any-value@${key}`, [], extra, this.layout.gaps(level + 1))],
+        [arrayRule(b, `any-value@${key}`, { item: () => inner, minItems: 0, maxItems: Infinity, fixed: 0 }, this.layout.gaps(level + 1))],
+        [string],
         [b.lexeme(new NumberLexeme({ integer: false }))],
         [b.literal("true")], [b.literal("false")], [b.literal("null")],
       ]);
     }
-    return this.builder.ref(this.anyValueRule);
+    return b.ref(rule);
   }
 
-  /** `{` members `}` with any number of `member`s (all optional). */
-  objectOf(member: GrammarSymbol[], name: string): GrammarSymbol {
-    const b = this.builder;
-    const more = b.declare(`${name}-more`);
-    b.define(more, [[], [this.ws, b.literal(","), this.ws, ...member, b.ref(more)]]);
-    return b.ref(b.rule(name, [[b.literal("{"), this.ws, b.literal("}")], [b.literal("{"), this.ws, ...member, b.ref(more), this.ws, b.literal("}")]]));
+  /** A member of a fixed object (the tool-call envelope): the key literal with its colon, and the value. */
+  member(name: string, value: GrammarSymbol): ObjectMember {
+    return { key: [this.builder.literal(`${JSON.stringify(name)}:`)], value, required: true };
   }
 
-  /** `[` items `]` with any number of `item`s. */
-  arrayOf(item: GrammarSymbol, name: string): GrammarSymbol {
-    const b = this.builder;
-    const more = b.declare(`${name}-more`);
-    b.define(more, [[], [this.ws, b.literal(","), this.ws, item, b.ref(more)]]);
-    return b.ref(b.rule(name, [[b.literal("["), this.ws, b.literal("]")], [b.literal("["), this.ws, item, b.ref(more), this.ws, b.literal("]")]]));
+  /** The rule of a schema object compiled at a layout level, if compiled (or being compiled). */
+  cached(schema: unknown, levelKey: number): number | undefined {
+    return this.compiled.get(schema)?.get(levelKey);
   }
 
-  /** The cached rule of a schema object, if compiled (or being compiled). */
-  cached(schema: unknown): number | undefined {
-    return this.compiled.get(schema);
-  }
-
-  remember(schema: unknown, rule: number): void {
-    this.compiled.set(schema, rule);
+  remember(schema: unknown, levelKey: number, rule: number): void {
+    let byLevel = this.compiled.get(schema);
+    if (!byLevel) this.compiled.set(schema, (byLevel = new Map()));
+    byLevel.set(levelKey, rule);
   }
 }
 
@@ -100,43 +99,44 @@ export class SchemaCompiler {
 class DocumentCompiler {
   /** Schemas being compiled, innermost last: merged schemas (allOf) are new objects, so only depth bounds them. */
   private depth = 0;
+  private readonly b: GrammarBuilder;
 
-  constructor(
-    private readonly shared: SchemaCompiler,
-    private readonly b: GrammarBuilder,
-    private readonly root: unknown,
-    private readonly name: string,
-  ) {}
+  constructor(private readonly shared: SchemaCompiler, private readonly root: unknown, private readonly name: string) {
+    this.b = shared.builder;
+  }
 
-  /** The symbol for values of `schema` at `path`. */
-  value(schema: unknown, path: string): GrammarSymbol {
-    if (schema === true) return this.shared.anyValue();
+  /** The symbol for values of `schema` at `path`, written at nesting `level`. */
+  value(schema: unknown, path: string, level: number): GrammarSymbol {
+    if (schema === true) return this.shared.anyValue(level);
     if (schema === false) throw new SchemaError("false", path, "the schema false admits no value");
     if (!isObject(schema)) throw new SchemaError("type", path, "a schema must be an object or a boolean");
-    const cached = this.shared.cached(schema);
+    const levelKey = this.shared.layout.levelKey(level);
+    const cached = this.shared.cached(schema, levelKey);
     if (cached !== undefined) return this.b.ref(cached);
     if (this.depth >= MAX_SCHEMA_DEPTH) throw new SchemaError("nesting", path, `schemas nested more than ${MAX_SCHEMA_DEPTH} deep (or recursion through allOf) are not supported`);
-    const rule = this.b.declare(`${this.name}${path || "/"}`);
-    this.shared.remember(schema, rule);
+    this.shared.budget.subschema(path);
+    const rule = this.b.declare(`${this.name}${path || "/"}${levelKey ? `@${levelKey}` : ""}`);
+    this.shared.remember(schema, levelKey, rule);
     this.depth++;
     try {
-      this.b.define(rule, this.alternatives(schema, path));
+      this.b.define(rule, this.alternatives(schema, path, level));
     } finally {
       this.depth--;
     }
     return this.b.ref(rule);
   }
 
-  private alternatives(schema: SchemaObject, path: string): GrammarSymbol[][] {
-    checkKeywords(schema, path);
+  private alternatives(raw: SchemaObject, path: string, level: number): GrammarSymbol[][] {
+    checkKeywords(raw, path);
+    const schema = fromDraft07Tuple(raw, path);
     if (path !== "" && "$id" in schema) throw new SchemaError("$id", path, "a nested $id (a new base for $ref) is not supported");
     if ("$ref" in schema) {
       const { $ref, ...rest } = schema;
       const target = resolveRef(this.root, $ref, path);
       if (!Object.keys(rest).some((key) => !ANNOTATION_KEYWORDS.has(key) && key !== "$defs" && key !== "definitions")) {
-        return [[this.value(target.schema, target.path)]];
+        return [[this.value(target.schema, target.path, level)]];
       }
-      return this.alternatives({ allOf: [target.schema, rest] }, path);
+      return this.alternatives({ allOf: [target.schema, rest] }, path, level);
     }
     if ("allOf" in schema) {
       const { allOf, ...rest } = schema;
@@ -150,42 +150,42 @@ class DocumentCompiler {
         throw error;
       }
       if (merged === false) throw new SchemaError("allOf", path, "allOf contains the schema false, which admits no value");
-      return this.alternatives(merged, path);
+      return this.alternatives(merged, path, level);
     }
     for (const keyword of ["anyOf", "oneOf"] as const) {
-      if (!(keyword in schema)) continue;
-      const { [keyword]: branches, ...rest } = schema;
-      if (!Array.isArray(branches) || branches.length === 0) throw new SchemaError(keyword, path, `${keyword} must be a non-empty array of schemas`);
-      const constrained = Object.keys(rest).some((key) => !ANNOTATION_KEYWORDS.has(key) && key !== "$defs" && key !== "definitions");
-      const resolved = branches.map((branch, index) => {
-        const at = pointer(pointer(path, keyword), index);
-        const merged = constrained ? mergeSchemas(this.root, [rest, branch], at) : branch;
-        return { schema: merged, at };
-      });
-      if (keyword === "oneOf") {
-        const objects = resolved.map(({ schema: s, at }) => {
-          const flat = s === false || s === true ? s : mergeSchemas(this.root, [s], at);
-          return isObject(flat) ? flat : {};
-        });
-        if (!provablyDisjoint(objects)) {
-          throw new SchemaError("oneOf", path, "oneOf branches may overlap; only branches of different types or objects told apart by a required constant are supported (use anyOf if overlap is fine)");
-        }
-      }
-      const alternatives: GrammarSymbol[][] = [];
-      for (const { schema: branch, at } of resolved) {
-        if (branch === false) continue;
-        alternatives.push([this.value(branch, at)]);
-      }
-      if (alternatives.length === 0) throw new SchemaError(keyword, path, `every ${keyword} branch admits no value`);
-      return alternatives;
+      if (keyword in schema) return this.branches(keyword, schema, path, level);
     }
     if ("const" in schema || "enum" in schema) return this.constants(schema, path);
     const types = declaredTypes(schema, path) ?? inferredTypes(schema);
-    if (!types) return [[this.shared.anyValue()]];
-    if (schema.format !== undefined && types.some((type) => type === "number" || type === "integer")) {
-      throw new SchemaError(`format=${String(schema.format).slice(0, 80)}`, path, `format on a number or integer is not supported (use minimum and maximum)`);
+    if (!types) return [[this.shared.anyValue(level)]];
+    return types.filter((type) => !(type === "integer" && types.includes("number"))).map((type) => [this.typed(type, schema, path, level)]);
+  }
+
+  /** anyOf, or oneOf when its branches provably cannot overlap (generated as anyOf). */
+  private branches(keyword: "anyOf" | "oneOf", schema: SchemaObject, path: string, level: number): GrammarSymbol[][] {
+    const { [keyword]: branches, ...rest } = schema;
+    if (!Array.isArray(branches) || branches.length === 0) throw new SchemaError(keyword, path, `${keyword} must be a non-empty array of schemas`);
+    const constrained = Object.keys(rest).some((key) => !ANNOTATION_KEYWORDS.has(key) && key !== "$defs" && key !== "definitions");
+    const resolved = branches.map((branch, index) => {
+      const at = pointer(pointer(path, keyword), index);
+      const merged = constrained ? mergeSchemas(this.root, [rest, branch], at) : branch;
+      return { schema: merged, at };
+    });
+    if (keyword === "oneOf") {
+      const objects = resolved.map(({ schema: s, at }) => {
+        const flat = s === false || s === true ? s : mergeSchemas(this.root, [s], at);
+        return isObject(flat) ? flat : {};
+      });
+      if (!provablyDisjoint(objects)) {
+        throw new SchemaError("oneOf", path, "oneOf branches may overlap; only branches of different types or objects told apart by a required constant are supported (use anyOf if overlap is fine)");
+      }
     }
-    const alternatives = types.filter((type) => !(type === "integer" && types.includes("number"))).map((type) => [this.typed(type, schema, path)]);
+    const alternatives: GrammarSymbol[][] = [];
+    for (const { schema: branch, at } of resolved) {
+      if (branch === false) continue;
+      alternatives.push([this.value(branch, at, level)]);
+    }
+    if (alternatives.length === 0) throw new SchemaError(keyword, path, `every ${keyword} branch admits no value`);
     return alternatives;
   }
 
@@ -207,78 +207,73 @@ class DocumentCompiler {
     const types = declaredTypes(schema, path);
     values = values.filter((value) => !types || types.includes(jsonType(value)) || (jsonType(value) === "integer" && types.includes("number")));
     if (values.length === 0) throw new SchemaError(keyword, path, `no ${keyword} value has the schema's type`);
-    return values.map((value) => [this.b.literal(JSON.stringify(value))]);
+    return values.map((value) => {
+      // JSON.stringify writes a lone surrogate as an escape (\ud800): valid JSON with bytes to write.
+      return [this.literal(JSON.stringify(value), keyword, path)];
+    });
   }
 
-  private typed(type: JsonType, schema: SchemaObject, path: string): GrammarSymbol {
+  /** A literal symbol, counted against the budget (`keyword` and `path` say where it comes from). */
+  private literal(text: string, keyword: string, path: string): GrammarSymbol {
+    const symbol = this.b.literal(text);
+    this.shared.budget.literal((symbol as { lexeme: LiteralLexeme }).lexeme.bytes.length, keyword, path);
+    return symbol;
+  }
+
+  private typed(type: JsonType, schema: SchemaObject, path: string, level: number): GrammarSymbol {
     switch (type) {
-      case "object": return this.object(schema, path);
-      case "array": return this.array(schema, path);
-      case "string": return this.string(schema, path);
-      case "number": case "integer": return this.number(type === "integer", schema, path);
+      case "object": return this.object(schema, path, level);
+      case "array": return this.array(schema, path, level);
+      case "string": return this.b.lexeme(this.shared.strings.lexeme(schema, path));
+      case "number": case "integer": return this.b.lexeme(this.shared.numbers.lexeme(type === "integer", schema, path));
       case "boolean": return this.b.ref(this.b.rule("boolean", [[this.b.literal("true")], [this.b.literal("false")]]));
       case "null": return this.b.literal("null");
     }
   }
 
-  private object(schema: SchemaObject, path: string): GrammarSymbol {
+  private object(schema: SchemaObject, path: string, level: number): GrammarSymbol {
     const b = this.b;
-    const ws = this.shared.whitespace;
+    const budget = this.shared.budget;
     const properties = schema.properties ?? {};
     if (!isObject(properties)) throw new SchemaError("properties", path, "properties must be an object of schemas");
-    const required = schema.required ?? [];
-    if (!Array.isArray(required) || required.some((name) => typeof name !== "string")) throw new SchemaError("required", path, "required must be an array of strings");
+    const requiredList = schema.required ?? [];
+    if (!Array.isArray(requiredList) || requiredList.some((name) => typeof name !== "string")) throw new SchemaError("required", path, "required must be an array of strings");
+    const required = new Set(requiredList as string[]);
     const additional = schema.additionalProperties;
+    const names = readPropertyNames(schema, path, this.shared.strings, budget);
     const declared = Object.keys(properties);
-    const members: Array<{ name: string; schema: unknown; required: boolean }> = [];
-    for (const name of declared) {
-      if (properties[name] === false) {
-        if (required.includes(name)) throw new SchemaError("required", path, `property ${quoted(name)} is required but its schema is false`);
-        continue; // never written
-      }
-      members.push({ name, schema: properties[name], required: required.includes(name) });
-    }
-    for (const name of required as string[]) {
+    budget.properties(new Set([...declared, ...required]).size, path);
+    // Every name in writing order: declared ones, then required ones that are not declared (valued by
+    // additionalProperties, since they are extra properties as far as the schema is concerned).
+    const entries: Array<{ name: string; schema: unknown; at: string }> = declared.map((name) => ({ name, schema: properties[name], at: pointer(pointer(path, "properties"), name) }));
+    for (const name of required) {
       if (Object.hasOwn(properties, name)) continue;
       if (additional === false) throw new SchemaError("required", path, `property ${quoted(name)} is required but additionalProperties is false and it is not declared`);
-      members.push({ name, schema: additional === undefined ? true : additional, required: true });
+      entries.push({ name, schema: additional ?? true, at: pointer(path, "additionalProperties") });
     }
-    const kv = members.map(({ name, schema: value }) => [b.literal(JSON.stringify(name)), ws, b.literal(":"), ws,
-      this.value(value, pointer(pointer(path, "properties"), name))]);
-    // Extra properties only where the schema asks for them (absent additionalProperties writes none: still valid).
-    let extra: GrammarSymbol[] | undefined;
-    if (additional !== undefined && additional !== false) {
-      const key = b.lexeme(new StringLexeme({ exclude: [...declared, ...members.map((member) => member.name).filter((name) => !declared.includes(name))] }));
-      extra = [key, ws, b.literal(":"), ws, this.value(additional, pointer(path, "additionalProperties"))];
-    }
-    // rest[i]: what may follow once members before i are settled and at least one member was written.
-    const n = members.length;
-    const rest: number[] = [];
-    for (let i = 0; i <= n; i++) rest.push(b.declare(`${this.name}${path}/members@${i}`));
-    const comma = [ws, b.literal(","), ws];
-    const choices = (i: number, lead: GrammarSymbol[]): GrammarSymbol[][] => {
-      const out: GrammarSymbol[][] = [];
-      for (let j = i; j < n; j++) {
-        out.push([...lead, ...kv[j]!, b.ref(rest[j + 1]!)]);
-        if (members[j]!.required) return out;
+    const members: ObjectMember[] = [];
+    for (const { name, schema: value, at } of entries) {
+      const isRequired = required.has(name);
+      // A property whose schema is false, or whose name propertyNames refuses, is never written.
+      if (value === false || (names && !names.allows(name))) {
+        if (isRequired) throw new SchemaError(value === false ? "required" : "propertyNames", path, `property ${quoted(name)} is required but ${value === false ? "its schema is false" : "propertyNames does not allow its name"}`);
+        continue;
       }
-      if (extra) out.push([...lead, ...extra, b.ref(rest[n]!)]);
-      return out;
-    };
-    for (let i = 0; i <= n; i++) {
-      const anyRequired = members.slice(i).some((member) => member.required);
-      b.define(rest[i]!, [...(anyRequired ? [] : [[]]), ...choices(i, comma)]);
+      const key = this.literal(`${JSON.stringify(name)}:`, isRequired ? "required" : "properties", path);
+      members.push({ key: [key], value: this.value(value, at, level + 1), required: isRequired });
     }
-    const open = b.literal("{");
-    const close = b.literal("}");
-    const alternatives: GrammarSymbol[][] = choices(0, []).map((first) => [open, ws, ...first, ws, close]);
-    if (!members.some((member) => member.required)) alternatives.push([open, ws, close]);
-    return b.ref(b.rule(`${this.name}${path}/object`, alternatives));
+    // Extra properties only where the schema asks for them (absent additionalProperties writes none: still valid),
+    // never under a name declared or required.
+    let extra: ObjectMember | undefined;
+    if (additional !== undefined && additional !== false) {
+      const taken = entries.map((entry) => entry.name);
+      const key = names ? names.keys(b, taken) : b.lexeme(new StringLexeme({ exclude: taken }));
+      if (key) extra = { key: [key, b.literal(":")], value: this.value(additional, pointer(path, "additionalProperties"), level + 1), required: false };
+    }
+    return objectRule(b, `${this.name}${path}`, members, extra, this.shared.layout.gaps(level + 1));
   }
 
-  private array(schema: SchemaObject, path: string): GrammarSymbol {
-    const b = this.b;
-    const ws = this.shared.whitespace;
+  private array(schema: SchemaObject, path: string, level: number): GrammarSymbol {
     const prefix = schema.prefixItems ?? [];
     if (!Array.isArray(prefix)) throw new SchemaError("prefixItems", path, "prefixItems must be an array of schemas");
     const items = schema.items;
@@ -287,83 +282,12 @@ class DocumentCompiler {
     if (items === false) maxItems = Math.min(maxItems, prefix.length);
     if (minItems > maxItems) throw new SchemaError("minItems", path, `minItems ${minItems} is above the most items allowed (${maxItems})`);
     const fixed = Math.max(prefix.length, minItems);
-    if (fixed > MAX_EXPANDED_ITEMS || (Number.isFinite(maxItems) && maxItems > MAX_EXPANDED_ITEMS && maxItems !== Infinity)) {
-      throw new SchemaError(Number.isFinite(maxItems) && maxItems > MAX_EXPANDED_ITEMS ? "maxItems" : "minItems", path, `item counts above ${MAX_EXPANDED_ITEMS} are not supported`);
+    if (fixed > MAX_EXPANDED_ITEMS || (Number.isFinite(maxItems) && maxItems > MAX_EXPANDED_ITEMS)) {
+      throw new SchemaError(Number.isFinite(maxItems) && maxItems > MAX_EXPANDED_ITEMS ? "maxItems" : prefix.length > MAX_EXPANDED_ITEMS ? "prefixItems" : "minItems", path, `item counts above ${MAX_EXPANDED_ITEMS} are not supported`);
     }
-    const item = (i: number): GrammarSymbol => i < prefix.length ? this.value(prefix[i], pointer(pointer(path, "prefixItems"), i))
-      : items === undefined ? this.shared.anyValue() : this.value(items, pointer(path, "items"));
-    const comma = [ws, b.literal(","), ws];
-    // after[i]: what may follow the first i items.
-    const after: number[] = [];
-    const last = Number.isFinite(maxItems) ? maxItems : Math.max(fixed, 1);
-    for (let i = 0; i <= last; i++) after.push(b.declare(`${this.name}${path}/items@${i}`));
-    for (let i = 1; i <= last; i++) {
-      const alternatives: GrammarSymbol[][] = [];
-      if (i >= minItems) alternatives.push([]);
-      if (i < maxItems) alternatives.push([...comma, item(i), b.ref(after[i === last ? last : i + 1]!)]);
-      b.define(after[i]!, alternatives);
-    }
-    b.define(after[0]!, []); // unused: the first item has no comma
-    const open = b.literal("[");
-    const close = b.literal("]");
-    const alternatives: GrammarSymbol[][] = [];
-    if (minItems === 0) alternatives.push([open, ws, close]);
-    if (maxItems > 0) alternatives.push([open, ws, item(0), b.ref(after[Math.min(1, last)]!), ws, close]);
-    return b.ref(b.rule(`${this.name}${path}/array`, alternatives));
-  }
-
-  private string(schema: SchemaObject, path: string): GrammarSymbol {
-    const minLength = count(schema, "minLength", path);
-    const maxLength = count(schema, "maxLength", path);
-    if (minLength !== undefined && maxLength !== undefined && minLength > maxLength) throw new SchemaError("minLength", path, `minLength ${minLength} is above maxLength ${maxLength}`);
-    if (schema.pattern !== undefined && schema.format !== undefined) throw new SchemaError("pattern", path, "pattern together with format is not supported");
-    let dfa: CharDfa | undefined;
-    if (schema.pattern !== undefined) {
-      if (typeof schema.pattern !== "string") throw new SchemaError("pattern", path, "pattern must be a string");
-      dfa = this.pattern(schema.pattern, true, "pattern", path);
-    } else if (schema.format !== undefined) {
-      const source = typeof schema.format === "string" && Object.hasOwn(FORMAT_PATTERNS, schema.format) ? FORMAT_PATTERNS[schema.format] : undefined;
-      if (!source) throw new SchemaError(`format=${String(schema.format).slice(0, 80)}`, path, `format ${quoted(schema.format)} is not supported (supported: ${Object.keys(FORMAT_PATTERNS).join(", ")})`);
-      dfa = this.pattern(source, false, `format=${schema.format}`, path);
-    }
-    if (dfa && Math.max(minLength ?? 0, maxLength ?? 0) > MAX_PATTERN_LENGTH) {
-      throw new SchemaError("maxLength", path, `lengths above ${MAX_PATTERN_LENGTH} together with a pattern or format are not supported`);
-    }
-    // The length table of a pattern has a row per DFA state and a column per length: bounded, since it is built here.
-    if (dfa && dfa.stateCount * ((maxLength ?? (minLength ?? 0) + dfa.stateCount) + 1) > MAX_PATTERN_TABLE) {
-      throw new SchemaError(schema.pattern !== undefined ? "pattern" : `format=${schema.format}`, path, "this pattern is too complex for its length bounds (DFA states times lengths over the limit)");
-    }
-    const lexeme = new StringLexeme({ minLength, maxLength, dfa });
-    if (!lexeme.satisfiable()) {
-      throw new SchemaError(dfa ? (schema.pattern !== undefined ? "pattern" : `format=${schema.format}`) : "minLength", path,
-        "no string satisfies these bounds" + (dfa ? " and this pattern (without \", \\ or control characters)" : ""));
-    }
-    return this.b.lexeme(lexeme);
-  }
-
-  private pattern(source: string, search: boolean, keyword: string, path: string): CharDfa {
-    try {
-      return compilePattern(source, { search, excluded: UNESCAPED_EXCLUDED });
-    } catch (error) {
-      if (error instanceof UnsupportedPatternError) throw new SchemaError(keyword, path, `pattern ${quoted(source)}: ${error.feature} is not supported`);
-      throw error;
-    }
-  }
-
-  private number(integer: boolean, schema: SchemaObject, path: string): GrammarSymbol {
-    const bounds: NumberBounds = { integer };
-    for (const keyword of ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"] as const) {
-      const value = schema[keyword];
-      if (value === undefined) continue;
-      if (typeof value !== "number" || !Number.isFinite(value)) throw new SchemaError(keyword, path, `${keyword} must be a finite number${keyword.startsWith("exclusive") ? " (draft 2020-12; the boolean form of draft 4 is not supported)" : ""}`);
-      bounds[keyword] = value;
-    }
-    if (bounds.multipleOf !== undefined && (!integer || !Number.isInteger(bounds.multipleOf) || bounds.multipleOf <= 0)) {
-      throw new SchemaError("multipleOf", path, "multipleOf is supported for integers only, as a positive integer");
-    }
-    const lexeme = new NumberLexeme(bounds);
-    if (!lexeme.satisfiable()) throw new SchemaError("minimum", path, `no ${integer ? "integer" : "number"} satisfies these bounds (or it needs more than 15 digits)`);
-    return this.b.lexeme(lexeme);
+    const item = (i: number): GrammarSymbol => i < prefix.length ? this.value(prefix[i], pointer(pointer(path, "prefixItems"), i), level + 1)
+      : items === undefined ? this.shared.anyValue(level + 1) : this.value(items, pointer(path, "items"), level + 1);
+    return arrayRule(this.b, `${this.name}${path}`, { item, minItems, maxItems, fixed }, this.shared.layout.gaps(level + 1));
   }
 }
 
@@ -387,17 +311,11 @@ function declaredTypes(schema: SchemaObject, path: string): JsonType[] | undefin
 /** A schema without `type` takes its type from its keywords; none at all means any value. */
 function inferredTypes(schema: SchemaObject): JsonType[] | undefined {
   const has = (...keys: string[]) => keys.some((key) => key in schema);
+  const numberFormat = typeof schema.format === "string" && formatKind(schema.format).kind === "number";
   const types: JsonType[] = [];
-  if (has("properties", "required", "additionalProperties")) types.push("object");
+  if (has("properties", "required", "additionalProperties", "propertyNames")) types.push("object");
   if (has("items", "prefixItems", "minItems", "maxItems")) types.push("array");
-  if (has("minLength", "maxLength", "pattern", "format")) types.push("string");
-  if (has("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")) types.push(schema.multipleOf !== undefined ? "integer" : "number");
+  if (has("minLength", "maxLength", "pattern") || (schema.format !== undefined && !numberFormat)) types.push("string");
+  if (has("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf") || numberFormat) types.push(schema.multipleOf !== undefined ? "integer" : "number");
   return types.length > 0 ? types : undefined;
-}
-
-function count(schema: SchemaObject, keyword: string, path: string): number | undefined {
-  const value = schema[keyword];
-  if (value === undefined) return undefined;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) throw new SchemaError(keyword, path, `${keyword} must be a non-negative integer`);
-  return value;
 }

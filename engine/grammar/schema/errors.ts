@@ -5,7 +5,7 @@
 export class SchemaError extends Error {
   override readonly name = "SchemaError";
   constructor(
-    /** The keyword, e.g. "uniqueItems", or keyword=value for unsupported values ("format=ipv4"). */
+    /** The keyword, e.g. "uniqueItems", or keyword=value for unsupported values ("format=iri"). */
     readonly keyword: string,
     /** JSON pointer of the schema object holding the keyword ("" for the root), e.g. "/properties/tags". */
     readonly path: string,

@@ -1,17 +1,19 @@
-// The JSON Schema keywords the compiler implements, the annotations it accepts and ignores, and the formats it
-// generates. Anything else is refused with a SchemaError naming it.
+// The JSON Schema keywords the compiler implements, the annotations it accepts and ignores, and the limits on single
+// keywords. Anything else is refused with a SchemaError naming it.
 
 /** Keywords that constrain generation. */
 export const SUPPORTED_KEYWORDS = new Set([
-  "type", "properties", "required", "additionalProperties", "items", "prefixItems", "minItems", "maxItems", "enum",
-  "const", "anyOf", "oneOf", "allOf", "$ref", "$defs", "definitions", "minLength", "maxLength", "pattern", "format",
-  "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+  "type", "properties", "required", "additionalProperties", "propertyNames", "items", "prefixItems", "additionalItems",
+  "minItems", "maxItems", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "$defs", "definitions", "minLength",
+  "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
 ]);
 
 /** Keywords that do not constrain values: accepted and ignored. */
 export const ANNOTATION_KEYWORDS = new Set([
   "title", "description", "default", "examples", "$schema", "$id", "$comment", "$anchor", "deprecated", "readOnly",
   "writeOnly", "contentEncoding", "contentMediaType", "strict",
+  // OpenAPI's hint for a oneOf told apart by a property (pydantic writes it); the oneOf itself is what constrains.
+  "discriminator",
 ]);
 
 /** JSON Schema type names. */
@@ -32,6 +34,8 @@ export const MAX_EXPANDED_ITEMS = 256;
 export const MAX_PATTERN_LENGTH = 4096;
 /** The most values an `enum` may list (each is an alternative the automaton follows). */
 export const MAX_ENUM_VALUES = 1024;
+/** The most DFA states of one pattern, format, lookahead or intersection of a pattern and a format. */
+export const MAX_PATTERN_STATES = 5000;
 /** The most cells (DFA states x lengths) of one pattern's length table. */
 export const MAX_PATTERN_TABLE = 1_000_000;
 /** The most schemas nested inside one another while compiling (literal nesting, references and merged allOf parts). */

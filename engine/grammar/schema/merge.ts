@@ -1,5 +1,6 @@
 // allOf: merges subschemas into one where that is exact (properties, required, bounds, types, enums), and refuses
 // what it cannot merge exactly, so that the generated value satisfies every part.
+import { fromDraft07Tuple } from "./draft07.js";
 import { SchemaError, pointer, quoted } from "./errors.js";
 import { ANNOTATION_KEYWORDS } from "./keywords.js";
 
@@ -29,13 +30,14 @@ export function mergeSchemas(root: unknown, parts: unknown[], path: string, dept
     if (part === true) continue;
     if (part === false) return false;
     if (!isObject(part)) throw new SchemaError("allOf", pointer(path, index), "allOf items must be schemas");
-    if (Array.isArray(part.allOf)) {
-      const { allOf, ...rest } = part;
+    let object = fromDraft07Tuple(part, pointer(path, index));
+    if (Array.isArray(object.allOf)) {
+      const { allOf, ...rest } = object;
       const inner = mergeSchemas(root, [...(allOf as unknown[]), rest], pointer(path, index), depth + 1);
       if (inner === false) return false;
-      part = inner;
+      object = inner;
     }
-    merged = mergeTwo(root, merged, part as SchemaObject, pointer(path, index), depth);
+    merged = mergeTwo(root, merged, object, pointer(path, index), depth);
   }
   return merged;
 }

@@ -353,9 +353,9 @@ describe("parseChatCompletionRequest: unsupported features are rejected, not ign
       'response_format.json_schema.schema: the keyword "uniqueItems" is not supported (keyword uniqueItems, at the schema root)',
     ],
     [
-      { response_format: { type: "json_schema", json_schema: { name: "x", schema: { properties: { at: { type: "string", format: "ipv4" } } } } } },
+      { response_format: { type: "json_schema", json_schema: { name: "x", schema: { properties: { at: { type: "string", format: "iri" } } } } } },
       "response_format.json_schema.schema",
-      'response_format.json_schema.schema: format "ipv4" is not supported (supported: date-time, date, time, uuid, email) (keyword format=ipv4, at /properties/at)',
+      'response_format.json_schema.schema: format "iri" is not supported (enforced: date-time, date, time, uuid, email, uri, hostname, ipv4, ipv6, duration, int32, int64, float, double; unknown names are ignored) (keyword format=iri, at /properties/at)',
     ],
     [
       { tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { n: { type: "integer", minimum: 3, maximum: 1 } } } } }] },
