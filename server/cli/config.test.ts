@@ -17,7 +17,7 @@ function configFile(content: unknown): string {
 describe("readServeConfig", () => {
   it("accepts every documented field", () => {
     const config = {
-      apiKeys: ["sk-1"], maxQueue: 0, maxBodyBytes: 1024 * 1024, maxBufferedBodyBytes: 64 * 1024 * 1024, bodyTimeoutSeconds: 2.5,
+      apiKeys: ["sk-1"], maxQueue: 0, maxBodyBytes: 1024 * 1024, maxBufferedBodyBytes: 64 * 1024 * 1024, bodyTimeoutSeconds: 2.5, jsonWhitespace: "pretty",
       models: [{ path: "m.gguf", slugs: { openai: ["a"], anthropic: ["b"] }, contextSize: 2048, maxSequences: 8, kvCache: { bytes: 1 << 20, dtype: "f16" }, stepTargetMs: 0 }],
     };
     expect(readServeConfig(configFile(config))).toEqual(config);
@@ -31,6 +31,7 @@ describe("readServeConfig", () => {
     [{ bodyTimeoutSeconds: 0 }, /bodyTimeoutSeconds must be a number in \(0, 3600\]/],
     [{ maxBodyBytes: 4096, maxBufferedBodyBytes: 2048 }, /maxBufferedBodyBytes \(2048\) must be at least maxBodyBytes \(4096\)/],
     [{ apiKeys: "sk-1" }, /apiKeys must be an array of non-empty strings/],
+    [{ jsonWhitespace: "indented" }, /jsonWhitespace must be one of "compact", "pretty"/],
     [{ apiKey: ["sk-1"] }, /apiKey is not a config field \(known: apiKeys, /],
     [{ models: [] }, /models must be a non-empty array/],
     [{ models: [{ contextSize: 512 }] }, /models\[0\]\.path is required/],

@@ -26,6 +26,8 @@ export interface ServeConfig {
   maxBodyBytes?: number;
   maxBufferedBodyBytes?: number;
   bodyTimeoutSeconds?: number;
+  /** Whitespace structured output may use between JSON tokens (default "compact"). */
+  jsonWhitespace?: "compact" | "pretty";
 }
 
 /** A value's check: returns nothing, or the rule it breaks ("a positive integer"). */
@@ -60,6 +62,7 @@ const TOP: Shape = {
   maxBodyBytes: integer(1024, 1024 ** 3),
   maxBufferedBodyBytes: integer(1024, 64 * 1024 ** 3),
   bodyTimeoutSeconds: number(0, 3600, true),
+  jsonWhitespace: oneOf("compact", "pretty"),
 };
 
 /** Reads and checks the config file; `{}` without one. @throws UsageError naming the file, the field and the rule. */

@@ -22,7 +22,7 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
                        "models": [{ "path": "...", "slugs": { "openai": [...], "anthropic": [...] }, "contextSize": N,
                        "maxSequences": N, "kvCache": { "bytes": N | "memoryFraction": F, "dtype": "f16" },
                        "stepTargetMs": N }], "maxQueue": N, "maxBodyBytes": N, "maxBufferedBodyBytes": N,
-                       "bodyTimeoutSeconds": N }
+                       "bodyTimeoutSeconds": N, "jsonWhitespace": "compact" | "pretty" }
   --no-auth            accept requests without an API key (local use); otherwise keys come from the config
                        or LOOM_API_KEYS (comma-separated)
   --context N          context size (default: the config's, else min(model, 4096))
@@ -94,8 +94,8 @@ export async function runServe(argv: string[]): Promise<void> {
     });
   }
   const registry = new ModelRegistry(served);
-  const { maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds } = config;
-  const server = await startServer({ registry, auth, endpoints: createEndpoints(registry), maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds }, host, port);
+  const { maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace } = config;
+  const server = await startServer({ registry, auth, endpoints: createEndpoints(registry), maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace }, host, port);
   process.stderr.write(
     `loom: serving ${served.map(({ model }) => `${model.path} (${model.device})`).join(", ")} on http://${host}:${server.port} (${values["no-auth"] ? "no auth" : `${keys.length} API key(s)`})\n` +
       `  POST /v1/chat/completions  model ${registry.slugs("openai").join(", ")}\n` +

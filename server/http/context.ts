@@ -1,4 +1,5 @@
 // What every route of one server shares: its settings, metrics, error log, and the budget request bodies draw on.
+import type { JsonWhitespace } from "../../engine/grammar/index.js";
 import type { ModelRegistry } from "../models.js";
 import type { Authenticator } from "./auth.js";
 import { BodyBudget, type BodyLimits } from "./body.js";
@@ -23,6 +24,11 @@ export interface ServerOptions {
   pingSeconds?: number;
   /** Where failures are reported (default: stderr). */
   log?: ServerLog;
+  /**
+   * Whitespace structured output may put between JSON tokens: "compact" (default: at most a space after `:` and `,`)
+   * or "pretty" (also a line break indented to the nesting level). See engine/grammar/README.md.
+   */
+  jsonWhitespace?: JsonWhitespace;
 }
 
 /** Defaults of {@link ServerOptions}. */

@@ -76,7 +76,7 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
     const served = admit(context, endpoint, request);
     const meta = { id: `${endpoint.idPrefix}${connection.requestId.slice(4)}`, model: request.model, created: Math.floor(Date.now() / 1000) };
     const started = performance.now();
-    const running = runRequest(served.engine, meta.id, request, { wireField: endpoint.wireField });
+    const running = runRequest(served.engine, meta.id, request, { wireField: endpoint.wireField, whitespace: context.options.jsonWhitespace });
     connection.onAbort(() => running.abort());
     const events = running[Symbol.asyncIterator]();
     const metrics = context.metrics;

@@ -3,16 +3,19 @@
 // after free reasoning when thinking is on. Checked when the request is parsed, so that a schema outside the supported
 // subset is a 400 naming its keyword and path before anything is generated.
 import { type AnswerFormat, type ConstraintSpec, constraintGrammar } from "../../engine/grammar/answer.js";
+import type { JsonWhitespace } from "../../engine/grammar/index.js";
 import { EmptyGrammarError, GrammarAutomaton } from "../../engine/grammar/automaton.js";
 import { SchemaError } from "../../engine/grammar/schema/errors.js";
 import { type InternalRequest, ProtocolError } from "./internal.js";
 import { DEFAULT_THINK_TAGS, type ThinkTags } from "./think-splitter.js";
 import { HERMES_TOOL_CALL_TAGS, type ToolCallTags } from "./tool-calls.js";
 
-/** The tags of the model's chat template that a constraint writes. */
+/** The tags of the model's chat template that a constraint writes, and the layout of its JSON. */
 export interface ConstraintTags {
   thinkTags?: ThinkTags;
   toolCallTags?: ToolCallTags;
+  /** Whitespace allowed between JSON tokens (default "compact"; the server's `jsonWhitespace` setting). */
+  whitespace?: JsonWhitespace;
 }
 
 /** Where each schema came from in the wire request, for error messages: a param per tool index, and the format's. */
@@ -40,7 +43,8 @@ export function constraintSpecOf(request: InternalRequest, tags: ConstraintTags 
   }
   if (!format) return undefined;
   const think = tags.thinkTags ?? DEFAULT_THINK_TAGS;
-  return request.thinking.enabled ? { format, thinking: { open: think.open, close: think.close } } : { format };
+  const layout = tags.whitespace && tags.whitespace !== "compact" ? { whitespace: tags.whitespace } : {};
+  return request.thinking.enabled ? { format, thinking: { open: think.open, close: think.close }, ...layout } : { format, ...layout };
 }
 
 /** Specs already compiled without error, oldest first: at most 256, of at most 64 KiB of JSON each (16 MiB in all). */

@@ -3,7 +3,7 @@
 // when the request offers tools, the model's tool calls are taken out of the answer (server/protocol/tool-calls.ts).
 import type { ServingEngine } from "../../engine/engine.js";
 import type { EngineError, EngineEvent, EngineRequest } from "../../engine/request.js";
-import { constraintSpecOf } from "./constraint.js";
+import { type ConstraintTags, constraintSpecOf } from "./constraint.js";
 import { type InternalEvent, type InternalRequest, type InternalUsage, ProtocolError } from "./internal.js";
 import { DEFAULT_THINK_TAGS, type ThinkTags, ThinkSplitter } from "./think-splitter.js";
 import { HERMES_TOOL_CALL_TAGS, ToolCallExtractor, type ToolCallPiece, type ToolCallTags } from "./tool-calls.js";
@@ -65,8 +65,8 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** How engine output is read: the think tags and tool-call tags of the model's chat template. */
-export interface OutputFormat {
+/** How engine output is written and read: the think and tool-call tags of the model's chat template, the JSON layout. */
+export interface OutputFormat extends ConstraintTags {
   thinkTags?: ThinkTags;
   toolCallTags?: ToolCallTags;
 }
