@@ -58,6 +58,19 @@ describe("string formats", () => {
   });
 });
 
+describe("formats alone satisfy zod's own checks (a client may send the format without zod's pattern)", () => {
+  it("uuid carries a version and a variant digit, date-time is in UTC", () => {
+    for (const [format, pattern] of [["uuid", ZOD.uuid], ["date-time", ZOD.datetime]] as const) {
+      const report = checkWalks({ type: "string", format }, 60);
+      expect(report.problems).toEqual([]);
+      expect(report.documents.length).toBeGreaterThan(20);
+      for (const text of report.documents) expect(text, format).toMatch(new RegExp(pattern));
+    }
+    expect(accepts({ type: "string", format: "date-time" }, '"2024-01-02T03:04:05+01:00"')).toBe(false);
+    expect(accepts({ type: "string", format: "time" }, '"03:04:05+01:00"')).toBe(true);
+  });
+});
+
 describe("a format and a pattern on one string (zod writes both)", () => {
   it("enforces both: the intersection of their automata", () => {
     const uuid = { type: "string", format: "uuid", pattern: ZOD.uuid };

@@ -1,12 +1,15 @@
 // The string and number formats enforced, and how every other format name is treated. Each string format is a
 // regular expression whose every match ajv-formats (full mode, the validator the tests use) accepts: the older five
 // are subsets written here (real calendar dates only, no February 29, since leap years need arithmetic; times with a
-// zone; lower-case RFC 4122 UUIDs; a conservative email), the newer ones are ajv-formats' own regexes, with the i
+// zone, and date-times in UTC, `Z`, which zod's z.iso.datetime() also demands; lower-case UUIDs with an RFC 9562
+// version (1-8) and variant (8-b) digit, as zod's z.uuid() demands; a conservative email), the newer ones are
+// ajv-formats' own regexes, with the i
 // flag where it has one, except hostname, which leaves out the trailing dot so that its 253-character limit is a
 // plain maximum length instead of a lookahead (whose product with the labels would pass the DFA limits).
 
 const DATE = "\\d{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\\d|2[0-8])|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)";
-const TIME = "(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d{1,6})?(?:Z|[+-](?:[01]\\d|2[0-3]):[0-5]\\d)";
+const CLOCK = "(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d{1,6})?";
+const TIME = `${CLOCK}(?:Z|[+-](?:[01]\\d|2[0-3]):[0-5]\\d)`;
 const LABEL = "[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?";
 
 /** A string format: a regex the whole string must match (anchors optional), read with the i flag or not. */
@@ -19,10 +22,10 @@ export interface StringFormat {
 
 /** The string formats enforced. */
 export const STRING_FORMATS: Readonly<Record<string, StringFormat>> = {
-  "date-time": { source: `${DATE}T${TIME}` },
+  "date-time": { source: `${DATE}T${CLOCK}Z` },
   date: { source: DATE },
   time: { source: TIME },
-  uuid: { source: "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}" },
+  uuid: { source: "[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}" },
   email: { source: `[a-zA-Z0-9_+-]{1,32}(?:\\.[a-zA-Z0-9_+-]{1,32}){0,3}@(?:${LABEL}\\.){1,3}[a-zA-Z]{2,24}` },
   // ajv-formats: uri() also asks for a "/" or ":", which the scheme always supplies.
   uri: { source: String.raw`^(?:[a-z][a-z0-9+\-.]*:)(?:\/?\/(?:(?:[a-z0-9\-._~!$&'()*+,;=:]|%[0-9a-f]{2})*@)?(?:\[(?:(?:(?:(?:[0-9a-f]{1,4}:){6}|::(?:[0-9a-f]{1,4}:){5}|(?:[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){4}|(?:(?:[0-9a-f]{1,4}:){0,1}[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){3}|(?:(?:[0-9a-f]{1,4}:){0,2}[0-9a-f]{1,4})?::(?:[0-9a-f]{1,4}:){2}|(?:(?:[0-9a-f]{1,4}:){0,3}[0-9a-f]{1,4})?::[0-9a-f]{1,4}:|(?:(?:[0-9a-f]{1,4}:){0,4}[0-9a-f]{1,4})?::)(?:[0-9a-f]{1,4}:[0-9a-f]{1,4}|(?:(?:25[0-5]|2[0-4]\d|[01]?\d\d?)\.){3}(?:25[0-5]|2[0-4]\d|[01]?\d\d?))|(?:(?:[0-9a-f]{1,4}:){0,5}[0-9a-f]{1,4})?::[0-9a-f]{1,4}|(?:(?:[0-9a-f]{1,4}:){0,6}[0-9a-f]{1,4})?::)|[Vv][0-9a-f]+\.[a-z0-9\-._~!$&'()*+,;=:]+)\]|(?:(?:25[0-5]|2[0-4]\d|[01]?\d\d?)\.){3}(?:25[0-5]|2[0-4]\d|[01]?\d\d?)|(?:[a-z0-9\-._~!$&'()*+,;=]|%[0-9a-f]{2})*)(?::\d*)?(?:\/(?:[a-z0-9\-._~!$&'()*+,;=:@]|%[0-9a-f]{2})*)*|\/(?:(?:[a-z0-9\-._~!$&'()*+,;=:@]|%[0-9a-f]{2})+(?:\/(?:[a-z0-9\-._~!$&'()*+,;=:@]|%[0-9a-f]{2})*)*)?|(?:[a-z0-9\-._~!$&'()*+,;=:@]|%[0-9a-f]{2})+(?:\/(?:[a-z0-9\-._~!$&'()*+,;=:@]|%[0-9a-f]{2})*)*)(?:\?(?:[a-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9a-f]{2})*)?(?:#(?:[a-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9a-f]{2})*)?$`, ignoreCase: true },

@@ -110,6 +110,9 @@ describe("parseMessagesRequest: minimal and full requests", () => {
     expect(parse({ ...base(), output_config: { format: { type: "json_schema", schema } } }).responseFormat).toEqual({ type: "json_schema", schema });
     expect(parse({ ...base(), thinking: { type: "adaptive" } }).thinking).toEqual({ enabled: true });
     expect(failure({ ...base(), output_config: { format: { type: "json_schema", schema: { type: "object", not: {} } } } })).toMatchObject({ param: "output_config.format.schema" });
+    // The structured-outputs beta's name for it, which older SDKs send.
+    expect(parse({ ...base(), output_format: { type: "json_schema", schema } }).responseFormat).toEqual({ type: "json_schema", schema });
+    expect(failure({ ...base(), output_format: { type: "json_schema", schema }, output_config: { format: { type: "json_schema", schema } } })).toMatchObject({ param: "output_format" });
   });
 
   it("ignores inherited names: a JSON __proto__ key is refused as an unknown field, never read through", () => {

@@ -68,7 +68,7 @@ export function parseMessagesRequest(body: unknown, models: ServedModels, signer
   }
   const userId = optional(own(body, "metadata"), "metadata", parseMetadata);
   const autoCompaction = optional(own(body, "chat_template_kwargs"), "chat_template_kwargs", parseTemplateKwargs) ?? true;
-  const responseFormat = optional(own(body, "output_config"), "output_config", parseOutputConfig);
+  const responseFormat = parseAnswerFormat(body);
   checkAnnotations(body);
 
   const system = optional(own(body, "system"), "system", parseSystem);
@@ -100,7 +100,8 @@ export function parseMessagesRequest(body: unknown, models: ServedModels, signer
     if (single) request.parallelToolCalls = false;
   }
   if (responseFormat) request.responseFormat = responseFormat;
-  checkConstraint(request, { tool: (index) => `tools[${index}].input_schema`, responseFormat: "output_config.format.schema" });
+  const formatParam = isUnset(own(body, "output_format")) ? "output_config.format.schema" : "output_format.schema";
+  checkConstraint(request, { tool: (index) => `tools[${index}].input_schema`, responseFormat: formatParam });
   if (userId !== undefined) request.userId = userId;
   return request;
 }
@@ -121,6 +122,17 @@ function rejectThread(value: unknown): void {
   );
 }
 
+/**
+ * The answer's JSON format: `output_config.format`, or `output_format`, its name in the structured-outputs beta that
+ * older SDKs (and AI SDK 5) still send. Both at once is ambiguous and refused.
+ */
+function parseAnswerFormat(body: Record<string, unknown>): InternalRequest["responseFormat"] {
+  const configured = optional(own(body, "output_config"), "output_config", parseOutputConfig);
+  const beta = optional(own(body, "output_format"), "output_format", parseFormat);
+  if (configured && beta) throw invalid("output_format", "cannot be sent with output_config.format: send only output_config.format");
+  return configured ?? beta;
+}
+
 /** `output_config`: {format?: {type: "json_schema", schema}} enforced by grammar; `effort` is not supported. */
 function parseOutputConfig(value: unknown, param: string): InternalRequest["responseFormat"] {
   const config = readObject(value, param);
@@ -132,9 +144,11 @@ function parseOutputConfig(value: unknown, param: string): InternalRequest["resp
     }
     throw invalid(child(param, key), "is not a field of output_config (format)");
   }
-  const format = own(config, "format");
-  if (isUnset(format)) return undefined;
-  const formatPath = child(param, "format");
+  return optional(own(config, "format"), child(param, "format"), parseFormat);
+}
+
+/** `{type: "json_schema", schema}`. */
+function parseFormat(format: unknown, formatPath: string): InternalRequest["responseFormat"] {
   const object = readObject(format, formatPath);
   if (own(object, "type") !== "json_schema") throw invalid(child(formatPath, "type"), 'must be "json_schema"', own(object, "type"));
   const schema = own(object, "schema");

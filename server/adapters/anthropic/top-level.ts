@@ -7,14 +7,14 @@ import { quote } from "../openai/fields.js";
 /** Fields of POST /v1/messages that this server reads. */
 const MESSAGES_FIELDS = [
   "model", "messages", "max_tokens", "system", "stream", "temperature", "top_p", "top_k", "stop_sequences", "tools",
-  "tool_choice", "thinking", "metadata", "service_tier", "output_config", "chat_template_kwargs", "thread",
+  "tool_choice", "thinking", "metadata", "service_tier", "output_config", "output_format", "chat_template_kwargs", "thread",
   // Annotations: caching is automatic here (prefix cache), and the ids are for accounting.
   "cache_control", "user_profile_id", "workspace_id", "speed", "inference_geo",
 ] as const;
 
 /** Fields of POST /v1/messages/count_tokens (the create fields that shape the prompt). */
 const COUNT_FIELDS = [
-  "model", "messages", "system", "tools", "tool_choice", "thinking", "output_config", "chat_template_kwargs",
+  "model", "messages", "system", "tools", "tool_choice", "thinking", "output_config", "output_format", "chat_template_kwargs",
   "cache_control", "user_profile_id", "workspace_id", "speed",
 ] as const;
 
