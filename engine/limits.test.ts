@@ -6,7 +6,7 @@ import { ensureTestModel } from "../scripts/test-models.js";
 import { Engine } from "./engine.js";
 import { type LoadedModel, loadModel } from "./load.js";
 import type { EngineError, EngineEvent, EngineRequest } from "./request.js";
-import type { WordSplitter } from "./tokenizer/pre-tokenizers.js";
+import { splitUnitsDuring } from "./testing/split-spy.js";
 
 let model: LoadedModel;
 beforeAll(async () => {
@@ -28,29 +28,12 @@ async function errorOf(engine: Engine, request: EngineRequest): Promise<EngineEr
 
 const text = (content: string, extra: Partial<EngineRequest> = {}): EngineRequest => ({ input: { messages: [{ role: "user", content }] }, sampling: { temperature: 0 }, ...extra });
 
-/** Counts the UTF-16 units the tokenizer's word splitter is given while `run` runs. */
-async function splitUnitsDuring(run: () => Promise<void>): Promise<number> {
-  const splitter = (model.tokenizer as unknown as { wordSplitter: WordSplitter }).wordSplitter;
-  const split = splitter.split.bind(splitter);
-  let units = 0;
-  splitter.split = (piece: string) => {
-    units += piece.length;
-    return split(piece);
-  };
-  try {
-    await run();
-  } finally {
-    splitter.split = split;
-  }
-  return units;
-}
-
 describe("prompt size", () => {
   it("refuses an 8 MB prompt as too long after about a context's worth of tokenizing, with compaction on and off", async () => {
     const engine = new Engine(model);
     const huge = "Tell me about the weather in Oslo today, please. ".repeat(165_000); // 8.2 MB
     for (const enableAutoCompaction of [true, false]) {
-      const units = await splitUnitsDuring(async () => {
+      const units = await splitUnitsDuring(model.tokenizer, async () => {
         const error = await errorOf(engine, text(huge, { enableAutoCompaction }));
         expect(error).toMatchObject({ kind: "too_long", field: "input" });
         expect(error.message).toMatch(/more than 511 tokens/);

@@ -5,17 +5,10 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WorkerEngine } from "../engine/host/worker-engine.js";
 import { newValidator } from "../engine/grammar/testing/validator.js";
-import { ensureTestModel } from "../scripts/test-models.js";
-import { createEndpoints } from "./adapters/endpoints.js";
-import { StaticKeys } from "./http/auth.js";
-import { type LoomServer, startServer } from "./http/app.js";
-import { ModelRegistry, defaultSlugs } from "./models.js";
+import { type ModelServer, startModelServer } from "./testing/model-server.js";
 
-const KEY = "sk-structured";
-let engine: WorkerEngine;
-let server: LoomServer;
+let model: ModelServer;
 let chat: string;
 let messages: string;
 let openai: OpenAI;
@@ -23,20 +16,14 @@ let anthropic: Anthropic;
 const ajv = newValidator();
 
 beforeAll(async () => {
-  const path = await ensureTestModel("tiny-qwen3", "gguf", "q8_0");
-  engine = await WorkerEngine.start(path, { load: { contextSize: 1024, threads: 2, kvCache: { bytes: 32 * 1024 * 1024 } } });
-  const slugs = defaultSlugs(engine.model);
-  [chat, messages] = [slugs.openai[0]!, slugs.anthropic[0]!];
-  const registry = new ModelRegistry([{ model: engine.model, engine, slugs, created: 1_700_000_000 }]);
-  server = await startServer({ registry, auth: new StaticKeys([KEY]), endpoints: createEndpoints(registry) }, "127.0.0.1", 0);
-  const base = `http://127.0.0.1:${server.port}`;
-  openai = new OpenAI({ apiKey: KEY, baseURL: `${base}/v1`, maxRetries: 0 });
-  anthropic = new Anthropic({ apiKey: KEY, baseURL: base, maxRetries: 0 });
+  model = await startModelServer({ key: "sk-structured" });
+  ({ chatModel: chat, messagesModel: messages } = model);
+  openai = model.openai();
+  anthropic = model.anthropic();
 });
 
 afterAll(async () => {
-  server?.close();
-  await engine?.close();
+  await model?.close();
 });
 
 const weatherParameters = {

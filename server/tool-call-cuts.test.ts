@@ -8,82 +8,24 @@ import Anthropic from "@anthropic-ai/sdk";
 import { partialParse } from "@anthropic-ai/sdk/_vendor/partial-json-parser/parser";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EngineStream, ServingEngine } from "../engine/engine.js";
-import { WorkerEngine } from "../engine/host/worker-engine.js";
-import type { EngineEvent, EngineFinishReason, EngineRequest } from "../engine/request.js";
-import { ensureTestModel } from "../scripts/test-models.js";
-import { createEndpoints } from "./adapters/endpoints.js";
-import { StaticKeys } from "./http/auth.js";
-import { type LoomServer, startServer } from "./http/app.js";
-import { ModelRegistry, defaultSlugs } from "./models.js";
+import { type ModelServer, type RecordingEngine, startModelServer } from "./testing/model-server.js";
 
-const KEY = "sk-cuts";
-
-/** What the engine wrote for one request (its id is the response's id), before the protocol layer read it. */
-interface RawOutput {
-  text: string;
-  reason?: EngineFinishReason;
-  stopSequence?: string;
-}
-
-/** A serving engine that records every request's raw text and finish reason by request id. */
-class RecordingEngine implements ServingEngine {
-  readonly outputs = new Map<string, RawOutput>();
-  constructor(private readonly inner: ServingEngine) {}
-
-  submit(request: EngineRequest): EngineStream {
-    const stream = this.inner.submit(request);
-    const output: RawOutput = { text: "" };
-    this.outputs.set(stream.id, output);
-    return {
-      id: stream.id,
-      async *[Symbol.asyncIterator](): AsyncGenerator<EngineEvent> {
-        for await (const event of stream) {
-          if (event.type === "text") output.text += event.text;
-          if (event.type === "finish") Object.assign(output, { reason: event.reason, stopSequence: event.stopSequence });
-          yield event;
-        }
-      },
-    };
-  }
-
-  abort(id: string): boolean {
-    return this.inner.abort(id);
-  }
-
-  get queueDepth(): number {
-    return this.inner.queueDepth;
-  }
-
-  stats() {
-    return this.inner.stats();
-  }
-}
-
-let worker: WorkerEngine;
+let model: ModelServer;
 let engine: RecordingEngine;
-let server: LoomServer;
 let chat: string;
 let messages: string;
 let openai: OpenAI;
 let anthropic: Anthropic;
 
 beforeAll(async () => {
-  const path = await ensureTestModel("tiny-qwen3", "gguf", "q8_0");
-  worker = await WorkerEngine.start(path, { load: { contextSize: 1024, threads: 2, kvCache: { bytes: 32 * 1024 * 1024 } } });
-  engine = new RecordingEngine(worker);
-  const slugs = defaultSlugs(worker.model);
-  [chat, messages] = [slugs.openai[0]!, slugs.anthropic[0]!];
-  const registry = new ModelRegistry([{ model: worker.model, engine, slugs, created: 1_700_000_000 }]);
-  server = await startServer({ registry, auth: new StaticKeys([KEY]), endpoints: createEndpoints(registry) }, "127.0.0.1", 0);
-  const base = `http://127.0.0.1:${server.port}`;
-  openai = new OpenAI({ apiKey: KEY, baseURL: `${base}/v1`, maxRetries: 0 });
-  anthropic = new Anthropic({ apiKey: KEY, baseURL: base, maxRetries: 0 });
+  model = await startModelServer({ key: "sk-cuts" });
+  ({ engine, chatModel: chat, messagesModel: messages } = model);
+  openai = model.openai();
+  anthropic = model.anthropic();
 });
 
 afterAll(async () => {
-  server?.close();
-  await worker?.close();
+  await model?.close();
 });
 
 const parameters = {

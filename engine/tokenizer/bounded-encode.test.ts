@@ -9,6 +9,7 @@ import { PRE_TOKENIZERS, WordSplitter } from "./pre-tokenizers.js";
 import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "./test-fixtures.js";
 import type { Tokenizer } from "./tokenizer.js";
 import { windowedWords } from "./windowed-split.js";
+import { splitUnitsDuring } from "../testing/split-spy.js";
 
 /** Pieces that exercise every branch of the split regexes: contractions, digit runs, blanks before words, CJK, emoji. */
 const PIECES = ["a", "word", "Hello", " ", "  ", "   ", "\n", "\n\n", "\t", "\r\n", "'s", "'re", "'ll", "'D", "123", "4567", "9", ".", "!!", "...", "$", "+=", "<|x|>", "é", "e\u0301", "日本語", "한국어", "😀", "👩‍💻", "\u00a0", "_", "-", "Ünïcödé", "x1y2"];
@@ -54,26 +55,12 @@ function tokenizerGroup(name: string, directory: string) {
       }
     });
 
-    it("stops after about the limit's worth of text instead of splitting a huge one", () => {
+    it("stops after about the limit's worth of text instead of splitting a huge one", async () => {
       const text = "The quick brown fox jumps over the lazy dog. ".repeat(180_000); // 8.1 MB
-      const splitter = (tokenizer as unknown as { wordSplitter: WordSplitter }).wordSplitter;
-      const split = splitter.split.bind(splitter);
-      let splitUnits = 0;
-      splitter.split = (piece: string) => {
-        splitUnits += piece.length;
-        return split(piece);
-      };
-      try {
-        expect(() => tokenizer.encode(text, { maxTokens: 4096 })).toThrow(TokenLimitError);
-        // 4096 tokens of this text are about 20 KB; a split window is 16 K units, and the last one is split again.
-        expect(splitUnits).toBeLessThan(64 * 1024);
-        splitUnits = 0;
-        // Past the longest token's bound, nothing is split at all.
-        expect(() => tokenizer.encode(text, { maxTokens: 100 })).toThrow(TokenLimitError);
-        expect(splitUnits).toBe(0);
-      } finally {
-        splitter.split = split;
-      }
+      // 4096 tokens of this text are about 20 KB; a split window is 16 K units, and the last one is split again.
+      expect(await splitUnitsDuring(tokenizer, () => expect(() => tokenizer.encode(text, { maxTokens: 4096 })).toThrow(TokenLimitError))).toBeLessThan(64 * 1024);
+      // Past the longest token's bound, nothing is split at all.
+      expect(await splitUnitsDuring(tokenizer, () => expect(() => tokenizer.encode(text, { maxTokens: 100 })).toThrow(TokenLimitError))).toBe(0);
     });
   });
 }

@@ -1,0 +1,121 @@
+// A real loom server for end-to-end tests: a random-weight test model on an engine thread, as `loom serve` runs it,
+// behind a key, with an engine wrapper that records what the server asked of the engine (each request) and what the
+// engine wrote back (each request's raw text and finish), and clients of both official SDKs pointed at it.
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import type { EngineStream, ServingEngine } from "../../engine/engine.js";
+import { WorkerEngine } from "../../engine/host/worker-engine.js";
+import type { EngineEvent, EngineFinishReason, EngineRequest, EngineStats } from "../../engine/request.js";
+import { ensureTestModel } from "../../scripts/test-models.js";
+import { createEndpoints } from "../adapters/endpoints.js";
+import { StaticKeys } from "../http/auth.js";
+import { type LoomServer, type ServerOptions, startServer } from "../http/app.js";
+import { ModelRegistry, defaultSlugs } from "../models.js";
+
+/** What the engine wrote for one request (keyed by its id, which is the response's id), before the server read it. */
+export interface RawOutput {
+  text: string;
+  reason?: EngineFinishReason;
+  stopSequence?: string;
+}
+
+/** Passes every call to an engine, recording each request as submitted and each request's raw output. */
+export class RecordingEngine implements ServingEngine {
+  readonly requests: EngineRequest[] = [];
+  readonly outputs = new Map<string, RawOutput>();
+  constructor(private readonly inner: ServingEngine) {}
+
+  submit(request: EngineRequest): EngineStream {
+    this.requests.push(structuredClone(request));
+    const stream = this.inner.submit(request);
+    const output: RawOutput = { text: "" };
+    this.outputs.set(stream.id, output);
+    return {
+      id: stream.id,
+      async *[Symbol.asyncIterator](): AsyncGenerator<EngineEvent> {
+        for await (const event of stream) {
+          if (event.type === "text") output.text += event.text;
+          if (event.type === "finish") Object.assign(output, { reason: event.reason, stopSequence: event.stopSequence });
+          yield event;
+        }
+      },
+    };
+  }
+
+  abort(id: string): boolean {
+    return this.inner.abort(id);
+  }
+
+  get queueDepth(): number {
+    return this.inner.queueDepth;
+  }
+
+  stats(): EngineStats | Promise<EngineStats> {
+    return this.inner.stats();
+  }
+
+  countTokens(request: EngineRequest): number | Promise<number> {
+    return this.inner.countTokens(request);
+  }
+
+  get unavailable(): Error | undefined {
+    return this.inner.unavailable;
+  }
+}
+
+/** What {@link startModelServer} loads. */
+export interface ModelServerOptions {
+  /** The test model preset (default tiny-qwen3: the Qwen3 tokenizer and its tool-calling template). */
+  preset?: string;
+  contextSize?: number;
+  kvBytes?: number;
+  key?: string;
+  /** Further server settings. */
+  server?: Partial<ServerOptions>;
+}
+
+/** A running model server. */
+export interface ModelServer {
+  /** `http://127.0.0.1:<port>` (no path). */
+  base: string;
+  key: string;
+  /** The slugs for chat completions and for messages. */
+  chatModel: string;
+  messagesModel: string;
+  engine: RecordingEngine;
+  /** Clients of the official SDKs, without retries. */
+  openai(options?: ConstructorParameters<typeof OpenAI>[0]): OpenAI;
+  anthropic(options?: ConstructorParameters<typeof Anthropic>[0]): Anthropic;
+  close(): Promise<void>;
+}
+
+/** Loads the model on an engine thread and starts a server on a free port. */
+export async function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
+  const key = options.key ?? "sk-test";
+  const path = await ensureTestModel(options.preset ?? "tiny-qwen3", "gguf", "q8_0");
+  const worker = await WorkerEngine.start(path, { load: { contextSize: options.contextSize ?? 1024, threads: 2, kvCache: { bytes: options.kvBytes ?? 32 * 1024 * 1024 } } });
+  const engine = new RecordingEngine(worker);
+  const slugs = defaultSlugs(worker.model);
+  const registry = new ModelRegistry([{ model: worker.model, engine, slugs, created: 1_700_000_000 }]);
+  let server: LoomServer;
+  try {
+    server = await startServer({ registry, auth: new StaticKeys([key]), endpoints: createEndpoints(registry), ...options.server }, "127.0.0.1", 0);
+  } catch (error) {
+    await worker.close();
+    throw error;
+  }
+  const base = `http://127.0.0.1:${server.port}`;
+  return {
+    base,
+    key,
+    chatModel: slugs.openai[0]!,
+    messagesModel: slugs.anthropic[0]!,
+    engine,
+    openai: (extra) => new OpenAI({ apiKey: key, baseURL: `${base}/v1`, maxRetries: 0, ...extra }),
+    anthropic: (extra) => new Anthropic({ apiKey: key, baseURL: base, maxRetries: 0, ...extra }),
+    async close() {
+      server.close();
+      await worker.close();
+    },
+  };
+}
