@@ -40,7 +40,7 @@ export type GenerationEvent =
       seed: number;
     };
 
-/** A prompt that cannot run: empty, or longer than the context. */
+/** A prompt that cannot run: empty, longer than the context, or leaving less room than the token limit asks. */
 export class PromptError extends Error {
   override readonly name = "PromptError";
 }
@@ -50,11 +50,16 @@ export class PromptError extends Error {
  * the model's KV pool is left as it was found. Yields to the event loop between tokens so output can stream.
  */
 export async function* generate(model: LoadedModel, promptTokens: readonly number[], options: GenerationOptions = {}): AsyncGenerator<GenerationEvent> {
-  const maxTokens = options.maxTokens ?? 256;
-  if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new RangeError(`maxTokens must be a non-negative integer, got ${maxTokens}`);
   if (promptTokens.length === 0) throw new PromptError("the prompt is empty: it must contain at least one token");
   if (promptTokens.length >= model.contextSize) {
     throw new PromptError(`the prompt has ${promptTokens.length} tokens but the context holds ${model.contextSize}; shorten it or load with a larger context`);
+  }
+  // Unset, the default takes what the context leaves if that is less; a limit the caller set must fit.
+  const room = model.contextSize - promptTokens.length;
+  const maxTokens = options.maxTokens ?? Math.min(256, room);
+  if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new RangeError(`maxTokens must be a non-negative integer, got ${maxTokens}`);
+  if (maxTokens > room) {
+    throw new PromptError(`the prompt has ${promptTokens.length} tokens and the context holds ${model.contextSize}: at most ${room} tokens can be generated, not ${maxTokens}; lower the token limit or load with a larger context`);
   }
   const sampling = validateSamplingParams({ ...options.sampling });
   new StopSequenceMatcher(options.stop ?? []); // throws StopSequenceError before anything runs

@@ -4,7 +4,7 @@ import type { ChatMessage } from "./chat/messages.js";
 import { renderChatTemplate } from "./chat/template.js";
 import { type CompactionOptions, type CompactionResult, compactConversation } from "./compaction/index.js";
 import { EngineError, type EngineInput } from "./request.js";
-import { TokenLimitError } from "./tokenizer/errors.js";
+import { OversizedWordError, TokenLimitError } from "./tokenizer/errors.js";
 import type { Tokenizer } from "./tokenizer/tokenizer.js";
 
 /** What the prompt step needs of the loaded model. */
@@ -34,6 +34,7 @@ export function preparePrompt(model: PromptModel, input: EngineInput, compaction
     try {
       return model.tokenizer.encode(text, { addSpecial, parseSpecial: true, maxTokens });
     } catch (error) {
+      if (error instanceof OversizedWordError) throw new EngineError("too_long", `the prompt cannot be tokenized: ${error.message}`, "input");
       if (error instanceof TokenLimitError) throw tooLong();
       throw error;
     }

@@ -100,6 +100,9 @@ describe("OpenAI chat completions", () => {
     const bad = error as InstanceType<typeof OpenAI.BadRequestError>;
     expect(bad.param).toBe("max_tokens");
     expect(bad.message).toMatch(/^400 max_tokens is 600, but the prompt has \d+ tokens and the context holds 512: at most \d+ tokens can be generated$/);
+    const newer = await openai().chat.completions.create({ model: chatSlug, messages: [{ role: "user", content: "hi" }], max_completion_tokens: 600 }).catch((e: unknown) => e);
+    expect((newer as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("max_completion_tokens");
+    expect((newer as Error).message).toMatch(/^400 max_completion_tokens is 600, but/);
     const request = { model: chatSlug, messages: [{ role: "user" as const, content: "Count to three" }], max_tokens: 5, seed: 1 };
     const nucleusOfOne = await openai().chat.completions.create({ ...request, top_p: 0, temperature: 1.5 });
     const greedy = await openai().chat.completions.create({ ...request, temperature: 0 });

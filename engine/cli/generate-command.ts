@@ -15,7 +15,7 @@ export const GENERATE_USAGE = `Usage: loom generate --model <file-or-dir> --prom
   --chat                   wrap the prompt in the model's chat template
   --system <text>          system message (with --chat)
   --chat-template-kwargs <json>  extra template variables, e.g. '{"enable_thinking":false}'
-  --max-tokens N           most tokens to generate (default 256)
+  --max-tokens N           most tokens to generate (default 256, or what the context leaves after the prompt)
   --temperature T          0 = greedy (default 0.8)
   --top-p P                nucleus sampling (default 0.95)
   --top-k K                keep the K most likely tokens (default 40, 0 = off)
@@ -61,7 +61,8 @@ export async function runGenerate(argv: string[]): Promise<void> {
     }
     if (templateKwargs === null || typeof templateKwargs !== "object" || Array.isArray(templateKwargs)) throw new UsageError("--chat-template-kwargs must be a JSON object");
   }
-  const maxTokens = parseInteger("--max-tokens", values["max-tokens"], 256, 0);
+  // Unset, generate() takes 256 tokens or what the context leaves; set, the prompt must leave room for it.
+  const maxTokens = values["max-tokens"] === undefined ? undefined : parseInteger("--max-tokens", values["max-tokens"], 256, 0);
   const sampling = {
     temperature: parseNumber("--temperature", values.temperature, 0.8),
     topP: parseNumber("--top-p", values["top-p"], 0.95),

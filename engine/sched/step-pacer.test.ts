@@ -25,11 +25,15 @@ describe("StepPacer", () => {
     expect(pacer.budget(4)).toBeGreaterThanOrEqual(4 + 16);
   });
 
-  it("never goes below the minimum chunk, nor above the batch", () => {
+  it("lets prefill add as much as decoding takes where decoding alone passes the target, never less than the minimum chunk nor more than the batch", () => {
     const pacer = new StepPacer({ targetMs: 10, maxTokens: 256, minChunkTokens: 32 });
     pacer.record(8, 8, 50); // decoding alone already takes longer than the target
-    pacer.record(264, 8, 50 + 256 * 3);
-    expect(pacer.budget(8)).toBe(8 + 32);
+    pacer.record(264, 8, 50 + 256 * 1);
+    expect(pacer.budget(8)).toBe(8 + 50); // 50 ms of prefill at 1 ms per token: the step at most doubles
+    const slow = new StepPacer({ targetMs: 10, maxTokens: 256, minChunkTokens: 32 });
+    slow.record(8, 8, 5);
+    slow.record(264, 8, 5 + 256 * 3);
+    expect(slow.budget(8)).toBe(8 + 32);
     const fast = new StepPacer({ targetMs: 1000, maxTokens: 256 });
     fast.record(256, 0, 10);
     expect(fast.budget(2)).toBe(256);

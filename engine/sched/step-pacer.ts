@@ -37,7 +37,10 @@ export class StepPacer {
     if (targetMs === 0 || decoding === 0) return maxTokens;
     // Until a prefill step has been measured, take a modest chunk: the measurement comes from it.
     if (this.perTokenMs === undefined) return Math.min(maxTokens, decoding + 4 * this.minChunk);
-    const room = (targetMs - (this.fixedMs ?? 0)) / this.perTokenMs;
+    // Where decoding alone already takes the target or more (a large model on a CPU), prefill may still add as much
+    // as decoding takes: steps at most double, and the prompt is not slowed to a trickle for little gain.
+    const fixed = this.fixedMs ?? 0;
+    const room = Math.max(targetMs - fixed, fixed) / this.perTokenMs;
     return Math.min(maxTokens, decoding + Math.max(this.minChunk, Math.floor(room)));
   }
 

@@ -3,12 +3,13 @@
 // limit's worth of text, not the whole of it).
 import { describe, expect, it } from "vitest";
 import { seededRandom } from "../testing/seeded-random.js";
-import { TokenLimitError } from "./errors.js";
+import { OversizedWordError, TokenLimitError } from "./errors.js";
 import { tokenizerFromHuggingFace } from "./huggingface.js";
 import { PRE_TOKENIZERS, WordSplitter } from "./pre-tokenizers.js";
 import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "./test-fixtures.js";
-import type { Tokenizer } from "./tokenizer.js";
-import { windowedWords } from "./windowed-split.js";
+import { MAX_LIMITED_WORD_UNITS, type Tokenizer } from "./tokenizer.js";
+import { tokenizerFromLlama2c } from "./llama2c.js";
+import { spmPieces, windowedWords } from "./windowed-split.js";
 import { splitUnitsDuring } from "../testing/split-spy.js";
 
 /** Pieces that exercise every branch of the split regexes: contractions, digit runs, blanks before words, CJK, emoji. */
@@ -66,4 +67,43 @@ function tokenizerGroup(name: string, directory: string) {
 }
 
 tokenizerGroup("SmolLM2, smollm pre-tokenizer", FIXTURES.smollm2Directory);
+
+const qwenReason = missingFixtureReason(FIXTURES.qwen3Directory);
+describe.skipIf(skipOutsideCi(qwenReason))(titled("encode with maxTokens: one huge word", qwenReason), () => {
+  it("refuses a word past 64 K units under a limit, having split about twice that, not the whole text", async () => {
+    failIfMissing(qwenReason);
+    const tokenizer = await tokenizerFromHuggingFace(FIXTURES.qwen3Directory);
+    const word = "a".repeat(4_000_000);
+    const units = await splitUnitsDuring(tokenizer, () => expect(() => tokenizer.encode(word, { maxTokens: 32_767 })).toThrow(OversizedWordError));
+    expect(units).toBeLessThan(8 * MAX_LIMITED_WORD_UNITS);
+    // A word within the bound is tokenized as without a limit.
+    const fits = "ab".repeat(MAX_LIMITED_WORD_UNITS / 4);
+    expect(tokenizer.encode(fits, { maxTokens: 32_767 })).toEqual(tokenizer.encode(fits));
+  });
+});
+
+const llamaReason = missingFixtureReason(FIXTURES.llama2Tokenizer);
+describe.skipIf(skipOutsideCi(llamaReason))(titled("encode with maxTokens: SentencePiece (Llama 2)", llamaReason), () => {
+  it("cuts long text only where no token can span the cut: pieces' tokens are the whole text's, at every window", async () => {
+    failIfMissing(llamaReason);
+    const tokenizer = await tokenizerFromLlama2c(FIXTURES.llama2Tokenizer);
+    const random = seededRandom(5);
+    for (let round = 0; round < 20; round++) {
+      const text = randomText(random, 200 + Math.floor(random() * 400)).replaceAll(" ", "\u2581");
+      const whole = tokenizer.encode(text.replaceAll("\u2581", " "));
+      for (const window of [3, 17, 64]) {
+        const pieces = spmPieces(`\u2581${text}`, window);
+        expect(pieces.join(""), "pieces cover the text").toBe(`\u2581${text}`);
+        for (const piece of pieces.slice(1)) expect(piece.startsWith("\u2581") && piece.length > 0).toBe(true);
+      }
+      expect(tokenizer.encode(text.replaceAll("\u2581", " "), { maxTokens: whole.length })).toEqual(whole);
+    }
+    // Past a window, a limited encode goes piece by piece, and still matches.
+    const long = randomText(seededRandom(9), 30_000);
+    const tokens = tokenizer.encode(long);
+    expect(long.length).toBeGreaterThan(2 * 16 * 1024);
+    expect(tokenizer.encode(long, { maxTokens: tokens.length })).toEqual(tokens);
+    expect(() => tokenizer.encode(long, { maxTokens: tokens.length - 1 })).toThrow(TokenLimitError);
+  });
+});
 tokenizerGroup("Qwen3, qwen2 pre-tokenizer", FIXTURES.qwen3Directory);

@@ -28,3 +28,20 @@ export class TokenLimitError extends Error {
     super(`the text has more than ${limit} tokens`);
   }
 }
+
+/**
+ * Under a token limit, a single pre-tokenizer word (a run without a break: one long letter, digit or space run) is
+ * longer than can be tokenized without holding up everything else on the thread: BPE over one word cannot stop early.
+ */
+export class OversizedWordError extends TokenLimitError {
+  constructor(
+    limit: number,
+    /** The word's length in UTF-16 units, as far as it was read. */
+    readonly length: number,
+    /** The longest word accepted under a limit. */
+    readonly maxLength: number,
+  ) {
+    super(limit);
+    this.message = `the text has a run of at least ${length} characters without a break (one pre-tokenizer word); at most ${maxLength} are tokenized under a token limit`;
+  }
+}

@@ -13,4 +13,4 @@ export {
 } from "./gguf-metadata.js";
 export { TokenAttribute, TokenType, type SpecialTokenRole, type VocabularySpec } from "./vocabulary.js";
 export { PRE_TOKENIZERS } from "./pre-tokenizers.js";
-export { TokenLimitError, TokenizerInputError } from "./errors.js";
+export { OversizedWordError, TokenLimitError, TokenizerInputError } from "./errors.js";

@@ -2,13 +2,13 @@
 // token for token what llama.cpp produces for the same GGUF vocabulary.
 import { tokenizeBpeWord, type BpeVocabulary } from "./bpe.js";
 import { cleanUpSpaces, tokenPiece } from "./detokenize.js";
-import { TokenLimitError, TokenizerInputError } from "./errors.js";
+import { OversizedWordError, TokenLimitError, TokenizerInputError } from "./errors.js";
 import { WordSplitter } from "./pre-tokenizers.js";
 import { SpecialTokenSplitter } from "./special-split.js";
 import { tokenizeSpm, type SpmVocabulary } from "./spm.js";
 import { createStreamDecoderFor, type StreamDecoder } from "./stream-decoder.js";
 import { byteLevelEncode, utf8Length, wellFormed } from "./unicode.js";
-import { windowedWords } from "./windowed-split.js";
+import { SPLIT_WINDOW_UNITS, spmPieces, windowedWords } from "./windowed-split.js";
 import { TokenAttribute, resolveVocabulary, type ResolvedVocabulary, type VocabularySpec } from "./vocabulary.js";
 
 /** Options for {@link Tokenizer.encode}. */
@@ -33,6 +33,12 @@ export interface DecodeOptions {
   /** Render control and unknown tokens (BOS, `<|im_end|>`, ...) as nothing instead of their text. Default false. */
   skipSpecial?: boolean;
 }
+
+/**
+ * Longest pre-tokenizer word tokenized under a token limit (UTF-16 units): BPE over 64 K units of one word takes
+ * about 0.1-0.15 s here, over 4 M about 10 s.
+ */
+export const MAX_LIMITED_WORD_UNITS = 64 * 1024;
 
 /** Most code points NFC composes into one (U+1F84: alpha, psili, oxia, ypogegrammeni). */
 const NFC_MOST_COMPOSED = 4;
@@ -74,6 +80,7 @@ export class Tokenizer {
   private readonly pieceCache: Array<Uint8Array | undefined>;
   /** Bytes of the longest token: a text of n UTF-16 units has at least n / this many tokens. */
   private longestPiece: number | undefined;
+  private spmCuts: boolean | undefined;
 
   constructor(spec: VocabularySpec) {
     const vocabulary = resolveVocabulary(spec);
@@ -142,10 +149,16 @@ export class Tokenizer {
           continue;
         }
         const spaced = this.vocabulary.addSpacePrefix && afterSpecial ? ` ${fragment.text}` : fragment.text;
-        if (limited) this.checkLowerBound(out.length, spaced, limit);
-        tokenizeSpm(spaced.replaceAll(" ", "\u2581"), this.spm, out);
         afterSpecial = false;
-        check();
+        if (limited) this.checkLowerBound(out.length, spaced, limit);
+        const text = spaced.replaceAll(" ", "\u2581");
+        // Limited, a long fragment goes a piece at a time where no token can span the cut, stopping at the limit.
+        const pieces = limited && text.length > SPLIT_WINDOW_UNITS && this.spmCutsAtSpaces() ? spmPieces(text) : [text];
+        for (const piece of pieces) {
+          if (pieces.length > 1) this.checkLowerBound(out.length, piece, limit);
+          tokenizeSpm(piece, this.spm, out);
+          check();
+        }
       }
     } else {
       for (const fragment of fragments) {
@@ -154,9 +167,13 @@ export class Tokenizer {
           continue;
         }
         // Unlimited, the fragment is split in one go; limited, a window at a time, stopping at the limit.
-        const words = limited ? windowedWords(this.wordSplitter!, fragment.text) : this.wordSplitter!.split(fragment.text);
+        const words = limited ? windowedWords(this.wordSplitter!, fragment.text, SPLIT_WINDOW_UNITS, MAX_LIMITED_WORD_UNITS) : this.wordSplitter!.split(fragment.text);
         for (const word of words) {
-          if (limited) this.checkLowerBound(out.length, word, limit);
+          if (limited) {
+            this.checkLowerBound(out.length, word, limit);
+            // BPE over one word cannot stop early: a huge one would hold the thread for seconds.
+            if (word.length > MAX_LIMITED_WORD_UNITS) throw new OversizedWordError(limit, word.length, MAX_LIMITED_WORD_UNITS);
+          }
           tokenizeBpeWord(byteLevelEncode(word), this.bpe!, out);
           check();
         }
@@ -170,6 +187,18 @@ export class Tokenizer {
   /** Throws TokenLimitError when `count` tokens plus the fewest that `text` can take exceed `limit`. */
   private checkLowerBound(count: number, text: string, limit: number): void {
     if (count + Math.ceil(text.length / this.longestPieceBytes()) > limit) throw new TokenLimitError(limit);
+  }
+
+  /**
+   * Whether SentencePiece text can be cut before any "▁" that follows another character without changing its
+   * tokens: true when no token holds such a pair (merges only make tokens, so none can then span the cut). True of
+   * the Llama 2 and TinyStories vocabularies; computed once.
+   */
+  private spmCutsAtSpaces(): boolean {
+    if (this.spmCuts === undefined) {
+      this.spmCuts = !this.vocabulary.tokens.some((token) => /[^\u2581]\u2581/.test(token));
+    }
+    return this.spmCuts;
   }
 
   /** Byte length of the longest token (computed once, on the first encode). */

@@ -49,6 +49,16 @@ describe.skipIf(!existsSync(CLI) && process.env.CI !== "true")("loom generate", 
     expect(output.stop_sequence).toBe("Lily");
   });
 
+  it.skipIf(!stories)("without --max-tokens takes what the context leaves; with one the context cannot hold, says so", async () => {
+    const prompt = "Once upon a time there was a little girl ".repeat(4);
+    const fits = JSON.parse((await loom("generate", "--model", stories!, "--prompt", prompt, "--context", "64", "--temperature", "0", "--json")).stdout);
+    expect(fits.prompt_tokens + fits.completion_tokens).toBeLessThanOrEqual(64);
+    expect(fits.completion_tokens).toBeGreaterThan(0);
+    const tooMany = await loom("generate", "--model", stories!, "--prompt", prompt, "--context", "64", "--max-tokens", "100");
+    expect(tooMany.code).toBe(1);
+    expect(tooMany.stderr).toMatch(/the context holds 64: at most \d+ tokens can be generated, not 100/);
+  });
+
   it("names the bad flag or file", async () => {
     expect((await loom("generate", "--prompt", "x")).stderr).toMatch(/--model is required/);
     const missing = await loom("generate", "--model", "/nonexistent/model.gguf", "--prompt", "x");

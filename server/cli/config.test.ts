@@ -17,7 +17,7 @@ function configFile(content: unknown): string {
 describe("readServeConfig", () => {
   it("accepts every documented field", () => {
     const config = {
-      apiKeys: ["sk-1"], maxQueue: 0, maxBodyBytes: 1024 * 1024, maxBufferedBodyBytes: 64 * 1024 * 1024, bodyTimeoutSeconds: 2.5, jsonWhitespace: "pretty",
+      apiKeys: ["sk-1"], maxQueue: 1, maxBodyBytes: 1024 * 1024, maxBufferedBodyBytes: 64 * 1024 * 1024, bodyTimeoutSeconds: 2.5, jsonWhitespace: "pretty",
       models: [{ path: "m.gguf", slugs: { openai: ["a"], anthropic: ["b"] }, contextSize: 2048, maxSequences: 8, kvCache: { bytes: 1 << 20, dtype: "f16" }, stepTargetMs: 0 }],
     };
     expect(readServeConfig(configFile(config))).toEqual(config);
@@ -25,7 +25,10 @@ describe("readServeConfig", () => {
   });
 
   it.each([
-    [{ maxQueue: -1 }, /maxQueue must be an integer >= 0, got -1/],
+    [{ maxQueue: -1 }, /maxQueue must be an integer >= 1, got -1/],
+    [{ maxQueue: 0 }, /maxQueue must be an integer >= 1, got 0/],
+    [{ maxBufferedBodyBytes: 4096 }, /maxBufferedBodyBytes \(4096\) must be at least maxBodyBytes \(8388608, the default\)/],
+    [{ maxBodyBytes: 512 * 1024 * 1024 }, /maxBodyBytes must be an integer from 1024 to 268435456/],
     [{ maxBodyBytes: "8MB" }, /maxBodyBytes must be an integer from 1024 to \d+, got "8MB"/],
     [{ maxBodyBytes: 0 }, /maxBodyBytes must be/],
     [{ bodyTimeoutSeconds: 0 }, /bodyTimeoutSeconds must be a number in \(0, 3600\]/],

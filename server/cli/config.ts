@@ -3,6 +3,7 @@
 // silently (`maxQueue: -1` refusing everything, `maxBodyBytes: "8MB"` turning the limit off).
 import { readFileSync } from "node:fs";
 import { UsageError } from "../../engine/cli/arguments.js";
+import { SERVER_DEFAULTS } from "../http/context.js";
 
 /** One served model in the config file. */
 export interface ModelConfigEntry {
@@ -58,8 +59,9 @@ const MODEL: Shape = {
 };
 const TOP: Shape = {
   apiKeys: nonEmptyStrings,
-  maxQueue: integer(0),
-  maxBodyBytes: integer(1024, 1024 ** 3),
+  maxQueue: integer(1),
+  // A body becomes one string to parse: V8 strings stop at about 512 MiB.
+  maxBodyBytes: integer(1024, 256 * 1024 ** 2),
   maxBufferedBodyBytes: integer(1024, 64 * 1024 ** 3),
   bodyTimeoutSeconds: number(0, 3600, true),
   jsonWhitespace: oneOf("compact", "pretty"),
@@ -80,8 +82,12 @@ export function readServeConfig(path: string | undefined): ServeConfig {
   if (!isPlainObject(parsed)) return fail("must be a JSON object");
   checkShape(parsed, { ...TOP, models: MODEL }, "", fail);
   const config = parsed as ServeConfig;
-  if (config.maxBodyBytes !== undefined && config.maxBufferedBodyBytes !== undefined && config.maxBufferedBodyBytes < config.maxBodyBytes) {
-    fail(`maxBufferedBodyBytes (${config.maxBufferedBodyBytes}) must be at least maxBodyBytes (${config.maxBodyBytes}), or no body of the largest size could ever be received`);
+  // Compared as the server will run them, defaults included.
+  const maxBody = config.maxBodyBytes ?? SERVER_DEFAULTS.maxBodyBytes;
+  const buffered = config.maxBufferedBodyBytes ?? SERVER_DEFAULTS.maxBufferedBodyBytes;
+  if (buffered < maxBody) {
+    const named = (field: string, value: number, set: boolean) => `${field} (${value}${set ? "" : ", the default"})`;
+    fail(`${named("maxBufferedBodyBytes", buffered, config.maxBufferedBodyBytes !== undefined)} must be at least ${named("maxBodyBytes", maxBody, config.maxBodyBytes !== undefined)}, or a body of the largest size could never be received`);
   }
   return config;
 }

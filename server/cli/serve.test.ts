@@ -77,7 +77,7 @@ describe.skipIf(!existsSync(CLI) && process.env.CI !== "true")("loom serve", () 
     writeFileSync(config, JSON.stringify({ maxQueue: -1 }));
     const refused = await serve(["--config", config, "--port", "0", "--no-auth"]).catch((error: { code: number; stderr: string }) => error);
     expect(refused).toMatchObject({ code: 2 });
-    expect((refused as { stderr: string }).stderr).toMatch(/maxQueue must be an integer >= 0, got -1/);
+    expect((refused as { stderr: string }).stderr).toMatch(/maxQueue must be an integer >= 1, got -1/);
   });
 
   it("refuses to start without API keys unless --no-auth, and says so", async () => {

@@ -6,7 +6,7 @@ import type { ModelRegistry } from "../models.js";
 import { ProtocolError } from "../protocol/internal.js";
 import { ServerContext, type ServerOptions } from "./context.js";
 import type { WireEndpoint } from "./endpoint.js";
-import { answerError, handleGeneration, handleTokenCount } from "./generation.js";
+import { handleGeneration, handleTokenCount } from "./generation.js";
 import { type ErrorResponder, guarded } from "./guard.js";
 import { type EngineGauges, Metrics } from "./metrics.js";
 import { handleModels } from "./models-route.js";
@@ -56,12 +56,23 @@ export function startServer(options: ServerOptions, host: string, port: number):
     const method = req.getMethod().toUpperCase();
     const url = req.getUrl();
     const endpoint = anthropic && url.startsWith("/v1/messages") ? anthropic : context.endpointFor((name) => req.getHeader(name));
-    const known = options.endpoints.some((e) => e.path === url || e.tokenCount?.path === url) || url === "/v1/models" || url === "/health" || url === "/metrics";
-    const error = known
-      ? new ProtocolError("invalid_request", `${method} is not allowed on ${url}`)
+    const allowed = methodsOf(url);
+    const error = allowed
+      ? new ProtocolError("method_not_allowed", `${method} is not allowed on ${url}: use ${allowed}`)
       : new ProtocolError("not_found", `no route for ${method} ${url.slice(0, 200)}`);
-    answerError(context, "(unknown)", endpoint, connection, error, true);
+    const { status, body, headers } = endpoint.error(error);
+    context.metrics.request("(unknown)", status);
+    const head = allowed ? { ...headers, allow: allowed } : headers;
+    // A HEAD response has no body; the connection closes, since a body may follow this request unread.
+    if (method === "HEAD") connection.send(status, "", head, true);
+    else connection.sendJson(status, body, head, true);
   }));
+  /** The methods a known path answers, or undefined for an unknown path. */
+  function methodsOf(url: string): string | undefined {
+    if (options.endpoints.some((e) => e.path === url || e.tokenCount?.path === url)) return "POST";
+    if (url === "/v1/models" || url.startsWith("/v1/models/") || url === "/health" || url === "/metrics") return "GET";
+    return undefined;
+  }
   return new Promise((resolve, reject) => {
     app.listen(host, port, (token) => {
       if (!token) {

@@ -43,33 +43,32 @@ export interface BodyLimits {
 
 /**
  * Collects the body (uWS hands out chunks whose memory is reused after the callback, so each is copied) and parses it.
- * `onBody` is called once: with the parsed JSON, or with a ProtocolError (413 too large, 408 too slow, 529/503 when
- * the server-wide budget is full, 400 bad JSON). After a failure mid-body the caller must close the connection: the
- * rest of the body is still on the wire. NOTE: call synchronously from the route handler.
+ * `onBody` is called once: with the parsed JSON, or with a ProtocolError (400 wrong content type or bad JSON, 413 too
+ * large, 408 too slow, 529/503 when the server-wide budget is full), and whether the body was read to its end. When
+ * it was not, the caller must close the connection: the rest of the body is still on the wire. NOTE: call
+ * synchronously from the route handler.
  */
-export function readJsonBody(connection: Connection, limits: BodyLimits, headers: { contentType: string; contentLength: string }, onBody: (result: unknown | ProtocolError) => void): void {
+export function readJsonBody(connection: Connection, limits: BodyLimits, headers: { contentType: string; contentLength: string }, onBody: (result: unknown | ProtocolError, complete: boolean) => void): void {
   if (!/^application\/json\b/i.test(headers.contentType.trim())) {
-    connection.onData(() => {}); // drain
-    onBody(new ProtocolError("invalid_request", `Content-Type must be application/json, got ${JSON.stringify(headers.contentType.slice(0, 100) || "(none)")}`));
+    onBody(new ProtocolError("invalid_request", `Content-Type must be application/json, got ${JSON.stringify(headers.contentType.slice(0, 100) || "(none)")}`), false);
     return;
   }
   const declared = headers.contentLength === "" ? undefined : Number(headers.contentLength);
   if (declared !== undefined && declared > limits.maxBytes) {
-    connection.onData(() => {});
-    onBody(tooLarge(limits.maxBytes));
+    onBody(tooLarge(limits.maxBytes), false);
     return;
   }
   const chunks: Buffer[] = [];
   let size = 0;
   let settled = false;
   /** Ends the read once: gives the budget back and reports `result` (nothing when the client left). */
-  const settle = (result: { value: unknown } | undefined) => {
+  const settle = (result: { value: unknown; complete?: true } | undefined) => {
     if (settled) return;
     settled = true;
     clearTimeout(timer);
     limits.budget.give(size);
     chunks.length = 0;
-    if (result) onBody(result.value);
+    if (result) onBody(result.value, result.complete ?? false);
   };
   const timer = setTimeout(
     connection.guard(() => settle({ value: new ProtocolError("request_timeout", `the request body did not arrive within ${limits.timeoutMs / 1000} s`) })),
@@ -85,7 +84,7 @@ export function readJsonBody(connection: Connection, limits: BodyLimits, headers
     size += chunk.byteLength;
     chunks.push(Buffer.from(new Uint8Array(chunk)));
     if (!isLast) return;
-    settle({ value: parseJson(Buffer.concat(chunks).toString("utf8")) });
+    settle({ value: parseJson(Buffer.concat(chunks).toString("utf8")), complete: true });
   });
 }
 

@@ -9,7 +9,6 @@ import { protocolErrorOf, runRequest, toEngineRequest } from "../protocol/run.js
 import type { ServerContext } from "./context.js";
 import { readJsonBody } from "./body.js";
 import type { CollectedResult, WireEndpoint } from "./endpoint.js";
-import { framingError } from "./framing.js";
 import { type Connection, EventStream } from "./reply.js";
 
 /** The request head a body handler needs, read before the first await (uWS request objects die then). */
@@ -30,19 +29,18 @@ function readHead(req: HttpRequest): RequestHead {
 }
 
 /**
- * The common front of every POST route: framing, authentication and the body, then `serve` with the parsed JSON.
+ * The common front of every POST route: authentication and the body, then `serve` with the parsed JSON (the guard
+ * has checked the framing).
  * Failures answer in the endpoint's error shape; a failure before the body was read to its end closes the
  * connection (its rest is still on the wire).
  */
 function handleJsonPost(context: ServerContext, route: string, endpoint: WireEndpoint, connection: Connection, req: HttpRequest, serve: (body: unknown) => Promise<void>): void {
   const head = readHead(req);
   const fail = (error: ProtocolError, closeConnection = false) => answerError(context, route, endpoint, connection, error, closeConnection);
-  const framing = framingError(req);
-  if (framing) return fail(framing, true);
   const principal = context.options.auth.authenticate({ authorization: head.authorization, xApiKey: head.xApiKey }, endpoint.format);
   if (principal instanceof ProtocolError) return fail(principal, true);
-  readJsonBody(connection, context.bodyLimits, head, (body) => {
-    if (body instanceof ProtocolError) return fail(body, body.kind !== "invalid_request");
+  readJsonBody(connection, context.bodyLimits, head, (body, complete) => {
+    if (body instanceof ProtocolError) return fail(body, !complete);
     // A ProtocolError is the client's; anything else is logged and answered 500 by the guard.
     serve(body).catch((error: unknown) => (error instanceof ProtocolError ? fail(error) : connection.fail(error)));
   });
@@ -54,6 +52,11 @@ export function answerError(context: ServerContext, route: string, endpoint: Wir
   const { status, body, headers } = endpoint.error(error);
   context.metrics.request(route, status);
   connection.sendJson(status, body, headers, closeConnection);
+}
+
+/** How a request's engine fields are named on the wire: as the client sent them, else as the format names them. */
+function wireFieldOf(endpoint: WireEndpoint, request: InternalRequest): (field: string) => string {
+  return (field) => request.fieldNames?.[field] ?? endpoint.wireField(field);
 }
 
 /** The served model a request names, and room in its queue. */
@@ -76,7 +79,7 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
     const served = admit(context, endpoint, request);
     const meta = { id: `${endpoint.idPrefix}${connection.requestId.slice(4)}`, model: request.model, created: Math.floor(Date.now() / 1000) };
     const started = performance.now();
-    const running = runRequest(served.engine, meta.id, request, { wireField: endpoint.wireField, whitespace: context.options.jsonWhitespace });
+    const running = runRequest(served.engine, meta.id, request, { wireField: wireFieldOf(endpoint, request), whitespace: context.options.jsonWhitespace });
     connection.onAbort(() => running.abort());
     const events = running[Symbol.asyncIterator]();
     const metrics = context.metrics;
@@ -119,12 +122,14 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
       if (performance.now() - stream.lastWriteAt >= pingEvery) void stream.write(encoder.ping!());
     }), Math.min(pingEvery, 1000)) : undefined;
     try {
-      metrics.request(route, 200);
       for (let next: IteratorResult<InternalEvent> = first; !next.done && !connection.closed; next = await events.next()) {
         const event = next.value;
         observe(event);
         if (event.type === "error" && event.error.kind === "internal") context.options.log.requestError(connection.requestId, route, event.error);
+        const wasStarted = connection.started;
         await stream.write(encoder.event(event));
+        // Counted once the status line went out: a stream that fails before that is answered (and counted) as a 500.
+        if (!wasStarted && connection.started) metrics.request(route, 200);
         if (event.type === "error") break;
       }
       stream.end();
@@ -145,7 +150,7 @@ export function handleTokenCount(context: ServerContext, endpoint: WireEndpoint,
     try {
       count = await served.engine.countTokens(toEngineRequest("count", request, {}));
     } catch (error) {
-      if (error instanceof EngineError) throw protocolErrorOf(error, endpoint.wireField);
+      if (error instanceof EngineError) throw protocolErrorOf(error, wireFieldOf(endpoint, request));
       throw error;
     }
     context.metrics.request(counter.path, 200);

@@ -1,9 +1,11 @@
-// Every uWS route handler runs through here: it gets a Connection with a fresh request id, and nothing it throws,
-// synchronously, in a promise, or in a callback uWS runs later, can end the process. A failure becomes a 500 in the
+// Every uWS route handler runs through here: it gets a Connection with a fresh request id once the request's framing
+// is known to be unambiguous, and nothing it throws, synchronously, in a promise, or in a callback uWS runs later,
+// can end the process. A failure becomes a 500 in the
 // route's error shape (or, once a stream has started, a dropped connection), logged with the request id.
 import { randomBytes } from "node:crypto";
 import type { HttpRequest, HttpResponse } from "uWebSockets.js";
 import { ProtocolError } from "../protocol/internal.js";
+import { framingError } from "./framing.js";
 import type { ServerLog } from "./log.js";
 import { Connection } from "./reply.js";
 
@@ -54,6 +56,14 @@ export function guarded(context: GuardContext, route: string, errors: (req: Http
     try {
       connection = new Connection(res, newRequestId(), fail);
       respond = errors(req);
+      // Ambiguous framing is refused on every route, so that no request can be smuggled behind one (framing.ts).
+      const framing = framingError(req);
+      if (framing) {
+        const { status, body, headers } = respond(framing);
+        context.countStatus(route, status);
+        connection.sendJson(status, body, headers, true);
+        return;
+      }
       const pending = handler(connection, req);
       if (pending) pending.catch(fail);
     } catch (error) {

@@ -92,6 +92,17 @@ describe("nothing a client sends ends the process", () => {
     expect((await fetch(`${url}/v1/chat/completions`, { method: "POST", headers: json, body: chatBody() })).status).toBe(200);
   });
 
+  it("counts a stream that fails before its first write as the 500 it answers, not also as a 200", async () => {
+    const [openai] = createEndpoints(registry);
+    const failing: WireEndpoint = { ...openai, path: "/v1/fail-first", stream: () => ({ event: () => { throw new RangeError("first frame exploded"); } }) };
+    const { url } = await serve({ endpoints: [...createEndpoints(registry), failing] });
+    engine.script = { deltas: ["Hello"] };
+    expect((await fetch(`${url}/v1/fail-first`, { method: "POST", headers: json, body: chatBody({ stream: true }) })).status).toBe(500);
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toMatch(/loom_http_requests_total\{route="\/v1\/fail-first",status="500"\} 1/);
+    expect(metrics).not.toMatch(/route="\/v1\/fail-first",status="200"/);
+  });
+
   it("survives an abort handler that throws when the client leaves mid-stream", async () => {
     const throwing = new AbortThrowingEngine();
     throwing.script = { deltas: ["a", "b"], pauseBeforeFinishMs: 500 };
@@ -190,6 +201,23 @@ describe("HTTP parsing (uWebSockets.js as uws-pack 20.0.8 builds it; what it can
     expect((await rawExchange(port, rawRequest("GET", "/health", { "x-big": "a".repeat(100_000) }))).responses[0]?.status).toBe(431);
   });
 
+  it("answers a known route's other methods with 405 and Allow (HEAD without a body), and an unknown route with 404", async () => {
+    const { port } = await serve();
+    const head = await rawExchange(port, rawRequest("HEAD", "/health"));
+    expect(head.responses[0]).toMatchObject({ status: 405, headers: { allow: "GET" } });
+    const options = await rawExchange(port, rawRequest("OPTIONS", "/v1/messages"));
+    expect(options.responses[0]).toMatchObject({ status: 405, headers: { allow: "POST" } });
+    expect(JSON.parse(options.responses[0].body)).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+    expect((await rawExchange(port, rawRequest("GET", "/v2/anything"))).responses[0]?.status).toBe(404);
+  });
+
+  it("closes the connection when it refuses a body it did not read (wrong content type)", async () => {
+    const { port } = await serve();
+    const exchange = await rawExchange(port, rawRequest("POST", "/v1/chat/completions", { "content-type": "text/plain", "content-length": "99999999999" }, "x"));
+    expect(exchange.responses[0]?.status).toBe(400);
+    expect(exchange.closed).toBe(true);
+  });
+
   it("refuses a non-numeric Content-Length", async () => {
     const { port } = await serve();
     const exchange = await rawExchange(port, rawRequest("POST", "/v1/chat/completions", { ...json, "content-length": "+7" }, "{}"));
@@ -202,6 +230,17 @@ describe("requests smuggled behind a refused one", () => {
   const body = chatBody();
   const length = String(Buffer.byteLength(body));
   const smuggled = rawRequest("GET", "/v1/models");
+  it.each(["/health", "/metrics", "/v1/models", `/v1/models/${encodeURIComponent(CHAT)}`])("are never served behind a GET %s with two Content-Lengths", async (path) => {
+    const { port } = await serve();
+    const exchange = await rawExchange(port, rawRequest("GET", path, { "content-length": ["0", String(Buffer.byteLength(smuggled))] }) + smuggled);
+    // The refusal goes out on the next turn; with the second request already there, uWS closes first: either way
+    // nothing behind the refused request is served.
+    expect(exchange.responses.map((response) => response.status).filter((status) => status !== 400)).toEqual([]);
+    expect(exchange.closed).toBe(true);
+    const alone = await rawExchange(port, rawRequest("GET", path, { "content-length": ["0", "0"] }));
+    expect(alone.responses.map((response) => response.status)).toEqual([400]);
+  });
+
   it.each([
     ["two Content-Length headers", { ...json, "content-length": [length, length] }],
     ["a transfer coding other than chunked", { ...json, "transfer-encoding": "gzip" }],

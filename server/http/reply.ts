@@ -157,6 +157,7 @@ export class EventStream {
 
 const REASONS: Record<number, string> = {
   200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+  505: "HTTP Version Not Supported",
   408: "Request Timeout", 411: "Length Required", 413: "Payload Too Large", 429: "Too Many Requests",
   431: "Request Header Fields Too Large", 500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable",
   529: "Overloaded",

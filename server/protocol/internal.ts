@@ -55,6 +55,11 @@ export interface InternalRequest {
   autoCompaction: boolean;
   /** Anthropic `metadata.user_id`, OpenAI `user`: for logs and accounting only. */
   userId?: string;
+  /**
+   * Engine request fields the client sent under another of the format's names (OpenAI `max_completion_tokens` for
+   * `maxTokens`), so that an error names the field as the client sent it.
+   */
+  fieldNames?: Record<string, string>;
 }
 
 /** Token counts as both formats report them. */
@@ -120,6 +125,8 @@ export const ERROR_STATUS = {
   authentication: 401,
   permission: 403,
   not_found: 404,
+  /** The route exists, for other methods. */
+  method_not_allowed: 405,
   /** The body did not arrive in time. */
   request_timeout: 408,
   request_too_large: 413,

@@ -8,6 +8,7 @@ export const ANTHROPIC_ERROR_TYPES: Readonly<Record<ProtocolErrorKind, string>> 
   authentication: "authentication_error",
   permission: "permission_error",
   not_found: "not_found_error",
+  method_not_allowed: "invalid_request_error",
   request_timeout: "timeout_error",
   request_too_large: "request_too_large",
   rate_limit: "rate_limit_error",

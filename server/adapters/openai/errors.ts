@@ -28,6 +28,7 @@ const OPENAI_ERRORS: Record<ProtocolErrorKind, { status: number; type: string; c
   authentication: { status: 401, type: "authentication_error", code: null },
   permission: { status: 403, type: "permission_error", code: null },
   not_found: { status: 404, type: "invalid_request_error", code: null },
+  method_not_allowed: { status: 405, type: "invalid_request_error", code: "method_not_allowed" },
   request_timeout: { status: 408, type: "invalid_request_error", code: "request_timeout" },
   request_too_large: { status: 413, type: "request_too_large", code: null },
   rate_limit: { status: 429, type: "rate_limit_error", code: "rate_limit_exceeded" },

@@ -75,6 +75,7 @@ export function parseChatCompletionRequest(body: unknown, models: ServedModels):
   if (responseFormat) request.responseFormat = responseFormat;
   checkConstraint(request, { tool: (index) => `tools[${index}].function.parameters`, responseFormat: "response_format.json_schema.schema" });
   if (maxTokens !== undefined) request.maxTokens = maxTokens;
+  if (!isUnset(own(body, "max_completion_tokens"))) request.fieldNames = { maxTokens: "max_completion_tokens" };
   if (userId !== undefined) request.userId = userId;
   return request;
 }
