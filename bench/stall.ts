@@ -28,7 +28,7 @@ const words = (count: number) => Array.from({ length: count }, (_, i) => `word${
 
 const SCENARIOS: Scenario[] = [
   { name: "8 MB prompt (refused: past the context)", body: (model) => JSON.stringify({ model, max_tokens: 1, messages: [{ role: "user", content: "lorem ipsum dolor sit amet ".repeat(300_000) }] }) },
-  { name: "3,500-token prompt (prefilled, 1 token out)", body: (model) => JSON.stringify({ model, max_tokens: 1, messages: [{ role: "user", content: words(1150) }] }) },
+  { name: "3,300-token prompt (prefilled, 1 token out)", body: (model) => JSON.stringify({ model, max_tokens: 1, messages: [{ role: "user", content: words(850) }] }) },
   {
     name: "schema with 20,000 required properties",
     body: (model) => {

@@ -261,11 +261,13 @@ export class Engine implements ServingEngine {
   }
 
   /**
-   * Builds what every constrained request needs first (the vocabulary trie: about a second for a 151k vocabulary on
-   * a slow core), so that the first one does not wait for it. Optional: done on first use otherwise.
+   * Builds what requests need first, so that the first one does not wait for it: the vocabulary trie of constrained
+   * requests (about a second for a 151k vocabulary on a slow core) and the tokenizer's token-length bound for prompt
+   * limits (tens of milliseconds). Optional: done on first use otherwise.
    */
-  prepareConstraints(): void {
+  prepare(): void {
     tokenTrie(this.model.tokenizer, this.model.config.vocab_size);
+    this.model.tokenizer.longestPieceBytes();
   }
 
   /**

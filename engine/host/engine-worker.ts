@@ -19,7 +19,7 @@ const modelPromise = loadModel(data.path, {
 });
 const enginePromise = modelPromise.then((model) => {
   const engine = new Engine(model, data.engine);
-  engine.prepareConstraints(); // the vocabulary trie, so the first structured-output request does not wait for it
+  engine.prepare(); // the vocabulary trie and token bounds, so the first request does not wait for them
   send({ type: "ready", model: describeModel(model) });
   return engine;
 });

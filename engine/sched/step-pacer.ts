@@ -35,8 +35,8 @@ export class StepPacer {
   budget(decoding: number): number {
     const { targetMs, maxTokens } = this.options;
     if (targetMs === 0 || decoding === 0) return maxTokens;
-    // Until a prefill step has been measured, take a modest chunk: the measurement comes from it.
-    if (this.perTokenMs === undefined) return Math.min(maxTokens, decoding + 4 * this.minChunk);
+    // Until a prefill step has been measured, take the smallest chunk: the measurement comes from it.
+    if (this.perTokenMs === undefined) return Math.min(maxTokens, decoding + this.minChunk);
     // Where decoding alone already takes the target or more (a large model on a CPU), prefill may still add as much
     // as decoding takes: steps at most double, and the prompt is not slowed to a trickle for little gain.
     const fixed = this.fixedMs ?? 0;
@@ -54,7 +54,9 @@ export class StepPacer {
     // Small prefills say more about the fixed part than about the per-token cost.
     if (prefill < this.minChunk) return;
     const perToken = Math.max(0, elapsedMs - (this.fixedMs ?? 0)) / prefill;
-    this.perTokenMs = average(this.perTokenMs, perToken);
+    // A rising cost is taken at once (attention grows with the prompt's position, and a step over the target is the
+    // stall this exists to prevent); a falling one is averaged in.
+    this.perTokenMs = this.perTokenMs === undefined || perToken > this.perTokenMs ? perToken : average(this.perTokenMs, perToken);
   }
 }
 

@@ -201,8 +201,11 @@ export class Tokenizer {
     return this.spmCuts;
   }
 
-  /** Byte length of the longest token (computed once, on the first encode). */
-  private longestPieceBytes(): number {
+  /**
+   * Byte length of the longest token (computed once: on the first limited encode, or ahead of it by a caller that
+   * warms the tokenizer before serving).
+   */
+  longestPieceBytes(): number {
     if (this.longestPiece === undefined) {
       let longest = 1;
       for (let id = 0; id < this.vocabSize; id++) longest = Math.max(longest, utf8Length(this.vocabulary.tokens[id]), tokenPiece(this.vocabulary, id, true).length);
