@@ -1,12 +1,13 @@
 // The config file is checked field by field: every mistake stops `loom serve` at start with the field named.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { UsageError } from "../../engine/cli/arguments.js";
 import { readServeConfig } from "./config.js";
 
 const dir = mkdtempSync(join(tmpdir(), "loom-config-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 function configFile(content: unknown): string {
   const path = join(dir, `config-${files++}.json`);

@@ -1,6 +1,6 @@
 // `loom serve` as a user runs it: the compiled CLI in a child process with a config file serving two models.
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -10,7 +10,18 @@ import { ensureTestModel } from "../../scripts/test-models.js";
 
 const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
 const children: ChildProcess[] = [];
-afterAll(() => { for (const child of children) child.kill(); });
+const directories: string[] = [];
+afterAll(() => {
+  for (const child of children) child.kill();
+  for (const directory of directories) rmSync(directory, { recursive: true, force: true });
+});
+
+/** A fresh directory for a config file, removed after the tests. */
+function configDirectory(): string {
+  const directory = mkdtempSync(join(tmpdir(), "loom-serve-"));
+  directories.push(directory);
+  return directory;
+}
 
 /** Starts `loom serve` and resolves with its port once it prints it (or rejects with its stderr if it exits). */
 function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ port: number; child: ChildProcess }> {
@@ -29,7 +40,7 @@ function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ port: num
 
 describe.skipIf(!existsSync(CLI) && process.env.CI !== "true")("loom serve", () => {
   it("serves every model of a config file under its slugs, behind API keys", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "loom-serve-"));
+    const dir = configDirectory();
     const config = join(dir, "loom.json");
     writeFileSync(config, JSON.stringify({
       apiKeys: ["sk-one"],
@@ -57,7 +68,7 @@ describe.skipIf(!existsSync(CLI) && process.env.CI !== "true")("loom serve", () 
   });
 
   it("serves --model with the config's settings when it is one of the config's models, and refuses any other", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "loom-serve-"));
+    const dir = configDirectory();
     const config = join(dir, "loom.json");
     const llama = await ensureTestModel("tiny-llama", "gguf", "q8_0");
     const qwen = await ensureTestModel("tiny-qwen3", "gguf", "q8_0");
@@ -72,7 +83,7 @@ describe.skipIf(!existsSync(CLI) && process.env.CI !== "true")("loom serve", () 
   });
 
   it("refuses to start on an invalid config, naming the field", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "loom-serve-"));
+    const dir = configDirectory();
     const config = join(dir, "loom.json");
     writeFileSync(config, JSON.stringify({ maxQueue: -1 }));
     const refused = await serve(["--config", config, "--port", "0", "--no-auth"]).catch((error: { code: number; stderr: string }) => error);
