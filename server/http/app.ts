@@ -1,6 +1,5 @@
 // The HTTP server on uWebSockets.js: routes, each guarded (guard.ts) so that no exception ends the process. Wire
 // formats are WireEndpoints; requests reach engines through generation.ts, and settings live in context.ts.
-import * as uWS from "uWebSockets.js";
 import type { HttpRequest } from "uWebSockets.js";
 import type { ModelRegistry } from "../models.js";
 import { ProtocolError } from "../protocol/internal.js";
@@ -10,6 +9,7 @@ import { handleGeneration, handleTokenCount } from "./generation.js";
 import { type ErrorResponder, guarded } from "./guard.js";
 import { type EngineGauges, Metrics } from "./metrics.js";
 import { handleModels } from "./models-route.js";
+import { loadUws } from "./uws.js";
 
 export { type ServerOptions } from "./context.js";
 
@@ -20,8 +20,12 @@ export interface LoomServer {
   close(): void;
 }
 
-/** Starts listening; resolves with the bound port (pass 0 for any free port). */
-export function startServer(options: ServerOptions, host: string, port: number): Promise<LoomServer> {
+/**
+ * Starts listening; resolves with the bound port (pass 0 for any free port).
+ * @throws Error when uWebSockets.js has no build for this Node.js release, or the address cannot be bound.
+ */
+export async function startServer(options: ServerOptions, host: string, port: number): Promise<LoomServer> {
+  const uWS = await loadUws();
   const context = new ServerContext(options);
   const guard = { log: context.options.log, countStatus: (route: string, status: number) => context.metrics.request(route, status) };
   const app = uWS.App();
