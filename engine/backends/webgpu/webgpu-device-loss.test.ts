@@ -36,7 +36,7 @@ describe.skipIf(unavailable !== undefined)("GPU device loss", () => {
       const firstDevice = runner.gpu.device;
 
       let lost = false;
-      const failed = await outcome(engine, greedy([7, 8, 9], 400), () => {
+      const failed = await outcome(engine, greedy([7, 8, 9], 250), () => {
         if (lost) return;
         lost = true;
         firstDevice.destroy(); // what a driver reset looks like to WebGPU: the device is lost mid-generation

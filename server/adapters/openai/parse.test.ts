@@ -71,6 +71,7 @@ describe("parseChatCompletionRequest: defaults", () => {
         { role: "user", content: "Hi" },
       ],
       maxTokens: 64,
+      fieldNames: { maxTokens: "max_completion_tokens" },
       sampling: { temperature: 0.7, topP: 0.9, topK: 20, frequencyPenalty: -0.5, presencePenalty: 1.5, seed: -42 },
       stop: ["END", "\n\n"],
       stream: true,
