@@ -7,6 +7,7 @@ import { WorkerEngine } from "../../engine/host/worker-engine.js";
 import { createEndpoints } from "../adapters/endpoints.js";
 import { type Authenticator, OpenAccess, StaticKeys, keysFromEnvironment } from "../http/auth.js";
 import { startServer } from "../http/app.js";
+import { loadUws } from "../http/uws.js";
 import { ModelRegistry, defaultSlugs } from "../models.js";
 import { type ModelConfigEntry, type ServeConfig, readServeConfig } from "./config.js";
 import { resolveModelPath } from "./default-model.js";
@@ -72,6 +73,8 @@ export async function runServe(argv: string[]): Promise<void> {
   const threads = values.threads === undefined ? undefined : parseInteger("--threads", values.threads, 1, 1);
   const backend = parseBackend(values.backend);
   const context = values.context === undefined ? undefined : parseInteger("--context", values.context, 4096, 1);
+  // Before any model is read or downloaded: where no uWebSockets.js build loads, say so at once.
+  await loadUws();
   const entries = await modelsToServe(config, values.model);
 
   const served = [];
@@ -97,7 +100,7 @@ export async function runServe(argv: string[]): Promise<void> {
   const { maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace } = config;
   const server = await startServer({ registry, auth, endpoints: createEndpoints(registry), maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace }, host, port);
   process.stderr.write(
-    `loom: serving ${served.map(({ model }) => `${model.path} (${model.device})`).join(", ")} on http://${host}:${server.port} (${values["no-auth"] ? "no auth" : `${keys.length} API key(s)`})\n` +
+    `loom: serving ${served.map(({ model }) => `${model.path} (${model.device})`).join(", ")} on http://${host}:${server.port} (${values["no-auth"] ? "no auth" : `${keys.length} API key(s)`}; ${server.http})\n` +
       `  POST /v1/chat/completions  model ${registry.slugs("openai").join(", ")}\n` +
       `  POST /v1/messages          model ${registry.slugs("anthropic").join(", ")}\n`,
   );

@@ -9,7 +9,7 @@ import { handleGeneration, handleTokenCount } from "./generation.js";
 import { type ErrorResponder, guarded } from "./guard.js";
 import { type EngineGauges, Metrics } from "./metrics.js";
 import { handleModels } from "./models-route.js";
-import { loadUws } from "./uws.js";
+import { describeUwsBuild, loadUws } from "./uws.js";
 
 export { type ServerOptions } from "./context.js";
 
@@ -17,15 +17,18 @@ export { type ServerOptions } from "./context.js";
 export interface LoomServer {
   readonly port: number;
   readonly metrics: Metrics;
+  /** The uWebSockets.js build serving HTTP ("uWebSockets.js v20.49 (uws-pack 20.0.8)"). */
+  readonly http: string;
   close(): void;
 }
 
 /**
  * Starts listening; resolves with the bound port (pass 0 for any free port).
- * @throws Error when uWebSockets.js has no build for this Node.js release, or the address cannot be bound.
+ * @throws UwsUnavailableError when no uWebSockets.js build loads on this Node.js release and machine; Error when the
+ * address cannot be bound.
  */
 export async function startServer(options: ServerOptions, host: string, port: number): Promise<LoomServer> {
-  const uWS = await loadUws();
+  const { uws: uWS, build } = await loadUws();
   const context = new ServerContext(options);
   const guard = { log: context.options.log, countStatus: (route: string, status: number) => context.metrics.request(route, status) };
   const app = uWS.App();
@@ -83,7 +86,12 @@ export async function startServer(options: ServerOptions, host: string, port: nu
         reject(new Error(`could not listen on ${host}:${port} (address in use or not available)`));
         return;
       }
-      resolve({ port: uWS.us_socket_local_port(token), metrics: context.metrics, close: () => uWS.us_listen_socket_close(token) });
+      resolve({
+        port: uWS.us_socket_local_port(token),
+        metrics: context.metrics,
+        http: describeUwsBuild(build),
+        close: () => uWS.us_listen_socket_close(token),
+      });
     });
   });
 }

@@ -185,7 +185,8 @@ describe("ambiguous framing is refused, never guessed", () => {
   });
 });
 
-describe("HTTP parsing (uWebSockets.js as uws-pack 20.0.8 builds it; what it cannot do is in README 'HTTP API')", () => {
+describe("HTTP parsing (uWebSockets.js as the build in use parses it; what it cannot do is in README 'HTTP API')", () => {
+
   it("answers HTTP/1.0 with 505 at once instead of hanging", async () => {
     const { port } = await serve();
     const exchange = await rawExchange(port, "GET /health HTTP/1.0\r\n\r\n");
