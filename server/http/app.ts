@@ -9,7 +9,7 @@ import { handleGeneration, handleTokenCount } from "./generation.js";
 import { type ErrorResponder, guarded } from "./guard.js";
 import { type EngineGauges, Metrics } from "./metrics.js";
 import { handleModels } from "./models-route.js";
-import { describeUwsBuild, loadUws } from "./uws.js";
+import { alignTimeouts, describeUwsBuild, loadUws } from "./uws.js";
 
 export { type ServerOptions } from "./context.js";
 
@@ -32,6 +32,7 @@ export async function startServer(options: ServerOptions, host: string, port: nu
   const context = new ServerContext(options);
   const guard = { log: context.options.log, countStatus: (route: string, status: number) => context.metrics.request(route, status) };
   const app = uWS.App();
+  alignTimeouts(app);
   const shapeOf = (endpoint: WireEndpoint) => (): ErrorResponder => endpoint.error;
   const sharedShape = (req: HttpRequest): ErrorResponder => context.endpointFor((name) => req.getHeader(name)).error;
 

@@ -186,6 +186,20 @@ describe("ambiguous framing is refused, never guessed", () => {
 });
 
 describe("HTTP parsing (uWebSockets.js as the build in use parses it; what it cannot do is in README 'HTTP API')", () => {
+  it("closes a connection whose request head stopped arriving, and an idle keep-alive one, after about 10 s", async () => {
+    const { port } = await serve();
+    const started = Date.now();
+    // Read until the server closes, or 20 s pass without a byte (then closed is false).
+    const [stalled, idle] = await Promise.all([
+      rawExchange(port, "GET /hea", { quietMs: 20_000 }),
+      rawExchange(port, rawRequest("GET", "/health"), { quietMs: 20_000 }),
+    ]);
+    expect(stalled.closed).toBe(true);
+    expect(stalled.responses).toEqual([]);
+    expect(idle.responses.map((response) => response.status)).toEqual([200]);
+    expect(idle.closed).toBe(true);
+    expect(Date.now() - started).toBeLessThan(20_000);
+  }, 30_000);
 
   it("answers HTTP/1.0 with 505 at once instead of hanging", async () => {
     const { port } = await serve();

@@ -1,6 +1,6 @@
 // Loading uWebSockets.js: the build that fits this machine, or an error that says what to change or install.
 import { describe, expect, it } from "vitest";
-import { type LoadedUws, UwsUnavailableError, describeUwsBuild, loadUws } from "./uws.js";
+import { type LoadedUws, UWS_IDLE_TIMEOUT_SECONDS, UwsUnavailableError, alignTimeouts, describeUwsBuild, loadUws } from "./uws.js";
 import { chooseUwsBuild, currentRuntime } from "./uws-builds.js";
 
 const NODE_24_ON_DEBIAN_12 = { nodeVersion: "v24.21.0", abi: 137, platform: "linux", arch: "x64", glibc: "2.36" };
@@ -63,5 +63,18 @@ describe("loadUws", () => {
       "@btc-vision/uwebsockets.js 20.57.0 (uWebSockets.js v20.57) did not load on Node.js v24.21.0 (ABI 137) on linux-x64 " +
         "with glibc 2.41: Error: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.38' not found (required by uws_linux_x64_137.node)",
     );
+  });
+});
+
+describe("alignTimeouts", () => {
+  it("sets the request and keep-alive idle timeouts to uws-pack's 10 s on a build that can set them", () => {
+    const calls: string[] = [];
+    alignTimeouts({ setIdleTimeout: (seconds: number) => calls.push(`idle ${seconds}`), setResponseTimeout: (seconds: number) => calls.push(`response ${seconds}`) });
+    expect(UWS_IDLE_TIMEOUT_SECONDS).toBe(10);
+    expect(calls).toEqual(["idle 10", "response 10"]);
+  });
+
+  it("leaves a build without the setters (uws-pack) as it is", () => {
+    expect(() => alignTimeouts({})).not.toThrow();
   });
 });

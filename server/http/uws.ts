@@ -1,6 +1,7 @@
 // uWebSockets.js, loaded when a server starts rather than when the CLI loads: each npm build has binaries for some
 // Node.js releases and glibc versions only (uws-builds.ts), so `loom serve` loads the one that fits this machine, or
-// says what to change, while `loom generate` and the engine run on any release.
+// says what to change, while `loom generate` and the engine run on any release. Also: the timeouts set alike on
+// every build.
 import { type UwsBuild, type UwsRuntime, chooseUwsBuild, currentRuntime } from "./uws-builds.js";
 
 /** The uWebSockets.js module (every build loom uses has uws-pack's API; its types stand for all of them). */
@@ -60,3 +61,25 @@ export function describeUwsBuild(build: UwsBuild): string {
   return `uWebSockets.js ${build.release} (${build.package})`;
 }
 
+/**
+ * How long a connection may sit with a request that stopped arriving, or idle between requests, before uWebSockets.js
+ * closes it: uws-pack's fixed value (HTTP_IDLE_TIMEOUT_S), which the v20.57 build lets the app set.
+ */
+export const UWS_IDLE_TIMEOUT_SECONDS = 10;
+
+/** The timeout setters the v20.57 build adds to an app (uws-pack has none). */
+interface TimeoutSetters {
+  setIdleTimeout?: (seconds: number) => unknown;
+  setResponseTimeout?: (seconds: number) => unknown;
+}
+
+/**
+ * Sets the build's request and keep-alive idle timeouts to {@link UWS_IDLE_TIMEOUT_SECONDS} where it can set them.
+ * NOTE: the v20.57 build waits about 31 s by default where uws-pack waits 10, for a stalled request head or body
+ * (slowloris) and for an idle keep-alive connection; a response the app has not sent yet is not timed by either.
+ */
+export function alignTimeouts(app: object): void {
+  const setters = app as TimeoutSetters;
+  if (typeof setters.setIdleTimeout === "function") setters.setIdleTimeout(UWS_IDLE_TIMEOUT_SECONDS);
+  if (typeof setters.setResponseTimeout === "function") setters.setResponseTimeout(UWS_IDLE_TIMEOUT_SECONDS);
+}
