@@ -5,11 +5,15 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { ensureTestModel } from "../../scripts/test-models.js";
+import { openModelSource } from "../../engine/model/source.js";
 import { REPOSITORY_ROOT, sharedFixture } from "../../engine/testing/fixtures.js";
+import { tokenizerFromGguf } from "../../engine/tokenizer/gguf.js";
 
 const run = promisify(execFile);
 const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
 const stories = sharedFixture("models/stories260K/stories260K.gguf");
+/** The copy shipped in the repository (models/), never missing. */
+const BUNDLED_STORIES = join(REPOSITORY_ROOT, "models", "stories260K", "stories260K.gguf");
 
 async function loom(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
@@ -82,9 +86,12 @@ describe.skipIf(!existsSync(CLI) && process.env.CI !== "true")("loom generate", 
     expect(bad.stderr).toMatch(/--chat-template-kwargs must be a JSON object/);
   });
 
-  it.skipIf(!stories)("refuses --chat for a model without a chat template", async () => {
-    const result = await loom("generate", "--model", stories!, "--prompt", "hi", "--chat");
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/has no chat template/);
+  it("gives --chat the default ChatML template on a model without one, and says so", async () => {
+    const result = await loom("generate", "--model", BUNDLED_STORIES, "--prompt", "hi", "--chat", "--max-tokens", "1", "--json", "--backend", "wasm");
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe(`loom: ${BUNDLED_STORIES} has no chat template; --chat uses the default ChatML template\n`);
+    const source = openModelSource(BUNDLED_STORIES);
+    const expected = tokenizerFromGguf(source.ggufMetadata!, BUNDLED_STORIES).encode("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n", { addSpecial: true, parseSpecial: true });
+    expect(JSON.parse(result.stdout).prompt_tokens).toBe(expected.length);
   });
 });
