@@ -15,8 +15,9 @@ import { resolveModelPath } from "./default-model.js";
 export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
 
   --model <path>       GGUF file or Hugging Face model directory (default: LOOM_MODEL, else a cached download of
-                       HuggingFaceTB/SmolLM2-135M-Instruct into ~/.cache/loom); with models in the config, it
-                       picks one of them (served with its settings)
+                       HuggingFaceTB/SmolLM2-135M-Instruct into ~/.cache/loom (LOOM_CACHE_DIR; HF_ENDPOINT for a
+                       Hub mirror), else, offline, the bundled stories260K); with models in the config, it picks
+                       one of them (served with its settings)
   --host <address>     address to listen on (default 127.0.0.1)
   --port N             port (default 8080; 0 = any free port)
   --config <file>      JSON config, every field checked (see README "Configuration"): { "apiKeys": [...],
