@@ -1,6 +1,7 @@
 // Downloads one file over HTTP(S) to a temporary name and renames it once complete, so a partial file is never taken
 // for a whole one; a download whose bytes stop arriving fails instead of hanging.
-import { createWriteStream, renameSync, rmSync } from "node:fs";
+import { renameSync, rmSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream } from "node:stream/web";
@@ -41,6 +42,8 @@ export async function downloadFile(url: string, target: string, options: Downloa
     const total = length === null ? undefined : Number(length);
     let received = 0;
     options.onProgress?.(0, total);
+    // Opened before the first byte: a write stream opening lazily could create the file after a failure removed it.
+    const file = await open(partial, "w");
     await pipeline(
       Readable.fromWeb(response.body as ReadableStream<Uint8Array>),
       async function* count(chunks: AsyncIterable<Uint8Array>) {
@@ -51,7 +54,7 @@ export async function downloadFile(url: string, target: string, options: Downloa
           yield chunk;
         }
       },
-      createWriteStream(partial),
+      file.createWriteStream(),
     );
     if (total !== undefined && received !== total) throw new Error(`the connection closed after ${received} of ${total} bytes`);
     renameSync(partial, target);
