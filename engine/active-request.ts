@@ -18,6 +18,8 @@ export interface ActiveRequestInit {
   promptTokens: number[];
   maxTokens: number;
   stop: string[];
+  /** Texts that end generation like an end-of-generation token: matched as stop sequences, reported as none. */
+  endOfTurn: readonly string[];
   ignoreEndOfGeneration: boolean;
   /** Reasoning cap, with its tags resolved. */
   thinkingBudget?: { tokens: number; open: string; close: string };
@@ -72,7 +74,7 @@ export class ActiveRequest implements SchedulableRequest {
     this.tokens = [...init.promptTokens];
     this.promptLength = init.promptTokens.length;
     this.channel = init.channel;
-    this.stops = new StopSequenceMatcher(init.stop);
+    this.stops = new StopSequenceMatcher([...init.stop, ...init.endOfTurn]);
     this.text = init.tokenizer.createStreamDecoder();
     const budget = init.thinkingBudget;
     if (budget && promptOpens(init.tokenizer, init.promptTokens, budget.open)) this.thinking.state = "inside";
@@ -132,7 +134,11 @@ export class ActiveRequest implements SchedulableRequest {
   private streamText(text: string): TokenOutcome | undefined {
     const matched = this.stops.push(text);
     if (matched.text) this.emitText(matched.text);
-    if (matched.stop) return { finished: true, reason: "stop", stopSequence: matched.stop.sequence };
+    if (matched.stop) {
+      // An end-of-turn text that is not also one of the request's stop sequences ends the turn as an EOG token would.
+      const sequence = matched.stop.sequence;
+      return { finished: true, reason: "stop", stopSequence: this.init.stop.includes(sequence) ? sequence : undefined };
+    }
     return undefined;
   }
 

@@ -225,6 +225,10 @@ export class Engine implements ServingEngine {
     if (!Number.isSafeInteger(priority)) throw new EngineError("invalid_request", `priority must be an integer, got ${JSON.stringify(request.priority)}`, "priority");
     const stop = request.stop ?? [];
     if (!Array.isArray(stop) || stop.length > MAX_STOP_SEQUENCES) throw new EngineError("invalid_request", `stop must be an array of at most ${MAX_STOP_SEQUENCES} strings`, "stop");
+    const endOfTurn = request.endOfTurn ?? [];
+    if (!Array.isArray(endOfTurn) || endOfTurn.length > MAX_STOP_SEQUENCES || !endOfTurn.every((text) => typeof text === "string" && text !== "")) {
+      throw new EngineError("invalid_request", `endOfTurn must be an array of at most ${MAX_STOP_SEQUENCES} non-empty strings`, "endOfTurn");
+    }
     let sampler: Sampler;
     try {
       sampler = new Sampler({ ...request.sampling });
@@ -248,6 +252,7 @@ export class Engine implements ServingEngine {
     try {
       active = new ActiveRequest({
         id, priority, arrival: ++this.arrivals, promptTokens: tokens, maxTokens: maxTokens === "context" ? room : Math.min(maxTokens, room), stop,
+        endOfTurn: [...endOfTurn, ...(prompt.endOfTurn ?? [])],
         ignoreEndOfGeneration: request.ignoreEndOfGeneration ?? false, sampler, tokenizer: this.model.tokenizer, channel,
         thinkingBudget: thinkingBudgetOf(request), constraint,
       });

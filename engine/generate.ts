@@ -13,6 +13,8 @@ export interface GenerationOptions {
   sampling?: Partial<SamplingParams>;
   /** Strings that end generation when they appear in the text; they are not included in the output. */
   stop?: string[];
+  /** Texts that end generation like an end-of-generation token (a chat template's turn markers); not in the output. */
+  endOfTurn?: readonly string[];
   /** Keep going through end-of-generation tokens (benchmarks). */
   ignoreEndOfGeneration?: boolean;
 }
@@ -69,7 +71,7 @@ export async function* generate(model: LoadedModel, promptTokens: readonly numbe
   }
   const engine = new Engine(model, { cache: { prefixCaching: false }, maxSequences: 1 });
   try {
-    for await (const event of engine.submit({ input: { tokens: [...promptTokens] }, maxTokens, sampling, stop: options.stop, ignoreEndOfGeneration: options.ignoreEndOfGeneration, enableAutoCompaction: false })) {
+    for await (const event of engine.submit({ input: { tokens: [...promptTokens] }, maxTokens, sampling, stop: options.stop, endOfTurn: options.endOfTurn, ignoreEndOfGeneration: options.ignoreEndOfGeneration, enableAutoCompaction: false })) {
       if (event.type === "text") yield { type: "text", text: event.text };
       else if (event.type === "error") throw event.error;
       else if (event.type === "finish") {

@@ -5,6 +5,7 @@ import { WasmModelRunner } from "./backends/wasm/model-runner.js";
 import { WasmRuntime } from "./backends/wasm/runtime.js";
 import type { LoadProgress } from "./backends/wasm/weight-loader.js";
 import type { WebGpuTuning } from "./backends/webgpu/model-runner.js";
+import { probeGpu } from "./backends/webgpu/probe.js";
 import { BlockPool } from "./kv/block-pool.js";
 import type { KvBudget, KvDtype } from "./kv/budget.js";
 import type { ModelConfig } from "./model/config.js";
@@ -27,7 +28,7 @@ export interface LoadOptions {
   kvCache?: KvBudget & { dtype?: KvDtype };
   /** Called as weight bytes arrive. */
   onProgress?: (progress: LoadProgress) => void;
-  /** Where the model runs (default "wasm"; "auto": WebGPU when a hardware GPU adapter is present). */
+  /** Where the model runs (default "wasm"; "auto": WebGPU when a hardware GPU adapter is present, found by probeGpu). */
   backend?: BackendName | "auto";
   /** WebGPU only: weight part size and kernel choices that tests and benchmarks change (default: what the device allows). */
   webgpu?: WebGpuTuning;
@@ -85,7 +86,8 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
     loadSeconds: (performance.now() - started) / 1000, tensorBytes: source.totalTensorBytes, dispose,
   });
 
-  if (backend !== "wasm") {
+  // "auto" looks for a hardware GPU in a child process first: opening Dawn here prints its adapter warnings on stderr.
+  if (backend === "webgpu" || (backend === "auto" && (await probeGpu()).hardware)) {
     // Dawn is loaded only when a GPU is wanted; where its native module cannot load, "auto" means WebAssembly.
     const gpu = await import("./backends/webgpu/gpu.js").then(
       ({ openGpu }) => openGpu(),

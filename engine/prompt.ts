@@ -1,5 +1,6 @@
 // Turns a request's input into prompt tokens: a conversation is (optionally) auto-compacted, rendered with the
 // model's chat template and tokenized; text is tokenized with the model's special tokens; token ids are checked.
+import { chatFormatOf } from "./chat/default-template.js";
 import type { ChatMessage } from "./chat/messages.js";
 import { renderChatTemplate } from "./chat/template.js";
 import { type CompactionOptions, type CompactionResult, compactConversation } from "./compaction/index.js";
@@ -10,6 +11,7 @@ import type { Tokenizer } from "./tokenizer/tokenizer.js";
 /** What the prompt step needs of the loaded model. */
 export interface PromptModel {
   tokenizer: Tokenizer;
+  /** The model's own chat template; without one, conversations get the default (engine/chat/default-template.ts). */
   chatTemplate: string | null;
   vocabSize: number;
 }
@@ -18,6 +20,8 @@ export interface PromptModel {
 export interface PreparedPrompt {
   tokens: number[];
   compaction?: CompactionResult;
+  /** Texts that end the reply like an end-of-generation token (the default chat template's turn markers). */
+  endOfTurn?: readonly string[];
 }
 
 
@@ -51,16 +55,17 @@ export function preparePrompt(model: PromptModel, input: EngineInput, compaction
   if (!("messages" in input) || !Array.isArray(input.messages) || input.messages.length === 0) {
     throw new EngineError("invalid_request", "input must have messages (a non-empty array), text or tokens", "input.messages");
   }
-  const template = model.chatTemplate;
-  if (!template) throw new EngineError("invalid_request", "this model has no chat template; send text or tokens instead of messages", "input.messages");
-  // The template writes any BOS itself.
-  const render = (messages: readonly ChatMessage[]): number[] => encode(renderChatTemplate(template, messages, {
+  const format = chatFormatOf(model.chatTemplate);
+  const endOfTurn = format.endOfTurn.length > 0 ? format.endOfTurn : undefined;
+  // A model's own template writes any BOS itself; the default one does not, so its text gets the vocabulary's special
+  // tokens as raw text does (llama.cpp tokenizes chat prompts with add_special).
+  const render = (messages: readonly ChatMessage[]): number[] => encode(renderChatTemplate(format.template, messages, {
     addGenerationPrompt: true,
     bosToken: model.tokenizer.bosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.bosId),
     eosToken: model.tokenizer.eosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.eosId),
     kwargs: input.templateKwargs,
     tools: input.tools,
-  }), false);
+  }), format.isDefault);
   /** A count for compaction: exact up to the limit, the limit plus one past it. */
   const saturating = (count: () => number): number => {
     try {
@@ -71,7 +76,7 @@ export function preparePrompt(model: PromptModel, input: EngineInput, compaction
     }
   };
   try {
-    if (!compaction) return { tokens: render(input.messages) };
+    if (!compaction) return { tokens: render(input.messages), endOfTurn };
     // Compaction counts candidate lists; the one it returns was counted last, so its render is reused.
     const rendered = new WeakMap<readonly ChatMessage[], number[]>();
     const countTokens = (messages: readonly ChatMessage[]) => saturating(() => {
@@ -86,7 +91,7 @@ export function preparePrompt(model: PromptModel, input: EngineInput, compaction
       return count;
     };
     const result = compactConversation(input.messages, compaction, countTokens, countText);
-    return { tokens: rendered.get(result.messages) ?? render(result.messages), compaction: result };
+    return { tokens: rendered.get(result.messages) ?? render(result.messages), compaction: result, endOfTurn };
   } catch (error) {
     if (error instanceof EngineError) throw error;
     throw new EngineError("invalid_request", `input.messages: ${(error as Error).message}`, "input.messages", { cause: error });

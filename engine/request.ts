@@ -31,6 +31,12 @@ export interface EngineRequest {
   sampling?: Partial<SamplingParams>;
   /** Strings that end generation; not included in the output (at most 16). */
   stop?: string[];
+  /**
+   * Texts that end generation as an end-of-generation token does: not included in the output, and the finish names no
+   * stop sequence (at most 16). Messages rendered with the default chat template add its turn markers themselves;
+   * callers that render a prompt elsewhere pass them here (`loom generate --chat`).
+   */
+  endOfTurn?: readonly string[];
   /** Priority class: smaller is served first (default 0); FCFS within a class. */
   priority?: number;
   /** Compact long conversations (messages input only) to fit the working-memory budget (default true). */

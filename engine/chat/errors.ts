@@ -25,14 +25,17 @@ export class ChatTemplateError extends Error {
   }
 }
 
-/** The model ships no chat template, so chat-formatted input cannot be turned into a prompt. */
+/**
+ * A template was required of a model that ships none. The engine never raises it for a model's conversations: those get
+ * the default template (chatFormatOf in default-template.ts); it guards the lower-level functions.
+ */
 export class NoChatTemplateError extends Error {
   override readonly name = "NoChatTemplateError";
   constructor(
     /** The model (name or path) without a template, when known. */
     readonly model?: string,
   ) {
-    super(`${model ? `${model}: ` : ""}model has no chat template; pass a prompt without --chat`);
+    super(`${model ? `${model}: ` : ""}model has no chat template (chatFormatOf gives it the default, ChatML)`);
   }
 }
 

@@ -13,7 +13,7 @@ describe("requireChatTemplate", () => {
     for (const field of [undefined, null, "", []]) {
       expect(() => requireChatTemplate(field, { model: "tiny-base" })).toThrow(NoChatTemplateError);
       expect(() => requireChatTemplate(field, { model: "tiny-base" })).toThrow(
-        "tiny-base: model has no chat template; pass a prompt without --chat",
+        "tiny-base: model has no chat template (chatFormatOf gives it the default, ChatML)",
       );
     }
   });

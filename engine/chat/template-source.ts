@@ -8,7 +8,7 @@ export type ChatTemplateField = string | ReadonlyArray<{ name: string; template:
 /**
  * The template to use, chosen as Hugging Face transformers does: a plain string as is; from a named list,
  * `name` if given, else "tool_use" when tools are present and the list has it, else "default".
- * @throws NoChatTemplateError when the model has no template (there is no invented fallback).
+ * @throws NoChatTemplateError when the model has no template (no fallback here: chatFormatOf supplies llama.cpp's).
  * @throws ChatTemplateError ("input") when a named list lacks the template asked for.
  */
 export function requireChatTemplate(

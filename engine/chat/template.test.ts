@@ -245,7 +245,7 @@ describe("errors", () => {
   it("refuses an empty template: the model has no chat template", () => {
     expect(() => renderChatTemplate("", user, { addGenerationPrompt: true })).toThrow(NoChatTemplateError);
     expect(() => renderChatTemplate("  \n", user, { addGenerationPrompt: true })).toThrow(
-      "model has no chat template; pass a prompt without --chat",
+      "model has no chat template (chatFormatOf gives it the default, ChatML)",
     );
   });
 });

@@ -12,7 +12,8 @@ export const GENERATE_USAGE = `Usage: loom generate --model <file-or-dir> --prom
 
   --model <path>           GGUF file or Hugging Face model directory
   --prompt <text>          text to continue (with --chat: the user message)
-  --chat                   wrap the prompt in the model's chat template
+  --chat                   wrap the prompt in the model's chat template (a model without one gets the
+                           default, ChatML, as in llama.cpp)
   --system <text>          system message (with --chat)
   --chat-template-kwargs <json>  extra template variables, e.g. '{"enable_thinking":false}'
   --max-tokens N           most tokens to generate (default 256, or what the context leaves after the prompt)
@@ -86,15 +87,15 @@ export async function runGenerate(argv: string[]): Promise<void> {
   try {
     let input: EngineInput = { text: values.prompt };
     if (values.chat) {
-      if (!model.chatTemplate) throw new UsageError(`${values.model} has no chat template; run without --chat to continue raw text`);
+      if (!model.chatTemplate) process.stderr.write(`loom: ${values.model} has no chat template; --chat uses the default ChatML template\n`);
       const messages: ChatMessage[] = [];
       if (values.system !== undefined) messages.push({ role: "system", content: values.system });
       messages.push({ role: "user", content: values.prompt });
       input = { messages, templateKwargs };
     }
-    // Chat templates write their own BOS; raw prompts get the model's usual special tokens (as llama.cpp does).
-    const promptTokens = preparePrompt({ tokenizer: model.tokenizer, chatTemplate: model.chatTemplate, vocabSize: model.config.vocab_size }, input, undefined).tokens;
-    const events = generate(model, promptTokens, { maxTokens, sampling, stop: values.stop });
+    // A model's own chat template writes its BOS; raw prompts and the default template get the usual special tokens.
+    const prompt = preparePrompt({ tokenizer: model.tokenizer, chatTemplate: model.chatTemplate, vocabSize: model.config.vocab_size }, input, undefined);
+    const events = generate(model, prompt.tokens, { maxTokens, sampling, stop: values.stop, endOfTurn: prompt.endOfTurn });
     let text = "";
     for await (const event of events) {
       if (event.type === "text") {

@@ -1,5 +1,6 @@
 // The messages between a WorkerEngine (server thread) and its engine worker (engine/host/engine-worker.ts). Plain
 // data only: structured cloning drops an Error subclass's fields, so engine errors travel as their parts.
+import { chatFormatOf } from "../chat/default-template.js";
 import type { EngineOptions } from "../engine.js";
 import type { BackendName, LoadedModel, LoadOptions } from "../load.js";
 import { EngineError, type EngineErrorKind, type EngineEvent, type EngineRequest, type EngineStats } from "../request.js";
@@ -18,6 +19,8 @@ export interface ModelInfo {
   /** Where it runs: the backend, and the device in words. */
   backend: BackendName;
   device: string;
+  /** Whose chat template renders conversations: the model's own, or the default (ChatML) for a model without one. */
+  chatTemplate: "model" | "default";
 }
 
 /** The {@link ModelInfo} of a model loaded in this thread. */
@@ -30,6 +33,7 @@ export function describeModel(model: LoadedModel): ModelInfo {
     loadSeconds: model.loadSeconds,
     backend: model.backend,
     device: model.device,
+    chatTemplate: chatFormatOf(model.chatTemplate).isDefault ? "default" : "model",
   };
 }
 

@@ -5,11 +5,19 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { ensureTestModel } from "../../scripts/test-models.js";
+import { gpuUnavailable } from "../../engine/backends/webgpu/gpu.js";
+import { probeGpu } from "../../engine/backends/webgpu/probe.js";
+import { openModelSource } from "../../engine/model/source.js";
 import { REPOSITORY_ROOT, sharedFixture } from "../../engine/testing/fixtures.js";
+import { tokenizerFromGguf } from "../../engine/tokenizer/gguf.js";
 
 const run = promisify(execFile);
+/** Why WebGPU cannot run here, or undefined when it can (lavapipe in CI). */
+const gpu = await gpuUnavailable();
 const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
 const stories = sharedFixture("models/stories260K/stories260K.gguf");
+/** The copy shipped in the repository (models/), never missing. */
+const BUNDLED_STORIES = join(REPOSITORY_ROOT, "models", "stories260K", "stories260K.gguf");
 
 async function loom(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
@@ -59,6 +67,21 @@ describe.skipIf(!existsSync(CLI) && process.env.CI !== "true")("loom generate", 
     expect(tooMany.stderr).toMatch(/the context holds 64: at most \d+ tokens can be generated, not 100/);
   });
 
+  it("prints nothing on stderr but its own output with the default backend: looking for a GPU is quiet", async () => {
+    const result = await loom("generate", "--model", BUNDLED_STORIES, "--prompt", "Once upon a time", "--max-tokens", "8", "--temperature", "0");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(", there was a little girl\n");
+    // Only a hardware GPU in use may print Dawn's adapter warnings; without one there is nothing at all.
+    if ((await probeGpu()).hardware) expect(result.stderr).toMatch(/^(Warning: [^\n]*\n)*$/);
+    else expect(result.stderr).toBe("");
+  });
+
+  it.skipIf(gpu !== undefined && process.env.CI !== "true")("runs on WebGPU when asked, with the same greedy tokens", async () => {
+    const result = await loom("generate", "--model", BUNDLED_STORIES, "--prompt", "Once upon a time", "--max-tokens", "8", "--temperature", "0", "--backend", "webgpu");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(", there was a little girl\n");
+  });
+
   it("names the bad flag or file", async () => {
     expect((await loom("generate", "--prompt", "x")).stderr).toMatch(/--model is required/);
     const missing = await loom("generate", "--model", "/nonexistent/model.gguf", "--prompt", "x");
@@ -82,9 +105,12 @@ describe.skipIf(!existsSync(CLI) && process.env.CI !== "true")("loom generate", 
     expect(bad.stderr).toMatch(/--chat-template-kwargs must be a JSON object/);
   });
 
-  it.skipIf(!stories)("refuses --chat for a model without a chat template", async () => {
-    const result = await loom("generate", "--model", stories!, "--prompt", "hi", "--chat");
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/has no chat template/);
+  it("gives --chat the default ChatML template on a model without one, and says so", async () => {
+    const result = await loom("generate", "--model", BUNDLED_STORIES, "--prompt", "hi", "--chat", "--max-tokens", "1", "--json", "--backend", "wasm");
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe(`loom: ${BUNDLED_STORIES} has no chat template; --chat uses the default ChatML template\n`);
+    const source = openModelSource(BUNDLED_STORIES);
+    const expected = tokenizerFromGguf(source.ggufMetadata!, BUNDLED_STORIES).encode("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n", { addSpecial: true, parseSpecial: true });
+    expect(JSON.parse(result.stdout).prompt_tokens).toBe(expected.length);
   });
 });

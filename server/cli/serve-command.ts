@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { UsageError, parseBackend, parseInteger } from "../../engine/cli/arguments.js";
 import { ProgressBar } from "../../engine/cli/progress-bar.js";
+import type { ModelInfo } from "../../engine/host/messages.js";
 import { WorkerEngine } from "../../engine/host/worker-engine.js";
 import { createEndpoints } from "../adapters/endpoints.js";
 import { type Authenticator, OpenAccess, StaticKeys, keysFromEnvironment } from "../http/auth.js";
@@ -15,8 +16,9 @@ import { resolveModelPath } from "./default-model.js";
 export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
 
   --model <path>       GGUF file or Hugging Face model directory (default: LOOM_MODEL, else a cached download of
-                       HuggingFaceTB/SmolLM2-135M-Instruct into ~/.cache/loom); with models in the config, it
-                       picks one of them (served with its settings)
+                       HuggingFaceTB/SmolLM2-135M-Instruct into ~/.cache/loom (LOOM_CACHE_DIR; HF_ENDPOINT for a
+                       Hub mirror), else, offline, the bundled stories260K); with models in the config, it picks
+                       one of them (served with its settings)
   --host <address>     address to listen on (default 127.0.0.1)
   --port N             port (default 8080; 0 = any free port)
   --config <file>      JSON config, every field checked (see README "Configuration"): { "apiKeys": [...],
@@ -99,8 +101,9 @@ export async function runServe(argv: string[]): Promise<void> {
   const registry = new ModelRegistry(served);
   const { maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace } = config;
   const server = await startServer({ registry, auth, endpoints: createEndpoints(registry), maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace }, host, port);
+  const describe = (model: ModelInfo) => `${model.path} (${model.device}${model.chatTemplate === "default" ? "; no chat template of its own: chat uses the default, ChatML" : ""})`;
   process.stderr.write(
-    `loom: serving ${served.map(({ model }) => `${model.path} (${model.device})`).join(", ")} on http://${host}:${server.port} (${values["no-auth"] ? "no auth" : `${keys.length} API key(s)`}; ${server.http})\n` +
+    `loom: serving ${served.map(({ model }) => describe(model)).join(", ")} on http://${host}:${server.port} (${values["no-auth"] ? "no auth" : `${keys.length} API key(s)`}; ${server.http})\n` +
       `  POST /v1/chat/completions  model ${registry.slugs("openai").join(", ")}\n` +
       `  POST /v1/messages          model ${registry.slugs("anthropic").join(", ")}\n`,
   );

@@ -5,7 +5,7 @@ import type { ModelInfo } from "../../engine/host/messages.js";
 import type { EngineError, EngineEvent, EngineFinishReason, EngineRequest, EngineStats } from "../../engine/request.js";
 
 /** The model a scripted engine pretends to serve. */
-export const SCRIPTED_MODEL: ModelInfo = { path: "scripted", architecture: "scripted", contextSize: 512, vocabSize: 0, loadSeconds: 0, backend: "wasm", device: "none (scripted)" };
+export const SCRIPTED_MODEL: ModelInfo = { path: "scripted", architecture: "scripted", contextSize: 512, vocabSize: 0, loadSeconds: 0, backend: "wasm", device: "none (scripted)", chatTemplate: "model" };
 
 /** Prompt tokens of every scripted request. */
 export const SCRIPTED_PROMPT_TOKENS = 30;

@@ -2,6 +2,7 @@
 // use when present (shader-f16, subgroups), and the adapter's largest buffer limits. Without an adapter (no GPU
 // and no Vulkan driver such as Mesa's lavapipe) it says why instead of throwing.
 import { create, globals } from "webgpu";
+import { isSoftwareAdapter } from "./adapter-kind.js";
 import { shaderSource } from "./shaders.js";
 
 // NOTE: Dawn's GPU object must stay reachable while any device lives: if V8 collects it, the process crashes at
@@ -81,7 +82,7 @@ export async function openGpu(): Promise<GpuContext | GpuUnavailable> {
       vendor: info.vendor,
       architecture: info.architecture,
       description: info.description,
-      software: info.isFallbackAdapter === true || info.architecture === "software" || /llvmpipe|lavapipe|swiftshader/i.test(info.description),
+      software: isSoftwareAdapter(info),
     },
     f16: device.features.has("shader-f16"),
     subgroups: device.features.has("subgroups") && await subgroupsAreConsecutive(device),
