@@ -12,7 +12,7 @@ import type { JsonWhitespace } from "../engine/grammar/schema/layout.js";
 import { CompiledConstraint } from "../engine/grammar/constraint.js";
 import { SchemaError } from "../engine/grammar/schema/errors.js";
 import { tokenizerFromHuggingFace } from "../engine/tokenizer/huggingface.js";
-import { FIXTURES } from "../engine/tokenizer/test-fixtures.js";
+import { FIXTURES } from "../engine/testing/fixtures.js";
 import type { Tokenizer } from "../engine/tokenizer/tokenizer.js";
 import { median, printHeader, seededRandom } from "./bench-models.js";
 

@@ -6,15 +6,16 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GgmlType, f32ToF16 } from "./model/dtypes.js";
 import { gguf, writeGguf, type GgufTensorInput } from "./model/gguf/writer.js";
 import { ggufTokenizerMetadata } from "./tokenizer/gguf-metadata.js";
 import { loadModel } from "./load.js";
 import { llamaCppGreedy } from "./testing/llama-cpp.js";
-import { sharedFixture } from "./testing/fixtures.js";
+import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "./testing/fixtures.js";
 
-const tokenizer = sharedFixture("models/stories260K/tok512.bin");
+const tokenizer = FIXTURES.stories260kTokenizer;
+const tokenizerReason = missingFixtureReason(tokenizer);
 const work = mkdtempSync(join(tmpdir(), "loom-kquant-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -38,7 +39,8 @@ function randomBlocks(type: GgmlType.Q4_K | GgmlType.Q6_K, rows: number, k: numb
   return bytes;
 }
 
-describe.skipIf(!tokenizer)("K-quant decoding against llama.cpp", () => {
+describe.skipIf(skipOutsideCi(tokenizerReason))(titled("K-quant decoding against llama.cpp", tokenizerReason), () => {
+  beforeAll(() => failIfMissing(tokenizerReason));
   it("gives llama.cpp's next token for nearly every single-token prompt", async () => {
     const hidden = 256;
     const vocab = 512;
@@ -64,7 +66,7 @@ describe.skipIf(!tokenizer)("K-quant decoding against llama.cpp", () => {
       ["llama.attention.head_count", gguf.u32(4)],
       ["llama.attention.head_count_kv", gguf.u32(4)],
       ["llama.attention.layer_norm_rms_epsilon", gguf.f32(1e-5)],
-      ...ggufTokenizerMetadata(tokenizer!),
+      ...ggufTokenizerMetadata(tokenizer),
     ], tensors);
 
     const model = await loadModel(path, { contextSize: 64, threads: 2 });

@@ -96,6 +96,32 @@ describe("isolation", () => {
   });
 });
 
+describe("isolation: a constraint violation", () => {
+  it("fails only the request whose forced tokens its constraint refuses: the reasoning close after JSON", async () => {
+    const engine = new Engine(model, { maxSequences: 4 });
+    // The prompt opens the reasoning, so the thinking budget forces "\n</think>\n\n" after 3 tokens; the constraint
+    // has no reasoning (no `thinking` tags), so the forced tokens are JSON it must refuse.
+    const refused: EngineRequest = {
+      input: { text: "Reply in JSON.<think>\n" }, maxTokens: 16, sampling: { temperature: 0 },
+      thinkingBudget: { tokens: 3 }, constraint: { format: { type: "json_object" } },
+    };
+    const free: EngineRequest = { ...text("Reply freely."), maxTokens: 8, ignoreEndOfGeneration: true };
+    const [a, b, c] = await Promise.all([eventsOf(engine, free), eventsOf(engine, refused), eventsOf(engine, free)]);
+    expect(a.at(-1)).toMatchObject({ type: "finish", usage: { completionTokens: 8 } });
+    expect(c.at(-1)).toMatchObject({ type: "finish", usage: { completionTokens: 8 } });
+    const newline = model.tokenizer.encode("\n", { addSpecial: false })[0];
+    expect(b.at(-1)).toMatchObject({
+      type: "error",
+      error: { kind: "internal", message: `constrained decoding failed: token ${newline} ("\\n") does not continue the constrained output` },
+    });
+    expect(b.filter((event) => event.type === "text").map((event) => (event as { text: string }).text).join("")).toMatch(/^\{/);
+    expect(engine.stats().requests).toMatchObject({ finished: 2, failed: 1 });
+    // The engine goes on: the same constrained request without the budget finishes.
+    const { thinkingBudget: _, ...unforced } = refused;
+    expect((await eventsOf(engine, unforced)).at(-1)).toMatchObject({ type: "finish" });
+  });
+});
+
 describe("chunked prefill", () => {
   /** Tokens the decoding request streamed between the long prompt's admission and its first token. */
   async function decodedDuringPrefill(options: { stepTargetMs: number }): Promise<number> {

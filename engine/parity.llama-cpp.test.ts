@@ -7,7 +7,7 @@ import { generate } from "./generate.js";
 import { BlockTable } from "./kv/block-pool.js";
 import { type LoadedModel, loadModel } from "./load.js";
 import { llamaCppGreedy, llamaCppTokenize } from "./testing/llama-cpp.js";
-import { sharedFixture } from "./testing/fixtures.js";
+import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "./testing/fixtures.js";
 
 async function loomGreedy(model: LoadedModel, promptTokens: number[], count: number): Promise<number[]> {
   for await (const event of generate(model, promptTokens, { maxTokens: count, sampling: { temperature: 0 }, ignoreEndOfGeneration: true })) {
@@ -56,11 +56,13 @@ async function expectSameGreedy(modelPath: string, prompts: string[], count: num
   }
 }
 
-const stories = sharedFixture("models/stories260K/stories260K.gguf");
+const stories = FIXTURES.stories260kGguf;
+const storiesReason = missingFixtureReason(stories);
 
-describe.skipIf(!stories)("stories260K against llama.cpp", () => {
+describe.skipIf(skipOutsideCi(storiesReason))(titled("stories260K against llama.cpp", storiesReason), () => {
   it("continues varied prompts greedily for 200 tokens exactly as llama.cpp does", async () => {
-    await expectSameGreedy(stories!, ["Once upon a time", "The little dog was sad because", "Tom and Mia went to the park.", "One day, a big", "\"Look!\" said"], 200);
+    failIfMissing(storiesReason);
+    await expectSameGreedy(stories, ["Once upon a time", "The little dog was sad because", "Tom and Mia went to the park.", "One day, a big", "\"Look!\" said"], 200);
   }, 300_000);
 });
 

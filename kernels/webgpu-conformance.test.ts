@@ -1,7 +1,7 @@
 // The WGSL kernels against their plain-TypeScript references: discovers every kernels/<op>/gpu-cases.ts, runs each
 // case on the WebGPU device (a hardware GPU, or Mesa's lavapipe on a CPU) and compares every written buffer by NMSE
 // under the case's tolerance (0 = byte-identical). Outputs start as NaN bits so that unwritten elements fail.
-// Without an adapter the cases skip with the reason, except under CI=true, where that fails the run. Cases for an
+// Without an adapter the cases skip with the reason in their group's title, except under CI=true, where they fail. Cases for an
 // optional feature (subgroups) skip on adapters without it.
 // KERNELS_REPORT=1 npx vitest run kernels/webgpu  prints every measured NMSE.
 import { existsSync, readdirSync } from "node:fs";
@@ -9,6 +9,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { type GpuContext, openGpu } from "../engine/backends/webgpu/gpu.js";
+import { failIfMissing, skipOutsideCi, titled } from "../engine/testing/fixtures.js";
 import { PipelineCache } from "../engine/backends/webgpu/shaders.js";
 import type { HostArray } from "./case.js";
 import { nmse } from "./nmse.js";
@@ -29,10 +30,9 @@ const skipReason = "unavailable" in opened ? opened.unavailable : undefined;
 const pipelines = gpu ? new PipelineCache(gpu.device) : undefined;
 afterAll(() => gpu?.device.destroy());
 
-it("has a WebGPU adapter (required under CI)", () => {
-  if (skipReason && process.env.CI === "true") throw new Error(`CI=true and ${skipReason}`);
-  if (skipReason) console.warn(`WebGPU kernel conformance skipped: ${skipReason}`);
-  else console.log(`WebGPU adapter: ${gpu!.adapter.description} (${gpu!.adapter.software ? "software" : "hardware"}), shader-f16 ${gpu!.f16}, subgroups ${gpu!.subgroups}`);
+it.skipIf(skipOutsideCi(skipReason))(titled("has a WebGPU adapter (required under CI)", skipReason), () => {
+  failIfMissing(skipReason);
+  console.log(`WebGPU adapter: ${gpu!.adapter.description} (${gpu!.adapter.software ? "software" : "hardware"}), shader-f16 ${gpu!.f16}, subgroups ${gpu!.subgroups}`);
 });
 
 it("finds WGSL kernels with conformance cases", () => {
@@ -102,10 +102,11 @@ function compare(name: string, actualBytes: Uint8Array, expected: HostArray, tol
 }
 
 for (const [op, cases] of casesByOp) {
-  describe.skipIf(!gpu)(`${op} (WGSL)`, () => {
+  describe.skipIf(skipOutsideCi(skipReason))(titled(`${op} (WGSL)`, skipReason), () => {
     for (const kernelCase of cases) {
       const missing = kernelCase.requires === "subgroups" && gpu && !gpu.subgroups;
       it.skipIf(missing)(kernelCase.name + (missing ? " (skipped: this adapter has no usable subgroups)" : ""), async () => {
+        failIfMissing(skipReason);
         const setup = kernelCase.build();
         const written = await runCase(gpu!, setup);
         for (const [name, expected] of Object.entries(setup.expected)) compare(name, written[name], expected, kernelCase.tolerance, kernelCase.name);

@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { failIfMissing, skipOutsideCi, titled } from "../engine/testing/fixtures.js";
 import { GgmlType, bf16ToF32, f32ToBf16 } from "../engine/model/dtypes.js";
 import { readGgufHeader, type GgufHeader } from "../engine/model/gguf/reader.js";
 import { dequantize } from "../engine/model/quantize.js";
@@ -13,6 +14,15 @@ import { MODEL_PRESETS, TINY_PRESET_NAMES, getPreset, headDimOf } from "./model-
 import { planTensors, tensorValueChunks } from "./model-tensors.js";
 import { ensureTestModel, testModelSkipReason } from "./test-models.js";
 import { LOGIT_STD } from "./weight-init.js";
+
+/** A group that needs `presets` generated: outside CI it is skipped when a fixture is missing (saying which), under CI it fails. */
+function describeWithPresets(title: string, presets: string[], body: () => void): void {
+  const reason = presets.map(testModelSkipReason).find((missing) => missing !== undefined);
+  describe.skipIf(skipOutsideCi(reason))(titled(title, reason), () => {
+    beforeAll(() => failIfMissing(reason));
+    body();
+  });
+}
 
 const scratch = mkdtempSync(join(tmpdir(), "loom-generate-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -140,7 +150,7 @@ describe("weight values", () => {
   });
 });
 
-describe.skipIf(testModelSkipReason("tiny-llama"))("tiny-llama: GGUF and Hugging Face hold the same model", () => {
+describeWithPresets("tiny-llama: GGUF and Hugging Face hold the same model", ["tiny-llama"], () => {
   it("has identical embeddings and norms and llama.cpp's q/k row permutation (f32)", async () => {
     const header = readGgufHeader(await ensureTestModel("tiny-llama", "gguf", "f32"));
     const dir = await ensureTestModel("tiny-llama", "hf", "f32");
@@ -214,7 +224,7 @@ describe.skipIf(testModelSkipReason("tiny-llama"))("tiny-llama: GGUF and Hugging
   });
 });
 
-describe.skipIf(testModelSkipReason("tiny-llama3"))("tiny-llama3 GGUF metadata", () => {
+describeWithPresets("tiny-llama3 GGUF metadata", ["tiny-llama3"], () => {
   it("has llama.cpp's llama keys, the rope_freqs tensor and a vocabulary padded with reserved tokens", async () => {
     const header = readGgufHeader(await ensureTestModel("tiny-llama3", "gguf", "q8_0"));
     const m = header.metadata;
@@ -251,7 +261,7 @@ describe.skipIf(testModelSkipReason("tiny-llama3"))("tiny-llama3 GGUF metadata",
   });
 });
 
-describe.skipIf(testModelSkipReason("tiny-qwen3") ?? testModelSkipReason("tiny-qwen2"))("Qwen presets", () => {
+describeWithPresets("Qwen presets", ["tiny-qwen3", "tiny-qwen2"], () => {
   it("tiny-qwen3 has qwen3 keys, key_length and q/k norms, unpermuted q", async () => {
     const header = readGgufHeader(await ensureTestModel("tiny-qwen3", "gguf", "f32"));
     expect(header.metadata.get("general.architecture")).toBe("qwen3");
@@ -280,7 +290,7 @@ describe.skipIf(testModelSkipReason("tiny-qwen3") ?? testModelSkipReason("tiny-q
   });
 });
 
-describe.skipIf(testModelSkipReason("tiny-kquant"))("tiny-kquant q4_k_m", () => {
+describeWithPresets("tiny-kquant q4_k_m", ["tiny-kquant"], () => {
   it("uses Q6_K for the embedding and ffn_down, Q4_K for the other matrices, F32 norms", async () => {
     const header = readGgufHeader(await ensureTestModel("tiny-kquant", "gguf", "q4_k_m"));
     expect(header.metadata.get("general.file_type")).toBe(15);

@@ -6,6 +6,7 @@ import type { ModelDtype } from "./model-dtypes.js";
 import { TINY_PRESET_NAMES, getPreset } from "./model-presets.js";
 import { ensureTestModel, testModelSkipReason } from "./test-models.js";
 import { LOGIT_STD } from "./weight-init.js";
+import { failIfMissing, skipOutsideCi, titled } from "../engine/testing/fixtures.js";
 
 const PROMPTS = ["Once upon a time", "def fibonacci(n):", "The capital of France is", "1, 2, 3, 4,"];
 const STEPS = 10;
@@ -71,7 +72,8 @@ async function greedyMargins(modelPath: string): Promise<{ margins: number[]; to
 
 describe.each(CASES)("%s %s in llama.cpp", (preset, dtype) => {
   const skip = testModelSkipReason(preset);
-  it.skipIf(skip)("loads, and greedy steps have clear top-1 margins at the designed logit scale", async () => {
+  it.skipIf(skipOutsideCi(skip))(titled("loads, and greedy steps have clear top-1 margins at the designed logit scale", skip), async () => {
+    failIfMissing(skip);
     const path = await ensureTestModel(preset, "gguf", dtype);
     const { margins, tokens, logitStd, vocabulary } = await greedyMargins(path);
     expect(vocabulary).toBe(getPreset(preset).config.vocab_size);

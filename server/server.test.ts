@@ -129,11 +129,16 @@ describe("Anthropic messages", () => {
     const stream = await anthropic().messages.create({ ...request, stream: true });
     const types: string[] = [];
     let text = "";
+    let started: Anthropic.Usage | undefined;
     for await (const event of stream) {
       types.push(event.type);
       if (event.type === "content_block_delta" && event.delta.type === "text_delta") text += event.delta.text;
-      if (event.type === "message_start") expect(event.message.usage.input_tokens).toBeGreaterThanOrEqual(0);
+      if (event.type === "message_start") started = event.message.usage;
     }
+    // The prompt's tokens, read from the cache or not (the whole response before it cached the same prompt).
+    const counted = await anthropic().messages.countTokens({ model: messagesSlug, messages: request.messages });
+    expect(started!.input_tokens + (started!.cache_read_input_tokens ?? 0)).toBe(counted.input_tokens);
+    expect(whole.usage.input_tokens + (whole.usage.cache_read_input_tokens ?? 0)).toBe(counted.input_tokens);
     expect(types[0]).toBe("message_start");
     expect(types.at(-1)).toBe("message_stop");
     expect(types.at(-2)).toBe("message_delta");

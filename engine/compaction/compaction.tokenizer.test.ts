@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { ChatMessage } from "../chat/messages.js";
 import { renderChatTemplate } from "../chat/template.js";
 import { tokenizerFromHuggingFace } from "../tokenizer/huggingface.js";
-import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../tokenizer/test-fixtures.js";
+import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../testing/fixtures.js";
 import type { Tokenizer } from "../tokenizer/tokenizer.js";
 import { type CompactionResult, compactConversation } from "./index.js";
 import { agenticConversation, agenticStep, sectionSplit } from "./test-conversations.js";

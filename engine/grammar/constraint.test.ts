@@ -4,7 +4,7 @@
 // masks agree with stepping every token's bytes through the automaton one by one.
 import { beforeAll, describe, expect, it } from "vitest";
 import { tokenizerFromHuggingFace } from "../tokenizer/huggingface.js";
-import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../tokenizer/test-fixtures.js";
+import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../testing/fixtures.js";
 import type { Tokenizer } from "../tokenizer/tokenizer.js";
 import type { ConstraintSpec } from "./answer.js";
 import type { MatchState } from "./automaton.js";

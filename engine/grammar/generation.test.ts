@@ -1,6 +1,6 @@
 // Constrained generation through the serving engine with random-weight models at temperature 1: every corpus schema,
 // several seeds, on the Qwen3 tokenizer (151,936 ids) and the SmolLM2 one (49,152). Every output that finishes is a
-// document ajv accepts; an output cut by maxTokens finishes with "length" and says its JSON is incomplete; the
+// document ajv accepts, and most do; an output cut by maxTokens finishes with "length" and says its JSON is incomplete; the
 // generator never dead-ends (a dead end would fail the request with an error event). Also: reasoning before the
 // answer, with the thinking budget closing it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -24,7 +24,12 @@ async function run(engine: Engine, request: EngineRequest): Promise<{ text: stri
   throw new Error("no finish event");
 }
 
-function onModel(preset: "tiny-qwen3" | "tiny-llama", schemas: typeof SCHEMA_CORPUS, seeds: number[]) {
+/**
+ * Runs every schema with every seed; afterwards at least `minimumComplete` outputs must have finished as documents
+ * that validated (most schemas with an unbounded string cannot finish at random within 48 tokens: those are checked
+ * as cut outputs only).
+ */
+function onModel(preset: "tiny-qwen3" | "tiny-llama", schemas: typeof SCHEMA_CORPUS, seeds: number[], minimumComplete: number) {
   describe(`${preset}: corpus schemas at temperature 1, seeds ${seeds.join(", ")}`, () => {
     let model: LoadedModel;
     let engine: Engine;
@@ -62,11 +67,17 @@ function onModel(preset: "tiny-qwen3" | "tiny-llama", schemas: typeof SCHEMA_COR
         }
       });
     }
+
+    it(`finished and validated at least ${minimumComplete} documents of ${schemas.length * seeds.length} outputs`, () => {
+      expect(tally.complete + tally.cut, "every output was checked").toBe(schemas.length * seeds.length);
+      expect(tally.complete).toBeGreaterThanOrEqual(minimumComplete);
+    });
   });
 }
 
-onModel("tiny-qwen3", SCHEMA_CORPUS, [1, 2]);
-onModel("tiny-llama", SCHEMA_CORPUS.filter((_, i) => i % 3 === 0), [3]);
+// Measured: 221 of 282 outputs finish on tiny-qwen3, 35 of 47 on tiny-llama.
+onModel("tiny-qwen3", SCHEMA_CORPUS, [1, 2], 200);
+onModel("tiny-llama", SCHEMA_CORPUS.filter((_, i) => i % 3 === 0), [3], 30);
 
 describe("reasoning, then the constrained answer", () => {
   it("tiny-qwen3: free reasoning closed by the thinking budget, then a document of the schema", async () => {

@@ -29,6 +29,11 @@ enginePromise.catch((error: unknown) => {
 });
 
 port.on("message", (message: ToWorker) => {
+  if (message.type === "exit-for-testing") {
+    // A crash for the recovery tests: no engine.close(), no model.dispose(), no "stop".
+    if (data.testHooks === true) process.exit(message.code);
+    return;
+  }
   void enginePromise.then((engine) => handle(engine, message), () => undefined);
 });
 

@@ -42,6 +42,8 @@ export interface EngineWorkerData {
   path: string;
   load: Omit<LoadOptions, "onProgress">;
   engine: EngineOptions;
+  /** Test only: the thread honours `exit-for-testing` (see WorkerEngineOptions.testHooks). */
+  testHooks?: boolean;
 }
 
 /** An error as sent across threads. */
@@ -63,7 +65,12 @@ export type ToWorker =
   /** A question with an answer: the engine's stats, or the prompt tokens a request would run with. */
   | { type: "call"; call: number; question: EngineQuestion }
   /** Close the engine, dispose of the model (and its GPU device) and end the thread. */
-  | { type: "stop" };
+  | { type: "stop" }
+  /**
+   * Test only: end the thread at once with `code`, as a crash would, without closing anything. Ignored unless the
+   * thread was started with `testHooks` (only WorkerEngine.exitThreadForTesting sends it).
+   */
+  | { type: "exit-for-testing"; code: number };
 
 /** Worker to server thread. */
 export type FromWorker =

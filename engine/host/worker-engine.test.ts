@@ -102,7 +102,7 @@ describe("WorkerEngine", () => {
     expect(rest.at(-1)).toMatchObject({ type: "finish", reason: "aborted" });
   });
 
-  it("fails the requests in flight when its thread dies, reloads, and serves again", async () => {
+  it("restart(): fails the requests in flight, reloads, and serves again", async () => {
     const before = await eventsOf(worker, greedy("After the storm"));
     const running = worker.submit(greedy("A request cut short", 200));
     const seen: EngineEvent[] = [];
@@ -110,11 +110,47 @@ describe("WorkerEngine", () => {
       seen.push(event);
       if (event.type === "text") worker.restart();
     }
-    expect(seen.at(-1)).toMatchObject({ type: "error", error: { kind: "internal" } });
+    expect(seen.at(-1)).toMatchObject({ type: "error", error: { kind: "internal", message: "the engine was restarted" } });
     expect(worker.queueDepth).toBe(0);
     const after = await eventsOf(worker, greedy("After the storm"));
     expect(comparable(after)).toEqual(comparable(before));
     expect(worker.unavailable).toBeUndefined();
+  });
+
+  it("fails the requests in flight when its thread dies, reloads and serves again; a second death within a minute leaves it unavailable", async () => {
+    const crashing = await WorkerEngine.start(path, { load: LOAD, testHooks: true });
+    /** Submits a long request and kills the thread (exit code 42) once it streams; returns the request's events. */
+    const killedDuring = async (text: string) => {
+      const seen: EngineEvent[] = [];
+      for await (const event of crashing.submit(greedy(text, 200))) {
+        if (event.type === "text" && !seen.some((e) => e.type === "text")) crashing.exitThreadForTesting(42);
+        seen.push(event);
+      }
+      return seen;
+    };
+    try {
+      const before = await eventsOf(crashing, greedy("After the storm"));
+      const first = await killedDuring("A request cut short");
+      expect(first.at(-1)).toMatchObject({ type: "error", error: { kind: "internal", message: "the engine thread stopped: the engine thread exited with code 42" } });
+      expect(crashing.queueDepth).toBe(0);
+      expect(crashing.unavailable).toBeUndefined();
+      // A fresh thread reloaded the model: the same request gives the same tokens.
+      const after = await eventsOf(crashing, greedy("After the storm"));
+      expect(comparable(after)).toEqual(comparable(before));
+      expect(crashing.unavailable).toBeUndefined();
+
+      const second = await killedDuring("Another request cut short");
+      expect(second.at(-1)).toMatchObject({ type: "error", error: { kind: "internal", message: "the engine thread stopped: the engine thread exited with code 42" } });
+      expect(crashing.unavailable?.message).toBe("the engine is unavailable: the engine thread exited with code 42");
+      expect(await eventsOf(crashing, greedy("hi"))).toMatchObject([{ type: "error", error: { kind: "internal", message: crashing.unavailable!.message } }]);
+      await expect(crashing.stats()).rejects.toBe(crashing.unavailable);
+    } finally {
+      await crashing.close();
+    }
+  });
+
+  it("ends its thread for tests only when started with testHooks", () => {
+    expect(() => worker.exitThreadForTesting()).toThrow(/testHooks/);
   });
 
   it("rejects a model that cannot be loaded with the load's own error", async () => {

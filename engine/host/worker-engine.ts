@@ -20,6 +20,11 @@ export interface WorkerEngineOptions {
   engine?: EngineOptions;
   /** Called on this thread as weight bytes arrive (first load only). */
   onProgress?: (progress: LoadProgress) => void;
+  /**
+   * Test only: lets {@link WorkerEngine.exitThreadForTesting} end the engine thread as a crash would, so that tests
+   * run the real recovery path. Never set by `loom serve`.
+   */
+  testHooks?: boolean;
 }
 
 /** Where the engine thread's compiled entry lives (workers cannot load the TypeScript sources). */
@@ -74,7 +79,8 @@ export class WorkerEngine implements ServingEngine {
    * @throws the load's own error (a ModelFileError's name and message, say) when the model cannot be loaded.
    */
   static async start(path: string, options: WorkerEngineOptions = {}): Promise<WorkerEngine> {
-    const engine = new WorkerEngine(engineWorkerPath(), { path, load: options.load ?? {}, engine: options.engine ?? {} });
+    const data: EngineWorkerData = { path, load: options.load ?? {}, engine: options.engine ?? {}, ...(options.testHooks ? { testHooks: true } : {}) };
+    const engine = new WorkerEngine(engineWorkerPath(), data);
     try {
       engine.#model = await engine.#spawn(options.onProgress);
     } catch (error) {
@@ -161,6 +167,16 @@ export class WorkerEngine implements ServingEngine {
     // The new thread takes every message from now on; the old one closes its model and ends on its own.
     this.#respawn();
     void this.#stop(old);
+  }
+
+  /**
+   * Test only: makes the engine thread exit at once with `code` (not a graceful stop), so that what follows is what
+   * follows a crash: requests in flight fail, then a restart or, within a minute of the last crash, unavailability.
+   * @throws Error unless the engine was started with `testHooks`.
+   */
+  exitThreadForTesting(code = 1): void {
+    if (this.#data.testHooks !== true) throw new Error("exitThreadForTesting needs an engine started with testHooks: true");
+    this.#post({ type: "exit-for-testing", code });
   }
 
   /** Stops the engine thread; requests in flight fail, and new ones are refused. */

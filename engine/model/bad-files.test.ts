@@ -2,14 +2,15 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { sharedFixture } from "../testing/fixtures.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../testing/fixtures.js";
 import { ModelFileError } from "./errors.js";
 import { GgmlType } from "./dtypes.js";
 import { gguf, writeGguf } from "./gguf/writer.js";
 import { openModelSource } from "./source.js";
 
-const stories = sharedFixture("models/stories260K/stories260K.gguf");
+const stories = FIXTURES.stories260kGguf;
+const storiesReason = missingFixtureReason(stories);
 const work = mkdtempSync(join(tmpdir(), "loom-bad-files-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -25,8 +26,12 @@ function expectModelFileError(path: string, problem: RegExp, reportedPath = path
   expect((thrown as Error).message).toMatch(problem);
 }
 
-describe.skipIf(!stories)("bad GGUF files", () => {
-  const original = stories ? readFileSync(stories) : Buffer.alloc(0);
+describe.skipIf(skipOutsideCi(storiesReason))(titled("bad GGUF files", storiesReason), () => {
+  let original = Buffer.alloc(0);
+  beforeAll(() => {
+    failIfMissing(storiesReason);
+    original = readFileSync(stories);
+  });
 
   it("names the file and the problem when truncated at any point", () => {
     for (const length of [0, 3, 8, 24, 100, 1000, 14_000, 200_000, original.length - 1]) {

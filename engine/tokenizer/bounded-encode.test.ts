@@ -6,7 +6,7 @@ import { seededRandom } from "../testing/seeded-random.js";
 import { OversizedWordError, TokenLimitError } from "./errors.js";
 import { tokenizerFromHuggingFace } from "./huggingface.js";
 import { PRE_TOKENIZERS, WordSplitter } from "./pre-tokenizers.js";
-import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "./test-fixtures.js";
+import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../testing/fixtures.js";
 import { MAX_LIMITED_WORD_UNITS, type Tokenizer } from "./tokenizer.js";
 import { tokenizerFromLlama2c } from "./llama2c.js";
 import { spmPieces, windowedWords } from "./windowed-split.js";

@@ -9,7 +9,7 @@ import { tokenizerFromGguf } from "./gguf.js";
 import { recognisePreTokenizer, tokenizerFromHuggingFace, vocabularySpecFromHuggingFace } from "./huggingface.js";
 import { ggufTokenizerMetadata } from "./gguf-metadata.js";
 import { CORPUS, LONG_PROMPT, fuzzCorpus } from "./test-corpus.js";
-import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "./test-fixtures.js";
+import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../testing/fixtures.js";
 import type { Tokenizer } from "./tokenizer.js";
 import { TokenType } from "./vocabulary.js";
 

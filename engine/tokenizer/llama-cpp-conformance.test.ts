@@ -11,7 +11,7 @@ import { gguf, writeGguf, type GgufTypedValue } from "../model/gguf/writer.js";
 import { tokenizerFromGguf } from "./gguf.js";
 import { ggufTokenizerMetadata } from "./gguf-metadata.js";
 import { CORPUS, LONG_PROMPT, fuzzCorpus } from "./test-corpus.js";
-import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "./test-fixtures.js";
+import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../testing/fixtures.js";
 import type { Tokenizer } from "./tokenizer.js";
 import { wellFormed } from "./unicode.js";
 import { TokenAttribute, TokenType } from "./vocabulary.js";

@@ -11,7 +11,7 @@ import { tokenizerFromGguf, vocabularySpecFromGguf } from "./gguf.js";
 import { tokenizerFromLlama2c, vocabularySpecFromLlama2c } from "./llama2c.js";
 import { ggufTokenizerMetadata } from "./gguf-metadata.js";
 import { CORPUS } from "./test-corpus.js";
-import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "./test-fixtures.js";
+import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../testing/fixtures.js";
 
 const directory = mkdtempSync(join(tmpdir(), "loom-llama2c-"));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));

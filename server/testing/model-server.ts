@@ -70,6 +70,8 @@ export interface ModelServerOptions {
   contextSize?: number;
   kvBytes?: number;
   key?: string;
+  /** Test only: start the engine with testHooks, so that `worker.exitThreadForTesting()` can end its thread. */
+  engineTestHooks?: boolean;
   /** Further server settings. */
   server?: Partial<ServerOptions>;
 }
@@ -83,6 +85,8 @@ export interface ModelServer {
   chatModel: string;
   messagesModel: string;
   engine: RecordingEngine;
+  /** The engine thread's host, under the recording wrapper. */
+  worker: WorkerEngine;
   /** Clients of the official SDKs, without retries. */
   openai(options?: ConstructorParameters<typeof OpenAI>[0]): OpenAI;
   anthropic(options?: ConstructorParameters<typeof Anthropic>[0]): Anthropic;
@@ -93,7 +97,8 @@ export interface ModelServer {
 export async function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
   const key = options.key ?? "sk-test";
   const path = await ensureTestModel(options.preset ?? "tiny-qwen3", "gguf", "q8_0");
-  const worker = await WorkerEngine.start(path, { load: { contextSize: options.contextSize ?? 1024, threads: 2, kvCache: { bytes: options.kvBytes ?? 32 * 1024 * 1024 } } });
+  const load = { contextSize: options.contextSize ?? 1024, threads: 2, kvCache: { bytes: options.kvBytes ?? 32 * 1024 * 1024 } };
+  const worker = await WorkerEngine.start(path, { load, testHooks: options.engineTestHooks });
   const engine = new RecordingEngine(worker);
   const slugs = defaultSlugs(worker.model);
   const registry = new ModelRegistry([{ model: worker.model, engine, slugs, created: 1_700_000_000 }]);
@@ -111,6 +116,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     chatModel: slugs.openai[0]!,
     messagesModel: slugs.anthropic[0]!,
     engine,
+    worker,
     openai: (extra) => new OpenAI({ apiKey: key, baseURL: `${base}/v1`, maxRetries: 0, ...extra }),
     anthropic: (extra) => new Anthropic({ apiKey: key, baseURL: base, maxRetries: 0, ...extra }),
     async close() {

@@ -1,15 +1,16 @@
 // Device loss on WebGPU: the request whose pass was running fails with an error that says the device was lost, and
 // the engine keeps serving on a fresh device (weights uploaded again, cached prefixes dropped), giving the same tokens.
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ensureTestModel } from "../../../scripts/test-models.js";
 import { Engine } from "../../engine.js";
 import { loadModel } from "../../load.js";
 import type { EngineRequest } from "../../request.js";
+import { failIfMissing, skipOutsideCi, titled } from "../../testing/fixtures.js";
 import { gpuUnavailable } from "./gpu.js";
 import type { RecoveringGpuRunner } from "./recovering-runner.js";
 
+// Without an adapter the tests skip with the reason in their title, except under CI=true, where they fail.
 const unavailable = await gpuUnavailable();
-if (unavailable && process.env.CI !== "true") console.warn(`WebGPU device-loss tests skipped: ${unavailable}`);
 
 const greedy = (tokens: number[], maxTokens: number): EngineRequest => ({ input: { tokens }, maxTokens, sampling: { temperature: 0 }, ignoreEndOfGeneration: true });
 
@@ -22,7 +23,9 @@ async function outcome(engine: Engine, request: EngineRequest, onText?: () => vo
   throw new Error("no finish or error event");
 }
 
-describe.skipIf(unavailable !== undefined)("GPU device loss", () => {
+describe.skipIf(skipOutsideCi(unavailable))(titled("GPU device loss", unavailable), () => {
+  beforeAll(() => failIfMissing(unavailable));
+
   it("fails the running request with the cause, then serves the same tokens on a new device", async () => {
     const model = await loadModel(await ensureTestModel("tiny-llama", "gguf", "q8_0"), {
       backend: "webgpu", contextSize: 256, maxSequences: 4, batchSize: 64, kvCache: { bytes: 4 * 1024 * 1024 },

@@ -1,7 +1,8 @@
 // End to end on WebGPU: greedy generation equals the WebAssembly backend token for token on stories260K and the
 // random-weight test models (F32, F16, BF16, Q8_0 and Q4_0 weights, also split into parts by rows; Llama 3 RoPE
 // factors, Qwen2 biases, Qwen3 q/k norm), and the serving engine on WebGPU (async steps, batching, prefix-cache KV copies) matches it too.
-// Runs on any adapter (Mesa's lavapipe in CI); without one it skips with the reason, except under CI=true.
+// Runs on any adapter (Mesa's lavapipe in CI); without one (or without stories260K) each test skips with the reason in
+// its title, except under CI=true, where it fails.
 import { describe, expect, it } from "vitest";
 import { ensureTestModel } from "../../../scripts/test-models.js";
 import { tokensOf } from "../../testing/engine-tokens.js";
@@ -9,16 +10,13 @@ import { Engine } from "../../engine.js";
 import { generate } from "../../generate.js";
 import { type LoadOptions, type LoadedModel, loadModel } from "../../load.js";
 import type { EngineRequest } from "../../request.js";
-import { sharedFixture } from "../../testing/fixtures.js";
+import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../../testing/fixtures.js";
 import { gpuUnavailable } from "./gpu.js";
 import type { RecoveringGpuRunner } from "./recovering-runner.js";
 
 const unavailable = await gpuUnavailable();
 
-it("has a WebGPU adapter (required under CI)", () => {
-  if (unavailable && process.env.CI === "true") throw new Error(`CI=true and ${unavailable}`);
-  if (unavailable) console.warn(`WebGPU parity skipped: ${unavailable}`);
-});
+it.skipIf(skipOutsideCi(unavailable))(titled("has a WebGPU adapter (required under CI)", unavailable), () => failIfMissing(unavailable));
 
 const LOAD: LoadOptions = { contextSize: 256, threads: 2, maxSequences: 8, batchSize: 128, kvCache: { bytes: 16 * 1024 * 1024 } };
 
@@ -29,12 +27,13 @@ async function greedyTokens(model: LoadedModel, prompt: number[], count: number)
   throw new Error("no done event");
 }
 
-/** Both backends on one file; disposed after the block. */
-function onBothBackends(label: string, path: () => Promise<string | undefined>, body: (wasm: LoadedModel, gpu: LoadedModel) => Promise<void>,
-  gpuOptions: LoadOptions = {}, bothOptions: LoadOptions = {}) {
-  it.skipIf(unavailable !== undefined)(label, async () => {
+/** Both backends on one file; disposed after the block. `missing`: why the file may be absent (a shared fixture). */
+function onBothBackends(label: string, path: () => Promise<string>, body: (wasm: LoadedModel, gpu: LoadedModel) => Promise<void>,
+  gpuOptions: LoadOptions = {}, bothOptions: LoadOptions = {}, missing?: string) {
+  const reason = unavailable ?? missing;
+  it.skipIf(skipOutsideCi(reason))(titled(label, reason), async () => {
+    failIfMissing(reason);
     const file = await path();
-    if (!file) return;
     const wasm = await loadModel(file, { ...LOAD, ...bothOptions, backend: "wasm" });
     const gpu = await loadModel(file, { ...LOAD, ...bothOptions, ...gpuOptions, backend: "webgpu" });
     try {
@@ -50,9 +49,9 @@ function onBothBackends(label: string, path: () => Promise<string | undefined>, 
 const prompts = (model: LoadedModel) => ["Once upon a time", "The little dog", "She said"].map((text) => model.tokenizer.encode(text, { addSpecial: true, parseSpecial: false }));
 
 describe("greedy generation on WebGPU equals WebAssembly", () => {
-  onBothBackends("stories260K: 3 prompts x 48 tokens", async () => sharedFixture("models/stories260K/stories260K.gguf"), async (wasm, gpu) => {
+  onBothBackends("stories260K: 3 prompts x 48 tokens", async () => FIXTURES.stories260kGguf, async (wasm, gpu) => {
     for (const prompt of prompts(wasm)) expect(await greedyTokens(gpu, prompt, 48)).toEqual(await greedyTokens(wasm, prompt, 48));
-  });
+  }, {}, {}, missingFixtureReason(FIXTURES.stories260kGguf));
   const variants = [
     ["tiny-llama", "f32"], ["tiny-llama", "f16"], ["tiny-llama", "bf16"], ["tiny-llama", "q8_0"], ["tiny-llama", "q4_0"],
     ["tiny-llama3", "f32"], ["tiny-qwen2", "q8_0"], ["tiny-qwen3", "q8_0"],
@@ -140,7 +139,7 @@ describe("the serving engine on WebGPU", () => {
 });
 
 describe("aborts on WebGPU", () => {
-  it.skipIf(unavailable !== undefined)("wait for the running pass, then free the request's blocks", async () => {
+  it.skipIf(skipOutsideCi(unavailable))(titled("wait for the running pass, then free the request's blocks", unavailable), async () => {
     const model = await loadModel(await ensureTestModel("tiny-llama", "gguf", "q8_0"), { ...LOAD, backend: "webgpu" });
     const engine = new Engine(model);
     try {
