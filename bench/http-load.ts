@@ -54,7 +54,7 @@ import { REPOSITORY_ROOT } from "../engine/testing/fixtures.js";
 import { tokenizerFromGguf } from "../engine/tokenizer/gguf.js";
 import { createEndpoints } from "../server/adapters/endpoints.js";
 import { StaticKeys } from "../server/http/auth.js";
-import { startServer } from "../server/http/app.js";
+import { startServer } from "../server/server.js";
 import { ModelRegistry, defaultSlugs } from "../server/models.js";
 import { toEngineRequest } from "../server/protocol/run.js";
 import { benchModelPath, mean, printHeader, seededRandom, f32KvBytes } from "./bench-models.js";

@@ -10,7 +10,7 @@ import { WorkerEngine } from "../engine/host/worker-engine.js";
 import { REFERENCE_CONTEXT_OPTIONS, referenceLlama } from "../engine/testing/llama-cpp.js";
 import { createEndpoints } from "../server/adapters/endpoints.js";
 import { OpenAccess } from "../server/http/auth.js";
-import { startServer } from "../server/http/app.js";
+import { startServer } from "../server/server.js";
 import { ModelRegistry, defaultSlugs } from "../server/models.js";
 import { benchModelPath, f32KvBytes, median, printHeader, randomTokens, seededRandom } from "./bench-models.js";
 

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createEndpoints } from "./adapters/endpoints.js";
 import { OpenAccess } from "./http/auth.js";
-import { type LoomServer, startServer } from "./http/app.js";
+import { type LoomServer, startServer } from "./server.js";
 import { ModelRegistry } from "./models.js";
 import { SCRIPTED_MODEL, ScriptedEngine } from "./testing/scripted-engine.js";
 

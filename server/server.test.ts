@@ -9,7 +9,7 @@ import { seededRandom } from "../engine/testing/seeded-random.js";
 import { WorkerEngine } from "../engine/host/worker-engine.js";
 import { createEndpoints } from "./adapters/endpoints.js";
 import { StaticKeys } from "./http/auth.js";
-import { type LoomServer, startServer } from "./http/app.js";
+import { type LoomServer, startServer } from "./server.js";
 import { ModelRegistry, defaultSlugs } from "./models.js";
 
 const KEY = "sk-test-key";

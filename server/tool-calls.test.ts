@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineEvent } from "../engine/request.js";
 import { createEndpoints } from "./adapters/endpoints.js";
 import { StaticKeys } from "./http/auth.js";
-import { type LoomServer, startServer } from "./http/app.js";
+import { type LoomServer, startServer } from "./server.js";
 import { ModelRegistry } from "./models.js";
 import type { InternalEvent, InternalRequest } from "./protocol/internal.js";
 import { internalEvents } from "./protocol/run.js";

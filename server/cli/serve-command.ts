@@ -7,7 +7,7 @@ import type { ModelInfo } from "../../engine/host/messages.js";
 import { WorkerEngine } from "../../engine/host/worker-engine.js";
 import { createEndpoints } from "../adapters/endpoints.js";
 import { type Authenticator, OpenAccess, StaticKeys, keysFromEnvironment } from "../http/auth.js";
-import { startServer } from "../http/app.js";
+import { startServer } from "../server.js";
 import { loadUws } from "../http/uws.js";
 import { ModelRegistry, defaultSlugs } from "../models.js";
 import { type ModelConfigEntry, type ServeConfig, readServeConfig } from "./config.js";

@@ -7,7 +7,7 @@ import { createEndpoints } from "../adapters/endpoints.js";
 import { ModelRegistry } from "../models.js";
 import { SCRIPTED_MODEL, SCRIPTED_PROMPT_TOKENS, ScriptedEngine } from "../testing/scripted-engine.js";
 import { rawExchange, rawRequest } from "../testing/raw-http.js";
-import { type LoomServer, type ServerOptions, startServer } from "./app.js";
+import { type LoomServer, type ServerOptions, startServer } from "../server.js";
 import { OpenAccess, StaticKeys } from "./auth.js";
 import type { WireEndpoint } from "./endpoint.js";
 import type { ServerLog } from "./log.js";

@@ -9,7 +9,7 @@ import type { EngineEvent, EngineFinishReason, EngineRequest, EngineStats } from
 import { ensureTestModel } from "../../scripts/test-models.js";
 import { createEndpoints } from "../adapters/endpoints.js";
 import { StaticKeys } from "../http/auth.js";
-import { type LoomServer, type ServerOptions, startServer } from "../http/app.js";
+import { type LoomServer, type ServerOptions, startServer } from "../server.js";
 import { ModelRegistry, defaultSlugs } from "../models.js";
 
 /** What the engine wrote for one request (keyed by its id, which is the response's id), before the server read it. */

@@ -6,10 +6,10 @@ import { EngineError } from "../../engine/request.js";
 import type { ServedModel } from "../models.js";
 import { type InternalEvent, type InternalRequest, ProtocolError } from "../protocol/internal.js";
 import { protocolErrorOf, runRequest, toEngineRequest } from "../protocol/run.js";
-import type { ServerContext } from "./context.js";
-import { readJsonBody } from "./body.js";
-import type { CollectedResult, WireEndpoint } from "./endpoint.js";
-import { type Connection, EventStream } from "./reply.js";
+import type { ServerContext } from "../http/context.js";
+import { readJsonBody } from "../http/body.js";
+import type { CollectedResult, WireEndpoint } from "../http/endpoint.js";
+import { type Connection, EventStream } from "../http/reply.js";
 
 /** The request head a body handler needs, read before the first await (uWS request objects die then). */
 interface RequestHead {

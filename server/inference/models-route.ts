@@ -2,9 +2,9 @@
 // is in (Anthropic's when it carries `anthropic-version`, else OpenAI's).
 import type { HttpRequest } from "uWebSockets.js";
 import { ProtocolError } from "../protocol/internal.js";
-import type { ServerContext } from "./context.js";
+import type { ServerContext } from "../http/context.js";
 import { answerError } from "./generation.js";
-import type { Connection } from "./reply.js";
+import type { Connection } from "../http/reply.js";
 
 const PREFIX = "/v1/models/";
 

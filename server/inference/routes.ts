@@ -1,0 +1,64 @@
+// The inference surface: each wire format's generation route (and token-count route, where it has one), the model
+// listings both formats share, and the operator's /health and /metrics.
+import type { HttpRequest } from "uWebSockets.js";
+import type { ServerContext } from "../http/context.js";
+import type { WireEndpoint } from "../http/endpoint.js";
+import type { ErrorResponder } from "../http/guard.js";
+import type { EngineGauges } from "../http/metrics.js";
+import type { Routes, Surface } from "../http/routes.js";
+import type { ModelRegistry } from "../models.js";
+import { handleGeneration, handleTokenCount } from "./generation.js";
+import { handleModels } from "./models-route.js";
+
+/** The inference routes of a server. */
+export function inferenceSurface(context: ServerContext): Surface {
+  const { endpoints, registry } = context.options;
+  const shapeOf = (endpoint: WireEndpoint) => (): ErrorResponder => endpoint.error;
+  /** Routes both formats share answer in the shape the request's headers claim. */
+  const sharedShape = (req: HttpRequest): ErrorResponder => context.endpointFor((name) => req.getHeader(name)).error;
+  const anthropic = endpoints.find((endpoint) => endpoint.format === "anthropic");
+  return {
+    register(routes: Routes) {
+      for (const endpoint of endpoints) {
+        routes.add("POST", endpoint.path, shapeOf(endpoint), (connection, req) => handleGeneration(context, endpoint, connection, req));
+        const counter = endpoint.tokenCount;
+        if (counter) routes.add("POST", counter.path, shapeOf(endpoint), (connection, req) => handleTokenCount(context, endpoint, connection, req));
+      }
+      routes.add("GET", "/v1/models", sharedShape, (connection, req) => handleModels(context, connection, req));
+      routes.add("GET", "/v1/models/*", sharedShape, (connection, req) => handleModels(context, connection, req), "/v1/models");
+      routes.add("GET", "/health", sharedShape, (connection) => {
+        const down = registry.entries.filter((entry) => entry.engine.unavailable);
+        const models = registry.listing().length;
+        if (down.length === 0) return connection.sendJson(200, { status: "ok", models });
+        const unavailable = down.map((entry) => ({ model: entry.slugs.openai[0] ?? entry.slugs.anthropic[0], error: entry.engine.unavailable?.message }));
+        connection.sendJson(503, { status: "unavailable", models, unavailable });
+      });
+      routes.add("GET", "/metrics", sharedShape, async (connection) => {
+        // An engine that cannot answer (unavailable, restarting) is left out of the gauges rather than failing the scrape.
+        const settled = await Promise.allSettled(registry.entries.map(gaugesOf));
+        const gauges = settled.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+        connection.send(200, context.metrics.render(gauges), { "content-type": "text/plain; version=0.0.4" });
+      });
+    },
+    // Unknown paths under /v1/messages answer in the Anthropic shape; other /v1/ paths in the shape the headers claim.
+    errorShapeFor(url, header) {
+      if (anthropic && url.startsWith("/v1/messages")) return anthropic.error;
+      return context.endpointFor(header).error;
+    },
+  };
+}
+
+async function gaugesOf(entry: ModelRegistry["entries"][number]): Promise<EngineGauges> {
+  const stats = await entry.engine.stats();
+  return {
+    model: entry.slugs.openai[0] ?? entry.slugs.anthropic[0],
+    running: stats.running,
+    waiting: stats.waiting,
+    kvBlocksUsed: stats.kvBlocks.used,
+    kvBlocksCached: stats.kvBlocks.cached,
+    kvBlocksFree: stats.kvBlocks.free,
+    lookups: stats.cache.lookups,
+    prefixHits: stats.cache.prefixHits,
+    sectionHits: stats.cache.sectionHits,
+  };
+}
