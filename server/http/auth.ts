@@ -1,5 +1,5 @@
-// API-key authentication behind an interface: static keys from config or LOOM_API_KEYS today; the platform will
-// supply a database-backed implementation (hashed keys, organizations) behind the same interface.
+// API-key authentication behind an interface: open access (--no-auth), static keys from config or LOOM_API_KEYS, or
+// the platform's database-backed keys (server/platform/keys/key-authenticator.ts) behind the same interface.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { ProtocolError, type WireFormat } from "../protocol/internal.js";
 
@@ -7,6 +7,8 @@ import { ProtocolError, type WireFormat } from "../protocol/internal.js";
 export interface Principal {
   /** A stable, non-secret id of the key (for logs and usage accounting). */
   keyId: string;
+  /** The organization that owns the key (platform keys only). */
+  organizationId?: string;
 }
 
 /** The credentials a request carried. */
@@ -17,8 +19,12 @@ export interface Credentials {
 
 /** Decides whether a request may run. */
 export interface Authenticator {
-  /** The principal, or a ProtocolError (authentication) saying what is missing or wrong. */
-  authenticate(credentials: Credentials, format: WireFormat): Principal | ProtocolError;
+  /**
+   * The principal, or a ProtocolError (authentication) saying what is missing or wrong. A promise only where the
+   * answer needs a lookup (a platform key not in its cache): what can be refused at once is refused at once, so that
+   * the body of a request without a plausible key is never read.
+   */
+  authenticate(credentials: Credentials, format: WireFormat): Principal | ProtocolError | Promise<Principal | ProtocolError>;
 }
 
 /** Everyone is let in (the local runtime, `--no-auth`). */
@@ -51,7 +57,7 @@ export class StaticKeys implements Authenticator {
 }
 
 /** Bearer token, or (messages only) x-api-key. */
-function presentedKey({ authorization, xApiKey }: Credentials, format: WireFormat): string | undefined {
+export function presentedKey({ authorization, xApiKey }: Credentials, format: WireFormat): string | undefined {
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1];
   if (bearer) return bearer;
   if (format === "anthropic" && xApiKey) return xApiKey.trim();

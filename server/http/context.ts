@@ -1,6 +1,7 @@
 // What every route of one server shares: its settings, metrics, error log, and the budget request bodies draw on.
 import type { JsonWhitespace } from "../../engine/grammar/index.js";
 import type { ModelRegistry } from "../models.js";
+import { type Accountant, unmetered } from "./accounting.js";
 import type { Authenticator } from "./auth.js";
 import { BodyBudget, type BodyLimits } from "./body.js";
 import type { WireEndpoint } from "./endpoint.js";
@@ -11,6 +12,8 @@ import { Metrics } from "./metrics.js";
 export interface ServerOptions {
   registry: ModelRegistry;
   auth: Authenticator;
+  /** Admission against limits and accounting of usage (default: nothing metered). */
+  accountant?: Accountant;
   endpoints: WireEndpoint[];
   /** Largest request body in bytes (default 8 MiB). */
   maxBodyBytes?: number;
@@ -46,10 +49,10 @@ export class ServerContext {
   readonly bodyLimits: BodyLimits;
   readonly maxQueue: number;
   readonly pingSeconds: number;
-  readonly options: ServerOptions & { log: ServerLog };
+  readonly options: ServerOptions & { log: ServerLog; accountant: Accountant };
 
   constructor(options: ServerOptions) {
-    this.options = { ...options, log: options.log ?? stderrLog };
+    this.options = { ...options, log: options.log ?? stderrLog, accountant: options.accountant ?? unmetered };
     this.maxQueue = options.maxQueue ?? SERVER_DEFAULTS.maxQueue;
     this.pingSeconds = options.pingSeconds ?? SERVER_DEFAULTS.pingSeconds;
     this.bodyLimits = {

@@ -114,7 +114,8 @@ export class EventStream {
   private drained: (() => void) | undefined;
   lastWriteAt = performance.now();
 
-  constructor(private readonly connection: Connection) {}
+  /** @param headers further response headers (rate limits), sent with the status line. */
+  constructor(private readonly connection: Connection, private readonly headers: Readonly<Record<string, string>> = {}) {}
 
   /**
    * Writes frames; resolves once the socket has taken them (waits on onWritable under backpressure, so a slow
@@ -127,7 +128,7 @@ export class EventStream {
     let ok = true;
     res.cork(() => {
       if (!connection.started) {
-        connection.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" });
+        connection.writeHead(200, { ...this.headers, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" });
       }
       ok = res.write(frames);
     });
@@ -156,10 +157,10 @@ export class EventStream {
 }
 
 const REASONS: Record<number, string> = {
-  200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+  200: "OK", 201: "Created", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
   505: "HTTP Version Not Supported",
   408: "Request Timeout", 411: "Length Required", 413: "Payload Too Large", 429: "Too Many Requests",
-  431: "Request Header Fields Too Large", 500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable",
+  431: "Request Header Fields Too Large", 500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
   529: "Overloaded",
 };
 

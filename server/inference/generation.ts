@@ -1,15 +1,18 @@
 // One POST to a generation endpoint (chat completions, messages) and to a token-count endpoint: authenticate, read the
-// body within its limits, parse it in the endpoint's wire format, admit it against the queue, run it on the model's
-// engine, then answer with one JSON body or a server-sent event stream.
+// body within its limits, parse it in the endpoint's wire format, admit it against the queue and the key's limits, run
+// it on the model's engine, then answer with one JSON body or a server-sent event stream. What it used is settled
+// (durably, when the platform meters it) before the response's last byte, whatever its end.
 import type { HttpRequest } from "uWebSockets.js";
 import { EngineError } from "../../engine/request.js";
-import type { ServedModel } from "../models.js";
-import { type InternalEvent, type InternalRequest, ProtocolError } from "../protocol/internal.js";
-import { protocolErrorOf, runRequest, toEngineRequest } from "../protocol/run.js";
-import type { ServerContext } from "../http/context.js";
+import type { Admission } from "../http/accounting.js";
+import type { Principal } from "../http/auth.js";
 import { readJsonBody } from "../http/body.js";
+import type { ServerContext } from "../http/context.js";
 import type { CollectedResult, WireEndpoint } from "../http/endpoint.js";
 import { type Connection, EventStream } from "../http/reply.js";
+import type { ServedModel } from "../models.js";
+import { type InternalEvent, type InternalRequest, type InternalUsage, ProtocolError } from "../protocol/internal.js";
+import { protocolErrorOf, runRequest, toEngineRequest } from "../protocol/run.js";
 
 /** The request head a body handler needs, read before the first await (uWS request objects die then). */
 interface RequestHead {
@@ -29,20 +32,26 @@ function readHead(req: HttpRequest): RequestHead {
 }
 
 /**
- * The common front of every POST route: authentication and the body, then `serve` with the parsed JSON (the guard
- * has checked the framing).
+ * The common front of every POST route: authentication and the body, then `serve` with the parsed JSON and the
+ * principal (the guard has checked the framing). A key refused at once is refused before the body is read; one that
+ * needs a lookup is looked up while the body arrives.
  * Failures answer in the endpoint's error shape; a failure before the body was read to its end closes the
  * connection (its rest is still on the wire).
  */
-function handleJsonPost(context: ServerContext, route: string, endpoint: WireEndpoint, connection: Connection, req: HttpRequest, serve: (body: unknown) => Promise<void>): void {
+function handleJsonPost(context: ServerContext, route: string, endpoint: WireEndpoint, connection: Connection, req: HttpRequest, serve: (body: unknown, principal: Principal) => Promise<void>): void {
   const head = readHead(req);
   const fail = (error: ProtocolError, closeConnection = false) => answerError(context, route, endpoint, connection, error, closeConnection);
-  const principal = context.options.auth.authenticate({ authorization: head.authorization, xApiKey: head.xApiKey }, endpoint.format);
-  if (principal instanceof ProtocolError) return fail(principal, true);
+  const authenticated = context.options.auth.authenticate({ authorization: head.authorization, xApiKey: head.xApiKey }, endpoint.format);
+  if (authenticated instanceof ProtocolError) return fail(authenticated, true);
   readJsonBody(connection, context.bodyLimits, head, (body, complete) => {
     if (body instanceof ProtocolError) return fail(body, !complete);
+    const run = async () => {
+      const principal = await authenticated;
+      if (principal instanceof ProtocolError) throw principal;
+      await serve(body, principal);
+    };
     // A ProtocolError is the client's; anything else is logged and answered 500 by the guard.
-    serve(body).catch((error: unknown) => (error instanceof ProtocolError ? fail(error) : connection.fail(error)));
+    run().catch((error: unknown) => (error instanceof ProtocolError ? fail(error) : connection.fail(error)));
   });
 }
 
@@ -51,7 +60,7 @@ export function answerError(context: ServerContext, route: string, endpoint: Wir
   if (error.kind === "internal") context.options.log.requestError(connection.requestId, route, error);
   const { status, body, headers } = endpoint.error(error);
   context.metrics.request(route, status);
-  connection.sendJson(status, body, headers, closeConnection);
+  connection.sendJson(status, body, error.responseHeaders ? { ...error.responseHeaders, ...headers } : headers, closeConnection);
 }
 
 /** How a request's engine fields are named on the wire: as the client sent them, else as the format names them. */
@@ -71,15 +80,46 @@ function admit(context: ServerContext, endpoint: WireEndpoint, request: Internal
   return served;
 }
 
+/** Admits a request against its key's limits, counting its prompt only where a token limit needs it. */
+function admitUsage(context: ServerContext, endpoint: WireEndpoint, served: ServedModel, request: InternalRequest, principal: Principal): Promise<Admission> {
+  const wireField = wireFieldOf(endpoint, request);
+  return context.options.accountant.admit({
+    principal,
+    format: endpoint.format,
+    model: request.model,
+    inputTokens: async () => {
+      try {
+        return await served.engine.countTokens(toEngineRequest("count", request, {}));
+      } catch (error) {
+        if (error instanceof EngineError) throw protocolErrorOf(error, wireField);
+        throw error;
+      }
+    },
+    maxOutputTokens: (inputTokens) => request.maxTokens ?? Math.max(0, served.model.contextSize - inputTokens),
+  });
+}
+
 /** POST to a generation endpoint. NOTE: everything read from `req` is read before the first await. */
 export function handleGeneration(context: ServerContext, endpoint: WireEndpoint, connection: Connection, req: HttpRequest): void {
   const route = endpoint.path;
-  handleJsonPost(context, route, endpoint, connection, req, async (body) => {
+  handleJsonPost(context, route, endpoint, connection, req, async (body, principal) => {
     const request = endpoint.parse(body);
     const served = admit(context, endpoint, request);
+    const admission = await admitUsage(context, endpoint, served, request, principal);
     const meta = { id: `${endpoint.idPrefix}${connection.requestId.slice(4)}`, model: request.model, created: Math.floor(Date.now() / 1000) };
     const started = performance.now();
-    const running = runRequest(served.engine, meta.id, request, { wireField: wireFieldOf(endpoint, request), whitespace: context.options.jsonWhitespace });
+    // What the request used, whatever its end (the engine's counts; see UsageObserver), settled exactly once.
+    let used: InternalUsage = { promptTokens: 0, cachedTokens: 0, completionTokens: 0 };
+    let settlement: Promise<void> | undefined;
+    const settle = (usage: InternalUsage) => (settlement ??= admission.settle(usage));
+    let running: ReturnType<typeof runRequest>;
+    try {
+      running = runRequest(served.engine, meta.id, request, { wireField: wireFieldOf(endpoint, request), whitespace: context.options.jsonWhitespace, onUsage: (usage) => { used = usage; } });
+    } catch (error) {
+      // Never submitted: nothing used, but the admission's reservations are given back.
+      void settle(used).catch((settleError: unknown) => context.options.log.requestError(connection.requestId, route, settleError));
+      throw error;
+    }
     connection.onAbort(() => running.abort());
     const events = running[Symbol.asyncIterator]();
     const metrics = context.metrics;
@@ -93,51 +133,75 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
       lastTokenAt = now;
     };
 
-    // The first event decides the status: a request that fails before it starts gets an HTTP error.
-    const first = await events.next();
-    if (first.done) return; // aborted by the client
-    if (first.value.type === "error") throw first.value.error;
-
-    if (!request.stream) {
-      const result: CollectedResult = { thinking: "", text: "", toolCalls: [], finish: undefined as never };
-      for (let next: IteratorResult<InternalEvent> = first; !next.done; next = await events.next()) {
-        const event = next.value;
-        observe(event);
-        if (event.type === "error") throw event.error;
-        if (event.type === "thinking") result.thinking += event.text;
-        else if (event.type === "text") result.text += event.text;
-        else if (event.type === "tool_call") result.toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments, argumentsText: event.argumentsText });
-        else if (event.type === "finish") result.finish = event;
-      }
-      if (connection.closed || !result.finish) return;
-      metrics.request(route, 200);
-      connection.sendJson(200, endpoint.respond(meta, result));
-      return;
-    }
-
-    const stream = new EventStream(connection);
-    const encoder = endpoint.stream(meta, request);
-    const pingEvery = context.pingSeconds * 1000;
-    const ping = encoder.ping ? setInterval(connection.guard(() => {
-      if (performance.now() - stream.lastWriteAt >= pingEvery) void stream.write(encoder.ping!());
-    }), Math.min(pingEvery, 1000)) : undefined;
     try {
-      for (let next: IteratorResult<InternalEvent> = first; !next.done && !connection.closed; next = await events.next()) {
-        const event = next.value;
-        observe(event);
-        if (event.type === "error" && event.error.kind === "internal") context.options.log.requestError(connection.requestId, route, event.error);
-        const wasStarted = connection.started;
-        await stream.write(encoder.event(event));
-        // Counted once the status line went out: a stream that fails before that is answered (and counted) as a 500.
-        if (!wasStarted && connection.started) metrics.request(route, 200);
-        if (event.type === "error") break;
+      // The first event decides the status: a request that fails before it starts gets an HTTP error.
+      const first = await events.next();
+      if (first.done) return; // aborted by the client
+      if (first.value.type === "error") throw first.value.error;
+
+      if (!request.stream) {
+        const result: CollectedResult = { thinking: "", text: "", toolCalls: [], finish: undefined as never };
+        for (let next: IteratorResult<InternalEvent> = first; !next.done; next = await events.next()) {
+          const event = next.value;
+          observe(event);
+          if (event.type === "error") throw event.error;
+          if (event.type === "thinking") result.thinking += event.text;
+          else if (event.type === "text") result.text += event.text;
+          else if (event.type === "tool_call") result.toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments, argumentsText: event.argumentsText });
+          else if (event.type === "finish") result.finish = event;
+        }
+        if (connection.closed || !result.finish) return;
+        // Durable before the answer goes out: a response the client has is never missing from usage.
+        await settle(result.finish.usage);
+        if (connection.closed) return;
+        metrics.request(route, 200);
+        connection.sendJson(200, endpoint.respond(meta, result), admission.headers);
+        return;
       }
-      stream.end();
+
+      const stream = new EventStream(connection, admission.headers);
+      const encoder = endpoint.stream(meta, request);
+      const pingEvery = context.pingSeconds * 1000;
+      const ping = encoder.ping ? setInterval(connection.guard(() => {
+        if (performance.now() - stream.lastWriteAt >= pingEvery) void stream.write(encoder.ping!());
+      }), Math.min(pingEvery, 1000)) : undefined;
+      try {
+        for (let next: IteratorResult<InternalEvent> = first; !next.done && !connection.closed; next = await events.next()) {
+          const event = next.value;
+          observe(event);
+          if (event.type === "error" && event.error.kind === "internal") context.options.log.requestError(connection.requestId, route, event.error);
+          // The finish frames are the stream's last: the usage they report is durable before they are written.
+          if (event.type === "finish") await settle(event.usage);
+          const wasStarted = connection.started;
+          await stream.write(encoder.event(event));
+          // Counted once the status line went out: a stream that fails before that is answered (and counted) as a 500.
+          if (!wasStarted && connection.started) metrics.request(route, 200);
+          if (event.type === "error") break;
+        }
+        stream.end();
+      } finally {
+        if (ping) clearInterval(ping);
+      }
     } finally {
-      if (ping) clearInterval(ping);
       if (connection.aborted) running.abort();
+      if (!settlement) void settleAfterEnd(context, route, connection, events, () => used, settle);
     }
   });
+}
+
+/**
+ * Settles a request that ended without its finish being settled (aborted by the client, failed, or its response
+ * abandoned): reads its events to their end, where the engine reports what it computed, then records that.
+ */
+async function settleAfterEnd(context: ServerContext, route: string, connection: Connection, events: AsyncIterator<InternalEvent>, used: () => InternalUsage, settle: (usage: InternalUsage) => Promise<void>): Promise<void> {
+  try {
+    while (!(await events.next()).done) {
+      // Drained: the engine stops an aborted request at its next step.
+    }
+    await settle(used());
+  } catch (error) {
+    context.options.log.requestError(connection.requestId, `${route} (usage of an unfinished request)`, error);
+  }
 }
 
 /** POST to a token-count endpoint (Anthropic's /v1/messages/count_tokens): the prompt tokens the request would use. */

@@ -3,20 +3,33 @@
 import type { HttpRequest } from "uWebSockets.js";
 import { ProtocolError } from "../protocol/internal.js";
 import type { ServerContext } from "../http/context.js";
+import type { WireEndpoint } from "../http/endpoint.js";
 import { answerError } from "./generation.js";
 import type { Connection } from "../http/reply.js";
 
 const PREFIX = "/v1/models/";
 
 /** GET /v1/models or /v1/models/{id}. NOTE: reads everything from `req` before answering. */
-export function handleModels(context: ServerContext, connection: Connection, req: HttpRequest): void {
+export function handleModels(context: ServerContext, connection: Connection, req: HttpRequest): void | Promise<void> {
   const header = (name: string) => req.getHeader(name);
   const endpoint = context.endpointFor(header);
   const route = "/v1/models";
   const url = req.getUrl();
   const query = new URLSearchParams(req.getQuery() ?? "");
-  const principal = context.options.auth.authenticate({ authorization: header("authorization"), xApiKey: header("x-api-key") }, endpoint.format);
-  if (principal instanceof ProtocolError) return answerError(context, route, endpoint, connection, principal);
+  const authenticated = context.options.auth.authenticate({ authorization: header("authorization"), xApiKey: header("x-api-key") }, endpoint.format);
+  if (authenticated instanceof ProtocolError) return answerError(context, route, endpoint, connection, authenticated);
+  if (authenticated instanceof Promise) {
+    return authenticated.then((principal) => {
+      if (principal instanceof ProtocolError) answerError(context, route, endpoint, connection, principal);
+      else answerModels(context, endpoint, connection, url, query);
+    });
+  }
+  answerModels(context, endpoint, connection, url, query);
+}
+
+/** The listing, or the one model the path names. */
+function answerModels(context: ServerContext, endpoint: WireEndpoint, connection: Connection, url: string, query: URLSearchParams): void {
+  const route = "/v1/models";
   const listing = context.options.registry.listing();
   try {
     if (!url.startsWith(PREFIX)) {

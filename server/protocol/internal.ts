@@ -132,6 +132,13 @@ export const ERROR_STATUS = {
   request_too_large: 413,
   /** A per-key or per-organization limit. */
   rate_limit: 429,
+  /**
+   * A prepaid organization's credit balance cannot pay for the request. OpenAI clients get 429 `insufficient_quota`,
+   * Anthropic's a 400 `invalid_request_error` (as each vendor answers a spent balance).
+   */
+  insufficient_quota: 429,
+  /** Something the server depends on (the platform's database) could not answer: 502. */
+  bad_gateway: 502,
   internal: 500,
   /** The request's framing uses an HTTP feature the server does not implement (a transfer coding other than chunked). */
   not_implemented: 501,
@@ -156,6 +163,12 @@ export class ProtocolError extends Error {
   ) {
     super(message);
   }
+
+  /**
+   * Headers the error response carries besides the format's own (rate-limit headers on a 429). Set by whoever refuses
+   * the request; the HTTP layer adds them.
+   */
+  responseHeaders?: Record<string, string>;
 
   get status(): number {
     return ERROR_STATUS[this.kind];

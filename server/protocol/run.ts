@@ -15,6 +15,13 @@ export interface RunningRequest extends AsyncIterable<InternalEvent> {
 }
 
 /**
+ * What a request used, whatever its end: the engine's own counts at its finish (aborted included); for a request that
+ * failed, its prompt (once admitted) and the text pieces it produced, each at least one token (the engine's error
+ * carries no counts): a lower bound.
+ */
+export type UsageObserver = (usage: InternalUsage) => void;
+
+/**
  * Builds the engine request: the conversation, template variables, limits, sampling and output constraint. Without a
  * client limit, generation may run until the context is full; with one, a prompt that leaves too little room is an
  * error naming both counts.
@@ -80,7 +87,7 @@ export function extractsToolCalls(request: InternalRequest): boolean {
  * Turns one request's engine events into InternalEvents (see InternalEvent for their order). Ends after the engine's
  * finish or error; yields nothing more for an aborted request.
  */
-export async function* internalEvents(stream: AsyncIterable<EngineEvent>, request: InternalRequest, format: OutputFormat & { wireField?: WireFieldNames } = {}): AsyncGenerator<InternalEvent> {
+export async function* internalEvents(stream: AsyncIterable<EngineEvent>, request: InternalRequest, format: OutputFormat & { wireField?: WireFieldNames; onUsage?: UsageObserver } = {}): AsyncGenerator<InternalEvent> {
   const splitter = request.thinking.enabled ? new ThinkSplitter(format.thinkTags ?? DEFAULT_THINK_TAGS) : undefined;
   // Calls are constrained to the template's layout whenever they are extracted, so they can stream as generated.
   const extractor = extractsToolCalls(request) ? new ToolCallExtractor(format.toolCallTags ?? HERMES_TOOL_CALL_TAGS, undefined, true) : undefined;
@@ -90,20 +97,26 @@ export async function* internalEvents(stream: AsyncIterable<EngineEvent>, reques
     kind === "thinking" ? [{ type: "thinking", text }] : extractor ? answer(extractor.push(text)) : [{ type: "text", text }];
   let cachedTokens = 0;
   let promptTokens = 0;
+  let admitted = false;
+  let textPieces = 0;
   for await (const event of stream) {
     switch (event.type) {
       case "start":
         promptTokens = event.promptTokens;
         break;
       case "admitted":
+        admitted = true;
         cachedTokens = event.reusedPrefixTokens + event.reusedSuffixTokens;
         yield { type: "start", usage: { promptTokens, cachedTokens, completionTokens: 0 } };
         break;
       case "text":
+        textPieces += 1;
         if (!splitter) yield* output("text", event.text);
         else for (const piece of splitter.push(event.text)) yield* output(piece.kind, piece.text);
         break;
       case "finish": {
+        const { promptTokens: prompt, reusedPrefixTokens, reusedSuffixTokens, completionTokens } = event.usage;
+        format.onUsage?.({ promptTokens: prompt, cachedTokens: reusedPrefixTokens + reusedSuffixTokens, completionTokens });
         if (event.reason === "aborted") return;
         // Cut short, the output may end inside a tag or a call: what is held back then is markup, not text.
         const cut = event.reason === "length" || event.stopSequence !== undefined;
@@ -121,6 +134,7 @@ export async function* internalEvents(stream: AsyncIterable<EngineEvent>, reques
         return;
       }
       case "error":
+        format.onUsage?.(admitted ? { promptTokens, cachedTokens, completionTokens: textPieces } : { promptTokens: 0, cachedTokens: 0, completionTokens: 0 });
         yield { type: "error", error: protocolErrorOf(event.error, format.wireField) };
         return;
     }
@@ -141,7 +155,7 @@ function eventOf(piece: ToolCallPiece): InternalEvent {
 }
 
 /** Submits `request` and streams its InternalEvents (engine errors with their fields named as `wireField` says). */
-export function runRequest(engine: ServingEngine, id: string, request: InternalRequest, options: { wireField?: WireFieldNames } & OutputFormat = {}): RunningRequest {
+export function runRequest(engine: ServingEngine, id: string, request: InternalRequest, options: { wireField?: WireFieldNames; onUsage?: UsageObserver } & OutputFormat = {}): RunningRequest {
   const stream = engine.submit(toEngineRequest(id, request, options));
   return { id, abort: () => engine.abort(id), [Symbol.asyncIterator]: () => internalEvents(stream, request, options) };
 }

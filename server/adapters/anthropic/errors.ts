@@ -2,7 +2,7 @@
 // for whole responses and for the `error` event of a stream.
 import type { ProtocolError, ProtocolErrorKind } from "../../protocol/internal.js";
 
-/** Anthropic's error `type` for each internal error kind (the status is the kind's, see ERROR_STATUS). */
+/** Anthropic's error `type` for each internal error kind (the status is the kind's, see ERROR_STATUS, but for ANTHROPIC_STATUS). */
 export const ANTHROPIC_ERROR_TYPES: Readonly<Record<ProtocolErrorKind, string>> = {
   invalid_request: "invalid_request_error",
   authentication: "authentication_error",
@@ -12,10 +12,15 @@ export const ANTHROPIC_ERROR_TYPES: Readonly<Record<ProtocolErrorKind, string>> 
   request_timeout: "timeout_error",
   request_too_large: "request_too_large",
   rate_limit: "rate_limit_error",
+  insufficient_quota: "invalid_request_error",
+  bad_gateway: "api_error",
   internal: "api_error",
   not_implemented: "invalid_request_error",
   overloaded: "overloaded_error",
 };
+
+/** Where Anthropic's status differs from the kind's: a spent credit balance is a 400 there. */
+const ANTHROPIC_STATUS: Partial<Record<ProtocolErrorKind, number>> = { insufficient_quota: 400 };
 
 /** The JSON body of an Anthropic error (also the `data` of a stream's `error` event). */
 export interface AnthropicErrorBody {
@@ -41,5 +46,5 @@ export function anthropicErrorPayload(error: ProtocolError): AnthropicErrorBody 
 export function anthropicErrorBody(error: ProtocolError): AnthropicErrorResponse {
   const headers: Record<string, string> = {};
   if (error.retryAfterSeconds !== undefined && Number.isFinite(error.retryAfterSeconds)) headers["retry-after"] = String(Math.max(0, Math.ceil(error.retryAfterSeconds)));
-  return { status: error.status, body: anthropicErrorPayload(error), headers };
+  return { status: ANTHROPIC_STATUS[error.kind] ?? error.status, body: anthropicErrorPayload(error), headers };
 }

@@ -32,6 +32,8 @@ const OPENAI_ERRORS: Record<ProtocolErrorKind, { status: number; type: string; c
   request_timeout: { status: 408, type: "invalid_request_error", code: "request_timeout" },
   request_too_large: { status: 413, type: "request_too_large", code: null },
   rate_limit: { status: 429, type: "rate_limit_error", code: "rate_limit_exceeded" },
+  insufficient_quota: { status: 429, type: "insufficient_quota", code: "insufficient_quota" },
+  bad_gateway: { status: 502, type: "server_error", code: null },
   internal: { status: 500, type: "server_error", code: null },
   not_implemented: { status: 501, type: "invalid_request_error", code: "not_implemented" },
   overloaded: { status: 503, type: "server_error", code: "server_overloaded" },

@@ -1,0 +1,205 @@
+// The platform's Accountant: admission of a request against every limit that applies to its key and organization, in
+// one all-or-nothing reservation (requests and tokens per minute, tokens per day, a hard daily allowance), then the
+// prepaid credit hold; settlement corrects the reservations to what the request used and records its usage durably
+// (group commit, usage-writer) before the response's last byte.
+import type { Accountant, Admission, AdmissionRequest } from "../http/accounting.js";
+import { type InternalUsage, ProtocolError, type WireFormat } from "../protocol/internal.js";
+import { type BucketState, type LimitBucket, type LimitStore, LimitStoreUnavailableError, type Organization, type UsageIncrement } from "./contract.js";
+import { utcDay } from "./day.js";
+import type { KeyPrincipal } from "./keys/key-authenticator.js";
+import { rateLimitHeaders } from "./limits/headers.js";
+import { costDollars, priceOf } from "./pricing.js";
+
+/** What the accountant needs of the database. */
+export interface AccountingStore {
+  /** The organization (a cached read is fine: limits and prices may lag a change by a second). */
+  organization(id: string): Promise<Organization | undefined>;
+  /** Tokens (input + output) and dollars used on `day` by the organization, or by one of its keys. */
+  consumed(organizationId: string, day: string, keyId?: string): Promise<{ tokens: number; spendDollars: number }>;
+  /** Records usage; resolves once durable (group commit). Deletes the credit hold it names. */
+  record(increment: UsageIncrement & { creditHoldId?: string }): Promise<void>;
+  /** Holds `dollars` of a prepaid balance for `ttlMs`, or says the balance cannot cover it. */
+  holdCredits(organizationId: string, dollars: number, ttlMs: number): Promise<string | "insufficient">;
+}
+
+export interface AccountantOptions {
+  /** Admit requests when the limit store cannot be reached (default false: refuse them, fail closed). */
+  failOpen?: boolean;
+  /** How long a credit hold lasts if its request never settles (a crash): longer than any request runs. */
+  creditHoldMs?: number;
+  now?: () => number;
+}
+
+const MINUTE_MS = 60_000;
+/** Credit-sized buckets count nano-dollars, the balance's precision. */
+const NANO = 1e9;
+
+/** One bucket with what it stands for, for refusals and headers. */
+interface NamedBucket {
+  bucket: LimitBucket;
+  /** "requests" or "tokens" per minute (rate-limit headers), or "day" (daily caps). */
+  measure: "requests" | "tokens" | "day";
+  /** "the organization's tokens per minute (1000000)". */
+  description: string;
+  /** How the request's actual use maps onto this bucket's units, at settlement. */
+  actual: (usage: InternalUsage) => number;
+}
+
+/** Admits and settles requests for the platform. */
+export class PlatformAccountant implements Accountant {
+  private readonly now: () => number;
+
+  constructor(private readonly store: AccountingStore, private readonly limits: LimitStore, private readonly options: AccountantOptions = {}) {
+    this.now = options.now ?? Date.now;
+  }
+
+  async admit(request: AdmissionRequest): Promise<Admission> {
+    const principal = request.principal as KeyPrincipal;
+    if (!principal.key) throw new ProtocolError("internal", "the platform accountant got a request without a platform key");
+    const organization = await this.organizationOf(principal.organizationId);
+    const key = principal.key;
+    if (key.allowedModels && !key.allowedModels.includes(request.model)) {
+      throw new ProtocolError("permission", `this API key may not use the model '${request.model}'; it may use: ${key.allowedModels.join(", ")}`, "model");
+    }
+    const inputTokens = await request.inputTokens();
+    const maxOutputTokens = request.maxOutputTokens(inputTokens);
+    const now = this.now();
+    const day = utcDay(now);
+    const price = priceOf(organization, request.model);
+    const buckets = this.bucketsFor(organization, key.id, key.limits, day, inputTokens + maxOutputTokens, price && { price, inputTokens, maxOutputTokens });
+
+    const tooBig = buckets.find(({ bucket }) => bucket.cost > bucket.limit);
+    if (tooBig) {
+      throw new ProtocolError("rate_limit", `this request alone needs ${tooBig.bucket.cost} of ${tooBig.description}: lower max_tokens or the prompt`, undefined, undefined, { limit: tooBig.description });
+    }
+    let states: BucketState[] = [];
+    try {
+      const result = await this.limits.reserve(buckets.map((b) => b.bucket), now);
+      states = result.buckets;
+      if (!result.admitted) {
+        const refused = buckets.find((b) => b.bucket.key === result.refusedBy);
+        const error = new ProtocolError("rate_limit", `rate limit reached: ${refused?.description ?? result.refusedBy}; retry in ${Math.ceil(result.retryAfterMs / 1000)} s`, undefined, result.retryAfterMs / 1000);
+        error.responseHeaders = this.headers(buckets, states, request.format);
+        throw error;
+      }
+    } catch (error) {
+      if (!(error instanceof LimitStoreUnavailableError)) throw error;
+      if (!this.options.failOpen) throw new ProtocolError("overloaded", `the rate-limit store cannot be reached (${error.message}); retry shortly`, undefined, 1);
+      return this.admission(request, principal, organization, [], {}, undefined);
+    }
+    const headers = this.headers(buckets, states, request.format);
+
+    let creditHoldId: string | undefined;
+    if (organization.billingMode === "prepaid") {
+      if (!price) {
+        await this.giveBack(buckets);
+        throw new ProtocolError("permission", `the model '${request.model}' has no price for this prepaid organization: an operator must set one (loom admin org set --price)`, "model");
+      }
+      const hold = await this.store.holdCredits(organization.id, costDollars(price, inputTokens, maxOutputTokens), this.options.creditHoldMs ?? 15 * MINUTE_MS).catch(async (error: unknown) => {
+        await this.giveBack(buckets);
+        throw new ProtocolError("bad_gateway", `the credit balance could not be read: ${(error as Error).message}`);
+      });
+      if (hold === "insufficient") {
+        await this.giveBack(buckets);
+        const error = new ProtocolError("insufficient_quota", `Your credit balance is too low to run this request (up to ${inputTokens} input and ${maxOutputTokens} output tokens): add credits or lower max_tokens.`);
+        error.responseHeaders = headers;
+        throw error;
+      }
+      creditHoldId = hold;
+    }
+    return this.admission(request, principal, organization, buckets, headers, creditHoldId);
+  }
+
+  private admission(request: AdmissionRequest, principal: KeyPrincipal, organization: Organization, buckets: NamedBucket[], headers: Record<string, string>, creditHoldId: string | undefined): Admission {
+    return {
+      headers,
+      settle: async (usage) => {
+        const price = priceOf(organization, request.model);
+        const spendDollars = price ? costDollars(price, usage.promptTokens, usage.completionTokens) : 0;
+        const adjustments = buckets
+          .map(({ bucket, actual }) => ({ bucket, delta: actual(usage) - bucket.cost }))
+          .filter(({ delta }) => delta !== 0);
+        const correction = adjustments.length > 0 ? this.limits.adjust(adjustments, this.now()).catch(() => undefined) : undefined;
+        try {
+          await this.store.record({
+            organizationId: principal.organizationId,
+            keyId: principal.keyId,
+            model: request.model,
+            day: utcDay(this.now()),
+            requests: 1,
+            inputTokens: usage.promptTokens,
+            cachedInputTokens: usage.cachedTokens,
+            outputTokens: usage.completionTokens,
+            spendDollars,
+            ...(creditHoldId ? { creditHoldId } : {}),
+          });
+        } catch (error) {
+          throw new ProtocolError("bad_gateway", `the request's usage could not be recorded: ${(error as Error).message}`);
+        } finally {
+          await correction;
+        }
+      },
+    };
+  }
+
+  private async organizationOf(id: string): Promise<Organization> {
+    let organization: Organization | undefined;
+    try {
+      organization = await this.store.organization(id);
+    } catch (error) {
+      throw new ProtocolError("bad_gateway", `the organization could not be read: ${(error as Error).message}`);
+    }
+    if (!organization) throw new ProtocolError("authentication", "invalid API key (its organization no longer exists)");
+    return organization;
+  }
+
+  /** Every limit that applies: the key's and the organization's, per minute and per day, and a hard allowance. */
+  private bucketsFor(organization: Organization, keyId: string, keyLimits: Organization["limits"], day: string, tokens: number, priced: { price: NonNullable<ReturnType<typeof priceOf>>; inputTokens: number; maxOutputTokens: number } | undefined): NamedBucket[] {
+    const buckets: NamedBucket[] = [];
+    const totalTokens = (usage: InternalUsage) => usage.promptTokens + usage.completionTokens;
+    const levels = [
+      { who: "organization", id: organization.id, limits: organization.limits, keyId: undefined },
+      { who: "API key", id: keyId, limits: keyLimits, keyId },
+    ];
+    for (const level of levels) {
+      const { requestsPerMinute, tokensPerMinute, tokensPerDay } = level.limits;
+      const prefix = `${level.who === "organization" ? "org" : "key"}:${level.id}`;
+      if (requestsPerMinute !== undefined) {
+        buckets.push({ bucket: { kind: "window", key: `${prefix}:rpm`, limit: requestsPerMinute, windowMs: MINUTE_MS, cost: 1 }, measure: "requests", description: `the ${level.who}'s requests per minute (${requestsPerMinute})`, actual: () => 1 });
+      }
+      if (tokensPerMinute !== undefined) {
+        buckets.push({ bucket: { kind: "window", key: `${prefix}:tpm`, limit: tokensPerMinute, windowMs: MINUTE_MS, cost: tokens }, measure: "tokens", description: `the ${level.who}'s tokens per minute (${tokensPerMinute})`, actual: totalTokens });
+      }
+      if (tokensPerDay !== undefined) {
+        const seed = () => this.store.consumed(organization.id, day, level.keyId).then((used) => used.tokens);
+        buckets.push({ bucket: { kind: "daily", key: `${prefix}:tpd:${day}`, limit: tokensPerDay, day, cost: tokens, seed }, measure: "day", description: `the ${level.who}'s tokens per day (${tokensPerDay}; resets at UTC midnight)`, actual: totalTokens });
+      }
+    }
+    const allowance = organization.dailyAllowance;
+    if (allowance?.hardCap && !organization.plan.isUnlimitedComp) {
+      if (allowance.basis === "tokens") {
+        const seed = () => this.store.consumed(organization.id, day).then((used) => used.tokens);
+        buckets.push({ bucket: { kind: "daily", key: `org:${organization.id}:allowance:${day}`, limit: allowance.amount, day, cost: tokens, seed }, measure: "day", description: `the plan's daily allowance (${allowance.amount} tokens; resets at UTC midnight)`, actual: totalTokens });
+      } else if (priced) {
+        const seed = () => this.store.consumed(organization.id, day).then((used) => Math.round(used.spendDollars * NANO));
+        const cost = Math.round(costDollars(priced.price, priced.inputTokens, priced.maxOutputTokens) * NANO);
+        const actual = (usage: InternalUsage) => Math.round(costDollars(priced.price, usage.promptTokens, usage.completionTokens) * NANO);
+        buckets.push({ bucket: { kind: "daily", key: `org:${organization.id}:allowance-credit:${day}`, limit: Math.round(allowance.amount * NANO), day, cost, seed }, measure: "day", description: `the plan's daily allowance ($${allowance.amount}; resets at UTC midnight)`, actual });
+      }
+    }
+    return buckets;
+  }
+
+  /** The rate-limit headers: the tightest requests-per-minute and tokens-per-minute buckets. */
+  private headers(buckets: NamedBucket[], states: BucketState[], format: WireFormat): Record<string, string> {
+    const tightest = (measure: NamedBucket["measure"]) => {
+      const keys = new Set(buckets.filter((b) => b.measure === measure).map((b) => b.bucket.key));
+      return states.filter((state) => keys.has(state.key)).sort((a, b) => a.remaining - b.remaining)[0];
+    };
+    return rateLimitHeaders(tightest("requests"), tightest("tokens"), format);
+  }
+
+  private async giveBack(buckets: NamedBucket[]): Promise<void> {
+    await this.limits.adjust(buckets.map(({ bucket }) => ({ bucket, delta: -bucket.cost })), this.now()).catch(() => undefined);
+  }
+}

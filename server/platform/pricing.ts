@@ -1,0 +1,19 @@
+// What tokens cost: an organization's model prices (dollars per million tokens), for prepaid spend and credit-sized
+// daily allowances. Cached prompt tokens cost what other input tokens cost.
+import type { ModelPrice, Organization } from "./contract.js";
+
+/** The price of `model` for `organization`: its own entry, else the "*" entry, else none. */
+export function priceOf(organization: Organization, model: string): ModelPrice | undefined {
+  return organization.prices[model] ?? organization.prices["*"];
+}
+
+/**
+ * Dollars for `inputTokens` and `outputTokens` at `price`, rounded up to the nano-dollar (the balance's precision:
+ * numeric(20,9)), so never under-charged and never off by more than a nano-dollar per request.
+ */
+export function costDollars(price: ModelPrice, inputTokens: number, outputTokens: number): number {
+  // tokens x dollars-per-million = micro-dollars; x 1000 = nano-dollars. The epsilon keeps float noise
+  // (0.30000000000000004) from rounding up a whole nano-dollar.
+  const nanoDollars = (inputTokens * price.inputPerMillion + outputTokens * price.outputPerMillion) * 1000;
+  return Math.ceil(nanoDollars - 1e-6) / 1e9;
+}

@@ -1,0 +1,177 @@
+// The platform surface (spec 4.3-4.5, plus revocation and the operator's admin endpoint): GET /api/v1/usage with an
+// inference key; create, list and revoke inference keys with a management key; and POST /admin/v1/command, by which
+// `loom admin` reaches a server that holds the embedded database. Errors are `{error: string}` (spec 2.7).
+import { timingSafeEqual } from "node:crypto";
+import type { HttpRequest } from "uWebSockets.js";
+import { readJsonBody } from "../http/body.js";
+import type { ServerContext } from "../http/context.js";
+import type { ErrorResponder } from "../http/guard.js";
+import type { Connection } from "../http/reply.js";
+import type { Routes, Surface } from "../http/routes.js";
+import { ProtocolError } from "../protocol/internal.js";
+import type { KeyRecord, Organization, UsageRow } from "./contract.js";
+import { utcDay } from "./day.js";
+import type { KeyAuthenticator, KeyPrincipal } from "./keys/key-authenticator.js";
+import { usageSnapshot } from "./usage-snapshot.js";
+
+/** What the platform routes need. */
+export interface PlatformServices {
+  inferenceKeys: KeyAuthenticator;
+  managementKeys: KeyAuthenticator;
+  /** A fresh read of the organization. */
+  organization(id: string): Promise<Organization | undefined>;
+  /** The organization's usage rows of a UTC day, every key's. */
+  usageOf(organizationId: string, day: string): Promise<UsageRow[]>;
+  createInferenceKey(organizationId: string, name: string): Promise<{ record: KeyRecord; key: string }>;
+  /** The organization's inference keys (no digests, no secrets). */
+  listInferenceKeys(organizationId: string): Promise<KeyRecord[]>;
+  /** Revokes one of the organization's keys; false when it has no such key. */
+  revokeKey(organizationId: string, keyId: string): Promise<boolean>;
+  /** The admin endpoint, when this server offers one (embedded database): its bearer token and the command runner. */
+  admin?: { token: string; run(command: unknown): Promise<unknown> };
+}
+
+/** Bodies of platform requests are small: a key name, an admin command. */
+const MAX_PLATFORM_BODY_BYTES = 64 * 1024;
+
+/** The `{error}` shape of spec 2.7, with Retry-After where the error has one. */
+export const platformError: ErrorResponder = (error) => {
+  const headers: Record<string, string> = {};
+  if (error.retryAfterSeconds !== undefined && Number.isFinite(error.retryAfterSeconds)) headers["retry-after"] = String(Math.ceil(error.retryAfterSeconds));
+  const body: { error: string; field?: string } = { error: error.message };
+  if (error.param) body.field = error.param;
+  return { status: error.status, body, headers };
+};
+
+/** The platform's routes on a server. */
+export function platformSurface(services: PlatformServices): (context: ServerContext) => Surface {
+  return (context) => ({
+    register(routes: Routes) {
+      const shape = (): ErrorResponder => platformError;
+      routes.add("GET", "/api/v1/usage", shape, (connection, req) => answer(context, "/api/v1/usage", connection, async () => {
+        const principal = await authenticate(services.inferenceKeys, req);
+        const organization = await read("usage could not be read", () => services.organization(principal.organizationId));
+        if (!organization) throw new ProtocolError("authentication", "invalid API key (its organization no longer exists)");
+        if (!organization.closedBeta) throw new ProtocolError("permission", "Closed-beta access is required");
+        const now = Date.now();
+        const today = await read("usage could not be read", () => services.usageOf(organization.id, utcDay(now)));
+        return usageSnapshot(organization, today, now);
+      }));
+      const keysPath = "/api/v1/management/api-keys";
+      routes.add("POST", keysPath, shape, (connection, req) => {
+        const authenticated = authenticate(services.managementKeys, req);
+        withBody(context, keysPath, connection, req, async (body) => {
+          const principal = await authenticated;
+          const name = keyName(body);
+          const { record, key } = await read("the key could not be created", () => services.createInferenceKey(principal.organizationId, name));
+          return { apiKey: { id: record.id, name: record.name, key, keyPrefix: record.keyPrefix, createdAt: record.createdAt.toISOString() } };
+        });
+        authenticated.catch(() => undefined); // answered by withBody
+      });
+      routes.add("GET", keysPath, shape, (connection, req) => answer(context, keysPath, connection, async () => {
+        const principal = await authenticate(services.managementKeys, req);
+        const keys = await read("the keys could not be read", () => services.listInferenceKeys(principal.organizationId));
+        return {
+          apiKeys: keys.map((key) => ({ id: key.id, name: key.name, keyPrefix: key.keyPrefix, isActive: key.isActive, createdAt: key.createdAt.toISOString(), lastUsedAt: key.lastUsedAt?.toISOString() ?? null })),
+        };
+      }));
+      routes.add("DELETE", `${keysPath}/:id`, shape, (connection, req) => {
+        const id = decodeURIComponent(req.getParameter(0) ?? "");
+        return answer(context, `${keysPath}/{id}`, connection, async () => {
+          const principal = await authenticate(services.managementKeys, req);
+          const revoked = await read("the key could not be revoked", () => services.revokeKey(principal.organizationId, id));
+          if (!revoked) throw new ProtocolError("not_found", `no API key ${JSON.stringify(id.slice(0, 100))} in this organization`, "id");
+          // This process stops accepting it now; others within their cache's lifetime (a second).
+          services.inferenceKeys.forget();
+          return { apiKey: { id, isActive: false } };
+        });
+      }, `${keysPath}/{id}`);
+      const admin = services.admin;
+      if (admin) {
+        routes.add("POST", "/admin/v1/command", shape, (connection, req) => {
+          const refusal = adminRefusal(admin.token, req, connection);
+          if (refusal) return answer(context, "/admin/v1/command", connection, async () => { throw refusal; }, true);
+          withBody(context, "/admin/v1/command", connection, req, async (body) => ({ result: await admin.run(body) }));
+        });
+      }
+    },
+    errorShapeFor(url) {
+      return url.startsWith("/api/") || url.startsWith("/admin/") ? platformError : undefined;
+    },
+  });
+}
+
+/** The principal of a platform key of the authenticator's kind (Bearer, or X-API-Key). NOTE: reads `req` synchronously. */
+function authenticate(keys: KeyAuthenticator, req: HttpRequest): Promise<KeyPrincipal> {
+  // "anthropic" accepts x-api-key as well as Bearer, as spec section 5 allows on the platform routes.
+  const result = keys.authenticate({ authorization: req.getHeader("authorization"), xApiKey: req.getHeader("x-api-key") }, "anthropic");
+  return Promise.resolve(result).then((principal) => {
+    if (principal instanceof ProtocolError) throw principal;
+    return principal;
+  });
+}
+
+/** Runs `work` and answers its JSON with 200, or its ProtocolError in the `{error}` shape. */
+async function answer(context: ServerContext, route: string, connection: Connection, work: () => Promise<unknown>, closeConnection = false): Promise<void> {
+  let body: unknown;
+  try {
+    body = await work();
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) throw error;
+    const { status, body: errorBody, headers } = platformError(error);
+    context.metrics.request(route, status);
+    connection.sendJson(status, errorBody, headers, closeConnection);
+    return;
+  }
+  context.metrics.request(route, 200);
+  connection.sendJson(200, body);
+}
+
+/** Reads a small JSON body, then answers what `work` makes of it. NOTE: call synchronously from the route handler. */
+function withBody(context: ServerContext, route: string, connection: Connection, req: HttpRequest, work: (body: unknown) => Promise<unknown>): void {
+  const head = { contentType: req.getHeader("content-type"), contentLength: req.getHeader("content-length") };
+  readJsonBody(connection, { ...context.bodyLimits, maxBytes: MAX_PLATFORM_BODY_BYTES }, head, (body, complete) => {
+    void answer(context, route, connection, async () => {
+      if (body instanceof ProtocolError) throw body;
+      return work(body);
+    }, !complete).catch((error: unknown) => connection.fail(error));
+  });
+}
+
+/** A database failure as a 502 saying what could not be done (spec 7: usage that cannot be read is a 502). */
+async function read<T>(what: string, query: () => Promise<T>): Promise<T> {
+  try {
+    return await query();
+  } catch (error) {
+    if (error instanceof ProtocolError) throw error;
+    throw new ProtocolError("bad_gateway", `${what}: the platform database did not answer (${(error as Error).message})`);
+  }
+}
+
+/** The `name` of a key to create: 1 to 255 characters, not blank (spec 4.4). */
+function keyName(body: unknown): string {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ProtocolError("invalid_request", "the body must be a JSON object: {\"name\": \"...\"}");
+  const unknown = Object.keys(body).filter((field) => field !== "name");
+  if (unknown.length > 0) throw new ProtocolError("invalid_request", `unknown field ${JSON.stringify(unknown[0])}: the body takes only "name"`, unknown[0]);
+  const name = (body as { name?: unknown }).name;
+  if (name === undefined) throw new ProtocolError("invalid_request", "name is required", "name");
+  if (typeof name !== "string") throw new ProtocolError("invalid_request", `name must be a string, got ${name === null ? "null" : typeof name}`, "name");
+  if (name.trim() === "") throw new ProtocolError("invalid_request", "name must not be empty or only whitespace", "name");
+  if ([...name].length > 255) throw new ProtocolError("invalid_request", `name must be at most 255 characters, got ${[...name].length}`, "name");
+  return name;
+}
+
+/** Why an admin request is refused: not from this machine, or without the data dir's token. */
+function adminRefusal(token: string, req: HttpRequest, connection: Connection): ProtocolError | undefined {
+  const remote = Buffer.from(connection.res.getRemoteAddressAsText()).toString();
+  if (!isLoopback(remote)) return new ProtocolError("permission", "the admin endpoint answers only on loopback");
+  const presented = /^Bearer\s+(\S+)\s*$/i.exec(req.getHeader("authorization"))?.[1] ?? "";
+  const expected = Buffer.from(token);
+  const given = Buffer.from(presented);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return new ProtocolError("authentication", "the admin endpoint needs the token in the data directory's admin.json");
+  return undefined;
+}
+
+function isLoopback(address: string): boolean {
+  return address === "127.0.0.1" || address === "::1" || address.startsWith("127.") || address === "0000:0000:0000:0000:0000:0000:0000:0001" || address.startsWith("::ffff:127.");
+}
