@@ -125,10 +125,16 @@ export interface BucketState {
   resetMs: number;
 }
 
+/** The outcome of a reserve; `buckets` holds every bucket's state, in the order of the request's buckets. */
 export type ReserveResult =
   | { admitted: true; buckets: BucketState[] }
-  /** Nothing was taken. `retryAfterMs`: when the first refusing bucket would admit this cost. */
-  | { admitted: false; refusedBy: string; retryAfterMs: number; buckets: BucketState[] };
+  /**
+   * Nothing was taken. `refusedBy`: the key of the refusing bucket that needs the longest wait (one whose limit this
+   * cost alone exceeds comes first). `retryAfterMs`: when that bucket would admit this cost (every refusing bucket
+   * would then, barring other traffic). `exceedsLimit`: the cost is above that bucket's limit, so no wait admits it
+   * ("this request alone exceeds the limit"); `retryAfterMs` is then only the bucket's `resetMs`, not a promise.
+   */
+  | { admitted: false; refusedBy: string; retryAfterMs: number; exceedsLimit: boolean; buckets: BucketState[] };
 
 /** Where limit counters live: in memory (one process) or in Redis (shared by every loom process). */
 export interface LimitStore {
