@@ -15,8 +15,8 @@ export class SchemaTooNewError extends Error {
   }
 }
 
-/** A fixed first key for PostgreSQL advisory locks taken by loom's migrator ('loom' in ASCII). */
-const ADVISORY_LOCK_CLASS = 0x6c6f6f6d;
+/** The first key of loom's PostgreSQL advisory locks ('loom' in ASCII); the second is a hash of the schema's name. */
+export const ADVISORY_LOCK_CLASS = 0x6c6f6f6d;
 
 /**
  * Brings `database` to the newest schema in `migrations` and returns the versions it applied (empty: already there).

@@ -113,6 +113,19 @@ for (const backend of TEST_BACKENDS) {
   });
 }
 
+const postgresBackend = TEST_BACKENDS.find((backend) => backend.name === "PostgreSQL")!;
+describe.skipIf(skipOutsideCi(postgresBackend.reason))(titled("openDatabase by several processes at once on PostgreSQL", postgresBackend.reason), () => {
+  it("migrates once: concurrent openers wait on the advisory lock instead of racing", async () => {
+    failIfMissing(postgresBackend.reason);
+    const { options } = freshLocation(postgresBackend);
+    // Separate pools stand for separate loom processes starting together on one fresh schema.
+    const databases = await Promise.all(Array.from({ length: 4 }, () => openDatabase(options)));
+    const rows = await databases[0]!.query<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version");
+    expect(rows.map((row) => row.version)).toEqual(MIGRATIONS.map((migration) => migration.version));
+    await Promise.all(databases.map((database) => database.close()));
+  });
+});
+
 describe("openDatabase on an unreachable PostgreSQL", () => {
   it("fails with DatabaseUnavailableError naming the URL without its password", async () => {
     // Port 1 on loopback: nothing listens there, the connection is refused at once.

@@ -2,6 +2,7 @@
 import pg from "pg";
 import type { Database, Sql } from "../contract.js";
 import { translateDriverError } from "./errors.js";
+import { ADVISORY_LOCK_CLASS } from "./migrate.js";
 
 /** Options of a PostgreSQL connection pool. */
 export interface PostgresOptions {
@@ -62,7 +63,11 @@ export class PostgresDatabase implements Database {
     const database = new PostgresDatabase(pool, location);
     if (options.schema !== undefined) {
       try {
-        await database.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`);
+        // CREATE SCHEMA IF NOT EXISTS races with itself (a unique violation in pg_namespace): openers take turns.
+        await database.transaction(async (tx) => {
+          await tx.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [ADVISORY_LOCK_CLASS, options.schema]);
+          await tx.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`);
+        });
       } catch (error) {
         await pool.end();
         throw error;
