@@ -2,6 +2,7 @@
 // The `loom` command line: dispatches to subcommands and turns errors into readable messages and exit codes.
 import { UsageError } from "../../engine/cli/arguments.js";
 import { GENERATE_USAGE, runGenerate } from "../../engine/cli/generate-command.js";
+import { ADMIN_USAGE, runAdmin } from "./admin-command.js";
 import { SERVE_USAGE, runServe } from "./serve-command.js";
 
 const USAGE = `Usage: loom <command> [options]
@@ -9,6 +10,7 @@ const USAGE = `Usage: loom <command> [options]
 Commands:
   serve      serve a model over HTTP in the OpenAI and Anthropic formats (loom serve --help)
   generate   continue a prompt with a local model (loom generate --help)
+  admin      organizations, keys and usage of the platform database (loom admin --help)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -19,6 +21,9 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case "serve":
       await runServe(rest);
+      return 0;
+    case "admin":
+      await runAdmin(rest);
       return 0;
     case undefined:
     case "help":
@@ -36,7 +41,8 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     const e = error as Error & { code?: string };
     if (e instanceof UsageError || e.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" || e.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" || e.code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
-      const usage = process.argv[2] === "serve" ? SERVE_USAGE : GENERATE_USAGE;
+      const usages: Record<string, string> = { serve: SERVE_USAGE, admin: ADMIN_USAGE };
+      const usage = usages[process.argv[2] ?? ""] ?? GENERATE_USAGE;
       process.stderr.write(`loom: ${e.message}\n${e instanceof UsageError ? "" : `\n${usage}`}`);
       process.exitCode = 2;
     } else {

@@ -157,3 +157,20 @@ export class LimitStoreUnavailableError extends Error {
 export class DatabaseUnavailableError extends Error {
   override readonly name = "DatabaseUnavailableError";
 }
+
+/**
+ * An input the platform refuses (an admin command's or an API request's field): `field` names it as the data names it
+ * (e.g. `name`, `requestsPerMinute`, `organizationId`), so each surface can point at its own spelling (a CLI flag, a
+ * JSON field). HTTP surfaces answer 400 (404 where `notFound`).
+ */
+export class PlatformInputError extends Error {
+  override readonly name = "PlatformInputError";
+  constructor(
+    readonly field: string,
+    message: string,
+    /** True when the field names something that does not exist (an unknown organization or key). */
+    readonly notFound = false,
+  ) {
+    super(message);
+  }
+}

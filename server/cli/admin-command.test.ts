@@ -1,0 +1,279 @@
+// `loom admin` as an operator runs it: the compiled CLI in a child process (run `npm run build` first) on a PGlite
+// data dir, on PostgreSQL with --database-url, and through a running server that holds the data dir.
+import { execFile } from "node:child_process";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { type Server, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPOSITORY_ROOT, failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
+import { answerAdminRequest } from "../platform/admin/admin-request.js";
+import { removeAdminEndpointFile, writeAdminEndpointFile } from "../platform/admin/admin-endpoint-file.js";
+import type { Database } from "../platform/contract.js";
+import { openDatabase } from "../platform/db/open-database.js";
+import { createPlatformStores } from "../platform/store/platform-stores.js";
+import { UsageWriter } from "../platform/store/usage-writer.js";
+import { TEST_POSTGRES_URL, dropSchema, temporaryDataDir, testSchemaName } from "../platform/testing/test-databases.js";
+
+const run = promisify(execFile);
+const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
+/** Without a build the tests skip, saying so, except under CI=true, where they fail. */
+const cliReason = existsSync(CLI) ? undefined : `${CLI} is missing: run \`npm run build\` first`;
+const postgresReason = cliReason ?? (TEST_POSTGRES_URL === undefined ? "no PostgreSQL to test against (see server/platform/testing/test-databases.ts)" : undefined);
+
+/** Runs `loom admin ...`; never throws, returns what the process printed and its exit status. */
+async function admin(args: string[], environment: NodeJS.ProcessEnv = {}): Promise<{ stdout: string; stderr: string; code: number }> {
+  const env = { ...process.env, LOOM_DATABASE_URL: "", LOOM_DATA_DIR: "", ...environment };
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, "admin", ...args], { cwd: REPOSITORY_ROOT, env });
+    return { stdout, stderr, code: 0 };
+  } catch (error) {
+    const e = error as { stdout: string; stderr: string; code: number };
+    return { stdout: e.stdout, stderr: e.stderr, code: e.code };
+  }
+}
+
+/** `loom admin ... --json`, expected to succeed: its one JSON object. */
+async function adminJson(args: string[], environment?: NodeJS.ProcessEnv): Promise<Record<string, any>> {
+  const result = await admin([...args, "--json"], environment);
+  expect(result.stderr).toBe("");
+  expect(result.code).toBe(0);
+  expect(result.stdout.trim().split("\n")).toHaveLength(1);
+  return JSON.parse(result.stdout);
+}
+
+describe.skipIf(skipOutsideCi(cliReason))(titled("loom admin on a PGlite data dir", cliReason), () => {
+  let dataDir: string;
+  beforeAll(() => {
+    failIfMissing(cliReason);
+    dataDir = temporaryDataDir();
+  });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  const where = () => ["--data-dir", dataDir];
+
+  it("creates an organization and prints one JSON object with its id and the default limits", async () => {
+    const organization = await adminJson(["org", "create", "--name", "Acme", ...where()]);
+    expect(organization.id).toMatch(/^org_[0-9a-f]{24}$/);
+    expect(organization).toMatchObject({ name: "Acme", billingMode: null, closedBeta: false, limits: { requestsPerMinute: 100, tokensPerMinute: 1_000_000, tokensPerDay: 10_000_000 } });
+    const text = await admin(["org", "show", organization.id, ...where()]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`${organization.id}  Acme`);
+    expect(text.stdout).toContain("100 requests/min, 1000000 tokens/min, 10000000 tokens/day");
+    // The lock went with the process.
+    expect(existsSync(join(dataDir, "loom.lock"))).toBe(false);
+  });
+
+  it("sets every setting from its flag", async () => {
+    const { id } = await adminJson(["org", "create", "--name", "Settings", ...where()]);
+    const set = await adminJson([
+      "org", "set", id, "--plan-label", "Pro", "--plan-status", "active", "--unlimited-comp", "true", "--billing", "prepaid",
+      "--allowance-basis", "credit", "--allowance", "2.5", "--allowance-hard-cap", "true", "--rpm", "7", "--tpm", "none", "--tpd", "900",
+      "--closed-beta", "true", "--credits", "12.25", "--price", "smollm2-135m=0.1/0.4", "--price", "*=1/2", ...where(),
+    ]);
+    expect(set).toMatchObject({
+      id,
+      billingMode: "prepaid",
+      plan: { label: "Pro", status: "active", isUnlimitedComp: true },
+      dailyAllowance: { basis: "credit", amount: 2.5, hardCap: true },
+      creditBalanceDollars: 12.25,
+      closedBeta: true,
+      limits: { requestsPerMinute: 7, tokensPerDay: 900 },
+      prices: { "smollm2-135m": { inputPerMillion: 0.1, outputPerMillion: 0.4 }, "*": { inputPerMillion: 1, outputPerMillion: 2 } },
+    });
+    expect(set.limits.tokensPerMinute).toBeUndefined();
+    const added = await adminJson(["org", "set", id, "--add-credits", "0.75", "--price", "*=none", ...where()]);
+    expect(added.creditBalanceDollars).toBe(13);
+    expect(Object.keys(added.prices)).toEqual(["smollm2-135m"]);
+    const list = await adminJson(["org", "list", ...where()]);
+    expect(list.organizations.map((organization: { id: string }) => organization.id)).toContain(id);
+  });
+
+  it("mints, lists and revokes keys; the secret is printed once, at creation", async () => {
+    const { id: org } = await adminJson(["org", "create", "--name", "Keys", ...where()]);
+    const management = await adminJson(["key", "create", "--org", org, "--kind", "management", "--name", "ops", ...where()]);
+    expect(management.id).toMatch(/^key_/);
+    expect(management.key).toMatch(/^sk-mgmt-[A-Za-z0-9_-]{43}$/);
+    expect(management.keyPrefix).toBe(management.key.slice(0, "sk-mgmt-".length + 6));
+    const inference = await adminJson(["key", "create", "--org", org, "--kind", "inference", "--tpm", "5000", "--model", "smollm2-135m", ...where()]);
+    expect(inference).toMatchObject({ kind: "inference", name: "inference key", limits: { tokensPerMinute: 5000 }, allowedModels: ["smollm2-135m"] });
+    const text = await admin(["key", "create", "--org", org, "--kind", "inference", "--name", "shown", ...where()]);
+    expect(text.stdout).toMatch(/^key: sk-gw-[A-Za-z0-9_-]{43}$/m);
+
+    const listed = await admin(["key", "list", "--org", org, "--json", ...where()]);
+    expect(JSON.parse(listed.stdout).keys).toHaveLength(3);
+    expect(listed.stdout).not.toContain(management.key);
+    expect(listed.stdout).not.toContain(inference.key);
+    const revoked = await adminJson(["key", "revoke", "--org", org, inference.id, ...where()]);
+    expect(revoked).toEqual({ id: inference.id, organizationId: org, isActive: false });
+    const after = await adminJson(["key", "list", "--org", org, "--kind", "inference", ...where()]);
+    expect(after.keys.map((key: { isActive: boolean }) => key.isActive)).toEqual([false, true]);
+  });
+
+  it("prints usage rows and totals, of one day or all", async () => {
+    const { id: org } = await adminJson(["org", "create", "--name", "Usage", ...where()]);
+    const { id: keyId } = await adminJson(["key", "create", "--org", org, "--kind", "inference", ...where()]);
+    const database = await openDatabase({ dataDir });
+    try {
+      const writer = new UsageWriter(database);
+      const base = { organizationId: org, keyId, model: "smollm2-135m", requests: 1, inputTokens: 100, cachedInputTokens: 40, outputTokens: 20, spendDollars: 0 };
+      await Promise.all([writer.record({ ...base, day: "2031-05-01" }), writer.record({ ...base, day: "2031-05-02" })]);
+    } finally {
+      await database.close();
+    }
+    const all = await adminJson(["usage", "--org", org, ...where()]);
+    expect(all.totals).toEqual({ requests: 2, inputTokens: 200, cachedInputTokens: 80, outputTokens: 40, spendDollars: 0 });
+    const day = await adminJson(["usage", "--org", org, "--day", "2031-05-02", ...where()]);
+    expect(day.rows).toEqual([{ organizationId: org, keyId, model: "smollm2-135m", day: "2031-05-02", requests: 1, inputTokens: 100, cachedInputTokens: 40, outputTokens: 20, spendDollars: 0 }]);
+    const text = await admin(["usage", "--org", org, "--day", "2031-05-02", ...where()]);
+    expect(text.stdout).toContain("total (2031-05-02): 1 requests, 100 input (40 cached), 20 output, $0");
+  });
+
+  it("names the flag at fault, exits with status 2, and with --json prints the error as one JSON object", async () => {
+    const { id: org } = await adminJson(["org", "create", "--name", "Errors", ...where()]);
+    const cases: Array<[string[], RegExp]> = [
+      [["org", "create", ...where()], /--name is required/],
+      [["org", "create", "--name", "   ", ...where()], /--name: name must not be empty or only whitespace/],
+      [["org", "set", org, "--rpm", "0", ...where()], /--rpm must be an integer >= 1 or none, got '0'/],
+      [["org", "set", org, "--billing", "monthly", ...where()], /--billing must be subscription, prepaid, none, got 'monthly'/],
+      [["org", "set", org, "--credits=-1", ...where()], /--credits: creditBalanceDollars must be a number from 0/],
+      [["org", "set", org, "--allowance-basis", "tokens", ...where()], /--allowance: an allowance on the tokens basis needs its size/],
+      [["org", "set", org, "--price", "m=1", ...where()], /--price must be MODEL=IN\/OUT/],
+      [["org", "set", org, "--unlimited-comp", "yes", ...where()], /--unlimited-comp must be true or false/],
+      [["org", "show", "org_missing", ...where()], /ORG_ID: no organization org_missing/],
+      [["key", "create", "--org", org, "--kind", "root", ...where()], /--kind must be management or inference/],
+      [["key", "create", "--org", org, "--kind", "inference", "--name", "x".repeat(256), ...where()], /--name: name must be at most 255 characters, got 256/],
+      [["key", "create", "--org", "org_missing", "--kind", "inference", ...where()], /--org: no organization org_missing/],
+      [["key", "revoke", "--org", org, "key_missing", ...where()], /KEY_ID: organization org_[0-9a-f]+ has no key key_missing/],
+      [["usage", "--org", org, "--day", "2031-02-30", ...where()], /--day: day must be a day as YYYY-MM-DD/],
+      [["org", "list", "--data-dir", dataDir, "--database-url", "postgres://127.0.0.1/test"], /--data-dir and --database-url name two databases/],
+      [["org", "frobnicate", ...where()], /unknown admin command 'org frobnicate'/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await admin(args);
+      expect(result.code, args.join(" ")).toBe(2);
+      expect(result.stderr, args.join(" ")).toMatch(message);
+    }
+    const json = await admin(["key", "create", "--org", org, "--kind", "inference", "--name", "", "--json", ...where()]);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toEqual({ error: "name must not be empty or only whitespace", field: "name", flag: "--name" });
+    expect((await adminJson(["key", "list", "--org", org, ...where()])).keys).toEqual([]);
+  });
+
+  it("finds the data dir through LOOM_DATA_DIR, and prints its usage for --help", async () => {
+    const created = await adminJson(["org", "create", "--name", "From the environment"], { LOOM_DATA_DIR: dataDir });
+    expect((await adminJson(["org", "show", created.id, ...where()])).name).toBe("From the environment");
+    const help = await admin(["--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("Usage: loom admin <command> [options]");
+  });
+});
+
+describe.skipIf(skipOutsideCi(postgresReason))(titled("loom admin with --database-url", postgresReason), () => {
+  let schema: string;
+  let url: string;
+  beforeAll(async () => {
+    failIfMissing(postgresReason);
+    // A schema of this test's own, named in the URL as every PostgreSQL client reads it (options=-c search_path=...).
+    schema = testSchemaName();
+    const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await client.connect();
+    await client.query(`CREATE SCHEMA "${schema}"`);
+    await client.end();
+    url = `${TEST_POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  });
+  afterAll(async () => {
+    if (schema !== undefined && TEST_POSTGRES_URL !== undefined) await dropSchema(TEST_POSTGRES_URL, schema);
+  });
+
+  it("runs the same commands on PostgreSQL, from the flag or LOOM_DATABASE_URL", async () => {
+    const organization = await adminJson(["org", "create", "--name", "On PostgreSQL", "--closed-beta", "true", "--database-url", url]);
+    expect(organization).toMatchObject({ name: "On PostgreSQL", closedBeta: true });
+    const key = await adminJson(["key", "create", "--org", organization.id, "--kind", "management"], { LOOM_DATABASE_URL: url });
+    expect(key.key).toMatch(/^sk-mgmt-/);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const tables = await client.query("SELECT id FROM organizations");
+      expect(tables.rows).toEqual([{ id: organization.id }]);
+    } finally {
+      await client.end();
+    }
+    const refused = await admin(["org", "set", organization.id, "--tpd", "1.5", "--database-url", url]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("--tpd must be an integer >= 1 or none, got '1.5'");
+  });
+
+  it("says which database it could not reach", async () => {
+    const result = await admin(["org", "list", "--database-url", "postgres://someone:secret@127.0.0.1:1/test"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/the database at postgres:\/\/someone:\*\*\*@127\.0\.0\.1:1\/test is unavailable/);
+    expect(result.stderr).not.toContain("secret");
+  });
+});
+
+describe.skipIf(skipOutsideCi(cliReason))(titled("loom admin through a running server that holds the data dir", cliReason), () => {
+  // A stand-in for the loom server's admin route (node:http, in this test process): it holds the data dir open, as
+  // `loom serve --data-dir` does, writes admin.json and answers with answerAdminRequest, the function the real route
+  // calls. The CLI child process finds the lock held by a live process and sends its command here.
+  let dataDir: string;
+  let database: Database;
+  let server: Server;
+  let requests = 0;
+  beforeAll(async () => {
+    failIfMissing(cliReason);
+    dataDir = temporaryDataDir();
+    database = await openDatabase({ dataDir });
+    const stores = createPlatformStores(database);
+    let token = "";
+    server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", async () => {
+        requests++;
+        const answer = await answerAdminRequest({ stores, token, authorization: request.headers.authorization, body: Buffer.concat(chunks).toString("utf8") });
+        response.writeHead(answer.status, { "content-type": "application/json" }).end(JSON.stringify(answer.body));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    token = writeAdminEndpointFile(dataDir, `http://127.0.0.1:${port}/admin/v1/command`);
+  });
+  afterAll(async () => {
+    removeAdminEndpointFile(dataDir);
+    await new Promise((resolve) => server?.close(resolve));
+    await database?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("sends the command to the server and prints its result", async () => {
+    const before = requests;
+    const organization = await adminJson(["org", "create", "--name", "Through the server", "--data-dir", dataDir]);
+    expect(requests).toBe(before + 1);
+    expect(await createPlatformStores(database).organizations.get(organization.id)).toMatchObject({ name: "Through the server" });
+    const key = await adminJson(["key", "create", "--org", organization.id, "--kind", "inference", "--data-dir", dataDir]);
+    expect(key.key).toMatch(/^sk-gw-/);
+    const refused = await admin(["key", "create", "--org", organization.id, "--kind", "inference", "--name", " ", "--data-dir", dataDir]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("--name: name must not be empty or only whitespace");
+  });
+
+  it("refuses a wrong token, and an admin.json left by another process", async () => {
+    const file = join(dataDir, "admin.json");
+    const original = JSON.parse(await import("node:fs").then((fs) => fs.readFileSync(file, "utf8")));
+    try {
+      writeFileSync(file, JSON.stringify({ ...original, token: "wrong" }));
+      const wrong = await admin(["org", "list", "--data-dir", dataDir]);
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toMatch(/the loom server at http:\/\/127\.0\.0\.1:\d+\/admin\/v1\/command answered 401/);
+      writeFileSync(file, JSON.stringify({ ...original, pid: 1 }));
+      const stale = await admin(["org", "list", "--data-dir", dataDir]);
+      expect(stale.code).toBe(1);
+      expect(stale.stderr).toContain(`the data dir ${dataDir} is in use by process ${process.pid}`);
+      expect(stale.stderr).toContain("it offers no admin endpoint");
+    } finally {
+      writeFileSync(file, JSON.stringify(original), { mode: 0o600 });
+    }
+  });
+});

@@ -1,0 +1,74 @@
+// The operator's commands as plain data (what `loom admin` builds and what a running server accepts as JSON), and
+// their validation: every field checked, unknown fields refused, each error naming its field.
+import { type KeyKind, PlatformInputError } from "../contract.js";
+import { type KeyOptions, validateKeyOptions } from "../store/key-store.js";
+import { type OrganizationPatch, validateOrganizationPatch } from "../store/organization-patch.js";
+import { quote, refuseUnknownFields, requireChoice, requireDay, requireId, requireName, requireObject } from "../store/validate.js";
+
+/** One admin command. `command` says which; the other fields are its arguments. */
+export type AdminCommand =
+  | { command: "org.create"; name: string; fields?: OrganizationPatch }
+  | { command: "org.list" }
+  | { command: "org.show"; organizationId: string }
+  | { command: "org.set"; organizationId: string; patch: OrganizationPatch }
+  | { command: "key.create"; organizationId: string; kind: KeyKind; name: string; options?: KeyOptions }
+  | { command: "key.list"; organizationId: string; kind?: KeyKind }
+  | { command: "key.revoke"; organizationId: string; keyId: string }
+  | { command: "usage"; organizationId: string; day?: string };
+
+/** The names of the commands. */
+export const ADMIN_COMMANDS = ["org.create", "org.list", "org.show", "org.set", "key.create", "key.list", "key.revoke", "usage"] as const;
+
+/** The fields each command takes besides `command`. */
+const FIELDS: Record<AdminCommand["command"], readonly string[]> = {
+  "org.create": ["name", "fields"],
+  "org.list": [],
+  "org.show": ["organizationId"],
+  "org.set": ["organizationId", "patch"],
+  "key.create": ["organizationId", "kind", "name", "options"],
+  "key.list": ["organizationId", "kind"],
+  "key.revoke": ["organizationId", "keyId"],
+  usage: ["organizationId", "day"],
+};
+
+/**
+ * Checks a command from anywhere (parsed JSON included) and returns it typed.
+ * @throws PlatformInputError naming the first bad field (`command` for an unknown command).
+ */
+export function validateAdminCommand(input: unknown): AdminCommand {
+  const raw = requireObject("command", input);
+  const name = raw.command;
+  if (typeof name !== "string" || !(ADMIN_COMMANDS as readonly string[]).includes(name)) {
+    throw new PlatformInputError("command", `command must be one of ${ADMIN_COMMANDS.join(", ")}, got ${quote(name)}`);
+  }
+  const command = name as AdminCommand["command"];
+  refuseUnknownFields(raw, ["command", ...FIELDS[command]]);
+  switch (command) {
+    case "org.create":
+      return { command, name: requireName("name", raw.name), ...(raw.fields === undefined ? {} : { fields: validateOrganizationPatch(raw.fields, "fields") }) };
+    case "org.list":
+      return { command };
+    case "org.show":
+      return { command, organizationId: requireId("organizationId", raw.organizationId) };
+    case "org.set":
+      return { command, organizationId: requireId("organizationId", raw.organizationId), patch: validateOrganizationPatch(raw.patch) };
+    case "key.create":
+      return {
+        command,
+        organizationId: requireId("organizationId", raw.organizationId),
+        kind: requireChoice("kind", raw.kind, ["inference", "management"] as const),
+        name: requireName("name", raw.name),
+        ...(raw.options === undefined ? {} : { options: validateKeyOptions(raw.options) }),
+      };
+    case "key.list":
+      return {
+        command,
+        organizationId: requireId("organizationId", raw.organizationId),
+        ...(raw.kind === undefined ? {} : { kind: requireChoice("kind", raw.kind, ["inference", "management"] as const) }),
+      };
+    case "key.revoke":
+      return { command, organizationId: requireId("organizationId", raw.organizationId), keyId: requireId("keyId", raw.keyId) };
+    case "usage":
+      return { command, organizationId: requireId("organizationId", raw.organizationId), ...(raw.day === undefined ? {} : { day: requireDay("day", raw.day) }) };
+  }
+}

@@ -1,0 +1,83 @@
+// Admin results as text for a person at a terminal (`loom admin` without --json).
+import type { AdminCommand } from "./admin-command.js";
+import type { AdminResult, KeyJson, OrganizationJson, UsageJson } from "./run-admin-command.js";
+
+/** The text `loom admin` prints for a command's result, ending in a newline. */
+export function formatAdminResult(command: AdminCommand["command"], result: AdminResult): string {
+  switch (command) {
+    case "org.create":
+    case "org.show":
+    case "org.set":
+      return organizationText(result as OrganizationJson);
+    case "org.list": {
+      const { organizations } = result as { organizations: OrganizationJson[] };
+      if (organizations.length === 0) return "no organizations\n";
+      return organizations.map((organization) => `${organization.id}  ${organization.name}  (${organization.billingMode ?? "no billing"}, created ${organization.createdAt})\n`).join("");
+    }
+    case "key.create": {
+      const created = result as KeyJson & { key: string };
+      return `${keyLine(created)}\nkey: ${created.key}\n(the key is shown only now: store it; loom keeps only its SHA-256 digest)\n`;
+    }
+    case "key.list": {
+      const { keys } = result as { keys: KeyJson[] };
+      return keys.length === 0 ? "no keys\n" : keys.map((key) => `${keyLine(key)}\n`).join("");
+    }
+    case "key.revoke": {
+      const revoked = result as { id: string; organizationId: string };
+      return `revoked ${revoked.id} of ${revoked.organizationId}\n`;
+    }
+    case "usage":
+      return usageText(result as UsageJson);
+  }
+}
+
+function organizationText(organization: OrganizationJson): string {
+  const { plan, dailyAllowance: allowance, limits } = organization;
+  const planText = plan.label === null ? "none" : `${plan.label}${plan.status === null ? "" : ` (${plan.status})`}`;
+  const allowanceText = allowance === null
+    ? "none"
+    : `${allowance.basis === "credit" ? `$${allowance.amount}` : `${allowance.amount} tokens`} per UTC day${allowance.hardCap ? ", hard cap" : ", reported only"}`;
+  const limitText = [
+    `${limits.requestsPerMinute ?? "unlimited"} requests/min`,
+    `${limits.tokensPerMinute ?? "unlimited"} tokens/min`,
+    `${limits.tokensPerDay ?? "unlimited"} tokens/day`,
+  ].join(", ");
+  const prices = Object.entries(organization.prices);
+  const priceText = prices.length === 0
+    ? "none"
+    : prices.map(([model, price]) => `${model} $${price.inputPerMillion} in / $${price.outputPerMillion} out per million tokens`).join("; ");
+  return [
+    `${organization.id}  ${organization.name}`,
+    `  billing:          ${organization.billingMode ?? "none"}`,
+    `  plan:             ${planText}${plan.isUnlimitedComp ? ", unlimited comp" : ""}`,
+    `  daily allowance:  ${allowanceText}`,
+    `  credit balance:   $${organization.creditBalanceDollars}`,
+    `  closed beta:      ${organization.closedBeta ? "yes" : "no"}`,
+    `  limits:           ${limitText}`,
+    `  prices:           ${priceText}`,
+    `  created:          ${organization.createdAt}`,
+    "",
+  ].join("\n");
+}
+
+function keyLine(key: KeyJson): string {
+  const extras = [
+    key.limits.requestsPerMinute === undefined ? "" : ` rpm ${key.limits.requestsPerMinute}`,
+    key.limits.tokensPerMinute === undefined ? "" : ` tpm ${key.limits.tokensPerMinute}`,
+    key.limits.tokensPerDay === undefined ? "" : ` tpd ${key.limits.tokensPerDay}`,
+    key.allowedModels === null ? "" : ` models ${key.allowedModels.join(",")}`,
+  ].join("");
+  return `${key.id}  ${key.kind}  ${key.isActive ? "active" : "revoked"}  ${key.keyPrefix}...  ${JSON.stringify(key.name)}  created ${key.createdAt}` +
+    `  last used ${key.lastUsedAt ?? "never"}${extras}`;
+}
+
+function usageText(usage: UsageJson): string {
+  const scope = usage.day === null ? "all days" : usage.day;
+  if (usage.rows.length === 0) return `no usage for ${usage.organizationId} (${scope})\n`;
+  const lines = usage.rows.map((row) =>
+    `${row.day}  ${row.keyId}  ${row.model}  ${row.requests} requests  ${row.inputTokens} input (${row.cachedInputTokens} cached)  ${row.outputTokens} output  $${row.spendDollars}`,
+  );
+  const { totals } = usage;
+  lines.push(`total (${scope}): ${totals.requests} requests, ${totals.inputTokens} input (${totals.cachedInputTokens} cached), ${totals.outputTokens} output, $${totals.spendDollars}`);
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,89 @@
+// Runs one admin command against the stores and answers plain JSON (dates as ISO strings): the same code whether
+// `loom admin` opened the database itself or a running server received the command.
+import { type KeyRecord, type Organization, PlatformInputError, type UsageRow } from "../contract.js";
+import type { PlatformStores } from "../store/platform-stores.js";
+import { type AdminCommand, validateAdminCommand } from "./admin-command.js";
+
+/** An organization as JSON. */
+export type OrganizationJson = Omit<Organization, "createdAt"> & { createdAt: string };
+
+/** A key record as JSON: never a digest; `key` (the secret) only in key.create's result. */
+export type KeyJson = Omit<KeyRecord, "createdAt" | "lastUsedAt"> & { createdAt: string; lastUsedAt: string | null };
+
+/** Usage of an organization: its rows (of one day, or all days) and their totals. */
+export interface UsageJson {
+  organizationId: string;
+  day: string | null;
+  rows: UsageRow[];
+  totals: { requests: number; inputTokens: number; cachedInputTokens: number; outputTokens: number; spendDollars: number };
+}
+
+/** What each command answers. */
+export type AdminResult =
+  | OrganizationJson
+  | { organizations: OrganizationJson[] }
+  | (KeyJson & { key: string })
+  | { keys: KeyJson[] }
+  | { id: string; organizationId: string; isActive: false }
+  | UsageJson;
+
+export function organizationJson(organization: Organization): OrganizationJson {
+  return { ...organization, createdAt: organization.createdAt.toISOString() };
+}
+
+export function keyJson(record: KeyRecord): KeyJson {
+  return { ...record, createdAt: record.createdAt.toISOString(), lastUsedAt: record.lastUsedAt?.toISOString() ?? null };
+}
+
+/**
+ * Validates `input` as an AdminCommand and runs it.
+ * @throws PlatformInputError naming a bad field, or (notFound) an unknown organization or key.
+ * @throws DatabaseUnavailableError when the database cannot be used.
+ */
+export async function runAdminCommand(stores: PlatformStores, input: unknown): Promise<AdminResult> {
+  const command: AdminCommand = validateAdminCommand(input);
+  switch (command.command) {
+    case "org.create":
+      return organizationJson(await stores.organizations.create(command.name, command.fields));
+    case "org.list":
+      return { organizations: (await stores.organizations.list()).map(organizationJson) };
+    case "org.show":
+      return organizationJson(await existingOrganization(stores, command.organizationId));
+    case "org.set":
+      return organizationJson(await stores.organizations.update(command.organizationId, command.patch));
+    case "key.create": {
+      const { record, key } = await stores.keys.create(command.organizationId, command.kind, command.name, command.options);
+      return { ...keyJson(record), key };
+    }
+    case "key.list":
+      await existingOrganization(stores, command.organizationId);
+      return { keys: (await stores.keys.list(command.organizationId, command.kind)).map(keyJson) };
+    case "key.revoke":
+      if (!(await stores.keys.revoke(command.organizationId, command.keyId))) {
+        await existingOrganization(stores, command.organizationId);
+        throw new PlatformInputError("keyId", `organization ${command.organizationId} has no key ${command.keyId}`, true);
+      }
+      return { id: command.keyId, organizationId: command.organizationId, isActive: false };
+    case "usage": {
+      await existingOrganization(stores, command.organizationId);
+      const rows = await stores.usage.rows(command.organizationId, command.day);
+      const totals = { requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, spendDollars: 0 };
+      for (const row of rows) {
+        totals.requests += row.requests;
+        totals.inputTokens += row.inputTokens;
+        totals.cachedInputTokens += row.cachedInputTokens;
+        totals.outputTokens += row.outputTokens;
+        totals.spendDollars += row.spendDollars;
+      }
+      // Rounded to the stored precision (nano-dollars), so float sums print as the database holds them.
+      totals.spendDollars = Math.round(totals.spendDollars * 1e9) / 1e9;
+      return { organizationId: command.organizationId, day: command.day ?? null, rows, totals };
+    }
+  }
+}
+
+async function existingOrganization(stores: PlatformStores, organizationId: string): Promise<Organization> {
+  const organization = await stores.organizations.get(organizationId);
+  if (organization === undefined) throw new PlatformInputError("organizationId", `no organization ${organizationId}`, true);
+  return organization;
+}

@@ -1,0 +1,49 @@
+// Applies the versioned migrations at open: in one transaction, in order, each recorded in schema_migrations; a
+// database migrated by a newer loom is refused with both versions named.
+import type { Database } from "../contract.js";
+import { LATEST_SCHEMA_VERSION, MIGRATIONS, type Migration } from "./migrations/index.js";
+
+/** The database's schema is newer than this code understands (a newer loom migrated it). */
+export class SchemaTooNewError extends Error {
+  override readonly name = "SchemaTooNewError";
+  constructor(
+    readonly location: string,
+    readonly databaseVersion: number,
+    readonly codeVersion: number,
+  ) {
+    super(`the database at ${location} has schema version ${databaseVersion}; this loom understands up to ${codeVersion}: upgrade loom`);
+  }
+}
+
+/** The first key of loom's PostgreSQL advisory locks ('loom' in ASCII); the second is a hash of the schema's name. */
+export const ADVISORY_LOCK_CLASS = 0x6c6f6f6d;
+
+/**
+ * Brings `database` to the newest schema in `migrations` and returns the versions it applied (empty: already there).
+ * All of it is one transaction, so a failed migration leaves the schema as it was. On PostgreSQL a transaction-scoped
+ * advisory lock (per schema) makes concurrent openers wait for the first to finish instead of racing it.
+ * @param location where the database is, for the error message (a data dir, a URL without its password).
+ * @throws SchemaTooNewError when the database's newest applied version is above the newest migration's.
+ */
+export async function migrate(database: Database, location: string, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  const newest = migrations.length === 0 ? 0 : migrations[migrations.length - 1]!.version;
+  return database.transaction(async (tx) => {
+    if (database.kind === "postgres") {
+      await tx.query("SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))", [ADVISORY_LOCK_CLASS]);
+    }
+    await tx.query("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
+    const [row] = await tx.query<{ version: number | null }>("SELECT max(version) AS version FROM schema_migrations");
+    const current = row?.version ?? 0;
+    if (current > newest) throw new SchemaTooNewError(location, current, newest);
+    const applied: number[] = [];
+    for (const migration of migrations) {
+      if (migration.version <= current) continue;
+      for (const statement of migration.statements) await tx.query(statement);
+      await tx.query("INSERT INTO schema_migrations (version) VALUES ($1)", [migration.version]);
+      applied.push(migration.version);
+    }
+    return applied;
+  });
+}
+
+export { LATEST_SCHEMA_VERSION };

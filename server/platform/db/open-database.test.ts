@@ -1,0 +1,195 @@
+// Opening the database on PGlite and PostgreSQL: migrations applied once, a newer schema refused by name, the data
+// dir lock, and unreachable or closed databases reported as DatabaseUnavailableError.
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
+import { DatabaseUnavailableError } from "../contract.js";
+import { TEST_BACKENDS, TEST_POSTGRES_URL, dropSchema, temporaryDataDir, testSchemaName } from "../testing/test-databases.js";
+import { DataDirLockedError, LOCK_FILE_NAME, acquireDataDirLock, liveLockOwner } from "./data-dir-lock.js";
+import { migrate, SchemaTooNewError } from "./migrate.js";
+import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "./migrations/index.js";
+import { type OpenDatabaseOptions, openDatabase } from "./open-database.js";
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+/** Where a fresh database of `backend` lives, removed after the file's tests. */
+function freshLocation(backend: (typeof TEST_BACKENDS)[number]): { options: OpenDatabaseOptions; location: string } {
+  if (backend.name === "PGlite") {
+    const dataDir = temporaryDataDir();
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    return { options: { dataDir }, location: dataDir };
+  }
+  const url = TEST_POSTGRES_URL!;
+  const schema = testSchemaName();
+  cleanups.push(() => dropSchema(url, schema));
+  return { options: { url, schema }, location: url };
+}
+
+for (const backend of TEST_BACKENDS) {
+  describe.skipIf(skipOutsideCi(backend.reason))(titled(`openDatabase on ${backend.name}`, backend.reason), () => {
+    it("applies every migration once; opening again applies none and leaves the record as it was", async () => {
+      failIfMissing(backend.reason);
+      const { options } = freshLocation(backend);
+      const first = await openDatabase(options);
+      const applied = await first.query<{ version: number; applied_at: Date }>("SELECT version, applied_at FROM schema_migrations ORDER BY version");
+      expect(applied.map((row) => row.version)).toEqual(MIGRATIONS.map((migration) => migration.version));
+      const tables = await first.query<{ name: string }>(
+        "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name",
+      );
+      expect(tables.map((row) => row.name)).toEqual(["api_keys", "credit_holds", "organizations", "schema_migrations", "usage_daily"]);
+      expect(await migrate(first, "here")).toEqual([]);
+      await first.close();
+
+      const second = await openDatabase(options);
+      const again = await second.query<{ version: number; applied_at: Date }>("SELECT version, applied_at FROM schema_migrations ORDER BY version");
+      expect(again).toEqual(applied);
+      await second.close();
+    });
+
+    it("refuses a database migrated by a newer loom, naming both versions, and changes nothing", async () => {
+      failIfMissing(backend.reason);
+      const { options, location } = freshLocation(backend);
+      const database = await openDatabase(options);
+      await database.query("INSERT INTO schema_migrations (version) VALUES ($1)", [LATEST_SCHEMA_VERSION + 1]);
+      await database.close();
+      const refusal = await openDatabase(options).then(() => undefined, (error: unknown) => error);
+      expect(refusal).toBeInstanceOf(SchemaTooNewError);
+      expect((refusal as Error).message).toBe(
+        `the database at ${location} has schema version ${LATEST_SCHEMA_VERSION + 1}; this loom understands up to ${LATEST_SCHEMA_VERSION}: upgrade loom`,
+      );
+      // The refused open closed its database (and, on PGlite, gave the lock back): the next open is not locked out.
+      if ("dataDir" in options) expect(existsSync(join(options.dataDir, LOCK_FILE_NAME))).toBe(false);
+    });
+
+    it("applies only the migrations a database lacks, all or none", async () => {
+      failIfMissing(backend.reason);
+      const { options } = freshLocation(backend);
+      const database = await openDatabase(options);
+      const extra = { version: LATEST_SCHEMA_VERSION + 1, description: "test", statements: ["CREATE TABLE test_extra (x int)"] };
+      expect(await migrate(database, "here", [...MIGRATIONS, extra])).toEqual([LATEST_SCHEMA_VERSION + 1]);
+      const broken = { version: LATEST_SCHEMA_VERSION + 2, description: "broken", statements: ["CREATE TABLE test_half (x int)", "SELECT * FROM missing_table"] };
+      await expect(migrate(database, "here", [...MIGRATIONS, extra, broken])).rejects.toThrow(/missing_table/);
+      const tables = await database.query("SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'test_half'");
+      expect(tables).toEqual([]);
+      const [newest] = await database.query<{ version: number }>("SELECT max(version) AS version FROM schema_migrations");
+      expect(newest!.version).toBe(LATEST_SCHEMA_VERSION + 1);
+      await database.close();
+    });
+
+    it("turns statements on a closed database into DatabaseUnavailableError, keeping the driver's error as cause", async () => {
+      failIfMissing(backend.reason);
+      const { options } = freshLocation(backend);
+      const database = await openDatabase(options);
+      await database.close();
+      const error = await database.query("SELECT 1").then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(DatabaseUnavailableError);
+      expect((error as Error).cause).toBeInstanceOf(Error);
+      await expect(database.transaction((tx) => tx.query("SELECT 1"))).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    });
+
+    it("rolls a transaction back when its work throws, passing the work's own error through", async () => {
+      failIfMissing(backend.reason);
+      const { options } = freshLocation(backend);
+      const database = await openDatabase(options);
+      const mine = new RangeError("mine");
+      await expect(
+        database.transaction(async (tx) => {
+          await tx.query("INSERT INTO organizations (id, name) VALUES ('org_rolled_back', 'x')");
+          throw mine;
+        }),
+      ).rejects.toBe(mine);
+      expect(await database.query("SELECT id FROM organizations")).toEqual([]);
+      // A statement's own error (not the database being down) is not a DatabaseUnavailableError.
+      const syntax = await database.query("SELECT * FROM no_such_table").then(() => undefined, (e: unknown) => e);
+      expect(syntax).not.toBeInstanceOf(DatabaseUnavailableError);
+      expect((syntax as { code: string }).code).toBe("42P01");
+      await database.close();
+    });
+  });
+}
+
+const postgresBackend = TEST_BACKENDS.find((backend) => backend.name === "PostgreSQL")!;
+describe.skipIf(skipOutsideCi(postgresBackend.reason))(titled("openDatabase by several processes at once on PostgreSQL", postgresBackend.reason), () => {
+  it("migrates once: concurrent openers wait on the advisory lock instead of racing", async () => {
+    failIfMissing(postgresBackend.reason);
+    const { options } = freshLocation(postgresBackend);
+    // Separate pools stand for separate loom processes starting together on one fresh schema.
+    const databases = await Promise.all(Array.from({ length: 4 }, () => openDatabase(options)));
+    const rows = await databases[0]!.query<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version");
+    expect(rows.map((row) => row.version)).toEqual(MIGRATIONS.map((migration) => migration.version));
+    await Promise.all(databases.map((database) => database.close()));
+  });
+});
+
+describe("openDatabase on an unreachable PostgreSQL", () => {
+  it("fails with DatabaseUnavailableError naming the URL without its password", async () => {
+    // Port 1 on loopback: nothing listens there, the connection is refused at once.
+    const error = await openDatabase({ url: "postgres://someone:hunter2@127.0.0.1:1/test" }).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(DatabaseUnavailableError);
+    expect((error as Error).message).toMatch(/^the database at postgres:\/\/someone:\*\*\*@127\.0\.0\.1:1\/test is unavailable: .*ECONNREFUSED/);
+    expect((error as Error).message).not.toContain("hunter2");
+    expect((error as Error).cause).toBeDefined();
+  });
+
+  it("refuses a URL of another scheme", async () => {
+    await expect(openDatabase({ url: "mysql://127.0.0.1/test" })).rejects.toThrow("a database URL must start with postgres:// or postgresql://");
+  });
+});
+
+/** A child process that lives until killed, and its pid. */
+function sleeper(): { pid: number; stop: () => Promise<void> } {
+  const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60_000)"], { stdio: "ignore" });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return { pid: child.pid!, stop: async () => { child.kill("SIGKILL"); await exited; } };
+}
+
+describe("the data dir lock", () => {
+  it("refuses a second opener of the same data dir, naming the holder's pid, and frees the dir on close", async () => {
+    const dataDir = temporaryDataDir();
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const database = await openDatabase({ dataDir });
+    expect(readFileSync(join(dataDir, LOCK_FILE_NAME), "utf8").trim()).toBe(String(process.pid));
+    expect(liveLockOwner(dataDir)).toBe(process.pid);
+    const refusal = await openDatabase({ dataDir }).then(() => undefined, (e: unknown) => e);
+    expect(refusal).toBeInstanceOf(DataDirLockedError);
+    expect((refusal as DataDirLockedError).pid).toBe(process.pid);
+    expect((refusal as Error).message).toContain(`the data dir ${dataDir} is in use by process ${process.pid}`);
+    await database.close();
+    expect(existsSync(join(dataDir, LOCK_FILE_NAME))).toBe(false);
+    const again = await openDatabase({ dataDir });
+    await again.close();
+  });
+
+  it("refuses while another live process holds the lock, and takes over a lock whose process is dead", async () => {
+    const dataDir = temporaryDataDir();
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const other = sleeper();
+    try {
+      writeFileSync(join(dataDir, LOCK_FILE_NAME), `${other.pid}\n`);
+      expect(() => acquireDataDirLock(dataDir)).toThrow(`is in use by process ${other.pid}`);
+    } finally {
+      await other.stop();
+    }
+    // The holder died without removing its lock (kill -9): the lock is stale and the next opener takes it.
+    expect(liveLockOwner(dataDir)).toBeUndefined();
+    const database = await openDatabase({ dataDir });
+    expect(readFileSync(join(dataDir, LOCK_FILE_NAME), "utf8").trim()).toBe(String(process.pid));
+    await database.close();
+  });
+
+  it("takes over an empty lock file (a holder killed between creating and writing it)", () => {
+    const dataDir = temporaryDataDir();
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(join(dataDir, LOCK_FILE_NAME), "");
+    const lock = acquireDataDirLock(dataDir);
+    expect(readFileSync(lock.path, "utf8").trim()).toBe(String(process.pid));
+    lock.release();
+    expect(existsSync(lock.path)).toBe(false);
+  });
+});

@@ -1,0 +1,127 @@
+// The scaled-out back end: a small `pg` pool on a PostgreSQL server, behind the Database interface.
+import pg from "pg";
+import type { Database, Sql } from "../contract.js";
+import { translateDriverError } from "./errors.js";
+import { ADVISORY_LOCK_CLASS } from "./migrate.js";
+
+/** Options of a PostgreSQL connection pool. */
+export interface PostgresOptions {
+  /** postgres:// or postgresql:// URL. */
+  url: string;
+  /** Schema for every connection's search_path (created when missing); default: the server's (`public`). */
+  schema?: string;
+  /** Most connections at once (default 8). */
+  poolSize?: number;
+  /** How long to wait for a connection before the database counts as unavailable (default 5000 ms). */
+  connectTimeoutMs?: number;
+}
+
+/** A plain lower-case SQL identifier: safe in search_path and in quoted DDL. */
+export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** A URL fit for messages: the password replaced by `***`. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(an unparsable database URL)";
+  }
+}
+
+/**
+ * A Database over a `pg` Pool. Statements go to any free connection; a transaction takes one connection for its
+ * whole length (BEGIN ... COMMIT, ROLLBACK on a throw) and gives it back, destroyed if it broke.
+ */
+export class PostgresDatabase implements Database {
+  readonly kind = "postgres";
+  readonly #pool: pg.Pool;
+  readonly #location: string;
+  #closed = false;
+
+  private constructor(pool: pg.Pool, location: string) {
+    this.#pool = pool;
+    this.#location = location;
+  }
+
+  /** Opens a pool (connecting lazily) and creates `options.schema` when missing. */
+  static async open(options: PostgresOptions): Promise<PostgresDatabase> {
+    if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
+      throw new Error(`schema must be a lower-case SQL identifier (letters, digits, _), got '${options.schema}'`);
+    }
+    const location = redactUrl(options.url);
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.poolSize ?? 8,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      ...(options.schema !== undefined ? { options: `-c search_path=${options.schema}` } : {}),
+    });
+    // An idle connection the server drops (a restart) reports here; without a listener it would end the process.
+    // The next statement gets a fresh connection or a DatabaseUnavailableError.
+    pool.on("error", () => {});
+    const database = new PostgresDatabase(pool, location);
+    if (options.schema !== undefined) {
+      try {
+        // CREATE SCHEMA IF NOT EXISTS races with itself (a unique violation in pg_namespace): openers take turns.
+        await database.transaction(async (tx) => {
+          await tx.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [ADVISORY_LOCK_CLASS, options.schema]);
+          await tx.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`);
+        });
+      } catch (error) {
+        await pool.end();
+        throw error;
+      }
+    }
+    return database;
+  }
+
+  async query<Row extends Record<string, unknown>>(text: string, params: readonly unknown[] = []): Promise<Row[]> {
+    try {
+      return (await this.#pool.query<Row>(text, [...params])).rows;
+    } catch (error) {
+      throw translateDriverError(error, this.#location);
+    }
+  }
+
+  async transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      throw translateDriverError(error, this.#location);
+    }
+    const location = this.#location;
+    const sql: Sql = {
+      async query<Row extends Record<string, unknown>>(text: string, params: readonly unknown[] = []): Promise<Row[]> {
+        try {
+          return (await client.query<Row>(text, [...params])).rows;
+        } catch (error) {
+          throw translateDriverError(error, location);
+        }
+      },
+    };
+    let broken: Error | undefined;
+    try {
+      await sql.query("BEGIN");
+      const result = await work(sql);
+      await sql.query("COMMIT");
+      return result;
+    } catch (error) {
+      try {
+        await client.query("ROLLBACK");
+      } catch (rollbackError) {
+        broken = rollbackError as Error;
+      }
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#pool.end();
+  }
+}

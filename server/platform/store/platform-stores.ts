@@ -1,0 +1,24 @@
+// The stores of one database, together: what the admin commands and the HTTP routes are given.
+import type { Database } from "../contract.js";
+import { CreditStore } from "./credit-store.js";
+import { KeyStore } from "./key-store.js";
+import { OrganizationStore } from "./organization-store.js";
+import { UsageStore } from "./usage-store.js";
+
+/** Organizations, keys, usage and credits over one database. */
+export interface PlatformStores {
+  organizations: OrganizationStore;
+  keys: KeyStore;
+  usage: UsageStore;
+  credits: CreditStore;
+}
+
+/** The stores over `database` (they hold no state of their own: create them once and share them). */
+export function createPlatformStores(database: Database): PlatformStores {
+  return {
+    organizations: new OrganizationStore(database),
+    keys: new KeyStore(database),
+    usage: new UsageStore(database),
+    credits: new CreditStore(database),
+  };
+}

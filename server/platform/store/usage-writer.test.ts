@@ -1,0 +1,236 @@
+// UsageWriter and UsageStore on PGlite and PostgreSQL: group commit sums exactly in fewer transactions than records,
+// prepaid spend and credit holds settle in the same transaction, and a failed batch rejects its own waiters only.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
+import { type Database, DatabaseUnavailableError, type KeyRecord, type Organization, PlatformInputError, type UsageIncrement } from "../contract.js";
+import { TEST_BACKENDS, type TestDatabase } from "../testing/test-databases.js";
+import { CreditStore } from "./credit-store.js";
+import { KeyStore } from "./key-store.js";
+import { OrganizationStore } from "./organization-store.js";
+import { UsageStore } from "./usage-store.js";
+import { UsageWriter } from "./usage-writer.js";
+
+/** The real database, counting the transactions begun through it. */
+function countingTransactions(database: Database): { database: Database; transactions: () => number } {
+  let transactions = 0;
+  return {
+    database: {
+      kind: database.kind,
+      query: (text, params) => database.query(text, params),
+      transaction: (work) => {
+        transactions++;
+        return database.transaction(work);
+      },
+      close: () => database.close(),
+    },
+    transactions: () => transactions,
+  };
+}
+
+/** A deterministic pseudo-random sequence (mulberry32), so a failure can be replayed. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const DAY = "2031-03-04";
+
+for (const backend of TEST_BACKENDS) {
+  describe.skipIf(skipOutsideCi(backend.reason))(titled(`UsageWriter on ${backend.name}`, backend.reason), () => {
+    let test: TestDatabase;
+    let organizations: OrganizationStore;
+    let keys: KeyStore;
+    let usage: UsageStore;
+    beforeAll(async () => {
+      failIfMissing(backend.reason);
+      test = await backend.open();
+      organizations = new OrganizationStore(test.database);
+      keys = new KeyStore(test.database);
+      usage = new UsageStore(test.database);
+    });
+    afterAll(async () => test?.dispose());
+
+    async function organizationWithKeys(name: string, fields = {}): Promise<{ organization: Organization; keys: KeyRecord[] }> {
+      const organization = await organizations.create(name, fields);
+      const a = await keys.create(organization.id, "inference", "a");
+      const b = await keys.create(organization.id, "inference", "b");
+      return { organization, keys: [a.record, b.record] };
+    }
+
+    it("commits 200 concurrent records as exact sums, in fewer transactions than records", async () => {
+      const subscription = await organizationWithKeys("Group commit", { billingMode: "subscription" });
+      const prepaid = await organizationWithKeys("Group commit prepaid", { billingMode: "prepaid", creditBalanceDollars: 1000 });
+      const counted = countingTransactions(test.database);
+      const writer = new UsageWriter(counted.database);
+      const next = random(15);
+      const increments: UsageIncrement[] = [];
+      for (let i = 0; i < 200; i++) {
+        const { organization, keys: pair } = i % 2 === 0 ? subscription : prepaid;
+        const prepaidOne = organization.id === prepaid.organization.id;
+        const input = Math.floor(next() * 5000);
+        increments.push({
+          organizationId: organization.id,
+          keyId: pair[Math.floor(next() * 2)]!.id,
+          model: next() < 0.5 ? "smollm2-135m" : "stories260k",
+          day: next() < 0.8 ? DAY : "2031-03-05",
+          requests: 1,
+          inputTokens: input,
+          cachedInputTokens: Math.floor(input * next()),
+          outputTokens: Math.floor(next() * 800),
+          spendDollars: prepaidOne ? Math.round(next() * 1e6) / 1e9 : 0,
+        });
+      }
+      const before = new Date();
+      await Promise.all(increments.map((increment) => writer.record(increment)));
+      expect(counted.transactions()).toBeGreaterThan(0);
+      expect(counted.transactions()).toBeLessThan(increments.length / 10);
+
+      // Every (organization, key, model, day) row equals the sum of its increments, to the token.
+      const expected = new Map<string, { requests: number; inputTokens: number; cachedInputTokens: number; outputTokens: number; spend: bigint }>();
+      for (const increment of increments) {
+        const key = [increment.organizationId, increment.keyId, increment.model, increment.day].join("|");
+        const sum = expected.get(key) ?? { requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, spend: 0n };
+        sum.requests += increment.requests;
+        sum.inputTokens += increment.inputTokens;
+        sum.cachedInputTokens += increment.cachedInputTokens;
+        sum.outputTokens += increment.outputTokens;
+        sum.spend += BigInt(Math.round(increment.spendDollars * 1e9));
+        expected.set(key, sum);
+      }
+      const rows = [...(await usage.rows(subscription.organization.id)), ...(await usage.rows(prepaid.organization.id))];
+      expect(rows).toHaveLength(expected.size);
+      for (const row of rows) {
+        const sum = expected.get([row.organizationId, row.keyId, row.model, row.day].join("|"))!;
+        expect(row).toMatchObject({ requests: sum.requests, inputTokens: sum.inputTokens, cachedInputTokens: sum.cachedInputTokens, outputTokens: sum.outputTokens });
+        expect(Math.round(row.spendDollars * 1e9)).toBe(Number(sum.spend));
+      }
+      // The prepaid balance lost exactly the spend, in nano-dollars; the subscription balance nothing.
+      const totalSpend = [...expected.values()].reduce((total, sum) => total + sum.spend, 0n);
+      const [balance] = await test.database.query<{ nano: string }>(
+        "SELECT (credit_balance * 1000000000)::bigint::text AS nano FROM organizations WHERE id = $1",
+        [prepaid.organization.id],
+      );
+      expect(BigInt(balance!.nano)).toBe(1000n * 1_000_000_000n - totalSpend);
+      expect((await organizations.get(subscription.organization.id))!.creditBalanceDollars).toBe(0);
+
+      // Reads: per-model totals of a day, consumed tokens (input + output) per organization and per key.
+      const day = increments.filter((increment) => increment.organizationId === subscription.organization.id && increment.day === DAY);
+      const perModel = await usage.today(subscription.organization.id, DAY);
+      expect(perModel.map((model) => model.model)).toEqual([...new Set(day.map((increment) => increment.model))].sort());
+      for (const model of perModel) {
+        const ofModel = day.filter((increment) => increment.model === model.model);
+        expect(model.requests).toBe(ofModel.length);
+        expect(model.outputTokens).toBe(ofModel.reduce((total, increment) => total + increment.outputTokens, 0));
+      }
+      expect(await usage.consumed(subscription.organization.id, DAY)).toBe(day.reduce((total, increment) => total + increment.inputTokens + increment.outputTokens, 0));
+      const keyId = subscription.keys[0]!.id;
+      expect(await usage.consumed(subscription.organization.id, DAY, keyId)).toBe(
+        day.filter((increment) => increment.keyId === keyId).reduce((total, increment) => total + increment.inputTokens + increment.outputTokens, 0),
+      );
+      expect(await usage.consumed(subscription.organization.id, "2031-01-01")).toBe(0);
+      expect(await usage.today(subscription.organization.id, "2031-01-01")).toEqual([]);
+
+      // Last use came with the batches: no write per request, and not before the records began.
+      for (const record of await keys.list(subscription.organization.id)) {
+        expect(record.lastUsedAt).not.toBeNull();
+        expect(record.lastUsedAt!.getTime()).toBeGreaterThanOrEqual(before.getTime() - 1000);
+      }
+      await writer.close();
+    });
+
+    it("takes prepaid spend from the balance and drops the request's credit hold in the same commit", async () => {
+      const { organization, keys: [key] } = await organizationWithKeys("Holds", { billingMode: "prepaid", creditBalanceDollars: 1 });
+      const credits = new CreditStore(test.database);
+      const hold = await credits.hold(organization.id, 0.25, 60_000);
+      if (!hold.admitted) throw new Error("the hold was refused");
+      expect(await credits.available(organization.id)).toBe(0.75);
+      const writer = new UsageWriter(test.database);
+      await writer.record({
+        organizationId: organization.id, keyId: key!.id, model: "m", day: DAY, requests: 1, inputTokens: 10, cachedInputTokens: 0, outputTokens: 5,
+        spendDollars: 0.1, creditHoldId: hold.holdId,
+      });
+      expect((await organizations.get(organization.id))!.creditBalanceDollars).toBe(0.9);
+      expect(await credits.available(organization.id)).toBe(0.9);
+      expect(await test.database.query("SELECT id FROM credit_holds WHERE organization_id = $1", [organization.id])).toEqual([]);
+    });
+
+    it("rejects every waiter of a failing batch with DatabaseUnavailableError, applies none of it, and commits the next", async () => {
+      const { organization, keys: [key] } = await organizationWithKeys("Failing batch");
+      const writer = new UsageWriter(test.database);
+      const increment = (keyId: string, outputTokens: number): UsageIncrement => ({
+        organizationId: organization.id, keyId, model: "m", day: DAY, requests: 1, inputTokens: 1, cachedInputTokens: 0, outputTokens, spendDollars: 0,
+      });
+      // The first record starts a batch at once; the next two wait for it and share the second batch, which fails on
+      // the key that does not exist (a foreign key violation).
+      const first = writer.record(increment(key!.id, 1));
+      const bad = writer.record(increment("key_missing", 10));
+      const sharing = writer.record(increment(key!.id, 100));
+      const [firstResult, badResult, sharingResult] = await Promise.allSettled([first, bad, sharing]);
+      expect(firstResult.status).toBe("fulfilled");
+      for (const result of [badResult, sharingResult]) {
+        expect(result.status).toBe("rejected");
+        expect((result as PromiseRejectedResult).reason).toBeInstanceOf(DatabaseUnavailableError);
+        expect(((result as PromiseRejectedResult).reason as Error).cause).toBeDefined();
+      }
+      await writer.record(increment(key!.id, 1000));
+      const rows = await usage.rows(organization.id, DAY);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ requests: 2, outputTokens: 1001 });
+    });
+
+    it("refuses a malformed increment alone, naming its field, without failing the others", async () => {
+      const { organization, keys: [key] } = await organizationWithKeys("Malformed");
+      const writer = new UsageWriter(test.database);
+      const good: UsageIncrement = { organizationId: organization.id, keyId: key!.id, model: "m", day: DAY, requests: 1, inputTokens: 3, cachedInputTokens: 0, outputTokens: 4, spendDollars: 0 };
+      const results = await Promise.allSettled([
+        writer.record(good),
+        writer.record({ ...good, outputTokens: -1 }),
+        writer.record({ ...good, day: "2031-02-30" }),
+        writer.record({ ...good, inputTokens: 1.5 }),
+        writer.record({ ...good, spendDollars: Number.NaN }),
+        writer.record(good),
+      ]);
+      expect(results.map((result) => result.status)).toEqual(["fulfilled", "rejected", "rejected", "rejected", "rejected", "fulfilled"]);
+      expect(results.slice(1, 5).map((result) => ((result as PromiseRejectedResult).reason as PlatformInputError).field)).toEqual(
+        ["outputTokens", "day", "inputTokens", "spendDollars"],
+      );
+      expect((await usage.rows(organization.id))[0]).toMatchObject({ requests: 2, inputTokens: 6, outputTokens: 8 });
+    });
+
+    it("flush() waits for what was recorded; close() refuses later records", async () => {
+      const { organization, keys: [key] } = await organizationWithKeys("Flush");
+      const writer = new UsageWriter(test.database);
+      const increment: UsageIncrement = { organizationId: organization.id, keyId: key!.id, model: "m", day: DAY, requests: 1, inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, spendDollars: 0 };
+      const pending = Array.from({ length: 20 }, () => writer.record(increment));
+      await writer.flush();
+      expect((await usage.rows(organization.id))[0]?.requests).toBe(20);
+      await Promise.all(pending);
+      await writer.close();
+      await expect(writer.record(increment)).rejects.toThrow("the usage writer is closed");
+    });
+  });
+
+  describe.skipIf(skipOutsideCi(backend.reason))(titled(`UsageWriter on a closed ${backend.name} database`, backend.reason), () => {
+    it("rejects with DatabaseUnavailableError", async () => {
+      failIfMissing(backend.reason);
+      const test = await backend.open();
+      try {
+        const organization = await new OrganizationStore(test.database).create("Closed");
+        const { record } = await new KeyStore(test.database).create(organization.id, "inference", "k");
+        const writer = new UsageWriter(test.database);
+        await test.database.close();
+        const error = await writer
+          .record({ organizationId: organization.id, keyId: record.id, model: "m", day: DAY, requests: 1, inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, spendDollars: 0 })
+          .then(() => undefined, (e: unknown) => e);
+        expect(error).toBeInstanceOf(DatabaseUnavailableError);
+      } finally {
+        await test.dispose();
+      }
+    });
+  });
+}

@@ -1,0 +1,176 @@
+// Writes usage with group commit: an increment is durable when record() resolves, and increments that arrive while a
+// batch commits share the next batch's transaction (no timer, no fixed delay), so accounting never serializes requests.
+import { type Database, DatabaseUnavailableError, type Sql, type UsageIncrement } from "../contract.js";
+import { sqlState } from "../db/errors.js";
+import { KeyStore } from "./key-store.js";
+import { requireDay, requireDollars, requireId, requireInteger } from "./validate.js";
+
+/** An increment to record, with the prepaid credit hold it settles (dropped in the same transaction). */
+export type UsageRecord = UsageIncrement & { creditHoldId?: string };
+
+interface Waiter {
+  record: UsageRecord;
+  /** When record() was called: the key's lastUsedAt. */
+  at: Date;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+  settled: Promise<void>;
+}
+
+/** Attempts of a batch that PostgreSQL rolled back for a deadlock or a serialization failure (class 40). */
+const ATTEMPTS_ON_ROLLBACK = 3;
+
+/**
+ * Records usage increments in batches. If no batch is committing, record() starts one at once; while one commits,
+ * later records wait for it and then go together in the next. Each batch is one transaction: usage rows summed per
+ * (organization, key, model, day) and added with one INSERT ... ON CONFLICT DO UPDATE, prepaid spend taken from the
+ * balances, the batch's credit holds deleted, and the keys' last_used_at moved forward. Nothing is applied twice or in
+ * part; a batch that fails rejects each of its waiters with DatabaseUnavailableError and the next batch starts clean.
+ */
+export class UsageWriter {
+  #queue: Waiter[] = [];
+  /** The batch now committing and the ones after it, until the queue is empty; undefined when idle. */
+  #draining: Promise<void> | undefined;
+  #inFlight: Waiter[] = [];
+  #closed = false;
+
+  constructor(private readonly database: Database) {}
+
+  /**
+   * Queues `record` and resolves once it is committed.
+   * @throws PlatformInputError (rejected, nothing queued) for a malformed increment.
+   * @throws DatabaseUnavailableError when its batch could not be committed (nothing of that batch was applied).
+   */
+  record(record: UsageRecord): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error("the usage writer is closed"));
+    try {
+      validateRecord(record);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    let resolve!: () => void;
+    let reject!: (error: unknown) => void;
+    const settled = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    this.#queue.push({ record, at: new Date(), resolve, reject, settled });
+    this.#drain();
+    return settled;
+  }
+
+  /**
+   * Resolves once every increment recorded before the call is committed; rejects with the first failure among them
+   * (each of which was also reported to its own record() caller).
+   */
+  async flush(): Promise<void> {
+    const pending = [...this.#inFlight, ...this.#queue].map((waiter) => waiter.settled);
+    await Promise.all(pending);
+  }
+
+  /** Refuses new records and waits for the queued ones to settle (the database stays open: it is the caller's). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.allSettled([...this.#inFlight, ...this.#queue].map((waiter) => waiter.settled));
+  }
+
+  #drain(): void {
+    if (this.#draining !== undefined) return;
+    this.#draining = (async () => {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue;
+        this.#queue = [];
+        this.#inFlight = batch;
+        try {
+          await this.#commit(batch.map((waiter) => ({ record: waiter.record, at: waiter.at })));
+          for (const waiter of batch) waiter.resolve();
+        } catch (error) {
+          const failure = error instanceof DatabaseUnavailableError
+            ? error
+            : new DatabaseUnavailableError(`usage was not recorded: ${(error as Error).message ?? String(error)}`, { cause: error });
+          for (const waiter of batch) waiter.reject(failure);
+        }
+        this.#inFlight = [];
+      }
+      this.#draining = undefined;
+    })();
+  }
+
+  async #commit(batch: ReadonlyArray<{ record: UsageRecord; at: Date }>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.database.transaction((tx) => writeBatch(tx, batch));
+        return;
+      } catch (error) {
+        if (attempt >= ATTEMPTS_ON_ROLLBACK || sqlState(error)?.startsWith("40") !== true) throw error;
+      }
+    }
+  }
+}
+
+/** One batch's statements, inside its transaction. */
+async function writeBatch(tx: Sql, batch: ReadonlyArray<{ record: UsageRecord; at: Date }>): Promise<void> {
+  const increments = JSON.stringify(
+    batch.map(({ record }) => ({
+      organization_id: record.organizationId,
+      key_id: record.keyId,
+      model: record.model,
+      day: record.day,
+      requests: record.requests,
+      input_tokens: record.inputTokens,
+      cached_input_tokens: record.cachedInputTokens,
+      output_tokens: record.outputTokens,
+      spend: record.spendDollars,
+    })),
+  );
+  // NOTE: the rows are summed per primary key first: ON CONFLICT DO UPDATE cannot touch one row twice in a statement.
+  // The sums are in SQL (numeric), so spend adds up exactly; the ORDER BY takes row locks in one order everywhere.
+  await tx.query(
+    `INSERT INTO usage_daily AS u (organization_id, key_id, model, day, requests, input_tokens, cached_input_tokens, output_tokens, spend)
+     SELECT organization_id, key_id, model, day::date, sum(requests), sum(input_tokens), sum(cached_input_tokens), sum(output_tokens), sum(spend)
+     FROM jsonb_to_recordset($1::jsonb) AS r(organization_id text, key_id text, model text, day text, requests bigint,
+       input_tokens bigint, cached_input_tokens bigint, output_tokens bigint, spend numeric)
+     GROUP BY organization_id, key_id, model, day ORDER BY organization_id, key_id, model, day
+     ON CONFLICT (organization_id, key_id, model, day) DO UPDATE SET
+       requests = u.requests + excluded.requests,
+       input_tokens = u.input_tokens + excluded.input_tokens,
+       cached_input_tokens = u.cached_input_tokens + excluded.cached_input_tokens,
+       output_tokens = u.output_tokens + excluded.output_tokens,
+       spend = u.spend + excluded.spend`,
+    [increments],
+  );
+  if (batch.some(({ record }) => record.spendDollars > 0)) {
+    // Rows locked in id order first, as CreditStore.hold locks them, so two writers never deadlock on balances.
+    await tx.query(
+      `WITH spend AS (
+         SELECT organization_id, sum(spend) AS dollars FROM jsonb_to_recordset($1::jsonb) AS r(organization_id text, spend numeric)
+         GROUP BY organization_id HAVING sum(spend) > 0),
+       locked AS (
+         SELECT o.id FROM organizations o JOIN spend s ON s.organization_id = o.id WHERE o.billing_mode = 'prepaid' ORDER BY o.id FOR UPDATE)
+       UPDATE organizations AS o SET credit_balance = o.credit_balance - s.dollars
+       FROM spend s, locked l WHERE o.id = s.organization_id AND o.id = l.id`,
+      [increments],
+    );
+  }
+  const holds = batch.flatMap(({ record }) => (record.creditHoldId === undefined ? [] : [record.creditHoldId]));
+  if (holds.length > 0) {
+    await tx.query("DELETE FROM credit_holds WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))", [JSON.stringify(holds)]);
+  }
+  const lastUsed = new Map<string, Date>();
+  for (const { record, at } of batch) {
+    const previous = lastUsed.get(record.keyId);
+    if (previous === undefined || previous < at) lastUsed.set(record.keyId, at);
+  }
+  await new KeyStore(tx).touch(lastUsed);
+}
+
+/** Checks an increment before it joins a batch, so one malformed increment cannot fail the others. */
+function validateRecord(record: UsageRecord): void {
+  requireId("organizationId", record.organizationId);
+  requireId("keyId", record.keyId);
+  requireId("model", record.model);
+  requireDay("day", record.day);
+  for (const field of ["requests", "inputTokens", "cachedInputTokens", "outputTokens"] as const) requireInteger(field, record[field], 0);
+  requireDollars("spendDollars", record.spendDollars);
+  if (record.creditHoldId !== undefined) requireId("creditHoldId", record.creditHoldId);
+}
