@@ -7,7 +7,8 @@ import type { ModelInfo } from "../../engine/host/messages.js";
 import { WorkerEngine } from "../../engine/host/worker-engine.js";
 import { createEndpoints } from "../adapters/endpoints.js";
 import { type Authenticator, OpenAccess, StaticKeys, keysFromEnvironment } from "../http/auth.js";
-import { startServer } from "../server.js";
+import { type LoomServer, startServer } from "../server.js";
+import { type Platform, type PlatformOptions, openPlatform } from "../platform/platform.js";
 import { loadUws } from "../http/uws.js";
 import { ModelRegistry, defaultSlugs } from "../models.js";
 import { type ModelConfigEntry, type ServeConfig, readServeConfig } from "./config.js";
@@ -27,7 +28,12 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
                        "stepTargetMs": N }], "maxQueue": N, "maxBodyBytes": N, "maxBufferedBodyBytes": N,
                        "bodyTimeoutSeconds": N, "jsonWhitespace": "compact" | "pretty" }
   --no-auth            accept requests without an API key (local use); otherwise keys come from the config
-                       or LOOM_API_KEYS (comma-separated)
+                       or LOOM_API_KEYS (comma-separated), or from the platform's database:
+  --data-dir <dir>     turn the platform on (organizations, keys, usage, limits) with its embedded database
+                       (PGlite) in <dir>; manage it with loom admin (see README "Platform")
+  --database-url <url> the platform on PostgreSQL instead (or LOOM_DATABASE_URL), e.g. postgres://host/db
+  --redis-url <url>    share rate-limit counters with other loom processes through Redis (or LOOM_REDIS_URL)
+  --limits-fail-open   admit requests when Redis cannot be reached (default: refuse them with 503)
   --context N          context size (default: the config's, else min(model, 4096))
   --threads N          compute threads (default: all cores)
   --backend B          wasm, webgpu or auto (default auto: WebGPU on a hardware GPU, else WebAssembly)
@@ -57,7 +63,8 @@ export async function runServe(argv: string[]): Promise<void> {
     strict: true,
     options: {
       model: { type: "string" }, host: { type: "string" }, port: { type: "string" }, config: { type: "string" },
-      "no-auth": { type: "boolean" }, context: { type: "string" }, threads: { type: "string" }, backend: { type: "string" }, help: { type: "boolean", short: "h" },
+      "no-auth": { type: "boolean" }, "data-dir": { type: "string" }, "database-url": { type: "string" }, "redis-url": { type: "string" },
+      "limits-fail-open": { type: "boolean" }, context: { type: "string" }, threads: { type: "string" }, backend: { type: "string" }, help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) {
@@ -65,11 +72,12 @@ export async function runServe(argv: string[]): Promise<void> {
     return;
   }
   const config = readServeConfig(values.config);
+  const platformOptions = platformOptionsOf(values);
   const keys = [...(config.apiKeys ?? []), ...keysFromEnvironment(process.env.LOOM_API_KEYS)];
-  if (!values["no-auth"] && keys.length === 0) {
-    throw new UsageError("no API keys: put them in the config (apiKeys) or LOOM_API_KEYS, or pass --no-auth for local use");
+  if (platformOptions && values["no-auth"]) throw new UsageError("--no-auth and the platform (--data-dir, --database-url) exclude each other: the platform's keys are its authentication");
+  if (!platformOptions && !values["no-auth"] && keys.length === 0) {
+    throw new UsageError("no API keys: put them in the config (apiKeys) or LOOM_API_KEYS, turn the platform on (--data-dir or --database-url), or pass --no-auth for local use");
   }
-  const auth: Authenticator = values["no-auth"] ? new OpenAccess() : new StaticKeys(keys);
   const port = parseInteger("--port", values.port, 8080, 0);
   const host = values.host ?? "127.0.0.1";
   const threads = values.threads === undefined ? undefined : parseInteger("--threads", values.threads, 1, 1);
@@ -99,14 +107,70 @@ export async function runServe(argv: string[]): Promise<void> {
     });
   }
   const registry = new ModelRegistry(served);
+  // The platform opens after the models (a bad model fails before the database is touched) and before listening.
+  const platform = platformOptions ? await openPlatform(platformOptions) : undefined;
+  const auth: Authenticator = platform ? platform.authenticator : values["no-auth"] ? new OpenAccess() : new StaticKeys(keys);
   const { maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace } = config;
-  const server = await startServer({ registry, auth, endpoints: createEndpoints(registry), maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace }, host, port);
+  const options = { registry, auth, accountant: platform?.accountant, endpoints: createEndpoints(registry), maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace };
+  let server: LoomServer;
+  try {
+    server = await startServer(options, host, port, platform ? [platform.surface] : []);
+  } catch (error) {
+    await platform?.close();
+    throw error;
+  }
+  if (platform) {
+    platform.offerAdminEndpoint(server.port);
+    closeOnSignals(server, platform);
+  }
   const describe = (model: ModelInfo) => `${model.path} (${model.device}${model.chatTemplate === "default" ? "; no chat template of its own: chat uses the default, ChatML" : ""})`;
+  const authentication = platform ? `platform: ${platform.description}` : values["no-auth"] ? "no auth" : `${keys.length} API key(s)`;
   process.stderr.write(
-    `loom: serving ${served.map(({ model }) => describe(model)).join(", ")} on http://${host}:${server.port} (${values["no-auth"] ? "no auth" : `${keys.length} API key(s)`}; ${server.http})\n` +
+    `loom: serving ${served.map(({ model }) => describe(model)).join(", ")} on http://${host}:${server.port} (${authentication}; ${server.http})\n` +
       `  POST /v1/chat/completions  model ${registry.slugs("openai").join(", ")}\n` +
-      `  POST /v1/messages          model ${registry.slugs("anthropic").join(", ")}\n`,
+      `  POST /v1/messages          model ${registry.slugs("anthropic").join(", ")}\n` +
+      (platform ? "  GET  /api/v1/usage, /api/v1/management/api-keys (platform)\n" : ""),
   );
   // Print the port on stdout for scripts and tests that start the server on port 0.
   process.stdout.write(`${JSON.stringify({ listening: { host, port: server.port } })}\n`);
+}
+
+/** The platform's options from the flags and environment, or undefined when it is off. */
+function platformOptionsOf(values: { "data-dir"?: string; "database-url"?: string; "redis-url"?: string; "limits-fail-open"?: boolean }): PlatformOptions | undefined {
+  const databaseUrl = values["database-url"] ?? (process.env.LOOM_DATABASE_URL || undefined);
+  const dataDir = values["data-dir"];
+  if (dataDir !== undefined && databaseUrl !== undefined) {
+    throw new UsageError(`--data-dir and ${values["database-url"] !== undefined ? "--database-url" : "LOOM_DATABASE_URL"} exclude each other: the platform keeps its data in one database`);
+  }
+  const redisUrl = values["redis-url"] ?? (process.env.LOOM_REDIS_URL || undefined);
+  if (dataDir === undefined && databaseUrl === undefined) {
+    if (redisUrl !== undefined || values["limits-fail-open"]) throw new UsageError("--redis-url and --limits-fail-open apply to the platform: add --data-dir or --database-url");
+    return undefined;
+  }
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new UsageError(`--database-url must be a postgres:// or postgresql:// URL, got ${JSON.stringify(databaseUrl.slice(0, 100))}`);
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) throw new UsageError(`--redis-url must be a redis:// or rediss:// URL, got ${JSON.stringify(redisUrl.slice(0, 100))}`);
+  return {
+    ...(dataDir !== undefined ? { dataDir: resolve(dataDir) } : { databaseUrl }),
+    ...(redisUrl !== undefined ? { redisUrl } : {}),
+    failOpen: values["limits-fail-open"] ?? false,
+  };
+}
+
+/** On SIGINT or SIGTERM: stop listening, commit pending usage, close the database cleanly, exit. */
+function closeOnSignals(server: LoomServer, platform: Platform): void {
+  let closing = false;
+  const close = (signal: NodeJS.Signals) => {
+    if (closing) return;
+    closing = true;
+    server.close();
+    platform.close().then(
+      () => process.exit(signal === "SIGINT" ? 130 : 143),
+      (error: unknown) => {
+        process.stderr.write(`loom: closing the platform failed: ${(error as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGINT", close);
+  process.once("SIGTERM", close);
 }

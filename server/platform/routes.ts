@@ -1,7 +1,6 @@
 // The platform surface (spec 4.3-4.5, plus revocation and the operator's admin endpoint): GET /api/v1/usage with an
 // inference key; create, list and revoke inference keys with a management key; and POST /admin/v1/command, by which
 // `loom admin` reaches a server that holds the embedded database. Errors are `{error: string}` (spec 2.7).
-import { timingSafeEqual } from "node:crypto";
 import type { HttpRequest } from "uWebSockets.js";
 import { readJsonBody } from "../http/body.js";
 import type { ServerContext } from "../http/context.js";
@@ -9,9 +8,10 @@ import type { ErrorResponder } from "../http/guard.js";
 import type { Connection } from "../http/reply.js";
 import type { Routes, Surface } from "../http/routes.js";
 import { ProtocolError } from "../protocol/internal.js";
-import type { KeyRecord, Organization, UsageRow } from "./contract.js";
+import { DatabaseUnavailableError, type KeyRecord, type Organization, PlatformInputError, type UsageRow } from "./contract.js";
 import { utcDay } from "./day.js";
 import type { KeyAuthenticator, KeyPrincipal } from "./keys/key-authenticator.js";
+import { requireName } from "./store/validate.js";
 import { usageSnapshot } from "./usage-snapshot.js";
 
 /** What the platform routes need. */
@@ -27,8 +27,11 @@ export interface PlatformServices {
   listInferenceKeys(organizationId: string): Promise<KeyRecord[]>;
   /** Revokes one of the organization's keys; false when it has no such key. */
   revokeKey(organizationId: string, keyId: string): Promise<boolean>;
-  /** The admin endpoint, when this server offers one (embedded database): its bearer token and the command runner. */
-  admin?: { token: string; run(command: unknown): Promise<unknown> };
+  /**
+   * The admin endpoint, when this server offers one (embedded database): answers one request (token checked there).
+   * Undefined until the server listens and has written its admin.json.
+   */
+  admin?: () => ((authorization: string, body: string) => Promise<{ status: number; body: unknown; cause?: unknown }>) | undefined;
 }
 
 /** Bodies of platform requests are small: a key name, an admin command. */
@@ -86,14 +89,23 @@ export function platformSurface(services: PlatformServices): (context: ServerCon
           return { apiKey: { id, isActive: false } };
         });
       }, `${keysPath}/{id}`);
-      const admin = services.admin;
-      if (admin) {
-        routes.add("POST", "/admin/v1/command", shape, (connection, req) => {
-          const refusal = adminRefusal(admin.token, req, connection);
-          if (refusal) return answer(context, "/admin/v1/command", connection, async () => { throw refusal; }, true);
-          withBody(context, "/admin/v1/command", connection, req, async (body) => ({ result: await admin.run(body) }));
+      routes.add("POST", "/admin/v1/command", shape, (connection, req) => {
+        const run = services.admin?.();
+        const remote = Buffer.from(connection.res.getRemoteAddressAsText()).toString();
+        const refusal = !run
+          ? new ProtocolError("not_found", "this server has no admin endpoint (it runs on PostgreSQL: run loom admin with --database-url)")
+          : !isLoopback(remote) ? new ProtocolError("permission", "the admin endpoint answers only on loopback") : undefined;
+        if (refusal) return answer(context, "/admin/v1/command", connection, async () => { throw refusal; }, true);
+        const authorization = req.getHeader("authorization");
+        readRawBody(context, connection, req, (text, complete) => {
+          if (text instanceof ProtocolError) return void answer(context, "/admin/v1/command", connection, async () => { throw text; }, !complete);
+          run!(authorization, text).then(({ status, body, cause }) => {
+            if (cause !== undefined) context.options.log.requestError(connection.requestId, "/admin/v1/command", cause);
+            context.metrics.request("/admin/v1/command", status);
+            connection.sendJson(status, body);
+          }, (error: unknown) => connection.fail(error));
         });
-      }
+      });
     },
     errorShapeFor(url) {
       return url.startsWith("/api/") || url.startsWith("/admin/") ? platformError : undefined;
@@ -143,8 +155,9 @@ async function read<T>(what: string, query: () => Promise<T>): Promise<T> {
   try {
     return await query();
   } catch (error) {
-    if (error instanceof ProtocolError) throw error;
-    throw new ProtocolError("bad_gateway", `${what}: the platform database did not answer (${(error as Error).message})`);
+    if (error instanceof PlatformInputError) throw new ProtocolError(error.notFound ? "not_found" : "invalid_request", error.message, error.field);
+    if (error instanceof DatabaseUnavailableError) throw new ProtocolError("bad_gateway", `${what}: the platform database did not answer (${error.message})`);
+    throw error;
   }
 }
 
@@ -155,23 +168,21 @@ function keyName(body: unknown): string {
   if (unknown.length > 0) throw new ProtocolError("invalid_request", `unknown field ${JSON.stringify(unknown[0])}: the body takes only "name"`, unknown[0]);
   const name = (body as { name?: unknown }).name;
   if (name === undefined) throw new ProtocolError("invalid_request", "name is required", "name");
-  if (typeof name !== "string") throw new ProtocolError("invalid_request", `name must be a string, got ${name === null ? "null" : typeof name}`, "name");
-  if (name.trim() === "") throw new ProtocolError("invalid_request", "name must not be empty or only whitespace", "name");
-  if ([...name].length > 255) throw new ProtocolError("invalid_request", `name must be at most 255 characters, got ${[...name].length}`, "name");
-  return name;
+  try {
+    return requireName("name", name);
+  } catch (error) {
+    if (error instanceof PlatformInputError) throw new ProtocolError("invalid_request", error.message, error.field);
+    throw error;
+  }
 }
 
-/** Why an admin request is refused: not from this machine, or without the data dir's token. */
-function adminRefusal(token: string, req: HttpRequest, connection: Connection): ProtocolError | undefined {
-  const remote = Buffer.from(connection.res.getRemoteAddressAsText()).toString();
-  if (!isLoopback(remote)) return new ProtocolError("permission", "the admin endpoint answers only on loopback");
-  const presented = /^Bearer\s+(\S+)\s*$/i.exec(req.getHeader("authorization"))?.[1] ?? "";
-  const expected = Buffer.from(token);
-  const given = Buffer.from(presented);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return new ProtocolError("authentication", "the admin endpoint needs the token in the data directory's admin.json");
-  return undefined;
+/** Reads a small body as text, for the admin endpoint (which parses it itself). NOTE: call synchronously from the handler. */
+function readRawBody(context: ServerContext, connection: Connection, req: HttpRequest, onBody: (text: string | ProtocolError, complete: boolean) => void): void {
+  const head = { contentType: req.getHeader("content-type"), contentLength: req.getHeader("content-length") };
+  readJsonBody(connection, { ...context.bodyLimits, maxBytes: MAX_PLATFORM_BODY_BYTES }, head, (body, complete) => onBody(body instanceof ProtocolError ? body : JSON.stringify(body), complete));
 }
 
+/** Whether a peer address (as uWS writes it) is this machine's loopback. */
 function isLoopback(address: string): boolean {
   return address === "127.0.0.1" || address === "::1" || address.startsWith("127.") || address === "0000:0000:0000:0000:0000:0000:0000:0001" || address.startsWith("::ffff:127.");
 }

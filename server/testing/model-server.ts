@@ -9,6 +9,7 @@ import type { EngineEvent, EngineFinishReason, EngineRequest, EngineStats } from
 import { ensureTestModel } from "../../scripts/test-models.js";
 import { createEndpoints } from "../adapters/endpoints.js";
 import { StaticKeys } from "../http/auth.js";
+import { type Platform, type PlatformOptions, openPlatform } from "../platform/platform.js";
 import { type LoomServer, type ServerOptions, startServer } from "../server.js";
 import { ModelRegistry, defaultSlugs } from "../models.js";
 
@@ -74,6 +75,8 @@ export interface ModelServerOptions {
   engineTestHooks?: boolean;
   /** Further server settings. */
   server?: Partial<ServerOptions>;
+  /** Turns the platform on (its keys, limits and routes replace the static key). */
+  platform?: PlatformOptions;
 }
 
 /** A running model server. */
@@ -87,6 +90,8 @@ export interface ModelServer {
   engine: RecordingEngine;
   /** The engine thread's host, under the recording wrapper. */
   worker: WorkerEngine;
+  /** The platform, when it is on (its stores create organizations and keys for the test). */
+  platform?: Platform;
   /** Clients of the official SDKs, without retries. */
   openai(options?: ConstructorParameters<typeof OpenAI>[0]): OpenAI;
   anthropic(options?: ConstructorParameters<typeof Anthropic>[0]): Anthropic;
@@ -103,9 +108,14 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
   const slugs = defaultSlugs(worker.model);
   const registry = new ModelRegistry([{ model: worker.model, engine, slugs, created: 1_700_000_000 }]);
   let server: LoomServer;
+  let platform: Platform | undefined;
   try {
-    server = await startServer({ registry, auth: new StaticKeys([key]), endpoints: createEndpoints(registry), ...options.server }, "127.0.0.1", 0);
+    platform = options.platform ? await openPlatform(options.platform) : undefined;
+    const access = platform ? { auth: platform.authenticator, accountant: platform.accountant } : { auth: new StaticKeys([key]) };
+    server = await startServer({ registry, ...access, endpoints: createEndpoints(registry), ...options.server }, "127.0.0.1", 0, platform ? [platform.surface] : []);
+    platform?.offerAdminEndpoint(server.port);
   } catch (error) {
+    await platform?.close();
     await worker.close();
     throw error;
   }
@@ -117,10 +127,12 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     messagesModel: slugs.anthropic[0]!,
     engine,
     worker,
+    platform,
     openai: (extra) => new OpenAI({ apiKey: key, baseURL: `${base}/v1`, maxRetries: 0, ...extra }),
     anthropic: (extra) => new Anthropic({ apiKey: key, baseURL: base, maxRetries: 0, ...extra }),
     async close() {
       server.close();
+      await platform?.close();
       await worker.close();
     },
   };
