@@ -170,6 +170,14 @@ for (const backend of TEST_BACKENDS) {
       expect(await anthropic.messages.create({ model: server.messagesModel, max_tokens: 1, messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e)).toBeInstanceOf(Anthropic.AuthenticationError);
       const listed = await (await get("/api/v1/management/api-keys", bearer(acmeManagement))).json();
       expect(listed.apiKeys.find((key: { id: string }) => key.id === victim.id).isActive).toBe(false);
+      // Hostile ids: a malformed escape names the field; an id of another shape is not found (or, too long for the request line, 431).
+      const malformed = await fetch(`${server.base}/api/v1/management/api-keys/%ZZ`, { method: "DELETE", headers: bearer(acmeManagement) });
+      expect(malformed.status).toBe(400);
+      expect(await malformed.json()).toMatchObject({ field: "id" });
+      for (const id of ["x".repeat(5000), "key_1' OR '1'='1", "%00"]) {
+        const response = await fetch(`${server.base}/api/v1/management/api-keys/${encodeURIComponent(id)}`, { method: "DELETE", headers: bearer(acmeManagement) });
+        expect([400, 404, 431], id.slice(0, 20)).toContain(response.status);
+      }
     });
 
     it("inference refuses management keys and malformed keys before reading the body, and unknown platform paths answer {error}", async () => {

@@ -79,9 +79,11 @@ export function platformSurface(services: PlatformServices): (context: ServerCon
         };
       }));
       routes.add("DELETE", `${keysPath}/:id`, shape, (connection, req) => {
-        const id = decodeURIComponent(req.getParameter(0) ?? "");
+        const raw = req.getParameter(0) ?? "";
+        const authenticated = authenticate(services.managementKeys, req);
         return answer(context, `${keysPath}/{id}`, connection, async () => {
-          const principal = await authenticate(services.managementKeys, req);
+          const principal = await authenticated;
+          const id = decodePathSegment(raw);
           const revoked = await read("the key could not be revoked", () => services.revokeKey(principal.organizationId, id));
           if (!revoked) throw new ProtocolError("not_found", `no API key ${JSON.stringify(id.slice(0, 100))} in this organization`, "id");
           // This process stops accepting it now; others within their cache's lifetime (a second).
@@ -148,6 +150,15 @@ function withBody(context: ServerContext, route: string, connection: Connection,
       return work(body);
     }, !complete).catch((error: unknown) => connection.fail(error));
   });
+}
+
+/** A percent-encoded path segment, decoded; a malformed escape is a 400 naming `id`. */
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new ProtocolError("invalid_request", `the key id in the path is not valid percent-encoded UTF-8: ${JSON.stringify(segment.slice(0, 100))}`, "id");
+  }
 }
 
 /** A database failure as a 502 saying what could not be done (spec 7: usage that cannot be read is a 502). */
