@@ -117,6 +117,12 @@ describe("MemoryLimitStore on a driven clock", () => {
     await expect(store.reserve([{ ...bucket, key: "bad", seed: async () => Number.NaN }], now)).rejects.toThrow(RangeError);
   });
 
+  it("rejects a time that is not a finite number", async () => {
+    const store = new MemoryLimitStore();
+    await expect(store.reserve([], Number.NaN)).rejects.toThrow(RangeError);
+    await expect(store.adjust([], Number.POSITIVE_INFINITY)).rejects.toThrow(RangeError);
+  });
+
   it("refuses calls after close", async () => {
     const store = new MemoryLimitStore();
     await store.close();
