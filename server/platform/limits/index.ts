@@ -1,5 +1,4 @@
 // The limit stores and what goes with them, as the rest of the platform imports them.
-export { checkAdjustments, checkReserve, storedKey } from "./buckets.js";
 export { DAILY_SLACK_MS, nextUtcMidnightMs, utcDay } from "./daily.js";
 export { durationText, type RateLimitHeaderFormat, rateLimitHeaders, resetTime, retryAfterSeconds } from "./headers.js";
 export { MemoryLimitStore } from "./memory-store.js";

@@ -86,10 +86,12 @@ describe("MemoryLimitStore on a driven clock", () => {
   it("credits nothing when the clock goes back", async () => {
     const store = new MemoryLimitStore();
     const now = Date.UTC(2025, 0, 15, 12, 0, 0);
-    const bucket: LimitBucket = { kind: "window", key: "w", limit: 2, windowMs: 1000, cost: 1 };
-    await store.reserve([bucket], now);
-    await store.reserve([bucket], now);
+    const bucket: LimitBucket = { kind: "window", key: "w", limit: 2, windowMs: 1000, cost: 1 }; // T = 500 ms
+    expect((await store.reserve([bucket], now)).admitted).toBe(true);
+    // 5 s back: counted as no time passed, and the bucket stays timed from `now`, not from 5 s earlier.
+    expect((await store.reserve([bucket], now - 5000)).admitted).toBe(true);
     expect((await store.reserve([bucket], now - 5000)).admitted).toBe(false);
+    expect((await store.reserve([bucket], now)).admitted).toBe(false);
     expect((await store.reserve([bucket], now + 499)).admitted).toBe(false);
     expect((await store.reserve([bucket], now + 500)).admitted).toBe(true);
   });
@@ -113,6 +115,12 @@ describe("MemoryLimitStore on a driven clock", () => {
     await expect(store.reserve([bucket], now)).rejects.toThrow("database down");
     expect(await store.reserve([bucket], now)).toMatchObject({ admitted: true, buckets: [{ remaining: 6 }] });
     await expect(store.reserve([{ ...bucket, key: "bad", seed: async () => Number.NaN }], now)).rejects.toThrow(RangeError);
+  });
+
+  it("rejects a time that is not a finite number", async () => {
+    const store = new MemoryLimitStore();
+    await expect(store.reserve([], Number.NaN)).rejects.toThrow(RangeError);
+    await expect(store.adjust([], Number.POSITIVE_INFINITY)).rejects.toThrow(RangeError);
   });
 
   it("refuses calls after close", async () => {

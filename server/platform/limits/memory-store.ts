@@ -30,10 +30,11 @@ export class MemoryLimitStore implements LimitStore {
   /**
    * Takes every bucket's cost, or none. A daily counter seen for the first time starts at its `await seed()` (one
    * call shared by concurrent reserves); a seed that throws rejects the reserve with that error.
-   * @throws RangeError on a malformed bucket or a key twice; Error after {@link close}.
+   * @throws RangeError on a malformed bucket, a key twice or a non-finite `nowMs`; Error after {@link close}.
    */
   async reserve(buckets: readonly LimitBucket[], nowMs: number): Promise<ReserveResult> {
     this.checkOpen();
+    MemoryLimitStore.checkNow(nowMs);
     checkReserve(buckets);
     const seeded = new Map<string, number>();
     await Promise.all(
@@ -81,6 +82,7 @@ export class MemoryLimitStore implements LimitStore {
    */
   async adjust(adjustments: ReadonlyArray<{ bucket: LimitBucket; delta: number }>, nowMs: number): Promise<void> {
     this.checkOpen();
+    MemoryLimitStore.checkNow(nowMs);
     checkAdjustments(adjustments);
     this.sweep(nowMs);
     for (const { bucket, delta } of adjustments) {
@@ -126,5 +128,9 @@ export class MemoryLimitStore implements LimitStore {
 
   private checkOpen(): void {
     if (this.closed) throw new Error("MemoryLimitStore is closed");
+  }
+
+  private static checkNow(nowMs: number): void {
+    if (!Number.isFinite(nowMs)) throw new RangeError(`nowMs must be a finite number, got ${nowMs}`);
   }
 }

@@ -177,7 +177,8 @@ describe.each(harnesses)("limit store behaviour: $name", (harness) => {
       expect(refused(await store.reserve([{ ...bucket, cost: 0 }], clock.now())).buckets[0]!.remaining).toBe(0);
       await store.adjust([{ bucket, delta: -1000 }], clock.now());
       const fresh = await store.reserve([{ ...bucket, cost: 100 }], clock.now());
-      expect(fresh.admitted).toBe(true);
+      expect(fresh.admitted).toBe(true); // back to zero, not below: a whole day's worth and no more
+      refused(await store.reserve([{ ...bucket, cost: 1 }], clock.now()));
     });
 
     it("starts a day at its seed, read once, and refuses past the limit until UTC midnight", async () => {
@@ -189,10 +190,11 @@ describe.each(harnesses)("limit store behaviour: $name", (harness) => {
       expect(first.admitted).toBe(true);
       expect(first.buckets[0]!.remaining).toBe(5);
       expect((await store.reserve([bucket], clock.now())).buckets[0]!.remaining).toBe(0);
+      const before = clock.now(); // the store measures the wait at some instant after this
       const refusal = refused(await store.reserve([{ ...bucket, cost: 1 }], clock.now()));
       expect(refusal.exceedsLimit).toBe(false);
-      expectWait(refusal.retryAfterMs, nextUtcMidnightMs(today) - clock.now());
-      expectWait(refusal.buckets[0]!.resetMs, nextUtcMidnightMs(today) - clock.now());
+      expectWait(refusal.retryAfterMs, nextUtcMidnightMs(today) - before);
+      expectWait(refusal.buckets[0]!.resetMs, nextUtcMidnightMs(today) - before);
       expect(seed.calls()).toBe(1);
       // Another day of the same key counts apart, from its own seed.
       const other = countingSeed(0);
