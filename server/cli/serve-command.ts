@@ -32,7 +32,9 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
   --data-dir <dir>     turn the platform on (organizations, keys, usage, limits) with its embedded database
                        (PGlite) in <dir>; manage it with loom admin (see README "Platform")
   --database-url <url> the platform on PostgreSQL instead (or LOOM_DATABASE_URL), e.g. postgres://host/db
-  --redis-url <url>    share rate-limit counters with other loom processes through Redis (or LOOM_REDIS_URL)
+  --redis-url <url>    share rate-limit counters with other loom processes through Redis (or LOOM_REDIS_URL);
+                       LOOM_REDIS_KEY_PREFIX names their keys (default loom:limits:): processes sharing limits
+                       share it, separate deployments on one Redis each take their own
   --limits-fail-open   admit requests when Redis cannot be reached (default: refuse them with 503)
   --context N          context size (default: the config's, else min(model, 4096))
   --threads N          compute threads (default: all cores)
@@ -149,9 +151,10 @@ function platformOptionsOf(values: { "data-dir"?: string; "database-url"?: strin
   }
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new UsageError(`--database-url must be a postgres:// or postgresql:// URL, got ${JSON.stringify(databaseUrl.slice(0, 100))}`);
   if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) throw new UsageError(`--redis-url must be a redis:// or rediss:// URL, got ${JSON.stringify(redisUrl.slice(0, 100))}`);
+  const redisKeyPrefix = process.env.LOOM_REDIS_KEY_PREFIX || undefined;
   return {
     ...(dataDir !== undefined ? { dataDir: resolve(dataDir) } : { databaseUrl }),
-    ...(redisUrl !== undefined ? { redisUrl } : {}),
+    ...(redisUrl !== undefined ? { redisUrl, ...(redisKeyPrefix !== undefined ? { redisKeyPrefix } : {}) } : {}),
     failOpen: values["limits-fail-open"] ?? false,
   };
 }
