@@ -35,7 +35,7 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
   --redis-url <url>    share rate-limit counters with other loom processes through Redis (or LOOM_REDIS_URL);
                        LOOM_REDIS_KEY_PREFIX names their keys (default loom:limits:): processes sharing limits
                        share it, separate deployments on one Redis each take their own
-  --limits-fail-open   admit requests when Redis cannot be reached (default: refuse them with 503)
+  --limits-fail-open   admit requests when Redis cannot be reached (default: refuse them with 503 / 529)
   --context N          context size (default: the config's, else min(model, 4096))
   --threads N          compute threads (default: all cores)
   --backend B          wasm, webgpu or auto (default auto: WebGPU on a hardware GPU, else WebAssembly)

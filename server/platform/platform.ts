@@ -31,7 +31,7 @@ export interface PlatformOptions {
   redisKeyPrefix?: string;
   /** Admit requests when Redis cannot be reached (default false: refuse them). */
   failOpen?: boolean;
-  /** How long a key or organization read is trusted (default 1000 ms): the most a revocation or change takes to apply. */
+  /** How long a key or organization read is trusted (default 500 ms): the most a revocation or change takes to apply. */
   cacheMs?: number;
 }
 
@@ -64,7 +64,7 @@ export async function openPlatform(options: PlatformOptions): Promise<Platform> 
   const stores = createPlatformStores(database);
   const writer = new UsageWriter(database);
   const limits: LimitStore = options.redisUrl ? new RedisLimitStore({ url: options.redisUrl, ...(options.redisKeyPrefix ? { keyPrefix: options.redisKeyPrefix } : {}) }) : new MemoryLimitStore();
-  const cacheMs = options.cacheMs ?? 1000;
+  const cacheMs = options.cacheMs ?? 500;
   const lookup = (digest: string) => stores.keys.findByDigest(digest);
   const inferenceKeys = new KeyAuthenticator(lookup, "inference", cacheMs);
   const managementKeys = new KeyAuthenticator(lookup, "management", cacheMs);

@@ -41,6 +41,8 @@ export class RedisLimitStore implements LimitStore {
   private readonly seeds = new SeedReads();
   private lastError: Error | undefined;
   private connecting: Promise<void> | undefined;
+  /** After a connection wait failed: until when callers are refused at once instead of each waiting again. */
+  private downUntil = 0;
   private closed = false;
 
   constructor(options: RedisLimitStoreOptions = {}) {
@@ -125,6 +127,9 @@ export class RedisLimitStore implements LimitStore {
   private connected(): Promise<void> {
     if (this.closed) return Promise.reject(new LimitStoreUnavailableError(`Redis limit store at ${this.where} is closed`));
     if (this.client.status === "ready") return Promise.resolve();
+    // Redis was just found down: refuse at once (ioredis keeps reconnecting in the background) rather than making every
+    // request wait out its own timeout.
+    if (Date.now() < this.downUntil) return Promise.reject(this.unavailable(this.lastError ?? new Error("no connection")));
     this.connecting ??= new Promise<void>((resolve, reject) => {
       const onReady = (): void => {
         clearTimeout(timer);
@@ -132,6 +137,7 @@ export class RedisLimitStore implements LimitStore {
       };
       const timer = setTimeout(() => {
         this.client.off("ready", onReady);
+        this.downUntil = Date.now() + this.timeoutMs;
         reject(this.unavailable(this.lastError ?? new Error(`no connection within ${this.timeoutMs} ms (status ${this.client.status})`)));
       }, this.timeoutMs);
       this.client.once("ready", onReady);
