@@ -159,7 +159,8 @@ describe.skipIf(skipOutsideCi(cliReason))(titled("loom admin on a PGlite data di
     expect(json.code).toBe(2);
     expect(JSON.parse(json.stdout)).toEqual({ error: "name must not be empty or only whitespace", field: "name", flag: "--name" });
     expect((await adminJson(["key", "list", "--org", org, ...where()])).keys).toEqual([]);
-  });
+    // About 20 CLI runs, each opening PGlite: a minute on a busy 2-core machine, so more room than the default.
+  }, 300_000);
 
   it("finds the data dir through LOOM_DATA_DIR, and prints its usage for --help", async () => {
     const created = await adminJson(["org", "create", "--name", "From the environment"], { LOOM_DATA_DIR: dataDir });

@@ -31,6 +31,10 @@ export async function migrate(database: Database, location: string, migrations: 
     if (database.kind === "postgres") {
       await tx.query("SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))", [ADVISORY_LOCK_CLASS]);
     }
+    const [where] = await tx.query<{ schema: string | null }>("SELECT current_schema() AS schema");
+    if (where?.schema == null) {
+      throw new Error(`the database at ${location} has no schema to create loom's tables in (its search_path names none that exists): create the schema first`);
+    }
     await tx.query("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
     const [row] = await tx.query<{ version: number | null }>("SELECT max(version) AS version FROM schema_migrations");
     const current = row?.version ?? 0;

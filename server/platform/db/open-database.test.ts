@@ -114,7 +114,7 @@ for (const backend of TEST_BACKENDS) {
 }
 
 const postgresBackend = TEST_BACKENDS.find((backend) => backend.name === "PostgreSQL")!;
-describe.skipIf(skipOutsideCi(postgresBackend.reason))(titled("openDatabase by several processes at once on PostgreSQL", postgresBackend.reason), () => {
+describe.skipIf(skipOutsideCi(postgresBackend.reason))(titled("openDatabase on PostgreSQL only", postgresBackend.reason), () => {
   it("migrates once: concurrent openers wait on the advisory lock instead of racing", async () => {
     failIfMissing(postgresBackend.reason);
     const { options } = freshLocation(postgresBackend);
@@ -123,6 +123,12 @@ describe.skipIf(skipOutsideCi(postgresBackend.reason))(titled("openDatabase by s
     const rows = await databases[0]!.query<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version");
     expect(rows.map((row) => row.version)).toEqual(MIGRATIONS.map((migration) => migration.version));
     await Promise.all(databases.map((database) => database.close()));
+  });
+
+  it("says so when the URL's search_path names no schema that exists", async () => {
+    failIfMissing(postgresBackend.reason);
+    const url = `${TEST_POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${testSchemaName()}`)}`;
+    await expect(openDatabase({ url })).rejects.toThrow("has no schema to create loom's tables in (its search_path names none that exists)");
   });
 });
 

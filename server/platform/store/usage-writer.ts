@@ -54,6 +54,9 @@ export class UsageWriter {
       resolve = res;
       reject = rej;
     });
+    // NOTE: marked handled here so that a failed batch never becomes an unhandled rejection (which ends a Node
+    // process) when a waiter stopped listening, e.g. a request whose client went away; callers still receive it.
+    settled.catch(() => {});
     this.#queue.push({ record, at: new Date(), resolve, reject, settled });
     this.#drain();
     return settled;

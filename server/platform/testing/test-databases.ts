@@ -79,7 +79,13 @@ export function temporaryDataDir(): string {
 /** A migrated PGlite database in a temporary data dir. */
 export async function openTestPglite(): Promise<TestDatabase> {
   const dataDir = temporaryDataDir();
-  const database = await openDatabase({ dataDir });
+  let database: Database;
+  try {
+    database = await openDatabase({ dataDir });
+  } catch (error) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     database,
     where: { dataDir },
