@@ -5,7 +5,7 @@
 import type { Accountant, Admission, AdmissionRequest } from "../http/accounting.js";
 import { type InternalUsage, ProtocolError, type WireFormat } from "../protocol/internal.js";
 import { type BucketState, type LimitBucket, type LimitStore, LimitStoreUnavailableError, type Organization, type UsageIncrement } from "./contract.js";
-import { utcDay } from "./day.js";
+import { utcDay } from "./limits/daily.js";
 import type { KeyPrincipal } from "./keys/key-authenticator.js";
 import { rateLimitHeaders } from "./limits/headers.js";
 import { costDollars, priceOf } from "./pricing.js";

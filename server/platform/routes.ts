@@ -9,7 +9,7 @@ import type { Connection } from "../http/reply.js";
 import type { Routes, Surface } from "../http/routes.js";
 import { ProtocolError } from "../protocol/internal.js";
 import { DatabaseUnavailableError, type KeyRecord, type Organization, PlatformInputError, type UsageRow } from "./contract.js";
-import { utcDay } from "./day.js";
+import { utcDay } from "./limits/daily.js";
 import type { KeyAuthenticator, KeyPrincipal } from "./keys/key-authenticator.js";
 import { requireName } from "./store/validate.js";
 import { usageSnapshot } from "./usage-snapshot.js";

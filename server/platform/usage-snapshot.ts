@@ -2,7 +2,7 @@
 // consumption since UTC midnight. consumedToday = input tokens (cached ones included) + output tokens (reasoning
 // included) recorded today, UTC.
 import type { Organization, UsageRow } from "./contract.js";
-import { nextUtcMidnight } from "./day.js";
+import { nextUtcMidnightMs, utcDay } from "./limits/daily.js";
 import { priceOf } from "./pricing.js";
 
 /** The usage snapshot of spec section 2.6. */
@@ -34,7 +34,7 @@ export function usageSnapshot(organization: Organization, today: readonly UsageR
 function allowanceOf(organization: Organization, today: readonly UsageRow[], nowMs: number): UsageSnapshot["plan"]["dailyAllowance"] {
   const allowance = organization.dailyAllowance;
   if (!allowance || organization.plan.isUnlimitedComp || allowance.amount <= 0) return null;
-  const resetAt = new Date(nextUtcMidnight(nowMs)).toISOString();
+  const resetAt = new Date(nextUtcMidnightMs(utcDay(nowMs))).toISOString();
   if (allowance.basis === "tokens") {
     const tokens = today.reduce((sum, row) => sum + row.inputTokens + row.outputTokens, 0);
     return { basis: "tokens", percent: percentOf(tokens, allowance.amount), resetAt };

@@ -3,7 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { ProtocolError } from "../../protocol/internal.js";
 import type { KeyRecord } from "../contract.js";
-import { KeyAuthenticator, keyDigest } from "./key-authenticator.js";
+import { digestKey as keyDigest } from "../store/key-secret.js";
+import { KeyAuthenticator } from "./key-authenticator.js";
 
 const INFERENCE_KEY = `sk-gw-${"a".repeat(43)}`;
 const record = (patch: Partial<KeyRecord> = {}): KeyRecord => ({

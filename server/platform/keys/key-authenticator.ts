@@ -1,19 +1,11 @@
 // Inference keys from the database as the inference path's Authenticator: a key is hashed (SHA-256) and looked up by
 // digest, its record cached for at most `ttlMs`, so that a key revoked on any process stops working everywhere within
 // that time without a database read per request. Keys that cannot be inference keys are refused at once.
-import { createHash } from "node:crypto";
 import type { Authenticator, Credentials, Principal } from "../../http/auth.js";
 import { presentedKey } from "../../http/auth.js";
 import { ProtocolError, type WireFormat } from "../../protocol/internal.js";
 import type { KeyKind, KeyRecord } from "../contract.js";
-
-/** Key prefixes by kind (the secret follows). */
-export const KEY_PREFIX: Readonly<Record<KeyKind, string>> = { inference: "sk-gw-", management: "sk-mgmt-" };
-
-/** The SHA-256 digest of a whole key, hex: what the database stores. */
-export function keyDigest(key: string): string {
-  return createHash("sha256").update(key).digest("hex");
-}
+import { KEY_PREFIXES, digestKey } from "../store/key-secret.js";
 
 /** A platform principal: the key's record rides along for admission (limits, allowed models). */
 export interface KeyPrincipal extends Principal {
@@ -47,7 +39,7 @@ export class KeyAuthenticator implements Authenticator {
     if (key === undefined) return missingKey(format);
     const refused = this.refusedByForm(key);
     if (refused) return refused;
-    const digest = keyDigest(key);
+    const digest = digestKey(key);
     const cached = this.cache.get(digest);
     if (cached && cached.expiresAt > Date.now()) return this.verdict(cached.record);
     return this.lookUp(digest).then(
@@ -64,9 +56,9 @@ export class KeyAuthenticator implements Authenticator {
 
   /** A refusal for a key that cannot be of this kind, without a lookup. */
   private refusedByForm(key: string): ProtocolError | undefined {
-    const wanted = KEY_PREFIX[this.kind];
+    const wanted = KEY_PREFIXES[this.kind];
     if (key.startsWith(wanted)) return undefined;
-    const other = this.kind === "inference" ? KEY_PREFIX.management : KEY_PREFIX.inference;
+    const other = this.kind === "inference" ? KEY_PREFIXES.management : KEY_PREFIXES.inference;
     if (key.startsWith(other)) return new ProtocolError("authentication", `invalid API key: this route takes ${this.kind} keys (${wanted}...), not ${this.kind === "inference" ? "management" : "inference"} keys`);
     return new ProtocolError("authentication", "invalid API key");
   }
