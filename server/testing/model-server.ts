@@ -5,7 +5,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import { WorkerEngine } from "../../engine/host/worker-engine.js";
-import type { EngineEvent, EngineFinishReason, EngineRequest, EngineStats } from "../../engine/request.js";
+import type { EngineEvent, EngineFinishReason, EngineRequest, EngineStats, EngineUsage } from "../../engine/request.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
 import { createEndpoints } from "../adapters/endpoints.js";
 import { StaticKeys } from "../http/auth.js";
@@ -18,6 +18,8 @@ export interface RawOutput {
   text: string;
   reason?: EngineFinishReason;
   stopSequence?: string;
+  /** The engine's counts at the finish (aborted requests included): what the request computed. */
+  usage?: EngineUsage;
 }
 
 /** Passes every call to an engine, recording each request as submitted and each request's raw output. */
@@ -36,7 +38,7 @@ export class RecordingEngine implements ServingEngine {
       async *[Symbol.asyncIterator](): AsyncGenerator<EngineEvent> {
         for await (const event of stream) {
           if (event.type === "text") output.text += event.text;
-          if (event.type === "finish") Object.assign(output, { reason: event.reason, stopSequence: event.stopSequence });
+          if (event.type === "finish") Object.assign(output, { reason: event.reason, stopSequence: event.stopSequence, usage: event.usage });
           yield event;
         }
       },
