@@ -1,5 +1,5 @@
 // UsageWriter and UsageStore on PGlite and PostgreSQL: group commit sums exactly in fewer transactions than records,
-// prepaid spend and credit holds settle in the same transaction, and a failed batch rejects its own waiters only.
+// prepaid spend and credit holds settle in the same commit, and a failed batch rejects its own waiters only.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
 import { type Database, DatabaseUnavailableError, type KeyRecord, type Organization, PlatformInputError, type UsageIncrement } from "../contract.js";
@@ -10,13 +10,19 @@ import { OrganizationStore } from "./organization-store.js";
 import { UsageStore } from "./usage-store.js";
 import { UsageWriter } from "./usage-writer.js";
 
-/** The real database, counting the transactions begun through it. */
+/**
+ * The real database, counting the commits made through it: each transaction, and each statement run on its own
+ * (autocommit; the writer commits a batch as one statement).
+ */
 function countingTransactions(database: Database): { database: Database; transactions: () => number } {
   let transactions = 0;
   return {
     database: {
       kind: database.kind,
-      query: (text, params) => database.query(text, params),
+      query: (text, params) => {
+        transactions++;
+        return database.query(text, params);
+      },
       transaction: (work) => {
         transactions++;
         return database.transaction(work);

@@ -2,7 +2,6 @@
 // batch commits share the next batch's transaction (no timer, no fixed delay), so accounting never serializes requests.
 import { type Database, DatabaseUnavailableError, type Sql, type UsageIncrement } from "../contract.js";
 import { sqlState } from "../db/errors.js";
-import { KeyStore } from "./key-store.js";
 import { requireDay, requireDollars, requireId, requireInteger } from "./validate.js";
 
 /** An increment to record, with the prepaid credit hold it settles (dropped in the same transaction). */
@@ -102,7 +101,7 @@ export class UsageWriter {
   async #commit(batch: ReadonlyArray<{ record: UsageRecord; at: Date }>): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.database.transaction((tx) => writeBatch(tx, batch));
+        await writeBatch(this.database, batch);
         return;
       } catch (error) {
         if (attempt >= ATTEMPTS_ON_ROLLBACK || sqlState(error)?.startsWith("40") !== true) throw error;
@@ -111,10 +110,20 @@ export class UsageWriter {
   }
 }
 
-/** One batch's statements, inside its transaction. */
-async function writeBatch(tx: Sql, batch: ReadonlyArray<{ record: UsageRecord; at: Date }>): Promise<void> {
+/**
+ * One batch as ONE statement (data-modifying CTEs), committed on its own: a single round trip, which is what a
+ * response waits for before its last byte. A statement is atomic, so the batch applies whole or not at all.
+ * - usage rows, summed per primary key first (ON CONFLICT DO UPDATE cannot touch one row twice in a statement), in
+ *   key order, so that writers take row locks in one order;
+ * - prepaid spend taken from the balances (summed in SQL as numeric: dollars add up exactly);
+ * - the batch's credit holds deleted;
+ * - the keys' last_used_at moved forward (never back).
+ * A deadlock between processes (they lock balances or keys in another order) is PostgreSQL's class 40 error, and the
+ * batch is retried.
+ */
+async function writeBatch(sql: Sql, batch: ReadonlyArray<{ record: UsageRecord; at: Date }>): Promise<void> {
   const increments = JSON.stringify(
-    batch.map(({ record }) => ({
+    batch.map(({ record, at }) => ({
       organization_id: record.organizationId,
       key_id: record.keyId,
       model: record.model,
@@ -124,47 +133,42 @@ async function writeBatch(tx: Sql, batch: ReadonlyArray<{ record: UsageRecord; a
       cached_input_tokens: record.cachedInputTokens,
       output_tokens: record.outputTokens,
       spend: record.spendDollars,
+      hold_id: record.creditHoldId ?? null,
+      at: at.toISOString(),
     })),
   );
-  // NOTE: the rows are summed per primary key first: ON CONFLICT DO UPDATE cannot touch one row twice in a statement.
-  // The sums are in SQL (numeric), so spend adds up exactly; the ORDER BY takes row locks in one order everywhere.
-  await tx.query(
-    `INSERT INTO usage_daily AS u (organization_id, key_id, model, day, requests, input_tokens, cached_input_tokens, output_tokens, spend)
-     SELECT organization_id, key_id, model, day::date, sum(requests), sum(input_tokens), sum(cached_input_tokens), sum(output_tokens), sum(spend)
-     FROM jsonb_to_recordset($1::jsonb) AS r(organization_id text, key_id text, model text, day text, requests bigint,
-       input_tokens bigint, cached_input_tokens bigint, output_tokens bigint, spend numeric)
-     GROUP BY organization_id, key_id, model, day ORDER BY organization_id, key_id, model, day
-     ON CONFLICT (organization_id, key_id, model, day) DO UPDATE SET
-       requests = u.requests + excluded.requests,
-       input_tokens = u.input_tokens + excluded.input_tokens,
-       cached_input_tokens = u.cached_input_tokens + excluded.cached_input_tokens,
-       output_tokens = u.output_tokens + excluded.output_tokens,
-       spend = u.spend + excluded.spend`,
+  await sql.query(
+    `WITH batch AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(organization_id text, key_id text, model text, day text, requests bigint,
+         input_tokens bigint, cached_input_tokens bigint, output_tokens bigint, spend numeric, hold_id text, at timestamptz)),
+     usage AS (
+       INSERT INTO usage_daily AS u (organization_id, key_id, model, day, requests, input_tokens, cached_input_tokens, output_tokens, spend)
+       SELECT organization_id, key_id, model, day::date, sum(requests), sum(input_tokens), sum(cached_input_tokens), sum(output_tokens), sum(spend)
+       FROM batch GROUP BY organization_id, key_id, model, day ORDER BY organization_id, key_id, model, day
+       ON CONFLICT (organization_id, key_id, model, day) DO UPDATE SET
+         requests = u.requests + excluded.requests,
+         input_tokens = u.input_tokens + excluded.input_tokens,
+         cached_input_tokens = u.cached_input_tokens + excluded.cached_input_tokens,
+         output_tokens = u.output_tokens + excluded.output_tokens,
+         spend = u.spend + excluded.spend
+       RETURNING 1),
+     balances AS (
+       UPDATE organizations AS o SET credit_balance = o.credit_balance - s.dollars
+       FROM (SELECT organization_id, sum(spend) AS dollars FROM batch GROUP BY organization_id HAVING sum(spend) > 0) AS s
+       WHERE o.id = s.organization_id AND o.billing_mode = 'prepaid'
+       RETURNING 1),
+     holds AS (
+       DELETE FROM credit_holds WHERE id IN (SELECT hold_id FROM batch WHERE hold_id IS NOT NULL)
+       RETURNING 1),
+     keys AS (
+       UPDATE api_keys AS k SET last_used_at = GREATEST(k.last_used_at, t.at)
+       FROM (SELECT key_id, max(at) AS at FROM batch GROUP BY key_id) AS t
+       WHERE k.id = t.key_id
+       RETURNING 1)
+     SELECT (SELECT count(*) FROM usage) AS usage_rows, (SELECT count(*) FROM balances) AS balances,
+       (SELECT count(*) FROM holds) AS holds, (SELECT count(*) FROM keys) AS keys`,
     [increments],
   );
-  if (batch.some(({ record }) => record.spendDollars > 0)) {
-    // Rows locked in id order first, as CreditStore.hold locks them, so two writers never deadlock on balances.
-    await tx.query(
-      `WITH spend AS (
-         SELECT organization_id, sum(spend) AS dollars FROM jsonb_to_recordset($1::jsonb) AS r(organization_id text, spend numeric)
-         GROUP BY organization_id HAVING sum(spend) > 0),
-       locked AS (
-         SELECT o.id FROM organizations o JOIN spend s ON s.organization_id = o.id WHERE o.billing_mode = 'prepaid' ORDER BY o.id FOR UPDATE)
-       UPDATE organizations AS o SET credit_balance = o.credit_balance - s.dollars
-       FROM spend s, locked l WHERE o.id = s.organization_id AND o.id = l.id`,
-      [increments],
-    );
-  }
-  const holds = batch.flatMap(({ record }) => (record.creditHoldId === undefined ? [] : [record.creditHoldId]));
-  if (holds.length > 0) {
-    await tx.query("DELETE FROM credit_holds WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))", [JSON.stringify(holds)]);
-  }
-  const lastUsed = new Map<string, Date>();
-  for (const { record, at } of batch) {
-    const previous = lastUsed.get(record.keyId);
-    if (previous === undefined || previous < at) lastUsed.set(record.keyId, at);
-  }
-  await new KeyStore(tx).touch(lastUsed);
 }
 
 /** Checks an increment before it joins a batch, so one malformed increment cannot fail the others. */
