@@ -170,8 +170,15 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
           const event = next.value;
           observe(event);
           if (event.type === "error" && event.error.kind === "internal") context.options.log.requestError(connection.requestId, route, event.error);
-          // The finish frames are the stream's last: the usage they report is durable before they are written.
-          if (event.type === "finish") await settle(event.usage);
+          // The finish frames are the stream's last: the usage they report is durable before they are written. If it
+          // cannot be recorded, the stream ends with an error event instead of a finish.
+          const unrecorded = event.type === "finish" ? await settle(event.usage).then(() => undefined, (error: unknown) => error) : undefined;
+          if (unrecorded !== undefined) {
+            if (!(unrecorded instanceof ProtocolError)) throw unrecorded;
+            context.options.log.requestError(connection.requestId, route, unrecorded);
+            await stream.write(encoder.event({ type: "error", error: unrecorded }));
+            break;
+          }
           const wasStarted = connection.started;
           await stream.write(encoder.event(event));
           // Counted once the status line went out: a stream that fails before that is answered (and counted) as a 500.

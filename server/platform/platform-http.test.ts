@@ -218,7 +218,7 @@ for (const backend of TEST_BACKENDS) {
 }
 
 describe.skipIf(skipOutsideCi(TEST_BACKENDS[1]!.reason))(titled("the platform when its database goes away", TEST_BACKENDS[1]!.reason), () => {
-  it("answers the usage endpoint with 502, and inference with a gateway error, never a 500 or a hang", async () => {
+  it("answers the usage endpoint with 502, and a response whose usage cannot be recorded with an error, never a 500, a success or a hang", async () => {
     failIfMissing(TEST_BACKENDS[1]!.reason);
     const fresh = freshPlatform(TEST_BACKENDS[1]!, { cacheMs: 60_000 });
     const server = await startModelServer({ platform: fresh.options });
@@ -227,16 +227,25 @@ describe.skipIf(skipOutsideCi(TEST_BACKENDS[1]!.reason))(titled("the platform wh
       const organization = await stores.organizations.create("Acme", { closedBeta: true });
       const { key } = await stores.keys.create(organization.id, "inference", "app");
       expect((await fetch(`${server.base}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+      const chatRequest = (stream: boolean) => fetch(`${server.base}/v1/chat/completions`, {
+        method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, signal: AbortSignal.timeout(10_000),
+        body: JSON.stringify({ model: server.chatModel, messages: [{ role: "user", content: "hi" }], max_tokens: 1, stream }),
+      });
+      // Served while the database answers: the key and the organization are now cached.
+      expect((await chatRequest(false)).status).toBe(200);
       await server.platform!.database.close();
+      // Generated, but its usage cannot be recorded: not delivered as a success, in either form.
+      const whole = await chatRequest(false);
+      expect(whole.status).toBe(502);
+      expect((await whole.json()).error.message).toMatch(/usage could not be recorded/);
+      const streamed = await chatRequest(true);
+      const events = await streamed.text();
+      expect(events).toMatch(/usage could not be recorded/);
+      expect(events).not.toMatch(/"finish_reason":"(length|stop)"/);
       const usage = await fetch(`${server.base}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
       expect(usage.status).toBe(502);
       expect((await usage.json()).error).toMatch(/usage could not be read/);
-      const chat = await fetch(`${server.base}/v1/chat/completions`, {
-        method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, signal: AbortSignal.timeout(10_000),
-        body: JSON.stringify({ model: server.chatModel, messages: [{ role: "user", content: "hi" }], max_tokens: 1 }),
-      });
-      expect(chat.status).toBe(502);
-      expect((await chat.json()).error.message).toMatch(/could not be recorded|could not be read/);
+
     } finally {
       await server.close().catch(() => undefined);
       await fresh.remove();
