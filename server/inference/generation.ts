@@ -57,6 +57,12 @@ function handleJsonPost(context: ServerContext, route: string, endpoint: WireEnd
 
 /** Answers `error` in the endpoint's shape (logging server-side failures with the request id). */
 export function answerError(context: ServerContext, route: string, endpoint: WireEndpoint, connection: Connection, error: ProtocolError, closeConnection = false): void {
+  if (connection.started) {
+    // A stream already under way cannot take an error response: cut it, so the client sees it fail, never hang.
+    context.options.log.requestError(connection.requestId, route, error);
+    connection.terminate();
+    return;
+  }
   if (error.kind === "internal") context.options.log.requestError(connection.requestId, route, error);
   const { status, body, headers } = endpoint.error(error);
   context.metrics.request(route, status);
