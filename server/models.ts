@@ -4,6 +4,7 @@
 import { basename } from "node:path";
 import type { ServingEngine } from "../engine/engine.js";
 import type { ModelInfo } from "../engine/host/messages.js";
+import type { PromptCounter } from "../engine/prompt-counter.js";
 import type { ServedModels, WireFormat } from "./protocol/internal.js";
 
 /** One loaded model and the slugs it answers to. */
@@ -13,6 +14,8 @@ export interface ServedModel {
   slugs: Record<WireFormat, string[]>;
   /** Unix seconds when it was loaded (the `created` of /v1/models). */
   created: number;
+  /** Counts prompts on the HTTP thread for admission (the platform's token limits); without it, the engine counts. */
+  promptCounter?: PromptCounter;
 }
 
 /** Lower-case words joined by dashes. */

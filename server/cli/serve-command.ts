@@ -5,6 +5,7 @@ import { UsageError, parseBackend, parseInteger } from "../../engine/cli/argumen
 import { ProgressBar } from "../../engine/cli/progress-bar.js";
 import type { ModelInfo } from "../../engine/host/messages.js";
 import { WorkerEngine } from "../../engine/host/worker-engine.js";
+import { PromptCounter } from "../../engine/prompt-counter.js";
 import { createEndpoints } from "../adapters/endpoints.js";
 import { type Authenticator, OpenAccess, StaticKeys, keysFromEnvironment } from "../http/auth.js";
 import { type LoomServer, startServer } from "../server.js";
@@ -104,6 +105,8 @@ export async function runServe(argv: string[]): Promise<void> {
     served.push({
       model,
       engine,
+      // The platform counts prompts for admission on this thread (tokenizer and template only, not the weights).
+      ...(platformOptions ? { promptCounter: PromptCounter.open(entry.path) } : {}),
       slugs: { openai: entry.slugs?.openai ?? defaults.openai, anthropic: entry.slugs?.anthropic ?? defaults.anthropic },
       created: Math.floor(Date.now() / 1000),
     });

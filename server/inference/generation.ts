@@ -3,7 +3,8 @@
 // it on the model's engine, then answer with one JSON body or a server-sent event stream. What it used is settled
 // (durably, when the platform meters it) before the response's last byte, whatever its end.
 import type { HttpRequest } from "uWebSockets.js";
-import { EngineError } from "../../engine/request.js";
+import type { PromptCounter } from "../../engine/prompt-counter.js";
+import { EngineError, type EngineRequest } from "../../engine/request.js";
 import type { Admission } from "../http/accounting.js";
 import type { Principal } from "../http/auth.js";
 import { readJsonBody } from "../http/body.js";
@@ -94,8 +95,12 @@ function admitUsage(context: ServerContext, endpoint: WireEndpoint, served: Serv
     format: endpoint.format,
     model: request.model,
     inputTokens: async () => {
+      const counted = toEngineRequest("count", request, {});
       try {
-        return await served.engine.countTokens(toEngineRequest("count", request, {}));
+        // Here when the prompt is small: the engine thread answers only between steps. A longer prompt, or one that
+        // only auto compaction could fit, is counted by the engine.
+        const local = served.promptCounter ? countHere(served.promptCounter, counted, Math.min(LOCAL_COUNT_MAX_TOKENS, served.model.contextSize - 1)) : undefined;
+        return local ?? (await served.engine.countTokens(counted));
       } catch (error) {
         if (error instanceof EngineError) throw protocolErrorOf(error, wireField);
         throw error;
@@ -103,6 +108,19 @@ function admitUsage(context: ServerContext, endpoint: WireEndpoint, served: Serv
     },
     maxOutputTokens: (inputTokens) => request.maxTokens ?? Math.max(0, served.model.contextSize - inputTokens),
   });
+}
+
+/** The most prompt tokens counted on the HTTP thread (a few milliseconds at most); longer prompts go to the engine. */
+const LOCAL_COUNT_MAX_TOKENS = 2048;
+
+/** The prompt's tokens counted on this thread, or undefined when they are more than `limit`. */
+function countHere(counter: PromptCounter, request: EngineRequest, limit: number): number | undefined {
+  try {
+    return counter.count(request, limit);
+  } catch (error) {
+    if (error instanceof EngineError && error.kind === "too_long") return undefined;
+    throw error;
+  }
 }
 
 /** POST to a generation endpoint. NOTE: everything read from `req` is read before the first await. */

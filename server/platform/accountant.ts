@@ -61,8 +61,11 @@ export class PlatformAccountant implements Accountant {
     if (key.allowedModels && !key.allowedModels.includes(request.model)) {
       throw new ProtocolError("permission", `this API key may not use the model '${request.model}'; it may use: ${key.allowedModels.join(", ")}`, "model");
     }
-    const inputTokens = await request.inputTokens();
-    const maxOutputTokens = request.maxOutputTokens(inputTokens);
+    // Tokens are counted only where something is sized in them (a token limit, an allowance, a prepaid balance).
+    const tokenLimits = [organization.limits, key.limits].some((limits) => limits.tokensPerMinute !== undefined || limits.tokensPerDay !== undefined);
+    const needsTokens = tokenLimits || organization.billingMode === "prepaid" || (organization.dailyAllowance?.hardCap === true && !organization.plan.isUnlimitedComp);
+    const inputTokens = needsTokens ? await request.inputTokens() : 0;
+    const maxOutputTokens = needsTokens ? request.maxOutputTokens(inputTokens) : 0;
     const now = this.now();
     const day = utcDay(now);
     const price = priceOf(organization, request.model);

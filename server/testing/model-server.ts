@@ -5,6 +5,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import { WorkerEngine } from "../../engine/host/worker-engine.js";
+import { PromptCounter } from "../../engine/prompt-counter.js";
 import type { EngineEvent, EngineFinishReason, EngineRequest, EngineStats, EngineUsage } from "../../engine/request.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
 import { createEndpoints } from "../adapters/endpoints.js";
@@ -108,7 +109,8 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
   const worker = await WorkerEngine.start(path, { load, testHooks: options.engineTestHooks });
   const engine = new RecordingEngine(worker);
   const slugs = defaultSlugs(worker.model);
-  const registry = new ModelRegistry([{ model: worker.model, engine, slugs, created: 1_700_000_000 }]);
+  const promptCounter = options.platform ? PromptCounter.open(path) : undefined;
+  const registry = new ModelRegistry([{ model: worker.model, engine, slugs, created: 1_700_000_000, ...(promptCounter ? { promptCounter } : {}) }]);
   let server: LoomServer;
   let platform: Platform | undefined;
   try {
