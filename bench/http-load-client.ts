@@ -1,9 +1,11 @@
-// The client side of bench/http-load.ts: N closed loops of streaming POSTs over node:http keep-alive connections
-// and a minimal SSE parser (no SDKs; not fetch, which took 1.5-2x the client CPU per token here), timing each
-// request's first text delta, the gaps between text deltas and its end, and reading output tokens from the stream's
-// usage. Imports node builtins only, so it stays light when bench/http-load.ts forks it as a child process (the
-// default: the client then runs on its own event loop and heap, not on the server's).
+// The client side of the HTTP benchmarks (bench/http-load.ts, bench/platform-overhead.ts): N closed loops of POSTs
+// over node:http keep-alive connections (no SDKs; not fetch, which took 1.5-2x the client CPU per token here), either
+// streaming through a minimal SSE parser, timing each request's first text delta, the gaps between text deltas and
+// its end, or (stream: false) reading one JSON body; output tokens come from the response's usage. Imports node
+// builtins only, so it stays light when a bench forks it as a child process (processClient, the default: the client
+// then runs on its own event loop and heap, not on the server's).
 // Child protocol: the parent sends {id, job: LoadJob}; the child answers {id, result: LoadResult} or {id, error}.
+import { type ChildProcess, fork } from "node:child_process";
 import { Agent, request } from "node:http";
 import { StringDecoder } from "node:string_decoder";
 import { fileURLToPath } from "node:url";
@@ -20,16 +22,18 @@ export interface LoadJob {
   concurrency: number;
   /** Reuse connections between a loop's requests (default true); false opens one per request. */
   keepAlive?: boolean;
+  /** The bodies ask for a server-sent event stream (default true); false: one JSON response per request. */
+  stream?: boolean;
 }
 
 /** What one request saw, client side. Seconds from the moment the request was sent. */
 export interface RequestTiming {
-  /** First non-empty text delta (NaN if none came). */
+  /** First non-empty text delta (NaN if none came, and for JSON responses). */
   ttft: number;
   /** Gaps between successive non-empty text deltas, as they arrived (several in one read share a timestamp). */
   gaps: number[];
   total: number;
-  /** From the stream's usage (OpenAI final usage chunk, Anthropic message_delta); -1 if the stream had none. */
+  /** From the usage (OpenAI final usage chunk, Anthropic message_delta, or the JSON body's); -1 if there was none. */
   outputTokens: number;
   promptTokens: number;
   cachedTokens: number;
@@ -109,6 +113,20 @@ function streamOne(job: LoadJob, body: string, agent: Agent): Promise<RequestTim
         response.on("end", () => reject(new Error(`POST ${job.url}: HTTP ${response.statusCode}: ${buffer.slice(0, 500)}`)));
         return;
       }
+      if (job.stream === false) {
+        response.on("data", (chunk: Buffer) => { buffer += decoder.write(chunk); });
+        response.on("end", () => {
+          timing.total = (performance.now() - start) / 1000;
+          try {
+            readJsonResponse(job.format, buffer + decoder.end(), timing);
+            resolve(timing);
+          } catch (error) {
+            reject(error);
+          }
+        });
+        response.on("error", reject);
+        return;
+      }
       response.on("data", (chunk: Buffer) => {
         const now = performance.now();
         buffer += decoder.write(chunk);
@@ -140,6 +158,30 @@ function streamOne(job: LoadJob, body: string, agent: Agent): Promise<RequestTim
     });
     post.end(body);
   });
+}
+
+/** A whole chat.completion or message body: its text and usage. */
+function readJsonResponse(format: StreamFormat, body: string, timing: RequestTiming): void {
+  if (format === "openai") {
+    const completion = JSON.parse(body) as {
+      choices: Array<{ message: { content: string | null } }>;
+      usage: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens?: number } };
+    };
+    timing.text = completion.choices[0]?.message.content ?? "";
+    timing.outputTokens = completion.usage.completion_tokens;
+    timing.promptTokens = completion.usage.prompt_tokens;
+    timing.cachedTokens = completion.usage.prompt_tokens_details?.cached_tokens ?? 0;
+  } else {
+    const message = JSON.parse(body) as {
+      content: Array<{ type: string; text?: string }>;
+      usage: { input_tokens: number; output_tokens: number; cache_read_input_tokens?: number };
+    };
+    timing.text = message.content.map((block) => (block.type === "text" ? block.text ?? "" : "")).join("");
+    timing.outputTokens = message.usage.output_tokens;
+    timing.cachedTokens = message.usage.cache_read_input_tokens ?? 0;
+    timing.promptTokens = message.usage.input_tokens + timing.cachedTokens;
+  }
+  timing.deltas = timing.text === "" ? 0 : 1;
 }
 
 type TextSink = (text: string, now: number) => void;
@@ -189,7 +231,45 @@ function anthropicFrame(data: string, now: number, timing: RequestTiming, onText
   }
 }
 
-// Child-process entry: forked by bench/http-load.ts with an IPC channel.
+/** Runs load jobs: in a forked child process, or inline in the calling process. */
+export interface LoadClient {
+  readonly mode: "process" | "inline";
+  run(job: LoadJob): Promise<LoadResult>;
+  close(): void;
+}
+
+/** Runs the jobs on the caller's own event loop (its CPU is then counted as the server's). */
+export function inlineClient(): LoadClient {
+  return { mode: "inline", run: (job) => runLoad(job, false), close: () => {} };
+}
+
+/** Runs the jobs in a forked child process running this file, one job at a time per call. */
+export function processClient(): LoadClient {
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const pending = new Map<number, { resolve: (result: LoadResult) => void; reject: (error: Error) => void }>();
+  let nextId = 0;
+  child.on("message", (message: { id: number; result?: LoadResult; error?: string }) => {
+    const waiter = pending.get(message.id);
+    pending.delete(message.id);
+    if (message.error !== undefined) waiter?.reject(new Error(`load client: ${message.error}`));
+    else waiter?.resolve(message.result!);
+  });
+  child.on("exit", (code) => {
+    for (const waiter of pending.values()) waiter.reject(new Error(`the load client process exited with code ${code}`));
+    pending.clear();
+  });
+  return {
+    mode: "process",
+    run: (job) => new Promise((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve, reject });
+      child.send({ id, job });
+    }),
+    close: () => child.disconnect(),
+  };
+}
+
+// Child-process entry: forked by processClient with an IPC channel.
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.send) {
   process.on("message", (message: { id: number; job: LoadJob }) => {
     runLoad(message.job, true).then(

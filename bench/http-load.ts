@@ -36,61 +36,36 @@
 // PATH, else a llama-server found under node_modules/node-llama-cpp (bins/, llama/), node_modules/@node-llama-cpp/*
 // or on PATH. node-llama-cpp 3.22.1 ships llama.cpp as a Node addon only; when no binary is found the peer is
 // reported as not run, with the reason.
-import { type ChildProcess, fork, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { accessSync, constants, existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import { availableParallelism } from "node:os";
 import { delimiter, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Engine, type ServingEngine } from "../engine/engine.js";
 import { describeModel } from "../engine/host/messages.js";
 import { WorkerEngine } from "../engine/host/worker-engine.js";
 import { KV_BLOCK_SIZE, type LoadOptions, type LoadedModel, loadModel } from "../engine/load.js";
-import { openModelSource } from "../engine/model/source.js";
-import { preparePrompt } from "../engine/prompt.js";
 import type { EngineRequest } from "../engine/request.js";
 import { REPOSITORY_ROOT } from "../engine/testing/fixtures.js";
-import { tokenizerFromGguf } from "../engine/tokenizer/gguf.js";
 import { createEndpoints } from "../server/adapters/endpoints.js";
 import { StaticKeys } from "../server/http/auth.js";
 import { startServer } from "../server/server.js";
 import { ModelRegistry, defaultSlugs } from "../server/models.js";
 import { toEngineRequest } from "../server/protocol/run.js";
-import { benchModelPath, mean, printHeader, seededRandom, f32KvBytes } from "./bench-models.js";
-import { type LoadJob, type LoadResult, type RequestTiming, type StreamFormat, runLoad } from "./http-load-client.js";
+import { benchModelPath, mean, percentile, printHeader, f32KvBytes } from "./bench-models.js";
+import { SUPPORT_SYSTEM_PROMPT, anthropicBody, buildConversations, openAiBody, parseRange } from "./chat-workload.js";
+import { type LoadClient, type RequestTiming, type StreamFormat, inlineClient, processClient } from "./http-load-client.js";
+import { mainThreadCpuSeconds } from "./machine.js";
 
 const PRESET = "smollm2-135m";
 const DTYPE = "q8_0";
 const KEY = "sk-bench-http-load";
 
 /** Shared by every request (cached by each run's warm-up request). */
-const SYSTEM_PROMPT =
-  "You are the support assistant of a regional parcel delivery company. Answer questions about shipments, invoices, " +
-  "pickup windows and delivery schedules briefly and accurately. If you do not know something, say so plainly.";
+const SYSTEM_PROMPT = SUPPORT_SYSTEM_PROMPT;
 /** The untimed warm-up's user message: with the shared system prompt, so every timed run starts with it cached. */
 const WARMUP_USER = "Hello, is anyone there?";
-const WORDS = (
-  "the parcel arrived late yesterday because truck route north depot changed schedule again please check invoice " +
-  "number address customer weekend pickup window morning evening driver signature missing damaged box refund order " +
-  "tracking update warehouse label printed twice delivery attempt failed neighbour collect office hours payment card " +
-  "declined express standard shipping cost weight limit customs form international return policy days receipt email " +
-  "phone support ticket status pending resolved escalated manager contact information city street postcode building"
-).split(" ");
-
-/** One request before it is written in a wire format. */
-interface Conversation {
-  user: string;
-  maxTokens: number;
-  /** Prompt tokens after the chat template (counted here; the server's usage must agree). */
-  promptTokens: number;
-}
-
-interface Range {
-  min: number;
-  max: number;
-}
-
 type PathName = "in-process" | "in-process, engine thread" | "HTTP OpenAI" | "HTTP Anthropic" | "llama-server OpenAI";
 /** What the HTTP paths are compared with. */
 const BASELINE: PathName = "in-process, engine thread";
@@ -109,94 +84,6 @@ interface PathResult {
    * engine has its own thread); NaN elsewhere or off Linux.
    */
   httpBusySeconds: number;
-}
-
-function parseRange(text: string, name: string): Range {
-  const match = /^(\d+)(?:-(\d+))?$/.exec(text.trim());
-  if (!match) throw new RangeError(`--${name} must be N or MIN-MAX, got ${text}`);
-  const min = Number(match[1]);
-  const max = Number(match[2] ?? match[1]);
-  if (min < 1 || max < min) throw new RangeError(`--${name} must have 1 <= MIN <= MAX, got ${text}`);
-  return { min, max };
-}
-
-function drawIn(random: () => number, range: Range): number {
-  return range.min + Math.floor(random() * (range.max - range.min + 1));
-}
-
-/**
- * Seeded conversations whose rendered prompts are `prompt` tokens long: user words are appended until the template's
- * token count reaches a length drawn from the range (overshooting by at most one word's tokens).
- */
-function buildConversations(path: string, count: number, prompt: Range, decode: Range, seed: number): Conversation[] {
-  const source = openModelSource(path);
-  if (!source.ggufMetadata) throw new Error(`${path} is not a GGUF file`);
-  const promptModel = { tokenizer: tokenizerFromGguf(source.ggufMetadata, path), chatTemplate: source.chatTemplate, vocabSize: source.config.vocab_size };
-  const countTokens = (user: string) => preparePrompt(promptModel, { messages: [{ role: "system", content: SYSTEM_PROMPT }, { role: "user", content: user }] }, undefined).tokens.length;
-  const overhead = countTokens("");
-  const random = seededRandom(seed);
-  return Array.from({ length: count }, () => {
-    const target = drawIn(random, prompt);
-    const words: string[] = [];
-    // Cheap estimate per word (the user text alone), then exact counts near the target.
-    while (overhead + promptModel.tokenizer.encode(words.join(" "), { addSpecial: false, parseSpecial: false }).length < target - 4) {
-      words.push(WORDS[Math.floor(random() * WORDS.length)]);
-    }
-    const sentence = () => { const text = words.join(" "); return `${text.slice(0, 1).toUpperCase()}${text.slice(1)}?`; };
-    let tokens = countTokens(sentence());
-    while (tokens < target) {
-      words.push(WORDS[Math.floor(random() * WORDS.length)]);
-      tokens = countTokens(sentence());
-    }
-    return { user: sentence(), maxTokens: drawIn(random, decode), promptTokens: tokens };
-  });
-}
-
-function openAiBody(model: string, system: string, user: string, maxTokens: number): string {
-  return JSON.stringify({
-    model, messages: [{ role: "system", content: system }, { role: "user", content: user }], max_tokens: maxTokens, temperature: 0,
-    stream: true, stream_options: { include_usage: true },
-  });
-}
-
-function anthropicBody(model: string, system: string, user: string, maxTokens: number): string {
-  return JSON.stringify({ model, system, messages: [{ role: "user", content: user }], max_tokens: maxTokens, temperature: 0, stream: true });
-}
-
-/** Runs load jobs: in a forked child process, or inline in this process. */
-interface LoadClient {
-  readonly mode: "process" | "inline";
-  run(job: LoadJob): Promise<LoadResult>;
-  close(): void;
-}
-
-function inlineClient(): LoadClient {
-  return { mode: "inline", run: (job) => runLoad(job, false), close: () => {} };
-}
-
-function processClient(): LoadClient {
-  const child: ChildProcess = fork(fileURLToPath(new URL("./http-load-client.js", import.meta.url)), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  const pending = new Map<number, { resolve: (result: LoadResult) => void; reject: (error: Error) => void }>();
-  let nextId = 0;
-  child.on("message", (message: { id: number; result?: LoadResult; error?: string }) => {
-    const waiter = pending.get(message.id);
-    pending.delete(message.id);
-    if (message.error !== undefined) waiter?.reject(new Error(`load client: ${message.error}`));
-    else waiter?.resolve(message.result!);
-  });
-  child.on("exit", (code) => {
-    for (const waiter of pending.values()) waiter.reject(new Error(`the load client process exited with code ${code}`));
-    pending.clear();
-  });
-  return {
-    mode: "process",
-    run: (job) => new Promise((resolve, reject) => {
-      const id = nextId++;
-      pending.set(id, { resolve, reject });
-      child.send({ id, job });
-    }),
-    close: () => child.disconnect(),
-  };
 }
 
 /** A fresh in-process Engine and a registry serving it under the default slugs. */
@@ -298,20 +185,6 @@ async function directRun(path: PathName, engine: ServingEngine, registry: ModelR
   const seconds = (performance.now() - start) / 1000;
   const used = process.cpuUsage(cpu);
   return { path, seconds, requests: timings, serverCpuSeconds: (used.user + used.system) / 1e6, clientCpuSeconds: Number.NaN, httpBusySeconds: Number.NaN };
-}
-
-/**
- * CPU seconds (user + system) of this process's main thread so far, from /proc (Node 20 has no per-thread CPU
- * clock; the event-loop utilisation API misreads uWebSockets.js's polling as busy time). NaN off Linux.
- */
-function mainThreadCpuSeconds(): number {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return Number.NaN;
-  }
 }
 
 /** Bodies with max_tokens 2 (priming: first touches and compiled paths, not output). */
@@ -469,15 +342,6 @@ async function llamaServerRun(binary: string, modelPath: string, format: StreamF
   }
 }
 
-function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (sorted.length - 1) * p;
-  const low = Math.floor(at);
-  const high = Math.ceil(at);
-  return sorted[low] + (sorted[high] - sorted[low]) * (at - low);
-}
-
 /** Output tokens of a request from its usage; -1 (no usage in the stream) falls back to the text deltas. */
 function outputTokens(timing: RequestTiming): number {
   return timing.outputTokens >= 0 ? timing.outputTokens : timing.deltas;
@@ -565,7 +429,7 @@ async function main(): Promise<void> {
   try {
     for (const concurrency of levels) {
       const requests = fixedRequests ?? Math.max(2 * concurrency, minRequests);
-      const conversations = buildConversations(path, requests, prompt, decode, 4321 + concurrency);
+      const conversations = buildConversations(path, requests, prompt, decode, 4321 + concurrency, SYSTEM_PROMPT);
       promptStats.push(...conversations.map((c) => c.promptTokens));
       const longest = Math.max(...conversations.map((c) => c.promptTokens + c.maxTokens));
       const contextSize = Math.ceil((longest + 16) / KV_BLOCK_SIZE) * KV_BLOCK_SIZE;
@@ -580,7 +444,7 @@ async function main(): Promise<void> {
         const anthropicWarmup = anthropicBody(slugs.anthropic[0], SYSTEM_PROMPT, WARMUP_USER, 4);
         checkSameEngineRequests(model, openaiBodies, anthropicBodies);
         // The worker engines' priming: other user messages of the same lengths, so no timed prompt is cached by it.
-        const others = buildConversations(path, concurrency, prompt, decode, 9876 + concurrency);
+        const others = buildConversations(path, concurrency, prompt, decode, 9876 + concurrency, SYSTEM_PROMPT);
         const openaiPrime = others.map((c) => openAiBody(slugs.openai[0], SYSTEM_PROMPT, c.user, c.maxTokens));
         const anthropicPrime = others.map((c) => anthropicBody(slugs.anthropic[0], SYSTEM_PROMPT, c.user, c.maxTokens));
 

@@ -1,4 +1,5 @@
-// Describes the machine a benchmark ran on, and its physical limits, for every reported figure.
+// Describes the machine a benchmark ran on, and its physical limits, for every reported figure; and the CPU time of
+// this process's main thread.
 import { cpus } from "node:os";
 import { readFileSync } from "node:fs";
 
@@ -36,4 +37,18 @@ export function describeMachine(): MachineDescription {
     peakFlops: info.length * 2 * lanes * 2 * megahertz * 1e6,
     date: new Date().toISOString().slice(0, 10),
   };
+}
+
+/**
+ * CPU seconds (user + system) of this process's main thread so far, from /proc (Node 20 has no per-thread CPU
+ * clock; the event-loop utilisation API misreads uWebSockets.js's polling as busy time). 10 ms ticks; NaN off Linux.
+ */
+export function mainThreadCpuSeconds(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return Number.NaN;
+  }
 }
