@@ -5,7 +5,7 @@
 // alone on an idle server. Target (issue 15): under 2% throughput cost and under 1 ms p50 added latency at every level.
 // Run: npm run build && node dist/bench/platform-overhead.js [--threads 1] [--concurrency 1,4,16,64]
 //        [--requests 32,40,64,128] [--rounds 3] [--prompt 56-59] [--max-tokens 4]
-//        [--modes no-auth,pglite,postgres,pglite-local-count] [--database-url URL]
+//        [--modes no-auth,pglite,postgres] [--database-url URL]
 //
 // Setup: the SmolLM2-135M-shaped Q8_0 random model on one engine thread (WorkerEngine, as `loom serve` runs it) that
 // every mode's server shares, maxSequences = the highest concurrency, f32 KV for all of them (nothing is preempted),
@@ -16,16 +16,14 @@
 //   whose limits are raised so that nothing is refused (its buckets still apply: requests and tokens per minute and
 //   tokens per day, reserved at admission and corrected at settlement) and one inference key. The platform's
 //   Authenticator and Accountant are wrapped in timers (bench/platform-pieces.ts; a few microseconds per request);
-// - pglite-local-count: the same PGlite platform over the same engine, its countTokens answered on the HTTP thread
-//   by the same template and tokenizer (LocalCountEngine): a stand-in for the change that takes admission's token
-//   count off the engine thread, to measure what it would recover. Not a product mode.
+//   as in `loom serve`, admission counts prompt tokens on the HTTP thread (PromptCounter).
 // Workload: the support system prompt of bench/http-load.ts and a user message of seeded words, `--prompt` tokens after
 // the template, max_tokens `--max-tokens`, temperature 0, stream false; N client loops over node:http keep-alive in a
 // forked client process (bench/http-load-client.ts). Every run sends the same bodies; the prompts are sized so that
 // each request reuses exactly the shared prefix's whole KV blocks and computes the rest (its last, partial block is
 // never cached), so every run does the same engine work whichever mode ran before it (checked on every response).
 // Interleaving: per level, one untimed warm-up run per mode, then `--rounds` rounds of one run per mode, the order
-// rotated each round (A B C D, B C D A, ...), so machine noise falls on every mode alike; ratios and added latency are
+// rotated each round (A B C, B C A, ...), so machine noise falls on every mode alike; ratios and added latency are
 // taken within a round (paired) and reported as the median over rounds with the spread (min to max).
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
@@ -38,6 +36,7 @@ import { type PromptModel, preparePrompt } from "../engine/prompt.js";
 import { tokenizerFromGguf } from "../engine/tokenizer/gguf.js";
 import { createEndpoints } from "../server/adapters/endpoints.js";
 import { OpenAccess } from "../server/http/auth.js";
+import { PromptCounter } from "../engine/prompt-counter.js";
 import { ModelRegistry, defaultSlugs } from "../server/models.js";
 import { type Platform, openPlatform } from "../server/platform/platform.js";
 import { TEST_POSTGRES_URL, dropSchema, temporaryDataDir } from "../server/platform/testing/test-databases.js";
@@ -46,14 +45,14 @@ import { benchModelPath, f32KvBytes, median, percentile, printHeader } from "./b
 import { type Conversation, SUPPORT_SYSTEM_PROMPT, buildConversations, openAiBody, parseRange } from "./chat-workload.js";
 import { type LoadClient, processClient } from "./http-load-client.js";
 import { mainThreadCpuSeconds } from "./machine.js";
-import { LocalCountEngine, type PieceTiming, type Spans, TimedAccountant, TimedAuthenticator, emptySpans, isolatedPieces } from "./platform-pieces.js";
+import { type PieceTiming, type Spans, TimedAccountant, TimedAuthenticator, emptySpans, isolatedPieces } from "./platform-pieces.js";
 
 const PRESET = "smollm2-135m";
 const DTYPE = "q8_0";
-const ALL_MODES = ["no-auth", "pglite", "postgres", "pglite-local-count"] as const;
+const ALL_MODES = ["no-auth", "pglite", "postgres"] as const;
 type ModeName = (typeof ALL_MODES)[number];
 const LABEL: Record<ModeName, string> = {
-  "no-auth": "--no-auth", pglite: "platform, PGlite", postgres: "platform, PostgreSQL", "pglite-local-count": "PGlite, tokens counted on the HTTP thread (stand-in)",
+  "no-auth": "--no-auth", pglite: "platform, PGlite", postgres: "platform, PostgreSQL",
 };
 /** Requests per run by concurrency, unless --requests says otherwise (about 3-15 s per run on the 2-core machine). */
 const DEFAULT_REQUESTS: Record<number, number> = { 1: 32, 4: 40, 16: 64, 64: 128 };
@@ -98,8 +97,9 @@ function promptModelOf(path: string): PromptModel {
 }
 
 /** Starts a mode's server; `cleanups` gets what undoes it, in order. */
-async function startMode(name: ModeName, registries: { shared: ModelRegistry; localCount: ModelRegistry }, databaseUrl: string | undefined, cleanups: Array<() => Promise<void>>): Promise<Mode> {
-  const registry = name === "pglite-local-count" ? registries.localCount : registries.shared;
+async function startMode(name: ModeName, registries: { plain: ModelRegistry; platform: ModelRegistry }, databaseUrl: string | undefined, cleanups: Array<() => Promise<void>>): Promise<Mode> {
+  // As loom serve: with the platform on, prompts are counted for admission on the HTTP thread (PromptCounter).
+  const registry = name === "no-auth" ? registries.plain : registries.platform;
   const endpoints = createEndpoints(registry);
   const mode = { name, spans: emptySpans() };
   if (name === "no-auth") {
@@ -239,8 +239,8 @@ async function main(): Promise<void> {
   const created = Math.floor(Date.now() / 1000);
   const slugs = defaultSlugs(engine.model);
   const registries = {
-    shared: new ModelRegistry([{ model: engine.model, engine, slugs, created }]),
-    localCount: new ModelRegistry([{ model: engine.model, engine: new LocalCountEngine(engine, promptModel, contextSize - 1), slugs, created }]),
+    plain: new ModelRegistry([{ model: engine.model, engine, slugs, created }]),
+    platform: new ModelRegistry([{ model: engine.model, engine, slugs, created, promptCounter: PromptCounter.open(path) }]),
   };
   const poolBodies = pool.map((c) => openAiBody(slugs.openai[0], SUPPORT_SYSTEM_PROMPT, c.user, c.maxTokens, false));
   const bodiesFor = (count: number) => Array.from({ length: count }, (_, i) => poolBodies[i % pool.length]);

@@ -12,8 +12,9 @@ import type { Authenticator, Credentials, Principal } from "../server/http/auth.
 import { ModelRegistry, defaultSlugs } from "../server/models.js";
 import { PlatformAccountant } from "../server/platform/accountant.js";
 import type { Organization, UsageIncrement } from "../server/platform/contract.js";
-import { utcDay } from "../server/platform/day.js";
-import { type KeyPrincipal, keyDigest } from "../server/platform/keys/key-authenticator.js";
+import { utcDay } from "../server/platform/limits/daily.js";
+import type { KeyPrincipal } from "../server/platform/keys/key-authenticator.js";
+import { digestKey as keyDigest } from "../server/platform/store/key-secret.js";
 import { MemoryLimitStore } from "../server/platform/limits/memory-store.js";
 import type { Platform } from "../server/platform/platform.js";
 import { UsageWriter } from "../server/platform/store/usage-writer.js";
@@ -87,39 +88,6 @@ export class TimedAccountant implements Accountant {
         }
       },
     };
-  }
-}
-
-/**
- * The engine with countTokens answered on the calling thread by the same template and tokenizer (the engine's own
- * preparePrompt, without compaction, which these prompts never reach): a stand-in for counting admission tokens
- * without a round trip to the engine thread. Everything else passes through to `inner`.
- */
-export class LocalCountEngine implements ServingEngine {
-  constructor(private readonly inner: ServingEngine, private readonly promptModel: PromptModel, private readonly promptLimit: number) {}
-
-  submit(request: EngineRequest): EngineStream {
-    return this.inner.submit(request);
-  }
-
-  abort(id: string): boolean {
-    return this.inner.abort(id);
-  }
-
-  get queueDepth(): number {
-    return this.inner.queueDepth;
-  }
-
-  stats(): EngineStats | Promise<EngineStats> {
-    return this.inner.stats();
-  }
-
-  countTokens(request: EngineRequest): number {
-    return preparePrompt(this.promptModel, request.input, undefined, this.promptLimit).tokens.length;
-  }
-
-  get unavailable(): Error | undefined {
-    return this.inner.unavailable;
   }
 }
 

@@ -11,6 +11,7 @@ import OpenAI from "openai";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPOSITORY_ROOT, failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
+import { seededRandom as random } from "../../engine/testing/seeded-random.js";
 import { ensureTestModel, testModelSkipReason } from "../../scripts/test-models.js";
 import { type ModelServer, startModelServer } from "../testing/model-server.js";
 import type { Database, ModelPrice, UsageRow } from "./contract.js";
@@ -81,17 +82,6 @@ function byKeyAndModel(rows: readonly UsageRow[]): Record<string, Counts> {
     sums[name] = add(sums[name] ?? ZERO, row);
   }
   return sums;
-}
-
-/** A deterministic pseudo-random sequence (mulberry32), so a failing mix can be replayed. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Reads `read()` until `done` says so, or `timeoutMs` passes (then returns the last value, for the assertion to show). */

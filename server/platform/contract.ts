@@ -92,18 +92,8 @@ export interface UsageIncrement {
   spendDollars: number;
 }
 
-/** One row of usage: per organization, key, model and UTC day. */
-export interface UsageRow {
-  organizationId: string;
-  keyId: string;
-  model: string;
-  day: string;
-  requests: number;
-  inputTokens: number;
-  cachedInputTokens: number;
-  outputTokens: number;
-  spendDollars: number;
-}
+/** One row of usage: per organization, key, model and UTC day, the sum of its increments. */
+export type UsageRow = UsageIncrement;
 
 /**
  * One limit a request draws on, all-or-nothing with the others of its admission.

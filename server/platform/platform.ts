@@ -119,19 +119,33 @@ export async function openPlatform(options: PlatformOptions): Promise<Platform> 
 
 /** Values read through `load`, each trusted for `ttlMs`; concurrent misses share one read. */
 class TtlCache<V> {
-  private readonly entries = new Map<string, { value: Promise<V>; expiresAt: number }>();
+  private readonly entries = new Map<string, { value: Promise<V>; expiresAt: number; refreshing?: boolean }>();
 
   constructor(private readonly ttlMs: number, private readonly load: (key: string) => Promise<V>, private readonly maxEntries = 10_000) {}
 
   get(key: string): Promise<V> {
     const now = Date.now();
     const entry = this.entries.get(key);
-    if (entry && entry.expiresAt > now) return entry.value;
+    if (entry && entry.expiresAt > now) {
+      // Past half its life, read again in the background (the old value serves until the new one arrives, never past
+      // its expiry), so that steady traffic never waits for the database.
+      if (entry.expiresAt - now < this.ttlMs / 2 && !entry.refreshing) this.refresh(key, entry);
+      return entry.value;
+    }
     if (this.entries.size >= this.maxEntries) this.entries.clear();
     const value = this.load(key);
     this.entries.set(key, { value, expiresAt: now + this.ttlMs });
     // A failed read is not kept: the next request tries again.
     value.catch(() => this.entries.delete(key));
     return value;
+  }
+
+  private refresh(key: string, entry: { value: Promise<V>; expiresAt: number; refreshing?: boolean }): void {
+    entry.refreshing = true;
+    const startedAt = Date.now();
+    this.load(key).then(
+      (value) => this.entries.set(key, { value: Promise.resolve(value), expiresAt: startedAt + this.ttlMs }),
+      () => { entry.refreshing = false; },
+    );
   }
 }

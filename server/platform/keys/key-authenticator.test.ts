@@ -56,6 +56,33 @@ describe("KeyAuthenticator", () => {
     expect(await long.authenticate({ authorization: `Bearer ${INFERENCE_KEY}` }, "openai")).toBeInstanceOf(ProtocolError);
   });
 
+  it("reads a key in steady use again in the background past half its cache life, answering at once meanwhile", async () => {
+    const records = new Map([[keyDigest(INFERENCE_KEY), record()]]);
+    const { calls, lookup } = table(records);
+    const keys = new KeyAuthenticator(lookup, "inference", 200);
+    await keys.authenticate({ authorization: `Bearer ${INFERENCE_KEY}` }, "openai");
+    records.set(keyDigest(INFERENCE_KEY), record({ isActive: false }));
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    // Past half its life: still answered from the cache (not a promise), while a read starts behind it.
+    expect(keys.authenticate({ authorization: `Bearer ${INFERENCE_KEY}` }, "openai")).toMatchObject({ keyId: "key_1" });
+    expect(calls.length).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // The background read found it revoked: refused at once, before the old entry's expiry.
+    expect(keys.authenticate({ authorization: `Bearer ${INFERENCE_KEY}` }, "openai")).toBeInstanceOf(ProtocolError);
+  });
+
+  it("does not cache a read that began before forget() (it may predate the revocation)", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    const keys = new KeyAuthenticator(async () => { await gate; return record(); }, "inference", 60_000);
+    const pending = keys.authenticate({ authorization: `Bearer ${INFERENCE_KEY}` }, "openai");
+    keys.forget();
+    release();
+    await pending;
+    // Not cached: the next call looks the key up again (a promise), instead of trusting the old read for a minute.
+    expect(keys.authenticate({ authorization: `Bearer ${INFERENCE_KEY}` }, "openai")).toBeInstanceOf(Promise);
+  });
+
   it("refuses a key of the other kind found in the table, and answers a failed lookup with a 502", async () => {
     const { lookup } = table(new Map([[keyDigest(INFERENCE_KEY), record({ kind: "management" })]]));
     expect(await new KeyAuthenticator(lookup, "inference").authenticate({ authorization: `Bearer ${INFERENCE_KEY}` }, "openai")).toBeInstanceOf(ProtocolError);

@@ -26,6 +26,8 @@ export type KeyLookup = (digestHex: string) => Promise<KeyRecord | undefined>;
 export class KeyAuthenticator implements Authenticator {
   private readonly cache = new Map<string, CacheEntry>();
   private readonly pending = new Map<string, Promise<KeyRecord | undefined>>();
+  /** Bumped by forget(): reads begun before it do not fill the cache. */
+  private generation = 0;
 
   /**
    * @param kind which keys it admits: inference keys for inference and usage, management keys for management routes.
@@ -41,7 +43,13 @@ export class KeyAuthenticator implements Authenticator {
     if (refused) return refused;
     const digest = digestKey(key);
     const cached = this.cache.get(digest);
-    if (cached && cached.expiresAt > Date.now()) return this.verdict(cached.record);
+    const now = Date.now();
+    if (cached && cached.expiresAt > now) {
+      // Past half its life, the entry is read again in the background, so that a key in steady use never makes a
+      // request wait for the database; an entry is still never trusted past its expiry.
+      if (cached.expiresAt - now < this.ttlMs / 2 && !this.pending.has(digest)) this.lookUp(digest).catch(() => undefined);
+      return this.verdict(cached.record);
+    }
     return this.lookUp(digest).then(
       (record) => this.verdict(record),
       (error: unknown) => new ProtocolError("bad_gateway", `the key could not be checked: the platform database did not answer (${(error as Error).message})`),
@@ -50,6 +58,8 @@ export class KeyAuthenticator implements Authenticator {
 
   /** Forgets a key at once on this process (after a revocation here); other processes forget it within ttlMs. */
   forget(digestHex?: string): void {
+    this.generation++;
+    this.pending.clear();
     if (digestHex === undefined) this.cache.clear();
     else this.cache.delete(digestHex);
   }
@@ -72,11 +82,17 @@ export class KeyAuthenticator implements Authenticator {
   private lookUp(digest: string): Promise<KeyRecord | undefined> {
     const inFlight = this.pending.get(digest);
     if (inFlight) return inFlight;
+    // Trusted from when the read began; and not cached at all if forget() ran meanwhile (it may be the revocation).
+    const startedAt = Date.now();
+    const generation = this.generation;
     const lookup = this.lookup(digest).then((record) => {
+      if (generation !== this.generation) return record;
       if (this.cache.size >= this.maxEntries) this.evictExpiredOrOldest();
-      this.cache.set(digest, { record, expiresAt: Date.now() + this.ttlMs });
+      this.cache.set(digest, { record, expiresAt: startedAt + this.ttlMs });
       return record;
-    }).finally(() => this.pending.delete(digest));
+    }).finally(() => {
+      if (this.pending.get(digest) === lookup) this.pending.delete(digest);
+    });
     this.pending.set(digest, lookup);
     return lookup;
   }

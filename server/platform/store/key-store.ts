@@ -3,7 +3,7 @@
 import { type KeyKind, type KeyRecord, type Limits, PlatformInputError, type Sql } from "../contract.js";
 import { newId } from "./ids.js";
 import { digestKey, keyKindOf, mintKey } from "./key-secret.js";
-import { toNumberOrNull } from "./numbers.js";
+import { limitsFromRow } from "./numbers.js";
 import { quote, refuseUnknownFields, requireChoice, requireId, requireLimit, requireName, requireObject } from "./validate.js";
 
 /** The columns a KeyRecord is read from: never the digest. */
@@ -26,13 +26,7 @@ export interface CreatedKey {
 
 /** An `api_keys` row (without the digest) as KeyRecord. */
 export function keyRecordFromRow(row: Record<string, unknown>): KeyRecord {
-  const limits: Limits = {};
-  const rpm = toNumberOrNull(row.requests_per_minute);
-  const tpm = toNumberOrNull(row.tokens_per_minute);
-  const tpd = toNumberOrNull(row.tokens_per_day);
-  if (rpm !== null) limits.requestsPerMinute = rpm;
-  if (tpm !== null) limits.tokensPerMinute = tpm;
-  if (tpd !== null) limits.tokensPerDay = tpd;
+  const limits = limitsFromRow(row);
   return {
     id: row.id as string,
     organizationId: row.organization_id as string,

@@ -1,7 +1,7 @@
 // Organizations: create, read, list and patch; rows of the `organizations` table as plain Organization data.
 import { type Database, DEFAULT_ORGANIZATION_LIMITS, type ModelPrice, type Organization, PlatformInputError, type Sql } from "../contract.js";
 import { newId } from "./ids.js";
-import { toNumber, toNumberOrNull } from "./numbers.js";
+import { limitsFromRow, toNumber } from "./numbers.js";
 import { type OrganizationPatch, validateOrganizationPatch } from "./organization-patch.js";
 import { requireId, requireName } from "./validate.js";
 
@@ -27,13 +27,7 @@ const PLAIN_COLUMNS = {
 /** An `organizations` row as Organization. */
 export function organizationFromRow(row: Record<string, unknown>): Organization {
   const basis = row.allowance_basis as "credit" | "tokens" | null;
-  const limits: Organization["limits"] = {};
-  const rpm = toNumberOrNull(row.requests_per_minute);
-  const tpm = toNumberOrNull(row.tokens_per_minute);
-  const tpd = toNumberOrNull(row.tokens_per_day);
-  if (rpm !== null) limits.requestsPerMinute = rpm;
-  if (tpm !== null) limits.tokensPerMinute = tpm;
-  if (tpd !== null) limits.tokensPerDay = tpd;
+  const limits = limitsFromRow(row);
   return {
     id: row.id as string,
     name: row.name as string,

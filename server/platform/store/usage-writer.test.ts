@@ -2,6 +2,7 @@
 // prepaid spend and credit holds settle in the same commit, and a failed batch rejects its own waiters only.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
+import { seededRandom as random } from "../../../engine/testing/seeded-random.js";
 import { type Database, DatabaseUnavailableError, type KeyRecord, type Organization, PlatformInputError, type UsageIncrement } from "../contract.js";
 import { TEST_BACKENDS, type TestDatabase } from "../testing/test-databases.js";
 import { CreditStore } from "./credit-store.js";
@@ -30,17 +31,6 @@ function countingTransactions(database: Database): { database: Database; transac
       close: () => database.close(),
     },
     transactions: () => transactions,
-  };
-}
-
-/** A deterministic pseudo-random sequence (mulberry32), so a failure can be replayed. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 
