@@ -121,8 +121,8 @@ export class KeyStore {
   /** The organization's keys (of `kind`, when given), oldest first; records only, never digests or secrets. */
   async list(organizationId: string, kind?: KeyKind): Promise<KeyRecord[]> {
     const rows = kind === undefined
-      ? await this.sql.query(`SELECT ${COLUMNS} FROM api_keys WHERE organization_id = $1 ORDER BY created_at, id`, [organizationId])
-      : await this.sql.query(`SELECT ${COLUMNS} FROM api_keys WHERE organization_id = $1 AND kind = $2 ORDER BY created_at, id`, [organizationId, kind]);
+      ? await this.sql.query(`SELECT ${COLUMNS} FROM api_keys WHERE organization_id = $1 ORDER BY created_order`, [organizationId])
+      : await this.sql.query(`SELECT ${COLUMNS} FROM api_keys WHERE organization_id = $1 AND kind = $2 ORDER BY created_order`, [organizationId, kind]);
     return rows.map(keyRecordFromRow);
   }
 

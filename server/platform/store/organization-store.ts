@@ -73,7 +73,7 @@ export class OrganizationStore {
 
   /** Every organization, oldest first. */
   async list(): Promise<Organization[]> {
-    const rows = await this.database.query(`SELECT ${COLUMNS} FROM organizations ORDER BY created_at, id`);
+    const rows = await this.database.query(`SELECT ${COLUMNS} FROM organizations ORDER BY created_order`);
     return rows.map(organizationFromRow);
   }
 

@@ -10,6 +10,8 @@ export const migration0001: Migration = {
   statements: [
     `CREATE TABLE organizations (
       id text PRIMARY KEY,
+      -- Creation order: created_at can tie (one clock tick), and ids are random.
+      created_order bigint GENERATED ALWAYS AS IDENTITY,
       name text NOT NULL CHECK (length(name) <= 255 AND length(btrim(name)) >= 1),
       billing_mode text CHECK (billing_mode IN ('subscription', 'prepaid')),
       plan_label text,
@@ -29,6 +31,7 @@ export const migration0001: Migration = {
     )`,
     `CREATE TABLE api_keys (
       id text PRIMARY KEY,
+      created_order bigint GENERATED ALWAYS AS IDENTITY,
       organization_id text NOT NULL REFERENCES organizations (id),
       kind text NOT NULL CHECK (kind IN ('inference', 'management')),
       name text NOT NULL CHECK (length(name) <= 255 AND length(btrim(name)) >= 1),
