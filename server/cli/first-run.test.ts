@@ -2,14 +2,13 @@
 // cache and no model named. Offline (the Hub unreachable) it serves the bundled stories260K and both chat endpoints
 // answer through the official SDKs; online (a loopback stand-in for the Hub) it downloads the default model once.
 import Anthropic from "@anthropic-ai/sdk";
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
 import { openModelSource } from "../../engine/model/source.js";
@@ -17,6 +16,7 @@ import { REPOSITORY_ROOT } from "../../engine/testing/fixtures.js";
 import { tokenizerFromGguf } from "../../engine/tokenizer/gguf.js";
 import { ensureTestModel, testModelSkipReason } from "../../scripts/test-models.js";
 import { BUNDLED_MODEL, DEFAULT_MODEL } from "./default-model.js";
+import { type LoomProcess, startLoomServe } from "../testing/loom-process.js";
 
 const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
 const children: ChildProcess[] = [];
@@ -56,21 +56,11 @@ async function unreachable(): Promise<string> {
  * Starts `loom serve --no-auth` with no model named, the cache in `cache` and the Hub at `endpoint`; resolves once it
  * listens, with its base URL and its stderr so far.
  */
-function firstRun(cache: string, endpoint: string): Promise<{ base: string; stderr: () => string; child: ChildProcess }> {
+function firstRun(cache: string, endpoint: string): Promise<LoomProcess> {
   const env: NodeJS.ProcessEnv = { ...process.env, LOOM_CACHE_DIR: cache, HF_ENDPOINT: endpoint };
   delete env.LOOM_MODEL;
   delete env.LOOM_API_KEYS;
-  const child = spawn(process.execPath, [CLI, "serve", "--no-auth", "--port", "0", "--threads", "1"], { cwd: REPOSITORY_ROOT, env });
-  children.push(child);
-  let stderr = "";
-  child.stderr!.on("data", (chunk) => { stderr += chunk; });
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      const port = JSON.parse(line)?.listening?.port;
-      if (port) resolve({ base: `http://127.0.0.1:${port}`, stderr: () => stderr, child });
-    });
-    child.on("exit", (code) => reject(new Error(`loom serve exited ${code}: ${stderr}`)));
-  });
+  return startLoomServe(["--no-auth", "--port", "0", "--threads", "1"], { env, children });
 }
 
 /** A file's SHA-256 (comparing 27 MB buffers with toEqual would make a failure's diff exhaust the heap). */

@@ -1,13 +1,13 @@
 // The issue's hostile inputs against a real `loom serve` (the compiled CLI in a child process, the Qwen3-shaped test
 // model on its engine thread): each one is answered, none ends the process, and a stream running beside them all
 // finishes. Raw sockets where the HTTP parser is concerned. The finer rules are in server/http/hostile.test.ts.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPOSITORY_ROOT, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
+import { startLoomServe } from "../testing/loom-process.js";
 import { rawExchange, rawRequest } from "../testing/raw-http.js";
 
 const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
@@ -16,7 +16,6 @@ const cliReason = existsSync(CLI) ? undefined : `${CLI} is missing: run \`npm ru
 const KEY = "sk-hostile-serve";
 let child: ChildProcess;
 let port: number;
-let stderr = "";
 let chat: string;
 
 const post = (body: unknown) =>
@@ -25,15 +24,7 @@ const post = (body: unknown) =>
 describe.skipIf(skipOutsideCi(cliReason))(titled("loom serve under hostile input", cliReason), () => {
   beforeAll(async () => {
     const model = await ensureTestModel("tiny-qwen3", "gguf", "q8_0");
-    child = spawn(process.execPath, [CLI, "serve", "--model", model, "--port", "0", "--threads", "1", "--context", "1024"], { cwd: REPOSITORY_ROOT, env: { ...process.env, LOOM_API_KEYS: KEY } });
-    child.stderr!.on("data", (chunk) => { stderr += chunk; });
-    port = await new Promise<number>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).on("line", (line) => {
-        const listening = JSON.parse(line)?.listening?.port;
-        if (listening) resolve(listening);
-      });
-      child.on("exit", (code) => reject(new Error(`loom serve exited ${code}: ${stderr}`)));
-    });
+    ({ child, port } = await startLoomServe(["--model", model, "--port", "0", "--threads", "1", "--context", "1024"], { env: { ...process.env, LOOM_API_KEYS: KEY } }));
     const models = await (await fetch(`http://127.0.0.1:${port}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })).json();
     chat = models.data.map((m: { id: string }) => m.id).find((id: string) => id.startsWith("service/tim-"));
   });

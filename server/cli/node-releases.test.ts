@@ -2,16 +2,16 @@
 // registry (scripts/node-binaries.ts). Node 22: `loom serve` answers a chat request. Node 24: `loom generate` works,
 // and `loom serve` either serves (glibc 2.38 or newer) or stops at once saying what to change (older glibc).
 // Without a reachable registry the tests skip with the reason, except under CI=true where they fail.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IN_CI, REPOSITORY_ROOT } from "../../engine/testing/fixtures.js";
 import { NODE_RELEASES, NodeBinaryUnavailableError, type NodeRelease, ensureNodeBinary } from "../../scripts/node-binaries.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
 import { chooseUwsBuild, currentRuntime } from "../http/uws-builds.js";
+import { startLoomServe } from "../testing/loom-process.js";
 
 const run = promisify(execFile);
 const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
@@ -30,20 +30,8 @@ async function nodeBinary(release: NodeRelease): Promise<{ path?: string; skip?:
   }
 }
 
-/** Starts `loom serve` under `node`; resolves with its port and stderr once it prints the port, rejects if it exits. */
-function serve(node: string, args: string[]): Promise<{ port: number; stderr: () => string }> {
-  const child = spawn(node, [CLI, "serve", ...args], { cwd: REPOSITORY_ROOT });
-  children.push(child);
-  let stderr = "";
-  child.stderr!.on("data", (chunk) => { stderr += chunk; });
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      const port = JSON.parse(line)?.listening?.port;
-      if (port) resolve({ port, stderr: () => stderr });
-    });
-    child.on("exit", (code) => reject(Object.assign(new Error(`loom serve exited ${code}: ${stderr}`), { code, stderr })));
-  });
-}
+/** Starts `loom serve` under `node` (server/testing/loom-process.ts). */
+const serve = (node: string, args: string[]) => startLoomServe(args, { node, children });
 
 /** Serves a tiny random-weight Llama under `node` and sends one chat completion; returns the server's banner. */
 async function chatOnce(node: string): Promise<string> {

@@ -1,12 +1,12 @@
 // `loom serve` as a user runs it: the compiled CLI in a child process with a config file serving two models.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
 import { REPOSITORY_ROOT, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
+import { startLoomServe } from "../testing/loom-process.js";
 
 const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
 /** Without a build the tests skip, saying so, except under CI=true, where they fail. */
@@ -25,20 +25,8 @@ function configDirectory(): string {
   return directory;
 }
 
-/** Starts `loom serve` and resolves with its port once it prints it (or rejects with its stderr if it exits). */
-function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, [CLI, "serve", ...args], { cwd: REPOSITORY_ROOT, env: { ...process.env, ...env } });
-  children.push(child);
-  let stderr = "";
-  child.stderr!.on("data", (chunk) => { stderr += chunk; });
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      const port = JSON.parse(line)?.listening?.port;
-      if (port) resolve({ port, child });
-    });
-    child.on("exit", (code) => reject(Object.assign(new Error(`loom serve exited ${code}: ${stderr}`), { code, stderr })));
-  });
-}
+/** Starts `loom serve` with `env` over this process's (server/testing/loom-process.ts). */
+const serve = (args: string[], env: NodeJS.ProcessEnv = {}) => startLoomServe(args, { env: { ...process.env, ...env }, children });
 
 describe.skipIf(skipOutsideCi(cliReason))(titled("loom serve", cliReason), () => {
   it("serves every model of a config file under its slugs, behind API keys", async () => {

@@ -2,10 +2,9 @@
 // responses reported (and, for requests the client aborted, what the engine computed); streamed and whole responses
 // bill the same; prepaid balances fall by exactly the requests' costs and never below zero; and a `loom serve` killed
 // with SIGKILL under load keeps the usage of every response it completed.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, execFile } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import pg from "pg";
@@ -13,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPOSITORY_ROOT, failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
 import { seededRandom as random } from "../../engine/testing/seeded-random.js";
 import { ensureTestModel, testModelSkipReason } from "../../scripts/test-models.js";
+import { startLoomServe } from "../testing/loom-process.js";
 import { type ModelServer, startModelServer } from "../testing/model-server.js";
 import type { Database, ModelPrice, UsageRow } from "./contract.js";
 import { LOCK_FILE_NAME } from "./db/data-dir-lock.js";
@@ -454,21 +454,8 @@ afterAll(() => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 });
 
-/** Starts `loom serve` and resolves with its port once it prints it (or rejects with its stderr if it exits). */
-function serve(args: string[]): Promise<{ port: number; child: ChildProcess; exited: Promise<void> }> {
-  const child = spawn(process.execPath, [CLI, "serve", ...args], { cwd: REPOSITORY_ROOT, env: { ...process.env, LOOM_API_KEYS: "" } });
-  children.push(child);
-  let stderr = "";
-  child.stderr!.on("data", (chunk) => { stderr += chunk; });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      const port = (JSON.parse(line) as { listening?: { port?: number } })?.listening?.port;
-      if (port) resolve({ port, child, exited });
-    });
-    child.once("exit", (code, signal) => reject(new Error(`loom serve exited (${code ?? signal}): ${stderr}`)));
-  });
-}
+/** Starts `loom serve` without static keys (server/testing/loom-process.ts). */
+const serve = (args: string[]) => startLoomServe(args, { env: { ...process.env, LOOM_API_KEYS: "" }, children });
 
 /** Runs `loom admin ... --json` and returns its JSON. */
 function admin(args: string[]): Promise<Record<string, unknown>> {
@@ -568,7 +555,7 @@ for (const backend of CRASH_BACKENDS) {
         // Through the running server (admin.json) on a data dir; straight to the database on PostgreSQL.
         const usage = (await admin(["usage", "--org", organization.id as string, ...where])) as { rows: UsageRow[] };
         const rows = usage.rows.reduce(add, ZERO);
-        const sum = (counts: Reported[]) => counts.reduce((total, used) => ({ ...total, inputTokens: total.inputTokens + used.inputTokens, cachedInputTokens: total.cachedInputTokens + used.cachedInputTokens, outputTokens: total.outputTokens + used.outputTokens, requests: total.requests + 1 }), ZERO);
+        const sum = (counts: Reported[]) => counts.reduce<Reported & { requests: number }>((total, used) => ({ ...total, inputTokens: total.inputTokens + used.inputTokens, cachedInputTokens: total.cachedInputTokens + used.cachedInputTokens, outputTokens: total.outputTokens + used.outputTokens, requests: total.requests + 1 }), ZERO);
         const lower = sum([...completed, after.usage!]);
         // Each request in flight at the kill may have been committed without its client getting the answer: at most
         // one request, its prompt (the same for all) and max_tokens of output each.

@@ -4,16 +4,16 @@
 // daily cap survives a restart (seeded from the usage table); two `loom serve` processes on one Redis share one
 // limit; a key revoked on one process is refused by the other within a second; an unreachable Redis refuses (fail
 // closed) unless --limits-fail-open.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { cpSync, existsSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPOSITORY_ROOT, failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
+import { startLoomServe } from "../testing/loom-process.js";
 import { type ModelServer, startModelServer } from "../testing/model-server.js";
 import type { Database } from "./contract.js";
 import { openDatabase } from "./db/open-database.js";
@@ -322,33 +322,19 @@ interface Child {
 
 const children: ChildProcess[] = [];
 
-/** Starts `loom serve` on the tiny model and resolves once it listens (or rejects with its stderr if it exits). */
+/** Starts `loom serve` on the tiny model (server/testing/loom-process.ts) and resolves once it listens and its banner names the slugs. */
 async function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Child> {
   const model = await ensureTestModel("tiny-qwen3", "gguf", "q8_0");
   const { LOOM_DATABASE_URL, LOOM_REDIS_URL, LOOM_REDIS_KEY_PREFIX, LOOM_API_KEYS, ...inherited } = process.env;
-  const child = spawn(process.execPath, [CLI, "serve", "--model", model, "--port", "0", "--threads", "1", "--context", "512", ...args], {
-    cwd: REPOSITORY_ROOT,
-    env: { ...inherited, ...env },
-  });
-  children.push(child);
-  let stderr = "";
-  let port: number | undefined;
-  return new Promise((resolve, reject) => {
-    const ready = () => {
-      const chatModel = /POST \/v1\/chat\/completions +model ([^,\s]+)/.exec(stderr)?.[1];
-      const messagesModel = /POST \/v1\/messages +model ([^,\s]+)/.exec(stderr)?.[1];
-      if (port !== undefined && chatModel && messagesModel) resolve({ process: child, base: `http://127.0.0.1:${port}`, chatModel, messagesModel });
-    };
-    child.stderr!.on("data", (chunk) => {
-      stderr += chunk;
-      ready();
-    });
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      port = JSON.parse(line)?.listening?.port ?? port;
-      ready();
-    });
-    child.on("exit", (code) => reject(new Error(`loom serve exited ${code}: ${stderr}`)));
-  });
+  const loom = await startLoomServe(["--model", model, "--port", "0", "--threads", "1", "--context", "512", ...args], { env: { ...inherited, ...env }, children });
+  // The banner (stderr) and the port line (stdout) travel on different pipes: wait for the banner too.
+  for (let waited = 0; !/POST \/v1\/messages +model /.test(loom.stderr()); waited += 10) {
+    if (waited > 10_000) throw new Error(`loom serve printed no banner: ${loom.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const chatModel = /POST \/v1\/chat\/completions +model ([^,\s]+)/.exec(loom.stderr())![1]!;
+  const messagesModel = /POST \/v1\/messages +model ([^,\s]+)/.exec(loom.stderr())![1]!;
+  return { process: loom.child, base: loom.base, chatModel, messagesModel };
 }
 
 /** Stops a child with SIGTERM (it commits usage and closes its database), SIGKILL if it takes over 10 s. */

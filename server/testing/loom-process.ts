@@ -1,0 +1,44 @@
+// `loom serve` as a user runs it, for tests: the compiled CLI in a child process, ready once it prints its port.
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { REPOSITORY_ROOT } from "../../engine/testing/fixtures.js";
+
+/** The compiled CLI (npm test builds it first). */
+export const LOOM_CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
+
+/** A running `loom serve`. */
+export interface LoomProcess {
+  child: ChildProcess;
+  port: number;
+  /** `http://127.0.0.1:<port>`. */
+  base: string;
+  /** What it wrote on stderr so far (the start banner names the slugs). */
+  stderr(): string;
+  /** Resolves when the process has exited. */
+  exited: Promise<void>;
+}
+
+/**
+ * Starts `loom serve <args>` and resolves once it prints `{"listening": ...}` on stdout; rejects with its stderr if it
+ * exits first. `children` collects the process so that the test can stop it.
+ */
+export function startLoomServe(args: readonly string[], options: { node?: string; env?: NodeJS.ProcessEnv; children?: ChildProcess[] } = {}): Promise<LoomProcess> {
+  const child = spawn(options.node ?? process.execPath, [LOOM_CLI, "serve", ...args], { cwd: REPOSITORY_ROOT, env: options.env ?? process.env });
+  options.children?.push(child);
+  let stderr = "";
+  child.stderr!.on("data", (chunk) => { stderr += chunk; });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      let port: unknown;
+      try {
+        port = (JSON.parse(line) as { listening?: { port?: number } })?.listening?.port;
+      } catch {
+        return; // not the port line
+      }
+      if (typeof port === "number") resolve({ child, port, base: `http://127.0.0.1:${port}`, stderr: () => stderr, exited });
+    });
+    child.once("exit", (code, signal) => reject(Object.assign(new Error(`loom serve exited (${code ?? signal}): ${stderr}`), { code, stderr })));
+  });
+}
