@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { UsageError } from "../../engine/cli/arguments.js";
+import { closedLoopbackPort } from "../testing/closed-port.js";
 import { BUNDLED_MODEL, DEFAULT_MODEL, type DefaultModelOptions, defaultModelPath, hubEndpoint, resolveModelPath } from "./default-model.js";
 
 const folders: string[] = [];
@@ -51,14 +52,6 @@ async function hub(): Promise<{ endpoint: string; requests: string[] }> {
   return { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
 }
 
-/** An address where nothing listens. */
-async function unreachable(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}`;
-}
 
 /** Options that record notices and progress instead of writing to stderr. */
 function recording(options: DefaultModelOptions): { options: DefaultModelOptions; notices: string[]; progress: Map<string, Array<[number, number | undefined]>> } {
@@ -110,7 +103,7 @@ describe("defaultModelPath", () => {
 
   it("offline, serves the bundled model and says which, why, and how to get the default or pass a model", async () => {
     const cache = emptyCache();
-    const endpoint = await unreachable();
+    const endpoint = `http://127.0.0.1:${await closedLoopbackPort()}`;
     const run = recording({ cacheDirectory: cache, endpoint });
     expect(await defaultModelPath(run.options)).toBe(BUNDLED_MODEL.path);
     expect(existsSync(BUNDLED_MODEL.path)).toBe(true);
@@ -130,7 +123,7 @@ describe("defaultModelPath", () => {
   });
 
   it("without the bundled model either, stops with what to do", async () => {
-    const run = recording({ cacheDirectory: emptyCache(), endpoint: await unreachable(), bundled: { ...BUNDLED_MODEL, path: "/nonexistent/stories260K.gguf" } });
+    const run = recording({ cacheDirectory: emptyCache(), endpoint: `http://127.0.0.1:${await closedLoopbackPort()}`, bundled: { ...BUNDLED_MODEL, path: "/nonexistent/stories260K.gguf" } });
     const failure = defaultModelPath(run.options);
     await expect(failure).rejects.toThrow(UsageError);
     await expect(failure).rejects.toThrow(/could not download the default model .*ECONNREFUSED [\d.:]+\), and the bundled model \/nonexistent\/stories260K\.gguf is missing\.\nTo serve a model, run loom again with network access \(it is downloaded once into .*; HF_ENDPOINT names a Hub mirror\)/);

@@ -17,6 +17,7 @@ import { tokenizerFromGguf } from "../../engine/tokenizer/gguf.js";
 import { ensureTestModel, testModelSkipReason } from "../../scripts/test-models.js";
 import { BUNDLED_MODEL, DEFAULT_MODEL } from "./default-model.js";
 import { type LoomProcess, startLoomServe } from "../testing/loom-process.js";
+import { closedLoopbackPort } from "../testing/closed-port.js";
 
 const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
 const children: ChildProcess[] = [];
@@ -43,14 +44,6 @@ function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** An address where nothing listens. */
-async function unreachable(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}`;
-}
 
 /**
  * Starts `loom serve --no-auth` with no model named, the cache in `cache` and the Hub at `endpoint`; resolves once it
@@ -77,7 +70,7 @@ async function slugs(openai: OpenAI): Promise<{ chat: string; messages: string }
 describe.skipIf(!existsSync(CLI) && process.env.CI !== "true")("the first run", () => {
   it("offline, serves the bundled stories260K, says so, and answers both chat formats through the official SDKs", async () => {
     const cache = emptyCache();
-    const endpoint = await unreachable();
+    const endpoint = `http://127.0.0.1:${await closedLoopbackPort()}`;
     const { base, stderr, child } = await firstRun(cache, endpoint);
     expect(stderr()).toMatch(new RegExp(`could not download ${DEFAULT_MODEL.repository}: GET ${endpoint}/\\S+: fetch failed: connect ECONNREFUSED`));
     expect(stderr()).toContain(`loom: serving the bundled model instead: stories260K (${BUNDLED_MODEL.path})`);

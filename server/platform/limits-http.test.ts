@@ -6,13 +6,13 @@
 // closed) unless --limits-fail-open.
 import type { ChildProcess } from "node:child_process";
 import { cpSync, existsSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPOSITORY_ROOT, failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
+import { closedLoopbackPort } from "../testing/closed-port.js";
 import { startLoomServe } from "../testing/loom-process.js";
 import { type ModelServer, startModelServer } from "../testing/model-server.js";
 import type { Database } from "./contract.js";
@@ -444,12 +444,7 @@ describe.skipIf(skipOutsideCi(cliReason))(titled("loom serve with an unreachable
     rmSync(dataDirs[1]!, { recursive: true, force: true });
     cpSync(dataDirs[0]!, dataDirs[1]!, { recursive: true });
     // A port that was just free and is closed now: connections to it are refused.
-    const port = await new Promise<number>((resolve) => {
-      const listener = createServer().listen(0, "127.0.0.1", () => {
-        const { port } = listener.address() as { port: number };
-        listener.close(() => resolve(port));
-      });
-    });
+    const port = await closedLoopbackPort();
     const redisUrl = `redis://127.0.0.1:${port}`;
     [closed, open] = await Promise.all([
       serve(["--data-dir", dataDirs[0]!, "--redis-url", redisUrl]),

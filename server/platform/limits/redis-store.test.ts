@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { failIfMissing, REPOSITORY_ROOT, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
+import { closedLoopbackPort } from "../../testing/closed-port.js";
 import { type LimitBucket, LimitStoreUnavailableError } from "../contract.js";
 import { DAILY_SLACK_MS, nextUtcMidnightMs, utcDay } from "./daily.js";
 import { RedisLimitStore } from "./redis-store.js";
@@ -162,17 +163,6 @@ describe("RedisLimitStore when Redis is unreachable", () => {
     for (const server of servers) server.close();
   });
 
-  /** A port on 127.0.0.1 that nothing listens on. */
-  async function closedPort(): Promise<number> {
-    const server = createServer();
-    server.listen(0, "127.0.0.1");
-    await once(server, "listening");
-    const port = (server.address() as { port: number }).port;
-    server.close();
-    await once(server, "close");
-    return port;
-  }
-
   /** A server that accepts connections and never answers (a hung Redis). */
   async function silentPort(): Promise<number> {
     const server = createServer((socket) => sockets.push(socket));
@@ -185,7 +175,7 @@ describe("RedisLimitStore when Redis is unreachable", () => {
   const bucket: LimitBucket = { kind: "window", key: "down", limit: 10, windowMs: 60_000, cost: 1 };
 
   for (const [what, port] of [
-    ["refused connections (closed port)", closedPort],
+    ["refused connections (closed port)", closedLoopbackPort],
     ["a server that never answers", silentPort],
   ] as const) {
     it(`rejects with LimitStoreUnavailableError within about a second, never hangs: ${what}`, async () => {
@@ -212,7 +202,7 @@ describe("RedisLimitStore when Redis is unreachable", () => {
   }
 
   it("rejects with LimitStoreUnavailableError after close", async () => {
-    const store = new RedisLimitStore({ url: `redis://127.0.0.1:${await closedPort()}` });
+    const store = new RedisLimitStore({ url: `redis://127.0.0.1:${await closedLoopbackPort()}` });
     await store.close();
     const started = performance.now();
     await expect(store.reserve([bucket], Date.now())).rejects.toThrow(LimitStoreUnavailableError);
