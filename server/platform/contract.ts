@@ -7,9 +7,22 @@ export interface Sql {
   query<Row extends Record<string, unknown> = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<Row[]>;
 }
 
+/** A statement run on every request: parsed and planned once per connection under `name`, then only bound and run. */
+export interface PreparedStatement {
+  /** Unique per text (a name given two texts is an error). */
+  readonly name: string;
+  readonly text: string;
+}
+
 /** A database connection (pool), migrated to the schema this code understands. */
 export interface Database extends Sql {
   readonly kind: "pglite" | "postgres";
+  /**
+   * Runs `statement` on its own (autocommit, outside any transaction()), prepared once per connection: for the
+   * statements on the request path, where parsing and planning were half of a commit's time (bench/README.md).
+   * Parameters are text (or null), cast in the statement's own text (`$1::jsonb`).
+   */
+  queryPrepared<Row extends Record<string, unknown> = Record<string, unknown>>(statement: PreparedStatement, params: readonly (string | null)[]): Promise<Row[]>;
   /** Runs `work` in one transaction (BEGIN ... COMMIT, ROLLBACK on a throw). */
   transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
   close(): Promise<void>;

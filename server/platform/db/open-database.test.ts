@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
-import { DatabaseUnavailableError } from "../contract.js";
+import { DatabaseUnavailableError, type PreparedStatement } from "../contract.js";
 import { TEST_BACKENDS, TEST_POSTGRES_URL, dropSchema, temporaryDataDir, testSchemaName } from "../testing/test-databases.js";
 import { DataDirLockedError, LOCK_FILE_NAME, acquireDataDirLock, liveLockOwner } from "./data-dir-lock.js";
 import { migrate, SchemaTooNewError } from "./migrate.js";
@@ -41,7 +41,7 @@ for (const backend of TEST_BACKENDS) {
       const tables = await first.query<{ name: string }>(
         "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name",
       );
-      expect(tables.map((row) => row.name)).toEqual(["api_keys", "credit_holds", "organizations", "schema_migrations", "usage_daily"]);
+      expect(tables.map((row) => row.name)).toEqual(["api_keys", "callback_attempts", "credit_holds", "organizations", "run_callbacks", "run_steps", "runs", "schema_migrations", "search_documents", "usage_daily"]);
       expect(await migrate(first, "here")).toEqual([]);
       await first.close();
 
@@ -90,6 +90,50 @@ for (const backend of TEST_BACKENDS) {
       expect(error).toBeInstanceOf(DatabaseUnavailableError);
       expect((error as Error).cause).toBeInstanceOf(Error);
       await expect(database.transaction((tx) => tx.query("SELECT 1"))).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    });
+
+    it("runs prepared statements with query()'s rows, outside other callers' transactions, and recovers from a failed one", async () => {
+      failIfMissing(backend.reason);
+      const { options } = freshLocation(backend);
+      const database = await openDatabase(options);
+      const count: PreparedStatement = { name: "test_count_named", text: "SELECT count(*)::int AS n, $1::text AS echo FROM organizations WHERE name = $1" };
+      const plain = await database.query("SELECT count(*)::int AS n, $1::text AS echo FROM organizations WHERE name = $1", ["a"]);
+      expect(await database.queryPrepared(count, ["a"])).toEqual(plain);
+      expect(plain).toEqual([{ n: 0, echo: "a" }]);
+
+      // A transaction that inserts and then rolls back: a prepared statement run meanwhile never sees its row.
+      let inserted!: () => void;
+      const insertedYet = new Promise<void>((resolve) => (inserted = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const rolledBack = database.transaction(async (tx) => {
+        await tx.query("INSERT INTO organizations (id, name) VALUES ('org_uncommitted', 'a')");
+        inserted();
+        await released;
+        throw new Error("roll back");
+      });
+      await insertedYet;
+      const during = database.queryPrepared<{ n: number }>(count, ["a"]);
+      release();
+      await expect(rolledBack).rejects.toThrow("roll back");
+      expect((await during)[0]!.n).toBe(0);
+
+      // A statement that fails to bind (bad input for its cast) leaves the session ready for the next one.
+      const json: PreparedStatement = { name: "test_json_named", text: "SELECT ($1::jsonb ->> 'a') AS a" };
+      const bad = await database.queryPrepared(json, ["{not json"]).then(() => undefined, (e: unknown) => e);
+      expect((bad as { code: string }).code).toBe("22P02");
+      expect(bad).not.toBeInstanceOf(DatabaseUnavailableError);
+      expect(await database.queryPrepared(json, ['{"a": "b"}'])).toEqual([{ a: "b" }]);
+      expect(await database.queryPrepared(json, [null])).toEqual([{ a: null }]);
+      // A statement that fails to parse is not remembered as parsed.
+      const broken: PreparedStatement = { name: "test_broken_named", text: "SELEC 1" };
+      await expect(database.queryPrepared(broken, [])).rejects.toMatchObject({ code: "42601" });
+      await expect(database.queryPrepared(broken, [])).rejects.toMatchObject({ code: "42601" });
+      await expect(database.queryPrepared({ name: count.name, text: "SELECT 2" }, [])).rejects.toThrow("two different texts");
+      expect(await database.query("SELECT 1 AS one")).toEqual([{ one: 1 }]);
+
+      await database.close();
+      await expect(database.queryPrepared(count, ["a"])).rejects.toBeInstanceOf(DatabaseUnavailableError);
     });
 
     it("rolls a transaction back when its work throws, passing the work's own error through", async () => {

@@ -1,7 +1,8 @@
 // The embedded back end: PGlite (PostgreSQL compiled to WebAssembly) in this process, behind the Database interface.
-import { PGlite, type Transaction } from "@electric-sql/pglite";
-import type { Database, Sql } from "../contract.js";
+import { parse, PGlite, protocol, type Transaction } from "@electric-sql/pglite";
+import type { Database, PreparedStatement, Sql } from "../contract.js";
 import { translateDriverError } from "./errors.js";
+import { requireOneText } from "./prepared.js";
 
 /**
  * A Database over one PGlite instance. PGlite runs one statement at a time and queues the rest; its transaction()
@@ -9,6 +10,9 @@ import { translateDriverError } from "./errors.js";
  */
 export class PgliteDatabase implements Database {
   readonly kind = "pglite";
+  /** Prepared statements' texts by name, and the names parsed in this instance's session. */
+  readonly #statements = new Map<string, string>();
+  readonly #parsed = new Set<string>();
   #closed = false;
 
   /**
@@ -25,6 +29,31 @@ export class PgliteDatabase implements Database {
   async query<Row extends Record<string, unknown>>(text: string, params: readonly unknown[] = []): Promise<Row[]> {
     try {
       return (await this.pglite.query<Row>(text, [...params])).rows;
+    } catch (error) {
+      throw translateDriverError(error, this.location);
+    }
+  }
+
+  async queryPrepared<Row extends Record<string, unknown>>(statement: PreparedStatement, params: readonly (string | null)[]): Promise<Row[]> {
+    requireOneText(this.#statements, statement);
+    const { serialize } = protocol;
+    try {
+      // PGlite's query() parses, describes and plans every time, in five calls into its WebAssembly; a statement
+      // parsed once is one call: bind, describe, execute, sync. The same two locks as query(): never inside another
+      // caller's transaction, never beside another statement.
+      return await this.pglite._runExclusiveTransaction(() => this.pglite._runExclusiveQuery(async () => {
+        if (!this.#parsed.has(statement.name)) {
+          await this.pglite.execProtocol(concatenate([serialize.parse({ name: statement.name, text: statement.text }), serialize.sync()]), { syncToFs: false });
+          this.#parsed.add(statement.name);
+        }
+        const { messages } = await this.pglite.execProtocol(concatenate([
+          serialize.bind({ statement: statement.name, values: [...params] }),
+          serialize.describe({ type: "P" }),
+          serialize.execute({}),
+          serialize.sync(),
+        ]));
+        return parse.parseResults(messages, this.pglite.parsers)[0]!.rows as Row[];
+      }));
     } catch (error) {
       throw translateDriverError(error, this.location);
     }
@@ -57,6 +86,16 @@ export class PgliteDatabase implements Database {
       this.onClose();
     }
   }
+}
+
+function concatenate(parts: readonly Uint8Array[]): Uint8Array {
+  const whole = new Uint8Array(parts.reduce((length, part) => length + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    whole.set(part, offset);
+    offset += part.length;
+  }
+  return whole;
 }
 
 function transactionSql(tx: Transaction, location: string): Sql {

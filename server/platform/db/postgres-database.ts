@@ -1,6 +1,7 @@
 // The scaled-out back end: a small `pg` pool on a PostgreSQL server, behind the Database interface.
 import pg from "pg";
-import type { Database, Sql } from "../contract.js";
+import type { Database, PreparedStatement, Sql } from "../contract.js";
+import { requireOneText } from "./prepared.js";
 import { translateDriverError } from "./errors.js";
 import { ADVISORY_LOCK_CLASS } from "./migrate.js";
 
@@ -38,6 +39,8 @@ export class PostgresDatabase implements Database {
   readonly kind = "postgres";
   readonly #pool: pg.Pool;
   readonly #location: string;
+  /** Prepared statements' texts by name. */
+  readonly #statements = new Map<string, string>();
   #closed = false;
 
   private constructor(pool: pg.Pool, location: string) {
@@ -79,6 +82,16 @@ export class PostgresDatabase implements Database {
   async query<Row extends Record<string, unknown>>(text: string, params: readonly unknown[] = []): Promise<Row[]> {
     try {
       return (await this.#pool.query<Row>(text, [...params])).rows;
+    } catch (error) {
+      throw translateDriverError(error, this.#location);
+    }
+  }
+
+  async queryPrepared<Row extends Record<string, unknown>>(statement: PreparedStatement, params: readonly (string | null)[]): Promise<Row[]> {
+    requireOneText(this.#statements, statement);
+    try {
+      // pg parses a named statement once per connection and then only binds and executes it.
+      return (await this.#pool.query<Row>({ name: statement.name, text: statement.text, values: [...params] })).rows;
     } catch (error) {
       throw translateDriverError(error, this.#location);
     }

@@ -24,6 +24,10 @@ function countingTransactions(database: Database): { database: Database; transac
         transactions++;
         return database.query(text, params);
       },
+      queryPrepared: (statement, params) => {
+        transactions++;
+        return database.queryPrepared(statement, params);
+      },
       transaction: (work) => {
         transactions++;
         return database.transaction(work);

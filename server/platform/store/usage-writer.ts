@@ -1,6 +1,6 @@
 // Writes usage with group commit: an increment is durable when record() resolves, and increments that arrive while a
 // batch commits share the next batch's transaction (no timer, no fixed delay), so accounting never serializes requests.
-import { type Database, DatabaseUnavailableError, type Sql, type UsageIncrement } from "../contract.js";
+import { type Database, DatabaseUnavailableError, type PreparedStatement, type UsageIncrement } from "../contract.js";
 import { sqlState } from "../db/errors.js";
 import { requireDay, requireDollars, requireId, requireInteger } from "./validate.js";
 
@@ -110,35 +110,10 @@ export class UsageWriter {
   }
 }
 
-/**
- * One batch as ONE statement (data-modifying CTEs), committed on its own: a single round trip, which is what a
- * response waits for before its last byte. A statement is atomic, so the batch applies whole or not at all.
- * - usage rows, summed per primary key first (ON CONFLICT DO UPDATE cannot touch one row twice in a statement), in
- *   key order, so that writers take row locks in one order;
- * - prepaid spend taken from the balances (summed in SQL as numeric: dollars add up exactly);
- * - the batch's credit holds deleted;
- * - the keys' last_used_at moved forward (never back).
- * A deadlock between processes (they lock balances or keys in another order) is PostgreSQL's class 40 error, and the
- * batch is retried.
- */
-async function writeBatch(sql: Sql, batch: ReadonlyArray<{ record: UsageRecord; at: Date }>): Promise<void> {
-  const increments = JSON.stringify(
-    batch.map(({ record, at }) => ({
-      organization_id: record.organizationId,
-      key_id: record.keyId,
-      model: record.model,
-      day: record.day,
-      requests: record.requests,
-      input_tokens: record.inputTokens,
-      cached_input_tokens: record.cachedInputTokens,
-      output_tokens: record.outputTokens,
-      spend: record.spendDollars,
-      hold_id: record.creditHoldId ?? null,
-      at: at.toISOString(),
-    })),
-  );
-  await sql.query(
-    `WITH batch AS (
+/** The batch statement: `$1` is the batch as a JSON array of increments (see writeBatch). */
+const USAGE_BATCH: PreparedStatement = {
+  name: "loom_usage_batch",
+  text: `WITH batch AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(organization_id text, key_id text, model text, day text, requests bigint,
          input_tokens bigint, cached_input_tokens bigint, output_tokens bigint, spend numeric, hold_id text, at timestamptz)),
      usage AS (
@@ -167,8 +142,37 @@ async function writeBatch(sql: Sql, batch: ReadonlyArray<{ record: UsageRecord; 
        RETURNING 1)
      SELECT (SELECT count(*) FROM usage) AS usage_rows, (SELECT count(*) FROM balances) AS balances,
        (SELECT count(*) FROM holds) AS holds, (SELECT count(*) FROM keys) AS keys`,
-    [increments],
+};
+
+/**
+ * One batch as ONE prepared statement (data-modifying CTEs), committed on its own: a single round trip, which is what
+ * a response waits for before its last byte, without parsing and planning it again. A statement is atomic, so the
+ * batch applies whole or not at all.
+ * - usage rows, summed per primary key first (ON CONFLICT DO UPDATE cannot touch one row twice in a statement), in
+ *   key order, so that writers take row locks in one order;
+ * - prepaid spend taken from the balances (summed in SQL as numeric: dollars add up exactly);
+ * - the batch's credit holds deleted;
+ * - the keys' last_used_at moved forward (never back).
+ * A deadlock between processes (they lock balances or keys in another order) is PostgreSQL's class 40 error, and the
+ * batch is retried.
+ */
+async function writeBatch(database: Database, batch: ReadonlyArray<{ record: UsageRecord; at: Date }>): Promise<void> {
+  const increments = JSON.stringify(
+    batch.map(({ record, at }) => ({
+      organization_id: record.organizationId,
+      key_id: record.keyId,
+      model: record.model,
+      day: record.day,
+      requests: record.requests,
+      input_tokens: record.inputTokens,
+      cached_input_tokens: record.cachedInputTokens,
+      output_tokens: record.outputTokens,
+      spend: record.spendDollars,
+      hold_id: record.creditHoldId ?? null,
+      at: at.toISOString(),
+    })),
   );
+  await database.queryPrepared(USAGE_BATCH, [increments]);
 }
 
 /** Checks an increment before it joins a batch, so one malformed increment cannot fail the others. */
