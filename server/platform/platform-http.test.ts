@@ -1,7 +1,6 @@
 // The platform's HTTP surface with the platform on, on PGlite and on the machine's PostgreSQL: the official SDKs with
 // database-issued keys, every error row of spec section 7 and every validation rule of 4.3-4.5, revocation,
 // isolation between organizations, and key secrets kept out of list responses, errors and the log.
-import { rmSync } from "node:fs";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,18 +8,7 @@ import { failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtu
 import type { ServerLog } from "../http/log.js";
 import { type ModelServer, startModelServer } from "../testing/model-server.js";
 import type { Organization } from "./contract.js";
-import type { PlatformOptions } from "./platform.js";
-import { TEST_BACKENDS, TEST_POSTGRES_URL, dropSchema, temporaryDataDir, testSchemaName } from "./testing/test-databases.js";
-
-/** Platform options on a fresh database of the back end, and how to remove it. */
-function freshPlatform(backend: (typeof TEST_BACKENDS)[number], extra: Partial<PlatformOptions> = {}): { options: PlatformOptions; remove(): Promise<void> } {
-  if (backend.name === "PGlite") {
-    const dataDir = temporaryDataDir();
-    return { options: { dataDir, ...extra }, remove: async () => rmSync(dataDir, { recursive: true, force: true }) };
-  }
-  const schema = testSchemaName();
-  return { options: { databaseUrl: TEST_POSTGRES_URL!, schema, ...extra }, remove: () => dropSchema(TEST_POSTGRES_URL!, schema) };
-}
+import { TEST_BACKENDS, freshPlatform } from "./testing/test-databases.js";
 
 /** Everything the server logged, to check that no secret reaches it. */
 function capturingLog(): ServerLog & { lines: string[] } {

@@ -15,7 +15,10 @@ import { MemoryLimitStore } from "./limits/memory-store.js";
 import { RedisLimitStore } from "./limits/redis-store.js";
 import { platformSurface } from "./routes.js";
 import { type PlatformStores, createPlatformStores } from "./store/platform-stores.js";
-import { UsageWriter } from "./store/usage-writer.js";
+import { type UsageRecord, UsageWriter } from "./store/usage-writer.js";
+import { costDollars, priceOf } from "./pricing.js";
+import { utcDay } from "./limits/daily.js";
+import type { InternalUsage } from "../protocol/internal.js";
 
 /** Where the platform keeps its data, and how strict it is. */
 export interface PlatformOptions {
@@ -41,11 +44,18 @@ export interface Platform {
   readonly stores: PlatformStores;
   /** Inference keys, for the inference routes. */
   readonly authenticator: Authenticator;
+  /** The same keys, as the platform's own surfaces (runs) use them. */
+  readonly inferenceKeys: KeyAuthenticator;
   readonly accountant: Accountant;
   /** The platform routes, for startServer's surfaces. */
   readonly surface: (context: ServerContext) => Surface;
   /** Where it keeps its data, for the start banner ("PGlite in DIR", "PostgreSQL at URL"). */
   readonly description: string;
+  /**
+   * A model turn of an agent run as an increment of its organization's usage (priced as the organization's model
+   * price says); undefined for runs without an organization and key (paid machine runs).
+   */
+  usageRecordOf(run: { organizationId?: string; keyId?: string }, model: string, usage: InternalUsage): Promise<UsageRecord | undefined>;
   /** Offers the admin endpoint once the server listens on `port` (embedded database only: writes admin.json). */
   offerAdminEndpoint(port: number): void;
   /** Commits pending usage, removes admin.json, and closes the limit store and the database. */
@@ -102,7 +112,24 @@ export async function openPlatform(options: PlatformOptions): Promise<Platform> 
     database,
     stores,
     authenticator: inferenceKeys,
+    inferenceKeys,
     accountant,
+    async usageRecordOf(run, model, usage) {
+      if (run.organizationId === undefined || run.keyId === undefined) return undefined;
+      const organization = await organizations.get(run.organizationId);
+      const price = organization ? priceOf(organization, model) : undefined;
+      return {
+        organizationId: run.organizationId,
+        keyId: run.keyId,
+        model,
+        day: utcDay(Date.now()),
+        requests: 1,
+        inputTokens: usage.promptTokens,
+        cachedInputTokens: usage.cachedTokens,
+        outputTokens: usage.completionTokens,
+        spendDollars: price ? costDollars(price, usage.promptTokens, usage.completionTokens) : 0,
+      };
+    },
     surface,
     description: `${description}; limits in ${options.redisUrl ? "Redis" : "memory"}`,
     offerAdminEndpoint(port) {

@@ -8,9 +8,10 @@ import type { ErrorResponder } from "../http/guard.js";
 import type { Connection } from "../http/reply.js";
 import type { Routes, Surface } from "../http/routes.js";
 import { ProtocolError } from "../protocol/internal.js";
-import { DatabaseUnavailableError, type KeyRecord, type Organization, PlatformInputError, type UsageRow } from "./contract.js";
+import { type KeyRecord, type Organization, PlatformInputError, type UsageRow } from "./contract.js";
 import { utcDay } from "./limits/daily.js";
-import type { KeyAuthenticator, KeyPrincipal } from "./keys/key-authenticator.js";
+import type { KeyAuthenticator } from "./keys/key-authenticator.js";
+import { answer, authenticate, decodePathSegment, platformError, read, withBody } from "./route-helpers.js";
 import { requireName } from "./store/validate.js";
 import { usageSnapshot } from "./usage-snapshot.js";
 
@@ -37,15 +38,6 @@ export interface PlatformServices {
 /** Bodies of platform requests are small: a key name, an admin command. */
 const MAX_PLATFORM_BODY_BYTES = 64 * 1024;
 
-/** The `{error}` shape of spec 2.7, with Retry-After where the error has one. */
-export const platformError: ErrorResponder = (error) => {
-  const headers: Record<string, string> = {};
-  if (error.retryAfterSeconds !== undefined && Number.isFinite(error.retryAfterSeconds)) headers["retry-after"] = String(Math.ceil(error.retryAfterSeconds));
-  const body: { error: string; field?: string } = { error: error.message };
-  if (error.param) body.field = error.param;
-  return { status: error.status, body, headers };
-};
-
 /** The platform's routes on a server. */
 export function platformSurface(services: PlatformServices): (context: ServerContext) => Surface {
   return (context) => ({
@@ -63,7 +55,7 @@ export function platformSurface(services: PlatformServices): (context: ServerCon
       const keysPath = "/api/v1/management/api-keys";
       routes.add("POST", keysPath, shape, (connection, req) => {
         const authenticated = authenticate(services.managementKeys, req);
-        withBody(context, keysPath, connection, req, async (body) => {
+        withBody(context, keysPath, connection, req, MAX_PLATFORM_BODY_BYTES, async (body) => {
           const principal = await authenticated;
           const name = keyName(body);
           const { record, key } = await read("the key could not be created", () => services.createInferenceKey(principal.organizationId, name));
@@ -83,7 +75,7 @@ export function platformSurface(services: PlatformServices): (context: ServerCon
         const authenticated = authenticate(services.managementKeys, req);
         return answer(context, `${keysPath}/{id}`, connection, async () => {
           const principal = await authenticated;
-          const id = decodePathSegment(raw);
+          const id = decodePathSegment(raw, "key id");
           const revoked = await read("the key could not be revoked", () => services.revokeKey(principal.organizationId, id));
           if (!revoked) throw new ProtocolError("not_found", `no API key ${JSON.stringify(id.slice(0, 100))} in this organization`, "id");
           // This process stops accepting it now; others within their cache's lifetime (a second).
@@ -113,63 +105,6 @@ export function platformSurface(services: PlatformServices): (context: ServerCon
       return url.startsWith("/api/") || url.startsWith("/admin/") ? platformError : undefined;
     },
   });
-}
-
-/** The principal of a platform key of the authenticator's kind (Bearer, or X-API-Key). NOTE: reads `req` synchronously. */
-function authenticate(keys: KeyAuthenticator, req: HttpRequest): Promise<KeyPrincipal> {
-  // "anthropic" accepts x-api-key as well as Bearer, as spec section 5 allows on the platform routes.
-  const result = keys.authenticate({ authorization: req.getHeader("authorization"), xApiKey: req.getHeader("x-api-key") }, "anthropic");
-  return Promise.resolve(result).then((principal) => {
-    if (principal instanceof ProtocolError) throw principal;
-    return principal;
-  });
-}
-
-/** Runs `work` and answers its JSON with 200, or its ProtocolError in the `{error}` shape. */
-async function answer(context: ServerContext, route: string, connection: Connection, work: () => Promise<unknown>, closeConnection = false): Promise<void> {
-  let body: unknown;
-  try {
-    body = await work();
-  } catch (error) {
-    if (!(error instanceof ProtocolError)) throw error;
-    const { status, body: errorBody, headers } = platformError(error);
-    context.metrics.request(route, status);
-    connection.sendJson(status, errorBody, headers, closeConnection);
-    return;
-  }
-  context.metrics.request(route, 200);
-  connection.sendJson(200, body);
-}
-
-/** Reads a small JSON body, then answers what `work` makes of it. NOTE: call synchronously from the route handler. */
-function withBody(context: ServerContext, route: string, connection: Connection, req: HttpRequest, work: (body: unknown) => Promise<unknown>): void {
-  const head = { contentType: req.getHeader("content-type"), contentLength: req.getHeader("content-length") };
-  readJsonBody(connection, { ...context.bodyLimits, maxBytes: MAX_PLATFORM_BODY_BYTES }, head, (body, complete) => {
-    void answer(context, route, connection, async () => {
-      if (body instanceof ProtocolError) throw body;
-      return work(body);
-    }, !complete).catch((error: unknown) => connection.fail(error));
-  });
-}
-
-/** A percent-encoded path segment, decoded; a malformed escape is a 400 naming `id`. */
-function decodePathSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    throw new ProtocolError("invalid_request", `the key id in the path is not valid percent-encoded UTF-8: ${JSON.stringify(segment.slice(0, 100))}`, "id");
-  }
-}
-
-/** A database failure as a 502 saying what could not be done (spec 7: usage that cannot be read is a 502). */
-async function read<T>(what: string, query: () => Promise<T>): Promise<T> {
-  try {
-    return await query();
-  } catch (error) {
-    if (error instanceof PlatformInputError) throw new ProtocolError(error.notFound ? "not_found" : "invalid_request", error.message, error.field);
-    if (error instanceof DatabaseUnavailableError) throw new ProtocolError("bad_gateway", `${what}: the platform database did not answer (${error.message})`);
-    throw error;
-  }
 }
 
 /** The `name` of a key to create: 1 to 255 characters, not blank (spec 4.4). */

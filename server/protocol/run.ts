@@ -154,8 +154,13 @@ function eventOf(piece: ToolCallPiece): InternalEvent {
   }
 }
 
-/** Submits `request` and streams its InternalEvents (engine errors with their fields named as `wireField` says). */
-export function runRequest(engine: ServingEngine, id: string, request: InternalRequest, options: { wireField?: WireFieldNames; onUsage?: UsageObserver } & OutputFormat = {}): RunningRequest {
-  const stream = engine.submit(toEngineRequest(id, request, options));
+/**
+ * Submits `request` and streams its InternalEvents (engine errors with their fields named as `wireField` says).
+ * `priority`: the engine's priority class (smaller first; interactive requests 0, agent runs after them).
+ */
+export function runRequest(engine: ServingEngine, id: string, request: InternalRequest, options: { wireField?: WireFieldNames; onUsage?: UsageObserver; priority?: number } & OutputFormat = {}): RunningRequest {
+  const engineRequest = toEngineRequest(id, request, options);
+  if (options.priority !== undefined) engineRequest.priority = options.priority;
+  const stream = engine.submit(engineRequest);
   return { id, abort: () => engine.abort(id), [Symbol.asyncIterator]: () => internalEvents(stream, request, options) };
 }

@@ -35,26 +35,48 @@ export function engineEvents(script: Script): EngineEvent[] {
   ];
 }
 
-export async function* replay(items: EngineEvent[], pauseBeforeFinishMs = 0): AsyncGenerator<EngineEvent> {
+/**
+ * The events of a script, in order; the pause before the finish (if any) ends early when `aborted()` turns true, and
+ * an aborted request then finishes with reason "aborted", as the engine's do.
+ */
+export async function* replay(items: EngineEvent[], pauseBeforeFinishMs = 0, aborted: () => boolean = () => false): AsyncGenerator<EngineEvent> {
   for (const item of items) {
-    if (item.type === "finish" && pauseBeforeFinishMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseBeforeFinishMs));
+    if (item.type === "finish" && pauseBeforeFinishMs > 0) {
+      const until = Date.now() + pauseBeforeFinishMs;
+      while (Date.now() < until && !aborted()) await new Promise((resolve) => setTimeout(resolve, Math.min(10, until - Date.now())));
+    }
+    if (aborted()) {
+      if (item.type === "finish") yield { ...item, reason: "aborted" };
+      else continue;
+      return;
+    }
     yield item;
   }
 }
 
-/** A serving engine that plays the current script to every request; the requests are kept. */
+/**
+ * A serving engine that plays scripts: the queued ones to the next requests, in order, then the current one to every
+ * request; the requests are kept.
+ */
 export class ScriptedEngine implements ServingEngine {
   script: Script = { deltas: [] };
+  /** Scripts for the next requests, first in first played (agent runs: one per model turn). */
+  readonly queue: Script[] = [];
   readonly requests: EngineRequest[] = [];
+  readonly #aborted = new Set<string>();
+  #ids = 0;
 
   submit(request: EngineRequest): EngineStream {
     this.requests.push(request);
-    const events = engineEvents(this.script);
-    return { id: request.id ?? "r", [Symbol.asyncIterator]: () => replay(events, this.script.pauseBeforeFinishMs) };
+    const script = this.queue.shift() ?? this.script;
+    const id = request.id ?? `r${++this.#ids}`;
+    const events = engineEvents(script);
+    return { id, [Symbol.asyncIterator]: () => replay(events, script.pauseBeforeFinishMs, () => this.#aborted.has(id)) };
   }
 
-  abort(_id: string): boolean {
-    return false;
+  abort(id: string): boolean {
+    this.#aborted.add(id);
+    return true;
   }
 
   /** The scripted prompt's size (its events report 30 prompt tokens). */

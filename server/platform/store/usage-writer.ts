@@ -1,6 +1,6 @@
 // Writes usage with group commit: an increment is durable when record() resolves, and increments that arrive while a
 // batch commits share the next batch's transaction (no timer, no fixed delay), so accounting never serializes requests.
-import { type Database, DatabaseUnavailableError, type PreparedStatement, type UsageIncrement } from "../contract.js";
+import { type Database, DatabaseUnavailableError, type PreparedStatement, type Sql, type UsageIncrement } from "../contract.js";
 import { sqlState } from "../db/errors.js";
 import { requireDay, requireDollars, requireId, requireInteger } from "./validate.js";
 
@@ -157,7 +157,22 @@ const USAGE_BATCH: PreparedStatement = {
  * batch is retried.
  */
 async function writeBatch(database: Database, batch: ReadonlyArray<{ record: UsageRecord; at: Date }>): Promise<void> {
-  const increments = JSON.stringify(
+  await database.queryPrepared(USAGE_BATCH, [batchJson(batch)]);
+}
+
+/**
+ * Adds usage inside the caller's transaction `tx` (the same statement as a batch, not prepared): for writers whose
+ * usage must commit with something else, such as an agent run's step and its tokens (server/runs).
+ * @throws PlatformInputError for a malformed increment.
+ */
+export async function recordUsageIn(tx: Sql, records: readonly UsageRecord[], at = new Date()): Promise<void> {
+  for (const record of records) validateRecord(record);
+  if (records.length > 0) await tx.query(USAGE_BATCH.text, [batchJson(records.map((record) => ({ record, at })))]);
+}
+
+/** A batch as the statement's one JSON parameter. */
+function batchJson(batch: ReadonlyArray<{ record: UsageRecord; at: Date }>): string {
+  return JSON.stringify(
     batch.map(({ record, at }) => ({
       organization_id: record.organizationId,
       key_id: record.keyId,
@@ -172,7 +187,6 @@ async function writeBatch(database: Database, batch: ReadonlyArray<{ record: Usa
       at: at.toISOString(),
     })),
   );
-  await database.queryPrepared(USAGE_BATCH, [increments]);
 }
 
 /** Checks an increment before it joins a batch, so one malformed increment cannot fail the others. */

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import pg from "pg";
 import type { Database } from "../contract.js";
 import { openDatabase } from "../db/open-database.js";
+import type { PlatformOptions } from "../platform.js";
 
 /** A database for one test group, and how to remove it. */
 export interface TestDatabase {
@@ -117,3 +118,13 @@ export const TEST_BACKENDS: readonly TestBackend[] = [
   { name: "PGlite", reason: undefined, open: openTestPglite },
   { name: "PostgreSQL", reason: postgres.reason, open: openTestPostgres },
 ];
+
+/** Platform options on a fresh database of the back end (a temporary data dir, or a new schema), and how to remove it. */
+export function freshPlatform(backend: TestBackend, extra: Partial<PlatformOptions> = {}): { options: PlatformOptions; remove(): Promise<void> } {
+  if (backend.name === "PGlite") {
+    const dataDir = temporaryDataDir();
+    return { options: { dataDir, ...extra }, remove: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  }
+  const schema = testSchemaName();
+  return { options: { databaseUrl: TEST_POSTGRES_URL!, schema, ...extra }, remove: () => dropSchema(TEST_POSTGRES_URL!, schema) };
+}

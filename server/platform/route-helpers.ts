@@ -1,0 +1,79 @@
+// What every `{error}`-shaped surface of the platform (its own routes, agent runs) does per request: authenticate a
+// platform key, read a small JSON body, answer JSON or a ProtocolError, and turn database failures into 502s.
+import type { HttpRequest } from "uWebSockets.js";
+import { readJsonBody } from "../http/body.js";
+import type { ServerContext } from "../http/context.js";
+import type { ErrorResponder } from "../http/guard.js";
+import type { Connection } from "../http/reply.js";
+import { ProtocolError } from "../protocol/internal.js";
+import { DatabaseUnavailableError, PlatformInputError } from "./contract.js";
+import type { KeyAuthenticator, KeyPrincipal } from "./keys/key-authenticator.js";
+
+/** The `{error}` shape of spec 2.7 (plus `field`), with Retry-After where the error has one. */
+export const platformError: ErrorResponder = (error) => {
+  const headers: Record<string, string> = {};
+  if (error.retryAfterSeconds !== undefined && Number.isFinite(error.retryAfterSeconds)) headers["retry-after"] = String(Math.ceil(error.retryAfterSeconds));
+  const body: { error: string; field?: string } = { error: error.message };
+  if (error.param) body.field = error.param;
+  return { status: error.status, body, headers };
+};
+
+/** The principal of a platform key of the authenticator's kind (Bearer, or X-API-Key). NOTE: reads `req` synchronously. */
+export function authenticate(keys: KeyAuthenticator, req: HttpRequest): Promise<KeyPrincipal> {
+  // "anthropic" accepts x-api-key as well as Bearer, as spec section 5 allows on the platform routes.
+  const result = keys.authenticate({ authorization: req.getHeader("authorization"), xApiKey: req.getHeader("x-api-key") }, "anthropic");
+  return Promise.resolve(result).then((principal) => {
+    if (principal instanceof ProtocolError) throw principal;
+    return principal;
+  });
+}
+
+/** Runs `work` and answers its JSON with `status` (200), or its ProtocolError in the `{error}` shape. */
+export async function answer(context: ServerContext, route: string, connection: Connection, work: () => Promise<unknown>, closeConnection = false, status = 200): Promise<void> {
+  let body: unknown;
+  try {
+    body = await work();
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) throw error;
+    const { status: errorStatus, body: errorBody, headers } = platformError(error);
+    context.metrics.request(route, errorStatus);
+    connection.sendJson(errorStatus, errorBody, headers, closeConnection);
+    return;
+  }
+  context.metrics.request(route, status);
+  connection.sendJson(status, body);
+}
+
+/**
+ * Reads a JSON body of at most `maxBytes`, then answers what `work` makes of it (with `status`). NOTE: call
+ * synchronously from the route handler.
+ */
+export function withBody(context: ServerContext, route: string, connection: Connection, req: HttpRequest, maxBytes: number, work: (body: unknown) => Promise<unknown>, status = 200): void {
+  const head = { contentType: req.getHeader("content-type"), contentLength: req.getHeader("content-length") };
+  readJsonBody(connection, { ...context.bodyLimits, maxBytes }, head, (body, complete) => {
+    void answer(context, route, connection, async () => {
+      if (body instanceof ProtocolError) throw body;
+      return work(body);
+    }, !complete, status).catch((error: unknown) => connection.fail(error));
+  });
+}
+
+/** A percent-encoded path segment (`what`: "key id"), decoded; a malformed escape is a 400 naming the field `id`. */
+export function decodePathSegment(segment: string, what: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new ProtocolError("invalid_request", `the ${what} in the path is not valid percent-encoded UTF-8: ${JSON.stringify(segment.slice(0, 100))}`, "id");
+  }
+}
+
+/** A database failure as a 502 saying what could not be done (spec 7: usage that cannot be read is a 502). */
+export async function read<T>(what: string, query: () => Promise<T>): Promise<T> {
+  try {
+    return await query();
+  } catch (error) {
+    if (error instanceof PlatformInputError) throw new ProtocolError(error.notFound ? "not_found" : "invalid_request", error.message, error.field);
+    if (error instanceof DatabaseUnavailableError) throw new ProtocolError("bad_gateway", `${what}: the platform database did not answer (${error.message})`);
+    throw error;
+  }
+}

@@ -1,0 +1,265 @@
+// The agent loop of one run, on the serving engine directly: the task as a conversation, then model turns whose tool
+// calls are constrained by grammar (the structured-output machinery), tools run and their results fed back, until the
+// model answers without a tool or a budget ends the run. Every turn and tool call goes to the step log before the loop
+// goes on, so a run taken again after its worker died resumes from its log instead of running its tools twice.
+import type { ServingEngine } from "../../engine/engine.js";
+import type { ChatMessage, ChatToolCall } from "../../engine/chat/messages.js";
+import type { InternalRequest, InternalStopReason, InternalToolCall, InternalUsage, ToolChoice } from "../protocol/internal.js";
+import { runRequest } from "../protocol/run.js";
+import type { RunErrorCode, RunResult, RunSpec, RunStep } from "./contract.js";
+import type { AgentEngine } from "./engines.js";
+import type { RunTool } from "./tools/tool.js";
+
+/** A run that cannot go on: it fails with `code`. */
+export class RunFailure extends Error {
+  override readonly name = "RunFailure";
+  constructor(readonly code: RunErrorCode, message: string) {
+    super(message);
+  }
+}
+
+/** The run is no longer this worker's (its lease ran out and another took it, or it ended): stop without a word. */
+export class LeaseLostError extends Error {
+  override readonly name = "LeaseLostError";
+}
+
+/** Where the loop writes its steps (the run store, for the run's current take). Each throws LeaseLostError. */
+export interface StepLog {
+  model(detail: Record<string, unknown>, usage: InternalUsage, durationMs: number): Promise<void>;
+  /** Writes a tool step as `started`; returns its index for toolEnded. */
+  toolStarted(detail: Record<string, unknown>): Promise<number>;
+  toolEnded(index: number, status: "finished" | "failed", detail: Record<string, unknown>, durationMs: number): Promise<void>;
+  note(detail: Record<string, unknown>): Promise<void>;
+}
+
+/** What one run's loop needs. */
+export interface AgentLoopInput {
+  engine: ServingEngine;
+  /** The served model's slug (for the request's record; the engine serves one model). */
+  model: string;
+  config: AgentEngine;
+  spec: RunSpec;
+  /** The run's tools by name. */
+  tools: ReadonlyMap<string, RunTool>;
+  /** Aborted with a RunFailure as its reason on cancel or timeout. */
+  signal: AbortSignal;
+  /** The engine's priority class for the run's turns. */
+  priority: number;
+  log: StepLog;
+  /** Steps earlier takes of the run wrote (empty on the first). */
+  history: readonly RunStep[];
+  /** A unique engine request id per turn. */
+  requestId: () => string;
+}
+
+/** What the loop tells the model about its job, before the run's skills. */
+export const AGENT_SYSTEM_PROMPT =
+  "You are an agent that completes the user's task. Use the tools when they help: search for facts, read pages for " +
+  "details. When you know the answer, reply with it directly and do not call a tool.";
+
+/** Asked after the final answer when the run has a reasoningFormat. */
+export const REASONING_PROMPT = "Describe how you reached this answer, as JSON in the required format.";
+
+/** Longest tool result given back to the model, in characters. */
+const MAX_TOOL_RESULT_CHARS = 20_000;
+
+/** One model turn's output. */
+interface Turn {
+  thinking: string;
+  text: string;
+  calls: InternalToolCall[];
+  reason: InternalStopReason;
+  usage: InternalUsage;
+}
+
+/**
+ * Runs the agent to its answer.
+ * @throws RunFailure (the run fails with its code), LeaseLostError (stop; the run is another worker's).
+ */
+export async function runAgentLoop(input: AgentLoopInput): Promise<RunResult> {
+  const { config, spec } = input;
+  const messages = initialMessages(spec);
+  const reasoning: string[] = [];
+  const state = { turns: 0, toolCalls: 0 };
+  await replayHistory(input, messages, reasoning, state);
+
+  const maxTokens = Math.min(config.maxStepTokens, spec.maxStepTokens ?? Number.POSITIVE_INFINITY);
+  for (;;) {
+    const last = state.turns >= config.maxSteps - 1;
+    const toolsAllowed = input.tools.size > 0 && !last && state.toolCalls < config.maxToolCalls;
+    const choice: ToolChoice = !toolsAllowed ? { type: "none" } : state.turns < config.forcedToolTurns ? { type: "any" } : { type: "auto" };
+    const started = performance.now();
+    const turn = await modelTurn(input, messages, choice, maxTokens, spec.answerFormat);
+    state.turns += 1;
+    await input.log.model(
+      { turn: state.turns, toolChoice: choice.type, thinking: turn.thinking, text: turn.text, toolCalls: turn.calls.map(callRecord), finish: turn.reason },
+      turn.usage,
+      Math.round(performance.now() - started),
+    );
+    if (turn.thinking) reasoning.push(turn.thinking);
+    if (turn.calls.length === 0) return finalResult(input, messages, turn, reasoning, maxTokens);
+    if (!toolsAllowed) throw new RunFailure("step_budget", `the model still called a tool on its last allowed turn (${config.maxSteps} turns, ${config.maxToolCalls} tool calls)`);
+    if (turn.text.trim()) reasoning.push(turn.text.trim());
+    messages.push(assistantMessage(turn));
+    for (const call of turn.calls) {
+      const result = state.toolCalls < config.maxToolCalls
+        ? await runTool(input, call, false)
+        : "Not run: the run's tool-call budget is spent. Answer with what you have.";
+      state.toolCalls += 1;
+      messages.push({ role: "tool", tool_call_id: call.id, name: call.name, content: result });
+    }
+  }
+}
+
+/** The task as a conversation: the system prompt with the run's skills, then instructions, content and resources. */
+export function initialMessages(spec: RunSpec): ChatMessage[] {
+  const system = spec.skills.length > 0 ? `${AGENT_SYSTEM_PROMPT}\n\nSkills:\n${spec.skills.map((skill) => `- ${skill}`).join("\n")}` : AGENT_SYSTEM_PROMPT;
+  const parts = [...(spec.instructions !== undefined ? [spec.instructions] : []), ...spec.content];
+  if (spec.resources.length > 0) parts.push(`Resources:\n${spec.resources.map((resource) => `- ${resource}`).join("\n")}`);
+  return [{ role: "system", content: system }, { role: "user", content: parts.join("\n\n") }];
+}
+
+/**
+ * Rebuilds the conversation from an earlier take's steps: its turns and the results of the tools it ran. A tool call
+ * whose result was never written (its worker died while the tool ran) is run again, and the log says so.
+ */
+async function replayHistory(input: AgentLoopInput, messages: ChatMessage[], reasoning: string[], state: { turns: number; toolCalls: number }): Promise<void> {
+  const results = new Map<string, RunStep>();
+  for (const step of input.history) if (step.kind === "tool" && typeof step.detail.callId === "string") results.set(step.detail.callId, step);
+  for (const step of input.history) {
+    if (step.kind !== "model" || step.detail.purpose === "reasoning") continue;
+    const turn = { thinking: String(step.detail.thinking ?? ""), text: String(step.detail.text ?? ""), calls: (step.detail.toolCalls as InternalToolCall[] | undefined) ?? [] };
+    state.turns += 1;
+    if (turn.thinking) reasoning.push(turn.thinking);
+    // A turn that answered would have ended the run: only turns with calls are in the log of an unfinished run.
+    if (turn.calls.length === 0) continue;
+    if (turn.text.trim()) reasoning.push(turn.text.trim());
+    messages.push(assistantMessage(turn));
+    for (const call of turn.calls) {
+      const written = results.get(call.id);
+      state.toolCalls += 1;
+      const content = written && written.status !== "started"
+        ? String(written.detail.result ?? written.detail.error ?? "")
+        : await runTool(input, call, written !== undefined);
+      messages.push({ role: "tool", tool_call_id: call.id, name: call.name, content });
+    }
+  }
+}
+
+/** One model turn on the engine; aborted with the run. */
+async function modelTurn(input: AgentLoopInput, messages: ChatMessage[], choice: ToolChoice, maxTokens: number, answerFormat: Record<string, unknown> | undefined): Promise<Turn> {
+  const offered = choice.type === "none" ? [] : [...input.tools.values()];
+  const request: InternalRequest = {
+    format: "openai",
+    model: input.model,
+    messages: [...messages],
+    ...(offered.length > 0 ? { tools: offered.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters })), toolChoice: choice } : {}),
+    ...(answerFormat ? { responseFormat: { type: "json_schema" as const, schema: answerFormat } } : {}),
+    maxTokens,
+    sampling: { temperature: input.config.temperature },
+    stop: [],
+    stream: false,
+    includeUsage: false,
+    thinking: { enabled: input.config.thinking },
+    autoCompaction: true,
+  };
+  return collectTurn(input, request);
+}
+
+/** Runs a request and gathers its output; engine errors fail the run with `model_error`. */
+async function collectTurn(input: AgentLoopInput, request: InternalRequest): Promise<Turn> {
+  input.signal.throwIfAborted();
+  const running = runRequest(input.engine, input.requestId(), request, { priority: input.priority });
+  const abort = () => running.abort();
+  input.signal.addEventListener("abort", abort, { once: true });
+  const turn: Turn = { thinking: "", text: "", calls: [], reason: "end_turn", usage: { promptTokens: 0, cachedTokens: 0, completionTokens: 0 } };
+  try {
+    for await (const event of running) {
+      if (event.type === "thinking") turn.thinking += event.text;
+      else if (event.type === "text") turn.text += event.text;
+      else if (event.type === "tool_call") turn.calls.push({ id: event.id, name: event.name, arguments: event.arguments });
+      else if (event.type === "finish") {
+        turn.reason = event.reason;
+        turn.usage = event.usage;
+      } else if (event.type === "error") throw new RunFailure("model_error", `the model could not run the turn: ${event.error.message}`);
+    }
+  } finally {
+    input.signal.removeEventListener("abort", abort);
+  }
+  // An aborted request ends without a finish: the run's own reason (cancel or timeout) says why.
+  input.signal.throwIfAborted();
+  return turn;
+}
+
+/** The run's result from its answering turn (and, with a reasoningFormat, one more turn shaping the reasoning). */
+async function finalResult(input: AgentLoopInput, messages: ChatMessage[], turn: Turn, reasoning: string[], maxTokens: number): Promise<RunResult> {
+  const { spec } = input;
+  let answer: unknown = turn.text.trim();
+  if (spec.answerFormat) answer = parseJson(turn, "answer", maxTokens);
+  if (!spec.reasoningFormat) return { answer, reasoning: reasoning.join("\n\n") };
+  const started = performance.now();
+  const request: InternalRequest = {
+    format: "openai",
+    model: input.model,
+    messages: [...messages, { role: "assistant", content: turn.text, ...(turn.thinking ? { reasoning_content: turn.thinking } : {}) }, { role: "user", content: REASONING_PROMPT }],
+    responseFormat: { type: "json_schema", schema: spec.reasoningFormat },
+    maxTokens,
+    sampling: { temperature: input.config.temperature },
+    stop: [],
+    stream: false,
+    includeUsage: false,
+    thinking: { enabled: false },
+    autoCompaction: true,
+  };
+  const shaped = await collectTurn(input, request);
+  await input.log.model(
+    { purpose: "reasoning", text: shaped.text, finish: shaped.reason },
+    shaped.usage,
+    Math.round(performance.now() - started),
+  );
+  return { answer, reasoning: parseJson(shaped, "reasoning", maxTokens) };
+}
+
+/** The JSON a constrained turn wrote; cut short by the token limit, the run fails with step_budget. */
+function parseJson(turn: Turn, what: string, maxTokens: number): unknown {
+  if (turn.reason === "max_tokens") throw new RunFailure("step_budget", `the ${what} did not fit in the turn's token budget (${maxTokens}); raise options.max_step_tokens`);
+  try {
+    return JSON.parse(turn.text);
+  } catch (error) {
+    throw new RunFailure("model_error", `the model's ${what} is not the requested JSON: ${(error as Error).message}`);
+  }
+}
+
+/** Runs one tool call with the step log around it; its error (or an unknown tool) becomes the result text. */
+async function runTool(input: AgentLoopInput, call: InternalToolCall, again: boolean): Promise<string> {
+  const tool = input.tools.get(call.name);
+  const detail = { callId: call.id, tool: call.name, arguments: call.arguments, ...(again ? { reexecuted: "an earlier take started this call and its worker was lost before the result was written" } : {}) };
+  const index = await input.log.toolStarted(detail);
+  const started = performance.now();
+  let result: string;
+  let failed = false;
+  try {
+    if (!tool) throw new Error(`there is no tool named '${call.name}'; the tools are: ${[...input.tools.keys()].join(", ")}`);
+    result = await tool.run(call.arguments, { signal: input.signal });
+  } catch (error) {
+    input.signal.throwIfAborted();
+    failed = true;
+    result = `Error: ${(error as Error).message}`;
+  }
+  if (result.length > MAX_TOOL_RESULT_CHARS) result = `${result.slice(0, MAX_TOOL_RESULT_CHARS)}\n[truncated at ${MAX_TOOL_RESULT_CHARS} characters]`;
+  await input.log.toolEnded(index, failed ? "failed" : "finished", failed ? { ...detail, error: result } : { ...detail, result }, Math.round(performance.now() - started));
+  return result;
+}
+
+function assistantMessage(turn: { thinking: string; text: string; calls: InternalToolCall[] }): ChatMessage {
+  return {
+    role: "assistant",
+    content: turn.text,
+    ...(turn.thinking ? { reasoning_content: turn.thinking } : {}),
+    tool_calls: turn.calls.map((call): ChatToolCall => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } })),
+  };
+}
+
+function callRecord(call: InternalToolCall): Record<string, unknown> {
+  return { id: call.id, name: call.name, arguments: call.arguments };
+}

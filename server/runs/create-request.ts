@@ -1,0 +1,169 @@
+// The legacy run create body (spec 2.9) checked field by field: every rule, every bound, unknown fields refused, and
+// each error naming the field as the client wrote it (`input.tools[1].id`).
+import { ProtocolError } from "../protocol/internal.js";
+import { type RunSpec, type RunToolChoice, TOOL_NAMES, type ToolName } from "./contract.js";
+
+/** Engines of legacy runs (spec 2.9); machine runs take another list (issue 17). */
+export const LEGACY_ENGINES = ["tim", "tim-edge", "tim-extA", "tim-extA-heavy", "tim-1.5"] as const;
+
+/** The bounds of a run request, documented in the README ("Agent runs"). */
+export const RUN_LIMITS = {
+  /** Largest create body. */
+  maxBodyBytes: 1024 * 1024,
+  maxInstructionsChars: 100_000,
+  maxContentItems: 64,
+  maxContentChars: 100_000,
+  maxResources: 64,
+  maxResourceChars: 2048,
+  maxSkills: 32,
+  maxSkillChars: 10_000,
+  maxAgentIdChars: 255,
+  maxCallbackUrlChars: 2048,
+  /** `options.timeout`, seconds: default and most. */
+  defaultTimeoutSeconds: 600,
+  maxTimeoutSeconds: 3600,
+  /** `options.max_step_tokens`: most (the default is the engine's). */
+  maxStepTokens: 16_384,
+} as const;
+
+/** Each tool's options: name -> check (returns the option or throws naming it). */
+const TOOL_OPTIONS: Record<ToolName, Record<string, (field: string, value: unknown) => unknown>> = {
+  web_search: { limit: (field, value) => integer(field, value, 1, 10) },
+  read_page: { maxChars: (field, value) => integer(field, value, 1000, 100_000) },
+};
+
+/**
+ * A legacy create body as a RunSpec (engine checked against the list only: whether it has a model is the caller's).
+ * @param checkSchema compiles a JSON Schema for structured output, throwing a ProtocolError naming `field`.
+ * @throws ProtocolError (400) naming the first bad field.
+ */
+export function parseLegacyRunBody(body: unknown, checkSchema: (schema: Record<string, unknown>, field: string) => void): RunSpec {
+  const top = object("body", body, ["engine", "input", "output", "options"]);
+  if (top.engine === undefined) throw invalid("engine", `engine is required: one of ${LEGACY_ENGINES.join(", ")}`);
+  const engine = choice("engine", top.engine, LEGACY_ENGINES);
+  if (top.input === undefined) throw invalid("input", "input is required: {instructions, content, tools, ...}");
+  const input = object("input", top.input, ["instructions", "tools", "content", "resources", "skills", "agentId", "answerFormat", "reasoningFormat"]);
+
+  const instructions = input.instructions === undefined ? undefined : text("input.instructions", input.instructions, RUN_LIMITS.maxInstructionsChars);
+  const content = input.content === undefined ? [] : array("input.content", input.content, RUN_LIMITS.maxContentItems).map((item, index) => {
+    const field = `input.content[${index}]`;
+    const entry = object(field, item, ["text"]);
+    if (entry.text === undefined) throw invalid(`${field}.text`, `${field}.text is required`);
+    return text(`${field}.text`, entry.text, RUN_LIMITS.maxContentChars);
+  });
+  if (instructions === undefined && content.length === 0) {
+    throw invalid("input.instructions", "input.instructions or input.content is required: give the task as input.instructions (a string) or as input.content ([{\"text\": ...}])");
+  }
+  const spec: RunSpec = {
+    engine,
+    ...(instructions !== undefined ? { instructions } : {}),
+    content,
+    resources: input.resources === undefined ? [] : strings("input.resources", input.resources, RUN_LIMITS.maxResources, RUN_LIMITS.maxResourceChars),
+    skills: input.skills === undefined ? [] : strings("input.skills", input.skills, RUN_LIMITS.maxSkills, RUN_LIMITS.maxSkillChars),
+    tools: input.tools === undefined ? [] : tools("input.tools", input.tools),
+    timeoutSeconds: RUN_LIMITS.defaultTimeoutSeconds,
+  };
+  if (input.agentId !== undefined) spec.agentId = text("input.agentId", input.agentId, RUN_LIMITS.maxAgentIdChars);
+  for (const field of ["answerFormat", "reasoningFormat"] as const) {
+    if (input[field] === undefined) continue;
+    const schema = object(`input.${field}`, input[field]);
+    checkSchema(schema, `input.${field}`);
+    spec[field] = schema;
+  }
+  if (top.output !== undefined) {
+    const output = object("output", top.output, ["callbackUrl"]);
+    if (output.callbackUrl !== undefined) spec.callbackUrl = callbackUrl("output.callbackUrl", output.callbackUrl);
+  }
+  if (top.options !== undefined) {
+    const options = object("options", top.options, ["timeout", "max_step_tokens"]);
+    if (options.timeout !== undefined) spec.timeoutSeconds = integer("options.timeout", options.timeout, 1, RUN_LIMITS.maxTimeoutSeconds);
+    if (options.max_step_tokens !== undefined) spec.maxStepTokens = integer("options.max_step_tokens", options.max_step_tokens, 1, RUN_LIMITS.maxStepTokens);
+  }
+  return spec;
+}
+
+/** A run's tools: `{id, options}` items, each tool at most once. */
+function tools(field: string, value: unknown): RunToolChoice[] {
+  const seen = new Set<string>();
+  return array(field, value, TOOL_NAMES.length * 4).map((item, index) => {
+    const itemField = `${field}[${index}]`;
+    const entry = object(itemField, item, ["id", "options"]);
+    if (entry.id === undefined) throw invalid(`${itemField}.id`, `${itemField}.id is required: one of ${TOOL_NAMES.join(", ")}`);
+    const id = choice(`${itemField}.id`, entry.id, TOOL_NAMES, "an unknown tool");
+    if (seen.has(id)) throw invalid(`${itemField}.id`, `${itemField}.id: the tool '${id}' is listed twice`);
+    seen.add(id);
+    const rules = TOOL_OPTIONS[id];
+    const options = entry.options === undefined ? {} : object(`${itemField}.options`, entry.options, Object.keys(rules));
+    const checked: Record<string, unknown> = {};
+    for (const [name, option] of Object.entries(options)) checked[name] = rules[name]!(`${itemField}.options.${name}`, option);
+    return { id, options: checked };
+  });
+}
+
+/** An http(s) URL for the completion callback (where it may point is checked when it is called: SSRF rules). */
+function callbackUrl(field: string, value: unknown): string {
+  const url = text(field, value, RUN_LIMITS.maxCallbackUrlChars);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw invalid(field, `${field} must be an absolute http:// or https:// URL, got ${quote(url)}`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw invalid(field, `${field} must be an http:// or https:// URL, got ${quote(parsed.protocol)}`);
+  if (parsed.username || parsed.password) throw invalid(field, `${field} must not carry credentials (user:password@)`);
+  return parsed.toString();
+}
+
+function invalid(field: string, message: string): ProtocolError {
+  return new ProtocolError("invalid_request", message, field);
+}
+
+function quote(value: unknown): string {
+  const text = typeof value === "string" ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** A JSON object; with `fields`, any other field is refused by name. */
+function object(field: string, value: unknown, fields?: readonly string[]): Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw invalid(field, `${field} must be a JSON object, got ${quote(value)}`);
+  if (fields) {
+    const unknown = Object.keys(value).find((name) => !fields.includes(name));
+    if (unknown !== undefined) {
+      const path = field === "body" ? unknown : `${field}.${unknown}`;
+      throw invalid(path, `unknown field ${path}: ${field === "body" ? "the body" : field} takes ${fields.join(", ")}`);
+    }
+  }
+  return value as Record<string, unknown>;
+}
+
+function array(field: string, value: unknown, maxItems: number): unknown[] {
+  if (!Array.isArray(value)) throw invalid(field, `${field} must be an array, got ${quote(value)}`);
+  if (value.length > maxItems) throw invalid(field, `${field} has ${value.length} items; at most ${maxItems}`);
+  return value;
+}
+
+/** A string that is not blank, of at most `maxChars` UTF-16 units. */
+function text(field: string, value: unknown, maxChars: number): string {
+  if (typeof value !== "string") throw invalid(field, `${field} must be a string, got ${quote(value)}`);
+  if (value.trim() === "") throw invalid(field, `${field} must not be empty`);
+  if (value.length > maxChars) throw invalid(field, `${field} is ${value.length} characters; at most ${maxChars}`);
+  return value;
+}
+
+function strings(field: string, value: unknown, maxItems: number, maxChars: number): string[] {
+  return array(field, value, maxItems).map((item, index) => text(`${field}[${index}]`, item, maxChars));
+}
+
+function integer(field: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw invalid(field, `${field} must be an integer from ${min} to ${max}, got ${quote(value)}`);
+  }
+  return value;
+}
+
+function choice<T extends string>(field: string, value: unknown, choices: readonly T[], what = "not one of them"): T {
+  if (typeof value !== "string" || !choices.includes(value as T)) {
+    throw invalid(field, `${field} must be one of ${choices.join(", ")}; ${quote(value)} is ${what}`);
+  }
+  return value as T;
+}

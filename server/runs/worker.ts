@@ -1,0 +1,225 @@
+// Takes queued runs from the store and runs each one's agent loop: at most `concurrency` at once, leases renewed while
+// they run, cancels and timeouts turned into aborts, runs of dead workers recovered, and every way a run can end
+// written back. One per `loom serve` process; several processes share one PostgreSQL queue.
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import type { ServingEngine } from "../../engine/engine.js";
+import type { UsageRecord } from "../platform/store/usage-writer.js";
+import type { InternalUsage } from "../protocol/internal.js";
+import type { RunRecord } from "./contract.js";
+import { type AgentEngine, type EngineName } from "./engines.js";
+import { LeaseLostError, RunFailure, type StepLog, runAgentLoop } from "./agent-loop.js";
+import type { RunStore } from "./run-store.js";
+import type { RunTool } from "./tools/tool.js";
+
+/** A served model a run can use. */
+export interface RunModel {
+  slug: string;
+  engine: ServingEngine;
+}
+
+/** What the worker needs. */
+export interface RunWorkerOptions {
+  store: RunStore;
+  engines: Readonly<Record<EngineName, AgentEngine>>;
+  /** The model behind a configured slug; with no slug, the default (first served) model. */
+  model(slug: string | undefined): RunModel | undefined;
+  /** The tools of a run (its choice of tools, with their options). */
+  toolsFor(run: RunRecord): Map<string, RunTool>;
+  /** A model turn's usage for the organization's, committed with the step; undefined for runs nobody is billed for. */
+  usageOf?(run: RunRecord, model: string, usage: InternalUsage): Promise<UsageRecord | undefined>;
+  /** Runs processed at once (default 4). */
+  concurrency?: number;
+  /** How long a take is held without renewal (default 30 s): a dead worker's runs are recovered after it. */
+  leaseMs?: number;
+  /** How often to look for queued runs when not woken (default 1 s). */
+  pollMs?: number;
+  /** The engine priority class of run turns (default 1: after interactive requests, class 0). */
+  priority?: number;
+  /** Where failures of the worker itself are reported (default stderr). */
+  onError?: (error: unknown) => void;
+}
+
+interface ActiveRun {
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+/** The run worker of one process. */
+export class RunWorker {
+  /** This worker's lease owner name: host, pid and a random part (a restarted process is a new owner). */
+  readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+  readonly #options: Required<Pick<RunWorkerOptions, "concurrency" | "leaseMs" | "pollMs" | "priority">> & RunWorkerOptions;
+  readonly #active = new Map<string, ActiveRun>();
+  #timer: NodeJS.Timeout | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
+  #ticking = false;
+  #again = false;
+  #stopped = true;
+  #requests = 0;
+
+  constructor(options: RunWorkerOptions) {
+    this.#options = { concurrency: 4, leaseMs: 30_000, pollMs: 1000, priority: 1, ...options };
+  }
+
+  /** Runs being processed here now. */
+  get active(): number {
+    return this.#active.size;
+  }
+
+  /** Starts taking runs (and recovering dead workers' runs). */
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#heartbeat = setInterval(() => void this.#renew(), Math.max(50, Math.floor(this.#options.leaseMs / 3)));
+    this.notify();
+  }
+
+  /** Looks for runs now (a run was created in this process) instead of at the next poll. */
+  notify(): void {
+    if (this.#stopped) return;
+    if (this.#ticking) {
+      this.#again = true;
+      return;
+    }
+    void this.#tick();
+  }
+
+  /** Stops a run processing here at once (a cancel through this process); false when it is not here. */
+  cancel(runId: string): boolean {
+    const run = this.#active.get(runId);
+    if (!run) return false;
+    run.controller.abort(new RunFailure("cancelled", "the run was cancelled"));
+    return true;
+  }
+
+  /** Stops taking runs, stops the ones running here, and gives them back to the queue for whoever comes next. */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    clearInterval(this.#heartbeat);
+    const ids = [...this.#active.keys()];
+    for (const run of this.#active.values()) run.controller.abort(new LeaseLostError("the worker is shutting down"));
+    await Promise.allSettled([...this.#active.values()].map((run) => run.done));
+    await this.#options.store.release(this.owner, ids).catch(this.#report);
+  }
+
+  async #tick(): Promise<void> {
+    this.#ticking = true;
+    clearTimeout(this.#timer);
+    try {
+      do {
+        this.#again = false;
+        await this.#options.store.recoverExpired();
+        const free = this.#options.concurrency - this.#active.size;
+        const runs = free > 0 ? await this.#options.store.claim(this.owner, free, this.#options.leaseMs) : [];
+        for (const run of runs) this.#start(run);
+      } while (this.#again && !this.#stopped);
+    } catch (error) {
+      this.#report(error);
+    } finally {
+      this.#ticking = false;
+      if (!this.#stopped) this.#timer = setTimeout(() => this.notify(), this.#options.pollMs);
+    }
+  }
+
+  #start(run: RunRecord): void {
+    const controller = new AbortController();
+    const entry: ActiveRun = { controller, done: Promise.resolve() };
+    this.#active.set(run.id, entry);
+    entry.done = this.#process(run, controller).catch(this.#report).finally(() => {
+      this.#active.delete(run.id);
+      this.notify();
+    });
+  }
+
+  async #process(run: RunRecord, controller: AbortController): Promise<void> {
+    const { store } = this.#options;
+    const startedAt = run.startedAt?.getTime() ?? Date.now();
+    const left = run.spec.timeoutSeconds * 1000 - (Date.now() - startedAt);
+    const timeout = setTimeout(() => controller.abort(new RunFailure("timeout", `the run took longer than options.timeout (${run.spec.timeoutSeconds} s)`)), Math.max(0, left));
+    if (run.cancelRequested) controller.abort(new RunFailure("cancelled", "the run was cancelled"));
+    try {
+      const result = await this.#loop(run, controller.signal);
+      if (!(await store.finish(run.id, this.owner, { result }))) return;
+    } catch (error) {
+      if (error instanceof LeaseLostError) return;
+      const failure = error instanceof RunFailure ? error : new RunFailure("internal", `the run failed inside loom: ${(error as Error).message ?? String(error)}`);
+      if (!(error instanceof RunFailure)) this.#report(error);
+      await store.finish(run.id, this.owner, { error: { code: failure.code, message: failure.message } });
+    } finally {
+      clearTimeout(timeout);
+    }
+  }
+
+  async #loop(run: RunRecord, signal: AbortSignal) {
+    const config = this.#options.engines[run.engine as EngineName];
+    if (!config) throw new RunFailure("no_model", `the engine '${run.engine}' is not configured in this deployment`);
+    if (config.model === null) throw new RunFailure("no_model", `the engine '${run.engine}' has no model to run on in this deployment`);
+    const model = this.#options.model(config.model);
+    if (!model) throw new RunFailure("no_model", `the engine '${run.engine}' names the model '${config.model}', which this server does not serve`);
+    const history = run.attempts > 1 ? await this.#options.store.steps(run.id) : [];
+    return runAgentLoop({
+      engine: model.engine,
+      model: model.slug,
+      config,
+      spec: run.spec,
+      tools: this.#options.toolsFor(run),
+      signal,
+      priority: this.#options.priority,
+      log: this.#stepLog(run, model.slug),
+      history,
+      requestId: () => `${run.id}-${++this.#requests}`,
+    });
+  }
+
+  /** The step log of one take of `run`: each write checks the take still holds the run. */
+  #stepLog(run: RunRecord, model: string): StepLog {
+    const { store } = this.#options;
+    const lost = () => new LeaseLostError(`run ${run.id} is no longer held by ${this.owner}`);
+    const step = (kind: "model" | "tool" | "note", status: "started" | "finished", detail: Record<string, unknown>, inputTokens = 0, outputTokens = 0, durationMs?: number) =>
+      ({ attempt: run.attempts, kind, status, detail, inputTokens, outputTokens, ...(durationMs !== undefined ? { durationMs } : {}) });
+    return {
+      model: async (detail, usage, durationMs) => {
+        const record = await this.#options.usageOf?.(run, model, usage);
+        const index = await store.appendStep(run.id, this.owner, step("model", "finished", detail, usage.promptTokens, usage.completionTokens, durationMs), record);
+        if (index === undefined) throw lost();
+      },
+      toolStarted: async (detail) => {
+        const index = await store.appendStep(run.id, this.owner, step("tool", "started", detail));
+        if (index === undefined) throw lost();
+        return index;
+      },
+      toolEnded: async (index, status, detail, durationMs) => {
+        if (!(await store.finishStep(run.id, this.owner, index, status, detail, durationMs))) throw lost();
+      },
+      note: async (detail) => {
+        if ((await store.appendStep(run.id, this.owner, step("note", "finished", detail))) === undefined) throw lost();
+      },
+    };
+  }
+
+  /** Renews the leases of the runs here; stops runs that were lost or cancelled elsewhere. */
+  async #renew(): Promise<void> {
+    const ids = [...this.#active.keys()];
+    if (ids.length === 0) return;
+    try {
+      const held = await this.#options.store.renew(this.owner, ids, this.#options.leaseMs);
+      for (const id of ids) {
+        const run = this.#active.get(id);
+        const state = held.get(id);
+        if (!run) continue;
+        if (!state) run.controller.abort(new LeaseLostError(`run ${id} is no longer held by ${this.owner}`));
+        else if (state.cancelRequested) run.controller.abort(new RunFailure("cancelled", "the run was cancelled"));
+      }
+    } catch (error) {
+      this.#report(error);
+    }
+  }
+
+  readonly #report = (error: unknown): void => {
+    if (this.#options.onError) this.#options.onError(error);
+    else process.stderr.write(`loom: run worker: ${(error as Error).message ?? String(error)}\n`);
+  };
+}
