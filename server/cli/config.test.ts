@@ -20,6 +20,10 @@ describe("readServeConfig", () => {
     const config = {
       apiKeys: ["sk-1"], maxQueue: 1, maxBodyBytes: 1024 * 1024, maxBufferedBodyBytes: 64 * 1024 * 1024, bodyTimeoutSeconds: 2.5, jsonWhitespace: "pretty",
       models: [{ path: "m.gguf", slugs: { openai: ["a"], anthropic: ["b"] }, contextSize: 2048, maxSequences: 8, kvCache: { bytes: 1 << 20, dtype: "f16" }, stepTargetMs: 0 }],
+      runs: {
+        concurrency: 2, leaseSeconds: 10, searchUrl: "http://127.0.0.1:8888", network: { allowPrivate: false, allowHosts: ["search.internal"] },
+        engines: { tim: { model: "a", thinking: true, maxSteps: 3, maxToolCalls: 4, maxStepTokens: 256, forcedToolTurns: 2, temperature: 0 }, "tim-1.5": { model: null } },
+      },
     };
     expect(readServeConfig(configFile(config))).toEqual(config);
     expect(readServeConfig(undefined)).toEqual({});
@@ -46,6 +50,13 @@ describe("readServeConfig", () => {
     [{ models: [{ path: "m", slugs: { openai: "x" } }] }, /models\[0\]\.slugs\.openai must be an array/],
     [{ models: [{ path: "m", slug: ["x"] }] }, /models\[0\]\.slug is not a config field/],
     [{ models: [{ path: "m", stepTargetMs: -5 }] }, /models\[0\]\.stepTargetMs must be an integer from 0 to 60000/],
+    [{ runs: { concurrency: 0 } }, /runs\.concurrency must be an integer from 1 to 256, got 0/],
+    [{ runs: { engines: { "tim-9": {} } } }, /runs\.engines\.tim-9 is not a config field \(known: tim, tim-edge/],
+    [{ runs: { engines: { tim: { maxSteps: 0 } } } }, /runs\.engines\.tim\.maxSteps must be an integer from 1 to 100/],
+    [{ runs: { engines: { tim: { model: 3 } } } }, /runs\.engines\.tim\.model must be a served model's chat-completions slug, or null/],
+    [{ runs: { engines: { tim: { thinking: "yes" } } } }, /runs\.engines\.tim\.thinking must be true or false/],
+    [{ runs: { network: { allowHosts: [""] } } }, /runs\.network\.allowHosts must be an array of non-empty strings/],
+    [{ runs: { searchUrl: "searx.local" } }, /runs\.searchUrl must be an http:\/\/ or https:\/\/ URL/],
     [[1], /must be a JSON object/],
     ["{ not json", /--config .*config-\d+\.json: /],
   ])("refuses %j naming the field", (content, message) => {

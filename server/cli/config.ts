@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { UsageError } from "../../engine/cli/arguments.js";
 import { SERVER_DEFAULTS } from "../http/context.js";
+import { ENGINE_NAMES, type EngineOverrides } from "../runs/engines.js";
 
 /** One served model in the config file. */
 export interface ModelConfigEntry {
@@ -29,6 +30,22 @@ export interface ServeConfig {
   bodyTimeoutSeconds?: number;
   /** Whitespace structured output may use between JSON tokens (default "compact"). */
   jsonWhitespace?: "compact" | "pretty";
+  /** Agent runs (with the platform on; README "Agent runs"). */
+  runs?: RunsConfig;
+}
+
+/** The config file's `runs`. */
+export interface RunsConfig {
+  /** Runs processed at once by this process. */
+  concurrency?: number;
+  /** Seconds a worker's take of a run lasts without renewal. */
+  leaseSeconds?: number;
+  /** Per engine name, the settings to change (see server/runs/engines.ts). */
+  engines?: EngineOverrides;
+  /** Where read_page and callbacks may connect besides public addresses (SSRF rules). */
+  network?: { allowPrivate?: boolean; allowHosts?: string[] };
+  /** A SearXNG-compatible search endpoint for web_search (default: the local corpus). */
+  searchUrl?: string;
 }
 
 /** A value's check: returns nothing, or the rule it breaks ("a positive integer"). */
@@ -42,6 +59,15 @@ const nonEmptyStrings: Rule = (value) =>
   Array.isArray(value) && value.every((item) => typeof item === "string" && item.length > 0) ? undefined : "an array of non-empty strings";
 const oneOf = (...options: string[]): Rule => (value) => (typeof value === "string" && options.includes(value) ? undefined : `one of ${options.map((o) => JSON.stringify(o)).join(", ")}`);
 const nonEmptyString: Rule = (value) => (typeof value === "string" && value.length > 0 ? undefined : "a non-empty string");
+const boolean: Rule = (value) => (typeof value === "boolean" ? undefined : "true or false");
+const slugOrNull: Rule = (value) => (value === null || (typeof value === "string" && value.length > 0) ? undefined : "a served model's chat-completions slug, or null (no model for this engine)");
+const httpUrl: Rule = (value) => {
+  try {
+    return typeof value === "string" && /^https?:$/.test(new URL(value).protocol) ? undefined : "an http:// or https:// URL";
+  } catch {
+    return "an http:// or https:// URL";
+  }
+};
 
 /** A nested object's fields and their rules (a nested Shape for objects). */
 interface Shape {
@@ -57,6 +83,22 @@ const MODEL: Shape = {
   kvCache: KV_CACHE,
   stepTargetMs: integer(0, 60_000),
 };
+const AGENT_ENGINE: Shape = {
+  model: slugOrNull,
+  thinking: boolean,
+  maxSteps: integer(1, 100),
+  maxToolCalls: integer(0, 1000),
+  maxStepTokens: integer(1, 65_536),
+  forcedToolTurns: integer(0, 100),
+  temperature: number(0, 2),
+};
+const RUNS: Shape = {
+  concurrency: integer(1, 256),
+  leaseSeconds: integer(2, 3600),
+  engines: Object.fromEntries(ENGINE_NAMES.map((name) => [name, AGENT_ENGINE])),
+  network: { allowPrivate: boolean, allowHosts: nonEmptyStrings },
+  searchUrl: httpUrl,
+};
 const TOP: Shape = {
   apiKeys: nonEmptyStrings,
   maxQueue: integer(1),
@@ -65,6 +107,7 @@ const TOP: Shape = {
   maxBufferedBodyBytes: integer(1024, 64 * 1024 ** 3),
   bodyTimeoutSeconds: number(0, 3600, true),
   jsonWhitespace: oneOf("compact", "pretty"),
+  runs: RUNS,
 };
 
 /** Reads and checks the config file; `{}` without one. @throws UsageError naming the file, the field and the rule. */

@@ -97,14 +97,21 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<RunResult> {
       Math.round(performance.now() - started),
     );
     if (turn.thinking) reasoning.push(turn.thinking);
+    if (turn.calls.length === 0 && turn.reason === "max_tokens" && turn.text.trim() === "") {
+      throw new RunFailure("step_budget", `the model spent its whole turn (${maxTokens} tokens) before answering or calling a tool; raise options.max_step_tokens`);
+    }
     if (turn.calls.length === 0) return finalResult(input, messages, turn, reasoning, maxTokens);
     if (!toolsAllowed) throw new RunFailure("step_budget", `the model still called a tool on its last allowed turn (${config.maxSteps} turns, ${config.maxToolCalls} tool calls)`);
     if (turn.text.trim()) reasoning.push(turn.text.trim());
     messages.push(assistantMessage(turn));
+    // Cut by the token limit, the last call may stop inside its arguments: it is not run, and the model is told.
+    const cut = turn.reason === "max_tokens" ? turn.calls.at(-1) : undefined;
     for (const call of turn.calls) {
-      const result = state.toolCalls < config.maxToolCalls
-        ? await runTool(input, call, false)
-        : "Not run: the run's tool-call budget is spent. Answer with what you have.";
+      const result = call === cut
+        ? await refuseTool(input, call, `Not run: this call was cut off at the turn's limit of ${maxTokens} tokens. Call again with shorter arguments.`)
+        : state.toolCalls < config.maxToolCalls
+          ? await runTool(input, call, false)
+          : await refuseTool(input, call, "Not run: the run's tool-call budget is spent. Answer with what you have.");
       state.toolCalls += 1;
       messages.push({ role: "tool", tool_call_id: call.id, name: call.name, content: result });
     }
@@ -160,7 +167,8 @@ async function modelTurn(input: AgentLoopInput, messages: ChatMessage[], choice:
     stop: [],
     stream: false,
     includeUsage: false,
-    thinking: { enabled: input.config.thinking },
+    // Reasoning may take half of the turn, so that a call or an answer always has room after it.
+    thinking: input.config.thinking ? { enabled: true, budgetTokens: Math.max(1, Math.floor(maxTokens / 2)) } : { enabled: false },
     autoCompaction: true,
   };
   return collectTurn(input, request);
@@ -249,6 +257,14 @@ async function runTool(input: AgentLoopInput, call: InternalToolCall, again: boo
   if (result.length > MAX_TOOL_RESULT_CHARS) result = `${result.slice(0, MAX_TOOL_RESULT_CHARS)}\n[truncated at ${MAX_TOOL_RESULT_CHARS} characters]`;
   await input.log.toolEnded(index, failed ? "failed" : "finished", failed ? { ...detail, error: result } : { ...detail, result }, Math.round(performance.now() - started));
   return result;
+}
+
+/** A call that is not run, logged as a failed tool step whose error tells the model why. */
+async function refuseTool(input: AgentLoopInput, call: InternalToolCall, reason: string): Promise<string> {
+  const detail = { callId: call.id, tool: call.name, arguments: call.arguments };
+  const index = await input.log.toolStarted(detail);
+  await input.log.toolEnded(index, "failed", { ...detail, error: reason, notRun: true }, 0);
+  return reason;
 }
 
 function assistantMessage(turn: { thinking: string; text: string; calls: InternalToolCall[] }): ChatMessage {

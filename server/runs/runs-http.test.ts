@@ -9,7 +9,7 @@ import type { EngineRequest } from "../../engine/request.js";
 import { utcDay } from "../platform/limits/daily.js";
 import { TEST_BACKENDS } from "../platform/testing/test-databases.js";
 import { SCRIPTED_PROMPT_TOKENS, type Script, ScriptedEngine } from "../testing/scripted-engine.js";
-import type { ToolFactory } from "./runs.js";
+import { FIXED_PAGES as PAGES, fixedTools as tools } from "./testing/fixed-tools.js";
 import { type RunsServer, startRunsServer } from "./testing/runs-server.js";
 
 /** A model turn that calls one tool. */
@@ -21,30 +21,6 @@ function call(name: string, args: Record<string, unknown>): Script {
 function answer(text: string): Script {
   return { deltas: [text] };
 }
-
-/** Tools whose results the tests can predict: a search over two fixed pages, and a page reader over them. */
-const PAGES: Record<string, string> = {
-  "https://docs.example/loom": "Loom keeps its KV cache in fixed-size pages.",
-  "https://docs.example/other": "Nothing to see.",
-};
-const tools: Record<"web_search" | "read_page", ToolFactory> = {
-  web_search: () => ({
-    name: "web_search",
-    description: "Search the web.",
-    parameters: { type: "object", properties: { query: { type: "string" } }, required: ["query"] },
-    run: async (args) => `1. Loom docs - https://docs.example/loom - paged KV cache (query: ${String(args.query)})`,
-  }),
-  read_page: () => ({
-    name: "read_page",
-    description: "Read a web page.",
-    parameters: { type: "object", properties: { url: { type: "string" } }, required: ["url"] },
-    run: async (args) => {
-      const page = PAGES[String(args.url)];
-      if (page === undefined) throw new Error(`could not read ${String(args.url)}: 404 Not Found`);
-      return page;
-    },
-  }),
-};
 
 const ALL_TOOLS = [{ id: "web_search" }, { id: "read_page" }];
 

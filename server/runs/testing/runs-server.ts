@@ -2,6 +2,7 @@
 // the test back ends, an engine (by default a scripted one, whose queued scripts are the model's turns), two
 // organizations with an inference key each, and the runs routes beside the platform's.
 import type { ServingEngine } from "../../../engine/engine.js";
+import type { ModelInfo } from "../../../engine/host/messages.js";
 import { createEndpoints } from "../../adapters/endpoints.js";
 import { ModelRegistry } from "../../models.js";
 import { type Platform, openPlatform } from "../../platform/platform.js";
@@ -27,11 +28,14 @@ export interface RunsServer {
   close(): Promise<void>;
 }
 
-/** Starts the server; `runs` options override the test defaults (fast polling, short leases). */
-export async function startRunsServer(backend: TestBackend, options: { engine?: ServingEngine; runs: Partial<RunsOptions> & Pick<RunsOptions, "tools"> }): Promise<RunsServer> {
+/**
+ * Starts the server on `engine` (default: a ScriptedEngine) serving `model` (default: the scripted model's info);
+ * `runs` options override the test defaults (fast polling, short leases).
+ */
+export async function startRunsServer(backend: TestBackend, options: { engine?: ServingEngine; model?: ModelInfo; runs: Partial<RunsOptions> & Pick<RunsOptions, "tools"> }): Promise<RunsServer> {
   const fresh = freshPlatform(backend);
   const engine = options.engine ?? new ScriptedEngine();
-  const registry = new ModelRegistry([{ model: SCRIPTED_MODEL, engine, slugs: { openai: [RUNS_TEST_MODEL], anthropic: ["service/test-marathon"] }, created: 0 }]);
+  const registry = new ModelRegistry([{ model: options.model ?? SCRIPTED_MODEL, engine, slugs: { openai: [RUNS_TEST_MODEL], anthropic: ["service/test-marathon"] }, created: 0 }]);
   const platform = await openPlatform({ ...fresh.options, cacheMs: 0 });
   const runs = openRuns(platform, registry, { concurrency: 4, leaseSeconds: 5, worker: { pollMs: 50 }, ...options.runs });
   let server: LoomServer;
