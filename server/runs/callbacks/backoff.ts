@@ -14,7 +14,10 @@ export interface BackoffPolicy {
    * that failed together (a receiver's outage) do not all come back at the same instant.
    */
   jitter: number;
-  /** No attempt starts later than this after the first one; a failure at or after it gives the delivery up. */
+  /**
+   * The window for retries, from the first attempt: the last attempt starts when it ends (even if the backoff would
+   * wait longer), and the failure of an attempt that started at or after its end gives the delivery up.
+   */
   giveUpAfterMs: number;
 }
 

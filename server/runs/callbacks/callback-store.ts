@@ -136,16 +136,20 @@ const LOG_ATTEMPT = `
   VALUES ($1, $2, now() - $5::double precision * interval '1 millisecond', $3, $4, $5)
   ON CONFLICT (run_id, attempt) DO UPDATE SET at = excluded.at, status_code = excluded.status_code, error = excluded.error, duration_ms = excluded.duration_ms`;
 
-/** After a failure of the claim that still owns the delivery: the next attempt, or giving up once the window ends. */
+/**
+ * After a failure of the claim that still owns the delivery: the next attempt, or giving up when this one started
+ * at or after the window's end, so the last attempt always starts when the window ends (however long the backoff).
+ */
 const SCHEDULE_RETRY = `
   WITH window_end AS (
-    SELECT min(at) + $3::double precision * interval '1 millisecond' AS at FROM callback_attempts WHERE run_id = $1
+    SELECT min(at) + $3::double precision * interval '1 millisecond' AS at,
+      now() - $5::double precision * interval '1 millisecond' >= min(at) + $3::double precision * interval '1 millisecond' AS ended
+    FROM callback_attempts WHERE run_id = $1
   )
   UPDATE run_callbacks c SET
     lease_expires_at = NULL,
-    gave_up_at = CASE WHEN now() >= window_end.at THEN now() END,
-    -- The last attempt starts when the window ends, however long the backoff has grown.
-    next_attempt_at = CASE WHEN now() >= window_end.at THEN c.next_attempt_at
+    gave_up_at = CASE WHEN window_end.ended THEN now() END,
+    next_attempt_at = CASE WHEN window_end.ended THEN c.next_attempt_at
                            ELSE LEAST(now() + $4::double precision * interval '1 millisecond', window_end.at) END
   FROM window_end
   WHERE c.run_id = $1 AND c.attempts = $2 AND c.delivered_at IS NULL AND c.gave_up_at IS NULL
@@ -189,8 +193,8 @@ export class CallbackStore {
 
   /**
    * Logs the claimed attempt's outcome in callback_attempts and moves the delivery on, in one transaction: a 2xx
-   * marks it delivered; a failure schedules the next attempt after the backoff, or gives it up when the window since
-   * its first attempt has ended. A claim that lost its lease to another only logs its attempt (see RecordedAttempt).
+   * marks it delivered; a failure schedules the next attempt after the backoff (at the latest when the window since
+   * the first attempt ends), or gives it up when it started at or after that end. A claim that lost its lease to another only logs its attempt (see RecordedAttempt).
    */
   async recordAttempt(claim: Pick<ClaimedCallback, "runId" | "attempt">, outcome: AttemptOutcome): Promise<RecordedAttempt> {
     const durationMs = Math.max(0, Math.round(outcome.durationMs));
@@ -203,7 +207,7 @@ export class CallbackStore {
         return { status: "delivered" };
       }
       const delayMs = retryDelayMs(this.backoff, claim.attempt);
-      const [row] = await tx.query<{ gave_up_at: Date | null; next_attempt_at: Date }>(SCHEDULE_RETRY, [claim.runId, claim.attempt, this.backoff.giveUpAfterMs, delayMs]);
+      const [row] = await tx.query<{ gave_up_at: Date | null; next_attempt_at: Date }>(SCHEDULE_RETRY, [claim.runId, claim.attempt, this.backoff.giveUpAfterMs, delayMs, durationMs]);
       if (row === undefined) return { status: "superseded" };
       return row.gave_up_at !== null ? { status: "gave_up" } : { status: "retrying", nextAttemptAt: row.next_attempt_at };
     });

@@ -13,8 +13,8 @@ export interface ReceivedCallback {
   verifyError: string | undefined;
 }
 
-/** What to answer the nth request (0-based): a status code, or "hang" to answer nothing. */
-export type ReceiverScript = (index: number, received: ReceivedCallback) => number | "hang";
+/** What to answer the nth request (0-based): a status code, or "hang" to answer nothing (possibly after a wait). */
+export type ReceiverScript = (index: number, received: ReceivedCallback) => number | "hang" | Promise<number | "hang">;
 
 export interface WebhookReceiver {
   url: string;
@@ -41,8 +41,9 @@ export async function startWebhookReceiver(secretOf: (body: string) => string | 
       verifyError = (error as Error).message;
     }
     const entry = { headers: incoming.headers, body, verified, verifyError };
-    const answer = script(received.length, entry);
+    const index = received.length;
     received.push(entry);
+    const answer = await script(index, entry);
     if (answer === "hang") {
       hanging.add(response);
       return;
