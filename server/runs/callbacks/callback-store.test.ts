@@ -143,6 +143,14 @@ for (const backend of TEST_BACKENDS) {
       expect(await claim(runId)).toBeUndefined();
     });
 
+    it("logs nothing for a delivery whose run was deleted during its attempt", async () => {
+      const runId = await enqueued();
+      const claimed = await claim(runId);
+      await test.database.query("DELETE FROM runs WHERE id = $1", [runId]);
+      expect(await store.recordAttempt(claimed!, { statusCode: 200, error: null, durationMs: 1 })).toEqual({ status: "superseded" });
+      expect(await store.deliveryOf(runId)).toBeUndefined();
+    });
+
     it("never hands one delivery to two concurrent claimers", async () => {
       const runIds = new Set(await Promise.all(Array.from({ length: 12 }, () => enqueued())));
       const batches = await Promise.all(Array.from({ length: 6 }, () => store.claimDue(3, 60_000)));

@@ -67,7 +67,7 @@ export interface CallbackDelivery {
 /**
  * What recordAttempt did: `delivered`; `retrying` at `nextAttemptAt`; `gave_up`; or `superseded`: the attempt was
  * logged but its lease had lapsed and another claim owns the delivery now (or it was delivered meanwhile), so the
- * schedule was left to that one.
+ * schedule was left to that one; or the delivery is gone (its run was deleted), and nothing was logged.
  */
 export type RecordedAttempt =
   | { status: "delivered" | "gave_up" | "superseded" }
@@ -130,11 +130,16 @@ const CLAIM_DUE = `
   FROM due WHERE c.run_id = due.run_id
   RETURNING c.run_id, due.organization_id, c.url, c.payload, c.webhook_id, c.attempts`;
 
-/** Logs an attempt; a late outcome of a claim already logged as lost replaces that entry. */
+/**
+ * Logs an attempt (nothing when the delivery is gone: its run was deleted meanwhile); a late outcome of a claim
+ * already logged as lost replaces that entry.
+ */
 const LOG_ATTEMPT = `
   INSERT INTO callback_attempts (run_id, attempt, at, status_code, error, duration_ms)
-  VALUES ($1, $2, now() - $5::double precision * interval '1 millisecond', $3, $4, $5)
-  ON CONFLICT (run_id, attempt) DO UPDATE SET at = excluded.at, status_code = excluded.status_code, error = excluded.error, duration_ms = excluded.duration_ms`;
+  SELECT run_id, $2::integer, now() - $5::double precision * interval '1 millisecond', $3::integer, $4::text, $5::double precision
+  FROM run_callbacks WHERE run_id = $1
+  ON CONFLICT (run_id, attempt) DO UPDATE SET at = excluded.at, status_code = excluded.status_code, error = excluded.error, duration_ms = excluded.duration_ms
+  RETURNING attempt`;
 
 /**
  * After a failure of the claim that still owns the delivery: the next attempt, or giving up when this one started
@@ -200,7 +205,8 @@ export class CallbackStore {
     const durationMs = Math.max(0, Math.round(outcome.durationMs));
     const delivered = isDeliveredStatus(outcome.statusCode);
     return this.database.transaction(async (tx) => {
-      await tx.query(LOG_ATTEMPT, [claim.runId, claim.attempt, outcome.statusCode, outcome.error, durationMs]);
+      const logged = await tx.query(LOG_ATTEMPT, [claim.runId, claim.attempt, outcome.statusCode, outcome.error, durationMs]);
+      if (logged.length === 0) return { status: "superseded" };
       if (delivered) {
         // Delivered is a fact, whichever claim saw it: a later failure of another claim never undoes it.
         await tx.query("UPDATE run_callbacks SET delivered_at = COALESCE(delivered_at, now()), gave_up_at = NULL, lease_expires_at = NULL WHERE run_id = $1", [claim.runId]);
