@@ -65,6 +65,21 @@ describe.skipIf(skipOutsideCi(cliReason))(titled("loom admin on a PGlite data di
     expect(existsSync(join(dataDir, "loom.lock"))).toBe(false);
   });
 
+  it("shows the webhook secret (the same each time, in text and JSON) and rotates it", async () => {
+    const { id } = await adminJson(["org", "create", "--name", "Hooks", ...where()]);
+    const shown = await adminJson(["org", "show", id, ...where()]);
+    expect(shown.webhookSecret).toMatch(/^whsec_[A-Za-z0-9+/=]{32,}$/);
+    const text = await admin(["org", "show", id, ...where()]);
+    expect(text.stdout).toContain(`  webhook secret:   ${shown.webhookSecret}\n`);
+    const rotated = await adminJson(["org", "rotate-webhook-secret", id, ...where()]);
+    expect(rotated).toEqual({ organizationId: id, webhookSecret: expect.stringMatching(/^whsec_/) });
+    expect(rotated.webhookSecret).not.toBe(shown.webhookSecret);
+    expect((await adminJson(["org", "show", id, ...where()])).webhookSecret).toBe(rotated.webhookSecret);
+    const missing = await admin(["org", "rotate-webhook-secret", "org_missing", ...where()]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("ORG_ID");
+  });
+
   it("sets every setting from its flag", async () => {
     const { id } = await adminJson(["org", "create", "--name", "Settings", ...where()]);
     const set = await adminJson([

@@ -21,8 +21,10 @@ Commands:
   org create --name NAME [settings]      create an organization (default limits: 100 requests/min,
                                          1,000,000 tokens/min, 10,000,000 tokens/day)
   org list                               list organizations
-  org show ORG_ID                        show one organization
+  org show ORG_ID                        show one organization, with its webhook signing secret (made now
+                                         if it has none) for the receivers of its runs' callbacks
   org set ORG_ID [settings]              change an organization
+  org rotate-webhook-secret ORG_ID       replace its webhook signing secret (callbacks use the new one at once)
   key create --org ORG_ID --kind management|inference [--name NAME] [--rpm N] [--tpm N] [--tpd N]
              [--model SLUG ...]          mint a key (printed once; only its SHA-256 digest is kept)
   key list --org ORG_ID [--kind K]       list an organization's keys (never their secrets)
@@ -63,6 +65,7 @@ const COMMANDS = {
   "org list": { options: {}, positional: undefined },
   "org show": { options: {}, positional: "ORG_ID" },
   "org set": { options: SETTINGS, positional: "ORG_ID" },
+  "org rotate-webhook-secret": { options: {}, positional: "ORG_ID" },
   "key create": {
     options: { org: { type: "string" }, kind: { type: "string" }, name: { type: "string" }, rpm: { type: "string" }, tpm: { type: "string" }, tpd: { type: "string" }, model: { type: "string", multiple: true } },
     positional: undefined,
@@ -83,7 +86,7 @@ const FIELD_FLAGS: Record<string, string> = {
 };
 
 function flagOf(field: string, command: AdminCommand["command"]): string {
-  if (field === "organizationId") return command === "org.show" || command === "org.set" ? "ORG_ID" : "--org";
+  if (field === "organizationId") return command === "org.show" || command === "org.set" || command === "org.rotate-webhook-secret" ? "ORG_ID" : "--org";
   if (field.startsWith("prices")) return "--price";
   if (field.startsWith("allowedModels")) return "--model";
   return FIELD_FLAGS[field] ?? field;
@@ -204,6 +207,9 @@ export function parseAdminArguments(argv: string[]): { command: AdminCommand; va
       command = { command: "org.set", organizationId: positional, patch };
       break;
     }
+    case "org rotate-webhook-secret":
+      command = { command: "org.rotate-webhook-secret", organizationId: positional };
+      break;
     case "key create": {
       const kind = required(v, "kind");
       if (kind !== "management" && kind !== "inference") throw new UsageError(`--kind must be management or inference, got '${kind}'`);

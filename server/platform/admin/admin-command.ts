@@ -14,10 +14,11 @@ export type AdminCommand =
   | { command: "key.create"; organizationId: string; kind: KeyKind; name: string; options?: KeyOptions }
   | { command: "key.list"; organizationId: string; kind?: KeyKind }
   | { command: "key.revoke"; organizationId: string; keyId: string }
-  | { command: "usage"; organizationId: string; day?: string };
+  | { command: "usage"; organizationId: string; day?: string }
+  | { command: "org.rotate-webhook-secret"; organizationId: string };
 
 /** The names of the commands. */
-export const ADMIN_COMMANDS = ["org.create", "org.list", "org.show", "org.set", "key.create", "key.list", "key.revoke", "usage"] as const;
+export const ADMIN_COMMANDS = ["org.create", "org.list", "org.show", "org.set", "key.create", "key.list", "key.revoke", "usage", "org.rotate-webhook-secret"] as const;
 
 /** The fields each command takes besides `command`. */
 const FIELDS: Record<AdminCommand["command"], readonly string[]> = {
@@ -29,6 +30,7 @@ const FIELDS: Record<AdminCommand["command"], readonly string[]> = {
   "key.list": ["organizationId", "kind"],
   "key.revoke": ["organizationId", "keyId"],
   usage: ["organizationId", "day"],
+  "org.rotate-webhook-secret": ["organizationId"],
 };
 
 /**
@@ -70,5 +72,7 @@ export function validateAdminCommand(input: unknown): AdminCommand {
       return { command, organizationId: requireId("organizationId", raw.organizationId), keyId: requireId("keyId", raw.keyId) };
     case "usage":
       return { command, organizationId: requireId("organizationId", raw.organizationId), ...(raw.day === undefined ? {} : { day: requireDay("day", raw.day) }) };
+    case "org.rotate-webhook-secret":
+      return { command, organizationId: requireId("organizationId", raw.organizationId) };
   }
 }

@@ -1,6 +1,6 @@
 // Admin results as text for a person at a terminal (`loom admin` without --json).
 import type { AdminCommand } from "./admin-command.js";
-import type { AdminResult, KeyJson, OrganizationJson, UsageJson } from "./run-admin-command.js";
+import type { AdminResult, KeyJson, OrganizationJson, UsageJson, WebhookSecretJson } from "./run-admin-command.js";
 
 /** The text `loom admin` prints for a command's result, ending in a newline. */
 export function formatAdminResult(command: AdminCommand["command"], result: AdminResult): string {
@@ -28,10 +28,14 @@ export function formatAdminResult(command: AdminCommand["command"], result: Admi
     }
     case "usage":
       return usageText(result as UsageJson);
+    case "org.rotate-webhook-secret": {
+      const rotated = result as WebhookSecretJson;
+      return `new webhook secret of ${rotated.organizationId}: ${rotated.webhookSecret}\n(callbacks are signed with it from now on, retries included: give it to the receiver)\n`;
+    }
   }
 }
 
-function organizationText(organization: OrganizationJson): string {
+function organizationText(organization: OrganizationJson & { webhookSecret?: string }): string {
   const { plan, dailyAllowance: allowance, limits } = organization;
   const planText = plan.label === null ? "none" : `${plan.label}${plan.status === null ? "" : ` (${plan.status})`}`;
   const allowanceText = allowance === null
@@ -56,6 +60,7 @@ function organizationText(organization: OrganizationJson): string {
     `  limits:           ${limitText}`,
     `  prices:           ${priceText}`,
     `  created:          ${organization.createdAt}`,
+    ...(organization.webhookSecret === undefined ? [] : [`  webhook secret:   ${organization.webhookSecret}`]),
     "",
   ].join("\n");
 }

@@ -7,7 +7,7 @@ import { createPlatformStores, type PlatformStores } from "../store/platform-sto
 import { UsageWriter } from "../store/usage-writer.js";
 import { TEST_BACKENDS, type TestDatabase } from "../testing/test-databases.js";
 import { answerAdminRequest } from "./admin-request.js";
-import { type KeyJson, type OrganizationJson, type UsageJson, runAdminCommand } from "./run-admin-command.js";
+import { type KeyJson, type OrganizationJson, type OrganizationWithSecretJson, type UsageJson, type WebhookSecretJson, runAdminCommand } from "./run-admin-command.js";
 
 for (const backend of TEST_BACKENDS) {
   describe.skipIf(skipOutsideCi(backend.reason))(titled(`runAdminCommand on ${backend.name}`, backend.reason), () => {
@@ -32,7 +32,7 @@ for (const backend of TEST_BACKENDS) {
       expect(created).toMatchObject({ name: "Acme", closedBeta: true, limits: { requestsPerMinute: 100, tokensPerMinute: 1_000_000, tokensPerDay: 10_000_000 } });
       expect(typeof created.createdAt).toBe("string");
       expect(JSON.parse(JSON.stringify(created))).toEqual(created);
-      expect(await runAdminCommand(stores, { command: "org.show", organizationId: created.id })).toEqual(created);
+      expect(await runAdminCommand(stores, { command: "org.show", organizationId: created.id })).toEqual({ ...created, webhookSecret: expect.stringMatching(/^whsec_/) });
       const set = (await runAdminCommand(stores, {
         command: "org.set", organizationId: created.id, patch: { billingMode: "prepaid", creditBalanceDollars: 5, prices: { m: { inputPerMillion: 1, outputPerMillion: 2 } } },
       })) as OrganizationJson;
@@ -70,6 +70,23 @@ for (const backend of TEST_BACKENDS) {
       expect(all.totals).toEqual({ requests: 3, inputTokens: 30, cachedInputTokens: 12, outputTokens: 15, spendDollars: 0 });
       const one = (await runAdminCommand(stores, { command: "usage", organizationId: organization.id, day: "2031-01-02" })) as UsageJson;
       expect(one.totals.requests).toBe(2);
+    });
+
+    it("shows the webhook secret (made once) and rotates it", async () => {
+      const organization = (await runAdminCommand(stores, { command: "org.create", name: "Hooks" })) as OrganizationJson;
+      expect(organization).not.toHaveProperty("webhookSecret");
+      const shown = (await runAdminCommand(stores, { command: "org.show", organizationId: organization.id })) as OrganizationWithSecretJson;
+      expect(shown.webhookSecret).toMatch(/^whsec_[A-Za-z0-9+/=]{32,}$/);
+      expect(await stores.webhookSecrets.webhookSecretOf(organization.id)).toBe(shown.webhookSecret);
+      expect(((await runAdminCommand(stores, { command: "org.show", organizationId: organization.id })) as OrganizationWithSecretJson).webhookSecret).toBe(shown.webhookSecret);
+      const { organizations } = (await runAdminCommand(stores, { command: "org.list" })) as { organizations: OrganizationJson[] };
+      expect(JSON.stringify(organizations)).not.toContain(shown.webhookSecret);
+      const rotated = (await runAdminCommand(stores, { command: "org.rotate-webhook-secret", organizationId: organization.id })) as WebhookSecretJson;
+      expect(rotated).toEqual({ organizationId: organization.id, webhookSecret: expect.stringMatching(/^whsec_/) });
+      expect(rotated.webhookSecret).not.toBe(shown.webhookSecret);
+      expect(await stores.webhookSecrets.webhookSecretOf(organization.id)).toBe(rotated.webhookSecret);
+      expect(await refusedField({ command: "org.rotate-webhook-secret", organizationId: "org_missing" })).toBe("organizationId");
+      expect(await refusedField({ command: "org.rotate-webhook-secret", organizationId: organization.id, secret: "x" })).toBe("secret");
     });
 
     it("names the bad field of every malformed command", async () => {

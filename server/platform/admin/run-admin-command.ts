@@ -7,6 +7,15 @@ import { type AdminCommand, validateAdminCommand } from "./admin-command.js";
 /** An organization as JSON. */
 export type OrganizationJson = Omit<Organization, "createdAt"> & { createdAt: string };
 
+/** org.show's answer: the organization and its webhook signing secret (made now if it had none), for the receiver. */
+export type OrganizationWithSecretJson = OrganizationJson & { webhookSecret: string };
+
+/** org.rotate-webhook-secret's answer: the new secret. */
+export interface WebhookSecretJson {
+  organizationId: string;
+  webhookSecret: string;
+}
+
 /** A key record as JSON: never a digest; `key` (the secret) only in key.create's result. */
 export type KeyJson = Omit<KeyRecord, "createdAt" | "lastUsedAt"> & { createdAt: string; lastUsedAt: string | null };
 
@@ -25,7 +34,9 @@ export type AdminResult =
   | (KeyJson & { key: string })
   | { keys: KeyJson[] }
   | { id: string; organizationId: string; isActive: false }
-  | UsageJson;
+  | UsageJson
+  | OrganizationWithSecretJson
+  | WebhookSecretJson;
 
 export function organizationJson(organization: Organization): OrganizationJson {
   return { ...organization, createdAt: organization.createdAt.toISOString() };
@@ -47,8 +58,10 @@ export async function runAdminCommand(stores: PlatformStores, input: unknown): P
       return organizationJson(await stores.organizations.create(command.name, command.fields));
     case "org.list":
       return { organizations: (await stores.organizations.list()).map(organizationJson) };
-    case "org.show":
-      return organizationJson(await existingOrganization(stores, command.organizationId));
+    case "org.show": {
+      const organization = organizationJson(await existingOrganization(stores, command.organizationId));
+      return { ...organization, webhookSecret: await stores.webhookSecrets.webhookSecretOf(command.organizationId) };
+    }
     case "org.set":
       return organizationJson(await stores.organizations.update(command.organizationId, command.patch));
     case "key.create": {
@@ -79,6 +92,8 @@ export async function runAdminCommand(stores: PlatformStores, input: unknown): P
       totals.spendDollars = Math.round(totals.spendDollars * 1e9) / 1e9;
       return { organizationId: command.organizationId, day: command.day ?? null, rows, totals };
     }
+    case "org.rotate-webhook-secret":
+      return { organizationId: command.organizationId, webhookSecret: await stores.webhookSecrets.rotateWebhookSecret(command.organizationId) };
   }
 }
 

@@ -4,13 +4,15 @@ import { CreditStore } from "./credit-store.js";
 import { KeyStore } from "./key-store.js";
 import { OrganizationStore } from "./organization-store.js";
 import { UsageStore } from "./usage-store.js";
+import { WebhookSecretStore } from "./webhook-secret-store.js";
 
-/** Organizations, keys, usage and credits over one database. */
+/** Organizations, keys, usage, credits and webhook secrets over one database. */
 export interface PlatformStores {
   organizations: OrganizationStore;
   keys: KeyStore;
   usage: UsageStore;
   credits: CreditStore;
+  webhookSecrets: WebhookSecretStore;
 }
 
 /** The stores over `database` (they hold no state of their own: create them once and share them). */
@@ -20,5 +22,6 @@ export function createPlatformStores(database: Database): PlatformStores {
     keys: new KeyStore(database),
     usage: new UsageStore(database),
     credits: new CreditStore(database),
+    webhookSecrets: new WebhookSecretStore(database),
   };
 }
