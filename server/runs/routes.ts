@@ -11,6 +11,7 @@ import { type InternalRequest, ProtocolError } from "../protocol/internal.js";
 import type { RunRecord, RunStep } from "./contract.js";
 import { parseLegacyRunBody, RUN_LIMITS } from "./create-request.js";
 import type { AgentEngine, EngineName } from "./engines.js";
+import type { CallbackDelivery } from "./callbacks/callback-store.js";
 import type { RunStore } from "./run-store.js";
 
 /** What the runs routes need. */
@@ -24,6 +25,8 @@ export interface RunServices {
   notify(): void;
   /** Stops a run processing in this process at once; false when it runs elsewhere. */
   cancelHere(runId: string): boolean;
+  /** The run's callback delivery and its attempts, when it asked for a callback and has ended. */
+  callbackOf(runId: string): Promise<CallbackDelivery | undefined>;
 }
 
 /** The poll shape of spec 2.10, with the run's timestamps and engine. */
@@ -54,6 +57,20 @@ function stepShape(step: RunStep): Record<string, unknown> {
     outputTokens: step.outputTokens,
     startedAt: step.startedAt.toISOString(),
     durationMs: step.durationMs ?? null,
+  };
+}
+
+/** A callback delivery as the owner reads it: where, its state, and every attempt. */
+function callbackShape(delivery: CallbackDelivery): Record<string, unknown> {
+  const iso = (date: Date | null) => date?.toISOString() ?? null;
+  return {
+    url: delivery.url,
+    webhookId: delivery.webhookId,
+    status: delivery.status,
+    nextAttemptAt: iso(delivery.nextAttemptAt),
+    deliveredAt: iso(delivery.deliveredAt),
+    gaveUpAt: iso(delivery.gaveUpAt),
+    attempts: delivery.attempts.map((attempt) => ({ attempt: attempt.attempt, at: iso(attempt.at), statusCode: attempt.statusCode, error: attempt.error, durationMs: attempt.durationMs })),
   };
 }
 
@@ -94,7 +111,8 @@ export function runsSurface(services: RunServices): (context: ServerContext) => 
         return answer(context, "/v1/runs/{id}/steps", connection, async () => {
           const run = await ownRun(services, raw, (await authenticated).organizationId);
           const steps = await read("the run's steps could not be read", () => services.store.steps(run.id));
-          return { runId: run.id, status: run.status, steps: steps.map(stepShape) };
+          const callback = await read("the run's callback could not be read", () => services.callbackOf(run.id));
+          return { runId: run.id, status: run.status, steps: steps.map(stepShape), ...(callback ? { callback: callbackShape(callback) } : {}) };
         });
       }, "/v1/runs/{id}/steps");
       routes.add("POST", "/v1/runs/:id/cancel", shape, (connection, req) => {

@@ -27,8 +27,11 @@ const RUN_COLUMNS = `id, kind, organization_id, key_id, engine, request, status,
 
 /** The runs table and its step log. */
 export class RunStore {
-  /** @param onEnd runs in the transaction that ends each run (enqueues its callback). */
-  constructor(private readonly database: Database, private readonly onEnd: RunEndHook = async () => {}) {}
+  /**
+   * @param onEnd runs in the transaction that ends each run (enqueues its callback).
+   * @param afterEnd runs after that transaction commits (wakes the callback deliverer).
+   */
+  constructor(private readonly database: Database, private readonly onEnd: RunEndHook = async () => {}, private readonly afterEnd: () => void = () => {}) {}
 
   /** Stores a new queued run. */
   async create(run: { kind: RunKind; organizationId?: string; keyId?: string; spec: RunSpec }): Promise<RunRecord> {
@@ -119,7 +122,10 @@ export class RunStore {
         }
         return false;
       });
-      if (done) return { requeued, failed };
+      if (done) {
+        if (failed > 0) this.afterEnd();
+        return { requeued, failed };
+      }
     }
   }
 
@@ -181,12 +187,14 @@ export class RunStore {
 
   /** Ends a run `owner` holds; false when it no longer holds it (then nothing changes). */
   async finish(runId: string, owner: string, outcome: RunOutcome): Promise<boolean> {
-    return this.database.transaction(async (tx) => {
+    const ended = await this.database.transaction(async (tx) => {
       const held = await tx.query(`SELECT id FROM runs WHERE id = $1 AND lease_owner = $2 AND status = 'processing' FOR UPDATE`, [runId, owner]);
       if (!held[0]) return false;
       await this.end(tx, runId, outcome);
       return true;
     });
+    if (ended) this.afterEnd();
+    return ended;
   }
 
   /**
@@ -195,7 +203,7 @@ export class RunStore {
    * @returns the run after the change, or undefined when the organization has no such run.
    */
   async cancel(runId: string, organizationId: string): Promise<RunRecord | undefined> {
-    return this.database.transaction(async (tx) => {
+    const run = await this.database.transaction(async (tx) => {
       const rows = await tx.query(`SELECT status FROM runs WHERE id = $1 AND organization_id = $2 FOR UPDATE`, [runId, organizationId]);
       if (!rows[0]) return undefined;
       if (rows[0].status === "queued") await this.end(tx, runId, { error: { code: "cancelled", message: "the run was cancelled before it started" } });
@@ -203,6 +211,8 @@ export class RunStore {
       const after = await tx.query(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1`, [runId]);
       return runFromRow(after[0]!);
     });
+    if (run?.status === "failed") this.afterEnd();
+    return run;
   }
 
   /** Counts of runs by status (for the bench and the start banner). */

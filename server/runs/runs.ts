@@ -8,6 +8,12 @@ import type { RunRecord, ToolName } from "./contract.js";
 import { type EngineOverrides, resolveEngines } from "./engines.js";
 import { runsSurface } from "./routes.js";
 import { type RunEndHook, RunStore } from "./run-store.js";
+import type { BackoffPolicy } from "./callbacks/backoff.js";
+import type { RunCallbackPayload } from "./callbacks/callback-payload.js";
+import { organizationSecretResolver } from "./callbacks/callback-secrets.js";
+import { CallbackStore, enqueueCallback } from "./callbacks/callback-store.js";
+import type { CallbackPost } from "./callbacks/callback-transport.js";
+import { CallbackDeliverer } from "./callbacks/deliverer.js";
 import type { RunTool } from "./tools/tool.js";
 import { RunWorker, type RunWorkerOptions } from "./worker.js";
 
@@ -25,8 +31,8 @@ export interface RunsOptions {
   leaseSeconds?: number;
   /** How each tool is made. */
   tools: Record<ToolName, ToolFactory>;
-  /** In the transaction that ends a run (the callback delivery). */
-  onEnd?: RunEndHook;
+  /** How callbacks are sent (the SSRF-guarded client in `loom serve`), and their retry schedule. */
+  callbacks: { post: CallbackPost; backoff?: Partial<BackoffPolicy>; pollMs?: number; timeoutMs?: number };
   /** Worker settings for tests (poll interval, error reporting). */
   worker?: Pick<RunWorkerOptions, "pollMs" | "onError" | "priority">;
 }
@@ -35,15 +41,25 @@ export interface RunsOptions {
 export interface Runs {
   readonly store: RunStore;
   readonly worker: RunWorker;
+  readonly callbacks: CallbackStore;
   readonly surface: (context: ServerContext) => Surface;
-  /** Stops the worker (its runs go back to the queue); the platform's database stays open. */
+  /** Stops the worker (its runs go back to the queue) and the callback deliverer; the database stays open. */
   close(): Promise<void>;
 }
 
 /** Opens agent runs on `platform`, running on the models of `registry`. The worker starts at once. */
 export function openRuns(platform: Platform, registry: ModelRegistry, options: RunsOptions): Runs {
   const engines = resolveEngines(options.engines);
-  const store = new RunStore(platform.database, options.onEnd);
+  const callbacks = new CallbackStore(platform.database, options.callbacks.backoff);
+  const deliverer = new CallbackDeliverer({
+    store: callbacks,
+    post: options.callbacks.post,
+    secretFor: organizationSecretResolver(platform.database),
+    ...(options.callbacks.pollMs !== undefined ? { pollIntervalMs: options.callbacks.pollMs } : {}),
+    ...(options.callbacks.timeoutMs !== undefined ? { timeoutMs: options.callbacks.timeoutMs } : {}),
+    onError: (error) => process.stderr.write(`loom: run callbacks: ${(error as Error).message ?? String(error)}\n`),
+  });
+  const store = new RunStore(platform.database, enqueueRunCallback, () => deliverer.notify());
   const findModel = (slug: string | undefined) => {
     const entry = slug === undefined ? registry.entries[0] : registry.find(slug, "openai");
     return entry ? { slug: slug ?? entry.slugs.openai[0]!, engine: entry.engine } : undefined;
@@ -67,9 +83,30 @@ export function openRuns(platform: Platform, registry: ModelRegistry, options: R
     store,
     engines,
     serves: (slug) => findModel(slug) !== undefined,
+    callbackOf: (runId) => callbacks.deliveryOf(runId),
     notify: () => worker.notify(),
     cancelHere: (runId) => worker.cancel(runId),
   });
   worker.start();
-  return { store, worker, surface, close: () => worker.stop() };
+  deliverer.start();
+  return {
+    store,
+    worker,
+    callbacks,
+    surface,
+    async close() {
+      await worker.stop();
+      await deliverer.stop();
+    },
+  };
 }
+
+/** In the transaction that ends a run: its callback, when it asked for one, with what polling it now answers. */
+const enqueueRunCallback: RunEndHook = async (tx, run) => {
+  if (run.spec.callbackUrl === undefined) return;
+  const usage = run.usage;
+  const payload: RunCallbackPayload = run.status === "succeeded"
+    ? { runId: run.id, status: "succeeded", result: run.result, usage }
+    : { runId: run.id, status: "failed", error: run.error, usage };
+  await enqueueCallback(tx, { runId: run.id, url: run.spec.callbackUrl, payload });
+};

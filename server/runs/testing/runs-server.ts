@@ -9,6 +9,7 @@ import { type Platform, openPlatform } from "../../platform/platform.js";
 import { type TestBackend, freshPlatform } from "../../platform/testing/test-databases.js";
 import { type LoomServer, startServer } from "../../server.js";
 import { SCRIPTED_MODEL, ScriptedEngine } from "../../testing/scripted-engine.js";
+import { loopbackOnlyPostForTests } from "../callbacks/testing/loopback-transport.js";
 import { type Runs, type RunsOptions, openRuns } from "../runs.js";
 
 /** The served model's slug in these tests. */
@@ -33,11 +34,13 @@ export interface RunsServer {
  * `runs` options override the test defaults (fast polling, short leases).
  */
 export async function startRunsServer(backend: TestBackend, options: { engine?: ServingEngine; model?: ModelInfo; runs: Partial<RunsOptions> & Pick<RunsOptions, "tools"> }): Promise<RunsServer> {
+  // Callbacks go to receivers on 127.0.0.1 only, retried within milliseconds.
+  const callbacks = { post: loopbackOnlyPostForTests, backoff: { baseMs: 50, capMs: 200 }, pollMs: 50, timeoutMs: 1000 };
   const fresh = freshPlatform(backend);
   const engine = options.engine ?? new ScriptedEngine();
   const registry = new ModelRegistry([{ model: options.model ?? SCRIPTED_MODEL, engine, slugs: { openai: [RUNS_TEST_MODEL], anthropic: ["service/test-marathon"] }, created: 0 }]);
   const platform = await openPlatform({ ...fresh.options, cacheMs: 0 });
-  const runs = openRuns(platform, registry, { concurrency: 4, leaseSeconds: 5, worker: { pollMs: 50 }, ...options.runs });
+  const runs = openRuns(platform, registry, { concurrency: 4, leaseSeconds: 5, worker: { pollMs: 50 }, callbacks, ...options.runs });
   let server: LoomServer;
   try {
     server = await startServer({ registry, auth: platform.authenticator, accountant: platform.accountant, endpoints: createEndpoints(registry) }, "127.0.0.1", 0, [platform.surface, runs.surface]);
