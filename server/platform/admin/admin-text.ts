@@ -1,6 +1,6 @@
 // Admin results as text for a person at a terminal (`loom admin` without --json).
 import type { AdminCommand } from "./admin-command.js";
-import type { AdminResult, KeyJson, OrganizationJson, UsageJson } from "./run-admin-command.js";
+import type { AdminResult, CorpusEntryJson, KeyJson, OrganizationJson, UsageJson } from "./run-admin-command.js";
 
 /** The text `loom admin` prints for a command's result, ending in a newline. */
 export function formatAdminResult(command: AdminCommand["command"], result: AdminResult): string {
@@ -28,7 +28,27 @@ export function formatAdminResult(command: AdminCommand["command"], result: Admi
     }
     case "usage":
       return usageText(result as UsageJson);
+    case "corpus.add":
+    case "corpus.list":
+    case "corpus.remove":
+    case "corpus.clear":
+      return corpusText(result);
   }
+}
+
+function corpusText(result: AdminResult): string {
+  const documentCount = (count: number) => `${count} document${count === 1 ? "" : "s"}`;
+  if ("documents" in result) {
+    const { count, documents } = result as { count: number; documents: CorpusEntryJson[] };
+    const lines = documents.map((entry) => `${entry.url}  ${JSON.stringify(entry.title)}  ${entry.bodyCharacters} characters  added ${entry.addedAt}\n`);
+    return `${lines.join("")}the corpus holds ${documentCount(count)}\n`;
+  }
+  if ("added" in result) {
+    const { added, replaced, count } = result as { added: number; replaced: number; count: number };
+    return `added ${added}, replaced ${replaced}; the corpus holds ${documentCount(count)}\n`;
+  }
+  if ("url" in result) return `removed ${(result as { url: string }).url}\n`;
+  return `removed ${documentCount((result as { removed: number }).removed)}\n`;
 }
 
 function organizationText(organization: OrganizationJson): string {

@@ -1,16 +1,18 @@
 // The stores of one database, together: what the admin commands and the HTTP routes are given.
 import type { Database } from "../contract.js";
+import { CorpusStore } from "./corpus-store.js";
 import { CreditStore } from "./credit-store.js";
 import { KeyStore } from "./key-store.js";
 import { OrganizationStore } from "./organization-store.js";
 import { UsageStore } from "./usage-store.js";
 
-/** Organizations, keys, usage and credits over one database. */
+/** Organizations, keys, usage, credits and the search corpus over one database. */
 export interface PlatformStores {
   organizations: OrganizationStore;
   keys: KeyStore;
   usage: UsageStore;
   credits: CreditStore;
+  corpus: CorpusStore;
 }
 
 /** The stores over `database` (they hold no state of their own: create them once and share them). */
@@ -20,5 +22,6 @@ export function createPlatformStores(database: Database): PlatformStores {
     keys: new KeyStore(database),
     usage: new UsageStore(database),
     credits: new CreditStore(database),
+    corpus: new CorpusStore(database),
   };
 }
