@@ -4,7 +4,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { refuseAddress } from "./network-policy.js";
+import { type NetworkPolicy, refuseAddress } from "./network-policy.js";
 import { SafeHttpError, type SafeRequest, safeRequest } from "./safe-http.js";
 
 const LIMITS = { timeoutMs: 5_000, maxBytes: 1024 * 1024 };
@@ -95,7 +95,7 @@ describe("safeRequest", () => {
   });
 
   it("reads a page on loopback only when the policy allows it", async () => {
-    for (const policy of [{ allowPrivate: true }, LOOPBACK_ALLOWED, { allowHosts: ["LOCALHOST"] }]) {
+    for (const policy of [{ allowPrivate: true }, LOOPBACK_ALLOWED, { allowHosts: ["LOCALHOST"] }] as NetworkPolicy[]) {
       const url = policy.allowHosts?.[0] === "LOCALHOST" ? `http://localhost:${port}/page` : `${base}/page`;
       const response = await safeRequest({ url, policy, ...LIMITS });
       expect(response.status).toBe(200);
