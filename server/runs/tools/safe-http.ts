@@ -135,12 +135,15 @@ function refusal(url: URL, host: string, refused: AddressRefusal): SafeHttpError
   return new SafeHttpError("refused", `refused: ${what}; ${allow}`, url.href);
 }
 
-/** A `lookup` for http.request that refuses a host when any address it resolves to is not allowed. */
-function guardedLookup(url: URL, host: string): LookupFunction {
+/**
+ * A `lookup` for http.request that refuses a host when any address it resolves to is not allowed (unless the host is
+ * `trusted`): the connection goes to an address this function returned, so the address checked is the one used.
+ */
+function guardedLookup(url: URL, host: string, trusted: boolean): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
       if (error) return callback(error, "", 0);
-      for (const { address } of addresses) {
+      for (const { address } of trusted ? [] : addresses) {
         const refused = refuseAddress(address);
         if (refused !== undefined) return callback(refusal(url, host, refused), "", 0);
       }
@@ -174,7 +177,7 @@ function exchange(url: URL, method: string, headers: Record<string, string>, bod
       auth: url.username === "" ? undefined : `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`,
       // A connection of its own: a pooled socket would skip the lookup, and with it the check.
       agent: false,
-      lookup: trusted ? undefined : guardedLookup(url, host),
+      lookup: guardedLookup(url, host, trusted),
       signal,
     });
     outgoing.once("response", resolve);
