@@ -14,6 +14,7 @@ import { openDatabase } from "../platform/db/open-database.js";
 import type { KeyOptions } from "../platform/store/key-store.js";
 import type { OrganizationPatch } from "../platform/store/organization-patch.js";
 import { createPlatformStores } from "../platform/store/platform-stores.js";
+import { type CorpusAddPlan, CORPUS_USAGE, addCorpusFiles, parseCorpusArguments } from "./admin-corpus.js";
 
 export const ADMIN_USAGE = `Usage: loom admin <command> [options]
 
@@ -30,7 +31,7 @@ Commands:
   key list --org ORG_ID [--kind K]       list an organization's keys (never their secrets)
   key revoke --org ORG_ID KEY_ID         deactivate a key
   usage --org ORG_ID [--day YYYY-MM-DD]  usage rows (per key, model and UTC day) and their totals
-
+${CORPUS_USAGE}
 Settings (org create and org set):
   --name NAME                     rename
   --billing subscription|prepaid|none
@@ -86,6 +87,7 @@ const FIELD_FLAGS: Record<string, string> = {
 };
 
 function flagOf(field: string, command: AdminCommand["command"]): string {
+  if (command.startsWith("corpus.")) return field === "url" ? "URL" : field.startsWith("documents") ? "PATH" : `--${field}`;
   if (field === "organizationId") return command === "org.show" || command === "org.set" || command === "org.rotate-webhook-secret" ? "ORG_ID" : "--org";
   if (field.startsWith("prices")) return "--price";
   if (field.startsWith("allowedModels")) return "--model";
@@ -174,8 +176,9 @@ function settingsPatch(values: Values): OrganizationPatch {
 }
 
 /** Builds the command from `loom admin` arguments. */
-export function parseAdminArguments(argv: string[]): { command: AdminCommand; values: Values } | "help" {
+export function parseAdminArguments(argv: string[]): { command: AdminCommand; values: Values; corpusAdd?: CorpusAddPlan } | "help" {
   const [group, verb] = argv;
+  if (group === "corpus") return parseCorpusArguments(argv.slice(1), COMMON);
   const name = group === "usage" ? "usage" : `${group} ${verb}`;
   const spec = COMMANDS[name as keyof typeof COMMANDS];
   if (group === undefined || group === "help" || group === "--help" || group === "-h") return "help";
@@ -247,6 +250,16 @@ export function parseAdminArguments(argv: string[]): { command: AdminCommand; va
  * opened here, or through the running loom server that holds it (its admin.json).
  */
 async function execute(command: AdminCommand, values: Values): Promise<AdminResult> {
+  const target = await openAdminTarget(values);
+  try {
+    return await target.run(command);
+  } finally {
+    await target.close();
+  }
+}
+
+/** Where commands run, opened once for several (corpus add sends batches). */
+async function openAdminTarget(values: Values): Promise<{ run(command: AdminCommand): Promise<AdminResult>; close(): Promise<void> }> {
   const flagUrl = values["database-url"] as string | undefined;
   const flagDir = values["data-dir"] as string | undefined;
   if (flagUrl !== undefined && flagDir !== undefined) throw new UsageError("--data-dir and --database-url name two databases: give one");
@@ -261,13 +274,10 @@ async function execute(command: AdminCommand, values: Values): Promise<AdminResu
     if (endpoint === undefined || endpoint.pid !== error.pid) {
       throw new Error(`${error.message}; it offers no admin endpoint (${dataDir}/admin.json): if it is a loom server, it is one without the admin endpoint; otherwise wait for it to finish`);
     }
-    return sendAdminCommand(endpoint, command);
+    return { run: (command) => sendAdminCommand(endpoint, command), close: async () => {} };
   }
-  try {
-    return await runAdminCommand(createPlatformStores(database), command);
-  } finally {
-    await database.close();
-  }
+  const stores = createPlatformStores(database);
+  return { run: (command) => runAdminCommand(stores, command), close: () => database!.close() };
 }
 
 /** Runs `loom admin ...`: prints the result (one JSON object with --json) and throws on failure. */
@@ -286,7 +296,7 @@ export async function runAdmin(argv: string[]): Promise<void> {
   }
   const { command, values } = parsed;
   try {
-    const result = await execute(command, values);
+    const result = parsed.corpusAdd === undefined ? await execute(command, values) : await addFiles(parsed.corpusAdd, values);
     process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : formatAdminResult(command.command, result));
   } catch (error) {
     const input = error instanceof PlatformInputError;
@@ -296,5 +306,15 @@ export async function runAdmin(argv: string[]): Promise<void> {
     }
     if (input) throw new UsageError(`${flagOf(error.field, command.command)}: ${error.message}`);
     throw error;
+  }
+}
+
+/** `corpus add`: files read here, their documents sent in batches to one target; skips and progress on stderr. */
+async function addFiles(plan: CorpusAddPlan, values: Values): Promise<AdminResult> {
+  const target = await openAdminTarget(values);
+  try {
+    return await addCorpusFiles(plan, (command) => target.run(command), (line) => process.stderr.write(`loom: ${line}\n`));
+  } finally {
+    await target.close();
   }
 }

@@ -10,7 +10,7 @@ const USAGE = `Usage: loom <command> [options]
 Commands:
   serve      serve a model over HTTP in the OpenAI and Anthropic formats (loom serve --help)
   generate   continue a prompt with a local model (loom generate --help)
-  admin      organizations, keys and usage of the platform database (loom admin --help)
+  admin      organizations, keys, usage and the search corpus of the platform database (loom admin --help)
 `;
 
 async function main(argv: string[]): Promise<number> {

@@ -37,6 +37,8 @@ export interface PlatformServices {
 
 /** Bodies of platform requests are small: a key name, an admin command. */
 const MAX_PLATFORM_BODY_BYTES = 64 * 1024;
+/** Admin commands carry corpus documents too (`loom admin corpus add` sends batches of up to 4 MiB). */
+const MAX_ADMIN_BODY_BYTES = 8 * 1024 * 1024;
 
 /** The platform's routes on a server. */
 export function platformSurface(services: PlatformServices): (context: ServerContext) => Surface {
@@ -122,10 +124,10 @@ function keyName(body: unknown): string {
   }
 }
 
-/** Reads a small body as text, for the admin endpoint (which parses it itself). NOTE: call synchronously from the handler. */
+/** Reads a body of up to MAX_ADMIN_BODY_BYTES as text, for the admin endpoint (which parses it itself). NOTE: call synchronously from the handler. */
 function readRawBody(context: ServerContext, connection: Connection, req: HttpRequest, onBody: (text: string | ProtocolError, complete: boolean) => void): void {
   const head = { contentType: req.getHeader("content-type"), contentLength: req.getHeader("content-length") };
-  readJsonBody(connection, { ...context.bodyLimits, maxBytes: MAX_PLATFORM_BODY_BYTES }, head, (body, complete) => onBody(body instanceof ProtocolError ? body : JSON.stringify(body), complete));
+  readJsonBody(connection, { ...context.bodyLimits, maxBytes: MAX_ADMIN_BODY_BYTES }, head, (body, complete) => onBody(body instanceof ProtocolError ? body : JSON.stringify(body), complete));
 }
 
 /** Whether a peer address (as uWS writes it) is this machine's loopback. */

@@ -1,9 +1,10 @@
 // The operator's commands as plain data (what `loom admin` builds and what a running server accepts as JSON), and
 // their validation: every field checked, unknown fields refused, each error naming its field.
 import { type KeyKind, PlatformInputError } from "../contract.js";
+import { type CorpusDocument, validateCorpusDocument } from "../store/corpus-store.js";
 import { type KeyOptions, validateKeyOptions } from "../store/key-store.js";
 import { type OrganizationPatch, validateOrganizationPatch } from "../store/organization-patch.js";
-import { quote, refuseUnknownFields, requireChoice, requireDay, requireId, requireName, requireObject } from "../store/validate.js";
+import { quote, refuseUnknownFields, requireChoice, requireDay, requireId, requireInteger, requireName, requireObject } from "../store/validate.js";
 
 /** One admin command. `command` says which; the other fields are its arguments. */
 export type AdminCommand =
@@ -15,10 +16,19 @@ export type AdminCommand =
   | { command: "key.list"; organizationId: string; kind?: KeyKind }
   | { command: "key.revoke"; organizationId: string; keyId: string }
   | { command: "usage"; organizationId: string; day?: string }
-  | { command: "org.rotate-webhook-secret"; organizationId: string };
+  | { command: "org.rotate-webhook-secret"; organizationId: string }
+  | { command: "corpus.add"; documents: CorpusDocument[] }
+  | { command: "corpus.list"; limit?: number; offset?: number }
+  | { command: "corpus.remove"; url: string }
+  | { command: "corpus.clear" };
 
 /** The names of the commands. */
-export const ADMIN_COMMANDS = ["org.create", "org.list", "org.show", "org.set", "key.create", "key.list", "key.revoke", "usage", "org.rotate-webhook-secret"] as const;
+export const ADMIN_COMMANDS = [
+  "org.create", "org.list", "org.show", "org.set", "key.create", "key.list", "key.revoke", "usage", "org.rotate-webhook-secret", "corpus.add", "corpus.list", "corpus.remove", "corpus.clear",
+] as const;
+
+/** The most documents one corpus.add takes (the CLI sends files in batches). */
+export const MAX_CORPUS_DOCUMENTS_PER_COMMAND = 1000;
 
 /** The fields each command takes besides `command`. */
 const FIELDS: Record<AdminCommand["command"], readonly string[]> = {
@@ -31,6 +41,10 @@ const FIELDS: Record<AdminCommand["command"], readonly string[]> = {
   "key.revoke": ["organizationId", "keyId"],
   usage: ["organizationId", "day"],
   "org.rotate-webhook-secret": ["organizationId"],
+  "corpus.add": ["documents"],
+  "corpus.list": ["limit", "offset"],
+  "corpus.remove": ["url"],
+  "corpus.clear": [],
 };
 
 /**
@@ -74,5 +88,23 @@ export function validateAdminCommand(input: unknown): AdminCommand {
       return { command, organizationId: requireId("organizationId", raw.organizationId), ...(raw.day === undefined ? {} : { day: requireDay("day", raw.day) }) };
     case "org.rotate-webhook-secret":
       return { command, organizationId: requireId("organizationId", raw.organizationId) };
+    case "corpus.add": {
+      const documents = raw.documents;
+      if (!Array.isArray(documents) || documents.length === 0 || documents.length > MAX_CORPUS_DOCUMENTS_PER_COMMAND) {
+        throw new PlatformInputError("documents", `documents must be an array of 1 to ${MAX_CORPUS_DOCUMENTS_PER_COMMAND} documents ({url, title, body}), got ${quote(documents)}`);
+      }
+      return { command, documents: documents.map((document, index) => validateCorpusDocument(document, `documents.${index}`)) };
+    }
+    case "corpus.list":
+      return {
+        command,
+        ...(raw.limit === undefined ? {} : { limit: requireInteger("limit", raw.limit, 0) }),
+        ...(raw.offset === undefined ? {} : { offset: requireInteger("offset", raw.offset, 0) }),
+      };
+    case "corpus.remove":
+      if (typeof raw.url !== "string" || raw.url === "") throw new PlatformInputError("url", `url must be a document's URL, got ${quote(raw.url)}`);
+      return { command, url: raw.url };
+    case "corpus.clear":
+      return { command };
   }
 }

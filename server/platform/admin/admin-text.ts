@@ -1,6 +1,6 @@
 // Admin results as text for a person at a terminal (`loom admin` without --json).
 import type { AdminCommand } from "./admin-command.js";
-import type { AdminResult, KeyJson, OrganizationJson, UsageJson, WebhookSecretJson } from "./run-admin-command.js";
+import type { AdminResult, CorpusEntryJson, KeyJson, OrganizationJson, UsageJson, WebhookSecretJson } from "./run-admin-command.js";
 
 /** The text `loom admin` prints for a command's result, ending in a newline. */
 export function formatAdminResult(command: AdminCommand["command"], result: AdminResult): string {
@@ -32,7 +32,27 @@ export function formatAdminResult(command: AdminCommand["command"], result: Admi
       const rotated = result as WebhookSecretJson;
       return `new webhook secret of ${rotated.organizationId}: ${rotated.webhookSecret}\n(callbacks are signed with it from now on, retries included: give it to the receiver)\n`;
     }
+    case "corpus.add":
+    case "corpus.list":
+    case "corpus.remove":
+    case "corpus.clear":
+      return corpusText(result);
   }
+}
+
+function corpusText(result: AdminResult): string {
+  const documentCount = (count: number) => `${count} document${count === 1 ? "" : "s"}`;
+  if ("documents" in result) {
+    const { count, documents } = result as { count: number; documents: CorpusEntryJson[] };
+    const lines = documents.map((entry) => `${entry.url}  ${JSON.stringify(entry.title)}  ${entry.bodyCharacters} characters  added ${entry.addedAt}\n`);
+    return `${lines.join("")}the corpus holds ${documentCount(count)}\n`;
+  }
+  if ("added" in result) {
+    const { added, replaced, count } = result as { added: number; replaced: number; count: number };
+    return `added ${added}, replaced ${replaced}; the corpus holds ${documentCount(count)}\n`;
+  }
+  if ("url" in result) return `removed ${(result as { url: string }).url}\n`;
+  return `removed ${documentCount((result as { removed: number }).removed)}\n`;
 }
 
 function organizationText(organization: OrganizationJson & { webhookSecret?: string }): string {

@@ -1,6 +1,7 @@
 // Runs one admin command against the stores and answers plain JSON (dates as ISO strings): the same code whether
 // `loom admin` opened the database itself or a running server received the command.
 import { type KeyRecord, type Organization, PlatformInputError, type UsageRow } from "../contract.js";
+import type { CorpusEntry } from "../store/corpus-store.js";
 import type { PlatformStores } from "../store/platform-stores.js";
 import { type AdminCommand, validateAdminCommand } from "./admin-command.js";
 
@@ -27,6 +28,9 @@ export interface UsageJson {
   totals: { requests: number; inputTokens: number; cachedInputTokens: number; outputTokens: number; spendDollars: number };
 }
 
+/** A corpus document as listed in JSON (no body). */
+export type CorpusEntryJson = Omit<CorpusEntry, "addedAt"> & { addedAt: string };
+
 /** What each command answers. */
 export type AdminResult =
   | OrganizationJson
@@ -36,7 +40,11 @@ export type AdminResult =
   | { id: string; organizationId: string; isActive: false }
   | UsageJson
   | OrganizationWithSecretJson
-  | WebhookSecretJson;
+  | WebhookSecretJson
+  | { added: number; replaced: number; count: number }
+  | { count: number; documents: CorpusEntryJson[] }
+  | { url: string; removed: true }
+  | { removed: number };
 
 export function organizationJson(organization: Organization): OrganizationJson {
   return { ...organization, createdAt: organization.createdAt.toISOString() };
@@ -94,6 +102,19 @@ export async function runAdminCommand(stores: PlatformStores, input: unknown): P
     }
     case "org.rotate-webhook-secret":
       return { organizationId: command.organizationId, webhookSecret: await stores.webhookSecrets.rotateWebhookSecret(command.organizationId) };
+    case "corpus.add": {
+      const { added, replaced } = await stores.corpus.add(command.documents);
+      return { added, replaced, count: await stores.corpus.count() };
+    }
+    case "corpus.list": {
+      const documents = await stores.corpus.list({ limit: command.limit, offset: command.offset });
+      return { count: await stores.corpus.count(), documents: documents.map((entry) => ({ ...entry, addedAt: entry.addedAt.toISOString() })) };
+    }
+    case "corpus.remove":
+      if (!(await stores.corpus.remove(command.url))) throw new PlatformInputError("url", `the corpus has no document ${command.url}`, true);
+      return { url: command.url, removed: true };
+    case "corpus.clear":
+      return { removed: await stores.corpus.clear() };
   }
 }
 

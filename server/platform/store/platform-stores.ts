@@ -1,18 +1,20 @@
 // The stores of one database, together: what the admin commands and the HTTP routes are given.
 import type { Database } from "../contract.js";
+import { CorpusStore } from "./corpus-store.js";
 import { CreditStore } from "./credit-store.js";
 import { KeyStore } from "./key-store.js";
 import { OrganizationStore } from "./organization-store.js";
 import { UsageStore } from "./usage-store.js";
 import { WebhookSecretStore } from "./webhook-secret-store.js";
 
-/** Organizations, keys, usage, credits and webhook secrets over one database. */
+/** Organizations, keys, usage, credits, webhook secrets and the search corpus over one database. */
 export interface PlatformStores {
   organizations: OrganizationStore;
   keys: KeyStore;
   usage: UsageStore;
   credits: CreditStore;
   webhookSecrets: WebhookSecretStore;
+  corpus: CorpusStore;
 }
 
 /** The stores over `database` (they hold no state of their own: create them once and share them). */
@@ -23,5 +25,6 @@ export function createPlatformStores(database: Database): PlatformStores {
     usage: new UsageStore(database),
     credits: new CreditStore(database),
     webhookSecrets: new WebhookSecretStore(database),
+    corpus: new CorpusStore(database),
   };
 }
