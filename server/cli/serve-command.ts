@@ -14,6 +14,8 @@ import { loadUws } from "../http/uws.js";
 import { ModelRegistry, defaultSlugs } from "../models.js";
 import { type ModelConfigEntry, type ServeConfig, readServeConfig } from "./config.js";
 import { resolveModelPath } from "./default-model.js";
+import { type Runs, openRuns } from "../runs/runs.js";
+import { guardedCallbackPost, runToolFactories } from "../runs/run-tools.js";
 
 export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
 
@@ -37,6 +39,8 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
                        LOOM_REDIS_KEY_PREFIX names their keys (default loom:limits:): processes sharing limits
                        share it, separate deployments on one Redis each take their own
   --limits-fail-open   admit requests when Redis cannot be reached (default: refuse them with 503 / 529)
+  --search-url <url>   agent runs' web_search asks this SearXNG-compatible endpoint (default: the local corpus,
+                       filled with loom admin corpus add; or the config's runs.searchUrl)
   --context N          context size (default: the config's, else min(model, 4096))
   --threads N          compute threads (default: all cores)
   --backend B          wasm, webgpu or auto (default auto: WebGPU on a hardware GPU, else WebAssembly)
@@ -67,7 +71,7 @@ export async function runServe(argv: string[]): Promise<void> {
     options: {
       model: { type: "string" }, host: { type: "string" }, port: { type: "string" }, config: { type: "string" },
       "no-auth": { type: "boolean" }, "data-dir": { type: "string" }, "database-url": { type: "string" }, "redis-url": { type: "string" },
-      "limits-fail-open": { type: "boolean" }, context: { type: "string" }, threads: { type: "string" }, backend: { type: "string" }, help: { type: "boolean", short: "h" },
+      "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, context: { type: "string" }, threads: { type: "string" }, backend: { type: "string" }, help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) {
@@ -76,6 +80,11 @@ export async function runServe(argv: string[]): Promise<void> {
   }
   const config = readServeConfig(values.config);
   const platformOptions = platformOptionsOf(values);
+  const searchUrl = values["search-url"] ?? config.runs?.searchUrl;
+  if (values["search-url"] !== undefined && !/^https?:\/\//.test(values["search-url"])) throw new UsageError(`--search-url must be an http:// or https:// URL, got ${JSON.stringify(values["search-url"].slice(0, 100))}`);
+  if (!platformOptions && (values["search-url"] !== undefined || config.runs !== undefined)) {
+    throw new UsageError("agent runs (--search-url, the config's runs) need the platform: add --data-dir or --database-url");
+  }
   const keys = [...(config.apiKeys ?? []), ...keysFromEnvironment(process.env.LOOM_API_KEYS)];
   if (platformOptions && values["no-auth"]) throw new UsageError("--no-auth and the platform (--data-dir, --database-url) exclude each other: the platform's keys are its authentication");
   if (!platformOptions && !values["no-auth"] && keys.length === 0) {
@@ -112,21 +121,34 @@ export async function runServe(argv: string[]): Promise<void> {
     });
   }
   const registry = new ModelRegistry(served);
+  checkRunEngines(config, registry);
   // The platform opens after the models (a bad model fails before the database is touched) and before listening.
   const platform = platformOptions ? await openPlatform(platformOptions) : undefined;
+  const network = config.runs?.network ?? {};
+  const runs = platform
+    ? openRuns(platform, registry, {
+        engines: config.runs?.engines,
+        concurrency: config.runs?.concurrency,
+        leaseSeconds: config.runs?.leaseSeconds,
+        engineSequences: entries[0]?.maxSequences,
+        tools: runToolFactories(platform.database, { network, ...(searchUrl !== undefined ? { searchUrl } : {}) }),
+        callbacks: { post: guardedCallbackPost(network) },
+      })
+    : undefined;
   const auth: Authenticator = platform ? platform.authenticator : values["no-auth"] ? new OpenAccess() : new StaticKeys(keys);
   const { maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace } = config;
   const options = { registry, auth, accountant: platform?.accountant, endpoints: createEndpoints(registry), maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace };
   let server: LoomServer;
   try {
-    server = await startServer(options, host, port, platform ? [platform.surface] : []);
+    server = await startServer(options, host, port, platform && runs ? [platform.surface, runs.surface] : []);
   } catch (error) {
+    await runs?.close();
     await platform?.close();
     throw error;
   }
-  if (platform) {
+  if (platform && runs) {
     platform.offerAdminEndpoint(server.port);
-    closeOnSignals(server, platform);
+    closeOnSignals(server, platform, runs);
   }
   const describe = (model: ModelInfo) => `${model.path} (${model.device}${model.chatTemplate === "default" ? "; no chat template of its own: chat uses the default, ChatML" : ""})`;
   const authentication = platform ? `platform: ${platform.description}` : values["no-auth"] ? "no auth" : `${keys.length} API key(s)`;
@@ -134,7 +156,8 @@ export async function runServe(argv: string[]): Promise<void> {
     `loom: serving ${served.map(({ model }) => describe(model)).join(", ")} on http://${host}:${server.port} (${authentication}; ${server.http})\n` +
       `  POST /v1/chat/completions  model ${registry.slugs("openai").join(", ")}\n` +
       `  POST /v1/messages          model ${registry.slugs("anthropic").join(", ")}\n` +
-      (platform ? "  GET  /api/v1/usage, /api/v1/management/api-keys (platform)\n" : ""),
+      (platform ? "  GET  /api/v1/usage, /api/v1/management/api-keys (platform)\n" : "") +
+      (runs ? `  POST /v1/runs, GET /v1/runs/{id}  agent runs (${runs.worker.concurrency} at once; web_search on ${searchUrl ?? "the local corpus"})\n` : ""),
   );
   // Print the port on stdout for scripts and tests that start the server on port 0.
   process.stdout.write(`${JSON.stringify({ listening: { host, port: server.port } })}\n`);
@@ -162,14 +185,27 @@ function platformOptionsOf(values: { "data-dir"?: string; "database-url"?: strin
   };
 }
 
-/** On SIGINT or SIGTERM: stop listening, commit pending usage, close the database cleanly, exit. */
-function closeOnSignals(server: LoomServer, platform: Platform): void {
+/**
+ * The config's engines must name served models (a typo would otherwise only show when a run is created).
+ * @throws UsageError naming the engine and the slugs served.
+ */
+function checkRunEngines(config: ServeConfig, registry: ModelRegistry): void {
+  for (const [name, engine] of Object.entries(config.runs?.engines ?? {})) {
+    const slug = engine?.model;
+    if (typeof slug === "string" && !registry.find(slug, "openai")) {
+      throw new UsageError(`--config: runs.engines.${name}.model '${slug}' is not a served model; the chat-completions slugs are ${registry.slugs("openai").join(", ")}`);
+    }
+  }
+}
+
+/** On SIGINT or SIGTERM: stop listening, give running runs back, commit pending usage, close the database, exit. */
+function closeOnSignals(server: LoomServer, platform: Platform, runs: Runs): void {
   let closing = false;
   const close = (signal: NodeJS.Signals) => {
     if (closing) return;
     closing = true;
     server.close();
-    platform.close().then(
+    runs.close().then(() => platform.close()).then(
       () => process.exit(signal === "SIGINT" ? 130 : 143),
       (error: unknown) => {
         process.stderr.write(`loom: closing the platform failed: ${(error as Error).message}\n`);

@@ -62,6 +62,11 @@ export class RunWorker {
     this.#options = { concurrency: 4, leaseMs: 30_000, pollMs: 1000, priority: 1, ...options };
   }
 
+  /** Most runs processed here at once. */
+  get concurrency(): number {
+    return this.#options.concurrency;
+  }
+
   /** Runs being processed here now. */
   get active(): number {
     return this.#active.size;
