@@ -9,6 +9,7 @@ import type { EngineRequest } from "../../engine/request.js";
 import { utcDay } from "../platform/limits/daily.js";
 import { TEST_BACKENDS } from "../platform/testing/test-databases.js";
 import { SCRIPTED_PROMPT_TOKENS, type Script, ScriptedEngine } from "../testing/scripted-engine.js";
+import { startWebhookReceiver } from "./callbacks/testing/webhook-receiver.js";
 import { FIXED_PAGES as PAGES, fixedTools as tools } from "./testing/fixed-tools.js";
 import { type RunsServer, startRunsServer } from "./testing/runs-server.js";
 
@@ -157,6 +158,34 @@ for (const backend of TEST_BACKENDS) {
       expect(run).toMatchObject({ status: "failed", error: { code: "timeout", message: expect.stringContaining("1 s") } });
       expect(run.usage.durationMs).toBeGreaterThanOrEqual(900);
       expect(run.usage.durationMs).toBeLessThan(10_000);
+    });
+
+    it("calls output.callbackUrl when the run ends, signed under the organization's secret, and retries a failing receiver", async () => {
+      const secret = await server.platform.stores.webhookSecrets.webhookSecretOf(server.owner.organizationId);
+      // Fails twice (500, then 503), then takes it: the third attempt is delivered.
+      const receiver = await startWebhookReceiver(() => secret, (index) => (index < 2 ? 500 + index * 3 : 204));
+      try {
+        engine.queue.push(answer("Called back."));
+        const created = await server.call("POST", "/v1/runs", { engine: "tim", input: { instructions: "Call me." }, output: { callbackUrl: receiver.url } });
+        const run = await settle(server, created.body.runId);
+        const until = Date.now() + 10_000;
+        while (receiver.received.length < 3 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(receiver.received).toHaveLength(3);
+        for (const received of receiver.received) {
+          expect(received.verifyError).toBeUndefined();
+          expect(received.verified).toEqual({ runId: run.runId, status: "succeeded", result: run.result, usage: run.usage });
+          expect(received.headers["webhook-id"]).toBe(receiver.received[0]!.headers["webhook-id"]);
+        }
+        let callback: any;
+        while (Date.now() < until) {
+          callback = (await server.call("GET", `/v1/runs/${run.runId}/steps`)).body.callback;
+          if (callback?.status === "delivered") break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        expect(callback).toMatchObject({ url: receiver.url, status: "delivered", attempts: [{ statusCode: 500 }, { statusCode: 503 }, { statusCode: 204 }] });
+      } finally {
+        await receiver.close();
+      }
     });
 
     it("shows a run only to its organization: 404 for another's, on every route", async () => {
