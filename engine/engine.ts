@@ -28,6 +28,13 @@ export interface EngineOptions {
   maxStepTokens?: number;
   /** Requests per step (default: the runner's sequence limit). */
   maxSequences?: number;
+  /**
+   * While interactive requests (priority 0) were seen in the last few seconds, steps hold only as many background
+   * requests (priority above 0: agent runs) as decode in about this many milliseconds (default 20; 0: no limit), so
+   * an interactive request arriving mid-step waits little for background work. The cost per sequence is learned from
+   * the steps run: on a GPU, where batching is nearly free, the limit rarely binds.
+   */
+  backgroundStepMs?: number;
   /** Prefix and section caching (default: both on, section threshold 8 tokens). */
   cache?: KvCacheOptions;
   /**
@@ -42,6 +49,12 @@ export interface EngineOptions {
    */
   stepTargetMs?: number;
 }
+
+/** Default of {@link EngineOptions.backgroundStepMs}. */
+export const DEFAULT_BACKGROUND_STEP_MS = 20;
+
+/** How long after the last interactive request background work stays limited (EngineOptions.backgroundStepMs). */
+const INTERACTIVE_WINDOW_MS = 5000;
 
 /** Default of {@link EngineOptions.stepTargetMs}. */
 export const DEFAULT_STEP_TARGET_MS = 200;
@@ -101,6 +114,9 @@ export class Engine implements ServingEngine {
   private readonly totals = { finished: 0, aborted: 0, failed: 0, preemptions: 0, prompt: 0, computedPrompt: 0, generated: 0 };
   private readonly constraints: ConstraintCache;
   private readonly pacer: StepPacer;
+  private readonly backgroundStepMs: number;
+  /** When the last interactive (priority 0) request was submitted. */
+  private lastInteractiveAt = Number.NEGATIVE_INFINITY;
 
   constructor(readonly model: LoadedModel, options: EngineOptions = {}) {
     this.constraints = new ConstraintCache(model.tokenizer, model.config.vocab_size);
@@ -116,6 +132,8 @@ export class Engine implements ServingEngine {
       throw new RangeError(`maxSequences ${this.scheduler.limits.maxSequences} exceeds the runner's ${model.runner.options.maxSequences}`);
     }
     this.pacer = new StepPacer({ targetMs: options.stepTargetMs ?? DEFAULT_STEP_TARGET_MS, maxTokens: this.scheduler.limits.maxStepTokens });
+    this.backgroundStepMs = options.backgroundStepMs ?? DEFAULT_BACKGROUND_STEP_MS;
+    if (!Number.isFinite(this.backgroundStepMs) || this.backgroundStepMs < 0) throw new RangeError(`backgroundStepMs must be a number >= 0, got ${options.backgroundStepMs}`);
     this.compaction = resolveCompactionOptions({
       ...DEFAULT_COMPACTION_OPTIONS,
       budgetTokens: options.compaction?.workingMemoryTokens ?? Math.floor(model.contextSize * 0.75),
@@ -240,7 +258,7 @@ export class Engine implements ServingEngine {
     const prompt = this.preparePrompt(request);
     const tokens = prompt.tokens;
     const room = contextSize - tokens.length;
-    if (typeof maxTokens === "number" && request.maxTokens !== undefined && maxTokens > room) {
+    if (typeof maxTokens === "number" && request.maxTokens !== undefined && maxTokens > room && !request.maxTokensUpToContext) {
       throw new EngineError(
         "invalid_request",
         `maxTokens is ${maxTokens}, but the prompt has ${tokens.length} tokens and the context holds ${contextSize}: at most ${room} tokens can be generated`,
@@ -248,6 +266,7 @@ export class Engine implements ServingEngine {
       );
     }
     const constraint = this.constraintOf(request, tokens);
+    if (priority <= 0) this.lastInteractiveAt = performance.now();
     let active: ActiveRequest;
     try {
       active = new ActiveRequest({
@@ -294,6 +313,13 @@ export class Engine implements ServingEngine {
     }
   }
 
+  /** The most background requests in the next step (see EngineOptions.backgroundStepMs). */
+  private backgroundLimit(): number {
+    const max = this.scheduler.limits.maxSequences;
+    if (this.backgroundStepMs === 0 || performance.now() - this.lastInteractiveAt > INTERACTIVE_WINDOW_MS) return max;
+    return this.pacer.sequencesWithin(this.backgroundStepMs, max);
+  }
+
   /** Starts the step loop if it is not running. */
   private wake(): void {
     if (this.stepping) return;
@@ -307,7 +333,7 @@ export class Engine implements ServingEngine {
     const decoding = decodingCount(this.scheduler.running);
     let planned = 0;
     try {
-      const plan = this.scheduler.schedule(this.pacer.budget(decoding));
+      const plan = this.scheduler.schedule(this.pacer.budget(decoding), this.backgroundLimit());
       planned = plan.chunks.reduce((sum, chunk) => sum + chunk.count, 0);
       pending = this.step(plan);
     } catch (error) {

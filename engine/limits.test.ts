@@ -76,6 +76,9 @@ describe("token limits", () => {
     expect(fits).toMatchObject({ type: "finish", usage: { completionTokens: room } });
     const unset = (await eventsOf(engine, { ...prompt, ignoreEndOfGeneration: true })).at(-1);
     expect(unset).toMatchObject({ type: "finish", usage: { completionTokens: Math.min(256, room) } });
+    // With maxTokensUpToContext, a limit past the room is a ceiling: generation fills the context.
+    const ceiling = (await eventsOf(engine, { ...prompt, maxTokens: room + 100, maxTokensUpToContext: true, ignoreEndOfGeneration: true })).at(-1);
+    expect(ceiling).toMatchObject({ type: "finish", reason: "length", usage: { completionTokens: room } });
   });
 });
 

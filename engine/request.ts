@@ -28,6 +28,8 @@ export interface EngineRequest {
    * server's default when the client sets no limit). Absent: 256, or what the context leaves if that is less.
    */
   maxTokens?: number | "context";
+  /** A number `maxTokens` larger than what the context leaves generates until the context is full, without an error. */
+  maxTokensUpToContext?: boolean;
   sampling?: Partial<SamplingParams>;
   /** Strings that end generation; not included in the output (at most 16). */
   stop?: string[];

@@ -5,7 +5,7 @@ import { BlockPool } from "../kv/block-pool.js";
 import { KvCacheManager, SequenceKv } from "../kv/kv-cache.js";
 import { seededRandom } from "../testing/seeded-random.js";
 import { type KvBackedRequest, kvSpaceOf } from "./kv-space.js";
-import { Scheduler } from "./scheduler.js";
+import { MAX_YIELDED_STEPS, Scheduler } from "./scheduler.js";
 
 interface FakeRequest extends KvBackedRequest {
   tokens: number[];
@@ -138,10 +138,14 @@ describe("Scheduler with the KV cache manager", () => {
     const { scheduler, pool } = harness(6, 4, { maxStepTokens: 64, maxSequences: 4 });
     const a: FakeRequest = { id: "a", priority: 0, arrival: 0, tokens: Array.from({ length: 11 }, (_, i) => i), computed: 0, kv: new SequenceKv(), maxTokens: 8 };
     const b: FakeRequest = { id: "b", priority: 1, arrival: 1, tokens: Array.from({ length: 11 }, (_, i) => 50 + i), computed: 0, kv: new SequenceKv(), maxTokens: 8 };
-    scheduler.add(a);
+    // b runs first; a, more urgent, then starts alone (b keeps its KV and sits the step out).
     scheduler.add(b);
     let plan = scheduler.schedule();
-    expect(plan.chunks.map((c) => c.request.id)).toEqual(["a", "b"]);
+    expect(plan.chunks.map((c) => c.request.id)).toEqual(["b"]);
+    for (const c of plan.chunks) c.request.computed += c.count;
+    scheduler.add(a);
+    plan = scheduler.schedule();
+    expect(plan.chunks.map((c) => c.request.id)).toEqual(["a"]);
     for (const c of plan.chunks) c.request.computed += c.count;
     a.tokens.push(99);
     b.tokens.push(98);
@@ -155,6 +159,57 @@ describe("Scheduler with the KV cache manager", () => {
     expect(b.kv.blocks).toEqual([]);
     expect(a.kv.blocks).toHaveLength(4);
     expect(pool.freeCount).toBe(6 - 4);
+  });
+
+  it("lets a more urgent request start alone: less urgent ones sit out until its prompt is computed, a few steps at most", () => {
+    const { scheduler } = harness(64, 4, { maxStepTokens: 8, maxSequences: 8 });
+    const background = Array.from({ length: 3 }, (_, i): FakeRequest => ({ id: `b${i}`, priority: 1, arrival: i, tokens: [i, 1, 2], computed: 0, kv: new SequenceKv(), maxTokens: 50 }));
+    for (const request of background) scheduler.add(request);
+    const step = () => {
+      const plan = scheduler.schedule();
+      for (const c of plan.chunks) c.request.computed += c.count;
+      // Each decoding request gets its next token.
+      for (const c of plan.chunks) if (c.request.computed === c.request.tokens.length) (c.request.tokens as number[]).push(7);
+      return plan.chunks.map((c) => c.request.id);
+    };
+    expect(step()).toEqual(["b0", "b1", "b2"]);
+    // An urgent request with a 20-token prompt: prefilled in chunks of 8, alone.
+    const urgent: FakeRequest = { id: "u", priority: 0, arrival: 9, tokens: Array.from({ length: 20 }, (_, i) => 100 + i), computed: 0, kv: new SequenceKv(), maxTokens: 5 };
+    scheduler.add(urgent);
+    expect(step()).toEqual(["u"]);
+    expect(step()).toEqual(["u"]);
+    expect(step()).toEqual(["u"]);
+    // Its prompt is computed: it decodes, and the background decodes beside it again.
+    expect(step()).toEqual(["u", "b0", "b1", "b2"]);
+
+    // A stream of urgent arrivals lets the background sit out MAX_YIELDED_STEPS steps in a row, then one step runs it.
+    const seen: string[][] = [];
+    for (let i = 0; i < MAX_YIELDED_STEPS + 2; i++) {
+      scheduler.add({ id: `s${i}`, priority: 0, arrival: 20 + i, tokens: Array.from({ length: 8 }, (_, j) => 200 + j), computed: 0, kv: new SequenceKv(), maxTokens: 1 });
+      seen.push(step());
+    }
+    const withBackground = seen.map((ids) => ids.some((id) => id.startsWith("b")));
+    expect(withBackground.slice(0, MAX_YIELDED_STEPS)).toEqual(Array(MAX_YIELDED_STEPS).fill(false));
+    expect(withBackground[MAX_YIELDED_STEPS]).toBe(true);
+  });
+
+  it("runs at most backgroundSequences background requests per step, in arrival order, and never caps class 0", () => {
+    const { scheduler } = harness(64, 4, { maxStepTokens: 64, maxSequences: 16, backgroundSequences: 4 });
+    const background = Array.from({ length: 10 }, (_, i): FakeRequest => ({ id: `b${i}`, priority: 1, arrival: i, tokens: [i, 1], computed: 0, kv: new SequenceKv(), maxTokens: 50 }));
+    const interactive = Array.from({ length: 6 }, (_, i): FakeRequest => ({ id: `i${i}`, priority: 0, arrival: 100 + i, tokens: [i, 2], computed: 1, kv: new SequenceKv(), maxTokens: 50 }));
+    for (const request of background) scheduler.add(request);
+    const plan = scheduler.schedule();
+    expect(plan.chunks.map((c) => c.request.id)).toEqual(["b0", "b1", "b2", "b3"]);
+    for (const c of plan.chunks) c.request.computed += c.count;
+    // Class 0 requests start alone, then decode beside the background without counting against its cap.
+    for (const request of interactive) scheduler.add(request);
+    const start = scheduler.schedule();
+    expect(start.chunks.map((c) => c.request.id)).toEqual(interactive.map((r) => r.id));
+    for (const c of start.chunks) c.request.computed += c.count;
+    for (const request of interactive) (request.tokens as number[]).push(3);
+    const next = scheduler.schedule().chunks.map((c) => c.request.id);
+    expect(next.filter((id) => id.startsWith("b"))).toHaveLength(4);
+    expect(next.filter((id) => id.startsWith("i"))).toHaveLength(6);
   });
 
   it("reports a lone request that outgrows the whole KV cache as exhausted instead of looping", () => {

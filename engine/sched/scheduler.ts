@@ -1,7 +1,9 @@
 // The scheduling policy: which requests run in the next forward pass and how many tokens each computes. A request
 // has tokens known (prompt plus output) and tokens computed (KV in the cache); prefill, chunked prefill, prefix
 // reuse and decode all fall out of closing that gap under a per-step token budget. Priority classes, then arrival
-// order (FCFS); when KV runs out, the least urgent, latest running request is preempted and later recomputed.
+// order (FCFS); when KV runs out, the least urgent, latest running request is preempted and later recomputed. While a
+// request of the most urgent class is starting (waiting, or computing its prompt), less urgent ones sit steps out, so
+// an interactive request's first token does not wait behind a large batch of background work (agent runs).
 
 /** What the scheduler needs of a request: plain fields, no sampling or wire details. */
 export interface SchedulableRequest {
@@ -52,18 +54,32 @@ export interface SchedulerLimits {
   maxStepTokens: number;
   /** Requests per forward pass. */
   maxSequences: number;
+  /**
+   * Requests of a background class (priority above 0: agent runs) per forward pass. Keeps steps short when much
+   * background work is batched, so an interactive request arriving mid-step waits less for it (default: maxSequences).
+   */
+  backgroundSequences?: number;
 }
 
 const urgency = (a: SchedulableRequest, b: SchedulableRequest): number => a.priority - b.priority || a.arrival - b.arrival;
+
+/**
+ * Consecutive steps less urgent requests may sit out while more urgent ones start; then one step includes them, so a
+ * steady stream of urgent arrivals slows background work down instead of stopping it.
+ */
+export const MAX_YIELDED_STEPS = 4;
 
 /** Continuous batching over a waiting queue and a running set. */
 export class Scheduler<R extends SchedulableRequest> {
   /** Both kept in urgency order. */
   private readonly waitingQueue: R[] = [];
   private readonly runningSet: R[] = [];
+  /** Steps in a row in which less urgent requests sat out. */
+  private yieldedSteps = 0;
 
   constructor(private readonly kv: KvSpace<R>, readonly limits: SchedulerLimits) {
     for (const [name, value] of Object.entries(limits)) {
+      if (value === undefined) continue;
       if (!Number.isInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${value}`);
     }
   }
@@ -96,16 +112,22 @@ export class Scheduler<R extends SchedulableRequest> {
   /**
    * Plans the next step: running requests first (decodes, then prefill chunks), then admissions from the queue.
    * @param maxTokens this step's token budget (default and ceiling: limits.maxStepTokens).
+   * @param backgroundSequences this step's most background requests (default: limits.backgroundSequences).
    */
-  schedule(maxTokens = this.limits.maxStepTokens): StepPlan<R> {
+  schedule(maxTokens = this.limits.maxStepTokens, backgroundSequences = this.limits.backgroundSequences ?? this.limits.maxSequences): StepPlan<R> {
     const plan: StepPlan<R> = { chunks: [], admitted: [], preempted: [], exhausted: [] };
     const stepTokens = Math.min(maxTokens, this.limits.maxStepTokens);
     const budget = () => stepTokens - plan.chunks.reduce((sum, chunk) => sum + chunk.count, 0);
     const full = () => budget() === 0 || plan.chunks.length === this.limits.maxSequences;
     const decodesFirst = [...this.runningSet].sort((a, b) => Number(remaining(b) === 1) - Number(remaining(a) === 1) || urgency(a, b));
+    const yieldTo = this.startingClass();
+    let background = 0;
+    const backgroundFull = () => background >= backgroundSequences;
+    const sitsOut = (request: R) => (yieldTo !== undefined && request.priority > yieldTo) || (request.priority > 0 && backgroundFull());
     for (const request of decodesFirst) {
       if (full()) break;
       if (!this.runningSet.includes(request)) continue; // preempted while making room for a more urgent one
+      if (sitsOut(request)) continue;
       const count = Math.min(remaining(request), budget());
       if (count === 0) continue;
       if (request.computed + count > this.kv.capacityPositions || !this.makeRoom(request, request.computed + count, plan, () => this.leastUrgentRunning(request))) {
@@ -113,9 +135,11 @@ export class Scheduler<R extends SchedulableRequest> {
         continue;
       }
       plan.chunks.push({ request, start: request.computed, count });
+      if (request.priority > 0) background++;
     }
     while (!full() && this.waitingQueue.length > 0 && !plan.preempted.includes(this.waitingQueue[0])) {
       const request = this.waitingQueue[0];
+      if (sitsOut(request)) break;
       this.kv.adopt(request);
       const count = Math.min(remaining(request), budget());
       const lessUrgent = () => this.leastUrgentRunning(request, (victim) => victim.priority > request.priority);
@@ -128,8 +152,28 @@ export class Scheduler<R extends SchedulableRequest> {
       insertSorted(this.runningSet, request);
       plan.admitted.push(request);
       plan.chunks.push({ request, start: request.computed, count });
+      if (request.priority > 0) background++;
     }
+    this.yieldedSteps = yieldTo === undefined ? 0 : this.yieldedSteps + 1;
     return plan;
+  }
+
+  /**
+   * The most urgent class when one of its requests is starting (waiting, or its prompt not yet computed) and a less
+   * urgent request is running or waiting: that class runs alone this step. Undefined otherwise, and every
+   * MAX_YIELDED_STEPS + 1 steps.
+   */
+  private startingClass(): number | undefined {
+    if (this.yieldedSteps >= MAX_YIELDED_STEPS) return undefined;
+    let top = Number.POSITIVE_INFINITY;
+    let bottom = Number.NEGATIVE_INFINITY;
+    for (const request of [...this.runningSet, ...this.waitingQueue]) {
+      top = Math.min(top, request.priority);
+      bottom = Math.max(bottom, request.priority);
+    }
+    if (!(bottom > top)) return undefined;
+    const starting = this.waitingQueue.some((request) => request.priority === top) || this.runningSet.some((request) => request.priority === top && remaining(request) > 1);
+    return starting ? top : undefined;
   }
 
   /**

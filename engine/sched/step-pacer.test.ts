@@ -46,4 +46,15 @@ describe("StepPacer", () => {
     expect(() => new StepPacer({ targetMs: -1, maxTokens: 64 })).toThrow(/stepTargetMs/);
     expect(() => new StepPacer({ targetMs: Number.NaN, maxTokens: 64 })).toThrow(/stepTargetMs/);
   });
+
+  it("sizes background decode steps to a target from the decode steps measured", () => {
+    const pacer = new StepPacer({ targetMs: 200, maxTokens: 512 });
+    expect(pacer.sequencesWithin(20, 64)).toBe(64);
+    pacer.record(8, 8, 48); // 6 ms per sequence
+    expect(pacer.sequencesWithin(20, 64)).toBe(3);
+    expect(pacer.sequencesWithin(1, 64)).toBe(1);
+    pacer.record(100, 4, 500); // prefill steps say nothing about it
+    expect(pacer.sequencesWithin(20, 64)).toBe(3);
+    expect(pacer.sequencesWithin(20, 2)).toBe(2);
+  });
 });

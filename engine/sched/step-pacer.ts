@@ -24,6 +24,8 @@ export class StepPacer {
   private fixedMs: number | undefined;
   /** Milliseconds per prefill token beyond the fixed part. */
   private perTokenMs: number | undefined;
+  /** Milliseconds of a decode-only step per sequence decoded (its fixed part shared out: an upper bound). */
+  private perSequenceMs: number | undefined;
   private readonly minChunk: number;
 
   constructor(readonly options: StepPacerOptions) {
@@ -44,11 +46,21 @@ export class StepPacer {
     return Math.min(maxTokens, decoding + Math.max(this.minChunk, Math.floor(room)));
   }
 
+  /**
+   * How many sequences a decode step may hold to take about `targetMs` (at least 1, at most `max`; `max` until a
+   * decode step has been measured).
+   */
+  sequencesWithin(targetMs: number, max: number): number {
+    if (this.perSequenceMs === undefined || this.perSequenceMs <= 0) return max;
+    return Math.max(1, Math.min(max, Math.floor(targetMs / this.perSequenceMs)));
+  }
+
   /** Records a step that computed `tokens` tokens, `decodes` of them one-token decodes, in `elapsedMs`. */
   record(tokens: number, decodes: number, elapsedMs: number): void {
     const prefill = tokens - decodes;
     if (prefill === 0) {
       this.fixedMs = average(this.fixedMs, elapsedMs);
+      if (decodes > 0) this.perSequenceMs = average(this.perSequenceMs, elapsedMs / decodes);
       return;
     }
     // Small prefills say more about the fixed part than about the per-token cost.

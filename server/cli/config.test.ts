@@ -19,7 +19,7 @@ describe("readServeConfig", () => {
   it("accepts every documented field", () => {
     const config = {
       apiKeys: ["sk-1"], maxQueue: 1, maxBodyBytes: 1024 * 1024, maxBufferedBodyBytes: 64 * 1024 * 1024, bodyTimeoutSeconds: 2.5, jsonWhitespace: "pretty",
-      models: [{ path: "m.gguf", slugs: { openai: ["a"], anthropic: ["b"] }, contextSize: 2048, maxSequences: 8, kvCache: { bytes: 1 << 20, dtype: "f16" }, stepTargetMs: 0 }],
+      models: [{ path: "m.gguf", slugs: { openai: ["a"], anthropic: ["b"] }, contextSize: 2048, maxSequences: 8, kvCache: { bytes: 1 << 20, dtype: "f16" }, stepTargetMs: 0, backgroundStepMs: 10 }],
       runs: {
         concurrency: 2, leaseSeconds: 10, searchUrl: "http://127.0.0.1:8888", network: { allowPrivate: false, allowHosts: ["search.internal"] },
         engines: { tim: { model: "a", thinking: true, maxSteps: 3, maxToolCalls: 4, maxStepTokens: 256, forcedToolTurns: 2, temperature: 0 }, "tim-1.5": { model: null } },

@@ -17,6 +17,8 @@ export interface ModelConfigEntry {
   kvCache?: { bytes?: number; memoryFraction?: number; dtype?: "f32" | "f16" };
   /** While requests decode, the longest a step may take (prefill is chunked to fit; default 200 ms). */
   stepTargetMs?: number;
+  /** While interactive requests come in, how long a step of agent-run work may take (default 20 ms; 0: no limit). */
+  backgroundStepMs?: number;
 }
 
 /** The config file's shape (every field optional). */
@@ -40,6 +42,8 @@ export interface RunsConfig {
   concurrency?: number;
   /** Seconds a worker's take of a run lasts without renewal. */
   leaseSeconds?: number;
+  /** Most runs an organization may have queued or processing at once. */
+  maxActivePerOrganization?: number;
   /** Per engine name, the settings to change (see server/runs/engines.ts). */
   engines?: EngineOverrides;
   /** Where read_page and callbacks may connect besides public addresses (SSRF rules). */
@@ -82,6 +86,7 @@ const MODEL: Shape = {
   maxSequences: integer(1, 1024),
   kvCache: KV_CACHE,
   stepTargetMs: integer(0, 60_000),
+  backgroundStepMs: integer(0, 60_000),
 };
 const AGENT_ENGINE: Shape = {
   model: slugOrNull,
@@ -95,6 +100,7 @@ const AGENT_ENGINE: Shape = {
 const RUNS: Shape = {
   concurrency: integer(1, 256),
   leaseSeconds: integer(2, 3600),
+  maxActivePerOrganization: integer(1, 1_000_000),
   engines: Object.fromEntries(ENGINE_NAMES.map((name) => [name, AGENT_ENGINE])),
   network: { allowPrivate: boolean, allowHosts: nonEmptyStrings },
   searchUrl: httpUrl,

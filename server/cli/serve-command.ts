@@ -28,7 +28,7 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
   --config <file>      JSON config, every field checked (see README "Configuration"): { "apiKeys": [...],
                        "models": [{ "path": "...", "slugs": { "openai": [...], "anthropic": [...] }, "contextSize": N,
                        "maxSequences": N, "kvCache": { "bytes": N | "memoryFraction": F, "dtype": "f16" },
-                       "stepTargetMs": N }], "maxQueue": N, "maxBodyBytes": N, "maxBufferedBodyBytes": N,
+                       "stepTargetMs": N, "backgroundStepMs": N }], "maxQueue": N, "maxBodyBytes": N, "maxBufferedBodyBytes": N,
                        "bodyTimeoutSeconds": N, "jsonWhitespace": "compact" | "pretty" }
   --no-auth            accept requests without an API key (local use); otherwise keys come from the config
                        or LOOM_API_KEYS (comma-separated), or from the platform's database:
@@ -105,7 +105,10 @@ export async function runServe(argv: string[]): Promise<void> {
     // Each model's engine runs on its own thread, so forward passes never hold up the sockets.
     const engine = await WorkerEngine.start(entry.path, {
       load: { threads, backend, contextSize: context ?? entry.contextSize, maxSequences: entry.maxSequences, kvCache: entry.kvCache },
-      engine: entry.stepTargetMs === undefined ? {} : { stepTargetMs: entry.stepTargetMs },
+      engine: {
+        ...(entry.stepTargetMs === undefined ? {} : { stepTargetMs: entry.stepTargetMs }),
+        ...(entry.backgroundStepMs === undefined ? {} : { backgroundStepMs: entry.backgroundStepMs }),
+      },
       onProgress: ({ loadedBytes, totalBytes }) => bar.update(loadedBytes, totalBytes),
     });
     bar.finish();
@@ -130,6 +133,7 @@ export async function runServe(argv: string[]): Promise<void> {
         engines: config.runs?.engines,
         concurrency: config.runs?.concurrency,
         leaseSeconds: config.runs?.leaseSeconds,
+        maxActivePerOrganization: config.runs?.maxActivePerOrganization,
         engineSequences: entries[0]?.maxSequences,
         tools: runToolFactories(platform.database, { network, ...(searchUrl !== undefined ? { searchUrl } : {}) }),
         callbacks: { post: guardedCallbackPost(network) },

@@ -156,11 +156,13 @@ function eventOf(piece: ToolCallPiece): InternalEvent {
 
 /**
  * Submits `request` and streams its InternalEvents (engine errors with their fields named as `wireField` says).
- * `priority`: the engine's priority class (smaller first; interactive requests 0, agent runs after them).
+ * `priority`: the engine's priority class (smaller first; interactive requests 0, agent runs after them);
+ * `maxTokensUpToContext`: a token limit the context cannot hold is cut to it instead of failing (agent turns).
  */
-export function runRequest(engine: ServingEngine, id: string, request: InternalRequest, options: { wireField?: WireFieldNames; onUsage?: UsageObserver; priority?: number } & OutputFormat = {}): RunningRequest {
+export function runRequest(engine: ServingEngine, id: string, request: InternalRequest, options: { wireField?: WireFieldNames; onUsage?: UsageObserver; priority?: number; maxTokensUpToContext?: boolean } & OutputFormat = {}): RunningRequest {
   const engineRequest = toEngineRequest(id, request, options);
   if (options.priority !== undefined) engineRequest.priority = options.priority;
+  if (options.maxTokensUpToContext) engineRequest.maxTokensUpToContext = true;
   const stream = engine.submit(engineRequest);
   return { id, abort: () => engine.abort(id), [Symbol.asyncIterator]: () => internalEvents(stream, request, options) };
 }

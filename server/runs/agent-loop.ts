@@ -177,7 +177,8 @@ async function modelTurn(input: AgentLoopInput, messages: ChatMessage[], choice:
 /** Runs a request and gathers its output; engine errors fail the run with `model_error`. */
 async function collectTurn(input: AgentLoopInput, request: InternalRequest): Promise<Turn> {
   input.signal.throwIfAborted();
-  const running = runRequest(input.engine, input.requestId(), request, { priority: input.priority });
+  // A turn's budget is a ceiling: a long conversation gets what the context still holds.
+  const running = runRequest(input.engine, input.requestId(), request, { priority: input.priority, maxTokensUpToContext: true });
   const abort = () => running.abort();
   input.signal.addEventListener("abort", abort, { once: true });
   const turn: Turn = { thinking: "", text: "", calls: [], reason: "end_turn", usage: { promptTokens: 0, cachedTokens: 0, completionTokens: 0 } };

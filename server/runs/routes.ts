@@ -21,6 +21,8 @@ export interface RunServices {
   engines: Readonly<Record<EngineName, AgentEngine>>;
   /** Whether a configured model slug (undefined: the default model) is served here. */
   serves(slug: string | undefined): boolean;
+  /** Most runs an organization may have queued or processing at once. */
+  maxActivePerOrganization: number;
   /** Wakes this process's worker (a run was created). */
   notify(): void;
   /** Stops a run processing in this process at once; false when it runs elsewhere. */
@@ -95,7 +97,10 @@ export function runsSurface(services: RunServices): (context: ServerContext) => 
           if (engine.model === null || !services.serves(engine.model)) {
             throw new ProtocolError("invalid_request", `engine '${spec.engine}' has no model to run on in this deployment (see README "Agent runs": runs.engines in the config)`, "engine");
           }
-          const run = await read("the run could not be created", () => services.store.create({ kind: "legacy", organizationId: principal.organizationId, keyId: principal.keyId, spec }));
+          const run = await read("the run could not be created", () => services.store.create({ kind: "legacy", organizationId: principal.organizationId, keyId: principal.keyId, spec }, services.maxActivePerOrganization));
+          if (!run) {
+            throw new ProtocolError("rate_limit", `this organization already has ${services.maxActivePerOrganization} runs queued or processing, the most it may have; retry when some have ended`, undefined, 10);
+          }
           services.notify();
           return { runId: run.id, status: run.status };
         }, 202);

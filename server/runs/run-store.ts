@@ -33,14 +33,19 @@ export class RunStore {
    */
   constructor(private readonly database: Database, private readonly onEnd: RunEndHook = async () => {}, private readonly afterEnd: () => void = () => {}) {}
 
-  /** Stores a new queued run. */
-  async create(run: { kind: RunKind; organizationId?: string; keyId?: string; spec: RunSpec }): Promise<RunRecord> {
+  /**
+   * Stores a new queued run, unless its organization already has `maxActive` runs queued or processing (then
+   * undefined: concurrent creations may pass the bound by their number, never more).
+   */
+  async create(run: { kind: RunKind; organizationId?: string; keyId?: string; spec: RunSpec }, maxActive = Number.MAX_SAFE_INTEGER): Promise<RunRecord | undefined> {
     const rows = await this.database.query(
       `INSERT INTO runs (id, kind, organization_id, key_id, engine, request, callback_url)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7) RETURNING ${RUN_COLUMNS}`,
-      [newRunId(), run.kind, run.organizationId ?? null, run.keyId ?? null, run.spec.engine, JSON.stringify(run.spec), run.spec.callbackUrl ?? null],
+       SELECT $1, $2, $3, $4, $5, $6::jsonb, $7
+       WHERE $3::text IS NULL OR (SELECT count(*) FROM runs WHERE organization_id = $3 AND status IN ('queued', 'processing')) < $8
+       RETURNING ${RUN_COLUMNS}`,
+      [newRunId(), run.kind, run.organizationId ?? null, run.keyId ?? null, run.spec.engine, JSON.stringify(run.spec), run.spec.callbackUrl ?? null, maxActive],
     );
-    return runFromRow(rows[0]!);
+    return rows[0] ? runFromRow(rows[0]) : undefined;
   }
 
   /** A run by id; with `organizationId`, only that organization's (others read as absent). */

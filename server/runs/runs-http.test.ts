@@ -241,3 +241,27 @@ for (const backend of TEST_BACKENDS) {
     });
   });
 }
+
+describe("agent runs: the per-organization bound", () => {
+  it("refuses a run past maxActivePerOrganization queued or processing with 429, for that organization only", async () => {
+    const pglite = TEST_BACKENDS.find((backend) => backend.name === "PGlite")!;
+    const server = await startRunsServer(pglite, { runs: { tools, maxActivePerOrganization: 2 } });
+    try {
+      await server.runs.worker.stop(); // nothing leaves the queue
+      const body = { engine: "tim", input: { instructions: "Wait." } };
+      const first = await server.call("POST", "/v1/runs", body);
+      expect(first.status).toBe(202);
+      expect((await server.call("POST", "/v1/runs", body)).status).toBe(202);
+      const refused = await server.call("POST", "/v1/runs", body);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error).toMatch(/already has 2 runs queued or processing/);
+      expect((await server.call("POST", "/v1/runs", body, server.stranger.key)).status).toBe(202);
+      expect((await server.runs.store.counts()).queued).toBe(3);
+      // An ended run frees its place.
+      expect((await server.call("POST", `/v1/runs/${first.body.runId}/cancel`)).body.status).toBe("failed");
+      expect((await server.call("POST", "/v1/runs", body)).status).toBe(202);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -29,6 +29,8 @@ export interface RunsOptions {
   engineSequences?: number;
   /** Seconds a worker's take of a run lasts without renewal (default 30). */
   leaseSeconds?: number;
+  /** Most runs an organization may have queued or processing at once (default 1000); more are refused with 429. */
+  maxActivePerOrganization?: number;
   /** How each tool is made. */
   tools: Record<ToolName, ToolFactory>;
   /** How callbacks are sent (the SSRF-guarded client in `loom serve`), and their retry schedule. */
@@ -82,6 +84,7 @@ export function openRuns(platform: Platform, registry: ModelRegistry, options: R
     inferenceKeys: platform.inferenceKeys,
     store,
     engines,
+    maxActivePerOrganization: options.maxActivePerOrganization ?? 1000,
     serves: (slug) => findModel(slug) !== undefined,
     callbackOf: (runId) => callbacks.deliveryOf(runId),
     notify: () => worker.notify(),
