@@ -81,9 +81,11 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<RunResult> {
   const messages = initialMessages(spec);
   const reasoning: string[] = [];
   const state = { turns: 0, toolCalls: 0 };
-  await replayHistory(input, messages, reasoning, state);
-
   const maxTokens = Math.min(config.maxStepTokens, spec.maxStepTokens ?? Number.POSITIVE_INFINITY);
+  // An earlier take that got as far as the answer (its worker died before the run ended) is not asked again.
+  const answered = await replayHistory(input, messages, reasoning, state);
+  if (answered) return finalResult(input, messages, answered, reasoning, maxTokens);
+
   for (;;) {
     const last = state.turns >= config.maxSteps - 1;
     const toolsAllowed = input.tools.size > 0 && !last && state.toolCalls < config.maxToolCalls;
@@ -130,7 +132,7 @@ export function initialMessages(spec: RunSpec): ChatMessage[] {
  * Rebuilds the conversation from an earlier take's steps: its turns and the results of the tools it ran. A tool call
  * whose result was never written (its worker died while the tool ran) is run again, and the log says so.
  */
-async function replayHistory(input: AgentLoopInput, messages: ChatMessage[], reasoning: string[], state: { turns: number; toolCalls: number }): Promise<void> {
+async function replayHistory(input: AgentLoopInput, messages: ChatMessage[], reasoning: string[], state: { turns: number; toolCalls: number }): Promise<Turn | undefined> {
   const results = new Map<string, RunStep>();
   for (const step of input.history) if (step.kind === "tool" && typeof step.detail.callId === "string") results.set(step.detail.callId, step);
   for (const step of input.history) {
@@ -138,8 +140,11 @@ async function replayHistory(input: AgentLoopInput, messages: ChatMessage[], rea
     const turn = { thinking: String(step.detail.thinking ?? ""), text: String(step.detail.text ?? ""), calls: (step.detail.toolCalls as InternalToolCall[] | undefined) ?? [] };
     state.turns += 1;
     if (turn.thinking) reasoning.push(turn.thinking);
-    // A turn that answered would have ended the run: only turns with calls are in the log of an unfinished run.
-    if (turn.calls.length === 0) continue;
+    // A turn without calls answered: the run was about to end with it.
+    if (turn.calls.length === 0) {
+      const usage = { promptTokens: step.inputTokens, cachedTokens: 0, completionTokens: step.outputTokens };
+      return { ...turn, reason: (step.detail.finish as InternalStopReason | undefined) ?? "end_turn", usage };
+    }
     if (turn.text.trim()) reasoning.push(turn.text.trim());
     messages.push(assistantMessage(turn));
     for (const call of turn.calls) {
@@ -151,6 +156,7 @@ async function replayHistory(input: AgentLoopInput, messages: ChatMessage[], rea
       messages.push({ role: "tool", tool_call_id: call.id, name: call.name, content });
     }
   }
+  return undefined;
 }
 
 /** One model turn on the engine; aborted with the run. */
@@ -206,6 +212,11 @@ async function finalResult(input: AgentLoopInput, messages: ChatMessage[], turn:
   let answer: unknown = turn.text.trim();
   if (spec.answerFormat) answer = parseJson(turn, "answer", maxTokens);
   if (!spec.reasoningFormat) return { answer, reasoning: reasoning.join("\n\n") };
+  const shapedBefore = input.history.find((step) => step.kind === "model" && step.detail.purpose === "reasoning");
+  if (shapedBefore) {
+    const reason = (shapedBefore.detail.finish as InternalStopReason | undefined) ?? "end_turn";
+    return { answer, reasoning: parseJson({ thinking: "", text: String(shapedBefore.detail.text ?? ""), calls: [], reason, usage: turn.usage }, "reasoning", maxTokens) };
+  }
   const started = performance.now();
   const request: InternalRequest = {
     format: "openai",
