@@ -28,8 +28,10 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
   --config <file>      JSON config, every field checked (see README "Configuration"): { "apiKeys": [...],
                        "models": [{ "path": "...", "slugs": { "openai": [...], "anthropic": [...] }, "contextSize": N,
                        "maxSequences": N, "kvCache": { "bytes": N | "memoryFraction": F, "dtype": "f16" },
-                       "stepTargetMs": N, "backgroundStepMs": N }], "maxQueue": N, "maxBodyBytes": N, "maxBufferedBodyBytes": N,
-                       "bodyTimeoutSeconds": N, "jsonWhitespace": "compact" | "pretty" }
+                       "stepTargetMs": N, "backgroundStepMs": N }], "maxQueue": N, "maxBodyBytes": N,
+                       "maxBufferedBodyBytes": N, "bodyTimeoutSeconds": N, "jsonWhitespace": "compact" | "pretty",
+                       "runs": { "concurrency": N, "leaseSeconds": N, "maxActivePerOrganization": N, "engines": {...},
+                       "network": { "allowPrivate": B, "allowHosts": [...] }, "searchUrl": "..." } }
   --no-auth            accept requests without an API key (local use); otherwise keys come from the config
                        or LOOM_API_KEYS (comma-separated), or from the platform's database:
   --data-dir <dir>     turn the platform on (organizations, keys, usage, limits) with its embedded database
