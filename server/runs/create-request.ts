@@ -1,6 +1,8 @@
 // The legacy run create body (spec 2.9) checked field by field: every rule, every bound, unknown fields refused, and
 // each error naming the field as the client wrote it (`input.tools[1].id`).
+import { PlatformInputError } from "../platform/contract.js";
 import { ProtocolError } from "../protocol/internal.js";
+import { validateCallbackUrl } from "./callbacks/callback-url.js";
 import { type RunSpec, type RunToolChoice, TOOL_NAMES, type ToolName } from "./contract.js";
 
 /** Engines of legacy runs (spec 2.9); machine runs take another list (issue 17). */
@@ -18,7 +20,6 @@ export const RUN_LIMITS = {
   maxSkills: 32,
   maxSkillChars: 10_000,
   maxAgentIdChars: 255,
-  maxCallbackUrlChars: 2048,
   /** `options.timeout`, seconds: default and most. */
   defaultTimeoutSeconds: 600,
   maxTimeoutSeconds: 3600,
@@ -100,18 +101,14 @@ function tools(field: string, value: unknown): RunToolChoice[] {
   });
 }
 
-/** An http(s) URL for the completion callback (where it may point is checked when it is called: SSRF rules). */
+/** The completion callback's URL, checked as enqueueing it will check it again (callbacks/callback-url.ts). */
 function callbackUrl(field: string, value: unknown): string {
-  const url = text(field, value, RUN_LIMITS.maxCallbackUrlChars);
-  let parsed: URL;
   try {
-    parsed = new URL(url);
-  } catch {
-    throw invalid(field, `${field} must be an absolute http:// or https:// URL, got ${quote(url)}`);
+    return validateCallbackUrl(field, value);
+  } catch (error) {
+    if (error instanceof PlatformInputError) throw invalid(error.field, error.message);
+    throw error;
   }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw invalid(field, `${field} must be an http:// or https:// URL, got ${quote(parsed.protocol)}`);
-  if (parsed.username || parsed.password) throw invalid(field, `${field} must not carry credentials (user:password@)`);
-  return parsed.toString();
 }
 
 function invalid(field: string, message: string): ProtocolError {

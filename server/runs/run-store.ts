@@ -39,11 +39,11 @@ export class RunStore {
    */
   async create(run: { kind: RunKind; organizationId?: string; keyId?: string; spec: RunSpec }, maxActive = Number.MAX_SAFE_INTEGER): Promise<RunRecord | undefined> {
     const rows = await this.database.query(
-      `INSERT INTO runs (id, kind, organization_id, key_id, engine, request, callback_url)
-       SELECT $1, $2, $3, $4, $5, $6::jsonb, $7
-       WHERE $3::text IS NULL OR (SELECT count(*) FROM runs WHERE organization_id = $3 AND status IN ('queued', 'processing')) < $8
+      `INSERT INTO runs (id, kind, organization_id, key_id, engine, request)
+       SELECT $1, $2, $3, $4, $5, $6::jsonb
+       WHERE $3::text IS NULL OR (SELECT count(*) FROM runs WHERE organization_id = $3 AND status IN ('queued', 'processing')) < $7
        RETURNING ${RUN_COLUMNS}`,
-      [newRunId(), run.kind, run.organizationId ?? null, run.keyId ?? null, run.spec.engine, JSON.stringify(run.spec), run.spec.callbackUrl ?? null, maxActive],
+      [newRunId(), run.kind, run.organizationId ?? null, run.keyId ?? null, run.spec.engine, JSON.stringify(run.spec), maxActive],
     );
     return rows[0] ? runFromRow(rows[0]) : undefined;
   }

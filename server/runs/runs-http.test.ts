@@ -222,6 +222,8 @@ for (const backend of TEST_BACKENDS) {
         [{ engine: "tim", input: { instructions: "x", answerFormat: { type: "object", properties: { a: { type: "string", pattern: "[" } } } } }, "input.answerFormat", /input\.answerFormat/],
         [{ engine: "tim", input: { instructions: "x" }, output: { callbackUrl: "ftp://x/" } }, "output.callbackUrl", /http/],
         [{ engine: "tim", input: { instructions: "x" }, output: { callbackUrl: "not a url" } }, "output.callbackUrl", /absolute/],
+        [{ engine: "tim", input: { instructions: "x" }, output: { callbackUrl: "https://user:secret@hooks.example/" } }, "output.callbackUrl", /credentials/],
+        [{ engine: "tim", input: { instructions: "x" }, output: { callbackUrl: `https://hooks.example/${"a".repeat(2048)}` } }, "output.callbackUrl", /at most 2048/],
         [{ engine: "tim", input: { instructions: "x" }, options: { timeout: 0 } }, "options.timeout", /from 1 to 3600/],
         [{ engine: "tim", input: { instructions: "x" }, options: { timeout: 1.5 } }, "options.timeout", /integer/],
         [{ engine: "tim", input: { instructions: "x" }, options: { max_step_tokens: 100000 } }, "options.max_step_tokens", /from 1 to 16384/],

@@ -6,7 +6,8 @@ import { PlatformInputError } from "../../platform/contract.js";
 export const MAX_CALLBACK_URL_LENGTH = 2048;
 
 /**
- * `value` as a callback URL: an absolute http or https URL of at most 2048 characters. Whether its host may be
+ * `value` as a callback URL, as given: an absolute http or https URL of at most 2048 characters, without
+ * credentials (they would be sent to every host a redirect names, and shown to the run's readers). Whether its host may be
  * reached (no private addresses) is the transport's decision, made at each attempt, since DNS answers change.
  * @throws PlatformInputError naming `field` (e.g. `output.callbackUrl`).
  */
@@ -23,5 +24,6 @@ export function validateCallbackUrl(field: string, value: unknown): string {
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new PlatformInputError(field, `${field} must use http or https, got ${url.protocol.slice(0, -1)}`);
   }
+  if (url.username || url.password) throw new PlatformInputError(field, `${field} must not carry credentials (user:password@)`);
   return value;
 }

@@ -30,7 +30,6 @@ export const migration0002: Migration = {
       input_tokens bigint NOT NULL DEFAULT 0 CHECK (input_tokens >= 0),
       output_tokens bigint NOT NULL DEFAULT 0 CHECK (output_tokens >= 0),
       duration_ms bigint CHECK (duration_ms >= 0),
-      callback_url text,
       created_at timestamptz NOT NULL DEFAULT now(),
       started_at timestamptz,
       finished_at timestamptz,
