@@ -165,14 +165,13 @@ export class Scheduler<R extends SchedulableRequest> {
    */
   private startingClass(): number | undefined {
     if (this.yieldedSteps >= MAX_YIELDED_STEPS) return undefined;
-    let top = Number.POSITIVE_INFINITY;
-    let bottom = Number.NEGATIVE_INFINITY;
-    for (const request of [...this.runningSet, ...this.waitingQueue]) {
-      top = Math.min(top, request.priority);
-      bottom = Math.max(bottom, request.priority);
-    }
+    // Both lists are in urgency order: their ends hold the most and least urgent classes.
+    const running = this.runningSet;
+    const waiting = this.waitingQueue;
+    const top = Math.min(running[0]?.priority ?? Number.POSITIVE_INFINITY, waiting[0]?.priority ?? Number.POSITIVE_INFINITY);
+    const bottom = Math.max(running.at(-1)?.priority ?? Number.NEGATIVE_INFINITY, waiting.at(-1)?.priority ?? Number.NEGATIVE_INFINITY);
     if (!(bottom > top)) return undefined;
-    const starting = this.waitingQueue.some((request) => request.priority === top) || this.runningSet.some((request) => request.priority === top && remaining(request) > 1);
+    const starting = waiting[0]?.priority === top || running.some((request) => request.priority === top && remaining(request) > 1);
     return starting ? top : undefined;
   }
 

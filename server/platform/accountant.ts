@@ -8,7 +8,7 @@ import { type BucketState, type LimitBucket, type LimitStore, LimitStoreUnavaila
 import { utcDay } from "./limits/daily.js";
 import type { KeyPrincipal } from "./keys/key-authenticator.js";
 import { rateLimitHeaders } from "./limits/headers.js";
-import { costDollars, priceOf } from "./pricing.js";
+import { costDollars, priceOf, usageIncrementOf } from "./pricing.js";
 
 /** What the accountant needs of the database. */
 export interface AccountingStore {
@@ -117,23 +117,13 @@ export class PlatformAccountant implements Accountant {
     return {
       headers,
       settle: async (usage) => {
-        const price = priceOf(organization, request.model);
-        const spendDollars = price ? costDollars(price, usage.promptTokens, usage.completionTokens) : 0;
         const adjustments = buckets
           .map(({ bucket, actual }) => ({ bucket, delta: actual(usage) - bucket.cost }))
           .filter(({ delta }) => delta !== 0);
         const correction = adjustments.length > 0 ? this.limits.adjust(adjustments, this.now()).catch(() => undefined) : undefined;
         try {
           await this.store.record({
-            organizationId: principal.organizationId,
-            keyId: principal.keyId,
-            model: request.model,
-            day: utcDay(this.now()),
-            requests: 1,
-            inputTokens: usage.promptTokens,
-            cachedInputTokens: usage.cachedTokens,
-            outputTokens: usage.completionTokens,
-            spendDollars,
+            ...usageIncrementOf(principal, organization, request.model, usage, this.now()),
             ...(creditHoldId ? { creditHoldId } : {}),
           });
         } catch (error) {

@@ -16,8 +16,7 @@ import { RedisLimitStore } from "./limits/redis-store.js";
 import { platformSurface } from "./routes.js";
 import { type PlatformStores, createPlatformStores } from "./store/platform-stores.js";
 import { type UsageRecord, UsageWriter } from "./store/usage-writer.js";
-import { costDollars, priceOf } from "./pricing.js";
-import { utcDay } from "./limits/daily.js";
+import { usageIncrementOf } from "./pricing.js";
 import type { InternalUsage } from "../protocol/internal.js";
 
 /** Where the platform keeps its data, and how strict it is. */
@@ -116,19 +115,8 @@ export async function openPlatform(options: PlatformOptions): Promise<Platform> 
     accountant,
     async usageRecordOf(run, model, usage) {
       if (run.organizationId === undefined || run.keyId === undefined) return undefined;
-      const organization = await organizations.get(run.organizationId);
-      const price = organization ? priceOf(organization, model) : undefined;
-      return {
-        organizationId: run.organizationId,
-        keyId: run.keyId,
-        model,
-        day: utcDay(Date.now()),
-        requests: 1,
-        inputTokens: usage.promptTokens,
-        cachedInputTokens: usage.cachedTokens,
-        outputTokens: usage.completionTokens,
-        spendDollars: price ? costDollars(price, usage.promptTokens, usage.completionTokens) : 0,
-      };
+      const ids = { organizationId: run.organizationId, keyId: run.keyId };
+      return usageIncrementOf(ids, await organizations.get(run.organizationId), model, usage, Date.now());
     },
     surface,
     description: `${description}; limits in ${options.redisUrl ? "Redis" : "memory"}`,

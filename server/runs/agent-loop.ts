@@ -162,22 +162,29 @@ async function replayHistory(input: AgentLoopInput, messages: ChatMessage[], rea
 /** One model turn on the engine; aborted with the run. */
 async function modelTurn(input: AgentLoopInput, messages: ChatMessage[], choice: ToolChoice, maxTokens: number, answerFormat: Record<string, unknown> | undefined): Promise<Turn> {
   const offered = choice.type === "none" ? [] : [...input.tools.values()];
-  const request: InternalRequest = {
-    format: "openai",
-    model: input.model,
-    messages: [...messages],
+  // Reasoning may take half of the turn, so that a call or an answer always has room after it.
+  const request = turnRequest(input, [...messages], maxTokens, {
     ...(offered.length > 0 ? { tools: offered.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters })), toolChoice: choice } : {}),
     ...(answerFormat ? { responseFormat: { type: "json_schema" as const, schema: answerFormat } } : {}),
+    thinking: input.config.thinking ? { enabled: true, budgetTokens: Math.max(1, Math.floor(maxTokens / 2)) } : { enabled: false },
+  });
+  return collectTurn(input, request);
+}
+
+/** A model turn's request: the run's model and temperature, `maxTokens`, and what the turn adds (tools, format, thinking). */
+function turnRequest(input: AgentLoopInput, messages: ChatMessage[], maxTokens: number, turn: Pick<InternalRequest, "thinking"> & Partial<InternalRequest>): InternalRequest {
+  return {
+    format: "openai",
+    model: input.model,
+    messages,
     maxTokens,
     sampling: { temperature: input.config.temperature },
     stop: [],
     stream: false,
     includeUsage: false,
-    // Reasoning may take half of the turn, so that a call or an answer always has room after it.
-    thinking: input.config.thinking ? { enabled: true, budgetTokens: Math.max(1, Math.floor(maxTokens / 2)) } : { enabled: false },
     autoCompaction: true,
+    ...turn,
   };
-  return collectTurn(input, request);
 }
 
 /** Runs a request and gathers its output; engine errors fail the run with `model_error`. */
@@ -218,19 +225,12 @@ async function finalResult(input: AgentLoopInput, messages: ChatMessage[], turn:
     return { answer, reasoning: parseJson({ thinking: "", text: String(shapedBefore.detail.text ?? ""), calls: [], reason, usage: turn.usage }, "reasoning", maxTokens) };
   }
   const started = performance.now();
-  const request: InternalRequest = {
-    format: "openai",
-    model: input.model,
-    messages: [...messages, { role: "assistant", content: turn.text, ...(turn.thinking ? { reasoning_content: turn.thinking } : {}) }, { role: "user", content: REASONING_PROMPT }],
-    responseFormat: { type: "json_schema", schema: spec.reasoningFormat },
+  const request = turnRequest(
+    input,
+    [...messages, { role: "assistant", content: turn.text, ...(turn.thinking ? { reasoning_content: turn.thinking } : {}) }, { role: "user", content: REASONING_PROMPT }],
     maxTokens,
-    sampling: { temperature: input.config.temperature },
-    stop: [],
-    stream: false,
-    includeUsage: false,
-    thinking: { enabled: false },
-    autoCompaction: true,
-  };
+    { responseFormat: { type: "json_schema", schema: spec.reasoningFormat }, thinking: { enabled: false } },
+  );
   const shaped = await collectTurn(input, request);
   await input.log.model(
     { purpose: "reasoning", text: shaped.text, finish: shaped.reason },

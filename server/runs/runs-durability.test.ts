@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
+import { utcDay } from "../platform/limits/daily.js";
 import { openPlatform } from "../platform/platform.js";
 import { TEST_BACKENDS, TEST_POSTGRES_URL, freshPlatform, temporaryDataDir } from "../platform/testing/test-databases.js";
 import { type LoomProcess, startLoomServe } from "../testing/loom-process.js";
@@ -103,7 +104,7 @@ for (const backend of TEST_BACKENDS) {
         // Every model turn in the step logs is in the organization's usage once: none lost, none counted twice.
         const after = await openPlatform(fresh.options);
         try {
-          const rows = await after.stores.usage.rows(organization.id, new Date().toISOString().slice(0, 10));
+          const rows = await after.stores.usage.rows(organization.id, utcDay(Date.now()));
           expect(rows.reduce((sum, row) => sum + row.requests, 0)).toBe(turns);
         } finally {
           await after.close();

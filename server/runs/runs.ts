@@ -25,7 +25,7 @@ export interface RunsOptions {
   engines?: EngineOverrides;
   /** Runs processed at once by this process (default: half of `engineSequences`, 1 to 16). */
   concurrency?: number;
-  /** Sequences the first model's engine batches (its maxSequences; default 32). */
+  /** Sequences the first model's engine batches (its maxSequences; default 32, engine/load.ts's default). */
   engineSequences?: number;
   /** Seconds a worker's take of a run lasts without renewal (default 30). */
   leaseSeconds?: number;

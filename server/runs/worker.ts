@@ -54,6 +54,8 @@ export class RunWorker {
   #timer: NodeJS.Timeout | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
   #ticking = false;
+  /** Looks at the queue and recoveries under way, which stop() waits for. */
+  readonly #chores = new Set<Promise<void>>();
   #again = false;
   #stopped = true;
   #requests = 0;
@@ -76,7 +78,13 @@ export class RunWorker {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
-    this.#heartbeat = setInterval(() => void this.#renew(), Math.max(50, Math.floor(this.#options.leaseMs / 3)));
+    // Leases are renewed, and dead workers' runs recovered, every third of a lease; not on every look at the queue.
+    const beat = () => {
+      void this.#renew();
+      this.#chore(this.#recover());
+    };
+    this.#heartbeat = setInterval(beat, Math.max(50, Math.floor(this.#options.leaseMs / 3)));
+    this.#chore(this.#recover());
     this.notify();
   }
 
@@ -87,7 +95,7 @@ export class RunWorker {
       this.#again = true;
       return;
     }
-    void this.#tick();
+    this.#chore(this.#tick());
   }
 
   /** Stops a run processing here at once (a cancel through this process); false when it is not here. */
@@ -104,6 +112,8 @@ export class RunWorker {
     this.#stopped = true;
     clearTimeout(this.#timer);
     clearInterval(this.#heartbeat);
+    // A look at the queue under way may still take runs: they are among those given back.
+    await Promise.allSettled([...this.#chores]);
     const ids = [...this.#active.keys()];
     for (const run of this.#active.values()) run.controller.abort(new LeaseLostError("the worker is shutting down"));
     await Promise.allSettled([...this.#active.values()].map((run) => run.done));
@@ -116,7 +126,6 @@ export class RunWorker {
     try {
       do {
         this.#again = false;
-        await this.#options.store.recoverExpired();
         const free = this.#options.concurrency - this.#active.size;
         const runs = free > 0 ? await this.#options.store.claim(this.owner, free, this.#options.leaseMs) : [];
         for (const run of runs) this.#start(run);
@@ -203,6 +212,21 @@ export class RunWorker {
         if ((await store.appendStep(run.id, this.owner, step("note", "finished", detail))) === undefined) throw lost();
       },
     };
+  }
+
+  #chore(work: Promise<void>): void {
+    this.#chores.add(work);
+    void work.finally(() => this.#chores.delete(work));
+  }
+
+  /** Queues again (or fails) the runs of workers whose leases ran out; looks at the queue when some came back. */
+  async #recover(): Promise<void> {
+    try {
+      const { requeued } = await this.#options.store.recoverExpired();
+      if (requeued > 0) this.notify();
+    } catch (error) {
+      this.#report(error);
+    }
   }
 
   /** Renews the leases of the runs here; stops runs that were lost or cancelled elsewhere. */

@@ -43,10 +43,10 @@ export class PgliteDatabase implements Database {
       // caller's transaction, never beside another statement.
       return await this.pglite._runExclusiveTransaction(() => this.pglite._runExclusiveQuery(async () => {
         if (!this.#parsed.has(statement.name)) {
-          await this.pglite.execProtocol(concatenate([serialize.parse({ name: statement.name, text: statement.text }), serialize.sync()]), { syncToFs: false });
+          await this.pglite.execProtocol(Buffer.concat([serialize.parse({ name: statement.name, text: statement.text }), serialize.sync()]), { syncToFs: false });
           this.#parsed.add(statement.name);
         }
-        const { messages } = await this.pglite.execProtocol(concatenate([
+        const { messages } = await this.pglite.execProtocol(Buffer.concat([
           serialize.bind({ statement: statement.name, values: [...params] }),
           serialize.describe({ type: "P" }),
           serialize.execute({}),
@@ -86,16 +86,6 @@ export class PgliteDatabase implements Database {
       this.onClose();
     }
   }
-}
-
-function concatenate(parts: readonly Uint8Array[]): Uint8Array {
-  const whole = new Uint8Array(parts.reduce((length, part) => length + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    whole.set(part, offset);
-    offset += part.length;
-  }
-  return whole;
 }
 
 function transactionSql(tx: Transaction, location: string): Sql {
