@@ -1,9 +1,7 @@
 // The legacy run create body (spec 2.9) checked field by field: every rule, every bound, unknown fields refused, and
 // each error naming the field as the client wrote it (`input.tools[1].id`).
-import { PlatformInputError } from "../platform/contract.js";
-import { ProtocolError } from "../protocol/internal.js";
-import { validateCallbackUrl } from "./callbacks/callback-url.js";
 import { type RunSpec, type RunToolChoice, TOOL_NAMES, type ToolName } from "./contract.js";
+import { array, callbackUrl, choice, integer, invalid, object, strings, text } from "./request-fields.js";
 
 /** Engines of legacy runs (spec 2.9); machine runs take another list (issue 17). */
 export const LEGACY_ENGINES = ["tim", "tim-edge", "tim-extA", "tim-extA-heavy", "tim-1.5"] as const;
@@ -99,68 +97,4 @@ function tools(field: string, value: unknown): RunToolChoice[] {
     for (const [name, option] of Object.entries(options)) checked[name] = rules[name]!(`${itemField}.options.${name}`, option);
     return { id, options: checked };
   });
-}
-
-/** The completion callback's URL, checked as enqueueing it will check it again (callbacks/callback-url.ts). */
-function callbackUrl(field: string, value: unknown): string {
-  try {
-    return validateCallbackUrl(field, value);
-  } catch (error) {
-    if (error instanceof PlatformInputError) throw invalid(error.field, error.message);
-    throw error;
-  }
-}
-
-function invalid(field: string, message: string): ProtocolError {
-  return new ProtocolError("invalid_request", message, field);
-}
-
-function quote(value: unknown): string {
-  const text = typeof value === "string" ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-}
-
-/** A JSON object; with `fields`, any other field is refused by name. */
-function object(field: string, value: unknown, fields?: readonly string[]): Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw invalid(field, `${field} must be a JSON object, got ${quote(value)}`);
-  if (fields) {
-    const unknown = Object.keys(value).find((name) => !fields.includes(name));
-    if (unknown !== undefined) {
-      const path = field === "body" ? unknown : `${field}.${unknown}`;
-      throw invalid(path, `unknown field ${path}: ${field === "body" ? "the body" : field} takes ${fields.join(", ")}`);
-    }
-  }
-  return value as Record<string, unknown>;
-}
-
-function array(field: string, value: unknown, maxItems: number): unknown[] {
-  if (!Array.isArray(value)) throw invalid(field, `${field} must be an array, got ${quote(value)}`);
-  if (value.length > maxItems) throw invalid(field, `${field} has ${value.length} items; at most ${maxItems}`);
-  return value;
-}
-
-/** A string that is not blank, of at most `maxChars` UTF-16 units. */
-function text(field: string, value: unknown, maxChars: number): string {
-  if (typeof value !== "string") throw invalid(field, `${field} must be a string, got ${quote(value)}`);
-  if (value.trim() === "") throw invalid(field, `${field} must not be empty`);
-  if (value.length > maxChars) throw invalid(field, `${field} is ${value.length} characters; at most ${maxChars}`);
-  return value;
-}
-
-function strings(field: string, value: unknown, maxItems: number, maxChars: number): string[] {
-  return array(field, value, maxItems).map((item, index) => text(`${field}[${index}]`, item, maxChars));
-}
-
-function integer(field: string, value: unknown, min: number, max: number): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw invalid(field, `${field} must be an integer from ${min} to ${max}, got ${quote(value)}`);
-  }
-  return value;
-}
-
-function choice<T extends string>(field: string, value: unknown, choices: readonly T[], what = "not one of them"): T {
-  if (typeof value !== "string" || !choices.includes(value as T)) {
-    throw invalid(field, `${field} must be one of ${choices.join(", ")}; ${quote(value)} is ${what}`);
-  }
-  return value as T;
 }

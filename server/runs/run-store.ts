@@ -25,6 +25,22 @@ export const MAX_TAKES = 2;
 const RUN_COLUMNS = `id, kind, organization_id, key_id, engine, request, status, attempts, cancel_requested, result, error,
   input_tokens, output_tokens, duration_ms, created_at, started_at, finished_at`;
 
+/**
+ * Stores a new queued run under `run.id` in `sql` (the database, or a caller's transaction: a paid run is created in
+ * the transaction that records its settlement), unless its organization already has `maxActive` runs queued or
+ * processing (then undefined: concurrent creations may pass the bound by their number, never more).
+ */
+export async function createRunIn(sql: Sql, run: { id: string; kind: RunKind; organizationId?: string; keyId?: string; spec: RunSpec }, maxActive = Number.MAX_SAFE_INTEGER): Promise<RunRecord | undefined> {
+  const rows = await sql.query(
+    `INSERT INTO runs (id, kind, organization_id, key_id, engine, request)
+     SELECT $1, $2, $3, $4, $5, $6::jsonb
+     WHERE $3::text IS NULL OR (SELECT count(*) FROM runs WHERE organization_id = $3 AND status IN ('queued', 'processing')) < $7
+     RETURNING ${RUN_COLUMNS}`,
+    [run.id, run.kind, run.organizationId ?? null, run.keyId ?? null, run.spec.engine, JSON.stringify(run.spec), maxActive],
+  );
+  return rows[0] ? runFromRow(rows[0]) : undefined;
+}
+
 /** The runs table and its step log. */
 export class RunStore {
   /**
@@ -33,19 +49,9 @@ export class RunStore {
    */
   constructor(private readonly database: Database, private readonly onEnd: RunEndHook = async () => {}, private readonly afterEnd: () => void = () => {}) {}
 
-  /**
-   * Stores a new queued run, unless its organization already has `maxActive` runs queued or processing (then
-   * undefined: concurrent creations may pass the bound by their number, never more).
-   */
+  /** Stores a new queued run under a new id: createRunIn on the database. */
   async create(run: { kind: RunKind; organizationId?: string; keyId?: string; spec: RunSpec }, maxActive = Number.MAX_SAFE_INTEGER): Promise<RunRecord | undefined> {
-    const rows = await this.database.query(
-      `INSERT INTO runs (id, kind, organization_id, key_id, engine, request)
-       SELECT $1, $2, $3, $4, $5, $6::jsonb
-       WHERE $3::text IS NULL OR (SELECT count(*) FROM runs WHERE organization_id = $3 AND status IN ('queued', 'processing')) < $7
-       RETURNING ${RUN_COLUMNS}`,
-      [newRunId(), run.kind, run.organizationId ?? null, run.keyId ?? null, run.spec.engine, JSON.stringify(run.spec), maxActive],
-    );
-    return rows[0] ? runFromRow(rows[0]) : undefined;
+    return createRunIn(this.database, { id: newRunId(), ...run }, maxActive);
   }
 
   /** A run by id; with `organizationId`, only that organization's (others read as absent). */

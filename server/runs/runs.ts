@@ -5,12 +5,13 @@ import type { Surface } from "../http/routes.js";
 import type { ModelRegistry } from "../models.js";
 import type { Platform } from "../platform/platform.js";
 import type { RunRecord, ToolName } from "./contract.js";
-import { type EngineOverrides, resolveEngines } from "./engines.js";
+import { type AgentEngine, type EngineName, type EngineOverrides, resolveEngines } from "./engines.js";
 import { runsSurface } from "./routes.js";
 import { type RunEndHook, RunStore } from "./run-store.js";
 import type { BackoffPolicy } from "./callbacks/backoff.js";
 import type { RunCallbackPayload } from "./callbacks/callback-payload.js";
 import { organizationSecretResolver } from "./callbacks/callback-secrets.js";
+import { serviceWebhookSecret } from "../platform/store/webhook-secret-store.js";
 import { CallbackStore, enqueueCallback } from "./callbacks/callback-store.js";
 import type { CallbackPost } from "./callbacks/callback-transport.js";
 import { CallbackDeliverer } from "./callbacks/deliverer.js";
@@ -42,6 +43,10 @@ export interface RunsOptions {
 /** Agent runs on one server. */
 export interface Runs {
   readonly store: RunStore;
+  /** The agent configurations by engine name, config changes applied. */
+  readonly engines: Readonly<Record<EngineName, AgentEngine>>;
+  /** Whether a configured model slug (undefined: the default model) is served here. */
+  serves(slug: string | undefined): boolean;
   readonly worker: RunWorker;
   readonly callbacks: CallbackStore;
   readonly surface: (context: ServerContext) => Surface;
@@ -56,7 +61,7 @@ export function openRuns(platform: Platform, registry: ModelRegistry, options: R
   const deliverer = new CallbackDeliverer({
     store: callbacks,
     post: options.callbacks.post,
-    secretFor: organizationSecretResolver(platform.database),
+    secretFor: organizationSecretResolver(platform.database, () => serviceWebhookSecret(platform.database)),
     ...(options.callbacks.pollMs !== undefined ? { pollIntervalMs: options.callbacks.pollMs } : {}),
     ...(options.callbacks.timeoutMs !== undefined ? { timeoutMs: options.callbacks.timeoutMs } : {}),
     onError: (error) => process.stderr.write(`loom: run callbacks: ${(error as Error).message ?? String(error)}\n`),
@@ -94,6 +99,8 @@ export function openRuns(platform: Platform, registry: ModelRegistry, options: R
   deliverer.start();
   return {
     store,
+    engines,
+    serves: (slug) => findModel(slug) !== undefined,
     worker,
     callbacks,
     surface,

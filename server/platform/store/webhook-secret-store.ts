@@ -49,6 +49,16 @@ export class WebhookSecretStore {
   }
 }
 
+/** The service-wide signing secret (runs without an organization: paid machine runs), made on first need. */
+export async function serviceWebhookSecret(database: Sql): Promise<string> {
+  const read = async () => (await database.query<{ value: string }>("SELECT value FROM service_settings WHERE name = 'webhook_secret'"))[0]?.value;
+  const existing = await read();
+  if (existing !== undefined) return existing;
+  // Concurrent first calls agree: the loser's insert does nothing and it reads the winner's secret.
+  await database.query("INSERT INTO service_settings (name, value) VALUES ('webhook_secret', $1) ON CONFLICT (name) DO NOTHING", [newWebhookSecret()]);
+  return (await read())!;
+}
+
 function unknownOrganization(organizationId: string): PlatformInputError {
   return new PlatformInputError("organizationId", `no organization ${organizationId}`, true);
 }

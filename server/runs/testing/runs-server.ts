@@ -10,6 +10,8 @@ import { type TestBackend, freshPlatform } from "../../platform/testing/test-dat
 import { type LoomServer, startServer } from "../../server.js";
 import { SCRIPTED_MODEL, ScriptedEngine } from "../../testing/scripted-engine.js";
 import { loopbackOnlyPostForTests } from "../callbacks/testing/loopback-transport.js";
+import { type Machines, type MachinesOptions, openMachines } from "../../machines/machines.js";
+import type { PaymentsSettings } from "../../machines/payments-config.js";
 import { type Runs, type RunsOptions, openRuns } from "../runs.js";
 
 /** The served model's slug in these tests. */
@@ -21,6 +23,8 @@ export interface RunsServer {
   engine: ServingEngine;
   platform: Platform;
   runs: Runs;
+  /** The machine endpoints (off, answering 503, unless the options gave payment settings). */
+  machines: Machines;
   /** Two organizations with an inference key each. */
   owner: { organizationId: string; key: string };
   stranger: { organizationId: string; key: string };
@@ -33,21 +37,34 @@ export interface RunsServer {
  * Starts the server on `engine` (default: a ScriptedEngine) serving `model` (default: the scripted model's info);
  * `runs` options override the test defaults (fast polling, short leases).
  */
-export async function startRunsServer(backend: TestBackend, options: { engine?: ServingEngine; model?: ModelInfo; runs: Partial<RunsOptions> & Pick<RunsOptions, "tools"> }): Promise<RunsServer> {
+export async function startRunsServer(backend: TestBackend, options: {
+  engine?: ServingEngine;
+  model?: ModelInfo;
+  runs: Partial<RunsOptions> & Pick<RunsOptions, "tools">;
+  /** Payment settings of the machine endpoints (absent: the endpoints are off). */
+  payments?: PaymentsSettings;
+  machines?: MachinesOptions;
+  /** A database another server uses too (PostgreSQL: two processes on one database); the caller removes it. */
+  database?: ReturnType<typeof freshPlatform>;
+}): Promise<RunsServer> {
   // Callbacks go to receivers on 127.0.0.1 only, retried within milliseconds.
   const callbacks = { post: loopbackOnlyPostForTests, backoff: { baseMs: 50, capMs: 200 }, pollMs: 50, timeoutMs: 1000 };
-  const fresh = freshPlatform(backend);
+  const shared = options.database;
+  const fresh = shared ?? freshPlatform(backend);
+  const remove = () => (shared ? Promise.resolve() : fresh.remove());
   const engine = options.engine ?? new ScriptedEngine();
   const registry = new ModelRegistry([{ model: options.model ?? SCRIPTED_MODEL, engine, slugs: { openai: [RUNS_TEST_MODEL], anthropic: ["service/test-marathon"] }, created: 0 }]);
   const platform = await openPlatform({ ...fresh.options, cacheMs: 0 });
   const runs = openRuns(platform, registry, { concurrency: 4, leaseSeconds: 5, worker: { pollMs: 50 }, callbacks, ...options.runs });
+  const machines = openMachines(platform, runs, options.payments, options.machines);
   let server: LoomServer;
   try {
-    server = await startServer({ registry, auth: platform.authenticator, accountant: platform.accountant, endpoints: createEndpoints(registry) }, "127.0.0.1", 0, [platform.surface, runs.surface]);
+    server = await startServer({ registry, auth: platform.authenticator, accountant: platform.accountant, endpoints: createEndpoints(registry) }, "127.0.0.1", 0, [platform.surface, runs.surface, machines.surface]);
   } catch (error) {
+    await machines.close();
     await runs.close();
     await platform.close();
-    await fresh.remove();
+    await remove();
     throw error;
   }
   const organization = async (name: string) => {
@@ -63,6 +80,7 @@ export async function startRunsServer(backend: TestBackend, options: { engine?: 
     engine,
     platform,
     runs,
+    machines,
     owner,
     stranger,
     async call(method, path, body, key = owner.key) {
@@ -76,9 +94,10 @@ export async function startRunsServer(backend: TestBackend, options: { engine?: 
     },
     async close() {
       server.close();
+      await machines.close();
       await runs.close();
       await platform.close();
-      await fresh.remove();
+      await remove();
     },
   };
 }

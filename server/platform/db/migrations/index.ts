@@ -1,12 +1,13 @@
 // Every migration this loom knows, in version order: the schema it understands is the last one's version.
 import { migration0001 } from "./0001-initial.js";
 import { migration0002 } from "./0002-runs.js";
+import { migration0003 } from "./0003-payments.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
 
 /** The migrations, versions 1, 2, ... without gaps. */
-export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002];
+export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003];
 
 /** The newest schema version this code understands. */
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,0 +1,286 @@
+// The machine endpoints over HTTP against a local EVM chain in this process: the 402 offer in both x402 generations,
+// the official v2 (@x402/fetch) and v1 (x402-fetch) clients paying and getting their run in both settlement modes, the
+// payee's and payer's balances moving by exactly the price, every refusal naming its check with nothing charged, 20
+// concurrent submissions of one payment making one run, and idempotent retries under a payment identifier.
+import { decodePaymentResponseHeader } from "@x402/core/http";
+import type { PaymentRequired } from "@x402/core/types";
+import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
+import { decodeXPaymentResponse } from "x402-fetch";
+import { generatePrivateKey } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TEST_BACKENDS } from "../platform/testing/test-databases.js";
+import { fixedTools as tools } from "../runs/testing/fixed-tools.js";
+import { type RunsServer, startRunsServer } from "../runs/testing/runs-server.js";
+import { ScriptedEngine } from "../testing/scripted-engine.js";
+import { resolvePaymentsConfig } from "./payments-config.js";
+import { type FacilitatorServer, startFacilitatorServer } from "./testing/facilitator-server.js";
+import { type LocalChain, startLocalChain, TOKEN_NAME, TOKEN_VERSION } from "./testing/local-chain.js";
+import { handSignedPayment, officialPayment, offerOf, paymentHeader, v1PayingFetch, v2PayingFetch } from "./testing/paying-clients.js";
+
+const PGLITE = TEST_BACKENDS.find((backend) => backend.name === "PGlite")!;
+const SEARCH_PRICE = 100_000n;
+const RUN_PRICE = 500_000n;
+
+let chain: LocalChain;
+let facilitator: FacilitatorServer;
+
+beforeAll(async () => {
+  chain = await startLocalChain({ payers: 6 });
+  facilitator = await startFacilitatorServer(chain);
+}, 60_000);
+afterAll(async () => {
+  await facilitator?.close();
+  await chain?.close();
+});
+
+function settingsFor(mode: "direct" | "facilitator") {
+  return resolvePaymentsConfig({
+    payTo: chain.accounts.payTo.address,
+    network: "base",
+    asset: { address: chain.token, name: TOKEN_NAME, version: TOKEN_VERSION, decimals: 6 },
+    settlement: mode === "direct"
+      ? { mode, rpcUrl: chain.rpcUrl, relayerKey: chain.accounts.relayer.privateKey, timeoutSeconds: 20 }
+      : { mode, url: facilitator.url, rpcUrl: chain.rpcUrl, timeoutSeconds: 20 },
+  });
+}
+
+async function startPaidServer(mode: "direct" | "facilitator"): Promise<{ server: RunsServer; engine: ScriptedEngine }> {
+  const engine = new ScriptedEngine();
+  engine.script = { deltas: ["Loom pages its KV cache."] };
+  const server = await startRunsServer(PGLITE, { engine, runs: { tools }, payments: settingsFor(mode) });
+  return { server, engine };
+}
+
+/** POST a JSON body with optional headers; the response is returned unread. */
+function post(url: string, body: unknown, headers: Record<string, string> = {}, fetcher: typeof fetch = fetch): Promise<Response> {
+  return fetcher(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+}
+
+async function pollUntilDone(server: RunsServer, path: string): Promise<any> {
+  const until = Date.now() + 15_000;
+  for (;;) {
+    const response = await fetch(`${server.url}${path}`);
+    const body = await response.json() as any;
+    expect(response.status).toBe(200);
+    if (body.status === "succeeded" || body.status === "failed") return body;
+    if (Date.now() > until) throw new Error(`${path} still ${body.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+const SEARCH_BODY = { instructions: "How does loom keep its KV cache?" };
+const RUN_BODY = { engine: "tim", input: { instructions: "Summarise loom's KV cache.", tools: ["web_search"] } };
+
+describe("machine endpoints, direct settlement (PGlite, local chain)", () => {
+  let server: RunsServer;
+  let searchUrl: string;
+  let runUrl: string;
+  let offer: PaymentRequired;
+
+  beforeAll(async () => {
+    ({ server } = await startPaidServer("direct"));
+    searchUrl = `${server.url}/v1/machines/searches`;
+    runUrl = `${server.url}/v1/machines/runs`;
+    offer = offerOf(await post(searchUrl, SEARCH_BODY));
+  }, 60_000);
+  afterAll(async () => server?.close());
+
+  it("asks for payment with the v1 body and the v2 PAYMENT-REQUIRED header, at 0.10 and 0.50 USD", async () => {
+    for (const [url, body, price, path] of [[searchUrl, SEARCH_BODY, SEARCH_PRICE, "/v1/machines/searches"], [runUrl, RUN_BODY, RUN_PRICE, "/v1/machines/runs"]] as const) {
+      const response = await post(url, body);
+      expect(response.status).toBe(402);
+      expect(await response.json()).toEqual({
+        x402Version: 1,
+        error: expect.stringContaining("payment required"),
+        accepts: [{
+          scheme: "exact", network: "base", maxAmountRequired: String(price), resource: `${server.url}${path}`, description: expect.any(String),
+          mimeType: "application/json", payTo: chain.accounts.payTo.address, maxTimeoutSeconds: 300, asset: chain.token,
+          outputSchema: expect.any(Object), extra: { name: "USD Coin", version: "2" },
+        }],
+      });
+      const v2 = offerOf(response);
+      expect(v2).toMatchObject({ x402Version: 2, resource: { url: `${server.url}${path}`, mimeType: "application/json" } });
+      expect(v2.accepts).toEqual([expect.objectContaining({ scheme: "exact", network: "eip155:8453", amount: String(price), asset: chain.token, payTo: chain.accounts.payTo.address, extra: expect.objectContaining({ name: "USD Coin", version: "2" }) })]);
+      // Bazaar discovery and idempotent retries are declared.
+      expect(Object.keys(v2.extensions ?? {})).toEqual(expect.arrayContaining(["bazaar", "payment-identifier"]));
+      expect((v2.resource.description ?? "").length).toBeLessThanOrEqual(80);
+    }
+  });
+
+  it("checks the body before asking for payment: a bad body is a 400 naming the field, even with a payment", async () => {
+    const header = { "payment-signature": paymentHeader(await officialPayment(chain.accounts.payers[0]!, offer)) };
+    const cases: Array<[string, unknown, string]> = [
+      [searchUrl, {}, "instructions"],
+      [searchUrl, { instructions: "  " }, "instructions"],
+      [searchUrl, { instructions: "x", engine: "tim" }, "engine"],
+      [runUrl, { input: { instructions: "x" } }, "engine"],
+      [runUrl, { engine: "tim-extA", input: { instructions: "x" } }, "engine"],
+      [runUrl, { engine: "tim", input: {} }, "input.instructions"],
+      [runUrl, { engine: "tim", input: { instructions: "x", tools: ["shell"] } }, "input.tools[0]"],
+      [runUrl, { engine: "tim", input: { instructions: "x", answerFormat: { type: "nonsense" } } }, "input.answerFormat"],
+      [runUrl, { engine: "tim", input: { instructions: "x" }, output: { callbackUrl: "ftp://x" } }, "output.callbackUrl"],
+      [runUrl, "{not json", ""],
+    ];
+    const before = await chain.balanceOf(chain.accounts.payTo.address);
+    for (const [url, body, field] of cases) {
+      const response = await post(url, body, header);
+      const answer = await response.json() as any;
+      expect({ status: response.status, field: answer.field ?? "" }).toEqual({ status: 400, field });
+    }
+    expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(before);
+  });
+
+  it("the official v2 client (@x402/fetch) pays a search: 202 queued, PAYMENT-RESPONSE, exactly 0.10 moved, the run polls to succeeded", async () => {
+    const payer = chain.accounts.payers[1]!;
+    const [payeeBefore, payerBefore] = [await chain.balanceOf(chain.accounts.payTo.address), await chain.balanceOf(payer.address)];
+    const response = await post(searchUrl, SEARCH_BODY, {}, v2PayingFetch(payer));
+    expect(response.status).toBe(202);
+    const created = await response.json() as any;
+    expect(created).toEqual({ runId: expect.stringMatching(/^run_[0-9a-f]{32}$/), status: "queued" });
+    const receipt = decodePaymentResponseHeader(response.headers.get("payment-response")!);
+    expect(receipt).toMatchObject({ success: true, network: "eip155:8453", payer: payer.address, transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + SEARCH_PRICE);
+    expect(await chain.balanceOf(payer.address)).toBe(payerBefore - SEARCH_PRICE);
+
+    const done = await pollUntilDone(server, `/v1/machines/searches/${created.runId}`);
+    expect(done).toMatchObject({ runId: created.runId, status: "succeeded", result: { answer: "Loom pages its KV cache." }, usage: { inputTokens: expect.any(Number), outputTokens: expect.any(Number), durationMs: expect.any(Number) } });
+    // Another kind's path, and the legacy runs API, do not show it.
+    expect((await fetch(`${server.url}/v1/machines/runs/${created.runId}`)).status).toBe(404);
+    expect((await server.call("GET", `/v1/runs/${created.runId}`)).status).toBe(404);
+    const [payment] = await server.machines.payments.list({ limit: 1 });
+    expect(payment).toMatchObject({ status: "settled", runId: created.runId, payer: payer.address.toLowerCase(), amount: SEARCH_PRICE, transaction: receipt.transaction.toLowerCase(), x402Version: 2 });
+  });
+
+  it("the official v1 client (x402-fetch, cap raised to 0.50) pays a full run: X-PAYMENT-RESPONSE, exactly 0.50 moved", async () => {
+    const payer = chain.accounts.payers[2]!;
+    const [payeeBefore, payerBefore] = [await chain.balanceOf(chain.accounts.payTo.address), await chain.balanceOf(payer.address)];
+    // At its default cap (0.10 USD) the v1 client refuses to pay 0.50.
+    await expect(post(runUrl, RUN_BODY, {}, v1PayingFetch(chain, payer, SEARCH_PRICE))).rejects.toThrow(/exceeds maximum allowed/i);
+    const response = await post(runUrl, RUN_BODY, {}, v1PayingFetch(chain, payer, RUN_PRICE));
+    expect(response.status).toBe(202);
+    const created = await response.json() as any;
+    expect(decodeXPaymentResponse(response.headers.get("x-payment-response")!)).toMatchObject({ success: true, network: "base", payer: payer.address });
+    expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + RUN_PRICE);
+    expect(await chain.balanceOf(payer.address)).toBe(payerBefore - RUN_PRICE);
+    expect(await pollUntilDone(server, `/v1/machines/runs/${created.runId}`)).toMatchObject({ status: "succeeded" });
+    expect((await fetch(`${server.url}/v1/machines/searches/${created.runId}`)).status).toBe(404);
+  });
+
+  it("refuses with a 402 naming the failed check, and charges nothing", async () => {
+    const payer = chain.accounts.payers[3]!;
+    const requirements = offer.accepts[0]!;
+    const now = BigInt(Math.floor(Date.now() / 1000));
+    const sign = (change = {}, accepted = {}) => handSignedPayment(chain, payer, requirements, change, accepted).then((payment) => paymentHeader(payment));
+    const used = await sign();
+    expect((await post(searchUrl, SEARCH_BODY, { "payment-signature": used })).status).toBe(202);
+
+    const cases: Array<[string, Record<string, string>, RegExp]> = [
+      ["malformed base64", { "payment-signature": "%%%not-base64%%%" }, /malformed PAYMENT-SIGNATURE header: it must be the base64/],
+      ["malformed JSON", { "x-payment": Buffer.from("{nope").toString("base64") }, /malformed X-PAYMENT header/],
+      ["no authorization", { "payment-signature": Buffer.from(JSON.stringify({ x402Version: 2, accepted: requirements, payload: {} })).toString("base64") }, /payload.signature must be/],
+      ["wrong signature", { "payment-signature": await sign({ signer: chain.accounts.payers[4]! }) }, /wrong signature/],
+      ["wrong recipient", { "payment-signature": await sign({ to: chain.accounts.relayer.address }) }, /wrong recipient/],
+      ["amount too low", { "payment-signature": await sign({ value: SEARCH_PRICE - 1n }) }, /amount too low/],
+      ["wrong asset", { "payment-signature": await sign({}, { asset: chain.accounts.deployer.address }) }, /wrong asset/],
+      ["wrong chain", { "payment-signature": await sign({}, { network: "eip155:84532" }) }, /wrong chain/],
+      ["expired", { "payment-signature": await sign({ validBefore: now - 1n }) }, /authorization expired/],
+      ["not yet valid", { "payment-signature": await sign({ validAfter: now + 3600n }) }, /authorization not yet valid/],
+      ["payer without balance", { "payment-signature": paymentHeader(await handSignedPayment(chain, chain.accounts.broke, requirements)) }, /payer without balance/],
+      ["replay", { "payment-signature": used }, /payment already used/],
+    ];
+    const [payeeBefore, payerBefore] = [await chain.balanceOf(chain.accounts.payTo.address), await chain.balanceOf(payer.address)];
+    const paymentsBefore = (await server.machines.payments.list({ limit: 1000 })).length;
+    for (const [name, headers, error] of cases) {
+      const response = await post(searchUrl, SEARCH_BODY, headers);
+      const body = await response.json() as any;
+      expect({ name, status: response.status, error: body.error }).toEqual({ name, status: 402, error: expect.stringMatching(error) });
+      expect(body.accepts).toHaveLength(1);
+      expect(offerOf(response).error).toBe(body.error);
+    }
+    expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore);
+    expect(await chain.balanceOf(payer.address)).toBe(payerBefore);
+    expect((await server.machines.payments.list({ limit: 1000 })).length).toBe(paymentsBefore);
+  });
+
+  it("20 concurrent submissions of one payment make exactly one run and one charge", async () => {
+    const payer = chain.accounts.payers[4]!;
+    const header = paymentHeader(await officialPayment(payer, offer));
+    const payeeBefore = await chain.balanceOf(chain.accounts.payTo.address);
+    const responses = await Promise.all(Array.from({ length: 20 }, () => post(searchUrl, SEARCH_BODY, { "payment-signature": header })));
+    const bodies = await Promise.all(responses.map((response) => response.json() as Promise<any>));
+    const statuses = responses.map((response) => response.status).sort();
+    expect(statuses).toEqual([202, ...Array(19).fill(402)]);
+    for (const body of bodies.filter((body) => !body.runId)) expect(body.error).toMatch(/payment already used/);
+    expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + SEARCH_PRICE);
+  });
+
+  it("honours payment-identifier: the same payment again returns the same run, a different payment under it is a 409", async () => {
+    const payer = chain.accounts.payers[5]!;
+    const id = generatePaymentId("loomtest_");
+    // As a client using the extension does: the offer's declaration, with the id filled in.
+    const withId = () => appendPaymentIdentifierToExtensions(structuredClone(offer.extensions ?? {}), id);
+    const payment = await officialPayment(payer, offer, withId());
+    const header = { "payment-signature": paymentHeader(payment) };
+    const payeeBefore = await chain.balanceOf(chain.accounts.payTo.address);
+    const first = await post(searchUrl, SEARCH_BODY, header);
+    expect(first.status).toBe(202);
+    const { runId } = await first.json() as any;
+    const again = await post(searchUrl, SEARCH_BODY, header);
+    expect(again.status).toBe(202);
+    expect(await again.json()).toEqual({ runId, status: "queued" });
+    expect(again.headers.get("payment-response")).toBe(first.headers.get("payment-response"));
+    const other = await officialPayment(payer, offer, withId());
+    const conflict = await post(searchUrl, SEARCH_BODY, { "payment-signature": paymentHeader(other) });
+    expect(conflict.status).toBe(409);
+    expect((await conflict.json() as any).error).toMatch(/different payment/);
+    expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + SEARCH_PRICE);
+  });
+
+  it("polls are free and unknown ids are 404", async () => {
+    for (const path of ["/v1/machines/runs/run_00000000000000000000000000000000", "/v1/machines/searches/nope"]) {
+      const response = await fetch(`${server.url}${path}`);
+      expect(response.status).toBe(404);
+    }
+    // A malformed nonce is refused before anything else sees it.
+    const bent = await handSignedPayment(chain, chain.accounts.payers[0]!, offer.accepts[0]!, { nonce: generatePrivateKey() });
+    (bent.payload.authorization as Record<string, string>).nonce = "0x1234";
+    const response = await post(searchUrl, SEARCH_BODY, { "payment-signature": paymentHeader(bent) });
+    expect(response.status).toBe(402);
+    expect((await response.json() as any).error).toMatch(/authorization.nonce must be 32 bytes/);
+  });
+});
+
+describe("machine endpoints, facilitator settlement (PGlite, local chain, in-process facilitator)", () => {
+  let server: RunsServer;
+  beforeAll(async () => {
+    ({ server } = await startPaidServer("facilitator"));
+  }, 60_000);
+  afterAll(async () => server?.close());
+
+  it("both official clients pay through the facilitator; balances move by exactly the prices", async () => {
+    const payeeBefore = await chain.balanceOf(chain.accounts.payTo.address);
+    const settledBefore = facilitator.counts.settle;
+    const search = await post(`${server.url}/v1/machines/searches`, SEARCH_BODY, {}, v2PayingFetch(chain.accounts.payers[0]!));
+    expect(search.status).toBe(202);
+    const run = await post(`${server.url}/v1/machines/runs`, RUN_BODY, {}, v1PayingFetch(chain, chain.accounts.payers[0]!, RUN_PRICE));
+    expect(run.status).toBe(202);
+    expect(decodeXPaymentResponse(run.headers.get("x-payment-response")!)).toMatchObject({ success: true, network: "base" });
+    expect(facilitator.counts.settle - settledBefore).toBe(2);
+    expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + SEARCH_PRICE + RUN_PRICE);
+  });
+});
+
+describe("machine endpoints without a payment configuration", () => {
+  it("answer 503 saying they are off, never free", async () => {
+    const server = await startRunsServer(PGLITE, { runs: { tools } });
+    try {
+      for (const path of ["/v1/machines/searches", "/v1/machines/runs"]) {
+        const response = await post(`${server.url}${path}`, SEARCH_BODY);
+        expect(response.status).toBe(503);
+        expect((await response.json() as any).error).toMatch(/machine endpoints are off/);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,34 @@
+// Why a payment was refused, in words: each 402 says which check failed. The facilitator's reason codes (those of
+// @x402/evm's exact scheme) are kept at the end of the message, so clients that match on them still can.
+
+const REASONS: Record<string, string> = {
+  invalid_exact_evm_signature: "wrong signature: the authorization is not signed by its payer for this token",
+  invalid_exact_evm_failed_to_parse_signature: "wrong signature: it cannot be parsed",
+  invalid_exact_evm_recipient_mismatch: "wrong recipient",
+  invalid_exact_evm_payload_authorization_value_mismatch: "amount does not match the price",
+  invalid_exact_evm_authorization_value: "amount too low",
+  invalid_exact_evm_payload_authorization_valid_before: "authorization expired (or expires too soon to settle)",
+  invalid_exact_evm_payload_authorization_valid_after: "authorization not yet valid",
+  invalid_exact_evm_insufficient_balance: "payer without balance: the payer holds less than the price",
+  invalid_exact_evm_nonce_already_used: "payment already used: its authorization nonce was used on chain",
+  invalid_exact_evm_network_mismatch: "wrong chain",
+  invalid_exact_evm_token_name_mismatch: "wrong asset: the token's EIP-712 name differs",
+  invalid_exact_evm_token_version_mismatch: "wrong asset: the token's EIP-712 version differs",
+  invalid_exact_evm_missing_eip712_domain: "wrong asset: no EIP-712 domain",
+  invalid_exact_evm_eip3009_not_supported: "wrong asset: the token does not support EIP-3009",
+  invalid_exact_evm_transaction_simulation_failed: "settlement would fail: the transfer reverts on chain",
+  invalid_exact_evm_transaction_failed: "settlement failed: the transfer reverted on chain",
+  invalid_exact_evm_scheme: "wrong scheme: only \"exact\" is accepted",
+  unsupported_scheme: "wrong scheme or chain: not supported by the facilitator",
+  invalid_network: "wrong chain",
+  invalid_payload: "malformed payment payload",
+  invalid_x402_version: "unsupported x402 version",
+};
+
+/** A refusal's message from a facilitator's reason code (and message, when it gave one). */
+export function describeRefusal(reason: string | undefined, message?: string): string {
+  const code = reason ?? "unknown_reason";
+  const known = REASONS[code];
+  const detail = message && message !== code ? `: ${message.slice(0, 300)}` : "";
+  return known ? `${known}${detail} (${code})` : `payment refused${detail} (${code})`;
+}
