@@ -31,6 +31,8 @@ Commands:
   key list --org ORG_ID [--kind K]       list an organization's keys (never their secrets)
   key revoke --org ORG_ID KEY_ID         deactivate a key
   usage --org ORG_ID [--day YYYY-MM-DD]  usage rows (per key, model and UTC day) and their totals
+  payments [--limit N] [--status S]      the machine endpoints' payments, newest first (default 100): payer,
+                                         amount, transaction, run; S: settling, settled or failed
 ${CORPUS_USAGE}
 Settings (org create and org set):
   --name NAME                     rename
@@ -74,6 +76,7 @@ const COMMANDS = {
   "key list": { options: { org: { type: "string" }, kind: { type: "string" } }, positional: undefined },
   "key revoke": { options: { org: { type: "string" } }, positional: "KEY_ID" },
   usage: { options: { org: { type: "string" }, day: { type: "string" } }, positional: undefined },
+  payments: { options: { limit: { type: "string" }, status: { type: "string" } }, positional: undefined },
 } as const;
 
 type Values = Record<string, string | boolean | string[] | undefined>;
@@ -179,11 +182,12 @@ function settingsPatch(values: Values): OrganizationPatch {
 export function parseAdminArguments(argv: string[]): { command: AdminCommand; values: Values; corpusAdd?: CorpusAddPlan } | "help" {
   const [group, verb] = argv;
   if (group === "corpus") return parseCorpusArguments(argv.slice(1), COMMON);
-  const name = group === "usage" ? "usage" : `${group} ${verb}`;
+  const single = group === "usage" || group === "payments";
+  const name = single ? group : `${group} ${verb}`;
   const spec = COMMANDS[name as keyof typeof COMMANDS];
   if (group === undefined || group === "help" || group === "--help" || group === "-h") return "help";
   if (spec === undefined) throw new UsageError(`unknown admin command '${argv.slice(0, group === "org" || group === "key" ? 2 : 1).join(" ")}'`);
-  const rest = argv.slice(name === "usage" ? 1 : 2);
+  const rest = argv.slice(single ? 1 : 2);
   const { values, positionals } = parseArgs({ args: rest, strict: true, allowPositionals: true, options: { ...COMMON, ...spec.options } });
   if (values.help) return "help";
   if (spec.positional === undefined && positionals.length > 0) throw new UsageError(`'loom admin ${name}' takes no argument '${positionals[0]}'`);
@@ -239,6 +243,14 @@ export function parseAdminArguments(argv: string[]): { command: AdminCommand; va
     case "key revoke":
       command = { command: "key.revoke", organizationId: required(v, "org"), keyId: positional };
       break;
+    case "payments": {
+      const limit = v.limit === undefined ? undefined : Number(v.limit);
+      if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 1)) throw new UsageError(`--limit must be a positive integer, got '${String(v.limit)}'`);
+      const status = v.status as string | undefined;
+      if (status !== undefined && status !== "settling" && status !== "settled" && status !== "failed") throw new UsageError(`--status must be settling, settled or failed, got '${status}'`);
+      command = { command: "payments.list", ...(limit !== undefined ? { limit } : {}), ...(status !== undefined ? { status } : {}) };
+      break;
+    }
     default:
       command = { command: "usage", organizationId: required(v, "org"), ...(typeof v.day === "string" ? { day: v.day } : {}) };
   }

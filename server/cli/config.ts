@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { UsageError } from "../../engine/cli/arguments.js";
 import { SERVER_DEFAULTS } from "../http/context.js";
+import { PaymentsConfigError, type PaymentsSettings, resolvePaymentsConfig } from "../machines/payments-config.js";
 import { ENGINE_NAMES, type EngineOverrides } from "../runs/engines.js";
 
 /** One served model in the config file. */
@@ -34,6 +35,13 @@ export interface ServeConfig {
   jsonWhitespace?: "compact" | "pretty";
   /** Agent runs (with the platform on; README "Agent runs"). */
   runs?: RunsConfig;
+  /** Machine endpoints' payments (README "Machine endpoints"); checked by server/machines/payments-config.ts. */
+  payments?: unknown;
+}
+
+/** A checked config file, with the machine endpoints' payment settings resolved (undefined: the endpoints are off). */
+export interface CheckedServeConfig extends ServeConfig {
+  paymentSettings?: PaymentsSettings;
 }
 
 /** The config file's `runs`. */
@@ -114,10 +122,12 @@ const TOP: Shape = {
   bodyTimeoutSeconds: number(0, 3600, true),
   jsonWhitespace: oneOf("compact", "pretty"),
   runs: RUNS,
+  // Checked as a whole by resolvePaymentsConfig (its rules depend on the settlement mode).
+  payments: (value) => (typeof value === "object" && value !== null && !Array.isArray(value) ? undefined : "an object: { payTo, network, settlement, ... }"),
 };
 
 /** Reads and checks the config file; `{}` without one. @throws UsageError naming the file, the field and the rule. */
-export function readServeConfig(path: string | undefined): ServeConfig {
+export function readServeConfig(path: string | undefined, env: Record<string, string | undefined> = process.env): CheckedServeConfig {
   if (!path) return {};
   let parsed: unknown;
   try {
@@ -138,7 +148,13 @@ export function readServeConfig(path: string | undefined): ServeConfig {
     const named = (field: string, value: number, set: boolean) => `${field} (${value}${set ? "" : ", the default"})`;
     fail(`${named("maxBufferedBodyBytes", buffered, config.maxBufferedBodyBytes !== undefined)} must be at least ${named("maxBodyBytes", maxBody, config.maxBodyBytes !== undefined)}, or a body of the largest size could never be received`);
   }
-  return config;
+  if (config.payments === undefined) return config;
+  try {
+    return { ...config, paymentSettings: resolvePaymentsConfig(config.payments, env) };
+  } catch (error) {
+    if (error instanceof PaymentsConfigError) return fail(error.message);
+    throw error;
+  }
 }
 
 /** Checks every field of `object` against `shape` (models: an array of MODEL entries); unknown fields fail too. */

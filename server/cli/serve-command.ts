@@ -14,6 +14,8 @@ import { loadUws } from "../http/uws.js";
 import { ModelRegistry, defaultSlugs } from "../models.js";
 import { type ModelConfigEntry, type ServeConfig, readServeConfig } from "./config.js";
 import { resolveModelPath } from "./default-model.js";
+import { type Machines, openMachines } from "../machines/machines.js";
+import type { PaymentsSettings } from "../machines/payments-config.js";
 import { type Runs, openRuns } from "../runs/runs.js";
 import { guardedCallbackPost, runToolFactories } from "../runs/run-tools.js";
 
@@ -31,7 +33,9 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
                        "stepTargetMs": N, "backgroundStepMs": N }], "maxQueue": N, "maxBodyBytes": N,
                        "maxBufferedBodyBytes": N, "bodyTimeoutSeconds": N, "jsonWhitespace": "compact" | "pretty",
                        "runs": { "concurrency": N, "leaseSeconds": N, "maxActivePerOrganization": N, "engines": {...},
-                       "network": { "allowPrivate": B, "allowHosts": [...] }, "searchUrl": "..." } }
+                       "network": { "allowPrivate": B, "allowHosts": [...] }, "searchUrl": "..." },
+                       "payments": { "payTo": "0x...", "network": "base", "settlement": { "mode": "facilitator",
+                       "url": "..." } } } (README "Machine endpoints")
   --no-auth            accept requests without an API key (local use); otherwise keys come from the config
                        or LOOM_API_KEYS (comma-separated), or from the platform's database:
   --data-dir <dir>     turn the platform on (organizations, keys, usage, limits) with its embedded database
@@ -87,6 +91,9 @@ export async function runServe(argv: string[]): Promise<void> {
   if (!platformOptions && (values["search-url"] !== undefined || config.runs !== undefined)) {
     throw new UsageError("agent runs (--search-url, the config's runs) need the platform: add --data-dir or --database-url");
   }
+  if (!platformOptions && config.payments !== undefined) {
+    throw new UsageError("the machine endpoints (the config's payments) keep their payments and runs in the platform's database: add --data-dir or --database-url");
+  }
   const keys = [...(config.apiKeys ?? []), ...keysFromEnvironment(process.env.LOOM_API_KEYS)];
   if (platformOptions && values["no-auth"]) throw new UsageError("--no-auth and the platform (--data-dir, --database-url) exclude each other: the platform's keys are its authentication");
   if (!platformOptions && !values["no-auth"] && keys.length === 0) {
@@ -141,20 +148,22 @@ export async function runServe(argv: string[]): Promise<void> {
         callbacks: { post: guardedCallbackPost(network) },
       })
     : undefined;
+  const machines = platform && runs ? openMachines(platform, runs, config.paymentSettings) : undefined;
   const auth: Authenticator = platform ? platform.authenticator : values["no-auth"] ? new OpenAccess() : new StaticKeys(keys);
   const { maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace } = config;
   const options = { registry, auth, accountant: platform?.accountant, endpoints: createEndpoints(registry), maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace };
   let server: LoomServer;
   try {
-    server = await startServer(options, host, port, platform && runs ? [platform.surface, runs.surface] : []);
+    server = await startServer(options, host, port, platform && runs && machines ? [platform.surface, runs.surface, machines.surface] : []);
   } catch (error) {
+    await machines?.close();
     await runs?.close();
     await platform?.close();
     throw error;
   }
-  if (platform && runs) {
+  if (platform && runs && machines) {
     platform.offerAdminEndpoint(server.port);
-    closeOnSignals(server, platform, runs);
+    closeOnSignals(server, platform, runs, machines);
   }
   const describe = (model: ModelInfo) => `${model.path} (${model.device}${model.chatTemplate === "default" ? "; no chat template of its own: chat uses the default, ChatML" : ""})`;
   const authentication = platform ? `platform: ${platform.description}` : values["no-auth"] ? "no auth" : `${keys.length} API key(s)`;
@@ -163,7 +172,8 @@ export async function runServe(argv: string[]): Promise<void> {
       `  POST /v1/chat/completions  model ${registry.slugs("openai").join(", ")}\n` +
       `  POST /v1/messages          model ${registry.slugs("anthropic").join(", ")}\n` +
       (platform ? "  GET  /api/v1/usage, /api/v1/management/api-keys (platform)\n" : "") +
-      (runs ? `  POST /v1/runs, GET /v1/runs/{id}  agent runs (${runs.worker.concurrency} at once; web_search on ${searchUrl ?? "the local corpus"})\n` : ""),
+      (runs ? `  POST /v1/runs, GET /v1/runs/{id}  agent runs (${runs.worker.concurrency} at once; web_search on ${searchUrl ?? "the local corpus"})\n` : "") +
+      (machines ? `  POST /v1/machines/searches, /v1/machines/runs  ${describePayments(config.paymentSettings)}\n` : ""),
   );
   // Print the port on stdout for scripts and tests that start the server on port 0.
   process.stdout.write(`${JSON.stringify({ listening: { host, port: server.port } })}\n`);
@@ -204,14 +214,22 @@ function checkRunEngines(config: ServeConfig, registry: ModelRegistry): void {
   }
 }
 
+/** The banner's line on the machine endpoints: their prices and how payments settle, or that they are off. */
+function describePayments(settings: PaymentsSettings | undefined): string {
+  if (!settings) return "off (503): no payments in the config";
+  const { prices, network, asset, settlement } = settings;
+  const how = settlement.mode === "facilitator" ? `facilitator ${settlement.url}` : `direct through ${settlement.rpcUrl}`;
+  return `pay per run over x402: ${prices.search.usd} / ${prices.run.usd} USD in ${asset.name} (${asset.address}) on ${network.caip2} to ${settings.payTo}, settled ${how}`;
+}
+
 /** On SIGINT or SIGTERM: stop listening, give running runs back, commit pending usage, close the database, exit. */
-function closeOnSignals(server: LoomServer, platform: Platform, runs: Runs): void {
+function closeOnSignals(server: LoomServer, platform: Platform, runs: Runs, machines: Machines): void {
   let closing = false;
   const close = (signal: NodeJS.Signals) => {
     if (closing) return;
     closing = true;
     server.close();
-    runs.close().then(() => platform.close()).then(
+    machines.close().then(() => runs.close()).then(() => platform.close()).then(
       () => process.exit(signal === "SIGINT" ? 130 : 143),
       (error: unknown) => {
         process.stderr.write(`loom: closing the platform failed: ${(error as Error).message}\n`);

@@ -147,8 +147,8 @@ describe("machine endpoints, direct settlement (PGlite, local chain)", () => {
     // Another kind's path, and the legacy runs API, do not show it.
     expect((await fetch(`${server.url}/v1/machines/runs/${created.runId}`)).status).toBe(404);
     expect((await server.call("GET", `/v1/runs/${created.runId}`)).status).toBe(404);
-    const [payment] = await server.machines.payments.list({ limit: 1 });
-    expect(payment).toMatchObject({ status: "settled", runId: created.runId, payer: payer.address.toLowerCase(), amount: SEARCH_PRICE, transaction: receipt.transaction.toLowerCase(), x402Version: 2 });
+    const [payment] = await server.platform.stores.payments.list({ limit: 1 });
+    expect(payment).toMatchObject({ status: "settled", runId: created.runId, payer: payer.address.toLowerCase(), amount: String(SEARCH_PRICE), transaction: receipt.transaction.toLowerCase(), x402Version: 2 });
   });
 
   it("the official v1 client (x402-fetch, cap raised to 0.50) pays a full run: X-PAYMENT-RESPONSE, exactly 0.50 moved", async () => {
@@ -189,7 +189,7 @@ describe("machine endpoints, direct settlement (PGlite, local chain)", () => {
       ["replay", { "payment-signature": used }, /payment already used/],
     ];
     const [payeeBefore, payerBefore] = [await chain.balanceOf(chain.accounts.payTo.address), await chain.balanceOf(payer.address)];
-    const paymentsBefore = (await server.machines.payments.list({ limit: 1000 })).length;
+    const paymentsBefore = (await server.platform.stores.payments.list({ limit: 1000 })).length;
     for (const [name, headers, error] of cases) {
       const response = await post(searchUrl, SEARCH_BODY, headers);
       const body = await response.json() as any;
@@ -199,7 +199,7 @@ describe("machine endpoints, direct settlement (PGlite, local chain)", () => {
     }
     expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore);
     expect(await chain.balanceOf(payer.address)).toBe(payerBefore);
-    expect((await server.machines.payments.list({ limit: 1000 })).length).toBe(paymentsBefore);
+    expect((await server.platform.stores.payments.list({ limit: 1000 })).length).toBe(paymentsBefore);
   });
 
   it("20 concurrent submissions of one payment make exactly one run and one charge", async () => {

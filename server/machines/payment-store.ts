@@ -3,11 +3,10 @@
 // in one transaction, and left `settling` by a crash for the reconciler to finish from the chain's state.
 import { randomBytes } from "node:crypto";
 import type { Database, Sql } from "../platform/contract.js";
+import type { PaymentStatus } from "../platform/store/payment-ledger.js";
 import type { RunKind, RunSpec } from "../runs/contract.js";
 import { createRunIn, newRunId } from "../runs/run-store.js";
 
-/** Where a payment stands (see migration 3). */
-export type PaymentStatus = "settling" | "settled" | "failed";
 
 /** A payment as stored. */
 export interface PaymentRecord {
@@ -132,15 +131,6 @@ export class PaymentStore {
        WHERE id IN (SELECT id FROM payments WHERE status = 'settling' AND lease_expires_at < now() ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
        RETURNING ${COLUMNS}`,
       [limit, leaseMs],
-    );
-    return rows.map(paymentFromRow);
-  }
-
-  /** Payments, newest first (`loom admin payments`). */
-  async list(options: { limit?: number; status?: PaymentStatus } = {}): Promise<PaymentRecord[]> {
-    const rows = await this.database.query(
-      `SELECT ${COLUMNS} FROM payments WHERE $2::text IS NULL OR status = $2 ORDER BY created_at DESC, id LIMIT $1`,
-      [options.limit ?? 100, options.status ?? null],
     );
     return rows.map(paymentFromRow);
   }

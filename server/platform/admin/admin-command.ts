@@ -2,6 +2,7 @@
 // their validation: every field checked, unknown fields refused, each error naming its field.
 import { type KeyKind, PlatformInputError } from "../contract.js";
 import { type CorpusDocument, validateCorpusDocument } from "../store/corpus-store.js";
+import type { PaymentStatus } from "../store/payment-ledger.js";
 import { type KeyOptions, validateKeyOptions } from "../store/key-store.js";
 import { type OrganizationPatch, validateOrganizationPatch } from "../store/organization-patch.js";
 import { quote, refuseUnknownFields, requireChoice, requireDay, requireId, requireInteger, requireName, requireObject } from "../store/validate.js";
@@ -20,11 +21,12 @@ export type AdminCommand =
   | { command: "corpus.add"; documents: CorpusDocument[] }
   | { command: "corpus.list"; limit?: number; offset?: number }
   | { command: "corpus.remove"; url: string }
-  | { command: "corpus.clear" };
+  | { command: "corpus.clear" }
+  | { command: "payments.list"; limit?: number; status?: PaymentStatus };
 
 /** The names of the commands. */
 export const ADMIN_COMMANDS = [
-  "org.create", "org.list", "org.show", "org.set", "key.create", "key.list", "key.revoke", "usage", "org.rotate-webhook-secret", "corpus.add", "corpus.list", "corpus.remove", "corpus.clear",
+  "org.create", "org.list", "org.show", "org.set", "key.create", "key.list", "key.revoke", "usage", "org.rotate-webhook-secret", "corpus.add", "corpus.list", "corpus.remove", "corpus.clear", "payments.list",
 ] as const;
 
 /** The most documents one corpus.add takes (the CLI sends files in batches). */
@@ -45,6 +47,7 @@ const FIELDS: Record<AdminCommand["command"], readonly string[]> = {
   "corpus.list": ["limit", "offset"],
   "corpus.remove": ["url"],
   "corpus.clear": [],
+  "payments.list": ["limit", "status"],
 };
 
 /**
@@ -106,5 +109,11 @@ export function validateAdminCommand(input: unknown): AdminCommand {
       return { command, url: raw.url };
     case "corpus.clear":
       return { command };
+    case "payments.list":
+      return {
+        command,
+        ...(raw.limit === undefined ? {} : { limit: requireInteger("limit", raw.limit, 1) }),
+        ...(raw.status === undefined ? {} : { status: requireChoice("status", raw.status, ["settling", "settled", "failed"] as const) }),
+      };
   }
 }

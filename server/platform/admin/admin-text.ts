@@ -1,6 +1,6 @@
 // Admin results as text for a person at a terminal (`loom admin` without --json).
 import type { AdminCommand } from "./admin-command.js";
-import type { AdminResult, CorpusEntryJson, KeyJson, OrganizationJson, UsageJson, WebhookSecretJson } from "./run-admin-command.js";
+import type { AdminResult, CorpusEntryJson, KeyJson, OrganizationJson, PaymentsJson, UsageJson, WebhookSecretJson } from "./run-admin-command.js";
 
 /** The text `loom admin` prints for a command's result, ending in a newline. */
 export function formatAdminResult(command: AdminCommand["command"], result: AdminResult): string {
@@ -37,7 +37,16 @@ export function formatAdminResult(command: AdminCommand["command"], result: Admi
     case "corpus.remove":
     case "corpus.clear":
       return corpusText(result);
+    case "payments.list":
+      return paymentsText(result as PaymentsJson);
   }
+}
+
+function paymentsText({ counts, payments }: PaymentsJson): string {
+  const lines = payments.map((payment) =>
+    `${payment.id}  ${payment.status}  ${payment.kind}  ${payment.amount} of ${payment.asset} on ${payment.network}  from ${payment.payer}  ` +
+    `tx ${payment.transaction ?? "-"}  run ${payment.runId}  ${payment.createdAt}${payment.error ? `  (${payment.error})` : ""}\n`);
+  return `${lines.join("")}${counts.settled} settled, ${counts.settling} settling, ${counts.failed} failed (amounts in the asset's smallest unit: USDC millionths)\n`;
 }
 
 function corpusText(result: AdminResult): string {

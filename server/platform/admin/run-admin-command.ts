@@ -2,6 +2,7 @@
 // `loom admin` opened the database itself or a running server received the command.
 import { type KeyRecord, type Organization, PlatformInputError, type UsageRow } from "../contract.js";
 import type { CorpusEntry } from "../store/corpus-store.js";
+import type { PaymentListing, PaymentStatus } from "../store/payment-ledger.js";
 import type { PlatformStores } from "../store/platform-stores.js";
 import { type AdminCommand, validateAdminCommand } from "./admin-command.js";
 
@@ -44,7 +45,14 @@ export type AdminResult =
   | { added: number; replaced: number; count: number }
   | { count: number; documents: CorpusEntryJson[] }
   | { url: string; removed: true }
-  | { removed: number };
+  | { removed: number }
+  | PaymentsJson;
+
+/** payments.list's answer: how many payments stand where, and the newest of them. */
+export interface PaymentsJson {
+  counts: Record<PaymentStatus, number>;
+  payments: PaymentListing[];
+}
 
 export function organizationJson(organization: Organization): OrganizationJson {
   return { ...organization, createdAt: organization.createdAt.toISOString() };
@@ -115,6 +123,8 @@ export async function runAdminCommand(stores: PlatformStores, input: unknown): P
       return { url: command.url, removed: true };
     case "corpus.clear":
       return { removed: await stores.corpus.clear() };
+    case "payments.list":
+      return { counts: await stores.payments.counts(), payments: await stores.payments.list({ limit: command.limit, status: command.status }) };
   }
 }
 

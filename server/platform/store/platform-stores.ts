@@ -4,10 +4,11 @@ import { CorpusStore } from "./corpus-store.js";
 import { CreditStore } from "./credit-store.js";
 import { KeyStore } from "./key-store.js";
 import { OrganizationStore } from "./organization-store.js";
+import { PaymentLedger } from "./payment-ledger.js";
 import { UsageStore } from "./usage-store.js";
 import { WebhookSecretStore } from "./webhook-secret-store.js";
 
-/** Organizations, keys, usage, credits, webhook secrets and the search corpus over one database. */
+/** Organizations, keys, usage, credits, webhook secrets, the search corpus and payments over one database. */
 export interface PlatformStores {
   organizations: OrganizationStore;
   keys: KeyStore;
@@ -15,6 +16,8 @@ export interface PlatformStores {
   credits: CreditStore;
   webhookSecrets: WebhookSecretStore;
   corpus: CorpusStore;
+  /** The machine endpoints' payments, read (server/machines writes them). */
+  payments: PaymentLedger;
 }
 
 /** The stores over `database` (they hold no state of their own: create them once and share them). */
@@ -26,5 +29,6 @@ export function createPlatformStores(database: Database): PlatformStores {
     credits: new CreditStore(database),
     webhookSecrets: new WebhookSecretStore(database),
     corpus: new CorpusStore(database),
+    payments: new PaymentLedger(database),
   };
 }
