@@ -15,6 +15,7 @@ import type { Database } from "../platform/contract.js";
 import { openDatabase } from "../platform/db/open-database.js";
 import { createPlatformStores } from "../platform/store/platform-stores.js";
 import { UsageWriter } from "../platform/store/usage-writer.js";
+import { PaymentStore } from "../machines/payment-store.js";
 import { TEST_POSTGRES_URL, dropSchema, temporaryDataDir, testSchemaName } from "../platform/testing/test-databases.js";
 
 const run = promisify(execFile);
@@ -144,6 +145,35 @@ describe.skipIf(skipOutsideCi(cliReason))(titled("loom admin on a PGlite data di
     const text = await admin(["usage", "--org", org, "--day", "2031-05-02", ...where()]);
     expect(text.stdout).toContain("total (2031-05-02): 1 requests, 100 input (40 cached), 20 output, $0");
   });
+
+  it("lists the machine endpoints' payments: payer, amount, transaction and run, newest first, of one status", async () => {
+    const database = await openDatabase({ dataDir });
+    try {
+      const store = new PaymentStore(database);
+      const payment = (nonce: string) => ({
+        kind: "machine_search" as const, x402Version: 2 as const, network: "eip155:8453", asset: `0x${"a".repeat(40)}`, payTo: `0x${"b".repeat(40)}`,
+        payer: `0x${"c".repeat(40)}`, nonce: `0x${nonce.repeat(64)}`, amount: 100_000n, validBefore: 2_000_000_000, payloadDigest: "d",
+        payload: {}, requirements: {}, runRequest: { engine: "tim", content: [], resources: [], skills: [], tools: [], timeoutSeconds: 600, instructions: "x" },
+      });
+      const settled = await store.reserve(payment("1"), 60_000);
+      if (!("reserved" in settled)) throw new Error("not reserved");
+      await store.settle(settled.reserved.id, `0x${"e".repeat(64)}`);
+      const failed = await store.reserve(payment("2"), 60_000);
+      if (!("reserved" in failed)) throw new Error("not reserved");
+      await store.fail(failed.reserved.id, "payer without balance");
+    } finally {
+      await database.close();
+    }
+    const all = await adminJson(["payments", ...where()]);
+    expect(all.counts).toEqual({ settling: 0, settled: 1, failed: 1 });
+    expect(all.payments.map((payment: any) => payment.status).sort()).toEqual(["failed", "settled"]);
+    const settledOnly = await adminJson(["payments", "--status", "settled", "--limit", "5", ...where()]);
+    expect(settledOnly.payments).toEqual([expect.objectContaining({ status: "settled", amount: "100000", payer: `0x${"c".repeat(40)}`, transaction: `0x${"e".repeat(64)}`, runId: expect.stringMatching(/^run_/) })]);
+    const text = await admin(["payments", ...where()]);
+    expect(text.stdout).toContain("1 settled, 0 settling, 1 failed");
+    expect(text.stdout).toContain("(payer without balance)");
+    expect((await admin(["payments", "--status", "paid", ...where()])).stderr).toMatch(/--status must be settling, settled or failed/);
+  }, 120_000);
 
   it("names the flag at fault, exits with status 2, and with --json prints the error as one JSON object", async () => {
     const { id: org } = await adminJson(["org", "create", "--name", "Errors", ...where()]);

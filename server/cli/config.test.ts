@@ -29,6 +29,13 @@ describe("readServeConfig", () => {
     expect(readServeConfig(undefined)).toEqual({});
   });
 
+  it("resolves payments into the machine endpoints' settings", () => {
+    const payments = { payTo: "0x1111111111111111111111111111111111111111", network: "base-sepolia", settlement: { mode: "facilitator", url: "http://127.0.0.1:4021" } };
+    const config = readServeConfig(configFile({ payments }));
+    expect(config.payments).toEqual(payments);
+    expect(config.paymentSettings).toMatchObject({ network: { caip2: "eip155:84532" }, prices: { search: { atomic: 100_000n }, run: { atomic: 500_000n } } });
+  });
+
   it.each([
     [{ maxQueue: -1 }, /maxQueue must be an integer >= 1, got -1/],
     [{ maxQueue: 0 }, /maxQueue must be an integer >= 1, got 0/],
@@ -57,6 +64,9 @@ describe("readServeConfig", () => {
     [{ runs: { engines: { tim: { thinking: "yes" } } } }, /runs\.engines\.tim\.thinking must be true or false/],
     [{ runs: { network: { allowHosts: [""] } } }, /runs\.network\.allowHosts must be an array of non-empty strings/],
     [{ runs: { searchUrl: "searx.local" } }, /runs\.searchUrl must be an http:\/\/ or https:\/\/ URL/],
+    [{ payments: [] }, /payments must be an object: \{ payTo, network, settlement, ... \}/],
+    [{ payments: { settlement: { mode: "facilitator", url: "http://127.0.0.1:1" } } }, /--config .*: payments\.payTo is required/],
+    [{ payments: { payTo: "0x1111111111111111111111111111111111111111", settlement: { mode: "direct" } } }, /payments\.settlement\.relayerKey is required in direct mode/],
     [[1], /must be a JSON object/],
     ["{ not json", /--config .*config-\d+\.json: /],
   ])("refuses %j naming the field", (content, message) => {

@@ -8,7 +8,8 @@ import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/ex
 import { decodeXPaymentResponse } from "x402-fetch";
 import { generatePrivateKey } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TEST_BACKENDS } from "../platform/testing/test-databases.js";
+import { failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
+import { TEST_BACKENDS, freshPlatform } from "../platform/testing/test-databases.js";
 import { fixedTools as tools } from "../runs/testing/fixed-tools.js";
 import { type RunsServer, startRunsServer } from "../runs/testing/runs-server.js";
 import { ScriptedEngine } from "../testing/scripted-engine.js";
@@ -18,6 +19,7 @@ import { type LocalChain, startLocalChain, TOKEN_NAME, TOKEN_VERSION } from "./t
 import { handSignedPayment, officialPayment, offerOf, paymentHeader, v1PayingFetch, v2PayingFetch } from "./testing/paying-clients.js";
 
 const PGLITE = TEST_BACKENDS.find((backend) => backend.name === "PGlite")!;
+const POSTGRES = TEST_BACKENDS.find((backend) => backend.name === "PostgreSQL")!;
 const SEARCH_PRICE = 100_000n;
 const RUN_PRICE = 500_000n;
 
@@ -44,10 +46,10 @@ function settingsFor(mode: "direct" | "facilitator") {
   });
 }
 
-async function startPaidServer(mode: "direct" | "facilitator"): Promise<{ server: RunsServer; engine: ScriptedEngine }> {
+async function startPaidServer(mode: "direct" | "facilitator", backend = PGLITE, database?: ReturnType<typeof freshPlatform>): Promise<{ server: RunsServer; engine: ScriptedEngine }> {
   const engine = new ScriptedEngine();
   engine.script = { deltas: ["Loom pages its KV cache."] };
-  const server = await startRunsServer(PGLITE, { engine, runs: { tools }, payments: settingsFor(mode) });
+  const server = await startRunsServer(backend, { engine, runs: { tools }, payments: settingsFor(mode), ...(database ? { database } : {}) });
   return { server, engine };
 }
 
@@ -268,6 +270,29 @@ describe("machine endpoints, facilitator settlement (PGlite, local chain, in-pro
     expect(facilitator.counts.settle - settledBefore).toBe(2);
     expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + SEARCH_PRICE + RUN_PRICE);
   });
+});
+
+describe.skipIf(skipOutsideCi(POSTGRES.reason))(titled("machine endpoints, two loom servers on one PostgreSQL", POSTGRES.reason), () => {
+  it("20 concurrent submissions of one payment, split across both servers, make exactly one run and one charge", async () => {
+    failIfMissing(POSTGRES.reason);
+    const database = freshPlatform(POSTGRES);
+    const servers: RunsServer[] = [];
+    try {
+      for (let i = 0; i < 2; i++) servers.push((await startPaidServer("facilitator", POSTGRES, database)).server);
+      const url = (i: number) => `${servers[i % 2]!.url}/v1/machines/searches`;
+      const offer = offerOf(await post(url(0), SEARCH_BODY));
+      const header = { "payment-signature": paymentHeader(await officialPayment(chain.accounts.payers[0]!, offer)) };
+      const payeeBefore = await chain.balanceOf(chain.accounts.payTo.address);
+      const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => post(url(i), SEARCH_BODY, header)));
+      expect(responses.map((response) => response.status).sort()).toEqual([202, ...Array(19).fill(402)]);
+      expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + SEARCH_PRICE);
+      const listed = await servers[0]!.platform.stores.payments.list();
+      expect(listed.filter((payment) => payment.status === "settled")).toHaveLength(1);
+    } finally {
+      for (const server of servers) await server.close();
+      await database.remove();
+    }
+  }, 60_000);
 });
 
 describe("machine endpoints without a payment configuration", () => {

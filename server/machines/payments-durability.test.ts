@@ -83,7 +83,7 @@ for (const backend of TEST_BACKENDS) {
         const poll = await fetch(`${second.base}/v1/machines/searches/${runId}`);
         expect(poll.status).toBe(200);
         expect(await poll.json()).toMatchObject({ runId });
-        // A replay without the identifier's protection is refused; nothing more moved on chain.
+        // Nothing more moved on chain, and the restarted server settled nothing again.
         const settleCalls = facilitator.counts.settle;
         expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + PRICE);
         second.child.kill("SIGTERM");
