@@ -208,11 +208,13 @@ describe("HTTP parsing (uWebSockets.js as the build in use parses it; what it ca
     expect(exchange.closed).toBe(true);
   });
 
-  it("serves up to 100 header lines, and answers more, or more than 4 KB of them, with 431 at once", async () => {
+  it("serves up to 100 header lines and 16 KiB of them (x402 payment headers run to 4 KiB), and answers more with 431 at once", async () => {
     const { port } = await serve();
     const lines = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`x-h${i}`, "v"]));
     expect((await rawExchange(port, rawRequest("GET", "/health", lines(64)))).responses[0]?.status).toBe(200);
     expect((await rawExchange(port, rawRequest("GET", "/health", lines(120)))).responses[0]?.status).toBe(431);
+    expect((await rawExchange(port, rawRequest("GET", "/health", { "payment-signature": "a".repeat(12_000) }))).responses[0]?.status).toBe(200);
+    expect((await rawExchange(port, rawRequest("GET", "/health", { "x-big": "a".repeat(17_000) }))).responses[0]?.status).toBe(431);
     expect((await rawExchange(port, rawRequest("GET", "/health", { "x-big": "a".repeat(100_000) }))).responses[0]?.status).toBe(431);
   });
 

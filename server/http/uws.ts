@@ -7,6 +7,9 @@ import { type UwsBuild, type UwsRuntime, chooseUwsBuild, currentRuntime } from "
 /** The uWebSockets.js module (every build loom uses has uws-pack's API; its types stand for all of them). */
 export type Uws = typeof import("uWebSockets.js");
 
+/** The most bytes of request headers a server accepts (UWS_HTTP_MAX_HEADERS_SIZE, when the operator sets none). */
+export const MAX_REQUEST_HEADERS_BYTES = 16 * 1024;
+
 /** A loaded module and the build it came from. */
 export interface LoadedUws {
   readonly uws: Uws;
@@ -41,6 +44,10 @@ async function load({ runtime = currentRuntime(), importModule = (name: string) 
   const choice = chooseUwsBuild(runtime);
   if ("refusal" in choice) throw new UwsUnavailableError(choice.refusal);
   const { build } = choice;
+  // uWS reads its request-header limit once, when it loads (default 4 KiB). x402 v2 payment headers carry the
+  // payment and the offer's extensions back (about 3.5 KiB for a paid run), so 4 KiB would leave a client no room for
+  // its other headers. 16 KiB is what common proxies allow; an operator's own setting wins.
+  process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= String(MAX_REQUEST_HEADERS_BYTES);
   try {
     return { uws: (await importModule(build.module)) as Uws, build };
   } catch (error) {

@@ -10,6 +10,8 @@ import { generatePrivateKey } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
 import { TEST_BACKENDS, freshPlatform } from "../platform/testing/test-databases.js";
+import { serviceWebhookSecret } from "../platform/store/webhook-secret-store.js";
+import { startWebhookReceiver } from "../runs/callbacks/testing/webhook-receiver.js";
 import { fixedTools as tools } from "../runs/testing/fixed-tools.js";
 import { type RunsServer, startRunsServer } from "../runs/testing/runs-server.js";
 import { ScriptedEngine } from "../testing/scripted-engine.js";
@@ -236,6 +238,24 @@ describe("machine endpoints, direct settlement (PGlite, local chain)", () => {
     expect(conflict.status).toBe(409);
     expect((await conflict.json() as any).error).toMatch(/different payment/);
     expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + SEARCH_PRICE);
+  });
+
+  it("a paid run with output.callbackUrl is called back, signed with the service-wide webhook secret", async () => {
+    const receiver = await startWebhookReceiver(() => serviceWebhookSecret(server.platform.database));
+    try {
+      const body = { ...RUN_BODY, output: { callbackUrl: receiver.url } };
+      const response = await post(runUrl, body, {}, v2PayingFetch(chain.accounts.payers[0]!));
+      expect(response.status).toBe(202);
+      const { runId } = await response.json() as any;
+      const done = await pollUntilDone(server, `/v1/machines/runs/${runId}`);
+      const until = Date.now() + 10_000;
+      while (receiver.received.length < 1 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(receiver.received).toHaveLength(1);
+      expect(receiver.received[0]!.verifyError).toBeUndefined();
+      expect(receiver.received[0]!.verified).toMatchObject({ runId, status: done.status });
+    } finally {
+      await receiver.close();
+    }
   });
 
   it("polls are free and unknown ids are 404", async () => {
