@@ -1,6 +1,7 @@
 // Writes responses on uWebSockets.js: whole JSON bodies, and server-sent event streams that respect backpressure.
 // Writes are corked (one syscall per batch) and skipped once the client is gone. Every response carries the request's
 // id, and every callback uWS runs for it is guarded: an exception becomes that request's failure, never the process's.
+import { STATUS_CODES } from "node:http";
 import type { HttpResponse } from "uWebSockets.js";
 
 /** One request's response side: disconnect tracking, guarded callbacks and the writes. */
@@ -156,13 +157,8 @@ export class EventStream {
   }
 }
 
-const REASONS: Record<number, string> = {
-  200: "OK", 201: "Created", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-  505: "HTTP Version Not Supported",
-  408: "Request Timeout", 411: "Length Required", 413: "Payload Too Large", 429: "Too Many Requests",
-  431: "Request Header Fields Too Large", 500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
-  529: "Overloaded",
-};
+/** Reason phrases: Node's table (every IANA status), and 529 (Anthropic's "overloaded"), which it lacks. */
+const REASONS: Readonly<Record<number, string | undefined>> = { ...STATUS_CODES, 529: "Overloaded" };
 
 function statusLine(status: number): string {
   return `${status} ${REASONS[status] ?? "Status"}`;

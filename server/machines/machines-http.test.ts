@@ -93,6 +93,8 @@ describe("machine endpoints, direct settlement (PGlite, local chain)", () => {
     for (const [url, body, price, path] of [[searchUrl, SEARCH_BODY, SEARCH_PRICE, "/v1/machines/searches"], [runUrl, RUN_BODY, RUN_PRICE, "/v1/machines/runs"]] as const) {
       const response = await post(url, body);
       expect(response.status).toBe(402);
+      expect(response.statusText).toBe("Payment Required");
+      expect(response.headers.get("content-type")).toBe("application/json");
       expect(await response.json()).toEqual({
         x402Version: 1,
         error: expect.stringContaining("payment required"),
@@ -139,6 +141,7 @@ describe("machine endpoints, direct settlement (PGlite, local chain)", () => {
     const [payeeBefore, payerBefore] = [await chain.balanceOf(chain.accounts.payTo.address), await chain.balanceOf(payer.address)];
     const response = await post(searchUrl, SEARCH_BODY, {}, v2PayingFetch(payer));
     expect(response.status).toBe(202);
+    expect(response.statusText).toBe("Accepted");
     const created = await response.json() as any;
     expect(created).toEqual({ runId: expect.stringMatching(/^run_[0-9a-f]{32}$/), status: "queued" });
     const receipt = decodePaymentResponseHeader(response.headers.get("payment-response")!);

@@ -175,11 +175,12 @@ export class PaymentGate {
     const unpaid: HTTPRequestContext = { adapter: adapterOf(request, MACHINE_PATHS[endpoint], {}), path: MACHINE_PATHS[endpoint], method: "POST" };
     const processed = await this.httpServer.processHTTPRequest(unpaid);
     if (processed.type !== "payment-error") throw new Error(`the x402 resource server did not challenge an unpaid ${MACHINE_PATHS[endpoint]} (${processed.type})`);
-    const headers = { ...processed.response.headers } as Record<string, string>;
+    // The body is ours (sendJson sets its Content-Type); the resource server's PAYMENT-REQUIRED and Cache-Control stay.
+    const headers = Object.fromEntries(Object.entries(processed.response.headers).filter(([name]) => name.toLowerCase() !== "content-type")) as Record<string, string>;
     const required = decodePaymentRequiredHeader(headers["PAYMENT-REQUIRED"]!);
     headers["PAYMENT-REQUIRED"] = encodePaymentRequiredHeader({ ...required, error });
     const accepts = this.settings.network.v1Name !== undefined ? [v1Requirements(endpoint, this.settings, request.url)] : [];
-    return { status: 402, headers: { ...headers, "Content-Type": "application/json" }, body: { x402Version: 1, error, accepts } };
+    return { status: 402, headers, body: { x402Version: 1, error, accepts } };
   }
 
   /** The checks that need no facilitator, so each can say exactly what is wrong. @throws Refused */
