@@ -74,8 +74,10 @@ async function create(context: ServerContext, services: MachineServices, endpoin
     const spec = parseMachineBody(endpoint, request.body, payments.settings.searchEngine, checkRunSchema);
     const engine = services.engines[spec.engine as EngineName];
     if (engine.model === null || !services.serves(engine.model)) {
-      const field = endpoint === "search" ? "instructions" : "engine";
-      throw new ProtocolError("invalid_request", `engine '${spec.engine}' has no model to run on in this deployment, so no run can be sold (see README "Agent runs": runs.engines in the config)`, field);
+      // Nobody is asked to pay for a run this deployment cannot do: the caller's choice is a 400, the operator's a 503.
+      const why = `engine '${spec.engine}' has no model to run on in this deployment, so no run can be sold (see README "Agent runs": runs.engines in the config)`;
+      if (endpoint === "search") return send(503, { error: `search runs are unavailable: ${why}` });
+      throw new ProtocolError("invalid_request", why, "engine");
     }
     try {
       await payments.gate.initialize();
