@@ -491,10 +491,8 @@ async function main(): Promise<void> {
       const poll = all(polls[clients]!);
       console.log(`| ${clients} | ${spread(challenges[clients]!.map(perSecond), 0)} | ${median(challenge).toFixed(2)} / ${percentile(challenge, 0.95).toFixed(2)} | ${spread(polls[clients]!.map(perSecond), 0)} | ${median(poll).toFixed(2)} / ${percentile(poll, 0.95).toFixed(2)} | ${(median(challenge) - median(poll)).toFixed(2)} | ${(median(challenge) / median(poll)).toFixed(2)}x | ${unexpected(challenges[clients]!, "402")} / ${unexpected(polls[clients]!, "200")} |`);
     }
-    const settled = await server.machines.payments.list({ limit: 100_000 });
-    const byStatus = new Map<string, number>();
-    for (const payment of settled) byStatus.set(payment.status, (byStatus.get(payment.status) ?? 0) + 1);
-    console.log(`\npayments journal at the end: ${[...byStatus].map(([status, count]) => `${count} ${status}`).join(", ")}`);
+    const counts = await server.platform.stores.payments.counts();
+    console.log(`\npayments journal at the end: ${Object.entries(counts).map(([status, count]) => `${count} ${status}`).join(", ")}`);
     console.log(`load average at the end (1/5/15 min): ${loadavg().map((x) => x.toFixed(2)).join(" / ")}`);
   } finally {
     await server.close();

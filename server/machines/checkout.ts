@@ -4,8 +4,9 @@
 // it from the chain: used on chain means charged, so the run is created; unused and expired means never charged.
 import type { RunSpec } from "../runs/contract.js";
 import type { AuthorizationState, ChainState } from "./chain-state.js";
-import type { DecodedPayment, PaymentGate, VerifiedPayment } from "./payment-gate.js";
+import type { DecodedPayment, PaymentGate, SettlementOutcome, VerifiedPayment } from "./payment-gate.js";
 import type { PaymentRecord, PaymentStore } from "./payment-store.js";
+import { NEVER_SENT } from "./refusal-reasons.js";
 
 /** What buying a run came to. */
 export type Purchase =
@@ -14,8 +15,11 @@ export type Purchase =
   | { refused: string }
   /** A payment identifier reused with another payment, or still being settled: 409. */
   | { conflict: string; retryAfterSeconds?: number }
-  /** The outcome is not known yet (kept `settling`, finished by the reconciler): 503, retry with the same identifier. */
-  | { pending: string };
+  /**
+   * The outcome is not known yet (kept `settling`, finished by the reconciler): 503. The run, if the payment lands,
+   * gets `runId`; a retry under the same payment identifier returns it too.
+   */
+  | { pending: string; runId?: string };
 
 /** Settings of checkout. */
 export interface CheckoutOptions {
@@ -63,9 +67,14 @@ export class Checkout {
     if ("existing" in reservation) return this.replayOf(payment, reservation.existing);
     const record = reservation.reserved;
     const outcome = await this.gate.settle(payment);
+    return this.afterSettle(record, outcome);
+  }
+
+  /** A settlement's outcome, checked against the chain unless it succeeded. */
+  private async afterSettle(record: PaymentRecord, outcome: SettlementOutcome): Promise<Purchase> {
     if (outcome.settled === true) return this.bought(await this.payments.settle(record.id, outcome.transaction));
-    const why = outcome.settled === false ? outcome.reason : `the facilitator gave no outcome: ${outcome.error}`;
-    return this.fromChain(record, why);
+    if (outcome.settled === false) return this.fromChain(record, outcome.reason, !NEVER_SENT.has(outcome.code));
+    return this.fromChain(record, `the facilitator gave no outcome: ${outcome.error}`, true);
   }
 
   /**
@@ -89,20 +98,23 @@ export class Checkout {
     if (state === undefined) return { pending: `payment ${record.id}: the chain could not be read; it will be reconciled` };
     if (state.state !== "unused") return this.apply(record, state, "reconciled");
     if (record.validBefore <= Math.floor(Date.now() / 1000)) return this.refuse(record, "authorization expired before it was settled (not charged)");
-    const outcome = await this.gate.settle({ x402Version: record.x402Version, payload: record.payload, requirements: record.requirements });
-    if (outcome.settled === true) return this.bought(await this.payments.settle(record.id, outcome.transaction));
-    return this.fromChain(record, outcome.settled === false ? outcome.reason : outcome.error);
+    return this.afterSettle(record, await this.gate.settle({ x402Version: record.x402Version, payload: record.payload, requirements: record.requirements }));
   }
 
-  /** After a failed or unknown settlement: the chain decides whether it was charged. */
-  private async fromChain(record: PaymentRecord, why: string): Promise<Purchase> {
+  /**
+   * After a failed or unknown settlement the chain decides whether it was charged. An unused authorization is final
+   * only when nothing was sent (`maySettleLater` false) or it has expired; otherwise a sent transfer may still land.
+   */
+  private async fromChain(record: PaymentRecord, why: string, maySettleLater: boolean): Promise<Purchase> {
     const state = await this.stateOf(record);
-    if (state === undefined) {
-      await this.payments.extend(record.id, this.options.settlementTimeoutMs, why);
-      return { pending: `the settlement's outcome is not known yet (${why}); the payment is kept and will be reconciled: retry with the same payment-identifier, or poll later` };
-    }
-    if (state.state === "unused") return this.refuse(record, why);
-    return this.apply(record, state, why);
+    if (state !== undefined && state.state !== "unused") return this.apply(record, state, why);
+    const expired = record.validBefore <= Math.floor(Date.now() / 1000);
+    if (state !== undefined && (!maySettleLater || expired)) return this.refuse(record, why);
+    await this.payments.extend(record.id, this.options.settlementTimeoutMs, why);
+    return {
+      pending: `the settlement's outcome is not known yet (${why}); the payment is kept and reconciled from the chain: if it is charged, run ${record.runId} is created (poll it), and a retry under the same payment-identifier returns it`,
+      runId: record.runId,
+    };
   }
 
   /** A used or cancelled authorization, as the chain reported it. */

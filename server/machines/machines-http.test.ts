@@ -37,14 +37,14 @@ afterAll(async () => {
   await chain?.close();
 });
 
-function settingsFor(mode: "direct" | "facilitator") {
+function settingsFor(mode: "direct" | "facilitator", timeoutSeconds = 20) {
   return resolvePaymentsConfig({
     payTo: chain.accounts.payTo.address,
     network: "base",
     asset: { address: chain.token, name: TOKEN_NAME, version: TOKEN_VERSION, decimals: 6 },
     settlement: mode === "direct"
-      ? { mode, rpcUrl: chain.rpcUrl, relayerKey: chain.accounts.relayer.privateKey, timeoutSeconds: 20 }
-      : { mode, url: facilitator.url, rpcUrl: chain.rpcUrl, timeoutSeconds: 20 },
+      ? { mode, rpcUrl: chain.rpcUrl, relayerKey: chain.accounts.relayer.privateKey, timeoutSeconds }
+      : { mode, url: facilitator.url, rpcUrl: chain.rpcUrl, timeoutSeconds },
   });
 }
 
@@ -293,6 +293,62 @@ describe("machine endpoints, facilitator settlement (PGlite, local chain, in-pro
     expect(facilitator.counts.settle - settledBefore).toBe(2);
     expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + SEARCH_PRICE + RUN_PRICE);
   });
+});
+
+describe("machine endpoints when settlement times out (direct, PGlite, local chain)", () => {
+  let server: RunsServer;
+  let searchUrl: string;
+  beforeAll(async () => {
+    // Settlement may take 2 s; the reconciler looks every 200 ms.
+    server = await startRunsServer(PGLITE, { runs: { tools }, payments: settingsFor("direct", 2), machines: { reconcileEveryMs: 200 } });
+    searchUrl = `${server.url}/v1/machines/searches`;
+  }, 60_000);
+  afterAll(async () => {
+    chain.setIntercept(undefined);
+    await server?.close();
+  });
+
+  it("a transfer mined before the timeout was noticed is a settled payment: 202 and the run", async () => {
+    const offer = offerOf(await post(searchUrl, SEARCH_BODY));
+    const payeeBefore = await chain.balanceOf(chain.accounts.payTo.address);
+    // The transfer is mined at once; its answer comes after the settlement's timeout.
+    chain.setIntercept(async (call, forward) => {
+      const result = await forward();
+      if (call.method === "eth_sendRawTransaction") await new Promise((resolve) => setTimeout(resolve, 3000));
+      return result;
+    });
+    const response = await post(searchUrl, SEARCH_BODY, { "payment-signature": paymentHeader(await officialPayment(chain.accounts.payers[1]!, offer)) });
+    chain.setIntercept(undefined);
+    expect(response.status).toBe(202);
+    expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + SEARCH_PRICE);
+  }, 30_000);
+
+  it("a transfer still in flight when settlement times out: 503 with the run's id, and the run once it lands", async () => {
+    const offer = offerOf(await post(searchUrl, SEARCH_BODY));
+    const payeeBefore = await chain.balanceOf(chain.accounts.payTo.address);
+    // The transfer reaches the chain 4 s after it was sent: after loom gave up waiting, before it expires.
+    let landed!: Promise<unknown>;
+    chain.setIntercept(async (call, forward) => {
+      if (call.method !== "eth_sendRawTransaction") return forward();
+      landed = new Promise((resolve) => setTimeout(resolve, 4000)).then(() => forward());
+      return landed;
+    });
+    const response = await post(searchUrl, SEARCH_BODY, { "payment-signature": paymentHeader(await officialPayment(chain.accounts.payers[2]!, offer)) });
+    const body = await response.json() as any;
+    expect(response.status).toBe(503);
+    expect(body).toEqual({ error: expect.stringMatching(/not known yet/), runId: expect.stringMatching(/^run_/) });
+    expect((await fetch(`${server.url}/v1/machines/searches/${body.runId}`)).status).toBe(404);
+    await landed;
+    chain.setIntercept(undefined);
+    const until = Date.now() + 15_000;
+    while ((await fetch(`${server.url}/v1/machines/searches/${body.runId}`)).status === 404) {
+      if (Date.now() > until) throw new Error("the landed payment's run was not created");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + SEARCH_PRICE);
+    const [payment] = (await server.platform.stores.payments.list()).filter((listed) => listed.runId === body.runId);
+    expect(payment).toMatchObject({ status: "settled", transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+  }, 40_000);
 });
 
 describe.skipIf(skipOutsideCi(POSTGRES.reason))(titled("machine endpoints, two loom servers on one PostgreSQL", POSTGRES.reason), () => {

@@ -65,7 +65,8 @@ export interface VerifiedPayment extends Omit<DecodedPayment, "header"> {
 /** A settlement's outcome as the facilitator reported it; `thrown` when it could not say (timeout, network). */
 export type SettlementOutcome =
   | { settled: true; transaction: string; payer?: string }
-  | { settled: false; reason: string }
+  /** `code`: the facilitator's reason code; `reason`: in words. */
+  | { settled: false; code: string; reason: string }
   | { settled: "unknown"; error: string };
 
 /** A refusal from inside the checks: answered as a 402 whose error says which check failed. */
@@ -152,10 +153,10 @@ export class PaymentGate {
     } catch (error) {
       // The library throws a SettleError for a refused settlement: that one has a definite reason.
       const reason = (error as { errorReason?: unknown }).errorReason;
-      if (typeof reason === "string" && reason !== "") return { settled: false, reason: describeRefusal(reason, (error as { errorMessage?: string }).errorMessage) };
+      if (typeof reason === "string" && reason !== "") return { settled: false, code: reason, reason: describeRefusal(reason, (error as { errorMessage?: string }).errorMessage) };
       return { settled: "unknown", error: (error as Error).message ?? String(error) };
     }
-    if (!result.success) return { settled: false, reason: describeRefusal(result.errorReason, result.errorMessage) };
+    if (!result.success) return { settled: false, code: result.errorReason ?? "unknown_reason", reason: describeRefusal(result.errorReason, result.errorMessage) };
     return { settled: true, transaction: result.transaction, ...(result.payer ? { payer: result.payer } : {}) };
   }
 

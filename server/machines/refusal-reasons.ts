@@ -17,13 +17,40 @@ const REASONS: Record<string, string> = {
   invalid_exact_evm_missing_eip712_domain: "wrong asset: no EIP-712 domain",
   invalid_exact_evm_eip3009_not_supported: "wrong asset: the token does not support EIP-3009",
   invalid_exact_evm_transaction_simulation_failed: "settlement would fail: the transfer reverts on chain",
-  invalid_exact_evm_transaction_failed: "settlement failed: the transfer reverted on chain",
+  invalid_exact_evm_transaction_failed: "settlement failed: the transfer did not go through on chain",
   invalid_exact_evm_scheme: "wrong scheme: only \"exact\" is accepted",
   unsupported_scheme: "wrong scheme or chain: not supported by the facilitator",
   invalid_network: "wrong chain",
   invalid_payload: "malformed payment payload",
   invalid_x402_version: "unsupported x402 version",
 };
+
+/**
+ * Settlement failures that mean the transfer was never sent: with the chain saying the authorization is unused, nothing
+ * can land later. Any other failure (a send that timed out, a receipt that never came) may still be mined while the
+ * authorization is valid, so the payment stays open until the chain or the clock decides.
+ */
+export const NEVER_SENT = new Set([
+  "invalid_exact_evm_signature",
+  "invalid_exact_evm_failed_to_parse_signature",
+  "invalid_exact_evm_recipient_mismatch",
+  "invalid_exact_evm_payload_authorization_value_mismatch",
+  "invalid_exact_evm_authorization_value",
+  "invalid_exact_evm_payload_authorization_valid_before",
+  "invalid_exact_evm_payload_authorization_valid_after",
+  "invalid_exact_evm_insufficient_balance",
+  "invalid_exact_evm_network_mismatch",
+  "invalid_exact_evm_token_name_mismatch",
+  "invalid_exact_evm_token_version_mismatch",
+  "invalid_exact_evm_missing_eip712_domain",
+  "invalid_exact_evm_eip3009_not_supported",
+  "invalid_exact_evm_transaction_simulation_failed",
+  "invalid_exact_evm_scheme",
+  "unsupported_scheme",
+  "invalid_network",
+  "invalid_payload",
+  "invalid_x402_version",
+]);
 
 /** A refusal's message from a facilitator's reason code (and message, when it gave one). */
 export function describeRefusal(reason: string | undefined, message?: string): string {

@@ -105,7 +105,7 @@ async function answerPurchase(purchase: Purchase, gate: PaymentGate, endpoint: M
   if ("bought" in purchase) return send(202, { runId: purchase.bought.runId, status: "queued" }, purchase.bought.headers);
   if ("refused" in purchase) return sendAnswer(await gate.challenge(endpoint, request, purchase.refused));
   if ("conflict" in purchase) return send(409, { error: purchase.conflict }, purchase.retryAfterSeconds ? { "retry-after": String(purchase.retryAfterSeconds) } : {});
-  return send(503, { error: purchase.pending }, { "retry-after": "5" });
+  return send(503, { error: purchase.pending, ...(purchase.runId ? { runId: purchase.runId } : {}) }, { "retry-after": "5" });
 }
 
 /** GET: a machine run of this endpoint's kind by id; any other run (another kind, a legacy run) is not found. */
