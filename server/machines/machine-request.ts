@@ -3,7 +3,7 @@
 import { type RunSpec, TOOL_NAMES, type ToolName } from "../runs/contract.js";
 import { RUN_LIMITS } from "../runs/create-request.js";
 import type { EngineName } from "../runs/engines.js";
-import { array, callbackUrl, choice, invalid, object, text } from "../runs/request-fields.js";
+import { array, choice, formatsAndCallback, invalid, object, text } from "../runs/request-fields.js";
 import type { MachineEndpoint } from "./machine-offers.js";
 
 /** Engines of paid full runs (spec 2.10). */
@@ -42,15 +42,6 @@ export function parseMachineBody(endpoint: MachineEndpoint, body: unknown, searc
       return { id, options: {} };
     });
   }
-  for (const field of ["answerFormat", "reasoningFormat"] as const) {
-    if (input[field] === undefined) continue;
-    const schema = object(`input.${field}`, input[field]);
-    checkSchema(schema, `input.${field}`);
-    spec[field] = schema;
-  }
-  if (top.output !== undefined) {
-    const output = object("output", top.output, ["callbackUrl"]);
-    if (output.callbackUrl !== undefined) spec.callbackUrl = callbackUrl("output.callbackUrl", output.callbackUrl);
-  }
+  Object.assign(spec, formatsAndCallback(input, top.output, checkSchema));
   return spec;
 }

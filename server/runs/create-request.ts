@@ -1,7 +1,7 @@
 // The legacy run create body (spec 2.9) checked field by field: every rule, every bound, unknown fields refused, and
 // each error naming the field as the client wrote it (`input.tools[1].id`).
 import { type RunSpec, type RunToolChoice, TOOL_NAMES, type ToolName } from "./contract.js";
-import { array, callbackUrl, choice, integer, invalid, object, strings, text } from "./request-fields.js";
+import { array, choice, formatsAndCallback, integer, invalid, object, strings, text } from "./request-fields.js";
 
 /** Engines of legacy runs (spec 2.9); machine runs take another list (issue 17). */
 export const LEGACY_ENGINES = ["tim", "tim-edge", "tim-extA", "tim-extA-heavy", "tim-1.5"] as const;
@@ -63,16 +63,7 @@ export function parseLegacyRunBody(body: unknown, checkSchema: (schema: Record<s
     timeoutSeconds: RUN_LIMITS.defaultTimeoutSeconds,
   };
   if (input.agentId !== undefined) spec.agentId = text("input.agentId", input.agentId, RUN_LIMITS.maxAgentIdChars);
-  for (const field of ["answerFormat", "reasoningFormat"] as const) {
-    if (input[field] === undefined) continue;
-    const schema = object(`input.${field}`, input[field]);
-    checkSchema(schema, `input.${field}`);
-    spec[field] = schema;
-  }
-  if (top.output !== undefined) {
-    const output = object("output", top.output, ["callbackUrl"]);
-    if (output.callbackUrl !== undefined) spec.callbackUrl = callbackUrl("output.callbackUrl", output.callbackUrl);
-  }
+  Object.assign(spec, formatsAndCallback(input, top.output, checkSchema));
   if (top.options !== undefined) {
     const options = object("options", top.options, ["timeout", "max_step_tokens"]);
     if (options.timeout !== undefined) spec.timeoutSeconds = integer("options.timeout", options.timeout, 1, RUN_LIMITS.maxTimeoutSeconds);

@@ -3,6 +3,26 @@
 import { PlatformInputError } from "../platform/contract.js";
 import { ProtocolError } from "../protocol/internal.js";
 import { validateCallbackUrl } from "./callbacks/callback-url.js";
+import type { RunSpec } from "./contract.js";
+
+/**
+ * What legacy and machine run bodies share: `input.answerFormat` and `input.reasoningFormat` (JSON Schemas, compiled
+ * by `checkSchema`, which throws naming the field) and `output.callbackUrl`.
+ */
+export function formatsAndCallback(input: Record<string, unknown>, outputField: unknown, checkSchema: (schema: Record<string, unknown>, field: string) => void): Pick<RunSpec, "answerFormat" | "reasoningFormat" | "callbackUrl"> {
+  const chosen: Pick<RunSpec, "answerFormat" | "reasoningFormat" | "callbackUrl"> = {};
+  for (const field of ["answerFormat", "reasoningFormat"] as const) {
+    if (input[field] === undefined) continue;
+    const schema = object(`input.${field}`, input[field]);
+    checkSchema(schema, `input.${field}`);
+    chosen[field] = schema;
+  }
+  if (outputField !== undefined) {
+    const output = object("output", outputField, ["callbackUrl"]);
+    if (output.callbackUrl !== undefined) chosen.callbackUrl = callbackUrl("output.callbackUrl", output.callbackUrl);
+  }
+  return chosen;
+}
 
 /** The completion callback's URL, checked as enqueueing it will check it again (callbacks/callback-url.ts). */
 export function callbackUrl(field: string, value: unknown): string {

@@ -3,7 +3,7 @@
 import { x402Client } from "@x402/core/client";
 import { x402Facilitator } from "@x402/core/facilitator";
 import type { Network, PaymentPayload, PaymentRequirements, PaymentRequirementsV1 } from "@x402/core/types";
-import { toFacilitatorEvmSigner } from "@x402/evm";
+import { authorizationTypes, toFacilitatorEvmSigner } from "@x402/evm";
 import { ExactEvmScheme as ExactEvmClientScheme } from "@x402/evm/exact/client";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { ExactEvmSchemeV1 as ExactEvmClientSchemeV1 } from "@x402/evm/exact/v1/client";
@@ -56,16 +56,8 @@ function authorization(from: ChainAccount, value: bigint, overrides: Partial<Aut
 function signAuthorization(signer: ChainAccount, message: Authorization): Promise<Hex> {
   return privateKeyToAccount(signer.privateKey).signTypedData({
     domain: { name: TOKEN_NAME, version: TOKEN_VERSION, chainId: chain.chainId, verifyingContract: chain.token },
-    types: {
-      TransferWithAuthorization: [
-        { name: "from", type: "address" },
-        { name: "to", type: "address" },
-        { name: "value", type: "uint256" },
-        { name: "validAfter", type: "uint256" },
-        { name: "validBefore", type: "uint256" },
-        { name: "nonce", type: "bytes32" },
-      ],
-    },
+    // The EIP-3009 typed data, as the x402 EVM scheme signs it.
+    types: authorizationTypes,
     primaryType: "TransferWithAuthorization",
     message,
   });

@@ -4,6 +4,7 @@
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
+import { authorizationTypes } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment as wrapFetchV2 } from "@x402/fetch";
 import { wrapFetchWithPayment as wrapFetchV1 } from "x402-fetch";
@@ -66,16 +67,8 @@ export async function handSignedPayment(chain: LocalChain, payer: ChainAccount, 
   const authorization = { from: payer.address, to: fields.to, value: fields.value, validAfter: fields.validAfter, validBefore: fields.validBefore, nonce: fields.nonce };
   const signature = await privateKeyToAccount(fields.signer.privateKey).signTypedData({
     domain: { name: TOKEN_NAME, version: TOKEN_VERSION, chainId: chain.chainId, verifyingContract: fields.token },
-    types: {
-      TransferWithAuthorization: [
-        { name: "from", type: "address" },
-        { name: "to", type: "address" },
-        { name: "value", type: "uint256" },
-        { name: "validAfter", type: "uint256" },
-        { name: "validBefore", type: "uint256" },
-        { name: "nonce", type: "bytes32" },
-      ],
-    },
+    // The EIP-3009 typed data, as the x402 EVM scheme signs it.
+    types: authorizationTypes,
     primaryType: "TransferWithAuthorization",
     message: authorization,
   });
