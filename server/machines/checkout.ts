@@ -26,7 +26,7 @@ export interface CheckoutOptions {
   /** The configured network (CAIP-2) and asset address. */
   network: string;
   asset: string;
-  /** How long one settlement may take; a settling payment's lease. */
+  /** How long one settlement may take; a settling payment is leased for twice that. */
   settlementTimeoutMs: number;
   /** How long a request for a payment someone else is settling waits for its outcome (default 10 s). */
   duplicateWaitMs?: number;
@@ -42,6 +42,14 @@ export class Checkout {
     private readonly chain: ChainState,
     private readonly options: CheckoutOptions,
   ) {}
+
+  /**
+   * A settling payment's lease: twice the settlement timeout, so that the reconciler never takes a payment whose
+   * request is still waiting on its settlement (both would then decide it).
+   */
+  private get leaseMs(): number {
+    return 2 * this.options.settlementTimeoutMs;
+  }
 
   /** Settles `payment` for a run of `spec` and creates the run, at most once per authorization. */
   async buy(payment: VerifiedPayment, spec: RunSpec): Promise<Purchase> {
@@ -63,7 +71,7 @@ export class Checkout {
       payload: payment.payload,
       requirements: payment.requirements,
       runRequest: spec,
-    }, this.options.settlementTimeoutMs);
+    }, this.leaseMs);
     if ("existing" in reservation) return this.replayOf(payment, reservation.existing);
     const record = reservation.reserved;
     const outcome = await this.gate.settle(payment);
@@ -83,7 +91,7 @@ export class Checkout {
    * @returns how many were finished either way.
    */
   async reconcile(limit = 16): Promise<number> {
-    const stale = await this.payments.takeExpired(limit, this.options.settlementTimeoutMs);
+    const stale = await this.payments.takeExpired(limit, this.leaseMs);
     let finished = 0;
     for (const record of stale) {
       const outcome = await this.finish(record);
@@ -110,7 +118,7 @@ export class Checkout {
     if (state !== undefined && state.state !== "unused") return this.apply(record, state, why);
     const expired = record.validBefore <= Math.floor(Date.now() / 1000);
     if (state !== undefined && (!maySettleLater || expired)) return this.refuse(record, why);
-    await this.payments.extend(record.id, this.options.settlementTimeoutMs, why);
+    await this.payments.extend(record.id, this.leaseMs, why);
     return {
       pending: `the settlement's outcome is not known yet (${why}); the payment is kept and reconciled from the chain: if it is charged, run ${record.runId} is created (poll it), and a retry under the same payment-identifier returns it`,
       runId: record.runId,

@@ -76,7 +76,7 @@ for (const backend of TEST_BACKENDS) {
 
         const second = await startLoomServe(args, { children });
         // The client retries the same payment under its identifier: the reconciler finishes the payment from the
-        // chain (its lease was 2 s) and the retry gets the run.
+        // chain (its lease was 4 s, twice the settlement timeout) and the retry gets the run.
         const retried = await search(second, header);
         expect(retried.status).toBe(202);
         const { runId } = await retried.json() as { runId: string };
