@@ -14,6 +14,7 @@ import { serviceWebhookSecret } from "../platform/store/webhook-secret-store.js"
 import { startWebhookReceiver } from "../runs/callbacks/testing/webhook-receiver.js";
 import { fixedTools as tools } from "../runs/testing/fixed-tools.js";
 import { type RunsServer, startRunsServer } from "../runs/testing/runs-server.js";
+import { EngineError } from "../../engine/request.js";
 import { ScriptedEngine } from "../testing/scripted-engine.js";
 import { resolvePaymentsConfig } from "./payments-config.js";
 import { type FacilitatorServer, startFacilitatorServer } from "./testing/facilitator-server.js";
@@ -77,12 +78,13 @@ const RUN_BODY = { engine: "tim", input: { instructions: "Summarise loom's KV ca
 
 describe("machine endpoints, direct settlement (PGlite, local chain)", () => {
   let server: RunsServer;
+  let engine: ScriptedEngine;
   let searchUrl: string;
   let runUrl: string;
   let offer: PaymentRequired;
 
   beforeAll(async () => {
-    ({ server } = await startPaidServer("direct"));
+    ({ server, engine } = await startPaidServer("direct"));
     searchUrl = `${server.url}/v1/machines/searches`;
     runUrl = `${server.url}/v1/machines/runs`;
     offer = offerOf(await post(searchUrl, SEARCH_BODY));
@@ -171,6 +173,18 @@ describe("machine endpoints, direct settlement (PGlite, local chain)", () => {
     expect(await chain.balanceOf(payer.address)).toBe(payerBefore - RUN_PRICE);
     expect(await pollUntilDone(server, `/v1/machines/runs/${created.runId}`)).toMatchObject({ status: "succeeded" });
     expect((await fetch(`${server.url}/v1/machines/searches/${created.runId}`)).status).toBe(404);
+  });
+
+  it("a paid run that fails reports failed with its error; the payment stays settled (no refund, as the spec has it)", async () => {
+    engine.queue.push({ deltas: [], failWith: new EngineError("internal", "the model step failed: device lost") });
+    const response = await post(runUrl, { engine: "tim", input: { instructions: "Fail, please." } }, {}, v2PayingFetch(chain.accounts.payers[3]!));
+    expect(response.status).toBe(202);
+    const { runId } = await response.json() as any;
+    const done = await pollUntilDone(server, `/v1/machines/runs/${runId}`);
+    expect(done).toMatchObject({ runId, status: "failed", error: { code: "model_error", message: expect.stringContaining("device lost") } });
+    expect(done.result).toBeUndefined();
+    const [payment] = (await server.platform.stores.payments.list()).filter((listed) => listed.runId === runId);
+    expect(payment).toMatchObject({ status: "settled", amount: String(RUN_PRICE) });
   });
 
   it("refuses with a 402 naming the failed check, and charges nothing", async () => {
