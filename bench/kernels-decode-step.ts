@@ -4,7 +4,7 @@
 // Usage: npx vite-node bench/kernels-decode-step.ts [--threads=2] [--context=256] [--packed]
 import { randomFillSync } from "node:crypto";
 import { cpus } from "node:os";
-import { WasmRuntime } from "../engine/backends/wasm/runtime.js";
+import { WasmRuntime } from "../kernels/wasm/runtime.js";
 
 const option = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? fallback);
 const threads = option("threads", 2);

@@ -6,8 +6,8 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { WasmRuntime } from "../engine/backends/wasm/runtime.js";
-import { f32ToF16 } from "../engine/model/dtypes.js";
+import { WasmRuntime } from "../kernels/wasm/runtime.js";
+import { f32ToF16 } from "../kernels/formats/f16.js";
 import { randomBf16, randomF32, randomQ4_0, randomQ8_0 } from "../kernels/case.js";
 
 /** A small AVX2 streaming sum (1 and 2 threads), compiled into a temporary folder when a C compiler exists. */

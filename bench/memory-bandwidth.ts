@@ -1,6 +1,6 @@
 // Measures sustained memory read bandwidth with the WebAssembly streaming-sum kernel on all threads:
 // the physical limit that decode speed is reported against.
-import { WasmRuntime } from "../engine/backends/wasm/runtime.js";
+import { WasmRuntime } from "../kernels/wasm/runtime.js";
 
 /** Best-of-N read bandwidth in bytes per second over a buffer far larger than the caches. */
 export async function measureReadBandwidth(bytes = 1 << 30, repeats = 5, threads?: number): Promise<number> {

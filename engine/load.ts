@@ -2,7 +2,7 @@
 import { availableParallelism } from "node:os";
 import type { ModelRunner, RunnerOptions } from "./backends/runner.js";
 import { WasmModelRunner } from "./backends/wasm/model-runner.js";
-import { WasmRuntime } from "./backends/wasm/runtime.js";
+import { WasmRuntime } from "../kernels/wasm/runtime.js";
 import type { LoadProgress } from "./backends/wasm/weight-loader.js";
 import type { WebGpuTuning } from "./backends/webgpu/model-runner.js";
 import { probeGpu } from "./backends/webgpu/probe.js";
@@ -89,7 +89,7 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
   // "auto" looks for a hardware GPU in a child process first: opening Dawn here prints its adapter warnings on stderr.
   if (backend === "webgpu" || (backend === "auto" && (await probeGpu()).hardware)) {
     // Dawn is loaded only when a GPU is wanted; where its native module cannot load, "auto" means WebAssembly.
-    const gpu = await import("./backends/webgpu/gpu.js").then(
+    const gpu = await import("../kernels/webgpu/gpu.js").then(
       ({ openGpu }) => openGpu(),
       (error: Error) => ({ unavailable: `Dawn (npm webgpu) could not be loaded: ${error.message}` }),
     );

@@ -1,7 +1,7 @@
 // The shape of a conformance case (what every kernels/<op>/cases.ts exports) and seeded test-data generators.
 // The harness (conformance.test.ts) places a case's buffers in WebAssembly memory, runs the kernel whole and
 // split, and compares what it wrote with the plain-TypeScript reference's expectation.
-import { f32ToF16 } from "../engine/model/dtypes.js";
+import { f32ToF16 } from "./formats/f16.js";
 
 /** Host-side contents of a buffer. */
 export type HostArray = Float32Array | Int32Array | Uint32Array | Uint16Array | Uint8Array;

@@ -9,7 +9,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WasmRuntime } from "../engine/backends/wasm/runtime.js";
+import { WasmRuntime } from "./wasm/runtime.js";
 import type { CaseSetup, HostArray, KernelCase } from "./case.js";
 import { nmse } from "./nmse.js";
 

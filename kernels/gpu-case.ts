@@ -1,8 +1,8 @@
 // The shape of a WebGPU conformance case (what every kernels/<op>/gpu-cases.ts exports). The harness
 // (webgpu-conformance.test.ts) creates the case's buffers in binding order, dispatches the WGSL kernel once and
 // compares what it wrote with the plain-TypeScript reference's expectation.
-import type { ShaderRef } from "../engine/backends/webgpu/shaders.js";
-import type { DispatchParam } from "../engine/backends/webgpu/step-encoder.js";
+import type { ShaderRef } from "./webgpu/shaders.js";
+import type { DispatchParam } from "./webgpu/step-encoder.js";
 import type { CaseBuffer, HostArray } from "./case.js";
 
 

@@ -8,12 +8,12 @@ import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { type GpuContext, openGpu } from "../engine/backends/webgpu/gpu.js";
-import { failIfMissing, skipOutsideCi, titled } from "../engine/testing/fixtures.js";
-import { PipelineCache } from "../engine/backends/webgpu/shaders.js";
+import { type GpuContext, openGpu } from "./webgpu/gpu.js";
+import { failIfMissing, skipOutsideCi, titled } from "./testing/environment.js";
+import { PipelineCache } from "./webgpu/shaders.js";
 import type { HostArray } from "./case.js";
 import { nmse } from "./nmse.js";
-import { StepEncoder } from "../engine/backends/webgpu/step-encoder.js";
+import { StepEncoder } from "./webgpu/step-encoder.js";
 import type { GpuCaseSetup, GpuKernelCase } from "./gpu-case.js";
 
 const kernelsDir = dirname(fileURLToPath(import.meta.url));

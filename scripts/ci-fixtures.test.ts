@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SHARED_ROOT } from "../engine/package-root.js";
+import { SHARED_ROOT } from "../kernels/package-root.js";
 import { FIXTURES, REPOSITORY_ROOT, SHARED_FIXTURE_FILES, fixtureFiles } from "../engine/testing/fixtures.js";
 import { tokenizerSourceFiles } from "./tokenizer-files.js";
 

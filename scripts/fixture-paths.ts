@@ -1,6 +1,6 @@
 // Where the generator finds the repository root, the shared fixtures folder and the tokenizer files it copies.
 import { join } from "node:path";
-import { PACKAGE_ROOT, SHARED_ROOT } from "../engine/package-root.js";
+import { PACKAGE_ROOT, SHARED_ROOT } from "../kernels/package-root.js";
 
 /** The repository root: the folder holding package.json (from scripts/ and from dist/scripts/ alike). */
 export function repoRoot(): string {

@@ -2,7 +2,7 @@
 // a whole model in memory (engine/model/gguf/writer.ts takes every tensor's bytes up front).
 // The header comes from engine/model/gguf/writer.ts's encodeGgufHeader, so both writers produce one layout.
 import { closeSync, openSync, writeSync } from "node:fs";
-import { type GgmlType, tensorByteLength } from "../engine/model/dtypes.js";
+import { type GgmlType, tensorByteLength } from "../kernels/formats/types.js";
 import { type GgufTypedValue, encodeGgufHeader } from "../engine/model/gguf/writer.js";
 
 /** A tensor whose GGML bytes are produced when it is written. */

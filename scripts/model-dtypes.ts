@@ -1,5 +1,7 @@
 // Output formats and dtypes of the generator, and which GGML type each tensor gets in a GGUF file.
-import { GgmlType, f16ToF32, f32ToF16, bf16ToF32, f32ToBf16 } from "../engine/model/dtypes.js";
+import { GgmlType } from "../kernels/formats/types.js";
+import { f16ToF32, f32ToF16 } from "../kernels/formats/f16.js";
+import { bf16ToF32, f32ToBf16 } from "../kernels/formats/bf16.js";
 import type { PlannedTensor } from "./model-tensors.js";
 
 /** File formats the generator writes. */

@@ -1,13 +1,13 @@
 // Writes a random-weight model as one GGUF file, tensor by tensor, in the layout llama.cpp's converter produces.
-import { GgmlType } from "../engine/model/dtypes.js";
-import { llama3RopeFreqFactors } from "../engine/model/rope.js";
+import { GgmlType } from "../kernels/formats/types.js";
+import { llama3RopeFreqFactors } from "../kernels/rope-frequencies.js";
 import { type GeneratorStamp, ggufArchitectureMetadata } from "./gguf-model-metadata.js";
 import { type StreamedGgufTensor, ggufDataBytes, writeGgufStreaming } from "./gguf-stream-writer.js";
 import type { ProgressListener } from "./generation-progress.js";
 import { type ModelDtype, ggufTensorType, roundToCheckpointPrecision } from "./model-dtypes.js";
 import { type ModelPreset, headDimOf } from "./model-presets.js";
 import { type PlannedTensor, permuteForGguf, planTensors, tensorValueChunks } from "./model-tensors.js";
-import { quantize } from "../engine/model/quantize.js";
+import { quantize } from "../kernels/formats/quantize.js";
 import { ggufTokenizerKeys } from "./tokenizer-files.js";
 
 /** GGML shape (row length first) of a checkpoint-order shape. */

@@ -2,14 +2,14 @@
 // and safetensors weights (one file, or shards plus model.safetensors.index.json).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { GgmlType } from "../engine/model/dtypes.js";
+import { GgmlType } from "../kernels/formats/types.js";
 import { type SafetensorsDtype, type SafetensorsTensorInput, writeSafetensorsModel } from "../engine/model/safetensors/writer.js";
 import type { GeneratorStamp } from "./gguf-model-metadata.js";
 import type { ProgressListener } from "./generation-progress.js";
 import { type ModelDtype, checkFormatDtype } from "./model-dtypes.js";
 import type { ModelPreset } from "./model-presets.js";
 import { planTensors, tensorValueChunks } from "./model-tensors.js";
-import { quantize } from "../engine/model/quantize.js";
+import { quantize } from "../kernels/formats/quantize.js";
 import { writeHuggingFaceTokenizerFiles } from "./tokenizer-files.js";
 
 const SAFETENSORS: Partial<Record<ModelDtype, { dtype: SafetensorsDtype; type: GgmlType; torch: string }>> = {

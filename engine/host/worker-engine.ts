@@ -9,7 +9,7 @@ import type { LoadProgress } from "../backends/wasm/weight-loader.js";
 import type { EngineOptions, EngineStream, ServingEngine } from "../engine.js";
 import { EventChannel } from "../event-channel.js";
 import type { LoadOptions } from "../load.js";
-import { PACKAGE_ROOT } from "../package-root.js";
+import { PACKAGE_ROOT } from "../../kernels/package-root.js";
 import { EngineError, type EngineEvent, type EngineRequest, type EngineStats } from "../request.js";
 import { type EngineQuestion, type EngineWorkerData, type FromWorker, type ModelInfo, type ToWorker, receivedError, receivedEvent } from "./messages.js";
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../testing/fixtures.js";
 import { ModelFileError } from "./errors.js";
-import { GgmlType } from "./dtypes.js";
+import { GgmlType } from "../../kernels/formats/types.js";
 import { gguf, writeGguf } from "./gguf/writer.js";
 import { openModelSource } from "./source.js";
 

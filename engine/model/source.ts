@@ -4,11 +4,11 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { readFileRange } from "./file-io.js";
 import { join } from "node:path";
 import { type ModelConfig, configFromGguf, configFromHuggingFace } from "./config.js";
-import { GgmlType } from "./dtypes.js";
+import { GgmlType } from "../../kernels/formats/types.js";
 import { ModelFileError } from "./errors.js";
 import type { GgufValue } from "./gguf/format.js";
 import { readGgufHeader } from "./gguf/reader.js";
-import { llama3RopeFreqFactors } from "./rope.js";
+import { llama3RopeFreqFactors } from "../../kernels/rope-frequencies.js";
 import { readSafetensorsDirectory } from "./safetensors/reader.js";
 import { ggufNameOf } from "./tensor-names.js";
 

@@ -1,6 +1,6 @@
 // Public surface of the sampling module: parameters, the sampler, probability helpers and stop sequences.
 
-export { argmax } from "./argmax.js";
+export { argmax } from "../../kernels/sample/argmax.js";
 export { SamplingInputError, SamplingParamError, StopSequenceError } from "./errors.js";
 export { applyPenalties, countWindowTokens, penaltiesActive, penalizeLogit, type PenaltyParams } from "./penalties.js";
 export { randomSeed, SeededRandom } from "./random.js";

@@ -1,7 +1,7 @@
 // Tests for the sampler: greedy, top_k = 1, seeded reproducibility, the drawn distribution, bad inputs.
 
 import { describe, expect, it } from "vitest";
-import { argmax } from "./argmax.js";
+import { argmax } from "../../kernels/sample/argmax.js";
 import { SamplingInputError, SamplingParamError } from "./errors.js";
 import { SeededRandom } from "./random.js";
 import { Sampler, checkDeviceToken } from "./sampler.js";

@@ -1,6 +1,6 @@
 // The sampler: turns one row of logits into a token id with llama.cpp's default chain, reproducibly from a seed.
 
-import { argmax } from "./argmax.js";
+import { argmax } from "../../kernels/sample/argmax.js";
 import { CandidateSet } from "./candidates.js";
 import { NucleusSelector } from "./nucleus.js";
 import { SamplingInputError } from "./errors.js";

@@ -1,14 +1,14 @@
-// Fixture paths for tests, and the one rule for what a test needs and does not have (a fixture file, a WebGPU
-// adapter): under CI=true the test fails, elsewhere it is skipped with the reason in its name. Shared fixtures are
-// found in `LOOM_SHARED_DIR`, else `../shared` beside the checkout (engine/package-root.ts). Plain code: no test-runner
-// imports, so bench and script code can use the paths too.
+// Fixture paths for tests: the shared models and tokenizers, and which of them are missing. The rule for what a test
+// lacks (skip outside CI, fail under CI=true) is kernels/testing/environment.ts, re-exported here so that engine,
+// server, bench and script tests import one module. Shared fixtures are found in `LOOM_SHARED_DIR`, else `../shared`
+// beside the checkout (kernels/package-root.ts). Plain code: no test-runner imports, so bench and script code can use
+// the paths too.
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { PACKAGE_ROOT, SHARED_ROOT } from "../package-root.js";
+import { PACKAGE_ROOT, SHARED_ROOT } from "../../kernels/package-root.js";
 
-/** The repository root (the folder holding package.json). */
-export const REPOSITORY_ROOT = PACKAGE_ROOT;
+export { IN_CI, REPOSITORY_ROOT, failIfMissing, skipOutsideCi, titled } from "../../kernels/testing/environment.js";
 
 /**
  * Every file under the shared folder that a test reads (see /work/shared/FIXTURES.md). `.ci/run` checks the same list
@@ -57,9 +57,6 @@ export function fixtureFiles(path: string): string[] {
   return FOLDER_FILES[path]?.map((file) => join(path, file)) ?? [path];
 }
 
-/** True when running under CI, where a missing fixture or adapter is an error rather than a reason to skip. */
-export const IN_CI = process.env.CI === "true";
-
 /**
  * Why a test group cannot run: the missing fixtures among `paths` (for a known folder, the files in it that tests
  * read), or undefined when all exist. Groups skip on a reason outside CI (`describe.skipIf(skipOutsideCi(reason))`,
@@ -69,19 +66,4 @@ export function missingFixtureReason(...paths: string[]): string | undefined {
   const missing = paths.flatMap(fixtureFiles).filter((path) => !existsSync(path));
   if (missing.length === 0) return undefined;
   return `missing fixture${missing.length > 1 ? "s" : ""}: ${missing.join(", ")} (see FIXTURES.md; LOOM_SHARED_DIR moves the shared folder)`;
-}
-
-/** Whether a group should be skipped: something it needs is missing (`reason`) and this is not CI. */
-export function skipOutsideCi(reason: string | undefined): boolean {
-  return reason !== undefined && !IN_CI;
-}
-
-/** Throws when something a test needs is missing (reached only under CI, where such tests are not skipped). */
-export function failIfMissing(reason: string | undefined): void {
-  if (reason !== undefined) throw new Error(`${reason}; CI=true, so this fails instead of skipping`);
-}
-
-/** A test or group title that says why it is skipped, when it is. */
-export function titled(title: string, reason: string | undefined): string {
-  return skipOutsideCi(reason) ? `${title} [skipped: ${reason}]` : title;
 }

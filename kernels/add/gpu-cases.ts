@@ -1,6 +1,6 @@
 // WebGPU cases for the add: residual adds below, at and past a workgroup and one that folds the grid into y, and
 // bias adds broadcast over rows.
-import { grid } from "../../engine/backends/webgpu/shaders.js";
+import { grid } from "../webgpu/shaders.js";
 import { randomF32 } from "../case.js";
 import type { GpuKernelCase } from "../gpu-case.js";
 import { addRef } from "./add.ref.js";

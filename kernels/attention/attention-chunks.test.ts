@@ -2,8 +2,8 @@
 // kernel gives for that chunk alone, whatever the other chunks in the dispatch and however the range is split;
 // and an f16 cache must give bit for bit what an f32 cache holding the same (widened) values gives.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WasmRuntime } from "../../engine/backends/wasm/runtime.js";
-import { f32ToF16 } from "../../engine/model/dtypes.js";
+import { WasmRuntime } from "../wasm/runtime.js";
+import { f32ToF16 } from "../formats/f16.js";
 import { randomF32 } from "../case.js";
 import { f16CacheToF32 } from "./attention.ref.js";
 

@@ -1,6 +1,6 @@
 // Reference paged causal attention (f64 arithmetic; one chunk or a batch of chunks), KV store (f32 and f16 caches)
 // and KV copy, with the cache layout of attention.as.ts.
-import { f16ToF32, f32BitsToF16 } from "../../engine/model/dtypes.js";
+import { f16ToF32, f32BitsToF16 } from "../formats/f16.js";
 
 /** Shapes shared by the attention reference functions. */
 export interface AttentionShape {

@@ -1,7 +1,7 @@
 // Conformance cases for paged attention (one chunk; many chunks in one dispatch, f32 and f16 caches), kv_store,
 // kv_store_f16 and kv_copy: decode (one row deep in the sequence), prefill chunks (causal rows), grouped-query
 // heads, odd and tiny head dims, block tables in scrambled order, every f32 -> f16 rounding edge.
-import { f16ToF32, f32ToF16 } from "../../engine/model/dtypes.js";
+import { f16ToF32, f32ToF16 } from "../formats/f16.js";
 import { type KernelCase, random, randomF32 } from "../case.js";
 import { type AttentionShape, type ChunkRef, attentionChunksRef, attentionRef, f16CacheToF32, kvCopyRef, kvStoreF16Ref, kvStoreRef } from "./attention.ref.js";
 

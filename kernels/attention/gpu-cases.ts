@@ -2,11 +2,11 @@
 // (decode rows deep in a sequence, prefill chunks of causal rows, a shared prefix), grouped-query heads, tiny and
 // model head dims, block tables in scrambled order, and sequences longer than one key tile; each with an f32 and an
 // IEEE-half cache (KV_TYPE 1: two values per word, rounded to nearest even as the CPU backend's f16 cache).
-import { f32ToF16 } from "../../engine/model/dtypes.js";
+import { f32ToF16 } from "../formats/f16.js";
 import { randomF16, randomF32 } from "../case.js";
 import type { GpuKernelCase } from "../gpu-case.js";
-import { grid } from "../../engine/backends/webgpu/shaders.js";
-import { ropeRotations } from "../../engine/backends/webgpu/layouts.js";
+import { grid } from "../webgpu/shaders.js";
+import { ropeRotations } from "../webgpu/layouts.js";
 import { ropeShiftRef } from "../rope_shift/rope_shift.ref.js";
 import { ropeShiftF16Ref } from "../rope_shift/rope_shift.ref.js";
 import { type ChunkRef, attentionChunksRef, f16CacheToF32, kvCopyRef, kvStoreF16Ref, kvStoreRef } from "./attention.ref.js";

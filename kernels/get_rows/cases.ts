@@ -1,6 +1,6 @@
 // Conformance cases for get_rows: every type (packed Q8_0x4 / Q4_0x4 included), byte-identical to the decoder
 // (f16 subnormals, infinities and signed zeros included), repeated and out-of-order ids.
-import { GgmlType } from "../../engine/model/dtypes.js";
+import { GgmlType } from "../formats/types.js";
 import { type KernelCase, randomBf16, randomF16, randomF32, randomInts, randomQ4_0, randomQ8_0 } from "../case.js";
 import { repackX4Ref } from "../repack_x4/repack_x4.ref.js";
 import { getRowsRef } from "./get_rows.ref.js";

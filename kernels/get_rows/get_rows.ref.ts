@@ -1,6 +1,6 @@
 // Reference embedding lookup: the GGUF decoder applied to the selected rows.
-import { BLOCK_LAYOUT, type GgmlType } from "../../engine/model/dtypes.js";
-import { dequantize } from "../../engine/model/quantize.js";
+import { BLOCK_LAYOUT, type GgmlType } from "../formats/types.js";
+import { dequantize } from "../formats/quantize.js";
 
 /** out[t] = dequantize(W[ids[t]]) for a [vocab, k] matrix of `type` given as raw bytes. */
 export function getRowsRef(type: GgmlType, w: Uint8Array, ids: Int32Array, k: number): Float32Array {

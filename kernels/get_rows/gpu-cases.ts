@@ -1,9 +1,9 @@
 // WebGPU cases for the embedding lookup: F32, F16 (subnormals, infinities and signed zeros), BF16, Q8_0 and Q4_0 in
 // the GPU layout, byte-identical to the GGUF decoder; repeated and out-of-order ids; one part of a table split by
 // rows, which writes only the rows whose ids it holds.
-import { splitQ4_0, splitQ8_0 } from "../../engine/backends/webgpu/layouts.js";
-import { grid } from "../../engine/backends/webgpu/shaders.js";
-import { GgmlType } from "../../engine/model/dtypes.js";
+import { splitQ4_0, splitQ8_0 } from "../webgpu/layouts.js";
+import { grid } from "../webgpu/shaders.js";
+import { GgmlType } from "../formats/types.js";
 import { randomBf16, randomF16, randomF32, randomInts, randomQ4_0, randomQ8_0 } from "../case.js";
 import type { GpuKernelCase } from "../gpu-case.js";
 import { getRowsRef } from "./get_rows.ref.js";

@@ -3,7 +3,7 @@
 // and a sequence's tokens must not depend on its neighbours. Float kernels use k not a multiple of 8 (vector and
 // scalar tails), quantized ones several block counts; n odd, and wide enough to cross a weight chunk.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WasmRuntime } from "../../engine/backends/wasm/runtime.js";
+import { WasmRuntime } from "../wasm/runtime.js";
 import { randomBf16, randomF16, randomF32, randomQ4_0, randomQ8_0 } from "../case.js";
 import { repackX4Ref } from "../repack_x4/repack_x4.ref.js";
 

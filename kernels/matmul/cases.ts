@@ -1,6 +1,6 @@
 // Conformance cases for the matmul kernels: every weight type, tiny and odd shapes, the real model shapes
 // (576x1536, 1024x3072, 2048x8192, vocabulary-sized n), and 1 to 16 token rows.
-import { GgmlType } from "../../engine/model/dtypes.js";
+import { GgmlType } from "../formats/types.js";
 import { type KernelCase, randomBf16, randomF16, randomF32, randomQ4_0, randomQ8_0 } from "../case.js";
 import { repackX4Ref } from "../repack_x4/repack_x4.ref.js";
 import { matmulFloatRef, matmulQuantRef } from "./matmul.ref.js";

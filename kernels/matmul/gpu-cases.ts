@@ -3,9 +3,9 @@
 // real model shapes, a vocabulary-sized n that folds the grid into y, and one part of a split weight writing its
 // columns of a wider y. Each in the kernel the runner would pick: by columns (matmul*.wgsl), by columns with subgroup
 // reductions (matmul*_subgroup.wgsl, on adapters with subgroups) or tiled (matmul_tiled*.wgsl).
-import { splitQ4_0, splitQ8_0 } from "../../engine/backends/webgpu/layouts.js";
-import { type ShaderRef, grid } from "../../engine/backends/webgpu/shaders.js";
-import { GgmlType } from "../../engine/model/dtypes.js";
+import { splitQ4_0, splitQ8_0 } from "../webgpu/layouts.js";
+import { type ShaderRef, grid } from "../webgpu/shaders.js";
+import { GgmlType } from "../formats/types.js";
 import { randomBf16, randomF16, randomF32, randomQ4_0, randomQ8_0 } from "../case.js";
 import type { GpuKernelCase } from "../gpu-case.js";
 import { matmulFloatRef, matmulQuantRef } from "./matmul.ref.js";

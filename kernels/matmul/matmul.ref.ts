@@ -1,7 +1,7 @@
 // Reference matrix multiplications y = x W^T (plain TypeScript, f64 accumulation), for every weight type.
-import { f16ToF32 } from "../../engine/model/dtypes.js";
-import { dequantize } from "../../engine/model/quantize.js";
-import type { GgmlType } from "../../engine/model/dtypes.js";
+import { f16ToF32 } from "../formats/f16.js";
+import { dequantize } from "../formats/quantize.js";
+import type { GgmlType } from "../formats/types.js";
 
 /** y[t][j] = sum_i x[t][i] * w[j][i]. x: [rows, k], w: [n, k] (already floats), y: [rows, n]. */
 export function matmulRef(x: Float32Array, w: Float32Array, rows: number, k: number, n: number): Float32Array {

@@ -1,7 +1,7 @@
 // WebGPU cases for activation quantization to Q8_0: byte for byte as the GGUF encoder, in the GPU layout. Inputs
 // include all-zero blocks, exact .5 ties after scaling, and tiny values whose scales are f16 subnormals.
-import { grid } from "../../engine/backends/webgpu/shaders.js";
-import { splitQ8_0 } from "../../engine/backends/webgpu/layouts.js";
+import { grid } from "../webgpu/shaders.js";
+import { splitQ8_0 } from "../webgpu/layouts.js";
 import { randomF32 } from "../case.js";
 import type { GpuKernelCase } from "../gpu-case.js";
 import { quantizeQ8_0Ref } from "./quantize_q8_0.ref.js";

@@ -1,3 +1,3 @@
 // The reference for quantize_q8_0 is the GGUF encoder itself: activations must quantize byte for byte as
-// llama.cpp's CPU path does, and engine/model/quantize.ts is where that definition lives (one reference, no copy).
-export { quantizeQ8_0 as quantizeQ8_0Ref } from "../../engine/model/quantize.js";
+// llama.cpp's CPU path does, and kernels/formats/q8_0.ts is where that definition lives (one reference, no copy).
+export { quantizeQ8_0 as quantizeQ8_0Ref } from "../formats/q8_0.js";

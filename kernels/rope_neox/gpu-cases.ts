@@ -1,7 +1,7 @@
 // WebGPU cases for rope_neox: tiny heads, partial rotary dims, Llama 3 frequency factors, large positions, model
-// shapes. The rotation table is the host's (engine/backends/webgpu/layouts.ts), built for every position used.
-import { ropeRotations } from "../../engine/backends/webgpu/layouts.js";
-import { grid } from "../../engine/backends/webgpu/shaders.js";
+// shapes. The rotation table is the host's (kernels/webgpu/layouts.ts), built for every position used.
+import { ropeRotations } from "../webgpu/layouts.js";
+import { grid } from "../webgpu/shaders.js";
 import { randomF32, randomInts } from "../case.js";
 import type { GpuKernelCase } from "../gpu-case.js";
 import { ropeNeoxRef } from "./rope_neox.ref.js";

@@ -1,6 +1,6 @@
 // NeoX rotary embedding in place on x: [rows, heads, headDim]: the pair (i, i + rotaryDim/2) of every head turns by
 // the angle of (position, i). The angles' cosines and sines come from a table computed on the host for every
-// position (engine/backends/webgpu/rope-table.ts), exactly as the reference computes them, so no GPU sin/cos
+// position (ropeRotations in kernels/webgpu/layouts.ts), exactly as the reference computes them, so no GPU sin/cos
 // approximation enters. One invocation per (row, head, pair).
 override WORKGROUP_SIZE: u32 = 256;
 

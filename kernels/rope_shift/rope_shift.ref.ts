@@ -1,5 +1,5 @@
 // Reference re-rotation of paged cached keys by a position delta (see rope_shift.as.ts), f32 and f16 caches.
-import { f16ToF32, f32ToF16 } from "../../engine/model/dtypes.js";
+import { f16ToF32, f32ToF16 } from "../formats/f16.js";
 import { ropeNeoxRef } from "../rope_neox/rope_neox.ref.js";
 
 /** Rotates, in place (and returns), the keys of positions [start, start + count) of a paged K pool by `delta`. */

@@ -2,9 +2,9 @@
 // p + delta directly from the same pre-RoPE values, within f32 tolerance (the section-pruning cache relies on it);
 // in an f16 cache (kv_store_f16, rope_shift_f16), within the two roundings to half the relocated keys went through.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WasmRuntime } from "../../engine/backends/wasm/runtime.js";
-import { llama3RopeFreqFactors, ropeThetaScale } from "../../engine/model/rope.js";
-import { f16ToF32 } from "../../engine/model/dtypes.js";
+import { WasmRuntime } from "../wasm/runtime.js";
+import { llama3RopeFreqFactors, ropeThetaScale } from "../rope-frequencies.js";
+import { f16ToF32 } from "../formats/f16.js";
 import { randomF32 } from "../case.js";
 
 let runtime: WasmRuntime;
@@ -60,7 +60,7 @@ describe("rope_shift relocation", () => {
     expect(relocate(8, 128, 40, 300, 37)).toBeLessThan(tolerance(340));
   });
   it("matches when moving later, with Llama 3 frequency factors, across many blocks", () => {
-    const factors = llama3RopeFreqFactors({ rope_type: "llama3", factor: 32, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 }, 500000, 64);
+    const factors = llama3RopeFreqFactors({ factor: 32, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 }, 500000, 64);
     expect(relocate(4, 64, 70, 10, 2000, factors)).toBeLessThan(tolerance(2070));
   });
   it("is exact for a zero delta", () => {
@@ -70,7 +70,7 @@ describe("rope_shift relocation", () => {
     // Keys are below 8 in magnitude (3 * sqrt(2)), so one rounding to half errs by at most 2^-9; the rotation
     // carries the first rounding's error pair into one component by up to sqrt(2) times, then the second adds.
     const twoRoundings = (1 + Math.SQRT2) * 2 ** -9;
-    const factors = llama3RopeFreqFactors({ rope_type: "llama3", factor: 32, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 }, 500000, 64);
+    const factors = llama3RopeFreqFactors({ factor: 32, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 }, 500000, 64);
     expect(relocate(8, 128, 40, 300, 37, undefined, true)).toBeLessThan(twoRoundings + tolerance(340));
     expect(relocate(4, 64, 70, 10, 2000, factors, true)).toBeLessThan(twoRoundings + tolerance(2070));
     expect(relocate(2, 8, 5, 9, 9, undefined, true)).toBeLessThanOrEqual(2 ** -9); // one rounding only

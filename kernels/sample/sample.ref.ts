@@ -1,6 +1,6 @@
 // Reference for sample.wgsl: the same thresholds (top_k value, top_p threshold with ties kept, min_p) and the same
 // inverse-CDF walk in token id order, in f64 over one row of logits.
-import { argmax } from "../../engine/sample/argmax.js";
+import { argmax } from "./argmax.js";
 
 /** One row's sampling settings, as the kernel's RowSampling (random: the uniform draw in [0, 1)). */
 export interface RowSamplingRef {

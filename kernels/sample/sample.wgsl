@@ -1,6 +1,6 @@
 // Picks one token per row of logits on the GPU, so that a decode step reads back token ids instead of logits.
 // One workgroup per sampled row. Temperature 0 is greedy: the argmax, lowest id on ties, NaN never winning (as
-// engine/sample/argmax.ts). Otherwise the CPU sampler's chain (engine/sample/sampler.ts) as thresholds on the
+// kernels/sample/argmax.ts). Otherwise the CPU sampler's chain (engine/sample/sampler.ts) as thresholds on the
 // logits, found by bisection over the logits' bits instead of sorting the vocabulary:
 //   top_k: the k-th largest logit (ties with it are kept); top_p: the largest logit t such that the logits >= t hold
 //   top_p of the probability (softmax at temperature 1 over the top_k survivors); min_p: max + ln(min_p).

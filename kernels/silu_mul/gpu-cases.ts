@@ -1,5 +1,5 @@
 // WebGPU cases for the SwiGLU gate, with gate values far enough out that e^-g overflows.
-import { grid } from "../../engine/backends/webgpu/shaders.js";
+import { grid } from "../webgpu/shaders.js";
 import { randomF32 } from "../case.js";
 import type { GpuKernelCase } from "../gpu-case.js";
 import { siluMulRef } from "./silu_mul.ref.js";

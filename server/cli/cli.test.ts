@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { ensureTestModel } from "../../scripts/test-models.js";
-import { gpuUnavailable } from "../../engine/backends/webgpu/gpu.js";
+import { gpuUnavailable } from "../../kernels/webgpu/gpu.js";
 import { probeGpu } from "../../engine/backends/webgpu/probe.js";
 import { openModelSource } from "../../engine/model/source.js";
 import { FIXTURES, REPOSITORY_ROOT, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";

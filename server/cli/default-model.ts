@@ -6,7 +6,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { UsageError } from "../../engine/cli/arguments.js";
 import { ProgressBar } from "../../engine/cli/progress-bar.js";
-import { PACKAGE_ROOT } from "../../engine/package-root.js";
+import { PACKAGE_ROOT } from "../../kernels/package-root.js";
 import { describeError, downloadFile } from "./download.js";
 
 /** The default model: a Hugging Face repository and the files a model directory needs. */

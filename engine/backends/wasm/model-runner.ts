@@ -3,11 +3,12 @@
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
 import type { ModelConfig } from "../../model/config.js";
-import { GgmlType, f16ToF32, ggmlTypeName } from "../../model/dtypes.js";
+import { GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
+import { f16ToF32 } from "../../../kernels/formats/f16.js";
 import { ModelFileError } from "../../model/errors.js";
-import { ropeThetaScale } from "../../model/rope.js";
+import { ropeThetaScale } from "../../../kernels/rope-frequencies.js";
 import type { ModelSource } from "../../model/source.js";
-import type { WasmRuntime } from "./runtime.js";
+import type { WasmRuntime } from "../../../kernels/wasm/runtime.js";
 import { type LayerTensors, layerTensors } from "../layer-tensors.js";
 import { type ModelRunner, type RunnerOptions, type SequenceChunk, checkBatch, checkKvCopies } from "../runner.js";
 import { type ResidentTensor, loadWeights } from "./weight-loader.js";

@@ -1,12 +1,12 @@
 // Reads a model's tensors from disk straight into WebAssembly memory, one positioned read per tensor,
 // converting only where a kernel needs another layout (RoPE row order, K-quants, 1-D tensors to f32).
 import { closeSync } from "node:fs";
-import { GgmlType } from "../../model/dtypes.js";
+import { GgmlType } from "../../../kernels/formats/types.js";
 import { ModelFileError } from "../../model/errors.js";
 import { openForReading, readFully } from "../../model/file-io.js";
-import { dequantize } from "../../model/quantize.js";
+import { dequantize } from "../../../kernels/formats/quantize.js";
 import type { ModelSource, TensorLocation } from "../../model/source.js";
-import type { WasmRuntime } from "./runtime.js";
+import type { WasmRuntime } from "../../../kernels/wasm/runtime.js";
 
 /** A tensor resident in WebAssembly memory. */
 export interface ResidentTensor {

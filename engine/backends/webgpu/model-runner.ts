@@ -2,20 +2,20 @@
 // WebAssembly runner (Llama, Qwen2 q/k/v bias, Qwen3 q/k norm, Llama 3 RoPE factors) over the same paged KV cache,
 // for a batch of sequence chunks. Weights are uploaded once; a step is one command buffer of dispatches whose
 // parameters go up in one write, with pipelines and bind groups cached; only the logits that were asked for come back.
-import { GgmlType, ggmlTypeName } from "../../model/dtypes.js";
+import { GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
 import { ModelFileError } from "../../model/errors.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
 import type { ModelConfig } from "../../model/config.js";
-import { ropeThetaScale } from "../../model/rope.js";
+import { ropeThetaScale } from "../../../kernels/rope-frequencies.js";
 import type { ModelSource } from "../../model/source.js";
 import { type LayerTensors, layerTensors } from "../layer-tensors.js";
 import { type ModelRunner, type RunnerOptions, type SampledForward, type SequenceChunk, checkBatch, checkKvCopies } from "../runner.js";
 import { type PlacedTensor, readTensors } from "../wasm/weight-loader.js";
-import type { GpuContext } from "./gpu.js";
-import { ropeRotations, splitQ4_0, splitQ8_0 } from "./layouts.js";
-import { PipelineCache, type ShaderRef, grid } from "./shaders.js";
-import { StepEncoder } from "./step-encoder.js";
+import type { GpuContext } from "../../../kernels/webgpu/gpu.js";
+import { ropeRotations, splitQ4_0, splitQ8_0 } from "../../../kernels/webgpu/layouts.js";
+import { PipelineCache, type ShaderRef, grid } from "../../../kernels/webgpu/shaders.js";
+import { StepEncoder } from "../../../kernels/webgpu/step-encoder.js";
 
 /** Float weight types the matmul and get_rows kernels read, by their WEIGHT_TYPE constant. */
 const FLOAT_WEIGHT_TYPES: Partial<Record<GgmlType, number>> = { [GgmlType.F32]: 0, [GgmlType.F16]: 1, [GgmlType.BF16]: 2 };

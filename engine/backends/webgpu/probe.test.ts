@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { REPOSITORY_ROOT } from "../../testing/fixtures.js";
-import { openGpu } from "./gpu.js";
+import { openGpu } from "../../../kernels/webgpu/gpu.js";
 import { linuxGpuNodes, probeGpu } from "./probe.js";
 
 const run = promisify(execFile);
@@ -65,7 +65,7 @@ describe.runIf(process.platform === "linux")("probeGpu", () => {
 
 describe.runIf(process.platform === "linux" && adapter)("the probe's silence", () => {
   const PROBE = join(REPOSITORY_ROOT, "dist", "engine", "backends", "webgpu", "probe.js");
-  const GPU = join(REPOSITORY_ROOT, "dist", "engine", "backends", "webgpu", "gpu.js");
+  const GPU = join(REPOSITORY_ROOT, "dist", "kernels", "webgpu", "gpu.js");
   const skip = !existsSync(PROBE) && process.env.CI !== "true"; // npm test builds first
 
   it.skipIf(skip)("leaves this process's stderr empty, where opening Dawn here prints its warnings", async () => {

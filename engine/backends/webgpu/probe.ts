@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
-import { type AdapterIdentity, isSoftwareAdapter } from "./adapter-kind.js";
+import { type AdapterIdentity, isSoftwareAdapter } from "../../../kernels/webgpu/adapter-kind.js";
 
 /** What the probe found. */
 export interface GpuProbe {

@@ -7,7 +7,7 @@ import type { KvCopy } from "../../kv/kv-cache.js";
 import type { ModelConfig } from "../../model/config.js";
 import type { ModelSource } from "../../model/source.js";
 import type { ModelRunner, RunnerOptions, SampledForward, SequenceChunk } from "../runner.js";
-import { type GpuContext, type GpuUnavailable, openGpu } from "./gpu.js";
+import { type GpuContext, type GpuUnavailable, openGpu } from "../../../kernels/webgpu/gpu.js";
 import { WebGpuModelRunner, type WebGpuTuning } from "./model-runner.js";
 
 /** A forward pass failed because the GPU device was lost; every KV block's contents are gone with it. */

@@ -6,7 +6,7 @@ import { Engine } from "../../engine.js";
 import { loadModel } from "../../load.js";
 import type { EngineRequest } from "../../request.js";
 import { failIfMissing, skipOutsideCi, titled } from "../../testing/fixtures.js";
-import { gpuUnavailable } from "./gpu.js";
+import { gpuUnavailable } from "../../../kernels/webgpu/gpu.js";
 import type { RecoveringGpuRunner } from "./recovering-runner.js";
 
 // Without an adapter the tests skip with the reason in their title, except under CI=true, where they fail.

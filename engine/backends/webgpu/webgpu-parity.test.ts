@@ -11,7 +11,7 @@ import { generate } from "../../generate.js";
 import { type LoadOptions, type LoadedModel, loadModel } from "../../load.js";
 import type { EngineRequest } from "../../request.js";
 import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../../testing/fixtures.js";
-import { gpuUnavailable } from "./gpu.js";
+import { gpuUnavailable } from "../../../kernels/webgpu/gpu.js";
 import type { RecoveringGpuRunner } from "./recovering-runner.js";
 
 const unavailable = await gpuUnavailable();

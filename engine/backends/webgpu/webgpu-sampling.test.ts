@@ -10,7 +10,7 @@ import { type LoadedModel, loadModel } from "../../load.js";
 import type { EngineRequest } from "../../request.js";
 import type { SamplingParams } from "../../sample/params.js";
 import { failIfMissing, skipOutsideCi, titled } from "../../testing/fixtures.js";
-import { gpuUnavailable } from "./gpu.js";
+import { gpuUnavailable } from "../../../kernels/webgpu/gpu.js";
 
 // Without an adapter the tests skip with the reason in their title, except under CI=true, where they fail.
 const unavailable = await gpuUnavailable();

@@ -3,7 +3,7 @@
 import { closeSync, fstatSync, readSync } from "node:fs";
 import { ModelFileError } from "../errors.js";
 import { openForReading } from "../file-io.js";
-import { BLOCK_LAYOUT, type GgmlType, ggmlTypeName, isSupportedType, tensorByteLength } from "../dtypes.js";
+import { BLOCK_LAYOUT, type GgmlType, ggmlTypeName, isSupportedType, tensorByteLength } from "../../../kernels/formats/types.js";
 import { GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, GgufValueType, SCALAR_BYTES, type GgufValue } from "./format.js";
 
 /** One tensor's directory entry. */

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { GgmlType } from "../dtypes.js";
+import { GgmlType } from "../../../kernels/formats/types.js";
 import { readGgufHeader } from "./reader.js";
 import { gguf, writeGguf } from "./writer.js";
 

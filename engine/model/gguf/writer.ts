@@ -1,6 +1,6 @@
 // Writes GGUF v3 files: used by the random-model generator and by tests that build small fixtures.
 import { closeSync, openSync, writeSync } from "node:fs";
-import { type GgmlType, tensorByteLength } from "../dtypes.js";
+import { type GgmlType, tensorByteLength } from "../../../kernels/formats/types.js";
 import { GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, GgufValueType, SCALAR_BYTES } from "./format.js";
 
 /** A metadata value with its GGUF type spelled out (GGUF distinguishes u32 from i32 from f32). */

@@ -1,7 +1,7 @@
 // Reads safetensors headers (single files and sharded sets) by range; tensor bytes stay on disk.
 import { closeSync, existsSync, fstatSync, readFileSync, readSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { GgmlType, tensorByteLength } from "../dtypes.js";
+import { GgmlType, tensorByteLength } from "../../../kernels/formats/types.js";
 import { ModelFileError } from "../errors.js";
 import { openForReading } from "../file-io.js";
 

@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { GgmlType } from "../dtypes.js";
-import { quantize } from "../quantize.js";
+import { GgmlType } from "../../../kernels/formats/types.js";
+import { quantize } from "../../../kernels/formats/quantize.js";
 import { readSafetensorsDirectory, readSafetensorsHeader } from "./reader.js";
 import { type SafetensorsTensorInput, encodeSafetensorsHeader, writeSafetensors, writeSafetensorsModel } from "./writer.js";
 

@@ -2,7 +2,7 @@
 // (works both for the TypeScript sources run by vitest and for the compiled files under dist/).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { PACKAGE_ROOT } from "../../package-root.js";
+import { PACKAGE_ROOT } from "../package-root.js";
 import { WasmModuleMissingError } from "./errors.js";
 
 /** Path of dist/wasm/kernels.wasm; throws WasmModuleMissingError (telling to run `npm run build:wasm`) if absent. */

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { GgmlType, f16ToF32, f32ToBf16, f32ToF16 } from "./dtypes.js";
+import { GgmlType } from "./types.js";
+import { f16ToF32, f32ToF16 } from "./f16.js";
+import { f32ToBf16 } from "./bf16.js";
 import { dequantize, quantize } from "./quantize.js";
 
 function randomValues(n: number, seed = 1): Float32Array {

@@ -1,5 +1,13 @@
-// RoPE constants shared by every backend: the per-step angle ratio and Llama 3 frequency factors.
-import type { Llama3RopeScaling } from "./config.js";
+// RoPE constants shared by every backend and the rope kernels' references: the per-step angle ratio and Llama 3
+// frequency factors.
+
+/** The fields of a Llama 3 `rope_scaling` (config.json's names) the frequency factors depend on. */
+export interface Llama3FrequencyScaling {
+  factor: number;
+  low_freq_factor: number;
+  high_freq_factor: number;
+  original_max_position_embeddings: number;
+}
 
 /**
  * theta_scale = base^(-2/rotaryDim) rounded to f32, the ratio between consecutive rotation frequencies
@@ -13,7 +21,7 @@ export function ropeThetaScale(base: number, rotaryDim: number): number {
  * Per-frequency divisors for Llama 3 RoPE scaling, as llama.cpp's converter writes `rope_freqs.weight`.
  * NOTE: the converter computes in torch float32, so every step here is rounded to f32 to give identical factors.
  */
-export function llama3RopeFreqFactors(scaling: Llama3RopeScaling, base: number, rotaryDim: number): Float32Array {
+export function llama3RopeFreqFactors(scaling: Llama3FrequencyScaling, base: number, rotaryDim: number): Float32Array {
   const f = Math.fround;
   const lowFreqWavelen = scaling.original_max_position_embeddings / scaling.low_freq_factor;
   const highFreqWavelen = scaling.original_max_position_embeddings / scaling.high_freq_factor;

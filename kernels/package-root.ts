@@ -1,4 +1,6 @@
 // Finds the package root (the folder holding package.json) from any file inside it, in sources or in dist/.
+// It sits in kernels/, the bottom layer, because the kernels find their own files from it (kernels/<op>/*.wgsl,
+// dist/wasm/kernels.wasm); engine, server, bench and scripts import it from here.
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";

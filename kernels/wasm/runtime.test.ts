@@ -150,7 +150,7 @@ describe("WasmRuntime", () => {
     const script = join(dir, "leak.ts");
     writeFileSync(script, `import { WasmRuntime } from ${JSON.stringify(join(import.meta.dirname, "runtime.ts"))};\n` +
       `const rt = await WasmRuntime.create({ threads: 2 });\nrt.parallel("add", [rt.alloc(64), rt.alloc(64), rt.alloc(64)], 16);\nconsole.log("done");\n`);
-    const viteNode = join(import.meta.dirname, "../../../node_modules/.bin/vite-node");
+    const viteNode = join(import.meta.dirname, "../../node_modules/.bin/vite-node");
     const { stdout } = await promisify(execFile)(viteNode, [script], { timeout: 60_000, killSignal: "SIGKILL" });
     expect(stdout).toContain("done");
   });

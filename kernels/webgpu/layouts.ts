@@ -1,7 +1,7 @@
 // Host-side conversions into the layouts the WGSL kernels read: Q8_0 and Q4_0 split into packed quant words and f32
 // block scales (34-byte blocks are not 4-byte aligned, and f32 scales spare the kernels an f16 conversion), and the
 // RoPE rotation table.
-import { f16ToF32 } from "../../model/dtypes.js";
+import { f16ToF32 } from "../formats/f16.js";
 
 /** A block-quantized tensor in the GPU layout: its quant bytes packed into words, one f32 scale per block. */
 export interface SplitBlocks {

@@ -2,7 +2,7 @@
 // with compilation errors turned into exceptions that quote the compiler's messages.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { PACKAGE_ROOT } from "../../package-root.js";
+import { PACKAGE_ROOT } from "../package-root.js";
 
 /** Where a kernel's WGSL lives: kernels/<op>/<file>.wgsl (file defaults to op). */
 export interface ShaderRef {

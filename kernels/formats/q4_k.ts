@@ -1,0 +1,90 @@
+// Q4_K (GGML type 12): super-blocks of 256 values, 144 bytes each: f16 d and dmin, 12 bytes packing eight 6-bit
+// sub-block scales and mins, then 128 bytes of 4-bit quants; value = d * scale * q - dmin * min, per 32-value sub-block.
+import { f16ToF32, f32ToF16 } from "./f16.js";
+
+const QK_K = 256; // elements per K-quant super-block (BLOCK_LAYOUT in types.ts)
+
+/** Packs the 6-bit scale and min of sub-block j into Q4_K's 12-byte scales array. */
+function setScaleMinK4(scales: Uint8Array, j: number, scale: number, min: number): void {
+  if (j < 4) {
+    scales[j] = (scales[j] & 0xc0) | scale;
+    scales[j + 4] = (scales[j + 4] & 0xc0) | min;
+  } else {
+    scales[j + 4] = (scale & 0xf) | ((min & 0xf) << 4);
+    scales[j - 4] = (scales[j - 4] & 0x3f) | ((scale >> 4) << 6);
+    scales[j] = (scales[j] & 0x3f) | ((min >> 4) << 6);
+  }
+}
+
+/** Unpacks sub-block j's 6-bit scale and min from Q4_K's scales array (GGML's get_scale_min_k4). */
+function getScaleMinK4(scales: Uint8Array, j: number): [number, number] {
+  if (j < 4) return [scales[j] & 63, scales[j + 4] & 63];
+  return [(scales[j + 4] & 0xf) | ((scales[j - 4] >> 6) << 4), (scales[j + 4] >> 4) | ((scales[j] >> 6) << 4)];
+}
+
+/** Encodes floats as Q4_K super-blocks with a simple min/max fit (valid GGML layout; not llama.cpp's optimiser). */
+export function quantizeQ4_K(values: Float32Array): Uint8Array {
+  if (values.length % QK_K !== 0) throw new RangeError(`Q4_K needs a multiple of ${QK_K} values, got ${values.length}`);
+  const blocks = values.length / QK_K;
+  const out = new Uint8Array(blocks * 144);
+  const view = new DataView(out.buffer);
+  for (let b = 0; b < blocks; b++) {
+    const x = values.subarray(b * QK_K, (b + 1) * QK_K);
+    const subScales: number[] = [];
+    const subMins: number[] = [];
+    for (let j = 0; j < 8; j++) {
+      let lo = 0;
+      let hi = 0;
+      for (let i = 0; i < 32; i++) { lo = Math.min(lo, x[j * 32 + i]); hi = Math.max(hi, x[j * 32 + i]); }
+      subScales.push((hi - lo) / 15);
+      subMins.push(-lo);
+    }
+    const d = Math.max(...subScales) / 63;
+    const dmin = Math.max(...subMins) / 63;
+    const dBits = f32ToF16(d);
+    const dminBits = f32ToF16(dmin);
+    view.setUint16(b * 144, dBits, true);
+    view.setUint16(b * 144 + 2, dminBits, true);
+    const scales = out.subarray(b * 144 + 4, b * 144 + 16);
+    const qs = out.subarray(b * 144 + 16, b * 144 + 144);
+    const dq = f16ToF32(dBits);
+    const dminq = f16ToF32(dminBits);
+    for (let j = 0; j < 8; j++) {
+      const sc = dq > 0 ? Math.min(63, Math.round(subScales[j] / dq)) : 0;
+      const m = dminq > 0 ? Math.min(63, Math.round(subMins[j] / dminq)) : 0;
+      setScaleMinK4(scales, j, sc, m);
+      const step = dq * sc;
+      for (let i = 0; i < 32; i++) {
+        const q = step > 0 ? Math.max(0, Math.min(15, Math.round((x[j * 32 + i] + dminq * m) / step))) : 0;
+        const byte = (j >> 1) * 32 + i; // pairs of sub-blocks share 32 bytes: low nibbles first, then high
+        qs[byte] = j % 2 === 0 ? (qs[byte] & 0xf0) | q : (qs[byte] & 0x0f) | (q << 4);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Decodes `count` values (a multiple of 256) from Q4_K super-blocks into `out`. Unchecked: `bytes` must hold
+ * count / 256 super-blocks (`dequantize` in quantize.ts checks).
+ */
+export function dequantizeQ4_K(bytes: Uint8Array, count: number, out: Float32Array): Float32Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let b = 0; b < count / QK_K; b++) dequantizeQ4_KBlock(bytes, view, b * 144, out, b * QK_K);
+  return out;
+}
+
+function dequantizeQ4_KBlock(bytes: Uint8Array, view: DataView, base: number, out: Float32Array, o: number): void {
+  const d = f16ToF32(view.getUint16(base, true));
+  const dmin = f16ToF32(view.getUint16(base + 2, true));
+  const scales = bytes.subarray(base + 4, base + 16);
+  let q = base + 16;
+  for (let j = 0, is = 0; j < QK_K; j += 64, is += 2, q += 32) {
+    const [sc1, m1] = getScaleMinK4(scales, is);
+    const [sc2, m2] = getScaleMinK4(scales, is + 1);
+    const d1 = Math.fround(d * sc1), min1 = Math.fround(dmin * m1);
+    const d2 = Math.fround(d * sc2), min2 = Math.fround(dmin * m2);
+    for (let l = 0; l < 32; l++) out[o + j + l] = Math.fround(Math.fround(d1 * (bytes[q + l] & 0xf)) - min1);
+    for (let l = 0; l < 32; l++) out[o + j + 32 + l] = Math.fround(Math.fround(d2 * (bytes[q + l] >> 4)) - min2);
+  }
+}
