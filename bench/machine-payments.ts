@@ -23,16 +23,16 @@ import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
-import { createWalletClient, defineChain, http, nonceManager, parseSignature, parseTransaction, publicActions, recoverTransactionAddress, type Abi, type Address, type Hex, type TransactionSerialized } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { parseSignature, parseTransaction, recoverTransactionAddress, type Abi, type Address, type Hex, type TransactionSerialized } from "viem";
 import { ChainState } from "../server/machines/chain-state.js";
 import { Checkout } from "../server/machines/checkout.js";
-import { openFacilitator } from "../server/machines/facilitator.js";
+import { openFacilitator, relayerClient } from "../server/machines/facilitator.js";
 import { parseMachineBody } from "../server/machines/machine-request.js";
 import { type CapturedRequest, PaymentGate } from "../server/machines/payment-gate.js";
 import { type NewPayment, PaymentStore, type PaymentRecord, type Reservation } from "../server/machines/payment-store.js";
 import { type PaymentsSettings, resolvePaymentsConfig } from "../server/machines/payments-config.js";
-import { type ChainAccount, type LocalChain, type LocalChainAccounts, type RpcCall, startLocalChain, TOKEN_NAME, TOKEN_VERSION } from "../server/machines/testing/local-chain.js";
+import { type ChainAccount, type LocalChain, type LocalChainAccounts, type RpcCall, startLocalChain } from "../server/machines/testing/local-chain.js";
+import { localChainPayments } from "../server/machines/testing/local-payments.js";
 import { handSignedPayment, offerOf, paymentHeader } from "../server/machines/testing/paying-clients.js";
 import { TEST_BACKENDS } from "../server/platform/testing/test-databases.js";
 import { checkRunSchema } from "../server/runs/routes.js";
@@ -220,12 +220,7 @@ function postJson(url: string, body: unknown, headers: Record<string, string> = 
 
 /** Direct mode's settings on the local chain, as the machine endpoint tests resolve them. */
 function directSettings(chain: ChainInfo): PaymentsSettings {
-  return resolvePaymentsConfig({
-    payTo: chain.accounts.payTo.address,
-    network: "base",
-    asset: { address: chain.token, name: TOKEN_NAME, version: TOKEN_VERSION, decimals: 6 },
-    settlement: { mode: "direct", rpcUrl: chain.rpcUrl, relayerKey: chain.accounts.relayer.privateKey, timeoutSeconds: SETTLEMENT_TIMEOUT_SECONDS },
-  });
+  return resolvePaymentsConfig(localChainPayments(chain, { mode: "direct" }, SETTLEMENT_TIMEOUT_SECONDS));
 }
 
 /** `count` v2 payments by `payer` for `requirements`, signed now (valid for 10 minutes). */
@@ -235,16 +230,10 @@ function signPayments(chain: ChainInfo, payer: ChainAccount, requirements: Payme
   return Promise.all(Array.from({ length: count }, () => handSignedPayment(signingChain, payer, requirements)));
 }
 
-/** The peer: one relayer submitting authorizations straight to the chain, set up as direct mode's facilitator is. */
-function directRelayer(chain: ChainInfo) {
-  const account = privateKeyToAccount(chain.accounts.relayer.privateKey, { nonceManager });
-  const viemChain = defineChain({
-    id: chain.chainId,
-    name: "base",
-    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [chain.rpcUrl] } },
-  });
-  const client = createWalletClient({ account, chain: viemChain, pollingInterval: 250, transport: http(chain.rpcUrl, { timeout: SETTLEMENT_TIMEOUT_SECONDS * 1000 }) }).extend(publicActions);
+/** The peer: one relayer submitting authorizations straight to the chain, with direct mode's own relayer client. */
+function directRelayer(settings: PaymentsSettings, chain: ChainInfo) {
+  if (settings.settlement.mode !== "direct") throw new Error("the peer relays as direct mode does");
+  const client = relayerClient(settings.settlement, settings.network);
   /** Submits one authorization and waits for its receipt: "success" or "reverted". */
   return async (payment: PaymentPayload): Promise<string> => {
     const { signature, authorization } = payment.payload as { signature: Hex; authorization: Record<string, string> };
@@ -375,7 +364,7 @@ async function main(): Promise<void> {
   try {
     const offer = offerOf(await postJson(searchUrl, SEARCH_BODY));
     const requirements = offer.accepts[0]!;
-    const submitDirectly = directRelayer(chain);
+    const submitDirectly = directRelayer(settings, chain);
     let someRunId: string | undefined;
 
     const paidRound = async (clients: number): Promise<Batch> => {

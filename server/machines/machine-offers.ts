@@ -5,6 +5,8 @@
 import type { RouteConfig } from "@x402/core/server";
 import { declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
+import { TOOL_NAMES } from "../runs/contract.js";
+import { MACHINE_ENGINES } from "./machine-request.js";
 import type { PaymentsSettings } from "./payments-config.js";
 
 /** The two paid endpoints. */
@@ -36,12 +38,12 @@ const INPUT_SCHEMAS: Record<MachineEndpoint, Record<string, unknown>> = {
   run: {
     type: "object",
     properties: {
-      engine: { type: "string", enum: ["tim", "tim-edge", "timini", "tim-extB", "tim-extB-heavy"] },
+      engine: { type: "string", enum: [...MACHINE_ENGINES] },
       input: {
         type: "object",
         properties: {
           instructions: { type: "string" },
-          tools: { type: "array", items: { type: "string", enum: ["web_search", "read_page"] } },
+          tools: { type: "array", items: { type: "string", enum: [...TOOL_NAMES] } },
           answerFormat: { type: "object" },
           reasoningFormat: { type: "object" },
         },

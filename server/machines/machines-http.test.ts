@@ -18,7 +18,8 @@ import { EngineError } from "../../engine/request.js";
 import { ScriptedEngine } from "../testing/scripted-engine.js";
 import { resolvePaymentsConfig } from "./payments-config.js";
 import { type FacilitatorServer, startFacilitatorServer } from "./testing/facilitator-server.js";
-import { type LocalChain, startLocalChain, TOKEN_NAME, TOKEN_VERSION } from "./testing/local-chain.js";
+import { type LocalChain, startLocalChain } from "./testing/local-chain.js";
+import { localChainPayments } from "./testing/local-payments.js";
 import { handSignedPayment, officialPayment, offerOf, paymentHeader, v1PayingFetch, v2PayingFetch } from "./testing/paying-clients.js";
 
 const PGLITE = TEST_BACKENDS.find((backend) => backend.name === "PGlite")!;
@@ -39,14 +40,7 @@ afterAll(async () => {
 });
 
 function settingsFor(mode: "direct" | "facilitator", timeoutSeconds = 20) {
-  return resolvePaymentsConfig({
-    payTo: chain.accounts.payTo.address,
-    network: "base",
-    asset: { address: chain.token, name: TOKEN_NAME, version: TOKEN_VERSION, decimals: 6 },
-    settlement: mode === "direct"
-      ? { mode, rpcUrl: chain.rpcUrl, relayerKey: chain.accounts.relayer.privateKey, timeoutSeconds }
-      : { mode, url: facilitator.url, rpcUrl: chain.rpcUrl, timeoutSeconds },
-  });
+  return resolvePaymentsConfig(localChainPayments(chain, mode === "direct" ? { mode } : { mode, url: facilitator.url }, timeoutSeconds));
 }
 
 async function startPaidServer(mode: "direct" | "facilitator", backend = PGLITE, database?: ReturnType<typeof freshPlatform>): Promise<{ server: RunsServer; engine: ScriptedEngine }> {

@@ -16,11 +16,7 @@ import { machinesSurface } from "./routes.js";
 /** The machine endpoints on one server. */
 export interface Machines {
   readonly surface: (context: ServerContext) => Surface;
-  readonly payments: PaymentStore;
-  /** undefined when payments are not configured. */
-  readonly checkout?: Checkout;
-  /** Finishes payments whose settler is gone, now (it also runs on start and on a timer). */
-  reconcile(): Promise<number>;
+  /** Stops the reconciler, after a pass under way. */
   close(): Promise<void>;
 }
 
@@ -34,27 +30,24 @@ export interface MachinesOptions {
 
 /** Opens the machine endpoints; `settings` undefined: off (503). Reconciliation starts at once. */
 export function openMachines(platform: Platform, runs: Runs, settings: PaymentsSettings | undefined, options: MachinesOptions = {}): Machines {
-  const payments = new PaymentStore(platform.database);
   const services = { store: runs.store, engines: runs.engines, serves: (slug: string | undefined) => runs.serves(slug) };
   if (!settings) {
-    return { surface: machinesSurface(services), payments, reconcile: async () => 0, close: async () => {} };
+    return { surface: machinesSurface(services), close: async () => {} };
   }
   const gate = new PaymentGate(settings, openFacilitator(settings.settlement, settings.network));
   const chain = new ChainState(settings.settlement.rpcUrl, settings.asset.address);
-  const checkout = new Checkout(gate, payments, chain, {
+  const checkout = new Checkout(gate, new PaymentStore(platform.database), chain, {
     network: settings.network.caip2,
     asset: settings.asset.address,
     settlementTimeoutMs: settings.settlement.timeoutMs,
     runCreated: () => runs.worker.notify(),
   });
   const onError = options.onError ?? ((error: unknown) => process.stderr.write(`loom: payments reconciliation: ${(error as Error).message ?? String(error)}\n`));
-  let running: Promise<number> | undefined;
+  let running: Promise<void> | undefined;
   const reconcile = () => {
-    // One pass at a time; a call during a pass waits for it.
+    // One pass at a time (a tick during a pass joins it); a pass goes on while batches finish payments.
     running ??= (async () => {
-      let total = 0;
-      for (let finished = await checkout.reconcile(); finished > 0; finished = await checkout.reconcile()) total += finished;
-      return total;
+      while ((await checkout.reconcile()) > 0);
     })().finally(() => {
       running = undefined;
     });
@@ -66,9 +59,6 @@ export function openMachines(platform: Platform, runs: Runs, settings: PaymentsS
   void reconcile().catch(onError);
   return {
     surface: machinesSurface({ ...services, payments: { settings, gate, checkout } }),
-    payments,
-    checkout,
-    reconcile,
     async close() {
       clearInterval(timer);
       await running?.catch(() => undefined);

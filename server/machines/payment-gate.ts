@@ -62,7 +62,7 @@ export interface VerifiedPayment extends Omit<DecodedPayment, "header"> {
   declaredExtensions?: Record<string, unknown>;
 }
 
-/** A settlement's outcome as the facilitator reported it; `thrown` when it could not say (timeout, network). */
+/** A settlement's outcome as the facilitator reported it; "unknown" when it could not say (timeout, network). */
 export type SettlementOutcome =
   | { settled: true; transaction: string; payer?: string }
   /** `code`: the facilitator's reason code; `reason`: in words. */

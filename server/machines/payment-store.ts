@@ -56,18 +56,19 @@ export class PaymentStore {
    * returns that row instead; a row whose settlement failed (never charged) is taken over for this new try.
    */
   async reserve(payment: NewPayment, leaseMs: number): Promise<Reservation> {
-    const params = [
-      `pay_${randomBytes(16).toString("hex")}`, payment.kind, payment.x402Version, payment.network, payment.asset.toLowerCase(),
-      payment.payTo.toLowerCase(), payment.payer.toLowerCase(), payment.nonce.toLowerCase(), payment.amount.toString(), payment.validBefore,
-      payment.paymentIdentifier ?? null, payment.payloadDigest, JSON.stringify(payment.payload), JSON.stringify(payment.requirements),
-      newRunId(), JSON.stringify(payment.runRequest), leaseMs,
-    ];
+    // The authorization's key, in the one spelling the unique constraint compares.
+    const key = [payment.network, payment.asset.toLowerCase(), payment.payer.toLowerCase(), payment.nonce.toLowerCase()];
+    const identifier = payment.paymentIdentifier ?? null;
+    const payload = JSON.stringify(payment.payload);
+    const requirements = JSON.stringify(payment.requirements);
+    const runRequest = JSON.stringify(payment.runRequest);
     const inserted = await this.database.query(
-      `INSERT INTO payments (id, kind, x402_version, network, asset, pay_to, payer, nonce, amount, valid_before, payment_identifier,
+      `INSERT INTO payments (network, asset, payer, nonce, id, kind, x402_version, pay_to, amount, valid_before, payment_identifier,
          payload_digest, payload, requirements, run_id, run_request, status, lease_expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14::jsonb, $15, $16::jsonb, 'settling', now() + $17 * interval '1 millisecond')
        ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`,
-      params,
+      [...key, `pay_${randomBytes(16).toString("hex")}`, payment.kind, payment.x402Version, payment.payTo.toLowerCase(), payment.amount.toString(),
+        payment.validBefore, identifier, payment.payloadDigest, payload, requirements, newRunId(), runRequest, leaseMs],
     );
     if (inserted[0]) return { reserved: paymentFromRow(inserted[0]) };
     // A failed settlement charged nothing: the same authorization may be tried again (the payer topped up).
@@ -77,13 +78,13 @@ export class PaymentStore {
        WHERE network = $1 AND asset = $2 AND payer = $3 AND nonce = $4 AND status = 'failed'
          AND ($10::text IS NULL OR NOT EXISTS (SELECT 1 FROM payments other WHERE other.payment_identifier = $10 AND other.nonce <> $4))
        RETURNING ${COLUMNS}`,
-      [params[3], params[4], params[6], params[7], payment.kind, leaseMs, params[12], params[13], params[15], params[10], params[11]],
+      [...key, payment.kind, leaseMs, payload, requirements, runRequest, identifier, payment.payloadDigest],
     );
     if (retaken[0]) return { reserved: paymentFromRow(retaken[0]) };
     const existing = await this.database.query(
       `SELECT ${COLUMNS} FROM payments WHERE (network = $1 AND asset = $2 AND payer = $3 AND nonce = $4) OR payment_identifier = $5
        ORDER BY (payment_identifier = $5) DESC NULLS LAST LIMIT 1`,
-      [params[3], params[4], params[6], params[7], params[10]],
+      [...key, identifier],
     );
     if (!existing[0]) throw new Error("a payment's insert conflicted but no conflicting row was found"); // a deleted row: retrying works
     return { existing: paymentFromRow(existing[0]) };

@@ -13,7 +13,8 @@ import { openPlatform } from "../platform/platform.js";
 import { TEST_BACKENDS, TEST_POSTGRES_URL, freshPlatform, temporaryDataDir } from "../platform/testing/test-databases.js";
 import { type LoomProcess, startLoomServe } from "../testing/loom-process.js";
 import { startFacilitatorServer } from "./testing/facilitator-server.js";
-import { startLocalChain, TOKEN_NAME, TOKEN_VERSION } from "./testing/local-chain.js";
+import { startLocalChain } from "./testing/local-chain.js";
+import { localChainPayments } from "./testing/local-payments.js";
 import { officialPayment, offerOf, paymentHeader } from "./testing/paying-clients.js";
 
 const PRICE = 100_000n;
@@ -35,12 +36,9 @@ for (const backend of TEST_BACKENDS) {
         await (await openPlatform(fresh.options)).close();
         const model = await ensureTestModel("tiny-qwen3", "gguf", "q8_0");
         const config = join(temporaryDataDir(), "loom.json");
-        const settlement = mode === "facilitator"
-          ? { mode, url: facilitator.url, rpcUrl: chain.rpcUrl, timeoutSeconds: 2 }
-          : { mode, rpcUrl: chain.rpcUrl, relayerKey: chain.accounts.relayer.privateKey, timeoutSeconds: 2 };
         writeFileSync(config, JSON.stringify({
           runs: { engines: { tim: { maxSteps: 1, maxStepTokens: 8, temperature: 0 } } },
-          payments: { payTo: chain.accounts.payTo.address, network: "base", asset: { address: chain.token, name: TOKEN_NAME, version: TOKEN_VERSION }, settlement },
+          payments: localChainPayments(chain, mode === "facilitator" ? { mode, url: facilitator.url } : { mode }, 2),
         }));
         const database = "dataDir" in fresh.options && fresh.options.dataDir !== undefined
           ? ["--data-dir", fresh.options.dataDir]

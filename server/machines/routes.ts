@@ -7,7 +7,7 @@ import type { ServerContext } from "../http/context.js";
 import type { ErrorResponder } from "../http/guard.js";
 import type { Connection } from "../http/reply.js";
 import type { Routes, Surface } from "../http/routes.js";
-import { decodePathSegment, platformError, read } from "../platform/route-helpers.js";
+import { answer, decodePathSegment, platformError, read } from "../platform/route-helpers.js";
 import { ProtocolError } from "../protocol/internal.js";
 import type { RunKind } from "../runs/contract.js";
 import { RUN_LIMITS } from "../runs/create-request.js";
@@ -109,20 +109,13 @@ async function answerPurchase(purchase: Purchase, gate: PaymentGate, endpoint: M
 }
 
 /** GET: a machine run of this endpoint's kind by id; any other run (another kind, a legacy run) is not found. */
-async function poll(context: ServerContext, services: MachineServices, endpoint: MachineEndpoint, connection: Connection, raw: string): Promise<void> {
-  const route = `${MACHINE_PATHS[endpoint]}/{runId}`;
-  try {
+function poll(context: ServerContext, services: MachineServices, endpoint: MachineEndpoint, connection: Connection, raw: string): Promise<void> {
+  return answer(context, `${MACHINE_PATHS[endpoint]}/{runId}`, connection, async () => {
     const id = decodePathSegment(raw, "run id");
     const run = await read("the run could not be read", () => services.store.get(id));
     if (!run || run.kind !== KIND_OF[endpoint]) throw new ProtocolError("not_found", `no ${endpoint === "search" ? "search" : "run"} ${JSON.stringify(id.slice(0, 100))}`, "runId");
-    context.metrics.request(route, 200);
-    connection.sendJson(200, pollShape(run));
-  } catch (error) {
-    if (!(error instanceof ProtocolError)) throw error;
-    const { status, body, headers } = platformError(error);
-    context.metrics.request(route, status);
-    connection.sendJson(status, body, headers);
-  }
+    return pollShape(run);
+  });
 }
 
 /** What the gate reads of a request, taken before the handler returns (uWS invalidates `req` after). */
