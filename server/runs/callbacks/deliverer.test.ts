@@ -183,10 +183,12 @@ for (const backend of TEST_BACKENDS) {
 
     it("signs a machine run's callback with the service-wide secret, and records an attempt that has no secret", async () => {
       const hooks = await receiver();
-      deliverer();
+      const withService = deliverer();
       const { runId } = await endedRun(hooks.url, true);
       await waitFor("the machine run's delivery", async () => (await store().deliveryOf(runId))?.status === "delivered");
       expect(hooks.received[0]!.verifyError).toBeUndefined();
+      // Stopped first: running beside the next one, it could claim the next run and sign it with the service secret.
+      await withService.stop();
 
       const noService = deliverer({ secretFor: organizationSecretResolver(test.database) });
       const unsigned = await endedRun(hooks.url, true);
