@@ -1,8 +1,7 @@
-// Q4_K and Q6_K decoding checked against llama.cpp's. loom widens K-quants to F32 at load, while llama.cpp
-// multiplies them against Q8_K-quantized activations, so greedy runs of a chaotic random network drift apart;
-// this model isolates the decoding instead: one layer whose matrices are zero, so the logits of a single token
-// are output · norm(embedding row), with a Q6_K embedding and a Q4_K output matrix of random raw blocks. Decoding
-// both tables identically gives the same argmax for nearly every token; a layout mistake would agree on none.
+// Q4_K and Q6_K decoding checked against llama.cpp's on random raw blocks (every bit pattern of quants and packed
+// scales): one layer whose matrices are zero, so the logits of a single token are output · norm(embedding row),
+// with a Q6_K embedding (get_rows) and a Q4_K output matrix (matmul against Q8_K activations). Decoding both
+// tables identically gives the same argmax for every token up to rounding ties; a layout mistake would agree on none.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -84,6 +83,6 @@ describe.skipIf(skipOutsideCi(tokenizerReason))(titled("K-quant decoding against
     } finally {
       await model.dispose();
     }
-    expect(agree).toBeGreaterThanOrEqual(trials * 0.9);
+    expect(agree).toBeGreaterThanOrEqual(trials - 1);
   }, 300_000);
 });

@@ -1,5 +1,6 @@
 // End-to-end numerical parity with llama.cpp: greedy continuations must be token-for-token identical
-// on the same files (stories260K and random-weight Llama, Qwen2 and Qwen3 models in F32 and Q8_0).
+// on the same files (stories260K and random-weight Llama, Qwen2 and Qwen3 models in F32, F16, Q8_0 and the K-quant
+// mixes).
 import { describe, expect, it } from "vitest";
 import type { ModelDtype } from "../scripts/model-dtypes.js";
 import { ensureTestModel } from "../scripts/test-models.js";
@@ -72,12 +73,14 @@ const PROMPTS = [
   "Ünïcödé text, emoji 🎉 and numbers 12345 in one prompt.",
 ];
 
-// F16 agrees too. BF16 is left out because llama.cpp rounds activations to bf16 before BF16 matmuls (loom keeps
+// F16 agrees too, and so do the K-quant mixes (Q4_K_M, Q5_K_M, Q6_K: native kernels against Q8_K activations, as
+// llama.cpp's CPU backend computes them). BF16 is left out because llama.cpp rounds activations to bf16 before BF16 matmuls (loom keeps
 // them f32), so chaotic random networks drift apart after a few tokens. Q4_0 tracks llama.cpp for about 25 tokens,
 // then differs on a logit gap (~0.08) larger than rounding explains: an open question, not asserted here.
 const CASES: Array<[string, ModelDtype]> = [
   ...["tiny-llama", "tiny-llama3", "tiny-llama2", "tiny-qwen2", "tiny-qwen3"].flatMap((preset): Array<[string, ModelDtype]> => [[preset, "f32"], [preset, "q8_0"]]),
   ["tiny-llama", "f16"], ["tiny-qwen3", "f16"],
+  ["tiny-kquant", "q4_k_m"], ["tiny-kquant", "q5_k_m"], ["tiny-kquant", "q6_k"],
 ];
 for (const [preset, dtype] of CASES) {
   describe(`${preset} ${dtype} against llama.cpp`, () => {

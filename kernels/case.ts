@@ -116,3 +116,27 @@ export function randomQ4_0(blocks: number, seed: number, subnormals = true): Uin
   }
   return out;
 }
+
+/** Bytes per super-block of the K-quant weight types. */
+const K_QUANT_BYTES = { q4_k: 144, q5_k: 176, q6_k: 210 } as const;
+
+/**
+ * `blocks` K-quant super-blocks of random bytes (every pattern of quants, packed scales and fifth bits is a valid
+ * block) with random positive f16 d and dmin (see randomScale); Q6_K's int8 sub-block scales take both signs.
+ */
+export function randomKQuant(type: "q4_k" | "q5_k" | "q6_k", blocks: number, seed: number, subnormals = true): Uint8Array {
+  const next = random(seed);
+  const blockBytes = K_QUANT_BYTES[type];
+  const out = new Uint8Array(blocks * blockBytes);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < out.length; i++) out[i] = Math.floor(next() * 256);
+  for (let b = 0; b < blocks; b++) {
+    if (type === "q6_k") {
+      view.setUint16(b * blockBytes + 208, randomScale(next, false, subnormals), true);
+    } else {
+      view.setUint16(b * blockBytes, randomScale(next, false, subnormals), true);
+      view.setUint16(b * blockBytes + 2, randomScale(next, false, subnormals), true);
+    }
+  }
+  return out;
+}

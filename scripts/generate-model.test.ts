@@ -8,6 +8,7 @@ import { GgmlType } from "../kernels/formats/types.js";
 import { bf16ToF32, f32ToBf16 } from "../kernels/formats/bf16.js";
 import { readGgufHeader, type GgufHeader } from "../engine/model/gguf/reader.js";
 import { dequantize } from "../kernels/formats/quantize.js";
+import type { ModelDtype } from "./model-dtypes.js";
 import { llama3RopeFreqFactors } from "../kernels/rope-frequencies.js";
 import { readSafetensorsDirectory } from "../engine/model/safetensors/reader.js";
 import { GENERATOR_VERSION, generateModel, main } from "./generate-model.js";
@@ -291,12 +292,13 @@ describeWithPresets("Qwen presets", ["tiny-qwen3", "tiny-qwen2"], () => {
   });
 });
 
-describeWithPresets("tiny-kquant q4_k_m", ["tiny-kquant"], () => {
-  it("uses Q6_K for the embedding and ffn_down, Q4_K for the other matrices, F32 norms", async () => {
-    const header = readGgufHeader(await ensureTestModel("tiny-kquant", "gguf", "q4_k_m"));
-    expect(header.metadata.get("general.file_type")).toBe(15);
+describeWithPresets("tiny-kquant K-quant mixes", ["tiny-kquant"], () => {
+  const mixes: Array<[ModelDtype, number, GgmlType]> = [["q4_k_m", 15, GgmlType.Q4_K], ["q5_k_m", 17, GgmlType.Q5_K], ["q6_k", 18, GgmlType.Q6_K]];
+  it.each(mixes)("%s uses Q6_K for the embedding and ffn_down, its K-quant for the other matrices, F32 norms", async (dtype, fileType, main) => {
+    const header = readGgufHeader(await ensureTestModel("tiny-kquant", "gguf", dtype));
+    expect(header.metadata.get("general.file_type")).toBe(fileType);
     for (const tensor of header.tensors) {
-      const expected = tensor.shape.length === 1 ? GgmlType.F32 : /token_embd|ffn_down/.test(tensor.name) ? GgmlType.Q6_K : GgmlType.Q4_K;
+      const expected = tensor.shape.length === 1 ? GgmlType.F32 : /token_embd|ffn_down/.test(tensor.name) ? GgmlType.Q6_K : main;
       expect(tensor.type, tensor.name).toBe(expected);
     }
     // quantisation error stays small against the f32 file

@@ -73,7 +73,8 @@ Usage: node dist/scripts/generate-model.js --preset NAME --format gguf|hf --dtyp
 
   --preset    ${PRESET_NAMES.join(", ")}
   --format    gguf (one file) or hf (a Hugging Face directory: safetensors, config.json, tokenizer files)
-  --dtype     ${MODEL_DTYPES.join(", ")} (hf: f32, f16, bf16 only; q4_k_m = Q4_K with Q6_K for ffn_down/embeddings/output)
+  --dtype     ${MODEL_DTYPES.join(", ")} (hf: f32, f16, bf16 only; q4_k_m / q5_k_m = Q4_K / Q5_K with
+              Q6_K for ffn_down/embeddings/output; q6_k = Q6_K throughout)
   --out       output file (gguf) or directory (hf)
   --seed      weight seed, default ${DEFAULT_SEED}; the same preset and seed give the same model in every format
   --shard-mb  hf only: shard the safetensors at this many MiB (writes model.safetensors.index.json)

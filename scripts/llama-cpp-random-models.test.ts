@@ -15,7 +15,7 @@ const CLEAR_MARGIN = 0.1;
 
 const CASES: Array<[string, ModelDtype]> = [
   ...TINY_PRESET_NAMES.flatMap((preset): Array<[string, ModelDtype]> => [[preset, "f32"], [preset, "q8_0"]]),
-  ["tiny-kquant", "q4_k_m"],
+  ["tiny-kquant", "q4_k_m"], ["tiny-kquant", "q5_k_m"], ["tiny-kquant", "q6_k"],
 ];
 
 let llama: Llama;

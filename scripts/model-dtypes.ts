@@ -8,20 +8,21 @@ import type { PlannedTensor } from "./model-tensors.js";
 export type ModelFormat = "gguf" | "hf";
 
 /**
- * Weight dtypes. `q4_k_m` is a Q4_K_M-like mix: Q4_K for most matrices, Q6_K for ffn_down, the embedding and
- * the output matrix. Hugging Face directories take only f32, f16 and bf16 (safetensors has no GGML block types).
+ * Weight dtypes. `q4_k_m` and `q5_k_m` are Q4_K_M- and Q5_K_M-like mixes: Q4_K (Q5_K) for most matrices, Q6_K for
+ * ffn_down, the embedding and the output matrix; `q6_k` is Q6_K throughout. Hugging Face directories take only f32,
+ * f16 and bf16 (safetensors has no GGML block types).
  */
-export type ModelDtype = "f32" | "f16" | "bf16" | "q8_0" | "q4_0" | "q4_k_m";
+export type ModelDtype = "f32" | "f16" | "bf16" | "q8_0" | "q4_0" | "q4_k_m" | "q5_k_m" | "q6_k";
 
 /** Every dtype, in the order the CLI lists them. */
-export const MODEL_DTYPES: readonly ModelDtype[] = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_k_m"];
+export const MODEL_DTYPES: readonly ModelDtype[] = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_k_m", "q5_k_m", "q6_k"];
 
 /** Dtypes a Hugging Face (safetensors) directory can hold. */
 export const HF_DTYPES: readonly ModelDtype[] = ["f32", "f16", "bf16"];
 
 /** llama.cpp's `general.file_type` (enum llama_ftype) for each dtype. */
 export const GGUF_FILE_TYPE: Readonly<Record<ModelDtype, number>> = {
-  f32: 0, f16: 1, q4_0: 2, q8_0: 7, q4_k_m: 15, bf16: 32,
+  f32: 0, f16: 1, q4_0: 2, q8_0: 7, q4_k_m: 15, q5_k_m: 17, q6_k: 18, bf16: 32,
 };
 
 /** Parses a dtype name (case-insensitive); throws listing the valid ones. */
@@ -42,18 +43,23 @@ const BLOCK_TYPES: Partial<Record<ModelDtype, GgmlType>> = {
   f32: GgmlType.F32, f16: GgmlType.F16, bf16: GgmlType.BF16, q8_0: GgmlType.Q8_0, q4_0: GgmlType.Q4_0,
 };
 
+/** The K-quant of most matrices in each K-quant mix (the rest, see ggufTensorType, are Q6_K). */
+const K_QUANT_MIXES: Partial<Record<ModelDtype, GgmlType>> = { q4_k_m: GgmlType.Q4_K, q5_k_m: GgmlType.Q5_K, q6_k: GgmlType.Q6_K };
+
 /**
  * The GGML type of a tensor in a GGUF file of `dtype`. Vectors (norms, biases) stay F32, as llama.cpp's converter
  * keeps them. A matrix whose row length is not a multiple of the type's block falls back as llama.cpp's quantizer
- * does: Q8_0/Q4_0 to F16, Q6_K to Q8_0, and Q4_K to Q4_0 (llama.cpp picks Q5_0, which loom does not read).
+ * does: Q8_0/Q4_0 to F16, Q6_K to Q8_0, and Q4_K/Q5_K to Q4_0/Q8_0 (llama.cpp picks Q5_0/Q5_1, which loom does not
+ * read).
  */
 export function ggufTensorType(tensor: PlannedTensor, dtype: ModelDtype): GgmlType {
   if (tensor.shape.length === 1) return GgmlType.F32;
   const rowLength = tensor.shape[tensor.shape.length - 1];
-  if (dtype === "q4_k_m") {
-    const wantsQ6 = tensor.role === "ffn_down" || tensor.role === "embedding" || tensor.role === "output";
-    if (rowLength % 256 === 0) return wantsQ6 ? GgmlType.Q6_K : GgmlType.Q4_K;
-    if (rowLength % 32 === 0) return wantsQ6 ? GgmlType.Q8_0 : GgmlType.Q4_0;
+  const mix = K_QUANT_MIXES[dtype];
+  if (mix !== undefined) {
+    const wantsQ6 = mix === GgmlType.Q6_K || tensor.role === "ffn_down" || tensor.role === "embedding" || tensor.role === "output";
+    if (rowLength % 256 === 0) return wantsQ6 ? GgmlType.Q6_K : mix;
+    if (rowLength % 32 === 0) return wantsQ6 || mix === GgmlType.Q5_K ? GgmlType.Q8_0 : GgmlType.Q4_0;
     return GgmlType.F16;
   }
   const type = BLOCK_TYPES[dtype] as GgmlType;

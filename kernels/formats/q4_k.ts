@@ -1,26 +1,7 @@
 // Q4_K (GGML type 12): super-blocks of 256 values, 144 bytes each: f16 d and dmin, 12 bytes packing eight 6-bit
 // sub-block scales and mins, then 128 bytes of 4-bit quants; value = d * scale * q - dmin * min, per 32-value sub-block.
 import { f16ToF32, f32ToF16 } from "./f16.js";
-
-const QK_K = 256; // elements per K-quant super-block (BLOCK_LAYOUT in types.ts)
-
-/** Packs the 6-bit scale and min of sub-block j into Q4_K's 12-byte scales array. */
-function setScaleMinK4(scales: Uint8Array, j: number, scale: number, min: number): void {
-  if (j < 4) {
-    scales[j] = (scales[j] & 0xc0) | scale;
-    scales[j + 4] = (scales[j + 4] & 0xc0) | min;
-  } else {
-    scales[j + 4] = (scale & 0xf) | ((min & 0xf) << 4);
-    scales[j - 4] = (scales[j - 4] & 0x3f) | ((scale >> 4) << 6);
-    scales[j] = (scales[j] & 0x3f) | ((min >> 4) << 6);
-  }
-}
-
-/** Unpacks sub-block j's 6-bit scale and min from Q4_K's scales array (GGML's get_scale_min_k4). */
-function getScaleMinK4(scales: Uint8Array, j: number): [number, number] {
-  if (j < 4) return [scales[j] & 63, scales[j + 4] & 63];
-  return [(scales[j + 4] & 0xf) | ((scales[j - 4] >> 6) << 4), (scales[j + 4] >> 4) | ((scales[j] >> 6) << 4)];
-}
+import { type KQuantBlock, QK_K, getScaleMinK4, setScaleMinK4 } from "./k-quant.js";
 
 /** Encodes floats as Q4_K super-blocks with a simple min/max fit (valid GGML layout; not llama.cpp's optimiser). */
 export function quantizeQ4_K(values: Float32Array): Uint8Array {
@@ -87,4 +68,21 @@ function dequantizeQ4_KBlock(bytes: Uint8Array, view: DataView, base: number, ou
     for (let l = 0; l < 32; l++) out[o + j + l] = Math.fround(Math.fround(d1 * (bytes[q + l] & 0xf)) - min1);
     for (let l = 0; l < 32; l++) out[o + j + 32 + l] = Math.fround(Math.fround(d2 * (bytes[q + l] >> 4)) - min2);
   }
+}
+
+/** The integer view of the Q4_K super-block at byte `base` (see KQuantBlock). */
+export function unpackQ4_K(bytes: Uint8Array, base: number): KQuantBlock {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const scales = new Int32Array(8);
+  const mins = new Int32Array(8);
+  const quants = new Int32Array(QK_K);
+  const packed = bytes.subarray(base + 4, base + 16);
+  for (let j = 0; j < 8; j++) {
+    [scales[j], mins[j]] = getScaleMinK4(packed, j);
+    for (let i = 0; i < 32; i++) {
+      const byte = bytes[base + 16 + (j >> 1) * 32 + i];
+      quants[j * 32 + i] = j % 2 === 0 ? byte & 0xf : byte >> 4;
+    }
+  }
+  return { d: f16ToF32(view.getUint16(base, true)), dmin: f16ToF32(view.getUint16(base + 2, true)), subBlockSize: 32, scales, mins, quants };
 }

@@ -1,8 +1,7 @@
 // Q6_K (GGML type 14): super-blocks of 256 values, 210 bytes each: 128 bytes of low 4 bits, 64 bytes of high 2 bits,
 // sixteen int8 sub-block scales, then the f16 d; value = d * scale * (q - 32), per 16-value sub-block.
 import { f16ToF32, f32ToF16 } from "./f16.js";
-
-const QK_K = 256; // elements per K-quant super-block (BLOCK_LAYOUT in types.ts)
+import { type KQuantBlock, QK_K } from "./k-quant.js";
 
 /** Encodes floats as Q6_K super-blocks with a simple absmax fit (valid GGML layout; not llama.cpp's optimiser). */
 export function quantizeQ6_K(values: Float32Array): Uint8Array {
@@ -75,4 +74,25 @@ function dequantizeQ6_KBlock(bytes: Uint8Array, view: DataView, base: number, ou
       out[y + l + 96] = Math.fround(Math.fround(d * view.getInt8(sc + is + 6)) * q4);
     }
   }
+}
+
+/** The integer view of the Q6_K super-block at byte `base` (see KQuantBlock; no mins, quants offset by -32). */
+export function unpackQ6_K(bytes: Uint8Array, base: number): KQuantBlock {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const scales = new Int32Array(16);
+  const quants = new Int32Array(QK_K);
+  for (let g = 0; g < 16; g++) scales[g] = view.getInt8(base + 192 + g);
+  for (let half = 0; half < 2; half++) {
+    for (let l = 0; l < 32; l++) {
+      const high = bytes[base + 128 + half * 32 + l];
+      const low = bytes[base + half * 64 + l];
+      const low32 = bytes[base + half * 64 + l + 32];
+      const y = half * 128;
+      quants[y + l] = ((low & 0xf) | ((high & 3) << 4)) - 32;
+      quants[y + l + 32] = ((low32 & 0xf) | (((high >> 2) & 3) << 4)) - 32;
+      quants[y + l + 64] = ((low >> 4) | (((high >> 4) & 3) << 4)) - 32;
+      quants[y + l + 96] = ((low32 >> 4) | (((high >> 6) & 3) << 4)) - 32;
+    }
+  }
+  return { d: f16ToF32(view.getUint16(base + 208, true)), dmin: 0, subBlockSize: 16, scales, mins: new Int32Array(16), quants };
 }

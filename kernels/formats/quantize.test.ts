@@ -3,6 +3,7 @@ import { GgmlType } from "./types.js";
 import { f16ToF32, f32ToF16 } from "./f16.js";
 import { f32ToBf16 } from "./bf16.js";
 import { dequantize, quantize } from "./quantize.js";
+import { quantizeQ8_K } from "./q8_k.js";
 
 function randomValues(n: number, seed = 1): Float32Array {
   let s = seed >>> 0;
@@ -30,7 +31,7 @@ describe("reference quantizers", () => {
 
   const cases: Array<[GgmlType, number]> = [
     [GgmlType.F32, 0], [GgmlType.F16, 1e-3], [GgmlType.BF16, 5e-3], [GgmlType.Q8_0, 1e-2],
-    [GgmlType.Q4_0, 0.12], [GgmlType.Q4_K, 0.12], [GgmlType.Q6_K, 0.04],
+    [GgmlType.Q4_0, 0.12], [GgmlType.Q4_K, 0.12], [GgmlType.Q5_K, 0.06], [GgmlType.Q6_K, 0.04],
   ];
   for (const [type, tolerance] of cases) {
     it(`dequantize(quantize(x)) stays close to x for ${GgmlType[type]}`, () => {
@@ -86,5 +87,27 @@ describe("reference quantizers", () => {
         expect(view.getInt8(b * 34 + 2 + i)).toBe(evenTie | 0); // | 0: an int8 has no -0
       }
     }
+  });
+});
+
+describe("Q8_K (the activation format of K-quant dot products)", () => {
+  it("maps the first value of largest magnitude to -127, rounds ties to even, clamps at 127 and sums groups of 16", () => {
+    const x = new Float32Array(256);
+    x[0] = 2; x[1] = -4; x[2] = 4; x[3] = 1.007874; x[4] = -1; // -4 is the first of largest magnitude: iscale 31.75
+    x[5] = 0.5 / 31.75; x[6] = 1.5 / 31.75;
+    const bytes = quantizeQ8_K(x);
+    const view = new DataView(bytes.buffer);
+    const iscale = Math.fround(-127 / -4);
+    expect(view.getFloat32(0, true)).toBe(Math.fround(1 / iscale));
+    const q = new Int8Array(bytes.buffer, 4, 256);
+    expect(Array.from(q.subarray(0, 7))).toEqual([64, -127, 127, 32, -32, 0, 2]);
+    expect(view.getInt16(4 + 256, true)).toBe(64 - 127 + 127 + 32 - 32 + 0 + 2);
+    for (let g = 1; g < 16; g++) expect(view.getInt16(4 + 256 + g * 2, true)).toBe(0);
+  });
+
+  it("leaves an all-zero block all zero (d, quants and sums)", () => {
+    const bytes = quantizeQ8_K(new Float32Array(512).fill(1, 256));
+    expect(bytes.subarray(0, 292).every((byte) => byte === 0)).toBe(true);
+    expect(new DataView(bytes.buffer).getFloat32(292, true)).toBeCloseTo(-1 / 127, 6);
   });
 });

@@ -1,5 +1,6 @@
 // The tensor element types loom reads (GGML's numbering) and their block layouts. Each type's encoding lives beside
-// this file under its own name (f16.ts, bf16.ts, q8_0.ts, q4_0.ts, q4_k.ts, q6_k.ts); quantize.ts dispatches on the type.
+// this file under its own name (f16.ts, bf16.ts, q8_0.ts, q4_0.ts, q4_k.ts, q5_k.ts, q6_k.ts;
+// q8_k.ts is the activation format K-quant kernels read); quantize.ts dispatches on the type.
 // NOTE: the numeric ids are GGML's and appear in GGUF files; never renumber them.
 
 /** GGML tensor types that loom can read. */
@@ -9,6 +10,7 @@ export enum GgmlType {
   Q4_0 = 2,
   Q8_0 = 8,
   Q4_K = 12,
+  Q5_K = 13,
   Q6_K = 14,
   BF16 = 30,
 }
@@ -21,6 +23,7 @@ export const BLOCK_LAYOUT: Readonly<Record<GgmlType, { blockElements: number; bl
   [GgmlType.Q4_0]: { blockElements: 32, blockBytes: 18 },
   [GgmlType.Q8_0]: { blockElements: 32, blockBytes: 34 },
   [GgmlType.Q4_K]: { blockElements: 256, blockBytes: 144 },
+  [GgmlType.Q5_K]: { blockElements: 256, blockBytes: 176 },
   [GgmlType.Q6_K]: { blockElements: 256, blockBytes: 210 },
 };
 

@@ -1,9 +1,10 @@
 // Conformance cases for the matmul kernels: every weight type, tiny and odd shapes, the real model shapes
-// (576x1536, 1024x3072, 2048x8192, vocabulary-sized n), and 1 to 16 token rows.
+// (576x1536, 1024x3072, 2048x8192, vocabulary-sized n), and 1 to 16 token rows; K-quants against Q8_K activations.
 import { GgmlType } from "../formats/types.js";
-import { type KernelCase, randomBf16, randomF16, randomF32, randomQ4_0, randomQ8_0 } from "../case.js";
+import { type KernelCase, randomBf16, randomF16, randomF32, randomKQuant, randomQ4_0, randomQ8_0 } from "../case.js";
+import { quantizeQ8_K } from "../formats/q8_k.js";
 import { repackX4Ref } from "../repack_x4/repack_x4.ref.js";
-import { matmulFloatRef, matmulQuantRef } from "./matmul.ref.js";
+import { matmulFloatRef, matmulKQuantRef, matmulQuantRef } from "./matmul.ref.js";
 
 type FloatType = "f32" | "f16" | "bf16";
 type QuantType = "q8_0" | "q4_0" | "q8_0x4" | "q4_0x4";
@@ -56,6 +57,27 @@ function quantCase(type: QuantType, rows: number, k: number, n: number): KernelC
   };
 }
 
+type KQuantType = "q4_k" | "q5_k" | "q6_k";
+
+function kQuantCase(type: KQuantType, rows: number, k: number, n: number): KernelCase {
+  return {
+    name: `matmul_${type} rows=${rows} k=${k} n=${n}`,
+    // Integer super-block sums are exact; only the f32 accumulation of scaled sums rounds.
+    tolerance: 1e-12,
+    build() {
+      const xq = quantizeQ8_K(randomF32(rows * k, 5 + rows + k, 2));
+      const w = randomKQuant(type, n * (k / 256), 13 + n);
+      return {
+        kernel: `matmul_${type}`,
+        buffers: { xq, w, y: { bytes: rows * n * 4 } },
+        args: ["xq", "w", "y", rows, k, n],
+        count: n,
+        expected: { y: matmulKQuantRef(xq, w, type, rows, k, n) },
+      };
+    },
+  };
+}
+
 const floatShapes: Array<[number, number, number]> = [
   [1, 8, 3], [1, 172, 7], [3, 172, 5], [2, 13, 9], [5, 64, 33], [1, 576, 1536], [16, 576, 1536], [3, 1024, 3072],
 ];
@@ -64,9 +86,16 @@ const quantShapes: Array<[number, number, number]> = [
   [1, 2048, 8192], [1, 64, 151936],
 ];
 
+// K-quant rows are whole super-blocks (k a multiple of 256); n and the token count need not be multiples of 4.
+const kQuantShapes: Array<[number, number, number]> = [
+  [1, 256, 1], [2, 512, 5], [5, 768, 13], [4, 256, 7], [3, 1280, 10], [1, 1024, 3072], [5, 1024, 3072], [9, 3072, 1024],
+  [1, 2048, 8192], [1, 256, 151936],
+];
+
 export const cases: KernelCase[] = [
   ...(["f32", "f16", "bf16"] as const).flatMap((type) => floatShapes.map(([rows, k, n]) => floatCase(type, rows, k, n))),
   floatCase("f32", 1, 2048, 8192),
   floatCase("f16", 2, 2048, 8192),
   ...(["q8_0", "q4_0", "q8_0x4", "q4_0x4"] as const).flatMap((type) => quantShapes.map(([rows, k, n]) => quantCase(type, rows, k, n))),
+  ...(["q4_k", "q5_k", "q6_k"] as const).flatMap((type) => kQuantShapes.map(([rows, k, n]) => kQuantCase(type, rows, k, n))),
 ];

@@ -2,6 +2,10 @@
 import { f16ToF32 } from "../formats/f16.js";
 import { dequantize } from "../formats/quantize.js";
 import type { GgmlType } from "../formats/types.js";
+import { unpackQ4_K } from "../formats/q4_k.js";
+import { unpackQ5_K } from "../formats/q5_k.js";
+import { unpackQ6_K } from "../formats/q6_k.js";
+import { Q8_K_BLOCK_BYTES } from "../formats/q8_k.js";
 
 /** y[t][j] = sum_i x[t][i] * w[j][i]. x: [rows, k], w: [n, k] (already floats), y: [rows, n]. */
 export function matmulRef(x: Float32Array, w: Float32Array, rows: number, k: number, n: number): Float32Array {
@@ -54,4 +58,42 @@ export function matmulQuantRef(xq: Uint8Array, w: Uint8Array, weightType: "q8_0"
     }
   }
   return y;
+}
+
+const K_QUANT_UNPACK = { q4_k: unpackQ4_K, q5_k: unpackQ5_K, q6_k: unpackQ6_K };
+const K_QUANT_BLOCK_BYTES = { q4_k: 144, q5_k: 176, q6_k: 210 };
+
+/**
+ * K-quant y = x W^T as ggml_vec_dot_q4_K_q8_K (and its Q5_K and Q6_K siblings) defines it: per 256-value super-block
+ * the exact integer sums of scale * (quants · x) and of min * (x quants of each sub-block), times d_w * d_x and
+ * dmin_w * d_x. xq: [rows, k/256] Q8_K (f32 d, 256 int8); w: [n, k/256] super-blocks of `weightType`.
+ */
+export function matmulKQuantRef(xq: Uint8Array, w: Uint8Array, weightType: "q4_k" | "q5_k" | "q6_k", rows: number, k: number, n: number): Float32Array {
+  const blocks = k / 256;
+  const xv = new DataView(xq.buffer, xq.byteOffset, xq.byteLength);
+  const y = new Float64Array(rows * n);
+  for (let j = 0; j < n; j++) {
+    for (let b = 0; b < blocks; b++) {
+      const block = K_QUANT_UNPACK[weightType](w, (j * blocks + b) * K_QUANT_BLOCK_BYTES[weightType]);
+      for (let t = 0; t < rows; t++) {
+        const xb = (t * blocks + b) * Q8_K_BLOCK_BYTES;
+        let sums = 0;
+        let minSums = 0;
+        for (let s = 0; s < 256 / block.subBlockSize; s++) {
+          let dot = 0;
+          let xSum = 0;
+          for (let i = s * block.subBlockSize; i < (s + 1) * block.subBlockSize; i++) {
+            const xi = xv.getInt8(xb + 4 + i);
+            dot += block.quants[i] * xi;
+            xSum += xi;
+          }
+          sums += block.scales[s] * dot;
+          minSums += block.mins[s] * xSum;
+        }
+        const dx = xv.getFloat32(xb, true);
+        y[t * n + j] += sums * Math.fround(block.d * dx) - minSums * Math.fround(block.dmin * dx);
+      }
+    }
+  }
+  return Float32Array.from(y);
 }

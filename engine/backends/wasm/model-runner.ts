@@ -22,29 +22,44 @@ interface LayerWeights extends LayerTensors<ResidentTensor, ResidentTensor> {
 const MATMUL_KERNELS: Partial<Record<GgmlType, string>> = {
   [GgmlType.F32]: "matmul_f32", [GgmlType.F16]: "matmul_f16", [GgmlType.BF16]: "matmul_bf16",
   [GgmlType.Q8_0]: "matmul_q8_0", [GgmlType.Q4_0]: "matmul_q4_0",
+  [GgmlType.Q4_K]: "matmul_q4_k", [GgmlType.Q5_K]: "matmul_q5_k", [GgmlType.Q6_K]: "matmul_q6_k",
 };
 const GET_ROWS_KERNELS: Partial<Record<GgmlType, string>> = {
   [GgmlType.F32]: "get_rows_f32", [GgmlType.F16]: "get_rows_f16", [GgmlType.BF16]: "get_rows_bf16",
   [GgmlType.Q8_0]: "get_rows_q8_0", [GgmlType.Q4_0]: "get_rows_q4_0",
+  [GgmlType.Q4_K]: "get_rows_q4_k", [GgmlType.Q5_K]: "get_rows_q5_k", [GgmlType.Q6_K]: "get_rows_q6_k",
 };
-const QUANTIZED_INPUT = new Set([GgmlType.Q8_0, GgmlType.Q4_0]);
-const Q8_0_BLOCK_BYTES = 34;
+/** Matrix types kept as stored at load: every one has a matmul and a get_rows kernel. */
+const WASM_KERNEL_TYPES: ReadonlySet<GgmlType> = new Set(Object.keys(MATMUL_KERNELS).map(Number));
+
+/** The activation format each quantized weight type's kernel reads (as llama.cpp's CPU backend pairs them). */
+type ActivationFormat = "q8_0" | "q8_k";
+const ACTIVATION_FORMATS: Partial<Record<GgmlType, ActivationFormat>> = {
+  [GgmlType.Q8_0]: "q8_0", [GgmlType.Q4_0]: "q8_0", [GgmlType.Q4_K]: "q8_k", [GgmlType.Q5_K]: "q8_k", [GgmlType.Q6_K]: "q8_k",
+};
+/** Bytes per value of each activation format: Q8_0 blocks of 32 in 34 bytes, Q8_K blocks of 256 in 292. */
+const ACTIVATION_BYTES_PER_VALUE: Record<ActivationFormat, number> = { q8_0: 34 / 32, q8_k: 292 / 256 };
 
 // Elementwise work below this many values runs on the calling thread: a dispatch would cost more.
 const SERIAL_THRESHOLD = 16384;
 
-/** Activations feeding linear layers, quantized to Q8_0 at most once for all the layers that share them. */
+/**
+ * Activations feeding linear layers, quantized at most once per activation format (Q8_0 for Q8_0/Q4_0 weights, Q8_K
+ * for K-quants) for all the layers that share them.
+ */
 class LinearInput {
-  private quantized = false;
-  constructor(readonly pointer: number, readonly rows: number, readonly width: number, private readonly quantizedPointer: number) {}
+  private readonly quantized = new Set<ActivationFormat>();
+  constructor(readonly pointer: number, readonly rows: number, readonly width: number, private readonly quantizedPointers: Record<ActivationFormat, number>) {}
 
   forWeight(runner: WasmModelRunner, weight: ResidentTensor): number {
-    if (!QUANTIZED_INPUT.has(weight.type)) return this.pointer;
-    if (!this.quantized) {
-      runner.runtime.parallel("quantize_q8_0", [this.pointer, this.quantizedPointer, this.width], this.rows);
-      this.quantized = true;
+    const format = ACTIVATION_FORMATS[weight.type];
+    if (format === undefined) return this.pointer;
+    const pointer = this.quantizedPointers[format];
+    if (!this.quantized.has(format)) {
+      runner.runtime.parallel(`quantize_${format}`, [this.pointer, pointer, this.width], this.rows);
+      this.quantized.add(format);
     }
-    return this.quantizedPointer;
+    return pointer;
   }
 }
 
@@ -56,7 +71,7 @@ export class WasmModelRunner implements ModelRunner {
   private readonly outputWeight: ResidentTensor;
   private readonly ropeFactors: number;
   private readonly thetaScale: number;
-  private readonly buffers: Record<"x" | "h" | "xq" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors" | "copyTables" | "scratch", number>;
+  private readonly buffers: Record<"x" | "h" | "xq" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors" | "copyTables" | "scratch", number>;
   /** KV blocks in the cache, as the budget allowed. */
   readonly kvBlocks: number;
   readonly kvDtype: KvDtype;
@@ -65,7 +80,7 @@ export class WasmModelRunner implements ModelRunner {
   /** Loads the model's weights into `runtime` and allocates every buffer a forward pass needs. */
   constructor(readonly source: ModelSource, readonly runtime: WasmRuntime, readonly options: RunnerOptions) {
     const config = source.config;
-    const weights = loadWeights(source, runtime, options.onProgress);
+    const weights = loadWeights(source, runtime, WASM_KERNEL_TYPES, options.onProgress);
     const need = (name: string): ResidentTensor => {
       const tensor = weights.get(name);
       if (!tensor) throw new ModelFileError(source.path, `tensor '${name}' is missing`);
@@ -107,7 +122,8 @@ export class WasmModelRunner implements ModelRunner {
     this.buffers = {
       x: runtime.alloc(T * d * 4),
       h: runtime.alloc(T * Math.max(d, qDim) * 4),
-      xq: runtime.alloc(T * (widest / 32) * Q8_0_BLOCK_BYTES + 64),
+      xq: runtime.alloc(Math.ceil(T * widest * ACTIVATION_BYTES_PER_VALUE.q8_0) + 64),
+      xk: runtime.alloc(Math.ceil(T * widest * ACTIVATION_BYTES_PER_VALUE.q8_k) + 64),
       q: runtime.alloc(T * qDim * 4),
       k: runtime.alloc(T * kvDim * 4),
       v: runtime.alloc(T * kvDim * 4),
@@ -187,11 +203,12 @@ export class WasmModelRunner implements ModelRunner {
       firstRow += chunk.tokens.length;
     });
 
+    const quantized = { q8_0: b.xq, q8_k: b.xk };
     runtime.parallel(GET_ROWS_KERNELS[this.embedding.type]!, [this.embedding.pointer, b.ids, b.x, d], T);
     for (const layer of this.layers) {
       // Attention block.
       this.rows("rmsnorm", [b.x, layer.attnNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
-      const normed = new LinearInput(b.h, T, d, b.xq);
+      const normed = new LinearInput(b.h, T, d, quantized);
       this.linear(normed, layer.q, b.q, layer.qBias);
       this.linear(normed, layer.k, b.k, layer.kBias);
       this.linear(normed, layer.v, b.v, layer.vBias);
@@ -211,16 +228,16 @@ export class WasmModelRunner implements ModelRunner {
         b.descriptors, b.q, layer.kCache, layer.vCache, b.attention, b.scratch,
         heads, kvHeads, headDim, options.blockSize, 1 / Math.sqrt(headDim), scoresStride,
       ], chunks.length * heads, heads / kvHeads);
-      this.linear(new LinearInput(b.attention, T, qDim, b.xq), layer.output, b.h);
+      this.linear(new LinearInput(b.attention, T, qDim, quantized), layer.output, b.h);
       this.elementwise("add", [b.x, b.h, b.x], T * d);
 
       // Feed-forward block.
       this.rows("rmsnorm", [b.x, layer.ffnNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
-      const ffnInput = new LinearInput(b.h, T, d, b.xq);
+      const ffnInput = new LinearInput(b.h, T, d, quantized);
       this.linear(ffnInput, layer.gate, b.gate);
       this.linear(ffnInput, layer.up, b.up);
       this.elementwise("silu_mul", [b.gate, b.up, b.gate, T * ffn], T * ffn);
-      this.linear(new LinearInput(b.gate, T, ffn, b.xq), layer.down, b.h);
+      this.linear(new LinearInput(b.gate, T, ffn, quantized), layer.down, b.h);
       this.elementwise("add", [b.x, b.h, b.x], T * d);
     }
 
@@ -235,7 +252,7 @@ export class WasmModelRunner implements ModelRunner {
     }
     if (outputs === 0) return new Float32Array(0);
     this.rows("rmsnorm", [b.h, this.outputNorm.pointer, b.h, d, config.rms_norm_eps], outputs, d);
-    this.linear(new LinearInput(b.h, outputs, d, b.xq), this.outputWeight, b.logits);
+    this.linear(new LinearInput(b.h, outputs, d, quantized), this.outputWeight, b.logits);
     return runtime.f32(b.logits, outputs * config.vocab_size);
   }
 

@@ -1,7 +1,9 @@
 // Reads a model's tensors from disk straight into WebAssembly memory, one positioned read per tensor,
-// converting only where a kernel needs another layout (RoPE row order, K-quants, 1-D tensors to f32).
+// converting only where a kernel needs another layout (RoPE row order; 1-D tensors, and matrices of a type the
+// backend has no kernel for, to f32).
 import { closeSync } from "node:fs";
-import { GgmlType } from "../../../kernels/formats/types.js";
+import { GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
+import { firstNonFiniteScale } from "../../../kernels/formats/block-scales.js";
 import { ModelFileError } from "../../model/errors.js";
 import { openForReading, readFully } from "../../model/file-io.js";
 import { dequantize } from "../../../kernels/formats/quantize.js";
@@ -11,7 +13,7 @@ import type { WasmRuntime } from "../../../kernels/wasm/runtime.js";
 /** A tensor resident in WebAssembly memory. */
 export interface ResidentTensor {
   name: string;
-  /** Storage type the kernels read (K-quants arrive here already widened to F32). */
+  /** Storage type the kernels read (the file's, or F32 where the backend has no kernel for it). */
   type: GgmlType;
   /** GGML order: shape[0] is the row length. */
   shape: number[];
@@ -31,7 +33,7 @@ const READ_SLICE_BYTES = 64 * 1024 * 1024;
 /** A tensor in memory, in the storage type the kernels read. */
 export interface PlacedTensor {
   name: string;
-  /** Storage type the kernels read (K-quants and 1-D tensors arrive here widened to F32). */
+  /** Storage type the kernels read (1-D tensors, and matrices of a type outside `kernelTypes`, widened to F32). */
   type: GgmlType;
   /** GGML order: shape[0] is the row length. */
   shape: number[];
@@ -40,9 +42,10 @@ export interface PlacedTensor {
 
 /**
  * Reads every tensor of `source`, each into the memory `allocate` hands out for its final size, and passes it to
- * `placed`: one positioned read per tensor (sliced, for progress), widening and reordering where kernels need it.
+ * `placed`: one positioned read per tensor (sliced, for progress), reordering where kernels need it. Matrices whose
+ * type is in `kernelTypes` keep their bytes; other matrices and every 1-D tensor are widened to F32.
  */
-export function readTensors(source: ModelSource, allocate: (bytes: number) => Uint8Array, placed: (tensor: PlacedTensor) => void, onProgress?: (progress: LoadProgress) => void): void {
+export function readTensors(source: ModelSource, kernelTypes: ReadonlySet<GgmlType>, allocate: (bytes: number) => Uint8Array, placed: (tensor: PlacedTensor) => void, onProgress?: (progress: LoadProgress) => void): void {
   const descriptors = new Map<string, number>();
   let loadedBytes = 0;
   try {
@@ -52,7 +55,7 @@ export function readTensors(source: ModelSource, allocate: (bytes: number) => Ui
         fd = openForReading(tensor.path);
         descriptors.set(tensor.path, fd);
       }
-      placed(readTensor(tensor, fd, allocate, (bytes) => {
+      placed(readTensor(tensor, fd, kernelTypes, allocate, (bytes) => {
         loadedBytes += bytes;
         onProgress?.({ loadedBytes, totalBytes: source.totalTensorBytes });
       }));
@@ -62,11 +65,11 @@ export function readTensors(source: ModelSource, allocate: (bytes: number) => Ui
   }
 }
 
-/** Loads every tensor of `source` into `runtime` memory. */
-export function loadWeights(source: ModelSource, runtime: WasmRuntime, onProgress?: (progress: LoadProgress) => void): Map<string, ResidentTensor> {
+/** Loads every tensor of `source` into `runtime` memory, keeping the bytes of matrices whose type is in `kernelTypes`. */
+export function loadWeights(source: ModelSource, runtime: WasmRuntime, kernelTypes: ReadonlySet<GgmlType>, onProgress?: (progress: LoadProgress) => void): Map<string, ResidentTensor> {
   const resident = new Map<string, ResidentTensor>();
   const allocate = (bytes: number) => runtime.u8(runtime.alloc(bytes), bytes);
-  readTensors(source, allocate, ({ name, type, shape, bytes }) => {
+  readTensors(source, kernelTypes, allocate, ({ name, type, shape, bytes }) => {
     // The view starts at the allocation: its offset into the memory is the pointer.
     resident.set(name, { name, type, shape, pointer: bytes.byteOffset, byteLength: bytes.byteLength });
   }, onProgress);
@@ -85,21 +88,30 @@ function elementCount(shape: number[]): number {
   return shape.reduce((a, b) => a * b, 1);
 }
 
-function readTensor(tensor: TensorLocation, fd: number, allocate: (bytes: number) => Uint8Array, onBytes: (n: number) => void): PlacedTensor {
+function readTensor(tensor: TensorLocation, fd: number, kernelTypes: ReadonlySet<GgmlType>, allocate: (bytes: number) => Uint8Array, onBytes: (n: number) => void): PlacedTensor {
   const elements = elementCount(tensor.shape);
-  const widen = tensor.shape.length === 1 ? tensor.type !== GgmlType.F32 : tensor.type === GgmlType.Q4_K || tensor.type === GgmlType.Q6_K;
+  const widen = tensor.shape.length === 1 ? tensor.type !== GgmlType.F32 : !kernelTypes.has(tensor.type);
   if (widen) {
-    // 1-D tensors (norms, biases) are tiny and kernels read them as f32; K-quants have no native kernel yet.
+    // 1-D tensors (norms, biases) are tiny and kernels read them as f32.
     const raw = new Uint8Array(tensor.byteLength);
     readInto(fd, tensor, raw, onBytes);
+    checkScales(tensor, raw);
     const bytes = allocate(elements * 4);
     dequantize(tensor.type, raw, elements, new Float32Array(bytes.buffer, bytes.byteOffset, elements));
     return { name: tensor.name, type: GgmlType.F32, shape: tensor.shape, bytes };
   }
   const bytes = allocate(tensor.byteLength);
   readInto(fd, tensor, bytes, onBytes);
+  checkScales(tensor, bytes);
   if (tensor.interleavedRopeHeads !== undefined) restoreRotateHalfOrder(tensor, bytes);
   return { name: tensor.name, type: tensor.type, shape: tensor.shape, bytes };
+}
+
+/** Throws, naming the tensor, if a block of a quantized tensor has an infinite or NaN scale (a corrupt file). */
+function checkScales(tensor: TensorLocation, bytes: Uint8Array): void {
+  const bad = firstNonFiniteScale(tensor.type, bytes);
+  if (bad === undefined) return;
+  throw new ModelFileError(tensor.path, `tensor '${tensor.name}' (${ggmlTypeName(tensor.type)}) has a non-finite scale (f16 bits 0x${bad.bits.toString(16).padStart(4, "0")}) in block ${bad.block} of ${bad.blocks}: the file is corrupt`);
 }
 
 /**

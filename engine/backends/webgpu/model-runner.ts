@@ -22,6 +22,8 @@ const FLOAT_WEIGHT_TYPES: Partial<Record<GgmlType, number>> = { [GgmlType.F32]: 
 
 /** Block-quantized weight types, whose kernels read split quants and scales. */
 const QUANT_WEIGHT_TYPES: Partial<Record<GgmlType, "q8_0" | "q4_0">> = { [GgmlType.Q8_0]: "q8_0", [GgmlType.Q4_0]: "q4_0" };
+/** Matrix types the shaders read as stored; K-quants arrive widened to F32 (no K-quant shaders yet). */
+const WEBGPU_KERNEL_TYPES: ReadonlySet<GgmlType> = new Set([...Object.keys(FLOAT_WEIGHT_TYPES), ...Object.keys(QUANT_WEIGHT_TYPES)].map(Number));
 
 /** Rows [firstRow, firstRow + rows) of a weight: raw words for float types, split quants and scales for Q8_0/Q4_0. */
 interface WeightPart {
@@ -227,7 +229,7 @@ export class WebGpuModelRunner implements ModelRunner {
   private upload(): void {
     const config = this.config;
     const tensors = new Map<string, PlacedTensor>();
-    readTensors(this.source, (bytes) => new Uint8Array(bytes), (tensor) => tensors.set(tensor.name, tensor), this.options.onProgress);
+    readTensors(this.source, WEBGPU_KERNEL_TYPES, (bytes) => new Uint8Array(bytes), (tensor) => tensors.set(tensor.name, tensor), this.options.onProgress);
     const need = (name: string): PlacedTensor => {
       const tensor = tensors.get(name);
       if (!tensor) throw new ModelFileError(this.source.path, `tensor '${name}' is missing`);

@@ -1,0 +1,227 @@
+// Matrix multiplication with fused dequantization for the K-quant weights Q4_K, Q5_K and Q6_K: y = x W^T where x
+// arrives pre-quantized to Q8_K (quantize_q8_k), as llama.cpp's CPU backend computes it. Per 256-value super-block
+// the dot product is exact in integers (sub-block scales applied to i32 partial sums, Q4_K/Q5_K mins through the
+// Q8_K group sums), then scaled by d_w * d_x (and dmin_w * d_x) in f32, as ggml_vec_dot_q4_K_q8_K does.
+// rows == 1 streams four weight rows (a quarter of the range apart) against one x row; rows > 1 runs four token
+// rows against each weight row over cache-sized chunks of weight rows.
+import { f16_scales4, transpose_sum_i32 } from "../assembly/convert.as";
+import { Q6_K_D, Q6_K_SCALES, byte_of, k4_group, k4_mins, k4_scales, q6k_group } from "../assembly/kquant.as";
+
+const KIND_Q4_K: i32 = 0;
+const KIND_Q5_K: i32 = 1;
+const KIND_Q6_K: i32 = 2;
+/** Bytes of one Q8_K block: f32 d, 256 int8 quants at +4, sixteen int16 sums of 16 quants at +260. */
+const Q8_K_BYTES: usize = 292;
+const Q8_K_QUANTS: usize = 4;
+const Q8_K_SUMS: usize = 260;
+/** Weight bytes per chunk of rows kept hot in L2 while every token tile passes over it (prefill). */
+const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
+
+// @ts-ignore: decorator
+@inline function block_bytes(kind: i32): usize {
+  return kind == KIND_Q4_K ? 144 : kind == KIND_Q5_K ? 176 : 210;
+}
+
+/** Byte offset of a super-block's f16 d (Q6_K keeps it last). */
+// @ts-ignore: decorator
+@inline function d_offset(kind: i32): usize {
+  return kind == KIND_Q6_K ? Q6_K_D : 0;
+}
+
+/** The integer dot of 16 unsigned quants (u8x16) with the 16 int8 at x, as four i32 lanes. */
+// @ts-ignore: decorator
+@inline function dot16(q: v128, x: usize): v128 {
+  return i32x4.add(
+    i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(q), v128.load8x8_s(x)),
+    i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(q), v128.load8x8_s(x, 8)),
+  );
+}
+
+/**
+ * Q4_K/Q5_K: sum over sub-blocks of scale * (quants · x), as four i32 lanes, for the super-block at w and the Q8_K
+ * block at x. Chunk c holds sub-blocks 2c and 2c + 1 (groups 4c .. 4c + 3).
+ */
+// @ts-ignore: decorator
+@inline function k4_scaled_dot(w: usize, x: usize, kind: i32): v128 {
+  const scales = k4_scales(w);
+  const fifth = kind == KIND_Q5_K;
+  let acc = i32x4.splat(0);
+  for (let c = 0; c < 4; c++) {
+    const xc = x + Q8_K_QUANTS + (<usize>c << 6);
+    const lowSum = i32x4.add(dot16(k4_group(w, c, 0, fifth), xc), dot16(k4_group(w, c, 1, fifth), xc + 16));
+    const highSum = i32x4.add(dot16(k4_group(w, c, 2, fifth), xc + 32), dot16(k4_group(w, c, 3, fifth), xc + 48));
+    const lowScale = i32x4.splat(byte_of(scales, 2 * c)), highScale = i32x4.splat(byte_of(scales, 2 * c + 1));
+    acc = i32x4.add(acc, i32x4.add(i32x4.mul(lowSum, lowScale), i32x4.mul(highSum, highScale)));
+  }
+  return acc;
+}
+
+/** Q4_K/Q5_K: sum over sub-blocks of min * (sum of that sub-block's x quants), as four i32 lanes. */
+// @ts-ignore: decorator
+@inline function k4_min_dot(w: usize, x: usize): v128 {
+  const mins = i64x2.splat(<i64>k4_mins(w));
+  // Each min twice, against the two 16-sums of its 32-value sub-block.
+  const doubled = i8x16.shuffle(mins, mins, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  return i32x4.add(
+    i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(doubled), v128.load(x, Q8_K_SUMS)),
+    i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(doubled), v128.load(x, Q8_K_SUMS + 16)),
+  );
+}
+
+/** Q6_K: group g of half h times the x quants at xh + 16g, times its int8 scale. */
+// @ts-ignore: decorator
+@inline function q6k_scaled_group(w: usize, h: i32, g: i32, xh: usize): v128 {
+  const scale = i32x4.splat(<i32>load<i8>(w + Q6_K_SCALES + (<usize>h << 3) + <usize>g));
+  return i32x4.mul(dot16(q6k_group(w, h, g), xh + (<usize>g << 4)), scale);
+}
+
+/**
+ * Q6_K: sum over 16-value sub-blocks of scale * ((q - 32) · x), as four i32 lanes. The quants are used unsigned
+ * (0..63) and the offset is taken back once per super-block as 32 * (scales · Q8_K group sums).
+ */
+// @ts-ignore: decorator
+@inline function q6k_scaled_dot(w: usize, x: usize): v128 {
+  let acc = i32x4.splat(0);
+  for (let h = 0; h < 2; h++) {
+    const xh = x + Q8_K_QUANTS + (<usize>h << 7);
+    const first = i32x4.add(
+      i32x4.add(q6k_scaled_group(w, h, 0, xh), q6k_scaled_group(w, h, 1, xh)),
+      i32x4.add(q6k_scaled_group(w, h, 2, xh), q6k_scaled_group(w, h, 3, xh)),
+    );
+    const second = i32x4.add(
+      i32x4.add(q6k_scaled_group(w, h, 4, xh), q6k_scaled_group(w, h, 5, xh)),
+      i32x4.add(q6k_scaled_group(w, h, 6, xh), q6k_scaled_group(w, h, 7, xh)),
+    );
+    acc = i32x4.add(acc, i32x4.add(first, second));
+  }
+  const scales = v128.load(w, Q6_K_SCALES);
+  const offset = i32x4.add(
+    i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(scales), v128.load(x, Q8_K_SUMS)),
+    i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(scales), v128.load(x, Q8_K_SUMS + 16)),
+  );
+  return i32x4.sub(acc, i32x4.shl(offset, 5));
+}
+
+/** The scaled integer dot of one weight super-block with one Q8_K block, as four i32 lanes (before any mins). */
+// @ts-ignore: decorator
+@inline function scaled_dot(w: usize, x: usize, kind: i32): v128 {
+  return kind == KIND_Q6_K ? q6k_scaled_dot(w, x) : k4_scaled_dot(w, x, kind);
+}
+
+/**
+ * The f32 contributions of one super-block column to four dot products, from their integer sums (lane r of each
+ * vector belongs to output r): d * dx * sums - dmin * dx * minSums, with d and dmin read from the four weight
+ * super-blocks at w0..w3 and dx the Q8_K scale(s) in dx.
+ */
+// @ts-ignore: decorator
+@inline function scale_sums(sums: v128, minSums: v128, w0: usize, w1: usize, w2: usize, w3: usize, dx: v128, kind: i32): v128 {
+  const o = d_offset(kind);
+  const scaled = f32x4.mul(f32x4.convert_i32x4_s(sums), f32x4.mul(f16_scales4(w0 + o, w1 + o, w2 + o, w3 + o), dx));
+  if (kind == KIND_Q6_K) return scaled;
+  return f32x4.sub(scaled, f32x4.mul(f32x4.convert_i32x4_s(minSums), f32x4.mul(f16_scales4(w0 + 2, w1 + 2, w2 + 2, w3 + 2), dx)));
+}
+
+/**
+ * y[r * rowStep] = x · W[r * rowStep] for r < count (1..4) for one Q8_K token row x of `blocks` super-blocks:
+ * four weight rows stepBytes apart; rows past count repeat the last one and are not stored.
+ */
+// @ts-ignore: decorator
+@inline function token_times_rows4(x: usize, w: usize, stepBytes: usize, y: usize, yStepBytes: usize, blocks: i32, count: i32, kind: i32): void {
+  let w0 = w;
+  let w1 = count > 1 ? w + stepBytes : w0;
+  let w2 = count > 2 ? w + 2 * stepBytes : w1;
+  let w3 = count > 3 ? w + 3 * stepBytes : w2;
+  const bb = block_bytes(kind);
+  let acc = f32x4.splat(0);
+  for (let b = 0; b < blocks; b++, x += Q8_K_BYTES, w0 += bb, w1 += bb, w2 += bb, w3 += bb) {
+    const sums = transpose_sum_i32(scaled_dot(w0, x, kind), scaled_dot(w1, x, kind), scaled_dot(w2, x, kind), scaled_dot(w3, x, kind));
+    const minSums = kind == KIND_Q6_K ? sums : transpose_sum_i32(k4_min_dot(w0, x), k4_min_dot(w1, x), k4_min_dot(w2, x), k4_min_dot(w3, x));
+    acc = f32x4.add(acc, scale_sums(sums, minSums, w0, w1, w2, w3, f32x4.splat(load<f32>(x)), kind));
+  }
+  store<f32>(y, f32x4.extract_lane(acc, 0));
+  if (count > 1) store<f32>(y + yStepBytes, f32x4.extract_lane(acc, 1));
+  if (count > 2) store<f32>(y + 2 * yStepBytes, f32x4.extract_lane(acc, 2));
+  if (count > 3) store<f32>(y + 3 * yStepBytes, f32x4.extract_lane(acc, 3));
+}
+
+/**
+ * Weight rows [j0, j1) times one token row, four rows at a time taken a quarter of the range apart (four long
+ * sequential streams keep the hardware prefetchers ahead; see matmul_quant.as.ts).
+ */
+// @ts-ignore: decorator
+@inline function stream_rows(x: usize, w: usize, rowBytes: usize, y: usize, blocks: i32, j0: i32, j1: i32, kind: i32): void {
+  const total = j1 - j0;
+  const q = (total + 3) >> 2;
+  for (let i = 0; i < q; i++) {
+    const count = min(4, (total - i + q - 1) / q);
+    const j = j0 + i;
+    token_times_rows4(x, w + <usize>j * rowBytes, <usize>q * rowBytes, y + (<usize>j << 2), <usize>q << 2, blocks, count, kind);
+  }
+}
+
+/**
+ * A 4-token x 1-weight-row tile: y[t][j] = x[t] · W[j] for four Q8_K token rows (xStride bytes apart); y points at
+ * y[t0][j], yStride bytes between token rows. The weight row stays in L1 while the four tokens pass over it.
+ */
+// @ts-ignore: decorator
+@inline function tokens4_times_row(x: usize, xStride: usize, w: usize, y: usize, yStride: usize, blocks: i32, kind: i32): void {
+  const bb = block_bytes(kind);
+  let acc = f32x4.splat(0);
+  for (let b = 0; b < blocks; b++, x += Q8_K_BYTES, w += bb) {
+    const x1 = x + xStride, x2 = x + 2 * xStride, x3 = x + 3 * xStride;
+    const sums = transpose_sum_i32(scaled_dot(w, x, kind), scaled_dot(w, x1, kind), scaled_dot(w, x2, kind), scaled_dot(w, x3, kind));
+    const minSums = kind == KIND_Q6_K ? sums : transpose_sum_i32(k4_min_dot(w, x), k4_min_dot(w, x1), k4_min_dot(w, x2), k4_min_dot(w, x3));
+    let dx = f32x4.splat(load<f32>(x));
+    dx = f32x4.replace_lane(dx, 1, load<f32>(x1));
+    dx = f32x4.replace_lane(dx, 2, load<f32>(x2));
+    dx = f32x4.replace_lane(dx, 3, load<f32>(x3));
+    acc = f32x4.add(acc, scale_sums(sums, minSums, w, w, w, w, dx, kind));
+  }
+  store<f32>(y, f32x4.extract_lane(acc, 0));
+  store<f32>(y + yStride, f32x4.extract_lane(acc, 1));
+  store<f32>(y + 2 * yStride, f32x4.extract_lane(acc, 2));
+  store<f32>(y + 3 * yStride, f32x4.extract_lane(acc, 3));
+}
+
+// @ts-ignore: decorator
+@inline function matmul_kquant(xq: usize, w: usize, y: usize, rows: i32, k: i32, n: i32, j0: i32, j1: i32, kind: i32): void {
+  const blocks = k >> 8;
+  const rowBytes = <usize>blocks * block_bytes(kind);
+  const xStride = <usize>blocks * Q8_K_BYTES;
+  const yStride = <usize>n << 2;
+  if (rows == 1) {
+    stream_rows(xq, w, rowBytes, y, blocks, j0, j1, kind);
+    return;
+  }
+  const chunk = max(4, WEIGHT_CHUNK_BYTES / <i32>rowBytes);
+  for (let c0 = j0; c0 < j1; c0 += chunk) {
+    const c1 = min(j1, c0 + chunk);
+    let t = 0;
+    for (; t + 4 <= rows; t += 4) {
+      const xt = xq + <usize>t * xStride;
+      const yt = y + <usize>t * yStride;
+      for (let j = c0; j < c1; j++) {
+        tokens4_times_row(xt, xStride, w + <usize>j * rowBytes, yt + (<usize>j << 2), yStride, blocks, kind);
+      }
+    }
+    for (; t < rows; t++) stream_rows(xq + <usize>t * xStride, w, rowBytes, y + <usize>t * yStride, blocks, c0, c1, kind);
+  }
+}
+
+/**
+ * y[t][j] = sum_i x[t][i] * W[j][i] for j in [j0, j1), with xq: [rows, k/256] Q8_K blocks (from quantize_q8_k),
+ * w: [n, k/256] Q4_K super-blocks, y: [rows, n] f32. NOTE: k must be a multiple of 256.
+ */
+export function matmul_q4_k(xq: usize, w: usize, y: usize, rows: i32, k: i32, n: i32, j0: i32, j1: i32): void {
+  matmul_kquant(xq, w, y, rows, k, n, j0, j1, KIND_Q4_K);
+}
+
+/** As matmul_q4_k with w: [n, k/256] Q5_K super-blocks. */
+export function matmul_q5_k(xq: usize, w: usize, y: usize, rows: i32, k: i32, n: i32, j0: i32, j1: i32): void {
+  matmul_kquant(xq, w, y, rows, k, n, j0, j1, KIND_Q5_K);
+}
+
+/** As matmul_q4_k with w: [n, k/256] Q6_K super-blocks. */
+export function matmul_q6_k(xq: usize, w: usize, y: usize, rows: i32, k: i32, n: i32, j0: i32, j1: i32): void {
+  matmul_kquant(xq, w, y, rows, k, n, j0, j1, KIND_Q6_K);
+}
