@@ -18,6 +18,11 @@ import { tokenizerFromHuggingFace } from "./tokenizer/huggingface.js";
 export interface LoadOptions {
   /** Compute threads (default: all cores). */
   threads?: number;
+  /**
+   * WebAssembly backend: which build of the kernels runs, "relaxed" (relaxed SIMD's int8 dot products), "plain", or
+   * "auto" (default: relaxed where this V8 runs it correctly). Both give identical results.
+   */
+  simd?: "auto" | "relaxed" | "plain";
   /** Longest sequence to support, prompt plus output (default: min(model context, 4096)). */
   contextSize?: number;
   /** Most tokens per forward pass, over all sequences (default 512). */
@@ -110,10 +115,11 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
     }
   }
   const threads = options.threads ?? availableParallelism();
-  const runtime = await WasmRuntime.create({ threads });
+  const runtime = await WasmRuntime.create({ threads, simd: options.simd });
   try {
     const runner = new WasmModelRunner(source, runtime, runnerOptions);
-    return loaded(runner, "wasm", `WebAssembly, ${threads} thread${threads === 1 ? "" : "s"}`, () => runtime.dispose());
+    const simd = runtime.simd === "relaxed" ? ", relaxed SIMD" : "";
+    return loaded(runner, "wasm", `WebAssembly, ${threads} thread${threads === 1 ? "" : "s"}${simd}`, () => runtime.dispose());
   } catch (error) {
     await runtime.dispose();
     throw error;

@@ -1,6 +1,7 @@
 // The kernel conformance harness (in the spirit of llama.cpp's test-backend-ops): discovers every
 // kernels/<op>/cases.ts, runs each case's WebAssembly kernel through WasmRuntime - split across two threads, as
-// three uneven calls, and across three threads - and compares every written buffer with the plain-TypeScript
+// three uneven calls, across three threads, and in the relaxed-SIMD build across two threads - and compares every
+// written buffer with the plain-TypeScript
 // reference by NMSE under the case's tolerance (0 = byte-identical). Guard bytes around every buffer catch
 // out-of-bounds writes; outputs start as NaN so that unwritten elements fail.
 // KERNELS_REPORT=1 npx vitest run kernels  prints every measured NMSE;
@@ -10,6 +11,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WasmRuntime } from "./wasm/runtime.js";
+import { relaxedSimdSupported } from "./wasm/relaxed-simd.js";
+import { failIfMissing } from "./testing/environment.js";
 import type { CaseSetup, HostArray, KernelCase } from "./case.js";
 import { nmse } from "./nmse.js";
 
@@ -27,8 +30,8 @@ for (const op of ops) {
   casesByOp.set(op, module.cases);
 }
 
-/** How a case's range is split among threads and calls. */
-type SplitMode = "parallel-2" | "uneven-calls" | "parallel-3";
+/** How a case's range is split among threads and calls, and which build of the kernels runs it. */
+type SplitMode = "parallel-2" | "uneven-calls" | "parallel-3" | "relaxed-parallel-2";
 
 interface Placed {
   pointers: Record<string, number>;
@@ -108,15 +111,22 @@ function timeCase(runtime: WasmRuntime, setup: CaseSetup, placed: Placed): numbe
   return times.sort((a, b) => a - b)[times.length >> 1];
 }
 
+// The relaxed-SIMD build runs every case too where V8 accepts it (Node 20 with the flag the runtime sets, Node 22+);
+// under CI it must.
+const relaxedReason = relaxedSimdSupported() ? undefined : "this V8 cannot run WebAssembly relaxed SIMD";
 let two: WasmRuntime;
 let three: WasmRuntime;
+let relaxed: WasmRuntime | undefined;
 beforeAll(async () => {
-  two = await WasmRuntime.create({ threads: 2 });
-  three = await WasmRuntime.create({ threads: 3 });
+  failIfMissing(relaxedReason);
+  two = await WasmRuntime.create({ threads: 2, simd: "plain" });
+  three = await WasmRuntime.create({ threads: 3, simd: "plain" });
+  if (!relaxedReason) relaxed = await WasmRuntime.create({ threads: 2, simd: "relaxed" });
 });
 afterAll(async () => {
   await two?.dispose();
   await three?.dispose();
+  await relaxed?.dispose();
 });
 
 it("finds kernels with conformance cases", () => {
@@ -130,14 +140,17 @@ for (const [op, cases] of casesByOp) {
       it(kernelCase.name, () => {
         const setup = kernelCase.build();
         const modes: SplitMode[] = setup.count === undefined ? ["parallel-2"] : ["parallel-2", "uneven-calls", "parallel-3"];
+        if (relaxed) modes.push("relaxed-parallel-2");
         for (const mode of modes) {
-          const runtime = mode === "parallel-3" ? three : two;
+          const runtime = mode === "parallel-3" ? three : mode === "relaxed-parallel-2" ? relaxed! : two;
           const mark = runtime.mark();
           try {
             const placed = place(runtime, setup);
             run(runtime, setup, placed, mode);
             check(runtime, setup, placed, kernelCase.tolerance, mode);
-            if (process.env.KERNELS_PERF && mode === "parallel-2") console.log(`${kernelCase.name}: ${timeCase(runtime, setup, placed).toFixed(1)} us`);
+            if (process.env.KERNELS_PERF && (mode === "parallel-2" || mode === "relaxed-parallel-2")) {
+              console.log(`${kernelCase.name}${mode === "relaxed-parallel-2" ? " (relaxed SIMD)" : ""}: ${timeCase(runtime, setup, placed).toFixed(1)} us`);
+            }
           } finally {
             runtime.release(mark);
           }

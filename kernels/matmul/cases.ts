@@ -89,6 +89,7 @@ const quantShapes: Array<[number, number, number]> = [
 // K-quant rows are whole super-blocks (k a multiple of 256); n and the token count need not be multiples of 4.
 const kQuantShapes: Array<[number, number, number]> = [
   [1, 256, 1], [2, 512, 5], [5, 768, 13], [4, 256, 7], [3, 1280, 10], [1, 1024, 3072], [5, 1024, 3072], [9, 3072, 1024],
+  [16, 1024, 3072],
   [1, 2048, 8192], [1, 256, 151936],
 ];
 

@@ -3,8 +3,9 @@
 // the dot product is exact in integers (sub-block scales applied to i32 partial sums, Q4_K/Q5_K mins through the
 // Q8_K group sums), then scaled by d_w * d_x (and dmin_w * d_x) in f32, as ggml_vec_dot_q4_K_q8_K does.
 // rows == 1 streams four weight rows (a quarter of the range apart) against one x row; rows > 1 runs four token
-// rows against each weight row over cache-sized chunks of weight rows.
+// rows against each weight row over cache-sized chunks of weight rows, unpacking each group of quants once.
 import { f16_scales4, transpose_sum_i32 } from "../assembly/convert.as";
+import { scaled_dot16_add, scaled_dot32_add } from "../assembly/int8-dot.as";
 import { Q6_K_D, Q6_K_SCALES, byte_of, k4_group, k4_mins, k4_scales, q6k_group } from "../assembly/kquant.as";
 
 const KIND_Q4_K: i32 = 0;
@@ -28,15 +29,6 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
   return kind == KIND_Q6_K ? Q6_K_D : 0;
 }
 
-/** The integer dot of 16 unsigned quants (u8x16) with the 16 int8 at x, as four i32 lanes. */
-// @ts-ignore: decorator
-@inline function dot16(q: v128, x: usize): v128 {
-  return i32x4.add(
-    i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_u(q), v128.load8x8_s(x)),
-    i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_u(q), v128.load8x8_s(x, 8)),
-  );
-}
-
 /**
  * Q4_K/Q5_K: sum over sub-blocks of scale * (quants · x), as four i32 lanes, for the super-block at w and the Q8_K
  * block at x. Chunk c holds sub-blocks 2c and 2c + 1 (groups 4c .. 4c + 3).
@@ -48,10 +40,8 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
   let acc = i32x4.splat(0);
   for (let c = 0; c < 4; c++) {
     const xc = x + Q8_K_QUANTS + (<usize>c << 6);
-    const lowSum = i32x4.add(dot16(k4_group(w, c, 0, fifth), xc), dot16(k4_group(w, c, 1, fifth), xc + 16));
-    const highSum = i32x4.add(dot16(k4_group(w, c, 2, fifth), xc + 32), dot16(k4_group(w, c, 3, fifth), xc + 48));
-    const lowScale = i32x4.splat(byte_of(scales, 2 * c)), highScale = i32x4.splat(byte_of(scales, 2 * c + 1));
-    acc = i32x4.add(acc, i32x4.add(i32x4.mul(lowSum, lowScale), i32x4.mul(highSum, highScale)));
+    acc = scaled_dot32_add(k4_group(w, c, 0, fifth), k4_group(w, c, 1, fifth), xc, byte_of(scales, 2 * c), acc);
+    acc = scaled_dot32_add(k4_group(w, c, 2, fifth), k4_group(w, c, 3, fifth), xc + 32, byte_of(scales, 2 * c + 1), acc);
   }
   return acc;
 }
@@ -68,13 +58,6 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
   );
 }
 
-/** Q6_K: group g of half h times the x quants at xh + 16g, times its int8 scale. */
-// @ts-ignore: decorator
-@inline function q6k_scaled_group(w: usize, h: i32, g: i32, xh: usize): v128 {
-  const scale = i32x4.splat(<i32>load<i8>(w + Q6_K_SCALES + (<usize>h << 3) + <usize>g));
-  return i32x4.mul(dot16(q6k_group(w, h, g), xh + (<usize>g << 4)), scale);
-}
-
 /**
  * Q6_K: sum over 16-value sub-blocks of scale * ((q - 32) · x), as four i32 lanes. The quants are used unsigned
  * (0..63) and the offset is taken back once per super-block as 32 * (scales · Q8_K group sums).
@@ -84,22 +67,20 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
   let acc = i32x4.splat(0);
   for (let h = 0; h < 2; h++) {
     const xh = x + Q8_K_QUANTS + (<usize>h << 7);
-    const first = i32x4.add(
-      i32x4.add(q6k_scaled_group(w, h, 0, xh), q6k_scaled_group(w, h, 1, xh)),
-      i32x4.add(q6k_scaled_group(w, h, 2, xh), q6k_scaled_group(w, h, 3, xh)),
-    );
-    const second = i32x4.add(
-      i32x4.add(q6k_scaled_group(w, h, 4, xh), q6k_scaled_group(w, h, 5, xh)),
-      i32x4.add(q6k_scaled_group(w, h, 6, xh), q6k_scaled_group(w, h, 7, xh)),
-    );
-    acc = i32x4.add(acc, i32x4.add(first, second));
+    const sc = w + Q6_K_SCALES + (<usize>h << 3);
+    for (let g = 0; g < 8; g++) acc = scaled_dot16_add(q6k_group(w, h, g), xh + (<usize>g << 4), <i32>load<i8>(sc + <usize>g), acc);
   }
+  return i32x4.sub(acc, i32x4.shl(q6k_offset(w, x), 5));
+}
+
+/** Q6_K: scales · (Q8_K group sums), as four i32 lanes: the quants' offset of 32 is taken back as 32 times this. */
+// @ts-ignore: decorator
+@inline function q6k_offset(w: usize, x: usize): v128 {
   const scales = v128.load(w, Q6_K_SCALES);
-  const offset = i32x4.add(
+  return i32x4.add(
     i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(scales), v128.load(x, Q8_K_SUMS)),
     i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(scales), v128.load(x, Q8_K_SUMS + 16)),
   );
-  return i32x4.sub(acc, i32x4.shl(offset, 5));
 }
 
 /** The scaled integer dot of one weight super-block with one Q8_K block, as four i32 lanes (before any mins). */
@@ -159,22 +140,56 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
   }
 }
 
+/** Group g (0..15: values 16g..16g+15) of the super-block at w, as unsigned quants. */
+// @ts-ignore: decorator
+@inline function group_quants(w: usize, g: i32, kind: i32): v128 {
+  return kind == KIND_Q6_K ? q6k_group(w, g >> 3, g & 7) : k4_group(w, g >> 2, g & 3, kind == KIND_Q5_K);
+}
+
+/** The scale of group g's sub-block (Q4_K/Q5_K: sub-block g >> 1 of `scales`; Q6_K: the int8 of group g). */
+// @ts-ignore: decorator
+@inline function group_scale(w: usize, scales: u64, g: i32, kind: i32): i32 {
+  return kind == KIND_Q6_K ? <i32>load<i8>(w + Q6_K_SCALES + <usize>g) : byte_of(scales, g >> 1);
+}
+
 /**
  * A 4-token x 1-weight-row tile: y[t][j] = x[t] · W[j] for four Q8_K token rows (xStride bytes apart); y points at
- * y[t0][j], yStride bytes between token rows. The weight row stays in L1 while the four tokens pass over it.
+ * y[t0][j], yStride bytes between token rows. Each group of quants is unpacked once for the four tokens.
  */
 // @ts-ignore: decorator
 @inline function tokens4_times_row(x: usize, xStride: usize, w: usize, y: usize, yStride: usize, blocks: i32, kind: i32): void {
   const bb = block_bytes(kind);
+  const groupsPerScale = kind == KIND_Q6_K ? 1 : 2;
   let acc = f32x4.splat(0);
   for (let b = 0; b < blocks; b++, x += Q8_K_BYTES, w += bb) {
-    const x1 = x + xStride, x2 = x + 2 * xStride, x3 = x + 3 * xStride;
-    const sums = transpose_sum_i32(scaled_dot(w, x, kind), scaled_dot(w, x1, kind), scaled_dot(w, x2, kind), scaled_dot(w, x3, kind));
-    const minSums = kind == KIND_Q6_K ? sums : transpose_sum_i32(k4_min_dot(w, x), k4_min_dot(w, x1), k4_min_dot(w, x2), k4_min_dot(w, x3));
+    const x0 = x + Q8_K_QUANTS, x1 = x0 + xStride, x2 = x0 + 2 * xStride, x3 = x0 + 3 * xStride;
+    const scales = kind == KIND_Q6_K ? 0 : k4_scales(w);
+    let s0 = i32x4.splat(0), s1 = s0, s2 = s0, s3 = s0;
+    for (let g = 0; g < 16; g += groupsPerScale) {
+      const q = group_quants(w, g, kind);
+      const scale = group_scale(w, scales, g, kind);
+      const at = <usize>g << 4;
+      if (groupsPerScale == 2) {
+        const next = group_quants(w, g + 1, kind);
+        s0 = scaled_dot32_add(q, next, x0 + at, scale, s0); s1 = scaled_dot32_add(q, next, x1 + at, scale, s1);
+        s2 = scaled_dot32_add(q, next, x2 + at, scale, s2); s3 = scaled_dot32_add(q, next, x3 + at, scale, s3);
+      } else {
+        s0 = scaled_dot16_add(q, x0 + at, scale, s0); s1 = scaled_dot16_add(q, x1 + at, scale, s1);
+        s2 = scaled_dot16_add(q, x2 + at, scale, s2); s3 = scaled_dot16_add(q, x3 + at, scale, s3);
+      }
+    }
+    const xb1 = x + xStride, xb2 = x + 2 * xStride, xb3 = x + 3 * xStride;
+    let sums = transpose_sum_i32(s0, s1, s2, s3);
+    let minSums = sums;
+    if (kind == KIND_Q6_K) {
+      sums = i32x4.sub(sums, i32x4.shl(transpose_sum_i32(q6k_offset(w, x), q6k_offset(w, xb1), q6k_offset(w, xb2), q6k_offset(w, xb3)), 5));
+    } else {
+      minSums = transpose_sum_i32(k4_min_dot(w, x), k4_min_dot(w, xb1), k4_min_dot(w, xb2), k4_min_dot(w, xb3));
+    }
     let dx = f32x4.splat(load<f32>(x));
-    dx = f32x4.replace_lane(dx, 1, load<f32>(x1));
-    dx = f32x4.replace_lane(dx, 2, load<f32>(x2));
-    dx = f32x4.replace_lane(dx, 3, load<f32>(x3));
+    dx = f32x4.replace_lane(dx, 1, load<f32>(xb1));
+    dx = f32x4.replace_lane(dx, 2, load<f32>(xb2));
+    dx = f32x4.replace_lane(dx, 3, load<f32>(xb3));
     acc = f32x4.add(acc, scale_sums(sums, minSums, w, w, w, w, dx, kind));
   }
   store<f32>(y, f32x4.extract_lane(acc, 0));

@@ -12,7 +12,8 @@ import {
   MAX_ARGUMENTS, MAX_SHARES, MESSAGE_BYTES, MESSAGE_LENGTH, MESSAGE_OFFSET, SHARE_CLAIM, SLEEPERS, SPIN_MICROSECONDS, shareStart,
 } from "./control-block.js";
 import { WasmKernelError, WasmModuleMissingError } from "./errors.js";
-import { kernelModulePath } from "./module-path.js";
+import { type SimdLevel, kernelModulePath } from "./module-path.js";
+import { relaxedSimdSupported } from "./relaxed-simd.js";
 import { type WasmInstance, type WasmMemory, type WasmModule, webAssembly } from "./webassembly.js";
 
 /** Bytes at the bottom of memory left to the module's static data; the arena starts above them. */
@@ -32,13 +33,30 @@ export interface WasmRuntimeOptions {
   spinMicroseconds?: number;
   /** Shares per thread a parallel() range is cut into, for balance when a core is busy (default 2). */
   sharesPerThread?: number;
-  /** The compiled kernel module (default: dist/wasm/kernels.wasm under the package root). */
+  /**
+   * Which build of the kernels to run: "relaxed" (relaxed SIMD's int8 dot products; an error where V8 cannot run
+   * it), "plain" (128-bit SIMD only), or "auto" (default: relaxed where supported). Results are identical.
+   */
+  simd?: SimdLevel | "auto";
+  /** A compiled kernel module to load instead (overrides `simd`'s choice of dist/wasm/kernels*.wasm). */
   modulePath?: string;
 }
 
 type Kernel = (...args: number[]) => unknown;
 
 export { shareStart };
+export type { SimdLevel };
+
+/** The kernel build to load for a requested SIMD level. */
+function chooseSimd(requested: SimdLevel | "auto"): SimdLevel {
+  if (requested !== "auto" && requested !== "relaxed" && requested !== "plain") {
+    throw new RangeError(`simd must be "auto", "relaxed" or "plain", got ${JSON.stringify(requested)}`);
+  }
+  if (requested === "plain") return "plain";
+  if (relaxedSimdSupported()) return "relaxed";
+  if (requested === "relaxed") throw new RangeError("simd: \"relaxed\" was asked for, but this V8 cannot run WebAssembly relaxed SIMD");
+  return "plain";
+}
 
 /**
  * Runs WebAssembly kernels over one shared memory on `threads` threads.
@@ -51,6 +69,8 @@ export class WasmRuntime {
   readonly memory: WasmMemory;
   /** The function exports of the kernel module, in module order. */
   readonly kernelNames: readonly string[];
+  /** Which build of the kernels runs: "relaxed" or "plain" SIMD (see WasmRuntimeOptions.simd). */
+  readonly simd: SimdLevel;
 
   readonly #arena: Arena;
   readonly #kernels: Map<string, { index: number; fn: Kernel }>;
@@ -64,8 +84,9 @@ export class WasmRuntime {
   /** Why a worker stopped on its own, if one did: every later dispatch throws it. */
   #workerFailure: string | undefined;
 
-  private constructor(memory: WasmMemory, instance: WasmInstance, kernelNames: string[], workers: Worker[], control: SharedArrayBuffer, maximumBytes: number, spinMicroseconds: number, sharesPerThread: number) {
+  private constructor(memory: WasmMemory, instance: WasmInstance, kernelNames: string[], workers: Worker[], control: SharedArrayBuffer, maximumBytes: number, spinMicroseconds: number, sharesPerThread: number, simd: SimdLevel) {
     this.memory = memory;
+    this.simd = simd;
     this.kernelNames = kernelNames;
     this.threads = workers.length + 1;
     this.#workers = workers;
@@ -94,7 +115,8 @@ export class WasmRuntime {
     const spinMicroseconds = options.spinMicroseconds ?? 50;
     const sharesPerThread = options.sharesPerThread ?? 2;
     if (!Number.isInteger(sharesPerThread) || sharesPerThread < 1) throw new RangeError(`sharesPerThread must be a positive integer, got ${sharesPerThread}`);
-    const modulePath = options.modulePath ?? kernelModulePath();
+    const simd = chooseSimd(options.simd ?? "auto");
+    const modulePath = options.modulePath ?? kernelModulePath(simd);
     if (!existsSync(modulePath)) throw new WasmModuleMissingError(modulePath);
     const bytes = await readFile(modulePath);
     const module = await webAssembly.compile(bytes);
@@ -110,7 +132,7 @@ export class WasmRuntime {
     const workers = await Promise.all(
       Array.from({ length: workerCount }, (_, index) => startWorker({ module, memory, control, index, kernelNames })),
     );
-    return new WasmRuntime(memory, instance, kernelNames, workers, control, maximumBytes, spinMicroseconds, sharesPerThread);
+    return new WasmRuntime(memory, instance, kernelNames, workers, control, maximumBytes, spinMicroseconds, sharesPerThread, simd);
   }
 
   /** Reserves `bytes` bytes aligned to `align` (a power of two), growing the memory; returns the byte offset. */
