@@ -1,7 +1,7 @@
 // Q4_K (GGML type 12): super-blocks of 256 values, 144 bytes each: f16 d and dmin, 12 bytes packing eight 6-bit
 // sub-block scales and mins, then 128 bytes of 4-bit quants; value = d * scale * q - dmin * min, per 32-value sub-block.
-import { f16ToF32, f32ToF16 } from "./f16.js";
-import { type KQuantBlock, QK_K, getScaleMinK4, setScaleMinK4 } from "./k-quant.js";
+import { f16ToF32 } from "./f16.js";
+import { type KQuantBlock, QK_K, fitScaleMin, getScaleMinK4, setScaleMinK4, unpackScaleMin } from "./k-quant.js";
 
 /** Encodes floats as Q4_K super-blocks with a simple min/max fit (valid GGML layout; not llama.cpp's optimiser). */
 export function quantizeQ4_K(values: Float32Array): Uint8Array {
@@ -10,33 +10,15 @@ export function quantizeQ4_K(values: Float32Array): Uint8Array {
   const out = new Uint8Array(blocks * 144);
   const view = new DataView(out.buffer);
   for (let b = 0; b < blocks; b++) {
-    const x = values.subarray(b * QK_K, (b + 1) * QK_K);
-    const subScales: number[] = [];
-    const subMins: number[] = [];
-    for (let j = 0; j < 8; j++) {
-      let lo = 0;
-      let hi = 0;
-      for (let i = 0; i < 32; i++) { lo = Math.min(lo, x[j * 32 + i]); hi = Math.max(hi, x[j * 32 + i]); }
-      subScales.push((hi - lo) / 15);
-      subMins.push(-lo);
-    }
-    const d = Math.max(...subScales) / 63;
-    const dmin = Math.max(...subMins) / 63;
-    const dBits = f32ToF16(d);
-    const dminBits = f32ToF16(dmin);
-    view.setUint16(b * 144, dBits, true);
-    view.setUint16(b * 144 + 2, dminBits, true);
+    const fit = fitScaleMin(values.subarray(b * QK_K, (b + 1) * QK_K), 15);
+    view.setUint16(b * 144, fit.dBits, true);
+    view.setUint16(b * 144 + 2, fit.dminBits, true);
     const scales = out.subarray(b * 144 + 4, b * 144 + 16);
     const qs = out.subarray(b * 144 + 16, b * 144 + 144);
-    const dq = f16ToF32(dBits);
-    const dminq = f16ToF32(dminBits);
     for (let j = 0; j < 8; j++) {
-      const sc = dq > 0 ? Math.min(63, Math.round(subScales[j] / dq)) : 0;
-      const m = dminq > 0 ? Math.min(63, Math.round(subMins[j] / dminq)) : 0;
-      setScaleMinK4(scales, j, sc, m);
-      const step = dq * sc;
+      setScaleMinK4(scales, j, fit.scales[j], fit.mins[j]);
       for (let i = 0; i < 32; i++) {
-        const q = step > 0 ? Math.max(0, Math.min(15, Math.round((x[j * 32 + i] + dminq * m) / step))) : 0;
+        const q = fit.quants[j * 32 + i];
         const byte = (j >> 1) * 32 + i; // pairs of sub-blocks share 32 bytes: low nibbles first, then high
         qs[byte] = j % 2 === 0 ? (qs[byte] & 0xf0) | q : (qs[byte] & 0x0f) | (q << 4);
       }
@@ -72,17 +54,8 @@ function dequantizeQ4_KBlock(bytes: Uint8Array, view: DataView, base: number, ou
 
 /** The integer view of the Q4_K super-block at byte `base` (see KQuantBlock). */
 export function unpackQ4_K(bytes: Uint8Array, base: number): KQuantBlock {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const scales = new Int32Array(8);
-  const mins = new Int32Array(8);
-  const quants = new Int32Array(QK_K);
-  const packed = bytes.subarray(base + 4, base + 16);
-  for (let j = 0; j < 8; j++) {
-    [scales[j], mins[j]] = getScaleMinK4(packed, j);
-    for (let i = 0; i < 32; i++) {
-      const byte = bytes[base + 16 + (j >> 1) * 32 + i];
-      quants[j * 32 + i] = j % 2 === 0 ? byte & 0xf : byte >> 4;
-    }
-  }
-  return { d: f16ToF32(view.getUint16(base, true)), dmin: f16ToF32(view.getUint16(base + 2, true)), subBlockSize: 32, scales, mins, quants };
+  return unpackScaleMin(bytes, base, (j, i) => {
+    const byte = bytes[base + 16 + (j >> 1) * 32 + i];
+    return j % 2 === 0 ? byte & 0xf : byte >> 4;
+  });
 }
