@@ -1,6 +1,7 @@
 // The K-quant super-block layouts (Q4_K, Q5_K, Q6_K; 256 values each) unpacked into SIMD vectors of quants, shared
 // by the matmul and get_rows kernels; not an entry file. A "group" is 16 consecutive values of a super-block: group
 // g holds values 16g..16g+15, as unsigned quants (Q4_K 0..15, Q5_K 0..31, Q6_K 0..63, before Q6_K's offset -32).
+// Group indices may be runtime values: the unpacking is branch-free (shift amounts, not selects).
 
 /** Byte offsets inside a Q4_K / Q5_K super-block: f16 d, f16 dmin, 12 bytes of packed 6-bit scales and mins. */
 export const K4_SCALES: usize = 4;
@@ -38,12 +39,14 @@ export const Q6_K_D: usize = 208;
   return <i32>((packed >> (<u64>index << 3)) & 0xff);
 }
 
-/** Bit `bit` (0..7) of each byte of h moved to bit 4 (value 16), other bits zero. */
+/**
+ * Bits `bit`, `bit` + 1 .. of each byte of h moved down to bit 4 and up, other bits of each byte kept only where
+ * `mask` allows. Branch-free for a runtime `bit`: in each 16-bit lane the right shift drags the high byte's low bits
+ * into the low byte's top, and the left shift by 4 moves them to bits 12 - bit .. 11, below the high byte's bit 4.
+ */
 // @ts-ignore: decorator
-@inline function fifth_bit(h: v128, bit: i32): v128 {
-  // 16-bit lane shifts: what crosses between the two bytes of a lane never reaches bit 4 of either.
-  const moved = bit <= 4 ? i16x8.shl(h, 4 - bit) : i16x8.shr_u(h, bit - 4);
-  return v128.and(moved, i8x16.splat(0x10));
+@inline function bits_to_4(h: v128, bit: i32, mask: i32): v128 {
+  return v128.and(i16x8.shl(i16x8.shr_u(h, bit), 4), i8x16.splat(<i8>mask));
 }
 
 /**
@@ -54,9 +57,9 @@ export const Q6_K_D: usize = 208;
 @inline export function k4_group(w: usize, c: i32, part: i32, fifth: bool): v128 {
   const half = <usize>(part & 1) << 4;
   const packed = v128.load(w + (fifth ? Q5_K_QUANTS : Q4_K_QUANTS) + (<usize>c << 5) + half);
-  const nibbles = v128.and(part < 2 ? packed : i16x8.shr_u(packed, 4), i8x16.splat(0x0f));
+  const nibbles = v128.and(i16x8.shr_u(packed, (part >> 1) << 2), i8x16.splat(0x0f));
   if (!fifth) return nibbles;
-  return v128.or(nibbles, fifth_bit(v128.load(w + Q5_K_HIGH_BITS + half), 2 * c + (part >> 1)));
+  return v128.or(nibbles, bits_to_4(v128.load(w + Q5_K_HIGH_BITS + half), 2 * c + (part >> 1), 0x10));
 }
 
 /**
@@ -68,9 +71,6 @@ export const Q6_K_D: usize = 208;
 @inline export function q6k_group(w: usize, h: i32, g: i32): v128 {
   const low = v128.load(w + (<usize>h << 6) + (<usize>(g & 3) << 4));
   const high = v128.load(w + Q6_K_HIGH_BITS + (<usize>h << 5) + (<usize>(g & 1) << 4));
-  const nibbles = v128.and(g < 4 ? low : i16x8.shr_u(low, 4), i8x16.splat(0x0f));
-  // Bits 2s, 2s + 1 (s = g >> 1) to bits 4, 5; 16-bit lane shifts never carry into bits 4-5 of a byte.
-  const s = g >> 1;
-  const moved = s == 0 ? i16x8.shl(high, 4) : s == 1 ? i16x8.shl(high, 2) : s == 2 ? high : i16x8.shr_u(high, 2);
-  return v128.or(nibbles, v128.and(moved, i8x16.splat(0x30)));
+  const nibbles = v128.and(i16x8.shr_u(low, (g >> 2) << 2), i8x16.splat(0x0f));
+  return v128.or(nibbles, bits_to_4(high, (g >> 1) << 1, 0x30)); // bits 2s, 2s + 1 (s = g >> 1) to bits 4, 5
 }
