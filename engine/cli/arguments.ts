@@ -26,3 +26,11 @@ export function parseBackend(value: string | undefined): "wasm" | "webgpu" | "au
   if (value === "wasm" || value === "webgpu" || value === "auto") return value;
   throw new UsageError(`--backend must be wasm, webgpu or auto, got '${value}'`);
 }
+
+/** The --simd flag: which build of the WebAssembly kernels runs (default auto). */
+export function parseSimd(value: string | undefined): "auto" | "relaxed" | "plain" {
+  if (value === undefined) return "auto";
+  if (value === "auto" || value === "relaxed" || value === "plain") return value;
+  throw new UsageError(`--simd must be auto, relaxed or plain, got '${value}'`);
+}
+

@@ -6,7 +6,7 @@ import { loadModel } from "../load.js";
 import { preparePrompt } from "../prompt.js";
 import type { EngineInput } from "../request.js";
 import { ProgressBar } from "./progress-bar.js";
-import { UsageError, parseInteger, parseNumber, parseBackend } from "./arguments.js";
+import { UsageError, parseInteger, parseNumber, parseBackend, parseSimd } from "./arguments.js";
 
 export const GENERATE_USAGE = `Usage: loom generate --model <file-or-dir> --prompt <text> [options]
 
@@ -29,6 +29,8 @@ export const GENERATE_USAGE = `Usage: loom generate --model <file-or-dir> --prom
   --context N              KV cache positions to allocate (default 4096, at most the model's context)
   --threads N              compute threads (default: all cores)
   --backend B              wasm, webgpu or auto (default auto: WebGPU on a hardware GPU, else WebAssembly)
+  --simd S                 WebAssembly kernels: relaxed (relaxed SIMD int8 dot products), plain, or auto (default:
+                           relaxed where this Node runs it correctly); the results are identical
   --json                   print one JSON object with text, tokens and speeds
 `;
 
@@ -43,7 +45,7 @@ export async function runGenerate(argv: string[]): Promise<void> {
       "top-p": { type: "string" }, "top-k": { type: "string" }, "min-p": { type: "string" },
       "repeat-penalty": { type: "string" }, "frequency-penalty": { type: "string" }, "presence-penalty": { type: "string" },
       seed: { type: "string" }, stop: { type: "string", multiple: true }, context: { type: "string" },
-      threads: { type: "string" }, backend: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" },
+      threads: { type: "string" }, backend: { type: "string" }, simd: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) {
@@ -80,6 +82,7 @@ export async function runGenerate(argv: string[]): Promise<void> {
   const model = await loadModel(values.model, {
     threads,
     backend: parseBackend(values.backend),
+    simd: parseSimd(values.simd),
     contextSize: parseInteger("--context", values.context, 4096, 1),
     onProgress: ({ loadedBytes, totalBytes }) => bar.update(loadedBytes, totalBytes),
   });

@@ -95,6 +95,17 @@ describe.skipIf(skipOutsideCi(cliReason))(titled("loom generate", cliReason), ()
     expect(result.stdout).toBe(", there was a little girl\n");
   });
 
+  it("gives the same tokens with either build of the WebAssembly kernels, and names a bad --simd", async () => {
+    for (const simd of ["plain", "relaxed"]) {
+      const result = await loom("generate", "--model", BUNDLED_STORIES, "--prompt", "Once upon a time", "--max-tokens", "8", "--temperature", "0", "--backend", "wasm", "--simd", simd);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toBe(", there was a little girl\n");
+    }
+    const bad = await loom("generate", "--model", BUNDLED_STORIES, "--prompt", "x", "--simd", "avx2");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--simd must be auto, relaxed or plain, got 'avx2'/);
+  });
+
   it("names the bad flag or file", async () => {
     expect((await loom("generate", "--prompt", "x")).stderr).toMatch(/--model is required/);
     const missing = await loom("generate", "--model", "/nonexistent/model.gguf", "--prompt", "x");

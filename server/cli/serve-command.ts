@@ -1,7 +1,7 @@
 // `loom serve`: load a model, put a serving engine on it, and serve the OpenAI and Anthropic formats over HTTP.
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { UsageError, parseBackend, parseInteger } from "../../engine/cli/arguments.js";
+import { UsageError, parseBackend, parseInteger, parseSimd } from "../../engine/cli/arguments.js";
 import { ProgressBar } from "../../engine/cli/progress-bar.js";
 import type { ModelInfo } from "../../engine/host/messages.js";
 import { WorkerEngine } from "../../engine/host/worker-engine.js";
@@ -50,6 +50,8 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
   --context N          context size (default: the config's, else min(model, 4096))
   --threads N          compute threads (default: all cores)
   --backend B          wasm, webgpu or auto (default auto: WebGPU on a hardware GPU, else WebAssembly)
+  --simd S             WebAssembly kernels: relaxed (relaxed SIMD int8 dot products), plain, or auto (default:
+                       relaxed where this Node runs it correctly); the results are identical
 `;
 
 /**
@@ -77,7 +79,7 @@ export async function runServe(argv: string[]): Promise<void> {
     options: {
       model: { type: "string" }, host: { type: "string" }, port: { type: "string" }, config: { type: "string" },
       "no-auth": { type: "boolean" }, "data-dir": { type: "string" }, "database-url": { type: "string" }, "redis-url": { type: "string" },
-      "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, context: { type: "string" }, threads: { type: "string" }, backend: { type: "string" }, help: { type: "boolean", short: "h" },
+      "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, context: { type: "string" }, threads: { type: "string" }, backend: { type: "string" }, simd: { type: "string" }, help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) {
@@ -103,6 +105,7 @@ export async function runServe(argv: string[]): Promise<void> {
   const host = values.host ?? "127.0.0.1";
   const threads = values.threads === undefined ? undefined : parseInteger("--threads", values.threads, 1, 1);
   const backend = parseBackend(values.backend);
+  const simd = parseSimd(values.simd);
   const context = values.context === undefined ? undefined : parseInteger("--context", values.context, 4096, 1);
   // Before any model is read or downloaded: where no uWebSockets.js build loads, say so at once.
   await loadUws();
@@ -113,7 +116,7 @@ export async function runServe(argv: string[]): Promise<void> {
     const bar = new ProgressBar(`loading ${entry.path}`);
     // Each model's engine runs on its own thread, so forward passes never hold up the sockets.
     const engine = await WorkerEngine.start(entry.path, {
-      load: { threads, backend, contextSize: context ?? entry.contextSize, maxSequences: entry.maxSequences, kvCache: entry.kvCache },
+      load: { threads, backend, simd, contextSize: context ?? entry.contextSize, maxSequences: entry.maxSequences, kvCache: entry.kvCache },
       engine: {
         ...(entry.stepTargetMs === undefined ? {} : { stepTargetMs: entry.stepTargetMs }),
         ...(entry.backgroundStepMs === undefined ? {} : { backgroundStepMs: entry.backgroundStepMs }),
