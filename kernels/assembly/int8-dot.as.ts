@@ -17,6 +17,16 @@
 }
 
 /**
+ * q · x for 16 unsigned quants q (each below 128) and the 16 int8 at address x, as four i32 lanes whose total is the
+ * exact dot (which products land in which lane differs between the builds).
+ */
+// @ts-ignore: decorator
+@inline export function dot16(q: v128, x: usize): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i32x4.extadd_pairwise_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x), q));
+  return widened_dot16(q, x);
+}
+
+/**
  * acc + scale * (q · x) for 16 unsigned quants q (each below 64), the 16 int8 at address x and a scale in
  * -128..127, as four i32 lanes. Which products land in which lane differs between the builds; the total of the
  * four lanes is the same exact integer.

@@ -5,7 +5,7 @@
 // rows == 1 streams four weight rows (a quarter of the range apart) against one x row; rows > 1 runs four token
 // rows against each weight row over cache-sized chunks of weight rows, unpacking each group of quants once.
 import { f16_scales4, transpose_sum_i32 } from "../assembly/convert.as";
-import { scaled_dot16_add, scaled_dot32_add } from "../assembly/int8-dot.as";
+import { dot16, scaled_dot16_add, scaled_dot32_add } from "../assembly/int8-dot.as";
 import { Q6_K_D, Q6_K_SCALES, byte_of, k4_group, k4_mins, k4_scales, q6k_group } from "../assembly/kquant.as";
 
 const KIND_Q4_K: i32 = 0;
@@ -60,15 +60,25 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
 
 /**
  * Q6_K: sum over 16-value sub-blocks of scale * ((q - 32) · x), as four i32 lanes. The quants are used unsigned
- * (0..63) and the offset is taken back once per super-block as 32 * (scales · Q8_K group sums).
+ * (0..63) and the offset is taken back once per super-block as 32 * (scales · Q8_K group sums). The sixteen group
+ * dots are gathered four to a vector (one lane each), so the scales apply in four multiplies instead of sixteen
+ * broadcasts (measured 1.5x faster than a broadcast per group; the same gathering for Q4_K's eight sub-blocks was
+ * slower than its per-sub-block multiply-add and is not used there).
  */
 // @ts-ignore: decorator
 @inline function q6k_scaled_dot(w: usize, x: usize): v128 {
   let acc = i32x4.splat(0);
   for (let h = 0; h < 2; h++) {
     const xh = x + Q8_K_QUANTS + (<usize>h << 7);
-    const sc = w + Q6_K_SCALES + (<usize>h << 3);
-    for (let g = 0; g < 8; g++) acc = scaled_dot16_add(q6k_group(w, h, g), xh + (<usize>g << 4), <i32>load<i8>(sc + <usize>g), acc);
+    // Lane g of first / second: the dot of group g / g + 4; multiplied by the eight scales as two i32x4 vectors.
+    const first = transpose_sum_i32(
+      dot16(q6k_group(w, h, 0), xh), dot16(q6k_group(w, h, 1), xh + 16), dot16(q6k_group(w, h, 2), xh + 32), dot16(q6k_group(w, h, 3), xh + 48),
+    );
+    const second = transpose_sum_i32(
+      dot16(q6k_group(w, h, 4), xh + 64), dot16(q6k_group(w, h, 5), xh + 80), dot16(q6k_group(w, h, 6), xh + 96), dot16(q6k_group(w, h, 7), xh + 112),
+    );
+    const scales = i16x8.extend_low_i8x16_s(v128.load64_zero(w + Q6_K_SCALES + (<usize>h << 3)));
+    acc = i32x4.add(acc, i32x4.add(i32x4.mul(first, i32x4.extend_low_i16x8_s(scales)), i32x4.mul(second, i32x4.extend_high_i16x8_s(scales))));
   }
   return i32x4.sub(acc, i32x4.shl(q6k_offset(w, x), 5));
 }
