@@ -142,6 +142,11 @@ describe("planMemory", () => {
     const bytes = planMemory(input(tiny, { memoryOverheadBytes: 4 * MiB, budgetKvBlocks: 32, limits: { maxMemoryBytes: 4 * MiB + embedding + 8 * MiB } }, 512));
     expect(bytes.groups.map((g) => [g.firstLayer, g.layerCount, g.embedding, g.head])).toEqual([[0, 3, true, false], [3, 0, false, true]]);
     expect(bytes.maxMemoryBytes).toBe(4 * MiB + embedding + 8 * MiB);
+
+    // Memories that hold the embedding and nothing else: embedding, layers, head each in their own.
+    const page = 65536;
+    const alone = planMemory(input(tiny, { memoryOverheadBytes: 4 * MiB, headBufferBytes: 0, budgetKvBlocks: 32, limits: { maxMemoryBytes: 4 * MiB + Math.ceil(embedding / page + 1) * page } }, 512));
+    expect(alone.groups.map((g) => [g.firstLayer, g.layerCount, g.embedding, g.head])).toEqual([[0, 0, true, false], [0, 3, false, false], [3, 0, false, true]]);
   });
 
   it("refuses, before anything is allocated, a layer larger than one memory, naming its bytes and the 4 GiB limit", () => {

@@ -44,7 +44,10 @@ export interface MemoryPlanInput {
 
 /** One memory's share: a run of consecutive layers, and the embedding and head when they fall here. */
 export interface MemoryGroupPlan {
-  /** The layers [firstLayer, firstLayer + layerCount) live here (layerCount may be 0: a memory for the head). */
+  /**
+   * The layers [firstLayer, firstLayer + layerCount) live here. layerCount is 0 for a memory that holds only the
+   * embedding or the head (firstLayer is then the count of layers before it).
+   */
   firstLayer: number;
   layerCount: number;
   /** Names of the tensors to load into this memory. */
@@ -150,6 +153,7 @@ export function planMemory(input: MemoryPlanInput): MemoryPlan {
         needed, maxMemoryBytes);
     }
   }
+  // Greedy packing of consecutive parts uses the fewest memories possible for a given cost per part.
   const fewest = pack(parts, (part) => cost(part, minimum), capacity, maxLayers);
   const fixedBytes = fewest.length * input.memoryOverheadBytes + parts.reduce((sum, part) => sum + part.bytes, 0);
   const kvBlockBytes = input.kvBlockBytesPerLayer * input.layerCount;
@@ -162,7 +166,8 @@ export function planMemory(input: MemoryPlanInput): MemoryPlan {
       leastBytes, input.availableBytes);
   }
 
-  // As many blocks as the budget and RAM allow while the same number of memories still holds everything.
+  // As many blocks as the budget and RAM allow while the same number of memories still holds everything (more
+  // memories are never made for KV alone: a model that fits one memory keeps one, as before).
   const ramBlocks = kvBlockBytes > 0 ? Math.floor((input.availableBytes - fixedBytes) / kvBlockBytes) : Infinity;
   let low = minimum;
   let high = Math.max(minimum, Math.min(input.budgetKvBlocks, ramBlocks));
@@ -173,19 +178,19 @@ export function planMemory(input: MemoryPlanInput): MemoryPlan {
     else high = middle - 1;
   }
   const kvBlocks = low;
+  let layersBefore = 0;
   const groups = pack(parts, (part) => cost(part, kvBlocks), capacity, maxLayers).map((run): MemoryGroupPlan => {
-    const layers = run.filter((part) => part.layer !== undefined).map((part) => part.layer!);
+    const layerCount = run.filter((part) => part.layer !== undefined).length;
+    layersBefore += layerCount;
     return {
-      firstLayer: layers.length > 0 ? layers[0] : 0,
-      layerCount: layers.length,
+      firstLayer: layersBefore - layerCount,
+      layerCount,
       tensors: run.flatMap((part) => part.tensors),
       embedding: run.some((part) => part.tensors.includes("token_embd.weight")),
       head: run.includes(parts[parts.length - 1]),
       bytes: input.memoryOverheadBytes + run.reduce((sum, part) => sum + cost(part, kvBlocks), 0),
     };
   });
-  // A head-only memory (no layers) names the layer after the last, so that layer ranges stay ordered.
-  for (const group of groups) if (group.layerCount === 0) group.firstLayer = input.layerCount;
   return { groups, kvBlocks, maxMemoryBytes, totalBytes: groups.reduce((sum, group) => sum + group.bytes, 0) };
 }
 
