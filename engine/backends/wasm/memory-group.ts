@@ -1,4 +1,4 @@
-// One WebAssembly memory's share of a model: its runtime (kernel instances and threads over that memory), a run of
+// One WebAssembly memory's share of a model: its runtime (kernel instances over that memory), a run of
 // consecutive layers with their KV cache, and the activation buffers a forward pass needs there.
 import type { WasmRuntime } from "../../../kernels/wasm/runtime.js";
 import type { LayerTensors } from "../layer-tensors.js";
@@ -17,8 +17,8 @@ const SERIAL_THRESHOLD = 16384;
 /**
  * A memory, the layers [firstLayer, firstLayer + layers.length) placed in it, and its own activation buffers (named
  * by `Buffer`). Pointers held here are byte offsets into this group's memory only.
- * NOTE: only one group computes at a time; the others' worker threads sleep (they spin about 50 us after their last
- * job, then wait on an Atomics futex), so several groups on few cores do not compete.
+ * NOTE: only one group computes at a time. The groups' runtimes share one set of worker threads (each worker holds
+ * an instance per memory), so a boundary between memories costs no thread wake-up and no core is contended.
  */
 export class MemoryGroup<Buffer extends string> {
   /** Activation buffers in this memory, by name. */

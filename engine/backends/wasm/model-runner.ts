@@ -101,7 +101,7 @@ class LinearInput {
 
 /** Options of {@link WasmModelRunner.create}. */
 export interface WasmRunnerOptions extends MemoryLimits {
-  /** Threads per memory group, the calling thread included (only one group computes at a time). */
+  /** Compute threads, the calling thread included (every memory's runtime shares them). */
   threads: number;
   /** Which build of the kernels runs (see WasmRuntimeOptions.simd; default "auto"). */
   simd?: SimdLevel | "auto";
@@ -109,7 +109,8 @@ export interface WasmRunnerOptions extends MemoryLimits {
 
 /**
  * The WebAssembly model runner: weights resident in one or more wasm memories (consecutive layers per memory, each
- * with its own kernel instances and threads), a paged KV cache split across them by layer, fixed activation buffers.
+ * with its own kernel instances, on threads they share), a paged KV cache split across them by layer, fixed
+ * activation buffers in each.
  */
 export class WasmModelRunner implements ModelRunner {
   /** The memories, in layer order: the residual stream passes from one to the next. */
@@ -127,14 +128,14 @@ export class WasmModelRunner implements ModelRunner {
 
   /**
    * Plans where the model goes (see planMemory: one memory unless it does not fit, or `limits` force a split),
-   * starts one runtime per memory and loads the weights.
+   * starts one runtime per memory (all sharing one set of worker threads: one memory computes at a time) and loads
+   * the weights.
    * @throws ModelMemoryError before any large allocation when a part cannot fit one memory or the machine's RAM.
    */
   static async create(source: ModelSource, options: RunnerOptions, runnerOptions: WasmRunnerOptions): Promise<WasmModelRunner> {
     const plan = WasmModelRunner.plan(source, options, runnerOptions);
-    const runtimes: WasmRuntime[] = [];
+    const runtimes = await WasmRuntime.createSharingThreads(plan.groups.length, { threads: runnerOptions.threads, simd: runnerOptions.simd, maximumBytes: plan.maxMemoryBytes });
     try {
-      while (runtimes.length < plan.groups.length) runtimes.push(await WasmRuntime.create({ threads: runnerOptions.threads, simd: runnerOptions.simd, maximumBytes: plan.maxMemoryBytes }));
       return new WasmModelRunner(source, options, plan, runtimes);
     } catch (error) {
       await Promise.all(runtimes.map((runtime) => runtime.dispose()));
