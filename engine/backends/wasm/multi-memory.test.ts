@@ -48,6 +48,7 @@ const cases: Array<{ preset: string; dtype: ModelDtype; kv: KvDtype; wasm: Memor
   { preset: "tiny-llama3", dtype: "f32", kv: "f32", wasm: { maxLayersPerMemory: 1 }, memories: 2, why: "RoPE factors in every memory" },
   { preset: "tiny-qwen3", dtype: "q8_0", kv: "f32", wasm: { maxLayersPerMemory: 1 }, memories: 2, why: "q/k norms" },
   { preset: "tiny-qwen2", dtype: "f32", kv: "f32", wasm: { maxLayersPerMemory: 1 }, memories: 2, why: "q/k/v biases" },
+  { preset: "tiny-kquant", dtype: "q4_k_m", kv: "f16", wasm: { maxLayersPerMemory: 1 }, memories: 2, why: "K-quants on Q8_K activations" },
 ];
 
 describe.each(cases)("$preset $dtype ($why) in $memories memories", ({ preset, dtype, kv, wasm, memories, maxSequences }) => {
