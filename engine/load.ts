@@ -1,8 +1,8 @@
 // Loads a model path into everything generation needs: config, tokenizer, chat template and a ready runner.
 import { availableParallelism } from "node:os";
 import type { ModelRunner, RunnerOptions } from "./backends/runner.js";
+import type { MemoryLimits } from "./backends/wasm/memory-plan.js";
 import { WasmModelRunner } from "./backends/wasm/model-runner.js";
-import { WasmRuntime } from "../kernels/wasm/runtime.js";
 import type { LoadProgress } from "./backends/wasm/weight-loader.js";
 import type { WebGpuTuning } from "./backends/webgpu/model-runner.js";
 import { probeGpu } from "./backends/webgpu/probe.js";
@@ -37,6 +37,11 @@ export interface LoadOptions {
   backend?: BackendName | "auto";
   /** WebGPU only: weight part size and kernel choices that tests and benchmarks change (default: what the device allows). */
   webgpu?: WebGpuTuning;
+  /**
+   * WebAssembly only: the largest memory to create and the most layers per memory (default 4 GiB, as many as fit).
+   * A model that does not fit one memory is spread over several, consecutive layers in each; these force a split.
+   */
+  wasm?: MemoryLimits;
 }
 
 /** The backends a model can run on. */
@@ -115,13 +120,8 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
     }
   }
   const threads = options.threads ?? availableParallelism();
-  const runtime = await WasmRuntime.create({ threads, simd: options.simd });
-  try {
-    const runner = new WasmModelRunner(source, runtime, runnerOptions);
-    const simd = runtime.simd === "relaxed" ? ", relaxed SIMD" : "";
-    return loaded(runner, "wasm", `WebAssembly, ${threads} thread${threads === 1 ? "" : "s"}${simd}`, () => runtime.dispose());
-  } catch (error) {
-    await runtime.dispose();
-    throw error;
-  }
+  const runner = await WasmModelRunner.create(source, runnerOptions, { threads, simd: options.simd, ...options.wasm });
+  const simd = runner.simd === "relaxed" ? ", relaxed SIMD" : "";
+  const memories = runner.memoryCount > 1 ? `, ${runner.memoryCount} memories` : "";
+  return loaded(runner, "wasm", `WebAssembly, ${threads} thread${threads === 1 ? "" : "s"}${simd}${memories}`, () => runner.dispose());
 }

@@ -159,6 +159,20 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
     tokenizer: "qwen3",
     fullSize: true,
   },
+  "llama-2-7b": {
+    name: "llama-2-7b",
+    description:
+      "Llama-2-7B (meta-llama): 32 layers, hidden 4096, 32 heads with as many KV heads (no GQA), intermediate 11008, untied output, " +
+      "the 32000-token Llama 2 SentencePiece vocabulary. About 4.1 GB at Q4_K_M and 7.2 GB at Q8_0: more than one 4 GiB WebAssembly memory.",
+    config: {
+      ...LLAMA_COMMON, ...LLAMA2_IDS,
+      hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: 32,
+      vocab_size: 32000, max_position_embeddings: 4096, rms_norm_eps: 1e-5, rope_theta: 10000, rope_scaling: null,
+      tie_word_embeddings: false,
+    },
+    tokenizer: "llama2-32k",
+    fullSize: true,
+  },
   "tiny-llama": {
     name: "tiny-llama",
     description: "Test model: Llama architecture, 2 layers, hidden 128, 4 heads / 2 KV heads (head_dim 32), tied embeddings, SmolLM2 tokenizer (49152).",

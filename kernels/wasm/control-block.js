@@ -2,7 +2,7 @@
 // Plain JavaScript so that worker.js (which cannot load TypeScript under vitest) and runtime.ts share it.
 //
 // Protocol (one job at a time, published only by the main thread):
-//   main:   writes KERNEL, ARGUMENT_COUNT, the arguments, COUNT and GRAIN; stores SHARE_CLAIM = shares << 16;
+//   main:   writes MEMORY, KERNEL, ARGUMENT_COUNT, the arguments, COUNT and GRAIN; stores SHARE_CLAIM = shares << 16;
 //           bumps GENERATION (notifying sleeping workers); then claims shares itself like any worker; once no
 //           share is left it waits until ACTIVE is 0.
 //   worker: wakes on a GENERATION change; repeatedly increments ACTIVE, claims a share with
@@ -28,6 +28,8 @@ export const SLEEPERS = 6;
 export const MESSAGE_LENGTH = 7;
 /** Int32 slot: microseconds a worker spins on GENERATION before it sleeps. */
 export const SPIN_MICROSECONDS = 8;
+/** Int32 slot: which of the workers' memories (and their instances over it) the job runs in. */
+export const MEMORY = 9;
 /** Int32 slots in the header (a multiple of 2, so the Float64 area that follows is aligned). */
 export const HEADER_INTS = 16;
 

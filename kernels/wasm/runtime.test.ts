@@ -145,6 +145,32 @@ describe("WasmRuntime", () => {
     }
   });
 
+  it("runs runtimes that share their threads each in its own memory, until the last is disposed", async () => {
+    const [first, second] = await WasmRuntime.createSharingThreads(2, { threads: 2, sharesPerThread: 64, maximumBytes: 64 << 20 });
+    expect(first.memory).not.toBe(second.memory);
+    const n = 20011;
+    // The same offsets in both memories hold different data: a worker that ran in the wrong memory would show.
+    const place = (rt: WasmRuntime, scale: number) => {
+      const a = rt.upload(Float32Array.from({ length: n }, (_, i) => scale * i));
+      return { a, out: rt.alloc(n * 4) };
+    };
+    const one = place(first, 1);
+    const two = place(second, 10);
+    expect(two.a).toBe(one.a);
+    for (let repeat = 0; repeat < 20; repeat++) {
+      first.parallel("add", [one.a, one.a, one.out], n);
+      second.parallel("add", [two.a, two.a, two.out], n);
+    }
+    expect(first.f32(one.out, n).every((v, i) => v === 2 * i)).toBe(true);
+    expect(second.f32(two.out, n).every((v, i) => v === 20 * i)).toBe(true);
+    await first.dispose();
+    expect(() => first.parallel("add", [one.a, one.a, one.out], n)).toThrow(/after dispose/);
+    second.f32(two.out, n).fill(0);
+    second.parallel("add", [two.a, two.a, two.out], n); // the shared workers still serve the other
+    expect(second.f32(two.out, n).every((v, i) => v === 20 * i)).toBe(true);
+    await second.dispose();
+  });
+
   it("does not keep the process alive when never disposed", async () => {
     const dir = mkdtempSync(join(tmpdir(), "loom-runtime-"));
     const script = join(dir, "leak.ts");

@@ -1,6 +1,7 @@
 // The CPU compute runtime: one shared WebAssembly.Memory, the kernel module instantiated on the main thread and
 // on worker threads over it, an arena allocator, and a low-latency dispatcher that splits a kernel's range
-// across every thread (the main thread takes a share) through an Atomics control block.
+// across every thread (the main thread takes a share) through an Atomics control block. Several runtimes (one
+// memory each, for data larger than one memory) can share one set of worker threads.
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
@@ -9,7 +10,7 @@ import { Worker } from "node:worker_threads";
 import { Arena, PAGE_BYTES } from "./arena.js";
 import {
   ACTIVE, ARGUMENTS_OFFSET, ARGUMENT_COUNT, CONTROL_BLOCK_BYTES, COUNT, EXIT_KERNEL, FAILED, GENERATION, GRAIN, KERNEL,
-  MAX_ARGUMENTS, MAX_SHARES, MESSAGE_BYTES, MESSAGE_LENGTH, MESSAGE_OFFSET, SHARE_CLAIM, SLEEPERS, SPIN_MICROSECONDS, shareStart,
+  MAX_ARGUMENTS, MAX_SHARES, MEMORY, MESSAGE_BYTES, MESSAGE_LENGTH, MESSAGE_OFFSET, SHARE_CLAIM, SLEEPERS, SPIN_MICROSECONDS, shareStart,
 } from "./control-block.js";
 import { WasmKernelError, WasmModuleMissingError } from "./errors.js";
 import { type SimdLevel, kernelModulePath } from "./module-path.js";
@@ -44,6 +45,16 @@ export interface WasmRuntimeOptions {
 
 type Kernel = (...args: number[]) => unknown;
 
+/** Worker threads and their control block, shared by the runtimes created together (one memory each). */
+interface ThreadPool {
+  workers: Worker[];
+  control: SharedArrayBuffer;
+  /** Runtimes not yet disposed: the last one to go stops the workers. */
+  users: number;
+  /** Why a worker stopped on its own, if one did: every later dispatch throws it. */
+  failure?: string;
+}
+
 export { shareStart };
 export type { SimdLevel };
 
@@ -74,6 +85,9 @@ export class WasmRuntime {
 
   readonly #arena: Arena;
   readonly #kernels: Map<string, { index: number; fn: Kernel }>;
+  readonly #pool: ThreadPool;
+  /** Index of this runtime's memory among the pool's (what workers pick their instance by). */
+  readonly #memoryIndex: number;
   readonly #workers: Worker[];
   readonly #ints: Int32Array;
   readonly #floats: Float64Array;
@@ -81,14 +95,15 @@ export class WasmRuntime {
   readonly #spinMilliseconds: number;
   readonly #sharesPerThread: number;
   #disposed = false;
-  /** Why a worker stopped on its own, if one did: every later dispatch throws it. */
-  #workerFailure: string | undefined;
 
-  private constructor(memory: WasmMemory, instance: WasmInstance, kernelNames: string[], workers: Worker[], control: SharedArrayBuffer, maximumBytes: number, spinMicroseconds: number, sharesPerThread: number, simd: SimdLevel) {
+  private constructor(memory: WasmMemory, instance: WasmInstance, kernelNames: string[], pool: ThreadPool, memoryIndex: number, maximumBytes: number, spinMicroseconds: number, sharesPerThread: number, simd: SimdLevel) {
+    const { workers, control } = pool;
     this.memory = memory;
     this.simd = simd;
     this.kernelNames = kernelNames;
     this.threads = workers.length + 1;
+    this.#pool = pool;
+    this.#memoryIndex = memoryIndex;
     this.#workers = workers;
     this.#kernels = new Map(kernelNames.map((name, index) => [name, { index, fn: instance.exports[name] as Kernel }]));
     this.#arena = new Arena(memory, RESERVED_LOW_BYTES, maximumBytes);
@@ -97,14 +112,22 @@ export class WasmRuntime {
     this.#message = new Uint8Array(control, MESSAGE_OFFSET, MESSAGE_BYTES);
     this.#spinMilliseconds = spinMicroseconds / 1000;
     this.#sharesPerThread = sharesPerThread;
-    workers.forEach((worker, index) => {
-      worker.on("error", (error) => { this.#workerFailure ??= `worker ${index + 1} crashed: ${describe(error)}`; });
-      worker.on("exit", (code) => { if (!this.#disposed) this.#workerFailure ??= `worker ${index + 1} exited with code ${code}`; });
-    });
   }
 
   /** Loads the kernel module, creates the shared memory and starts threads - 1 workers. */
   static async create(options: WasmRuntimeOptions = {}): Promise<WasmRuntime> {
+    return (await WasmRuntime.createSharingThreads(1, options))[0];
+  }
+
+  /**
+   * Creates `count` runtimes, each over its own memory (of `options.maximumBytes` at most), that share threads - 1
+   * workers: each worker instantiates the module over every memory and runs a job in the memory of the runtime that
+   * dispatched it. For data larger than one memory used one memory at a time (a model's layer groups): the threads
+   * stay warm across memories and no more are started than one runtime would.
+   * NOTE: dispatch from one runtime of the set at a time (the main thread's calls are synchronous, so they are).
+   */
+  static async createSharingThreads(count: number, options: WasmRuntimeOptions = {}): Promise<WasmRuntime[]> {
+    if (!Number.isInteger(count) || count < 1) throw new RangeError(`count must be a positive integer, got ${count}`);
     const threads = options.threads ?? availableParallelism();
     if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`threads must be a positive integer, got ${threads}`);
     const maximumBytes = options.maximumBytes ?? MAX_MEMORY_BYTES;
@@ -121,8 +144,8 @@ export class WasmRuntime {
     const bytes = await readFile(modulePath);
     const module = await webAssembly.compile(bytes);
     const initialPages = Math.min(maximumBytes / PAGE_BYTES, Math.max(2, Math.ceil(initialBytes / PAGE_BYTES)));
-    const memory = new webAssembly.Memory({ initial: initialPages, maximum: maximumBytes / PAGE_BYTES, shared: true });
-    const instance = await webAssembly.instantiate(module, { env: { memory } });
+    const memories = Array.from({ length: count }, () => new webAssembly.Memory({ initial: initialPages, maximum: maximumBytes / PAGE_BYTES, shared: true }));
+    const instances = await Promise.all(memories.map((memory) => webAssembly.instantiate(module, { env: { memory } })));
     const kernelNames = webAssembly.Module.exports(module).filter((e) => e.kind === "function").map((e) => e.name);
 
     const workerCount = threads - 1;
@@ -130,9 +153,14 @@ export class WasmRuntime {
     const ints = new Int32Array(control);
     ints[SPIN_MICROSECONDS] = spinMicroseconds;
     const workers = await Promise.all(
-      Array.from({ length: workerCount }, (_, index) => startWorker({ module, memory, control, index, kernelNames })),
+      Array.from({ length: workerCount }, (_, index) => startWorker({ module, memories, control, index, kernelNames })),
     );
-    return new WasmRuntime(memory, instance, kernelNames, workers, control, maximumBytes, spinMicroseconds, sharesPerThread, simd);
+    const pool: ThreadPool = { workers, control, users: count };
+    workers.forEach((worker, index) => {
+      worker.on("error", (error) => { pool.failure ??= `worker ${index + 1} crashed: ${describe(error)}`; });
+      worker.on("exit", (code) => { if (pool.users > 0) pool.failure ??= `worker ${index + 1} exited with code ${code}`; });
+    });
+    return memories.map((memory, index) => new WasmRuntime(memory, instances[index], kernelNames, pool, index, maximumBytes, spinMicroseconds, sharesPerThread, simd));
   }
 
   /** Reserves `bytes` bytes aligned to `align` (a power of two), growing the memory; returns the byte offset. */
@@ -227,6 +255,7 @@ export class WasmRuntime {
     for (let i = 0; i < args.length; i++) floats[ARGUMENTS_OFFSET + i] = args[i];
     floats[COUNT] = count;
     floats[GRAIN] = grain;
+    ints[MEMORY] = this.#memoryIndex;
     ints[KERNEL] = index;
     ints[ARGUMENT_COUNT] = args.length;
     Atomics.store(ints, SHARE_CLAIM, shares << 16); // publishes the job written above
@@ -253,10 +282,11 @@ export class WasmRuntime {
     }
   }
 
-  /** Stops the workers; the runtime cannot be used afterwards. */
+  /** Stops the workers (once every runtime sharing them is disposed); the runtime cannot be used afterwards. */
   async dispose(): Promise<void> {
     if (this.#disposed) return;
     this.#disposed = true;
+    if (--this.#pool.users > 0) return;
     const ints = this.#ints;
     ints[KERNEL] = EXIT_KERNEL;
     Atomics.add(ints, GENERATION, 1);
@@ -266,7 +296,7 @@ export class WasmRuntime {
 
   #kernel(name: string): { index: number; fn: Kernel } {
     if (this.#disposed) throw new Error("WasmRuntime: used after dispose()");
-    if (this.#workerFailure !== undefined) throw new WasmKernelError(name, this.#workerFailure);
+    if (this.#pool.failure !== undefined) throw new WasmKernelError(name, this.#pool.failure);
     const kernel = this.#kernels.get(name);
     if (!kernel) throw new RangeError(`no kernel named "${name}" in the WebAssembly module (have: ${this.kernelNames.join(", ")})`);
     return kernel;
@@ -311,7 +341,8 @@ function describe(error: unknown): string {
 
 interface WorkerData {
   module: WasmModule;
-  memory: WasmMemory;
+  /** Every memory the worker serves, in the order of MEMORY's indices. */
+  memories: WasmMemory[];
   control: SharedArrayBuffer;
   index: number;
   kernelNames: string[];

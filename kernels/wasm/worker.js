@@ -1,16 +1,20 @@
-// Worker thread of the WebAssembly runtime: instantiates the kernel module over the shared memory, then loops:
-// wait for a job (spinning briefly before sleeping), claim and run shares until none is left (see the protocol
-// in control-block.js). Plain JavaScript: workers cannot load TypeScript when tests run the sources.
+// Worker thread of the WebAssembly runtime: instantiates the kernel module over each shared memory it serves (one,
+// or several for runtimes that share their threads), then loops: wait for a job (spinning briefly before sleeping),
+// claim and run shares until none is left (see the protocol in control-block.js). Plain JavaScript: workers cannot
+// load TypeScript when tests run the sources.
 import { parentPort, workerData } from "node:worker_threads";
 import { performance } from "node:perf_hooks";
 import {
-  ACTIVE, ARGUMENTS_OFFSET, ARGUMENT_COUNT, COUNT, EXIT_KERNEL, FAILED, GENERATION, GRAIN, KERNEL, MESSAGE_BYTES,
+  ACTIVE, ARGUMENTS_OFFSET, ARGUMENT_COUNT, COUNT, EXIT_KERNEL, FAILED, GENERATION, GRAIN, KERNEL, MEMORY, MESSAGE_BYTES,
   MESSAGE_LENGTH, MESSAGE_OFFSET, SHARE_CLAIM, SLEEPERS, SPIN_MICROSECONDS, shareStart,
 } from "./control-block.js";
 
-const { module, memory, control, index, kernelNames } = workerData;
-const instance = new WebAssembly.Instance(module, { env: { memory } });
-const kernels = kernelNames.map((name) => instance.exports[name]);
+const { module, memories, control, index, kernelNames } = workerData;
+// kernelsByMemory[m][k]: kernel k of the instance over memory m.
+const kernelsByMemory = memories.map((memory) => {
+  const instance = new WebAssembly.Instance(module, { env: { memory } });
+  return kernelNames.map((name) => instance.exports[name]);
+});
 const ints = new Int32Array(control);
 const floats = new Float64Array(control);
 const message = new Uint8Array(control, MESSAGE_OFFSET, MESSAGE_BYTES);
@@ -83,7 +87,7 @@ for (;;) {
     const count = floats[COUNT];
     const grain = floats[GRAIN];
     try {
-      invoke(kernels[ints[KERNEL]], ints[ARGUMENT_COUNT], shareStart(count, grain, shares, share), shareStart(count, grain, shares, share + 1));
+      invoke(kernelsByMemory[ints[MEMORY]][ints[KERNEL]], ints[ARGUMENT_COUNT], shareStart(count, grain, shares, share), shareStart(count, grain, shares, share + 1));
     } catch (error) {
       fail(error);
     }

@@ -1,5 +1,6 @@
 // Runs the transformer forward pass on the WebAssembly kernels: one config-driven definition for the Llama,
-// Qwen2 (q/k/v bias) and Qwen3 (q/k norm) families, over a paged KV cache, for a batch of sequence chunks.
+// Qwen2 (q/k/v bias) and Qwen3 (q/k norm) families, over a paged KV cache, for a batch of sequence chunks. A model
+// larger than one WebAssembly memory (4 GiB) is spread over several, each holding a run of layers (memory-plan.ts).
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
 import type { ModelConfig } from "../../model/config.js";
@@ -8,16 +9,12 @@ import { f16ToF32 } from "../../../kernels/formats/f16.js";
 import { ModelFileError } from "../../model/errors.js";
 import { ropeThetaScale } from "../../../kernels/rope-frequencies.js";
 import type { ModelSource } from "../../model/source.js";
-import type { WasmRuntime } from "../../../kernels/wasm/runtime.js";
-import { type LayerTensors, layerTensors } from "../layer-tensors.js";
+import { RESERVED_LOW_BYTES, type SimdLevel, WasmRuntime } from "../../../kernels/wasm/runtime.js";
+import { layerTensors } from "../layer-tensors.js";
 import { type ModelRunner, type RunnerOptions, type SequenceChunk, checkBatch, checkKvCopies } from "../runner.js";
-import { type ResidentTensor, loadWeights } from "./weight-loader.js";
-
-interface LayerWeights extends LayerTensors<ResidentTensor, ResidentTensor> {
-  /** This layer's KV block pools: [kvBlocks, blockSize, kvHeads, headDim] of the KV dtype. */
-  kCache: number;
-  vCache: number;
-}
+import { type LayerWeights, MemoryGroup } from "./memory-group.js";
+import { type MemoryLimits, type MemoryPlan, availableMemoryBytes, planMemory } from "./memory-plan.js";
+import { type ResidentTensor, loadWeights, residentBytes } from "./weight-loader.js";
 
 const MATMUL_KERNELS: Partial<Record<GgmlType, string>> = {
   [GgmlType.F32]: "matmul_f32", [GgmlType.F16]: "matmul_f16", [GgmlType.BF16]: "matmul_bf16",
@@ -40,8 +37,47 @@ const ACTIVATION_FORMATS: Partial<Record<GgmlType, ActivationFormat>> = {
 /** Bytes per value of each activation format: Q8_0 blocks of 32 in 34 bytes, Q8_K blocks of 256 in 292. */
 const ACTIVATION_BYTES_PER_VALUE: Record<ActivationFormat, number> = { q8_0: 34 / 32, q8_k: 292 / 256 };
 
-// Elementwise work below this many values runs on the calling thread: a dispatch would cost more.
-const SERIAL_THRESHOLD = 16384;
+// Bytes each memory keeps free beyond what is planned: allocation alignment and later scratch.
+const MEMORY_HEADROOM_BYTES = 16 * 1024 * 1024;
+// Alignment slack counted per allocation when planning (the arena aligns to 64 bytes).
+const ALIGNMENT_BYTES = 64;
+
+/** The activation buffers of a memory group, by name. */
+type BufferName = "x" | "h" | "xq" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors" | "copyTables" | "scratch";
+type Group = MemoryGroup<BufferName>;
+
+/**
+ * Bytes of each activation buffer one memory group allocates; the logits buffer only where logits are computed.
+ * NOTE: planning counts these same sizes, so allocate nothing per group that is not listed here.
+ */
+function activationBufferBytes(config: ModelConfig, options: RunnerOptions, head: boolean): Record<BufferName, number> {
+  const d = config.hidden_size;
+  const qDim = config.num_attention_heads * config.head_dim;
+  const kvDim = config.num_key_value_heads * config.head_dim;
+  const ffn = config.intermediate_size;
+  const T = options.maxBatchTokens;
+  const widest = Math.max(d, qDim, ffn);
+  return {
+    x: T * d * 4,
+    h: T * Math.max(d, qDim) * 4,
+    xq: Math.ceil(T * widest * ACTIVATION_BYTES_PER_VALUE.q8_0) + 64,
+    xk: Math.ceil(T * widest * ACTIVATION_BYTES_PER_VALUE.q8_k) + 64,
+    q: T * qDim * 4,
+    k: T * kvDim * 4,
+    v: T * kvDim * 4,
+    attention: T * qDim * 4,
+    gate: T * ffn * 4,
+    up: T * ffn * 4,
+    logits: head ? options.maxSequences * config.vocab_size * 4 : 0,
+    ids: T * 4,
+    positions: T * 4,
+    blockTables: options.maxSequences * Math.ceil(options.maxContext / options.blockSize) * 4,
+    descriptors: options.maxSequences * 4 * 4,
+    copyTables: 2 * Math.ceil(options.maxContext / options.blockSize) * 4,
+    // One scores row per (sequence, head), so that every pair can run in parallel.
+    scratch: options.maxSequences * config.num_attention_heads * options.maxContext * 4,
+  };
+}
 
 /**
  * Activations feeding linear layers, quantized at most once per activation format (Q8_0 for Q8_0/Q4_0 weights, Q8_K
@@ -51,36 +87,92 @@ class LinearInput {
   private readonly quantized = new Set<ActivationFormat>();
   constructor(readonly pointer: number, readonly rows: number, readonly width: number, private readonly quantizedPointers: Record<ActivationFormat, number>) {}
 
-  forWeight(runner: WasmModelRunner, weight: ResidentTensor): number {
+  forWeight(group: Group, weight: ResidentTensor): number {
     const format = ACTIVATION_FORMATS[weight.type];
     if (format === undefined) return this.pointer;
     const pointer = this.quantizedPointers[format];
     if (!this.quantized.has(format)) {
-      runner.runtime.parallel(`quantize_${format}`, [this.pointer, pointer, this.width], this.rows);
+      group.runtime.parallel(`quantize_${format}`, [this.pointer, pointer, this.width], this.rows);
       this.quantized.add(format);
     }
     return pointer;
   }
 }
 
-/** The WebAssembly model runner: weights resident in wasm memory, a paged KV pool, fixed activation buffers. */
+/** Options of {@link WasmModelRunner.create}. */
+export interface WasmRunnerOptions extends MemoryLimits {
+  /** Compute threads, the calling thread included (every memory's runtime shares them). */
+  threads: number;
+  /** Which build of the kernels runs (see WasmRuntimeOptions.simd; default "auto"). */
+  simd?: SimdLevel | "auto";
+}
+
+/**
+ * The WebAssembly model runner: weights resident in one or more wasm memories (consecutive layers per memory, each
+ * with its own kernel instances, on threads they share), a paged KV cache split across them by layer, fixed
+ * activation buffers in each.
+ */
 export class WasmModelRunner implements ModelRunner {
-  private readonly layers: LayerWeights[];
+  /** The memories, in layer order: the residual stream passes from one to the next. */
+  private readonly groups: Group[];
+  private readonly embeddingGroup: Group;
+  private readonly headGroup: Group;
   private readonly embedding: ResidentTensor;
   private readonly outputNorm: ResidentTensor;
   private readonly outputWeight: ResidentTensor;
-  private readonly ropeFactors: number;
   private readonly thetaScale: number;
-  private readonly buffers: Record<"x" | "h" | "xq" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors" | "copyTables" | "scratch", number>;
   /** KV blocks in the cache, as the budget allowed. */
   readonly kvBlocks: number;
   readonly kvDtype: KvDtype;
   private readonly kernels: { store: string; attention: string; shift: string };
 
-  /** Loads the model's weights into `runtime` and allocates every buffer a forward pass needs. */
-  constructor(readonly source: ModelSource, readonly runtime: WasmRuntime, readonly options: RunnerOptions) {
+  /**
+   * Plans where the model goes (see planMemory: one memory unless it does not fit, or `limits` force a split),
+   * starts one runtime per memory (all sharing one set of worker threads: one memory computes at a time) and loads
+   * the weights.
+   * @throws ModelMemoryError before any large allocation when a part cannot fit one memory or the machine's RAM.
+   */
+  static async create(source: ModelSource, options: RunnerOptions, runnerOptions: WasmRunnerOptions): Promise<WasmModelRunner> {
+    const plan = WasmModelRunner.plan(source, options, runnerOptions);
+    const runtimes = await WasmRuntime.createSharingThreads(plan.groups.length, { threads: runnerOptions.threads, simd: runnerOptions.simd, maximumBytes: plan.maxMemoryBytes });
+    try {
+      return new WasmModelRunner(source, options, plan, runtimes);
+    } catch (error) {
+      await Promise.all(runtimes.map((runtime) => runtime.dispose()));
+      throw error;
+    }
+  }
+
+  /** Where `source` would go under `options` and `limits`: sizes only, nothing is read or allocated. */
+  static plan(source: ModelSource, options: RunnerOptions, limits: MemoryLimits = {}): MemoryPlan {
     const config = source.config;
-    const weights = loadWeights(source, runtime, WASM_KERNEL_TYPES, options.onProgress);
+    const kvDtype = options.kvCache.dtype ?? "f32";
+    if (kvDtype !== "f32" && kvDtype !== "f16") throw new RangeError(`kvCache.dtype must be "f32" or "f16", got ${JSON.stringify(kvDtype)}`);
+    const kvDim = config.num_key_value_heads * config.head_dim;
+    const minimumKvBlocks = Math.ceil(options.maxContext / options.blockSize);
+    // The budget alone (validated, and at least one full context); room is the plan's to decide.
+    const budgetKvBlocks = kvBlocksForBudget(options.kvCache, kvBlockBytes(config.num_hidden_layers, kvDim, options.blockSize, kvDtype), Infinity, minimumKvBlocks);
+    const buffers = Object.values<number>(activationBufferBytes(config, options, false));
+    const ropeBytes = source.ropeFreqFactors ? source.ropeFreqFactors.byteLength + ALIGNMENT_BYTES : 0;
+    return planMemory({
+      tensors: [...source.tensors.values()].map((tensor) => ({ name: tensor.name, bytes: residentBytes(tensor, WASM_KERNEL_TYPES) + ALIGNMENT_BYTES })),
+      layerCount: config.num_hidden_layers,
+      tiedEmbedding: !source.tensors.has("output.weight"),
+      memoryOverheadBytes: RESERVED_LOW_BYTES + buffers.reduce((sum, bytes) => sum + bytes + ALIGNMENT_BYTES, 0) + ropeBytes + MEMORY_HEADROOM_BYTES,
+      headBufferBytes: activationBufferBytes(config, options, true).logits + ALIGNMENT_BYTES,
+      kvBlockBytesPerLayer: kvBlockBytes(1, kvDim, options.blockSize, kvDtype),
+      minimumKvBlocks,
+      budgetKvBlocks,
+      availableBytes: availableMemoryBytes(),
+      limits,
+    });
+  }
+
+  /** Loads the model's weights into the runtimes `plan` places them in and allocates every buffer a forward pass needs. */
+  private constructor(readonly source: ModelSource, readonly options: RunnerOptions, readonly plan: MemoryPlan, runtimes: readonly WasmRuntime[]) {
+    const config = source.config;
+    const runtimeOfTensor = new Map(plan.groups.flatMap((group, g) => group.tensors.map((name) => [name, runtimes[g]] as const)));
+    const weights = loadWeights(source, (tensor) => runtimeOfTensor.get(tensor.name)!, WASM_KERNEL_TYPES, options.onProgress);
     const need = (name: string): ResidentTensor => {
       const tensor = weights.get(name);
       if (!tensor) throw new ModelFileError(source.path, `tensor '${name}' is missing`);
@@ -102,61 +194,45 @@ export class WasmModelRunner implements ModelRunner {
     const optionalVector = (name: string, n: number) => (weights.has(name) ? vector(name, n) : undefined);
 
     const d = config.hidden_size;
-    const qDim = config.num_attention_heads * config.head_dim;
     const kvDim = config.num_key_value_heads * config.head_dim;
-    const ffn = config.intermediate_size;
     this.embedding = need("token_embd.weight");
     if (!GET_ROWS_KERNELS[this.embedding.type]) throw new ModelFileError(source.path, `token_embd.weight type ${ggmlTypeName(this.embedding.type)} is not supported`);
     this.outputNorm = vector("output_norm.weight", d);
     this.outputWeight = weights.has("output.weight") ? linear("output.weight", d, config.vocab_size) : linear("token_embd.weight", d, config.vocab_size);
     const placer = { matrix: linear, vector, optionalVector };
-    this.layers = Array.from({ length: config.num_hidden_layers }, (_, i) => ({ ...layerTensors(config, i, placer), kCache: 0, vCache: 0 }));
     this.thetaScale = ropeThetaScale(config.rope_theta, config.rotary_dim);
-    this.ropeFactors = 0;
-    if (source.ropeFreqFactors) {
-      this.ropeFactors = runtime.alloc(source.ropeFreqFactors.byteLength);
-      runtime.f32(this.ropeFactors, source.ropeFreqFactors.length).set(source.ropeFreqFactors);
-    }
-    const T = options.maxBatchTokens;
-    const widest = Math.max(d, qDim, ffn);
-    this.buffers = {
-      x: runtime.alloc(T * d * 4),
-      h: runtime.alloc(T * Math.max(d, qDim) * 4),
-      xq: runtime.alloc(Math.ceil(T * widest * ACTIVATION_BYTES_PER_VALUE.q8_0) + 64),
-      xk: runtime.alloc(Math.ceil(T * widest * ACTIVATION_BYTES_PER_VALUE.q8_k) + 64),
-      q: runtime.alloc(T * qDim * 4),
-      k: runtime.alloc(T * kvDim * 4),
-      v: runtime.alloc(T * kvDim * 4),
-      attention: runtime.alloc(T * qDim * 4),
-      gate: runtime.alloc(T * ffn * 4),
-      up: runtime.alloc(T * ffn * 4),
-      logits: runtime.alloc(options.maxSequences * config.vocab_size * 4),
-      ids: runtime.alloc(T * 4),
-      positions: runtime.alloc(T * 4),
-      blockTables: runtime.alloc(options.maxSequences * Math.ceil(options.maxContext / options.blockSize) * 4),
-      descriptors: runtime.alloc(options.maxSequences * 4 * 4),
-      copyTables: runtime.alloc(2 * Math.ceil(options.maxContext / options.blockSize) * 4),
-      // One scores row per (sequence, head), so that every pair can run in parallel.
-      scratch: runtime.alloc(options.maxSequences * config.num_attention_heads * options.maxContext * 4),
-    };
 
-    // The KV cache takes what the budget allows of the memory left.
+    // The KV cache: the same block count in every layer, as many as the plan found room for.
     this.kvDtype = options.kvCache.dtype ?? "f32";
-    if (this.kvDtype !== "f32" && this.kvDtype !== "f16") throw new RangeError(`kvCache.dtype must be "f32" or "f16", got ${JSON.stringify(this.kvDtype)}`);
-    const blockBytes = kvBlockBytes(config.num_hidden_layers, kvDim, options.blockSize, this.kvDtype);
-    const headroom = 16 * 1024 * 1024; // alignment and later scratch
-    this.kvBlocks = kvBlocksForBudget(options.kvCache, blockBytes, Math.max(0, runtime.availableBytes - headroom), Math.ceil(options.maxContext / options.blockSize));
-    const layerBytes = blockBytes / config.num_hidden_layers / 2 * this.kvBlocks;
-    for (const layer of this.layers) {
-      layer.kCache = runtime.alloc(layerBytes);
-      layer.vCache = runtime.alloc(layerBytes);
-    }
+    this.kvBlocks = plan.kvBlocks;
+    const kvCacheBytes = (kvBlockBytes(1, kvDim, options.blockSize, this.kvDtype) / 2) * this.kvBlocks;
+    this.groups = plan.groups.map((group, g) => {
+      const layers = Array.from({ length: group.layerCount }, (_, i) => ({ ...layerTensors(config, group.firstLayer + i, placer), kCache: 0, vCache: 0 }));
+      return new MemoryGroup(runtimes[g], group.firstLayer, layers, activationBufferBytes(config, options, group.head), source.ropeFreqFactors, kvCacheBytes);
+    });
+    this.embeddingGroup = this.groups[plan.groups.findIndex((group) => group.embedding)];
+    this.headGroup = this.groups[plan.groups.findIndex((group) => group.head)];
     const f16 = this.kvDtype === "f16";
     this.kernels = {
       store: f16 ? "kv_store_f16" : "kv_store",
       attention: f16 ? "attention_chunks_f16" : "attention_chunks",
       shift: f16 ? "rope_shift_f16" : "rope_shift",
     };
+  }
+
+  /** WebAssembly memories the model spans. */
+  get memoryCount(): number {
+    return this.groups.length;
+  }
+
+  /** Which build of the kernels runs: "relaxed" or "plain" SIMD. */
+  get simd(): SimdLevel {
+    return this.groups[0].runtime.simd;
+  }
+
+  /** Stops every memory's compute threads; the runner cannot be used afterwards. */
+  async dispose(): Promise<void> {
+    await Promise.all(this.groups.map((group) => group.runtime.dispose()));
   }
 
   get config(): ModelConfig {
@@ -170,17 +246,46 @@ export class WasmModelRunner implements ModelRunner {
    */
   forward(chunks: readonly SequenceChunk[]): Float32Array {
     const config = this.config;
-    const { runtime, buffers: b, options } = this;
+    const options = this.options;
     const T = checkBatch(chunks, options, config.vocab_size);
     const d = config.hidden_size;
-    const heads = config.num_attention_heads;
-    const kvHeads = config.num_key_value_heads;
-    const headDim = config.head_dim;
-    const qDim = heads * headDim;
-    const kvDim = kvHeads * headDim;
-    const ffn = config.intermediate_size;
-    const blocksPerSequence = Math.ceil(options.maxContext / options.blockSize);
+    // Scores rows only as long as the longest sequence of this call: a short stride keeps scratch hot.
+    const scoresStride = chunks.reduce((longest, chunk) => Math.max(longest, chunk.startPosition + chunk.tokens.length), 0);
+    for (const group of this.groups) if (group === this.embeddingGroup || group.layers.length > 0) this.writeBatch(group, chunks);
 
+    // The residual stream x [T, d] starts where the embedding is and moves with the layers from memory to memory.
+    const embedding = this.embeddingGroup;
+    embedding.runtime.parallel(GET_ROWS_KERNELS[this.embedding.type]!, [this.embedding.pointer, embedding.buffers.ids, embedding.buffers.x, d], T);
+    let current = embedding;
+    for (const group of this.groups) {
+      if (group.layers.length === 0) continue;
+      group.receive(current, "x", T * d);
+      current = group;
+      for (const layer of group.layers) this.layer(group, layer, chunks, T, scoresStride);
+    }
+
+    // Logits only for the last token of the chunks that want them, gathered into the head's memory.
+    const head = this.headGroup;
+    const b = head.buffers;
+    const x = current.runtime.f32(current.buffers.x, T * d);
+    const gathered = head.runtime.f32(b.h, T * d);
+    let outputs = 0;
+    let end = 0;
+    for (const chunk of chunks) {
+      end += chunk.tokens.length;
+      if (chunk.wantLogits) gathered.set(x.subarray((end - 1) * d, end * d), outputs++ * d);
+    }
+    if (outputs === 0) return new Float32Array(0);
+    head.rows("rmsnorm", [b.h, this.outputNorm.pointer, b.h, d, config.rms_norm_eps], outputs, d);
+    this.linear(head, new LinearInput(b.h, outputs, d, { q8_0: b.xq, q8_k: b.xk }), this.outputWeight, b.logits);
+    return head.runtime.f32(b.logits, outputs * config.vocab_size);
+  }
+
+  /** Writes the batch's token ids, positions, block tables and attention descriptors into `group`'s buffers. */
+  private writeBatch(group: Group, chunks: readonly SequenceChunk[]): void {
+    const { runtime, buffers: b } = group;
+    const T = chunks.reduce((sum, chunk) => sum + chunk.tokens.length, 0);
+    const blocksPerSequence = Math.ceil(this.options.maxContext / this.options.blockSize);
     const ids = runtime.i32(b.ids, T);
     const positions = runtime.i32(b.positions, T);
     let row = 0;
@@ -196,87 +301,87 @@ export class WasmModelRunner implements ModelRunner {
     // Attention descriptors: [first row, rows, block table pointer, positions pointer] per chunk.
     const descriptors = runtime.i32(b.descriptors, chunks.length * 4);
     let firstRow = 0;
-    // Scores rows only as long as the longest sequence of this call: a short stride keeps scratch hot.
-    const scoresStride = chunks.reduce((longest, chunk) => Math.max(longest, chunk.startPosition + chunk.tokens.length), 0);
     chunks.forEach((chunk, s) => {
       descriptors.set([firstRow, chunk.tokens.length, b.blockTables + s * blocksPerSequence * 4, b.positions + firstRow * 4], s * 4);
       firstRow += chunk.tokens.length;
     });
+  }
 
+  /** One transformer layer over the batch, on x [T, d] in `group`'s memory (updated in place). */
+  private layer(group: Group, layer: LayerWeights, chunks: readonly SequenceChunk[], T: number, scoresStride: number): void {
+    const { config, options } = this;
+    const { runtime, buffers: b } = group;
+    const d = config.hidden_size;
+    const heads = config.num_attention_heads;
+    const kvHeads = config.num_key_value_heads;
+    const headDim = config.head_dim;
+    const qDim = heads * headDim;
+    const kvDim = kvHeads * headDim;
+    const ffn = config.intermediate_size;
+    const blocksPerSequence = Math.ceil(options.maxContext / options.blockSize);
     const quantized = { q8_0: b.xq, q8_k: b.xk };
-    runtime.parallel(GET_ROWS_KERNELS[this.embedding.type]!, [this.embedding.pointer, b.ids, b.x, d], T);
-    for (const layer of this.layers) {
-      // Attention block.
-      this.rows("rmsnorm", [b.x, layer.attnNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
-      const normed = new LinearInput(b.h, T, d, quantized);
-      this.linear(normed, layer.q, b.q, layer.qBias);
-      this.linear(normed, layer.k, b.k, layer.kBias);
-      this.linear(normed, layer.v, b.v, layer.vBias);
-      if (layer.qNorm) this.rows("rmsnorm", [b.q, layer.qNorm.pointer, b.q, headDim, config.rms_norm_eps], T * heads, headDim);
-      if (layer.kNorm) this.rows("rmsnorm", [b.k, layer.kNorm.pointer, b.k, headDim, config.rms_norm_eps], T * kvHeads, headDim);
-      const rope = [b.positions, this.ropeFactors];
-      this.rows("rope_neox", [b.q, rope[0], rope[1], T, heads, headDim, config.rotary_dim, this.thetaScale], T, qDim);
-      this.rows("rope_neox", [b.k, rope[0], rope[1], T, kvHeads, headDim, config.rotary_dim, this.thetaScale], T, kvDim);
-      let first = 0;
-      chunks.forEach((chunk, s) => {
-        const table = b.blockTables + s * blocksPerSequence * 4;
-        runtime.call(this.kernels.store, b.k + first * kvDim * 4, b.v + first * kvDim * 4, layer.kCache, layer.vCache, table, b.positions + first * 4, chunk.tokens.length, kvDim, options.blockSize);
-        first += chunk.tokens.length;
-      });
-      // Split over (chunk, head) pairs in whole kv-head groups, so that heads sharing K/V read it once.
-      runtime.parallel(this.kernels.attention, [
-        b.descriptors, b.q, layer.kCache, layer.vCache, b.attention, b.scratch,
-        heads, kvHeads, headDim, options.blockSize, 1 / Math.sqrt(headDim), scoresStride,
-      ], chunks.length * heads, heads / kvHeads);
-      this.linear(new LinearInput(b.attention, T, qDim, quantized), layer.output, b.h);
-      this.elementwise("add", [b.x, b.h, b.x], T * d);
 
-      // Feed-forward block.
-      this.rows("rmsnorm", [b.x, layer.ffnNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
-      const ffnInput = new LinearInput(b.h, T, d, quantized);
-      this.linear(ffnInput, layer.gate, b.gate);
-      this.linear(ffnInput, layer.up, b.up);
-      this.elementwise("silu_mul", [b.gate, b.up, b.gate, T * ffn], T * ffn);
-      this.linear(new LinearInput(b.gate, T, ffn, quantized), layer.down, b.h);
-      this.elementwise("add", [b.x, b.h, b.x], T * d);
-    }
+    // Attention block.
+    group.rows("rmsnorm", [b.x, layer.attnNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
+    const normed = new LinearInput(b.h, T, d, quantized);
+    this.linear(group, normed, layer.q, b.q, layer.qBias);
+    this.linear(group, normed, layer.k, b.k, layer.kBias);
+    this.linear(group, normed, layer.v, b.v, layer.vBias);
+    if (layer.qNorm) group.rows("rmsnorm", [b.q, layer.qNorm.pointer, b.q, headDim, config.rms_norm_eps], T * heads, headDim);
+    if (layer.kNorm) group.rows("rmsnorm", [b.k, layer.kNorm.pointer, b.k, headDim, config.rms_norm_eps], T * kvHeads, headDim);
+    const rope = [b.positions, group.ropeFactors];
+    group.rows("rope_neox", [b.q, rope[0], rope[1], T, heads, headDim, config.rotary_dim, this.thetaScale], T, qDim);
+    group.rows("rope_neox", [b.k, rope[0], rope[1], T, kvHeads, headDim, config.rotary_dim, this.thetaScale], T, kvDim);
+    let first = 0;
+    chunks.forEach((chunk, s) => {
+      const table = b.blockTables + s * blocksPerSequence * 4;
+      runtime.call(this.kernels.store, b.k + first * kvDim * 4, b.v + first * kvDim * 4, layer.kCache, layer.vCache, table, b.positions + first * 4, chunk.tokens.length, kvDim, options.blockSize);
+      first += chunk.tokens.length;
+    });
+    // Split over (chunk, head) pairs in whole kv-head groups, so that heads sharing K/V read it once.
+    runtime.parallel(this.kernels.attention, [
+      b.descriptors, b.q, layer.kCache, layer.vCache, b.attention, b.scratch,
+      heads, kvHeads, headDim, options.blockSize, 1 / Math.sqrt(headDim), scoresStride,
+    ], chunks.length * heads, heads / kvHeads);
+    this.linear(group, new LinearInput(b.attention, T, qDim, quantized), layer.output, b.h);
+    group.elementwise("add", [b.x, b.h, b.x], T * d);
 
-    // Logits only for the last token of the chunks that want them.
-    const x = runtime.f32(b.x, T * d);
-    const gathered = runtime.f32(b.h, T * d);
-    let outputs = 0;
-    let end = 0;
-    for (const chunk of chunks) {
-      end += chunk.tokens.length;
-      if (chunk.wantLogits) gathered.set(x.subarray((end - 1) * d, end * d), outputs++ * d);
-    }
-    if (outputs === 0) return new Float32Array(0);
-    this.rows("rmsnorm", [b.h, this.outputNorm.pointer, b.h, d, config.rms_norm_eps], outputs, d);
-    this.linear(new LinearInput(b.h, outputs, d, quantized), this.outputWeight, b.logits);
-    return runtime.f32(b.logits, outputs * config.vocab_size);
+    // Feed-forward block.
+    group.rows("rmsnorm", [b.x, layer.ffnNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
+    const ffnInput = new LinearInput(b.h, T, d, quantized);
+    this.linear(group, ffnInput, layer.gate, b.gate);
+    this.linear(group, ffnInput, layer.up, b.up);
+    group.elementwise("silu_mul", [b.gate, b.up, b.gate, T * ffn], T * ffn);
+    this.linear(group, new LinearInput(b.gate, T, ffn, quantized), layer.down, b.h);
+    group.elementwise("add", [b.x, b.h, b.x], T * d);
   }
 
   /**
    * Copies KV out of cached chains into a sequence (table `targetBlocks`), re-rotating keys by each copy's position
    * delta: what prefix reuse of a partial block and section reuse need. NOTE: sources and targets never share a block.
+   * Block ids are the same in every memory: each group copies its own layers' share.
    */
   copyKv(copies: readonly KvCopy[], targetBlocks: readonly number[]): void {
     if (copies.length === 0) return;
-    const { runtime, options, config } = this;
+    const { options, config } = this;
     const blocksPerSequence = Math.ceil(options.maxContext / options.blockSize);
     const kvDim = config.num_key_value_heads * config.head_dim;
     const rowBytes = kvDim * (this.kvDtype === "f16" ? 2 : 4);
-    const source = this.buffers.copyTables;
-    const target = source + blocksPerSequence * 4;
-    runtime.i32(target, targetBlocks.length).set(targetBlocks);
     checkKvCopies(copies, targetBlocks, options.blockSize);
-    for (const copy of copies) {
-      runtime.i32(source, copy.sourceBlocks.length).set(copy.sourceBlocks);
-      const delta = copy.targetStart - copy.sourceStart;
-      for (const layer of this.layers) {
-        runtime.call("kv_copy", layer.kCache, layer.vCache, source, copy.sourceStart, target, copy.targetStart, rowBytes, options.blockSize, 0, copy.count);
-        if (delta !== 0) {
-          runtime.call(this.kernels.shift, layer.kCache, target, copy.targetStart, config.num_key_value_heads, config.head_dim, config.rotary_dim, options.blockSize, delta, this.ropeFactors, this.thetaScale, 0, copy.count);
+    for (const group of this.groups) {
+      if (group.layers.length === 0) continue;
+      const runtime = group.runtime;
+      const source = group.buffers.copyTables;
+      const target = source + blocksPerSequence * 4;
+      runtime.i32(target, targetBlocks.length).set(targetBlocks);
+      for (const copy of copies) {
+        runtime.i32(source, copy.sourceBlocks.length).set(copy.sourceBlocks);
+        const delta = copy.targetStart - copy.sourceStart;
+        for (const layer of group.layers) {
+          runtime.call("kv_copy", layer.kCache, layer.vCache, source, copy.sourceStart, target, copy.targetStart, rowBytes, options.blockSize, 0, copy.count);
+          if (delta !== 0) {
+            runtime.call(this.kernels.shift, layer.kCache, target, copy.targetStart, config.num_key_value_heads, config.head_dim, config.rotary_dim, options.blockSize, delta, group.ropeFactors, this.thetaScale, 0, copy.count);
+          }
         }
       }
     }
@@ -287,7 +392,10 @@ export class WasmModelRunner implements ModelRunner {
    * [count, kvHeads * headDim] (for tests and debugging: this copies out of the cache).
    */
   readKv(layer: number, blockTable: readonly number[], start: number, count: number): { k: Float32Array; v: Float32Array } {
-    const { runtime, options, config } = this;
+    const { options, config } = this;
+    const group = this.groups.find((candidate) => candidate.holdsLayer(layer));
+    if (!group) throw new RangeError(`layer ${layer} is outside the model's ${config.num_hidden_layers} layers`);
+    const runtime = group.runtime;
     const kvDim = config.num_key_value_heads * config.head_dim;
     const f16 = this.kvDtype === "f16";
     const read = (cache: number) => {
@@ -304,31 +412,20 @@ export class WasmModelRunner implements ModelRunner {
       }
       return out;
     };
-    const cacheLayer = this.layers[layer];
+    const cacheLayer = group.layers[layer - group.firstLayer];
     return { k: read(cacheLayer.kCache), v: read(cacheLayer.vCache) };
   }
 
-  /** y = x W^T (+ bias) for every row of the input. */
-  private linear(input: LinearInput, weight: ResidentTensor, out: number, bias?: ResidentTensor): void {
+  /** y = x W^T (+ bias) for every row of the input, in `group`'s memory. */
+  private linear(group: Group, input: LinearInput, weight: ResidentTensor, out: number, bias?: ResidentTensor): void {
     const k = weight.shape[0];
     const n = weight.shape[1];
-    this.runtime.parallel(MATMUL_KERNELS[weight.type]!, [input.forWeight(this, weight), weight.pointer, out, input.rows, k, n], n);
+    const runtime = group.runtime;
+    runtime.parallel(MATMUL_KERNELS[weight.type]!, [input.forWeight(group, weight), weight.pointer, out, input.rows, k, n], n);
     if (bias) {
-      const y = this.runtime.f32(out, input.rows * n);
-      const add = this.runtime.f32(bias.pointer, n);
+      const y = runtime.f32(out, input.rows * n);
+      const add = runtime.f32(bias.pointer, n);
       for (let r = 0; r < input.rows; r++) for (let j = 0; j < n; j++) y[r * n + j] += add[j];
     }
-  }
-
-  /** A row-wise kernel whose last two arguments are a row range. */
-  private rows(kernel: string, args: number[], rows: number, width: number): void {
-    if (rows * width < SERIAL_THRESHOLD) this.runtime.call(kernel, ...args, 0, rows);
-    else this.runtime.parallel(kernel, args, rows);
-  }
-
-  /** An elementwise kernel whose last two arguments are an element range. */
-  private elementwise(kernel: string, args: number[], count: number): void {
-    if (count < SERIAL_THRESHOLD) this.runtime.call(kernel, ...args, 0, count);
-    else this.runtime.parallel(kernel, args, count);
   }
 }

@@ -7,7 +7,7 @@ import type { ModelDtype } from "../../../scripts/model-dtypes.js";
 import { ensureTestModel, testModelSkipReason } from "../../../scripts/test-models.js";
 import { openModelSource } from "../../model/source.js";
 import { failIfMissing, skipOutsideCi, titled } from "../../testing/fixtures.js";
-import { loadWeights } from "./weight-loader.js";
+import { loadWeights, residentBytes } from "./weight-loader.js";
 
 const skip = testModelSkipReason("tiny-kquant");
 const ALL_TYPES: ReadonlySet<GgmlType> = new Set(Object.keys(BLOCK_LAYOUT).map(Number));
@@ -25,7 +25,7 @@ describe.skipIf(skipOutsideCi(skip))(titled("weights in WebAssembly memory", ski
     const mark = runtime.mark();
     try {
       const before = runtime.availableBytes;
-      const weights = loadWeights(source, runtime, ALL_TYPES);
+      const weights = loadWeights(source, () => runtime, ALL_TYPES);
       let fileBytes = 0;
       for (const tensor of source.tensors.values()) {
         const resident = weights.get(tensor.name)!;
@@ -46,10 +46,13 @@ describe.skipIf(skipOutsideCi(skip))(titled("weights in WebAssembly memory", ski
     const source = openModelSource(await ensureTestModel("tiny-kquant", "gguf", "q4_k_m"));
     const mark = runtime.mark();
     try {
-      const weights = loadWeights(source, runtime, new Set([GgmlType.F32, GgmlType.Q6_K]));
+      const types = new Set([GgmlType.F32, GgmlType.Q6_K]);
+      const weights = loadWeights(source, () => runtime, types);
       for (const tensor of source.tensors.values()) {
         const resident = weights.get(tensor.name)!;
         expect(resident.type, tensor.name).toBe(tensor.type === GgmlType.Q4_K ? GgmlType.F32 : tensor.type);
+        // What memory planning counts is what loading takes.
+        expect(residentBytes(tensor, types), tensor.name).toBe(resident.byteLength);
       }
     } finally {
       runtime.release(mark);

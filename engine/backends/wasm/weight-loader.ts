@@ -41,11 +41,12 @@ export interface PlacedTensor {
 }
 
 /**
- * Reads every tensor of `source`, each into the memory `allocate` hands out for its final size, and passes it to
- * `placed`: one positioned read per tensor (sliced, for progress), reordering where kernels need it. Matrices whose
- * type is in `kernelTypes` keep their bytes; other matrices and every 1-D tensor are widened to F32.
+ * Reads every tensor of `source`, each into the memory `allocate` hands out for its final size (it is told which
+ * tensor asks), and passes it to `placed`: one positioned read per tensor (sliced, for progress), reordering where
+ * kernels need it. Matrices whose type is in `kernelTypes` keep their bytes; other matrices and every 1-D tensor are
+ * widened to F32.
  */
-export function readTensors(source: ModelSource, kernelTypes: ReadonlySet<GgmlType>, allocate: (bytes: number) => Uint8Array, placed: (tensor: PlacedTensor) => void, onProgress?: (progress: LoadProgress) => void): void {
+export function readTensors(source: ModelSource, kernelTypes: ReadonlySet<GgmlType>, allocate: (bytes: number, tensor: TensorLocation) => Uint8Array, placed: (tensor: PlacedTensor) => void, onProgress?: (progress: LoadProgress) => void): void {
   const descriptors = new Map<string, number>();
   let loadedBytes = 0;
   try {
@@ -55,7 +56,7 @@ export function readTensors(source: ModelSource, kernelTypes: ReadonlySet<GgmlTy
         fd = openForReading(tensor.path);
         descriptors.set(tensor.path, fd);
       }
-      placed(readTensor(tensor, fd, kernelTypes, allocate, (bytes) => {
+      placed(readTensor(tensor, fd, kernelTypes, (bytes) => allocate(bytes, tensor), (bytes) => {
         loadedBytes += bytes;
         onProgress?.({ loadedBytes, totalBytes: source.totalTensorBytes });
       }));
@@ -65,10 +66,17 @@ export function readTensors(source: ModelSource, kernelTypes: ReadonlySet<GgmlTy
   }
 }
 
-/** Loads every tensor of `source` into `runtime` memory, keeping the bytes of matrices whose type is in `kernelTypes`. */
-export function loadWeights(source: ModelSource, runtime: WasmRuntime, kernelTypes: ReadonlySet<GgmlType>, onProgress?: (progress: LoadProgress) => void): Map<string, ResidentTensor> {
+/**
+ * Loads every tensor of `source` into the memory of the runtime `runtimeOf` names for it (the model may span several
+ * memories; a resident tensor's pointer is into that runtime's memory), keeping the bytes of matrices whose type is
+ * in `kernelTypes`.
+ */
+export function loadWeights(source: ModelSource, runtimeOf: (tensor: TensorLocation) => WasmRuntime, kernelTypes: ReadonlySet<GgmlType>, onProgress?: (progress: LoadProgress) => void): Map<string, ResidentTensor> {
   const resident = new Map<string, ResidentTensor>();
-  const allocate = (bytes: number) => runtime.u8(runtime.alloc(bytes), bytes);
+  const allocate = (bytes: number, tensor: TensorLocation) => {
+    const runtime = runtimeOf(tensor);
+    return runtime.u8(runtime.alloc(bytes), bytes);
+  };
   readTensors(source, kernelTypes, allocate, ({ name, type, shape, bytes }) => {
     // The view starts at the allocation: its offset into the memory is the pointer.
     resident.set(name, { name, type, shape, pointer: bytes.byteOffset, byteLength: bytes.byteLength });
@@ -88,9 +96,19 @@ function elementCount(shape: number[]): number {
   return shape.reduce((a, b) => a * b, 1);
 }
 
+/** Whether a tensor is widened to F32 at load (so it takes 4 bytes per element in memory). */
+function widensToF32(tensor: TensorLocation, kernelTypes: ReadonlySet<GgmlType>): boolean {
+  return tensor.shape.length === 1 ? tensor.type !== GgmlType.F32 : !kernelTypes.has(tensor.type);
+}
+
+/** Bytes `tensor` takes once loaded, in the storage type the kernels read: what memory planning counts. */
+export function residentBytes(tensor: TensorLocation, kernelTypes: ReadonlySet<GgmlType>): number {
+  return widensToF32(tensor, kernelTypes) ? elementCount(tensor.shape) * 4 : tensor.byteLength;
+}
+
 function readTensor(tensor: TensorLocation, fd: number, kernelTypes: ReadonlySet<GgmlType>, allocate: (bytes: number) => Uint8Array, onBytes: (n: number) => void): PlacedTensor {
   const elements = elementCount(tensor.shape);
-  const widen = tensor.shape.length === 1 ? tensor.type !== GgmlType.F32 : !kernelTypes.has(tensor.type);
+  const widen = widensToF32(tensor, kernelTypes);
   if (widen) {
     // 1-D tensors (norms, biases) are tiny and kernels read them as f32.
     const raw = new Uint8Array(tensor.byteLength);
