@@ -46,11 +46,24 @@ const ALIGNMENT_BYTES = 64;
 type BufferName = "x" | "h" | "xq" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors" | "copyTables" | "scratch";
 type Group = MemoryGroup<BufferName>;
 
+/** The activation formats the model's quantized matrices need (no quantized-activation buffer for the others). */
+function activationFormatsOf(source: ModelSource): ReadonlySet<ActivationFormat> {
+  const formats = new Set<ActivationFormat>();
+  for (const tensor of source.tensors.values()) {
+    const format = tensor.shape.length > 1 ? ACTIVATION_FORMATS[tensor.type] : undefined;
+    if (format !== undefined) formats.add(format);
+  }
+  return formats;
+}
+
 /**
- * Bytes of each activation buffer one memory group allocates; the logits buffer only where logits are computed.
+ * Bytes of each activation buffer one memory group allocates; the logits buffer only where logits are computed, a
+ * quantized-activation buffer only for a format the model's matrices use.
  * NOTE: planning counts these same sizes, so allocate nothing per group that is not listed here.
  */
-function activationBufferBytes(config: ModelConfig, options: RunnerOptions, head: boolean): Record<BufferName, number> {
+function activationBufferBytes(source: ModelSource, options: RunnerOptions, head: boolean): Record<BufferName, number> {
+  const config = source.config;
+  const formats = activationFormatsOf(source);
   const d = config.hidden_size;
   const qDim = config.num_attention_heads * config.head_dim;
   const kvDim = config.num_key_value_heads * config.head_dim;
@@ -60,8 +73,8 @@ function activationBufferBytes(config: ModelConfig, options: RunnerOptions, head
   return {
     x: T * d * 4,
     h: T * Math.max(d, qDim) * 4,
-    xq: Math.ceil(T * widest * ACTIVATION_BYTES_PER_VALUE.q8_0) + 64,
-    xk: Math.ceil(T * widest * ACTIVATION_BYTES_PER_VALUE.q8_k) + 64,
+    xq: formats.has("q8_0") ? Math.ceil(T * widest * ACTIVATION_BYTES_PER_VALUE.q8_0) + 64 : 0,
+    xk: formats.has("q8_k") ? Math.ceil(T * widest * ACTIVATION_BYTES_PER_VALUE.q8_k) + 64 : 0,
     q: T * qDim * 4,
     k: T * kvDim * 4,
     v: T * kvDim * 4,
@@ -152,14 +165,14 @@ export class WasmModelRunner implements ModelRunner {
     const minimumKvBlocks = Math.ceil(options.maxContext / options.blockSize);
     // The budget alone (validated, and at least one full context); room is the plan's to decide.
     const budgetKvBlocks = kvBlocksForBudget(options.kvCache, kvBlockBytes(config.num_hidden_layers, kvDim, options.blockSize, kvDtype), Infinity, minimumKvBlocks);
-    const buffers = Object.values<number>(activationBufferBytes(config, options, false));
+    const buffers = Object.values<number>(activationBufferBytes(source, options, false));
     const ropeBytes = source.ropeFreqFactors ? source.ropeFreqFactors.byteLength + ALIGNMENT_BYTES : 0;
     return planMemory({
       tensors: [...source.tensors.values()].map((tensor) => ({ name: tensor.name, bytes: residentBytes(tensor, WASM_KERNEL_TYPES) + ALIGNMENT_BYTES })),
       layerCount: config.num_hidden_layers,
       tiedEmbedding: !source.tensors.has("output.weight"),
       memoryOverheadBytes: RESERVED_LOW_BYTES + buffers.reduce((sum, bytes) => sum + bytes + ALIGNMENT_BYTES, 0) + ropeBytes + MEMORY_HEADROOM_BYTES,
-      headBufferBytes: activationBufferBytes(config, options, true).logits + ALIGNMENT_BYTES,
+      headBufferBytes: activationBufferBytes(source, options, true).logits + ALIGNMENT_BYTES,
       kvBlockBytesPerLayer: kvBlockBytes(1, kvDim, options.blockSize, kvDtype),
       minimumKvBlocks,
       budgetKvBlocks,
@@ -208,7 +221,7 @@ export class WasmModelRunner implements ModelRunner {
     const kvCacheBytes = (kvBlockBytes(1, kvDim, options.blockSize, this.kvDtype) / 2) * this.kvBlocks;
     this.groups = plan.groups.map((group, g) => {
       const layers = Array.from({ length: group.layerCount }, (_, i) => ({ ...layerTensors(config, group.firstLayer + i, placer), kCache: 0, vCache: 0 }));
-      return new MemoryGroup(runtimes[g], group.firstLayer, layers, activationBufferBytes(config, options, group.head), source.ropeFreqFactors, kvCacheBytes);
+      return new MemoryGroup(runtimes[g], group.firstLayer, layers, activationBufferBytes(source, options, group.head), source.ropeFreqFactors, kvCacheBytes);
     });
     this.embeddingGroup = this.groups[plan.groups.findIndex((group) => group.embedding)];
     this.headGroup = this.groups[plan.groups.findIndex((group) => group.head)];

@@ -43,8 +43,9 @@ const cases: Array<{ preset: string; dtype: ModelDtype; kv: KvDtype; wasm: Memor
   { preset: "tiny-llama", dtype: "f32", kv: "f32", wasm: { maxLayersPerMemory: 1 }, memories: 2, why: "tied embedding: looked up in the last memory" },
   { preset: "tiny-llama2", dtype: "q8_0", kv: "f16", wasm: { maxLayersPerMemory: 1 }, memories: 3, why: "untied, a layer per memory" },
   { preset: "tiny-llama2", dtype: "f32", kv: "f32", wasm: { maxMemoryBytes: 40 * MiB }, memories: 2, why: "split by bytes: the head alone" },
-  // NOTE: sized to today's buffers (16 MiB headroom + about 4 MB): the first test below says so if they change.
-  { preset: "tiny-llama2", dtype: "f32", kv: "f32", wasm: { maxMemoryBytes: 36 * MiB }, memories: 3, why: "split by bytes: embedding, layers, head", maxSequences: 4 },
+  // NOTE: sized to today's buffers (16 MiB headroom + about 2 MB for an f32 model, which needs no quantized-activation
+  // buffers): the first test below says so if they change.
+  { preset: "tiny-llama2", dtype: "f32", kv: "f32", wasm: { maxMemoryBytes: 35 * MiB }, memories: 3, why: "split by bytes: embedding, layers, head", maxSequences: 4 },
   { preset: "tiny-llama3", dtype: "f32", kv: "f32", wasm: { maxLayersPerMemory: 1 }, memories: 2, why: "RoPE factors in every memory" },
   { preset: "tiny-qwen3", dtype: "q8_0", kv: "f32", wasm: { maxLayersPerMemory: 1 }, memories: 2, why: "q/k norms" },
   { preset: "tiny-qwen2", dtype: "f32", kv: "f32", wasm: { maxLayersPerMemory: 1 }, memories: 2, why: "q/k/v biases" },
