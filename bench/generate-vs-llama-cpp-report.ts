@@ -17,6 +17,8 @@ export interface CaseResult {
   work: ModelWork;
   runs: Map<string, BuildSpeeds[]>;
   failures: Map<string, string>;
+  /** Runs discarded and run again because other processes held the cores, per contender. */
+  discarded: Map<string, number>;
 }
 
 /** The machine's limits and ggml's choice of build, measured once per run of the bench. */
@@ -73,6 +75,10 @@ function loomAgainst(result: CaseResult, contender: string | undefined, metric: 
   return pairedRatio(series(result, LOOM, metric), series(result, contender, metric));
 }
 
+function discardedNote(count: number | undefined): string {
+  return count ? ` (${count} run${count > 1 ? "s" : ""} discarded)` : "";
+}
+
 function percent(fraction: number, digits: number): string {
   return Number.isNaN(fraction) ? "-" : `${(100 * fraction).toFixed(digits)}%`;
 }
@@ -97,7 +103,7 @@ export function printCaseTable(result: CaseResult, context: ReportContext): void
     const decode = spread(series(result, contender, "decodeTokensPerSecond"));
     const cpuShare = spread((result.runs.get(contender) ?? []).map((run) => run.cpuSeconds / (run.seconds * context.threads)));
     const bold = (text: string, isFastest: boolean) => (isFastest ? `**${text}**` : text);
-    console.log(`| ${label(contender, context)} | ${bold(formatSpread(prefill), contender === fastestPrefill)} | ${percent((prefill.median * 2 * work.layerParameters) / context.peakFlops, 1)} | ${bold(formatSpread(decode), contender === fastestDecode)} | ${percent((decode.median * work.bytesPerToken) / context.bandwidth, 0)} | ${cpuShare.min === cpuShare.max ? percent(cpuShare.min, 0) : `${percent(cpuShare.min, 0)}-${percent(cpuShare.max, 0)}`} |`);
+    console.log(`| ${label(contender, context)} | ${bold(formatSpread(prefill), contender === fastestPrefill)} | ${percent((prefill.median * 2 * work.layerParameters) / context.peakFlops, 1)} | ${bold(formatSpread(decode), contender === fastestDecode)} | ${percent((decode.median * work.bytesPerToken) / context.bandwidth, 0)} | ${cpuShare.min === cpuShare.max ? percent(cpuShare.min, 0) : `${percent(cpuShare.min, 0)}-${percent(cpuShare.max, 0)}`}${discardedNote(result.discarded.get(contender))} |`);
   }
   if (!measured(result, LOOM)) return;
   const choice = choiceContender(result, context);
