@@ -1,11 +1,14 @@
 // llama.cpp (node-llama-cpp's prebuilt CPU build) as the numerical reference in tests and benchmarks.
-import { type Llama, getLlama } from "node-llama-cpp";
+import { type Llama, LlamaLogLevel, getLlama } from "node-llama-cpp";
 
 let instance: Promise<Llama> | undefined;
 
-/** The shared llama.cpp instance: CPU only, never builds from source, quiet. */
+/** getLlama's options for the reference: CPU only, never builds from source, quiet (plain data: child processes get them too). */
+export const REFERENCE_LLAMA_OPTIONS = { gpu: false, build: "never", logLevel: LlamaLogLevel.error, progressLogs: false } as const;
+
+/** The shared llama.cpp instance, loaded with {@link REFERENCE_LLAMA_OPTIONS}. */
 export function referenceLlama(): Promise<Llama> {
-  instance ??= getLlama({ gpu: false, build: "never", logLevel: "error" as never, progressLogs: false });
+  instance ??= getLlama(REFERENCE_LLAMA_OPTIONS);
   return instance;
 }
 
