@@ -7,17 +7,7 @@ import { Engine, type EngineOptions } from "./engine.js";
 import { kvBlockBytes } from "./kv/budget.js";
 import { type LoadedModel, loadModel } from "./load.js";
 import type { EngineEvent, EngineRequest } from "./request.js";
-
-type Finish = Extract<EngineEvent, { type: "finish" }>;
-
-/** Runs a request to the end and returns its finish event (throws on an error event). */
-async function finishOf(engine: Engine, request: EngineRequest): Promise<Finish> {
-  for await (const event of engine.submit(request)) {
-    if (event.type === "error") throw event.error;
-    if (event.type === "finish") return event;
-  }
-  throw new Error("the stream ended without a finish event");
-}
+import { type Finish, finishOf } from "./testing/engine-tokens.js";
 
 /** Deterministic prompts of `count` tokens from the ordinary vocabulary. */
 function prompt(seed: number, count: number): number[] {

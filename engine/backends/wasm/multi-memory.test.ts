@@ -7,7 +7,8 @@ import { Engine } from "../../engine.js";
 import { generate } from "../../generate.js";
 import type { KvDtype } from "../../kv/budget.js";
 import { type LoadOptions, type LoadedModel, loadModel } from "../../load.js";
-import type { EngineEvent, EngineRequest } from "../../request.js";
+import type { EngineRequest } from "../../request.js";
+import { finishOf } from "../../testing/engine-tokens.js";
 import type { MemoryLimits } from "./memory-plan.js";
 import type { WasmModelRunner } from "./model-runner.js";
 
@@ -25,16 +26,6 @@ async function greedyTokens(model: LoadedModel, tokens: number[], maxTokens: num
     if (event.type === "done") return event.tokens;
   }
   throw new Error("generation ended without a done event");
-}
-
-type Finish = Extract<EngineEvent, { type: "finish" }>;
-
-async function finishOf(engine: Engine, request: EngineRequest): Promise<Finish> {
-  for await (const event of engine.submit(request)) {
-    if (event.type === "error") throw event.error;
-    if (event.type === "finish") return event;
-  }
-  throw new Error("the stream ended without a finish event");
 }
 
 const MiB = 1024 * 1024;
