@@ -8,7 +8,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { WasmRuntime } from "../kernels/wasm/runtime.js";
 import { f32ToF16 } from "../kernels/formats/f16.js";
-import { randomBf16, randomF32, randomQ4_0, randomQ8_0 } from "../kernels/case.js";
+import { randomBf16, randomF32, randomKQuant, randomQ4_0, randomQ8_0 } from "../kernels/case.js";
 
 /** A small AVX2 streaming sum (1 and 2 threads), compiled into a temporary folder when a C compiler exists. */
 const C_SOURCE = String.raw`
@@ -110,8 +110,33 @@ let memoryBandwidth = 0;
 }
 
 // ---- Matvec bandwidth and batched matmul throughput per weight type.
-type Kind = "f32" | "f16" | "bf16" | "q8_0" | "q4_0" | "q8_0x4" | "q4_0x4";
-const kinds: Kind[] = (["q8_0", "q8_0x4", "q4_0", "q4_0x4", "f32", "f16", "bf16"] as const).filter((k) => !only || only.includes(k));
+type KQuant = "q4_k" | "q5_k" | "q6_k";
+type Kind = "f32" | "f16" | "bf16" | "q8_0" | "q4_0" | "q8_0x4" | "q4_0x4" | KQuant;
+const kinds: Kind[] = (["q8_0", "q8_0x4", "q4_0", "q4_0x4", "q4_k", "q5_k", "q6_k", "f32", "f16", "bf16"] as const).filter((k) => !only || only.includes(k));
+/** Bytes per 256-value super-block of the K-quants. */
+const K_QUANT_BLOCK_BYTES: Record<KQuant, number> = { q4_k: 144, q5_k: 176, q6_k: 210 };
+/** Bytes of one Q8_K activation block (256 values): what the K-quant kernels take as x. */
+const Q8_K_BLOCK_BYTES = 292;
+
+function isKQuant(kind: Kind): kind is KQuant {
+  return kind in K_QUANT_BLOCK_BYTES;
+}
+
+/** Bytes of an n x k weight matrix of this kind, as stored (and streamed by a matvec). */
+function matrixBytes(kind: Kind, n: number, k: number): number {
+  if (isKQuant(kind)) return n * (k / 256) * K_QUANT_BLOCK_BYTES[kind];
+  if (kind.startsWith("q")) return n * (k / 32) * (kind.startsWith("q8") ? 34 : 18);
+  return n * k * (kind === "f32" ? 4 : 2);
+}
+
+/** Quantizes `rows` activation rows at x as the kernel of `kind` takes them; returns the pointer it reads. */
+function kernelInput(kind: Kind, x: number, rows: number, k: number): number {
+  if (!kind.startsWith("q")) return x;
+  const [quantizer, blockBytes, blockValues] = isKQuant(kind) ? ["quantize_q8_k", Q8_K_BLOCK_BYTES, 256] : ["quantize_q8_0", 34, 32];
+  const xq = runtime.alloc(rows * (k / blockValues) * blockBytes);
+  runtime.parallel(quantizer, [x, xq, k], rows);
+  return xq;
+}
 
 function weightBytes(kind: Kind, n: number, k: number): Uint8Array {
   const asBytes = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
@@ -127,6 +152,7 @@ function weightBytes(kind: Kind, n: number, k: number): Uint8Array {
     case "bf16": return asBytes(randomBf16(n * k, 1, 0.05));
     case "q8_0": case "q8_0x4": return randomQ8_0(n * (k / 32), 1, false);
     case "q4_0": case "q4_0x4": return randomQ4_0(n * (k / 32), 1, false);
+    case "q4_k": case "q5_k": case "q6_k": return randomKQuant(kind, n * (k / 256), 1, false);
   }
 }
 
@@ -142,20 +168,18 @@ function placeWeights(kind: Kind, n: number, k: number): number {
   return packed;
 }
 
-const matvecShapes: Array<[number, number]> = quick ? [[1536, 576], [151936, 1024]] : [[1536, 576], [3072, 1024], [8192, 2048], [151936, 1024]];
+// The first shape's weights (under 1 MB in every quantized type) stay in L2 between calls: its GB/s is the
+// kernel's compute ceiling, which the big shapes (streamed from memory) approach when decode is compute-bound.
+const matvecShapes: Array<[number, number]> = quick ? [[1536, 512], [151936, 1024]] : [[1536, 512], [3072, 1024], [8192, 2048], [151936, 1024]];
 console.log(`\nmatvec (rows=1): weight bytes streamed per second; 20th-percentile call time`);
 for (const kind of kinds) {
   for (const [n, k] of matvecShapes) {
     const mark = runtime.mark();
-    const quantized = kind.startsWith("q");
     const w = placeWeights(kind, n, k);
-    const bytes = quantized ? n * (k / 32) * (kind.startsWith("q8") ? 34 : 18) : n * k * (kind === "f32" ? 4 : 2);
-    const x = runtime.upload(randomF32(k, 2));
-    const xq = runtime.alloc((k / 32) * 34);
-    if (quantized) runtime.call("quantize_q8_0", x, xq, k, 0, 1);
+    const bytes = matrixBytes(kind, n, k);
+    const input = kernelInput(kind, runtime.upload(randomF32(k, 2)), 1, k);
     const y = runtime.alloc(n * 4);
     const kernel = `matmul_${kind}`;
-    const input = quantized ? xq : x;
     const grain = kind.endsWith("x4") ? 4 : 1;
     const one = timeCall(() => runtime.call(kernel, input, w, y, 1, k, n, 0, n), budget);
     const two = timeCall(() => runtime.parallel(kernel, [input, w, y, 1, k, n], n, grain), budget);
@@ -170,14 +194,10 @@ console.log(`\nbatched matmul (prefill): 2*rows*k*n / time`);
 for (const kind of kinds) {
   for (const [rows, k, n] of matmulShapes) {
     const mark = runtime.mark();
-    const quantized = kind.startsWith("q");
     const w = placeWeights(kind, n, k);
-    const x = runtime.upload(randomF32(rows * k, 3));
-    const xq = runtime.alloc(rows * (k / 32) * 34);
-    if (quantized) runtime.parallel("quantize_q8_0", [x, xq, k], rows);
+    const input = kernelInput(kind, runtime.upload(randomF32(rows * k, 3)), rows, k);
     const y = runtime.alloc(rows * n * 4);
     const kernel = `matmul_${kind}`;
-    const input = quantized ? xq : x;
     const grain = kind.endsWith("x4") ? 4 : 1;
     const flops = 2 * rows * k * n;
     const one = timeCall(() => runtime.call(kernel, input, w, y, rows, k, n, 0, n), budget, 3);

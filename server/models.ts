@@ -32,21 +32,30 @@ export function defaultSlugs(model: ModelInfo): Record<WireFormat, string[]> {
 
 /** Finds the engine behind a slug; implements the adapters' view of what is served. */
 export class ModelRegistry implements ServedModels {
+  #entries: readonly ServedModel[];
+
   /** @throws Error when two models answer to one slug in one format (configure `slugs` to tell them apart). */
-  constructor(readonly entries: readonly ServedModel[]) {
-    for (const format of ["openai", "anthropic"] as const) {
-      const seen = new Set<string>();
-      for (const entry of entries) {
-        for (const slug of entry.slugs[format]) {
-          if (seen.has(slug)) throw new Error(`two models answer to '${slug}' (${format}); give them distinct slugs in the config`);
-          seen.add(slug);
-        }
-      }
-    }
+  constructor(entries: readonly ServedModel[]) {
+    checkDistinctSlugs(entries);
+    this.#entries = entries;
+  }
+
+  /** The models served now. */
+  get entries(): readonly ServedModel[] {
+    return this.#entries;
+  }
+
+  /**
+   * Serves `entries` from now on (a gateway's models change as workers come and go); requests already running keep
+   * their engines. @throws Error as the constructor does, leaving the served models as they were.
+   */
+  replace(entries: readonly ServedModel[]): void {
+    checkDistinctSlugs(entries);
+    this.#entries = entries;
   }
 
   slugs(format: WireFormat): readonly string[] {
-    return this.entries.flatMap((entry) => entry.slugs[format]);
+    return this.#entries.flatMap((entry) => entry.slugs[format]);
   }
 
   hasVision(): boolean {
@@ -63,5 +72,17 @@ export class ModelRegistry implements ServedModels {
     const ids = new Map<string, number>();
     for (const entry of this.entries) for (const slug of [...entry.slugs.openai, ...entry.slugs.anthropic]) ids.set(slug, entry.created);
     return [...ids].map(([id, created]) => ({ id, created }));
+  }
+}
+
+function checkDistinctSlugs(entries: readonly ServedModel[]): void {
+  for (const format of ["openai", "anthropic"] as const) {
+    const seen = new Set<string>();
+    for (const entry of entries) {
+      for (const slug of entry.slugs[format]) {
+        if (seen.has(slug)) throw new Error(`two models answer to '${slug}' (${format}); give them distinct slugs in the config`);
+        seen.add(slug);
+      }
+    }
   }
 }

@@ -3,12 +3,16 @@
 import { UsageError } from "../../engine/cli/arguments.js";
 import { GENERATE_USAGE, runGenerate } from "../../engine/cli/generate-command.js";
 import { ADMIN_USAGE, runAdmin } from "./admin-command.js";
+import { GATEWAY_USAGE, runGateway } from "./gateway-command.js";
 import { SERVE_USAGE, runServe } from "./serve-command.js";
+import { WORKER_USAGE, runWorker } from "./worker-command.js";
 
 const USAGE = `Usage: loom <command> [options]
 
 Commands:
   serve      serve a model over HTTP in the OpenAI and Anthropic formats (loom serve --help)
+  gateway    the same API in front of engine workers found in Redis (loom gateway --help)
+  worker     an engine worker for gateways (loom worker --help)
   generate   continue a prompt with a local model (loom generate --help)
   admin      organizations, keys, usage and the search corpus of the platform database (loom admin --help)
 `;
@@ -24,6 +28,12 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case "admin":
       await runAdmin(rest);
+      return 0;
+    case "gateway":
+      await runGateway(rest);
+      return 0;
+    case "worker":
+      await runWorker(rest);
       return 0;
     case undefined:
     case "help":
@@ -41,7 +51,7 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     const e = error as Error & { code?: string };
     if (e instanceof UsageError || e.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" || e.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" || e.code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
-      const usages: Record<string, string> = { serve: SERVE_USAGE, admin: ADMIN_USAGE };
+      const usages: Record<string, string> = { serve: SERVE_USAGE, admin: ADMIN_USAGE, gateway: GATEWAY_USAGE, worker: WORKER_USAGE };
       const usage = usages[process.argv[2] ?? ""] ?? GENERATE_USAGE;
       process.stderr.write(`loom: ${e.message}\n${e instanceof UsageError ? "" : `\n${usage}`}`);
       process.exitCode = 2;

@@ -12,7 +12,7 @@ import { type LoomServer, startServer } from "../server.js";
 import { type Platform, type PlatformOptions, openPlatform } from "../platform/platform.js";
 import { loadUws } from "../http/uws.js";
 import { ModelRegistry, defaultSlugs } from "../models.js";
-import { type ModelConfigEntry, type ServeConfig, readServeConfig } from "./config.js";
+import { type CheckedServeConfig, type ModelConfigEntry, type ServeConfig, readServeConfig } from "./config.js";
 import { resolveModelPath } from "./default-model.js";
 import { type Machines, openMachines } from "../machines/machines.js";
 import type { PaymentsSettings } from "../machines/payments-config.js";
@@ -137,6 +137,49 @@ export async function runServe(argv: string[]): Promise<void> {
   }
   const registry = new ModelRegistry(served);
   checkRunEngines(config, registry);
+  const service = await startService({ config, registry, platformOptions, noAuth: values["no-auth"] ?? false, keys, host, port, searchUrl, engineSequences: entries[0]?.maxSequences });
+  const describe = (model: ModelInfo) => `${model.path} (${model.device}${model.chatTemplate === "default" ? "; no chat template of its own: chat uses the default, ChatML" : ""})`;
+  process.stderr.write(
+    `loom: serving ${served.map(({ model }) => describe(model)).join(", ")} on http://${host}:${service.server.port} (${service.authentication}; ${service.server.http})\n` +
+      `  POST /v1/chat/completions  model ${registry.slugs("openai").join(", ")}\n` +
+      `  POST /v1/messages          model ${registry.slugs("anthropic").join(", ")}\n` +
+      service.surfaces,
+  );
+  // Print the port on stdout for scripts and tests that start the server on port 0.
+  process.stdout.write(`${JSON.stringify({ listening: { host, port: service.server.port } })}\n`);
+}
+
+/** What startService needs: the served models and how the service around them is configured. */
+export interface ServiceSetup {
+  config: CheckedServeConfig;
+  registry: ModelRegistry;
+  platformOptions: PlatformOptions | undefined;
+  noAuth: boolean;
+  keys: string[];
+  host: string;
+  port: number;
+  searchUrl: string | undefined;
+  /** Sequences the first model's engine runs at once, when known (agent runs size their concurrency by it). */
+  engineSequences?: number;
+  /** Runs once the service has closed on SIGINT / SIGTERM, before the process exits (a gateway's directory). */
+  onClose?: () => Promise<void>;
+}
+
+/** A started service: its HTTP server, and lines for the banner. */
+export interface StartedService {
+  server: LoomServer;
+  /** "platform: ...", "no auth" or "N API key(s)". */
+  authentication: string;
+  /** The banner's lines on the platform, runs and machine surfaces (empty without the platform). */
+  surfaces: string;
+}
+
+/**
+ * Opens the platform (when configured), agent runs and machine endpoints on the registry's models and listens: what
+ * `loom serve` and `loom gateway` share.
+ */
+export async function startService(setup: ServiceSetup): Promise<StartedService> {
+  const { config, registry, platformOptions, keys, host, port, searchUrl } = setup;
   // The platform opens after the models (a bad model fails before the database is touched) and before listening.
   const platform = platformOptions ? await openPlatform(platformOptions) : undefined;
   const network = config.runs?.network ?? {};
@@ -146,13 +189,13 @@ export async function runServe(argv: string[]): Promise<void> {
         concurrency: config.runs?.concurrency,
         leaseSeconds: config.runs?.leaseSeconds,
         maxActivePerOrganization: config.runs?.maxActivePerOrganization,
-        engineSequences: entries[0]?.maxSequences,
+        engineSequences: setup.engineSequences,
         tools: runToolFactories(platform.database, { network, ...(searchUrl !== undefined ? { searchUrl } : {}) }),
         callbacks: { post: guardedCallbackPost(network) },
       })
     : undefined;
   const machines = platform && runs ? openMachines(platform, runs, config.paymentSettings) : undefined;
-  const auth: Authenticator = platform ? platform.authenticator : values["no-auth"] ? new OpenAccess() : new StaticKeys(keys);
+  const auth: Authenticator = platform ? platform.authenticator : setup.noAuth ? new OpenAccess() : new StaticKeys(keys);
   const { maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace } = config;
   const options = { registry, auth, accountant: platform?.accountant, endpoints: createEndpoints(registry), maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace };
   let server: LoomServer;
@@ -166,24 +209,18 @@ export async function runServe(argv: string[]): Promise<void> {
   }
   if (platform && runs && machines) {
     platform.offerAdminEndpoint(server.port);
-    closeOnSignals(server, platform, runs, machines);
+    closeOnSignals(server, platform, runs, machines, setup.onClose);
   }
-  const describe = (model: ModelInfo) => `${model.path} (${model.device}${model.chatTemplate === "default" ? "; no chat template of its own: chat uses the default, ChatML" : ""})`;
-  const authentication = platform ? `platform: ${platform.description}` : values["no-auth"] ? "no auth" : `${keys.length} API key(s)`;
-  process.stderr.write(
-    `loom: serving ${served.map(({ model }) => describe(model)).join(", ")} on http://${host}:${server.port} (${authentication}; ${server.http})\n` +
-      `  POST /v1/chat/completions  model ${registry.slugs("openai").join(", ")}\n` +
-      `  POST /v1/messages          model ${registry.slugs("anthropic").join(", ")}\n` +
-      (platform ? "  GET  /api/v1/usage, /api/v1/management/api-keys (platform)\n" : "") +
-      (runs ? `  POST /v1/runs, GET /v1/runs/{id}  agent runs (${runs.worker.concurrency} at once; web_search on ${searchUrl ?? "the local corpus"})\n` : "") +
-      (machines ? `  POST /v1/machines/searches, /v1/machines/runs  ${describePayments(config.paymentSettings)}\n` : ""),
-  );
-  // Print the port on stdout for scripts and tests that start the server on port 0.
-  process.stdout.write(`${JSON.stringify({ listening: { host, port: server.port } })}\n`);
+  const authentication = platform ? `platform: ${platform.description}` : setup.noAuth ? "no auth" : `${keys.length} API key(s)`;
+  const surfaces =
+    (platform ? "  GET  /api/v1/usage, /api/v1/management/api-keys (platform)\n" : "") +
+    (runs ? `  POST /v1/runs, GET /v1/runs/{id}  agent runs (${runs.worker.concurrency} at once; web_search on ${searchUrl ?? "the local corpus"})\n` : "") +
+    (machines ? `  POST /v1/machines/searches, /v1/machines/runs  ${describePayments(config.paymentSettings)}\n` : "");
+  return { server, authentication, surfaces };
 }
 
 /** The platform's options from the flags and environment, or undefined when it is off. */
-function platformOptionsOf(values: { "data-dir"?: string; "database-url"?: string; "redis-url"?: string; "limits-fail-open"?: boolean }): PlatformOptions | undefined {
+export function platformOptionsOf(values: { "data-dir"?: string; "database-url"?: string; "redis-url"?: string; "limits-fail-open"?: boolean }): PlatformOptions | undefined {
   const databaseUrl = values["database-url"] ?? (process.env.LOOM_DATABASE_URL || undefined);
   const dataDir = values["data-dir"];
   if (dataDir !== undefined && databaseUrl !== undefined) {
@@ -226,13 +263,13 @@ function describePayments(settings: PaymentsSettings | undefined): string {
 }
 
 /** On SIGINT or SIGTERM: stop listening, give running runs back, commit pending usage, close the database, exit. */
-function closeOnSignals(server: LoomServer, platform: Platform, runs: Runs, machines: Machines): void {
+function closeOnSignals(server: LoomServer, platform: Platform, runs: Runs, machines: Machines, onClose?: () => Promise<void>): void {
   let closing = false;
   const close = (signal: NodeJS.Signals) => {
     if (closing) return;
     closing = true;
     server.close();
-    machines.close().then(() => runs.close()).then(() => platform.close()).then(
+    machines.close().then(() => runs.close()).then(() => platform.close()).then(() => onClose?.()).then(
       () => process.exit(signal === "SIGINT" ? 130 : 143),
       (error: unknown) => {
         process.stderr.write(`loom: closing the platform failed: ${(error as Error).message}\n`);

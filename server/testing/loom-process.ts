@@ -23,8 +23,20 @@ export interface LoomProcess {
  * Starts `loom serve <args>` and resolves once it prints `{"listening": ...}` on stdout; rejects with its stderr if it
  * exits first. `children` collects the process so that the test can stop it.
  */
-export function startLoomServe(args: readonly string[], options: { node?: string; env?: NodeJS.ProcessEnv; children?: ChildProcess[] } = {}): Promise<LoomProcess> {
-  const child = spawn(options.node ?? process.execPath, [LOOM_CLI, "serve", ...args], { cwd: REPOSITORY_ROOT, env: options.env ?? process.env });
+export function startLoomServe(args: readonly string[], options: LoomProcessOptions = {}): Promise<LoomProcess> {
+  return startLoom("serve", args, options);
+}
+
+/** How a test starts a loom process. */
+export interface LoomProcessOptions {
+  node?: string;
+  env?: NodeJS.ProcessEnv;
+  children?: ChildProcess[];
+}
+
+/** As startLoomServe for any command that prints `{"listening": ...}` once it listens (serve, gateway, worker). */
+export function startLoom(command: "serve" | "gateway" | "worker", args: readonly string[], options: LoomProcessOptions = {}): Promise<LoomProcess> {
+  const child = spawn(options.node ?? process.execPath, [LOOM_CLI, command, ...args], { cwd: REPOSITORY_ROOT, env: options.env ?? process.env });
   options.children?.push(child);
   let stderr = "";
   child.stderr!.on("data", (chunk) => { stderr += chunk; });
@@ -39,6 +51,6 @@ export function startLoomServe(args: readonly string[], options: { node?: string
       }
       if (typeof port === "number") resolve({ child, port, base: `http://127.0.0.1:${port}`, stderr: () => stderr, exited });
     });
-    child.once("exit", (code, signal) => reject(Object.assign(new Error(`loom serve exited (${code ?? signal}): ${stderr}`), { code, stderr })));
+    child.once("exit", (code, signal) => reject(Object.assign(new Error(`loom ${command} exited (${code ?? signal}): ${stderr}`), { code, stderr })));
   });
 }

@@ -1,0 +1,118 @@
+// `loom worker`: load a model, serve it to gateways over the cluster WebSocket, and publish this worker in Redis
+// with a heartbeat until the process ends.
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { parseArgs } from "node:util";
+import { Redis } from "ioredis";
+import { UsageError, parseBackend, parseInteger, parseSimd } from "../../engine/cli/arguments.js";
+import { ProgressBar } from "../../engine/cli/progress-bar.js";
+import { WorkerEngine } from "../../engine/host/worker-engine.js";
+import { type WorkerDescription, modelKey } from "../cluster/frames.js";
+import { startWorkerServer } from "../cluster/worker-server.js";
+import { DEFAULT_CLUSTER_PREFIX, WorkerRegistry, startHeartbeat } from "../cluster/worker-registry.js";
+import { loadUws } from "../http/uws.js";
+import { defaultSlugs } from "../models.js";
+import { resolveModelPath } from "./default-model.js";
+
+export const WORKER_USAGE = `Usage: loom worker --register <redis-url> [--model <file-or-dir>] [options]
+
+  An engine server for gateways (loom gateway): no platform and no API of its own; it takes work only from gateways
+  that hold the cluster token, LOOM_CLUSTER_TOKEN (required, the same on every gateway and worker).
+
+  --register <url>     the Redis (redis:// or rediss://) where gateways find workers; this worker keeps its record
+                       there with a heartbeat (LOOM_CLUSTER_KEY_PREFIX names the keys, default ${DEFAULT_CLUSTER_PREFIX})
+  --model <path>       GGUF file or Hugging Face model directory (default: as loom serve)
+  --pool <name>        the dedicated pool it belongs to (default "default": shared by every organization)
+  --host <address>     address to listen on (default 127.0.0.1)
+  --port N             port (default 8081; 0 = any free port)
+  --advertise <url>    the http://host:port gateways connect to (default http://<host>:<port>; set it when the
+                       listening address is not the one gateways reach, e.g. 0.0.0.0 in a container)
+  --heartbeat-ms N     how often the record is renewed (default 1000); it expires two heartbeats after the last
+  --context N, --threads N, --backend B, --simd S   as loom serve
+  --max-sequences N    sequences run at once (default 32): the capacity gateways route against
+`;
+
+/** Runs `loom worker`; resolves once it listens and is published (it then runs until the process ends). */
+export async function runWorker(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      register: { type: "string" }, model: { type: "string" }, pool: { type: "string" }, host: { type: "string" }, port: { type: "string" },
+      advertise: { type: "string" }, "heartbeat-ms": { type: "string" }, context: { type: "string" }, threads: { type: "string" },
+      backend: { type: "string" }, simd: { type: "string" }, "max-sequences": { type: "string" }, help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(WORKER_USAGE);
+    return;
+  }
+  const redisUrl = values.register;
+  if (redisUrl === undefined) throw new UsageError("--register <redis-url> is required: it is where gateways find this worker");
+  if (!/^rediss?:\/\//.test(redisUrl)) throw new UsageError(`--register must be a redis:// or rediss:// URL, got ${JSON.stringify(redisUrl.slice(0, 100))}`);
+  const token = clusterToken();
+  const pool = values.pool ?? "default";
+  if (!/^[a-z0-9][a-z0-9._-]{0,63}$/i.test(pool)) throw new UsageError(`--pool must be 1 to 64 letters, digits, '.', '_' or '-', got ${JSON.stringify(pool.slice(0, 100))}`);
+  const host = values.host ?? "127.0.0.1";
+  const port = parseInteger("--port", values.port, 8081, 0);
+  const heartbeatMs = parseInteger("--heartbeat-ms", values["heartbeat-ms"], 1000, 50);
+  const maxSequences = parseInteger("--max-sequences", values["max-sequences"], 32, 1);
+  if (values.advertise !== undefined && !/^https?:\/\/[^/\s]+$/.test(values.advertise)) throw new UsageError(`--advertise must be http://host:port (no path), got ${JSON.stringify(values.advertise.slice(0, 100))}`);
+  const threads = values.threads === undefined ? undefined : parseInteger("--threads", values.threads, 1, 1);
+  const context = values.context === undefined ? undefined : parseInteger("--context", values.context, 4096, 1);
+  await loadUws();
+
+  const path = await resolveModelPath(values.model);
+  const bar = new ProgressBar(`loading ${path}`);
+  const engine = await WorkerEngine.start(path, {
+    load: { threads, backend: parseBackend(values.backend), simd: parseSimd(values.simd), contextSize: context, maxSequences },
+    onProgress: ({ loadedBytes, totalBytes }) => bar.update(loadedBytes, totalBytes),
+  });
+  bar.finish();
+  const model = { slugs: defaultSlugs(engine.model), model: engine.model };
+  const description: WorkerDescription = { id: `${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`, pool, models: [model], capacity: maxSequences };
+  const server = await startWorkerServer({ description, engines: new Map([[modelKey(model), engine]]), token }, host, port);
+  const url = values.advertise ?? `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
+
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+  redis.on("error", () => undefined); // reported by the heartbeat that fails
+  await redis.connect();
+  const registry = new WorkerRegistry(redis, process.env.LOOM_CLUSTER_KEY_PREFIX || DEFAULT_CLUSTER_PREFIX);
+  // The KV figure trails by one beat: stats() crosses to the engine thread, and a record is written synchronously.
+  let kvBlocksFree: number | undefined;
+  const record = () => {
+    engine.stats().then((stats) => { kvBlocksFree = stats.kvBlocks.free; }, () => undefined);
+    return { ...description, url, heartbeatMs, inFlight: server.inFlight, ...(kvBlocksFree === undefined ? {} : { kvBlocksFree }) };
+  };
+  const heartbeat = startHeartbeat(registry, record, (error) => process.stderr.write(`loom worker: renewing the record in Redis failed: ${error.message}\n`));
+  await heartbeat.first;
+
+  let closing = false;
+  const close = (signal: NodeJS.Signals) => {
+    if (closing) return;
+    closing = true;
+    // Unpublished first, so gateways stop sending work; requests in flight end with errors when the server closes.
+    heartbeat.stop().then(() => {
+      server.close();
+      redis.disconnect();
+      return engine.close();
+    }).finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+  };
+  process.once("SIGINT", close);
+  process.once("SIGTERM", close);
+  process.stderr.write(`loom worker: ${description.id} serving ${engine.model.path} (${engine.model.device}) to gateways at ${url}, pool ${pool}; registered in ${redactUrl(redisUrl)}\n`);
+  process.stdout.write(`${JSON.stringify({ listening: { host, port: server.port }, worker: description.id })}\n`);
+}
+
+/** The cluster token from the environment. @throws UsageError when it is missing or too short to be a secret. */
+export function clusterToken(env: Record<string, string | undefined> = process.env): string {
+  const token = env.LOOM_CLUSTER_TOKEN;
+  if (token === undefined || token === "") throw new UsageError("LOOM_CLUSTER_TOKEN is not set: gateways and workers share it, e.g. LOOM_CLUSTER_TOKEN=$(openssl rand -hex 32)");
+  if (token.length < 16) throw new UsageError(`LOOM_CLUSTER_TOKEN must be at least 16 characters (it is ${token.length})`);
+  return token;
+}
+
+/** A URL without its password, for logs. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@");
+}

@@ -1,0 +1,148 @@
+// One model as a gateway serves it: a ServingEngine over the workers that serve the model, so the gateway's HTTP
+// handlers, platform accounting and agent runs use it exactly as `loom serve` uses its local engine. Each request
+// goes to one worker (routing.ts); if that worker's connection drops before the worker sent any of the request's
+// events, the request is sent once more to another worker; a request already under way ends with an error event.
+import type { EngineStream, ServingEngine } from "../../engine/engine.js";
+import { EventChannel } from "../../engine/event-channel.js";
+import { EngineError, type EngineEvent, type EngineRequest, type EngineStats } from "../../engine/request.js";
+import { leastLoaded } from "./routing.js";
+import type { WorkerLink } from "./worker-link.js";
+
+/** The engine of one model (by its modelKey) across the workers serving it. */
+export class ClusterEngine implements ServingEngine {
+  readonly #links = new Set<WorkerLink>();
+  /** Which worker runs each request now. */
+  readonly #running = new Map<string, WorkerLink>();
+  #arrivals = 0;
+
+  constructor(readonly modelKey: string, private readonly random: () => number = Math.random) {}
+
+  /** Routes to `link` from now on. */
+  add(link: WorkerLink): void {
+    this.#links.add(link);
+  }
+
+  /** Stops routing to `link` (its requests end through the link's own close). */
+  remove(link: WorkerLink): void {
+    this.#links.delete(link);
+  }
+
+  /** Workers serving the model now. */
+  get workers(): number {
+    return this.#links.size;
+  }
+
+  /** Requests waiting for room on their workers: each worker's load past its capacity. */
+  get queueDepth(): number {
+    let waiting = 0;
+    for (const link of this.#links) waiting += Math.max(0, link.load - link.capacity);
+    return waiting;
+  }
+
+  /** Set while no worker serves the model (admission answers 503 / 529 with Retry-After). */
+  get unavailable(): Error | undefined {
+    return this.#candidates().length === 0 ? new Error("no worker serving this model is connected to the gateway") : undefined;
+  }
+
+  submit(request: EngineRequest): EngineStream {
+    const id = request.id ?? `req-${++this.#arrivals}-${Date.now().toString(36)}`;
+    const channel = new EventChannel<EngineEvent>(() => this.abort(id));
+    const fail = (message: string, cause?: Error) => {
+      channel.push({ type: "error", requestId: id, error: new EngineError("internal", message, undefined, { cause }) });
+      channel.close();
+    };
+    const send = (excluded: ReadonlySet<WorkerLink>, retried: boolean): void => {
+      const link = leastLoaded(this.#candidates().filter((candidate) => !excluded.has(candidate)), this.random);
+      if (!link) {
+        fail(retried ? "the worker running this request was lost, and no other worker serving its model is connected" : "no worker serving this model is connected to the gateway");
+        return;
+      }
+      this.#running.set(id, link);
+      const sent = link.submit(this.modelKey, { ...request, id }, {
+        event: (event) => {
+          channel.push(event);
+          if (event.type === "finish" || event.type === "error") {
+            this.#running.delete(id);
+            channel.close();
+          }
+        },
+        lost: (error, started) => {
+          this.#running.delete(id);
+          // Not started: nothing reached the client, so another worker can run it from the start (once).
+          if (!started && !retried) send(new Set([...excluded, link]), true);
+          else fail(`the worker running this request was lost: ${error.message}`, error);
+        },
+      });
+      if (!sent) send(new Set([...excluded, link]), retried);
+    };
+    send(new Set(), false);
+    const iterator = channel[Symbol.asyncIterator]();
+    return {
+      id,
+      [Symbol.asyncIterator]: () => ({
+        next: async () => {
+          const result = await iterator.next();
+          if (!result.done) this.#running.get(id)?.consumed(id);
+          return result;
+        },
+        return: () => iterator.return!(),
+      }),
+    };
+  }
+
+  abort(id: string): boolean {
+    const link = this.#running.get(id);
+    if (!link) return false;
+    link.abort(id);
+    return true;
+  }
+
+  /** The workers' stats, summed (rates recomputed from the summed counts). */
+  async stats(): Promise<EngineStats> {
+    const all = await Promise.all(this.#candidates().map((link) => link.ask<EngineStats>(this.modelKey, { method: "stats" })));
+    return sumStats(all);
+  }
+
+  /** Counted by the least loaded worker (each worker renders and tokenizes as it would run the request). */
+  countTokens(request: EngineRequest): Promise<number> {
+    const link = leastLoaded(this.#candidates(), this.random);
+    if (!link) return Promise.reject(new EngineError("internal", "no worker serving this model is connected to the gateway"));
+    return link.ask<number>(this.modelKey, { method: "countTokens", request });
+  }
+
+  #candidates(): WorkerLink[] {
+    return [...this.#links].filter((link) => !link.closed);
+  }
+}
+
+/** Several engines' stats as one: counts summed, hit rates over the summed lookups. */
+export function sumStats(all: readonly EngineStats[]): EngineStats {
+  const total: EngineStats = {
+    running: 0,
+    waiting: 0,
+    kvBlocks: { total: 0, used: 0, cached: 0, free: 0, blockSize: all[0]?.kvBlocks.blockSize ?? 0 },
+    cache: { lookups: 0, prefixHits: 0, sectionHits: 0, prefixHitRate: 0, sectionHitRate: 0, prefixTokenRate: 0, sectionTokenRate: 0 },
+    requests: { finished: 0, aborted: 0, failed: 0, preemptions: 0 },
+    tokens: { prompt: 0, computedPrompt: 0, generated: 0 },
+  };
+  let prefixTokens = 0;
+  let sectionTokens = 0;
+  for (const stats of all) {
+    total.running += stats.running;
+    total.waiting += stats.waiting;
+    for (const key of ["total", "used", "cached", "free"] as const) total.kvBlocks[key] += stats.kvBlocks[key];
+    total.cache.lookups += stats.cache.lookups;
+    total.cache.prefixHits += stats.cache.prefixHits;
+    total.cache.sectionHits += stats.cache.sectionHits;
+    prefixTokens += stats.cache.prefixTokenRate * stats.tokens.prompt;
+    sectionTokens += stats.cache.sectionTokenRate * stats.tokens.prompt;
+    for (const key of ["finished", "aborted", "failed", "preemptions"] as const) total.requests[key] += stats.requests[key];
+    for (const key of ["prompt", "computedPrompt", "generated"] as const) total.tokens[key] += stats.tokens[key];
+  }
+  const { lookups } = total.cache;
+  total.cache.prefixHitRate = lookups > 0 ? total.cache.prefixHits / lookups : 0;
+  total.cache.sectionHitRate = lookups > 0 ? total.cache.sectionHits / lookups : 0;
+  total.cache.prefixTokenRate = total.tokens.prompt > 0 ? prefixTokens / total.tokens.prompt : 0;
+  total.cache.sectionTokenRate = total.tokens.prompt > 0 ? sectionTokens / total.tokens.prompt : 0;
+  return total;
+}

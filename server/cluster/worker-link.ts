@@ -1,0 +1,182 @@
+// A gateway's connection to one engine worker: one WebSocket (the `ws` client; uWebSockets.js only serves) carrying
+// every request the gateway sends that worker, their events back, and the worker's load. When the connection drops,
+// each request on it is told whether the worker had started it, so the cluster engine can retry the ones it had not.
+import WebSocket from "ws";
+import type { EngineQuestion } from "../../engine/host/messages.js";
+import { receivedError, receivedEvent } from "../../engine/host/messages.js";
+import type { EngineEvent, EngineRequest } from "../../engine/request.js";
+import { FROM_WORKER_TYPES, type FromWorkerFrame, MAX_FRAME_BYTES, STREAM_WINDOW, type ToWorkerFrame, type WorkerDescription, decodeFrame, encodeFrame } from "./frames.js";
+
+/** Where a request's events go. */
+export interface LinkedRequest {
+  event(event: EngineEvent): void;
+  /** The connection dropped before the request's last event; `started`: the worker had admitted it (sent more than its "start"). */
+  lost(error: Error, started: boolean): void;
+}
+
+interface Pending {
+  sink: LinkedRequest;
+  started: boolean;
+  /** Events read by the client since the last credit frame. */
+  read: number;
+}
+
+/** How long connecting (and the hello) may take. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
+/** One gateway-to-worker connection. */
+export class WorkerLink {
+  #socket: WebSocket;
+  #description: WorkerDescription | undefined;
+  readonly #requests = new Map<string, Pending>();
+  readonly #calls = new Map<number, { resolve: (answer: never) => void; reject: (error: Error) => void }>();
+  #callCount = 0;
+  /** The worker's last reported requests in flight, plus what this gateway sent since that report. */
+  #reported = 0;
+  #sentSinceReport = 0;
+  #closed: Error | undefined;
+  readonly ready: Promise<WorkerDescription>;
+
+  /**
+   * Connects to the worker at `url` (http://host:port); `ready` resolves with its description once it says hello,
+   * and rejects when it refuses the token or cannot be reached. `onClose` runs once, when the connection ends.
+   */
+  constructor(readonly url: string, token: string, onClose: (link: WorkerLink, error: Error) => void) {
+    const socket = new WebSocket(`${url.replace(/^http/, "ws")}/cluster`, { headers: { authorization: `Bearer ${token}` }, maxPayload: MAX_FRAME_BYTES, handshakeTimeout: CONNECT_TIMEOUT_MS });
+    this.#socket = socket;
+    this.ready = new Promise<WorkerDescription>((resolve, reject) => {
+      socket.on("unexpected-response", (_request, response) => {
+        reject(new Error(response.statusCode === 401 ? `the worker at ${url} refused the cluster token` : `the worker at ${url} answered ${response.statusCode} to the connection`));
+        socket.terminate();
+      });
+      socket.on("message", (data: Buffer) => {
+        let frame: FromWorkerFrame;
+        try {
+          frame = decodeFrame<FromWorkerFrame>(data, FROM_WORKER_TYPES);
+        } catch (error) {
+          socket.terminate();
+          this.#end(new Error(`the worker at ${url} sent a malformed frame: ${(error as Error).message}`), onClose);
+          return;
+        }
+        if (frame.type === "hello") {
+          this.#description = frame.worker;
+          resolve(frame.worker);
+        } else {
+          this.#dispatch(frame);
+        }
+      });
+      socket.on("error", (error) => reject(new Error(`cannot reach the worker at ${url}: ${error.message}`)));
+      socket.on("close", (code, reason) => {
+        const error = new Error(`the connection to the worker at ${url} closed (${code}${reason.length > 0 ? ` ${reason.toString()}` : ""})`);
+        reject(error);
+        this.#end(error, onClose);
+      });
+    });
+    this.ready.catch(() => undefined); // observed by whoever awaits it; a failed connect also ends through close
+  }
+
+  /** The worker's hello, once received. */
+  get description(): WorkerDescription | undefined {
+    return this.#description;
+  }
+
+  /** Whether the connection has ended. */
+  get closed(): boolean {
+    return this.#closed !== undefined;
+  }
+
+  /** Requests in flight on the worker (from every gateway), as far as this gateway knows. */
+  get load(): number {
+    return this.#reported + this.#sentSinceReport;
+  }
+
+  /** Sequences the worker runs at once (1 until its hello arrives). */
+  get capacity(): number {
+    return this.#description?.capacity ?? 1;
+  }
+
+  /** This gateway's requests on the worker now. */
+  get ownRequests(): number {
+    return this.#requests.size;
+  }
+
+  /** Sends a request for the worker's model `model`; its events go to `sink`. False when the connection has ended. */
+  submit(model: string, request: EngineRequest & { id: string }, sink: LinkedRequest): boolean {
+    if (this.#closed || this.#socket.readyState !== WebSocket.OPEN) return false;
+    this.#requests.set(request.id, { sink, started: false, read: 0 });
+    this.#sentSinceReport++;
+    this.#send({ type: "submit", model, request });
+    return true;
+  }
+
+  /** The client read one more event of request `id`: grants the worker room for more, half a window at a time. */
+  consumed(id: string): void {
+    const pending = this.#requests.get(id);
+    if (!pending) return;
+    if (++pending.read >= STREAM_WINDOW / 2) {
+      this.#send({ type: "credit", id, events: pending.read });
+      pending.read = 0;
+    }
+  }
+
+  abort(id: string): void {
+    if (this.#requests.has(id)) this.#send({ type: "abort", id });
+  }
+
+  /** Asks the worker's engine for `model` a question (its stats, a token count). */
+  ask<T>(model: string, question: EngineQuestion): Promise<T> {
+    if (this.#closed) return Promise.reject(this.#closed);
+    return new Promise<T>((resolve, reject) => {
+      const call = ++this.#callCount;
+      this.#calls.set(call, { resolve: resolve as (answer: never) => void, reject });
+      this.#send({ type: "call", call, model, question });
+    });
+  }
+
+  /** Closes the connection; requests on it are lost (see LinkedRequest.lost). */
+  close(reason: string): void {
+    if (this.#socket.readyState === WebSocket.OPEN) this.#socket.close(1001, reason.slice(0, 120));
+    else this.#socket.terminate();
+  }
+
+  #send(frame: ToWorkerFrame): void {
+    if (this.#socket.readyState === WebSocket.OPEN) this.#socket.send(encodeFrame(frame), { binary: true });
+  }
+
+  #dispatch(frame: Exclude<FromWorkerFrame, { type: "hello" }>): void {
+    switch (frame.type) {
+      case "event": {
+        const event = receivedEvent(frame.event);
+        const pending = this.#requests.get(event.requestId);
+        if (!pending) return;
+        // "start" only reports the prompt's size; the request is under way from its admission on.
+        if (event.type !== "start") pending.started = true;
+        if (event.type === "finish" || event.type === "error") this.#requests.delete(event.requestId);
+        pending.sink.event(event);
+        return;
+      }
+      case "reply": {
+        const call = this.#calls.get(frame.call);
+        this.#calls.delete(frame.call);
+        if ("error" in frame) call?.reject(receivedError(frame.error));
+        else call?.resolve(frame.answer as never);
+        return;
+      }
+      case "load":
+        this.#reported = frame.inFlight;
+        this.#sentSinceReport = 0;
+        return;
+    }
+  }
+
+  #end(error: Error, onClose: (link: WorkerLink, error: Error) => void): void {
+    if (this.#closed) return;
+    this.#closed = error;
+    const requests = [...this.#requests.values()];
+    this.#requests.clear();
+    for (const pending of requests) pending.sink.lost(error, pending.started);
+    for (const call of this.#calls.values()) call.reject(error);
+    this.#calls.clear();
+    onClose(this, error);
+  }
+}

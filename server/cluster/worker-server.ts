@@ -1,0 +1,223 @@
+// The engine worker's server (loom worker): GET /health, and one WebSocket endpoint, /cluster, over which gateways
+// holding the cluster token submit requests to its engines and receive their events (frames.ts). A worker has no
+// platform and no wire formats of its own: the gateway authenticates, limits, accounts and formats.
+import type { WebSocket } from "uWebSockets.js";
+import type { EngineStream, ServingEngine } from "../../engine/engine.js";
+import { sendableError, sendableEvent } from "../../engine/host/messages.js";
+import { EngineError } from "../../engine/request.js";
+import { describeUwsBuild, loadUws } from "../http/uws.js";
+import { adminTokenMatches } from "../platform/admin/admin-request.js";
+import { type FromWorkerFrame, LOAD_INTERVAL_MS, MAX_FRAME_BYTES, STREAM_WINDOW, TO_WORKER_TYPES, type ToWorkerFrame, type WorkerDescription, decodeFrame, encodeFrame } from "./frames.js";
+
+/** Seconds without traffic before uWS pings a gateway connection, and drops it if the ping goes unanswered. */
+const IDLE_TIMEOUT_SECONDS = 16;
+
+/** What a worker serves. */
+export interface WorkerServerOptions {
+  description: WorkerDescription;
+  /** The engine of each of the description's models, by modelKey. */
+  engines: ReadonlyMap<string, ServingEngine>;
+  /** Gateways must send `Authorization: Bearer <token>` to open /cluster. */
+  token: string;
+  /** Where connection-level failures are reported. */
+  log?: (message: string) => void;
+}
+
+/** A running worker server. */
+export interface WorkerServer {
+  readonly port: number;
+  /** "uWebSockets.js v20.49 (...)". */
+  readonly http: string;
+  /** Requests in flight from every gateway. */
+  readonly inFlight: number;
+  close(): void;
+}
+
+/** One request a gateway submitted, as the worker relays it. */
+interface Relayed {
+  engine: ServingEngine;
+  engineId: string;
+  /** Events the gateway has room for. */
+  credit: number;
+  /** Wakes the relay loop when credit arrives or the connection closes. */
+  resume?: () => void;
+}
+
+/** Per connection: its requests, keyed by the gateway's request id. */
+interface Connection {
+  number: number;
+  requests: Map<string, Relayed>;
+  closed: boolean;
+  loadTimer?: NodeJS.Timeout;
+  lastLoadSent: number;
+}
+
+/**
+ * Starts the worker's server; resolves with the bound port.
+ * @throws Error when the address cannot be bound.
+ */
+export async function startWorkerServer(options: WorkerServerOptions, host: string, port: number): Promise<WorkerServer> {
+  const { uws: uWS, build } = await loadUws();
+  const log = options.log ?? ((message: string) => process.stderr.write(`loom worker: ${message}\n`));
+  const sockets = new Set<WebSocket<Connection>>();
+  let connections = 0;
+  let inFlight = 0;
+
+  const send = (socket: WebSocket<Connection>, frame: FromWorkerFrame): void => {
+    if (socket.getUserData().closed) return;
+    socket.send(encodeFrame(frame), true);
+  };
+  /** Tells every gateway the worker's load, at most every LOAD_INTERVAL_MS per connection. */
+  const announceLoad = (): void => {
+    for (const socket of sockets) {
+      const connection = socket.getUserData();
+      if (connection.loadTimer) continue;
+      const wait = Math.max(0, connection.lastLoadSent + LOAD_INTERVAL_MS - performance.now());
+      connection.loadTimer = setTimeout(() => {
+        connection.loadTimer = undefined;
+        connection.lastLoadSent = performance.now();
+        send(socket, { type: "load", inFlight });
+      }, wait);
+    }
+  };
+
+  /** Relays one request's events to its gateway within the credit it grants; ends at the engine's last event. */
+  const relay = async (socket: WebSocket<Connection>, id: string, relayed: Relayed, stream: EngineStream): Promise<void> => {
+    const connection = socket.getUserData();
+    inFlight++;
+    announceLoad();
+    try {
+      for await (const event of stream) {
+        while (relayed.credit <= 0 && !connection.closed) await new Promise<void>((resume) => { relayed.resume = resume; });
+        if (connection.closed) break; // leaving the loop aborts the request on the engine
+        relayed.credit--;
+        send(socket, { type: "event", event: sendableEvent({ ...event, requestId: id }) });
+      }
+    } catch (error) {
+      send(socket, { type: "event", event: { type: "error", requestId: id, error: sendableError(new EngineError("internal", (error as Error).message)) } });
+    } finally {
+      connection.requests.delete(id);
+      inFlight--;
+      announceLoad();
+    }
+  };
+
+  const handle = (socket: WebSocket<Connection>, frame: ToWorkerFrame): void => {
+    const connection = socket.getUserData();
+    switch (frame.type) {
+      case "submit": {
+        const id = String(frame.request?.id);
+        const engine = options.engines.get(frame.model);
+        const refuse = (error: EngineError) => send(socket, { type: "event", event: { type: "error", requestId: id, error: sendableError(error) } });
+        if (!engine) return refuse(new EngineError("invalid_request", `this worker does not serve ${JSON.stringify(frame.model)}`, "model"));
+        if (connection.requests.has(id)) return refuse(new EngineError("invalid_request", `a request with id ${id} is already running`, "id"));
+        // Engine ids are per connection: two gateways may use the same request id.
+        const engineId = `g${connection.number}:${id}`;
+        const relayed: Relayed = { engine, engineId, credit: STREAM_WINDOW };
+        connection.requests.set(id, relayed);
+        void relay(socket, id, relayed, engine.submit({ ...frame.request, id: engineId }));
+        return;
+      }
+      case "credit": {
+        const relayed = connection.requests.get(frame.id);
+        if (!relayed || !(frame.events > 0)) return;
+        relayed.credit += frame.events;
+        relayed.resume?.();
+        relayed.resume = undefined;
+        return;
+      }
+      case "abort": {
+        const relayed = connection.requests.get(frame.id);
+        if (relayed) relayed.engine.abort(relayed.engineId);
+        return;
+      }
+      case "call": {
+        const engine = options.engines.get(frame.model);
+        const answer = async () => {
+          if (!engine) throw new EngineError("invalid_request", `this worker does not serve ${JSON.stringify(frame.model)}`, "model");
+          const question = frame.question;
+          return question.method === "stats" ? await engine.stats() : await engine.countTokens(question.request);
+        };
+        answer().then(
+          (value) => send(socket, { type: "reply", call: frame.call, answer: value }),
+          (error: unknown) => send(socket, { type: "reply", call: frame.call, error: sendableError(error) }),
+        );
+        return;
+      }
+    }
+  };
+
+  const app = uWS.App();
+  app.get("/health", (res) => {
+    const down = [...options.engines.values()].filter((engine) => engine.unavailable);
+    const body = down.length === 0
+      ? { status: "ok", worker: options.description.id, pool: options.description.pool, inFlight }
+      : { status: "unavailable", worker: options.description.id, unavailable: down.map((engine) => engine.unavailable?.message) };
+    res.cork(() => {
+      res.writeStatus(down.length === 0 ? "200 OK" : "503 Service Unavailable").writeHeader("content-type", "application/json").end(JSON.stringify(body));
+    });
+  });
+  app.ws<Connection>("/cluster", {
+    maxPayloadLength: MAX_FRAME_BYTES,
+    idleTimeout: IDLE_TIMEOUT_SECONDS,
+    maxBackpressure: MAX_FRAME_BYTES,
+    upgrade: (res, req, context) => {
+      if (!adminTokenMatches(req.getHeader("authorization"), options.token)) {
+        res.cork(() => res.writeStatus("401 Unauthorized").writeHeader("content-type", "application/json").end(JSON.stringify({ error: "this worker takes work only from gateways holding its cluster token (LOOM_CLUSTER_TOKEN)" })));
+        return;
+      }
+      const connection: Connection = { number: ++connections, requests: new Map(), closed: false, lastLoadSent: 0 };
+      res.upgrade(connection, req.getHeader("sec-websocket-key"), req.getHeader("sec-websocket-protocol"), req.getHeader("sec-websocket-extensions"), context);
+    },
+    open: (socket) => {
+      sockets.add(socket);
+      send(socket, { type: "hello", worker: options.description });
+      send(socket, { type: "load", inFlight });
+    },
+    message: (socket, data) => {
+      let frame: ToWorkerFrame;
+      try {
+        frame = decodeFrame<ToWorkerFrame>(data, TO_WORKER_TYPES);
+      } catch (error) {
+        // A gateway that sends what it cannot mean is broken: drop it (its requests are aborted on close).
+        log(`closing a gateway connection: ${(error as Error).message}`);
+        socket.end(1008, "malformed frame");
+        return;
+      }
+      handle(socket, frame);
+    },
+    close: (socket) => {
+      sockets.delete(socket);
+      const connection = socket.getUserData();
+      connection.closed = true;
+      clearTimeout(connection.loadTimer);
+      // The gateway is gone: its requests stop at the engines' next step.
+      for (const relayed of connection.requests.values()) {
+        relayed.engine.abort(relayed.engineId);
+        relayed.resume?.();
+      }
+    },
+  });
+  app.any("/*", (res) => {
+    res.cork(() => res.writeStatus("404 Not Found").writeHeader("content-type", "application/json").end(JSON.stringify({ error: "a loom worker serves only GET /health and the gateways' /cluster WebSocket" })));
+  });
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (token) => {
+      if (!token) {
+        reject(new Error(`could not listen on ${host}:${port} (address in use or not available)`));
+        return;
+      }
+      resolve({
+        port: uWS.us_socket_local_port(token),
+        http: describeUwsBuild(build),
+        get inFlight() {
+          return inFlight;
+        },
+        close: () => {
+          uWS.us_listen_socket_close(token);
+          for (const socket of [...sockets]) socket.end(1001, "worker stopping");
+        },
+      });
+    });
+  });
+}
