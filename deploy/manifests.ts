@@ -2,7 +2,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type YamlValue, parseDocuments } from "./yaml-subset.js";
+import { parseAllDocuments } from "yaml";
 
 /** A parsed Kubernetes object: plain JSON, read loosely (the schema checks type it). */
 export type Obj = { [key: string]: any };
@@ -33,7 +33,20 @@ function yamlFiles(dir: string): string[] {
     .sort();
 }
 
-const isObject = (value: YamlValue): value is { [key: string]: YamlValue } => typeof value === "object" && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Obj => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * Every document of a YAML file, read as Kubernetes reads it (YAML 1.1: `yes` is a boolean, `0644` octal), so that
+ * what the checks see is what a cluster would get.
+ * @throws Error naming the file and the parser's first error or warning.
+ */
+function parseDocuments(text: string, file: string): unknown[] {
+  return parseAllDocuments(text, { version: "1.1", prettyErrors: true }).map((document, index) => {
+    const problem = document.errors[0] ?? document.warnings[0];
+    if (problem) throw new Error(`${file}#${index + 1}: ${problem.message}`);
+    return document.toJS();
+  });
+}
 
 export function loadManifests(dir = KUBERNETES_DIR): Manifests {
   const manifests: Manifest[] = [];
