@@ -1,14 +1,17 @@
 // What the schemas cannot see: references between objects, and loom's own command line. Each check returns its
 // problems as messages (none: an empty list), so a test can show that it finds a deliberately broken one.
+import { GATEWAY_OPTIONS } from "../server/cli/gateway-command.js";
+import { WORKER_OPTIONS } from "../server/cli/worker-command.js";
 import { type ContainerAt, type Manifest, type Obj, containers, ofKind, where } from "./manifests.js";
 
 export const NAMESPACE = "loom";
 
-/** loom's flags per command (the scale-out interface of issue 19); true: the flag takes a value. */
-export const FLAGS: Record<string, Record<string, true>> = {
-  gateway: { "--database-url": true, "--redis-url": true, "--host": true, "--port": true },
-  worker: { "--model": true, "--register": true, "--pool": true, "--host": true, "--port": true, "--advertise": true, "--backend": true },
-};
+/** loom's flags per command, as the commands parse them; true: the flag takes a value. */
+export const FLAGS: Record<string, Record<string, boolean>> = { gateway: commandFlags(GATEWAY_OPTIONS), worker: commandFlags(WORKER_OPTIONS) };
+
+function commandFlags(options: Record<string, { type: "string" | "boolean" }>): Record<string, boolean> {
+  return Object.fromEntries(Object.entries(options).filter(([name]) => name !== "help").map(([name, option]) => [`--${name}`, option.type === "string"]));
+}
 const DEFAULT_PORT: Record<string, number> = { gateway: 8080, worker: 8081 };
 export const POOL_LABEL = "loom/pool";
 /** A worker's startup probe must allow this long for the model to load. */
@@ -112,6 +115,11 @@ function flagsOf(args: unknown[], role: string, at: string, problems: string[]):
     const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
     if (!(flag in FLAGS[role]!)) {
       problems.push(`${at}: loom ${role} has no ${arg.startsWith("--") ? `flag ${flag}` : `argument '${arg}'`} (its flags: ${Object.keys(FLAGS[role]!).join(" ")})`);
+      continue;
+    }
+    if (!FLAGS[role]![flag]) {
+      if (inline !== undefined) problems.push(`${at}: ${flag} takes no value`);
+      else flags.set(flag, "");
       continue;
     }
     const value = inline ?? (typeof args[i + 1] === "string" && !(args[i + 1] as string).startsWith("--") ? String(args[++i]) : undefined);

@@ -14,7 +14,7 @@ import { tokenTrie } from "./grammar/token-trie.js";
 import { KvCacheManager, type KvCacheOptions } from "./kv/kv-cache.js";
 import type { LoadedModel } from "./load.js";
 import { type PreparedPrompt, preparePrompt } from "./prompt.js";
-import { EngineError, type EngineEvent, type EngineFinishReason, type EngineRequest, type EngineStats } from "./request.js";
+import { EngineError, type EngineEvent, type EngineFinishReason, type EngineRequest, type EngineStats, type PrefixCacheSnapshot, type PrefixCacheUpdate } from "./request.js";
 import { SamplingParamError, StopSequenceError } from "./sample/errors.js";
 import { Sampler, checkDeviceToken } from "./sample/sampler.js";
 import type { SampledForward, SequenceChunk } from "./backends/runner.js";
@@ -84,6 +84,13 @@ export interface ServingEngine {
   countTokens(request: EngineRequest): number | Promise<number>;
   /** Set once the engine refuses every request (its thread died and could not be restarted): the cause. */
   readonly unavailable?: Error;
+  /**
+   * Calls `listener` after each step that changed the prefix cache, with what changed (a router mirroring the cache:
+   * a gateway). Returns the unsubscribe function.
+   */
+  onPrefixCacheChange?(listener: (update: PrefixCacheUpdate) => void): () => void;
+  /** Every chain cached now: with the updates that follow it, an exact picture of the cache. */
+  prefixCacheSnapshot?(): PrefixCacheSnapshot | Promise<PrefixCacheSnapshot>;
 }
 
 const DEFAULT_MAX_TOKENS = 256;
@@ -110,6 +117,7 @@ export class Engine implements ServingEngine {
   /** A step's forward pass is running asynchronously; aborts wait for it. */
   private stepInFlight = false;
   private readonly deferredAborts = new Set<string>();
+  private readonly cacheListeners = new Set<(update: PrefixCacheUpdate) => void>();
   private closed = false;
   private readonly totals = { finished: 0, aborted: 0, failed: 0, preemptions: 0, prompt: 0, computedPrompt: 0, generated: 0 };
   private readonly constraints: ConstraintCache;
@@ -358,7 +366,25 @@ export class Engine implements ServingEngine {
     });
   }
 
+  /** Subscribes to the prefix cache's changes (see ServingEngine). */
+  onPrefixCacheChange(listener: (update: PrefixCacheUpdate) => void): () => void {
+    this.cacheListeners.add(listener);
+    return () => this.cacheListeners.delete(listener);
+  }
+
+  prefixCacheSnapshot(): PrefixCacheSnapshot {
+    return { blockSize: this.model.kvPool.blockSize, hashes: this.kv.index.hashes() };
+  }
+
+  /** Tells the cache's listeners what the step changed (nothing when nobody listens or nothing changed). */
+  private reportCacheChanges(): void {
+    const update = this.kv.index.takeChanges();
+    if (this.cacheListeners.size === 0 || (update.added.length === 0 && update.removed.length === 0)) return;
+    for (const listener of this.cacheListeners) listener(update);
+  }
+
   private afterStep(): void {
+    this.reportCacheChanges();
     if (this.requests.size > 0) {
       setImmediate(() => this.loop());
       return;

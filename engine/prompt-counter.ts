@@ -4,8 +4,24 @@
 import type { EngineRequest } from "./request.js";
 import { openModelSource } from "./model/source.js";
 import { type PromptModel, preparePrompt } from "./prompt.js";
-import { tokenizerFromGguf } from "./tokenizer/gguf.js";
-import { tokenizerFromHuggingFace } from "./tokenizer/huggingface.js";
+import { vocabularySpecFromGguf } from "./tokenizer/gguf.js";
+import { vocabularySpecFromHuggingFace } from "./tokenizer/huggingface.js";
+import { Tokenizer } from "./tokenizer/tokenizer.js";
+import type { VocabularySpec } from "./tokenizer/vocabulary.js";
+
+/**
+ * What rendering and tokenizing a model's prompts takes, as plain data that survives msgpack or JSON (typed arrays
+ * and maps as arrays): a worker sends it to gateways, which then hash prompts as the worker's cache does.
+ */
+export interface PromptModelSource {
+  vocabulary: Omit<VocabularySpec, "scores" | "tokenTypes" | "strip"> & {
+    scores?: number[];
+    tokenTypes?: number[];
+    strip?: Array<[number, boolean, boolean]>;
+  };
+  chatTemplate: string | null;
+  vocabSize: number;
+}
 
 /** A model's prompt counter. */
 export class PromptCounter {
@@ -13,9 +29,35 @@ export class PromptCounter {
 
   /** Reads the tokenizer and chat template of a GGUF file or Hugging Face directory (not its weights). */
   static open(path: string): PromptCounter {
+    return PromptCounter.fromSource(PromptCounter.readSource(path));
+  }
+
+  /** The tokenizer and chat template of a GGUF file or Hugging Face directory, as plain data. */
+  static readSource(path: string): PromptModelSource {
     const source = openModelSource(path);
-    const tokenizer = source.ggufMetadata ? tokenizerFromGguf(source.ggufMetadata, path) : tokenizerFromHuggingFace(path);
-    return new PromptCounter({ tokenizer, chatTemplate: source.chatTemplate, vocabSize: source.config.vocab_size });
+    const { scores, tokenTypes, strip, ...rest } = source.ggufMetadata ? vocabularySpecFromGguf(source.ggufMetadata, path) : vocabularySpecFromHuggingFace(path);
+    const vocabulary: PromptModelSource["vocabulary"] = {
+      ...rest,
+      ...(scores ? { scores: Array.from(scores) } : {}),
+      ...(tokenTypes ? { tokenTypes: Array.from(tokenTypes) } : {}),
+      ...(strip ? { strip: [...strip].map(([id, { lstrip, rstrip }]) => [id, lstrip, rstrip] as [number, boolean, boolean]) } : {}),
+    };
+    return { vocabulary, chatTemplate: source.chatTemplate, vocabSize: source.config.vocab_size };
+  }
+
+  /** A counter from {@link readSource}'s data (read here, or received from another process). */
+  static fromSource(source: PromptModelSource): PromptCounter {
+    const { strip, ...vocabulary } = source.vocabulary;
+    const spec: VocabularySpec = { ...vocabulary, ...(strip ? { strip: new Map(strip.map(([id, lstrip, rstrip]) => [id, { lstrip, rstrip }])) } : {}) };
+    return new PromptCounter({ tokenizer: new Tokenizer(spec), chatTemplate: source.chatTemplate, vocabSize: source.vocabSize });
+  }
+
+  /**
+   * The prompt's tokens as the engine renders and tokenizes it, before auto compaction (see count).
+   * @throws EngineError as count does.
+   */
+  tokens(request: EngineRequest, maxTokens: number): ArrayLike<number> {
+    return preparePrompt(this.model, request.input, undefined, maxTokens).tokens;
   }
 
   /**

@@ -152,3 +152,19 @@ export interface EngineStats {
   requests: { finished: number; aborted: number; failed: number; preemptions: number };
   tokens: { prompt: number; computedPrompt: number; generated: number };
 }
+
+/**
+ * Prefix-cache chains (block-hash.ts) an engine added and removed since its last report, sent after each step that
+ * changed any; `reset`: the cache was emptied first (a restarted engine thread starts with nothing cached).
+ */
+export interface PrefixCacheUpdate {
+  added: string[];
+  removed: string[];
+  reset?: true;
+}
+
+/** Every chain an engine has cached now, and its block size (what a router needs to hash prompts the same way). */
+export interface PrefixCacheSnapshot {
+  blockSize: number;
+  hashes: string[];
+}

@@ -16,6 +16,17 @@ export interface ServedModel {
   created: number;
   /** Counts prompts on the HTTP thread for admission (the platform's token limits); without it, the engine counts. */
   promptCounter?: PromptCounter;
+  /**
+   * The model's engine in a dedicated pool of workers (gateways); absent, a request of an organization with a pool
+   * is refused (`loom serve` has no pools).
+   */
+  poolEngine?: (pool: string) => ServingEngine;
+}
+
+/** The engine a request runs on: the model's own, or its engine in the organization's dedicated pool. */
+export function engineFor(served: ServedModel, pool: string | undefined): ServingEngine | undefined {
+  if (pool === undefined) return served.engine;
+  return served.poolEngine?.(pool);
 }
 
 /** Lower-case words joined by dashes. */

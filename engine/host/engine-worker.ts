@@ -20,6 +20,7 @@ const modelPromise = loadModel(data.path, {
 const enginePromise = modelPromise.then((model) => {
   const engine = new Engine(model, data.engine);
   engine.prepare(); // the vocabulary trie and token bounds, so the first request does not wait for them
+  engine.onPrefixCacheChange((update) => send({ type: "cache", update }));
   send({ type: "ready", model: describeModel(model) });
   return engine;
 });
@@ -48,7 +49,8 @@ function handle(engine: Engine, message: ToWorker): void {
     case "call":
       try {
         const question = message.question;
-        send({ type: "reply", call: message.call, answer: question.method === "stats" ? engine.stats() : engine.countTokens(question.request) });
+        const answer = question.method === "stats" ? engine.stats() : question.method === "prefixCache" ? engine.prefixCacheSnapshot() : engine.countTokens(question.request);
+        send({ type: "reply", call: message.call, answer });
       } catch (error) {
         send({ type: "reply", call: message.call, error: sendableError(error) });
       }

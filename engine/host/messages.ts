@@ -3,7 +3,7 @@
 import { chatFormatOf } from "../chat/default-template.js";
 import type { EngineOptions } from "../engine.js";
 import type { BackendName, LoadedModel, LoadOptions } from "../load.js";
-import { EngineError, type EngineErrorKind, type EngineEvent, type EngineRequest, type EngineStats } from "../request.js";
+import { EngineError, type EngineErrorKind, type EngineEvent, type EngineRequest, type EngineStats, type PrefixCacheSnapshot, type PrefixCacheUpdate } from "../request.js";
 
 /** What a server needs to know about a loaded model without holding it. */
 export interface ModelInfo {
@@ -78,11 +78,13 @@ export type FromWorker =
   | { type: "ready"; model: ModelInfo }
   | { type: "load-failed"; error: SentError }
   | { type: "event"; event: SentEvent }
-  | { type: "reply"; call: number; answer: EngineStats | number }
+  /** The prefix cache changed in the last step (sent only while the server thread listens: always, for now). */
+  | { type: "cache"; update: PrefixCacheUpdate }
+  | { type: "reply"; call: number; answer: EngineStats | number | PrefixCacheSnapshot }
   | { type: "reply"; call: number; error: SentError };
 
 /** What a WorkerEngine may ask its engine (each has one answer). */
-export type EngineQuestion = { method: "stats" } | { method: "countTokens"; request: EngineRequest };
+export type EngineQuestion = { method: "stats" } | { method: "countTokens"; request: EngineRequest } | { method: "prefixCache" };
 
 /** An error in sendable form. */
 export function sendableError(error: unknown): SentError {

@@ -10,7 +10,7 @@ import type { EngineOptions, EngineStream, ServingEngine } from "../engine.js";
 import { EventChannel } from "../event-channel.js";
 import type { LoadOptions } from "../load.js";
 import { PACKAGE_ROOT } from "../../kernels/package-root.js";
-import { EngineError, type EngineEvent, type EngineRequest, type EngineStats } from "../request.js";
+import { EngineError, type EngineEvent, type EngineRequest, type EngineStats, type PrefixCacheSnapshot, type PrefixCacheUpdate } from "../request.js";
 import { type EngineQuestion, type EngineWorkerData, type FromWorker, type ModelInfo, type ToWorker, receivedError, receivedEvent } from "./messages.js";
 
 /** Options for {@link WorkerEngine.start}. */
@@ -62,6 +62,7 @@ export class WorkerEngine implements ServingEngine {
   readonly #streams = new Map<string, InFlight>();
   /** Questions sent to the engine thread and not yet answered. */
   readonly #calls = new Map<number, { resolve: (answer: never) => void; reject: (error: Error) => void }>();
+  readonly #cacheListeners = new Set<(update: PrefixCacheUpdate) => void>();
   #waiting = 0;
   #callCount = 0;
   #arrivals = 0;
@@ -139,6 +140,20 @@ export class WorkerEngine implements ServingEngine {
 
   countTokens(request: EngineRequest): Promise<number> {
     return this.#ask({ method: "countTokens", request });
+  }
+
+  onPrefixCacheChange(listener: (update: PrefixCacheUpdate) => void): () => void {
+    this.#cacheListeners.add(listener);
+    return () => this.#cacheListeners.delete(listener);
+  }
+
+  /** Answered in order with the thread's cache updates: the updates received after it are the ones it lacks. */
+  prefixCacheSnapshot(): Promise<PrefixCacheSnapshot> {
+    return this.#ask({ method: "prefixCache" });
+  }
+
+  #reportCache(update: PrefixCacheUpdate): void {
+    for (const listener of this.#cacheListeners) listener(update);
   }
 
   /** Sends a question to the engine thread; resolves with its answer. */
@@ -228,6 +243,9 @@ export class WorkerEngine implements ServingEngine {
           case "event":
             this.#deliver(receivedEvent(message.event));
             return;
+          case "cache":
+            if (thread === this.#thread) this.#reportCache(message.update);
+            return;
           case "reply": {
             const call = this.#calls.get(message.call);
             this.#calls.delete(message.call);
@@ -285,6 +303,7 @@ export class WorkerEngine implements ServingEngine {
     const now = performance.now();
     if (!thread.ready || now - this.#lastCrashAt < CRASH_LOOP_MS) {
       this.#unavailable = new Error(`the engine is unavailable: ${cause.message}`, { cause });
+      this.#reportCache({ added: [], removed: [], reset: true });
       return;
     }
     this.#lastCrashAt = now;
@@ -293,6 +312,8 @@ export class WorkerEngine implements ServingEngine {
 
   /** Starts a replacement thread (it reloads the model; requests sent meanwhile wait in its port). */
   #respawn(): void {
+    // The new thread's cache starts empty, whatever the old one held.
+    this.#reportCache({ added: [], removed: [], reset: true });
     this.#spawn().then(
       (model) => { this.#model = model; },
       () => undefined, // its exit handler has marked the engine unavailable

@@ -3,6 +3,7 @@
 // The index holds one pool reference per cached block; a block nobody else references is evictable, leaves first,
 // least recently used first. Mechanism only: the KV manager decides when to look up, insert and evict.
 import type { BlockPool } from "./block-pool.js";
+import { chainHash } from "./block-hash.js";
 
 /** One cached full block: `tokens` at positions depth * blockSize .. (depth + 1) * blockSize of its chain. */
 export interface CachedBlock {
@@ -12,6 +13,14 @@ export interface CachedBlock {
   /** Logical block index in the chain (0 for a child of the root). */
   readonly depth: number;
   readonly tokens: Int32Array;
+  /** The chain hash of the blocks from the root to this one (block-hash.ts). */
+  readonly hash: string;
+}
+
+/** What changed in the index since the last look: chains (by hash) now cached, and chains no longer cached. */
+export interface PrefixCacheChange {
+  added: string[];
+  removed: string[];
 }
 
 interface Node extends CachedBlock {
@@ -34,6 +43,8 @@ export class PrefixIndex {
   /** Every node, least recently used first. NOTE: touching a chain leaf-first keeps leaves ahead of their parents. */
   private readonly lru = new Map<Node, true>();
   private clock = 0;
+  /** Each chain's latest state since takeChanges() (true: cached), in the order of the changes. */
+  private readonly changes = new Map<string, boolean>();
 
   constructor(private readonly pool: BlockPool) {}
 
@@ -82,9 +93,11 @@ export class PrefixIndex {
     }
     const node: Node = {
       blockId, parent: parentNode, depth: parentNode ? parentNode.depth + 1 : 0, tokens: Int32Array.from(tokens),
-      key, children: new Map(), lastUsed: 0,
+      hash: chainHash(parentNode?.hash ?? null, tokens, 0, blockSize), key, children: new Map(), lastUsed: 0,
     };
     this.pool.retain(blockId);
+    this.changes.delete(node.hash);
+    this.changes.set(node.hash, true);
     siblings.set(key, node);
     this.touch([node]);
     return node;
@@ -134,8 +147,23 @@ export class PrefixIndex {
     return this.evict(Number.POSITIVE_INFINITY);
   }
 
+  /** Each chain's latest state since the last call: cached now, or not (a chain cached and dropped in between is among the removed). */
+  takeChanges(): PrefixCacheChange {
+    const change: PrefixCacheChange = { added: [], removed: [] };
+    for (const [hash, cached] of this.changes) (cached ? change.added : change.removed).push(hash);
+    this.changes.clear();
+    return change;
+  }
+
+  /** The hash of every cached chain (a full picture, for a newcomer that then follows takeChanges()). */
+  hashes(): string[] {
+    return [...this.lru.keys()].map((node) => node.hash);
+  }
+
   private remove(node: Node): void {
     (node.parent ? node.parent.children : this.roots).delete(node.key);
+    this.changes.delete(node.hash);
+    this.changes.set(node.hash, false);
     this.lru.delete(node);
     this.pool.release(node.blockId);
   }

@@ -45,6 +45,9 @@ Settings (org create and org set):
   --add-credits DOLLARS           add to it (--add-credits=-5 takes 5 dollars away)
   --price MODEL=IN/OUT            dollars per million input/output tokens ("*" for any other model;
                                   MODEL=none removes a price); repeatable
+  --pool NAME|none                a dedicated pool of engine workers (loom worker --pool NAME): gateways run
+                                  its requests only there, and no one else's there; its limits are the ones
+                                  above (none: back to the shared pool)
 
 Where (every command):
   --data-dir DIR         the embedded database (default: LOOM_DATA_DIR, else $XDG_DATA_HOME/loom, else
@@ -62,6 +65,7 @@ const SETTINGS = {
   "unlimited-comp": { type: "string" }, "allowance-basis": { type: "string" }, allowance: { type: "string" },
   "allowance-hard-cap": { type: "string" }, "closed-beta": { type: "string" }, rpm: { type: "string" }, tpm: { type: "string" },
   tpd: { type: "string" }, credits: { type: "string" }, "add-credits": { type: "string" }, price: { type: "string", multiple: true },
+  pool: { type: "string" },
 } as const;
 const COMMANDS = {
   "org create": { options: SETTINGS, positional: undefined },
@@ -86,7 +90,7 @@ const FIELD_FLAGS: Record<string, string> = {
   name: "--name", billingMode: "--billing", planLabel: "--plan-label", planStatus: "--plan-status", isUnlimitedComp: "--unlimited-comp",
   allowanceBasis: "--allowance-basis", allowanceAmount: "--allowance", allowanceHardCap: "--allowance-hard-cap", closedBeta: "--closed-beta",
   requestsPerMinute: "--rpm", tokensPerMinute: "--tpm", tokensPerDay: "--tpd", creditBalanceDollars: "--credits", addCreditsDollars: "--add-credits",
-  "limits.requestsPerMinute": "--rpm", "limits.tokensPerMinute": "--tpm", "limits.tokensPerDay": "--tpd", kind: "--kind", day: "--day", keyId: "KEY_ID",
+  pool: "--pool", "limits.requestsPerMinute": "--rpm", "limits.tokensPerMinute": "--tpm", "limits.tokensPerDay": "--tpd", kind: "--kind", day: "--day", keyId: "KEY_ID",
 };
 
 function flagOf(field: string, command: AdminCommand["command"]): string {
@@ -175,6 +179,7 @@ function settingsPatch(values: Values): OrganizationPatch {
   put("creditBalanceDollars", typeof values.credits === "string" ? numberFlag("credits", values.credits) : undefined);
   put("addCreditsDollars", typeof values["add-credits"] === "string" ? numberFlag("add-credits", values["add-credits"]) : undefined);
   put("prices", pricesFlag(values));
+  put("pool", textOrNone(values, "pool"));
   return patch;
 }
 

@@ -21,21 +21,25 @@ export const GATEWAY_USAGE = `Usage: loom gateway --database-url <url> --redis-u
   --redis-url <url>    Redis (or LOOM_REDIS_URL): where workers are found, and the rate-limit counters gateways share
   --host <address>     address to listen on (default 127.0.0.1)
   --port N             port (default 8080; 0 = any free port)
-  --pool <name>        the workers' pool this gateway routes to (default "default")
+  --cache-load-margin N  a request goes to the worker holding the longest cached prefix of its prompt unless
+                       that worker has more than N requests in flight beyond the least loaded one (default 4)
   --config <file>      as loom serve (limits, runs, payments; its models and apiKeys do not apply)
   --limits-fail-open   as loom serve
   --search-url <url>   as loom serve
 `;
+
+/** The command's flags (deploy/checks.ts checks the Kubernetes manifests against them). */
+export const GATEWAY_OPTIONS = {
+  "database-url": { type: "string" }, "redis-url": { type: "string" }, host: { type: "string" }, port: { type: "string" }, "cache-load-margin": { type: "string" },
+  config: { type: "string" }, "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, help: { type: "boolean", short: "h" },
+} as const;
 
 /** Runs `loom gateway`; resolves once it listens (it then runs until the process ends). */
 export async function runGateway(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
     strict: true,
-    options: {
-      "database-url": { type: "string" }, "redis-url": { type: "string" }, host: { type: "string" }, port: { type: "string" }, pool: { type: "string" },
-      config: { type: "string" }, "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, help: { type: "boolean", short: "h" },
-    },
+    options: GATEWAY_OPTIONS,
   });
   if (values.help) {
     process.stdout.write(GATEWAY_USAGE);
@@ -51,6 +55,7 @@ export async function runGateway(argv: string[]): Promise<void> {
   const token = clusterToken();
   const host = values.host ?? "127.0.0.1";
   const port = parseInteger("--port", values.port, 8080, 0);
+  const cacheLoadMargin = parseInteger("--cache-load-margin", values["cache-load-margin"], 4, 0);
   const searchUrl = values["search-url"] ?? config.runs?.searchUrl;
   await loadUws();
 
@@ -58,7 +63,7 @@ export async function runGateway(argv: string[]): Promise<void> {
   redis.on("error", () => undefined); // each poll reports its own failure
   await redis.connect();
   const registry = new ModelRegistry([]);
-  const directory = new ClusterDirectory({ workers: new WorkerRegistry(redis, process.env.LOOM_CLUSTER_KEY_PREFIX || DEFAULT_CLUSTER_PREFIX), token, pool: values.pool, models: registry });
+  const directory = new ClusterDirectory({ workers: new WorkerRegistry(redis, process.env.LOOM_CLUSTER_KEY_PREFIX || DEFAULT_CLUSTER_PREFIX), token, models: registry, cacheLoadMargin });
   await directory.start();
   const service = await startService({
     config, registry, platformOptions, noAuth: false, keys: [], host, port, searchUrl,

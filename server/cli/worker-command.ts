@@ -7,6 +7,7 @@ import { Redis } from "ioredis";
 import { UsageError, parseBackend, parseInteger, parseSimd } from "../../engine/cli/arguments.js";
 import { ProgressBar } from "../../engine/cli/progress-bar.js";
 import { WorkerEngine } from "../../engine/host/worker-engine.js";
+import { PromptCounter } from "../../engine/prompt-counter.js";
 import { type WorkerDescription, modelKey } from "../cluster/frames.js";
 import { startWorkerServer } from "../cluster/worker-server.js";
 import { DEFAULT_CLUSTER_PREFIX, WorkerRegistry, startHeartbeat } from "../cluster/worker-registry.js";
@@ -32,16 +33,19 @@ export const WORKER_USAGE = `Usage: loom worker --register <redis-url> [--model 
   --max-sequences N    sequences run at once (default 32): the capacity gateways route against
 `;
 
+/** The command's flags (deploy/checks.ts checks the Kubernetes manifests against them). */
+export const WORKER_OPTIONS = {
+  register: { type: "string" }, model: { type: "string" }, pool: { type: "string" }, host: { type: "string" }, port: { type: "string" },
+  advertise: { type: "string" }, "heartbeat-ms": { type: "string" }, context: { type: "string" }, threads: { type: "string" },
+  backend: { type: "string" }, simd: { type: "string" }, "max-sequences": { type: "string" }, help: { type: "boolean", short: "h" },
+} as const;
+
 /** Runs `loom worker`; resolves once it listens and is published (it then runs until the process ends). */
 export async function runWorker(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
     strict: true,
-    options: {
-      register: { type: "string" }, model: { type: "string" }, pool: { type: "string" }, host: { type: "string" }, port: { type: "string" },
-      advertise: { type: "string" }, "heartbeat-ms": { type: "string" }, context: { type: "string" }, threads: { type: "string" },
-      backend: { type: "string" }, simd: { type: "string" }, "max-sequences": { type: "string" }, help: { type: "boolean", short: "h" },
-    },
+    options: WORKER_OPTIONS,
   });
   if (values.help) {
     process.stdout.write(WORKER_USAGE);
@@ -71,7 +75,8 @@ export async function runWorker(argv: string[]): Promise<void> {
   bar.finish();
   const model = { slugs: defaultSlugs(engine.model), model: engine.model };
   const description: WorkerDescription = { id: `${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`, pool, models: [model], capacity: maxSequences };
-  const server = await startWorkerServer({ description, engines: new Map([[modelKey(model), engine]]), token }, host, port);
+  const key = modelKey(model);
+  const server = await startWorkerServer({ description, engines: new Map([[key, engine]]), promptSources: new Map([[key, PromptCounter.readSource(path)]]), token }, host, port);
   const url = values.advertise ?? `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
 
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });

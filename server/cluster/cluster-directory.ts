@@ -1,22 +1,33 @@
 // A gateway's view of the cluster: it reads the live workers from Redis every poll, keeps one connection to each
-// worker of its pool, and keeps the model registry equal to what those workers serve (one ClusterEngine per model).
+// worker, and keeps the model registry equal to what they serve: per model, one ClusterEngine per pool (the shared
+// pool "default" serves organizations without a pool of their own).
 // A worker whose record expires, or whose connection drops, leaves the routing table at once; a worker still
 // published after its connection dropped is reconnected at the next poll.
 import type { ModelRegistry, ServedModel } from "../models.js";
-import { ClusterEngine } from "./cluster-engine.js";
-import { type WorkerDescription, modelKey } from "./frames.js";
+import { chainHashes } from "../../engine/kv/block-hash.js";
+import { PromptCounter, type PromptModelSource } from "../../engine/prompt-counter.js";
+import type { EngineRequest } from "../../engine/request.js";
+import { ClusterEngine, type ClusterShared } from "./cluster-engine.js";
+import { type WorkerDescription, type WorkerModel, modelKey } from "./frames.js";
 import { WorkerLink } from "./worker-link.js";
 import type { WorkerRecord, WorkerRegistry } from "./worker-registry.js";
+
+/** One model across the cluster: its registry entry and its engine in each pool. */
+interface ClusterModel {
+  served: ServedModel;
+  pools: Map<string, ClusterEngine>;
+  engineOf(pool: string): ClusterEngine;
+}
 
 /** What a gateway's directory needs. */
 export interface ClusterDirectoryOptions {
   workers: WorkerRegistry;
   /** The cluster token workers demand. */
   token: string;
-  /** The pool whose workers this gateway routes to (default "default"). */
-  pool?: string;
   /** How often Redis is read (default 250 ms: a lapsed heartbeat is noticed well within two beats). */
   pollMs?: number;
+  /** Requests in flight the holder of a prompt's cached prefix may have beyond the least loaded worker (default 4). */
+  cacheLoadMargin?: number;
   /** Kept equal to what the connected workers serve. */
   models: ModelRegistry;
   log?: (message: string) => void;
@@ -25,15 +36,14 @@ export interface ClusterDirectoryOptions {
 /** The workers a gateway routes to. */
 export class ClusterDirectory {
   readonly #links = new Map<string, WorkerLink>();
-  readonly #engines = new Map<string, { engine: ClusterEngine; served: ServedModel }>();
-  readonly #pool: string;
+  /** Every model some worker has served since the gateway started, by modelKey. */
+  readonly #models = new Map<string, ClusterModel>();
   readonly #log: (message: string) => void;
   #timer: NodeJS.Timeout | undefined;
   #polling: Promise<void> | undefined;
   #closed = false;
 
   constructor(private readonly options: ClusterDirectoryOptions) {
-    this.#pool = options.pool ?? "default";
     this.#log = options.log ?? ((message) => process.stderr.write(`loom gateway: ${message}\n`));
   }
 
@@ -63,7 +73,7 @@ export class ClusterDirectory {
       return;
     }
     if (this.#closed) return;
-    const live = new Map(records.filter((record) => record.pool === this.#pool).map((record) => [record.id, record]));
+    const live = new Map(records.map((record) => [record.id, record]));
     for (const [id, link] of this.#links) {
       if (live.get(id)?.url !== link.url) link.close("its heartbeat lapsed");
     }
@@ -71,7 +81,7 @@ export class ClusterDirectory {
   }
 
   async #connect(record: WorkerRecord): Promise<void> {
-    const link = new WorkerLink(record.url, this.options.token, (closed, error) => this.#lost(record.id, closed, error));
+    const link = new WorkerLink(record.url, this.options.token, (closed, error) => this.#lost(record.id, closed, error), (key, source) => this.#promptModel(key, source));
     this.#links.set(record.id, link);
     let description: WorkerDescription;
     try {
@@ -81,22 +91,49 @@ export class ClusterDirectory {
       return;
     }
     if (link.closed || this.#closed) return;
-    for (const model of description.models) {
-      const key = modelKey(model);
-      let group = this.#engines.get(key);
-      if (!group) {
-        const engine = new ClusterEngine(key);
-        group = { engine, served: { model: model.model, engine, slugs: model.slugs, created: Math.floor(Date.now() / 1000) } };
-        this.#engines.set(key, group);
-      }
-      group.engine.add(link);
-    }
+    for (const model of description.models) this.#model(model).engineOf(description.pool).add(link);
     this.#publishModels();
+  }
+
+  /** The model's entry, made on first sight. */
+  #model(model: WorkerModel): ClusterModel {
+    const key = modelKey(model);
+    let entry = this.#models.get(key);
+    if (!entry) {
+      const pools = new Map<string, ClusterEngine>();
+      const served: ServedModel = { model: model.model, engine: undefined as never, slugs: model.slugs, created: Math.floor(Date.now() / 1000) };
+      const shared: ClusterShared = {
+        otherLinks: () => [...pools.values()].flatMap((engine) => engine.links),
+        prefixHashes: (request, blockSize) => prefixHashes(served, request, blockSize),
+        loadMargin: this.options.cacheLoadMargin ?? 4,
+      };
+      const engineOf = (pool: string) => {
+        let engine = pools.get(pool);
+        if (!engine) pools.set(pool, (engine = new ClusterEngine(key, pool, shared)));
+        return engine;
+      };
+      served.engine = engineOf("default");
+      served.poolEngine = engineOf;
+      entry = { served, pools, engineOf };
+      this.#models.set(key, entry);
+    }
+    return entry;
+  }
+
+  /** A worker's tokenizer for a model: the gateway counts and hashes that model's prompts from now on. */
+  #promptModel(key: string, source: PromptModelSource): void {
+    const entry = this.#models.get(key);
+    if (!entry || entry.served.promptCounter) return;
+    try {
+      entry.served.promptCounter = PromptCounter.fromSource(source);
+    } catch (error) {
+      this.#log(`the tokenizer a worker sent for ${key} is unusable (routing by load only): ${(error as Error).message}`);
+    }
   }
 
   #lost(id: string, link: WorkerLink, error: Error): void {
     if (this.#links.get(id) === link) this.#links.delete(id);
-    for (const { engine } of this.#engines.values()) engine.remove(link);
+    for (const model of this.#models.values()) for (const engine of model.pools.values()) engine.remove(link);
     if (!this.#closed && link.description) this.#log(`worker ${id} left: ${error.message}`);
   }
 
@@ -106,7 +143,7 @@ export class ClusterDirectory {
    */
   #publishModels(): void {
     try {
-      this.options.models.replace([...this.#engines.values()].map((group) => group.served));
+      this.options.models.replace([...this.#models.values()].map((model) => model.served));
     } catch (error) {
       this.#log(`the workers' models conflict, keeping the previous set: ${(error as Error).message}`);
     }
@@ -119,5 +156,15 @@ export class ClusterDirectory {
     await this.#polling;
     for (const link of this.#links.values()) link.close("gateway stopping");
     this.#links.clear();
+  }
+}
+
+/** A request's prompt as chain hashes, or undefined when the model's tokenizer has not arrived or the prompt is invalid. */
+function prefixHashes(served: ServedModel, request: EngineRequest, blockSize: number): string[] | undefined {
+  if (!served.promptCounter) return undefined;
+  try {
+    return chainHashes(served.promptCounter.tokens(request, served.model.contextSize), blockSize);
+  } catch {
+    return undefined; // the worker reports what is wrong with it
   }
 }

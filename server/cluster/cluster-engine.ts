@@ -5,8 +5,18 @@
 import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import { EventChannel } from "../../engine/event-channel.js";
 import { EngineError, type EngineEvent, type EngineRequest, type EngineStats } from "../../engine/request.js";
-import { leastLoaded } from "./routing.js";
+import { cacheAware, leastLoaded } from "./routing.js";
 import type { WorkerLink } from "./worker-link.js";
+
+/** What a model's engines (one per pool) share. */
+export interface ClusterShared {
+  /** Every worker serving the model, whatever its pool. */
+  otherLinks(): WorkerLink[];
+  /** The chain hashes of a request's prompt blocks (block-hash.ts), or undefined when it cannot be tokenized here. */
+  prefixHashes(request: EngineRequest, blockSize: number): string[] | undefined;
+  /** Requests in flight a prefix holder may have beyond the least loaded worker and still be chosen. */
+  loadMargin: number;
+}
 
 /** The engine of one model (by its modelKey) across the workers serving it. */
 export class ClusterEngine implements ServingEngine {
@@ -15,7 +25,21 @@ export class ClusterEngine implements ServingEngine {
   readonly #running = new Map<string, WorkerLink>();
   #arrivals = 0;
 
-  constructor(readonly modelKey: string, private readonly random: () => number = Math.random) {}
+  /** How requests were routed: to the holder of their longest cached prefix, or by load (no prefix anywhere, or its holder too busy). */
+  readonly routing = { requests: 0, toCachedPrefix: 0, byLoad: 0, holderTooBusy: 0 };
+
+  /**
+   * @param pool the workers' pool it routes to (named in its errors).
+   * @param cluster what the model's other engines share: every worker serving the model whatever its pool (token
+   * counts, a tokenization and not a request, may go to them when this pool has none), the prompt's chain hashes as
+   * the workers' caches name them (undefined until a worker sent its tokenizer), and the load margin of cacheAware.
+   */
+  constructor(
+    readonly modelKey: string,
+    readonly pool: string,
+    private readonly cluster: ClusterShared = { otherLinks: () => [], prefixHashes: () => undefined, loadMargin: 0 },
+    private readonly random: () => number = Math.random,
+  ) {}
 
   /** Routes to `link` from now on. */
   add(link: WorkerLink): void {
@@ -27,9 +51,9 @@ export class ClusterEngine implements ServingEngine {
     this.#links.delete(link);
   }
 
-  /** Workers serving the model now. */
-  get workers(): number {
-    return this.#links.size;
+  /** The workers it routes to. */
+  get links(): WorkerLink[] {
+    return [...this.#links];
   }
 
   /** Requests waiting for room on their workers: each worker's load past its capacity. */
@@ -41,7 +65,7 @@ export class ClusterEngine implements ServingEngine {
 
   /** Set while no worker serves the model (admission answers 503 / 529 with Retry-After). */
   get unavailable(): Error | undefined {
-    return this.#candidates().length === 0 ? new Error("no worker serving this model is connected to the gateway") : undefined;
+    return this.#candidates().length === 0 ? new Error(this.#noWorker()) : undefined;
   }
 
   submit(request: EngineRequest): EngineStream {
@@ -51,10 +75,11 @@ export class ClusterEngine implements ServingEngine {
       channel.push({ type: "error", requestId: id, error: new EngineError("internal", message, undefined, { cause }) });
       channel.close();
     };
+    const hashes = this.#prefixHashes(request);
     const send = (excluded: ReadonlySet<WorkerLink>, retried: boolean): void => {
-      const link = leastLoaded(this.#candidates().filter((candidate) => !excluded.has(candidate)), this.random);
+      const link = this.#route(this.#candidates().filter((candidate) => !excluded.has(candidate)), hashes);
       if (!link) {
-        fail(retried ? "the worker running this request was lost, and no other worker serving its model is connected" : "no worker serving this model is connected to the gateway");
+        fail(retried ? `the worker running this request was lost, and ${this.#noWorker().replace(/^no/, "no other")}` : this.#noWorker());
         return;
       }
       this.#running.set(id, link);
@@ -105,9 +130,33 @@ export class ClusterEngine implements ServingEngine {
 
   /** Counted by the least loaded worker (each worker renders and tokenizes as it would run the request). */
   countTokens(request: EngineRequest): Promise<number> {
-    const link = leastLoaded(this.#candidates(), this.random);
-    if (!link) return Promise.reject(new EngineError("internal", "no worker serving this model is connected to the gateway"));
+    const own = this.#candidates();
+    const link = leastLoaded(own.length > 0 ? own : this.cluster.otherLinks().filter((other) => !other.closed), this.random);
+    if (!link) return Promise.reject(new EngineError("internal", this.#noWorker()));
     return link.ask<number>(this.modelKey, { method: "countTokens", request });
+  }
+
+  /** The chain hashes of the prompt's leading full blocks, when the model's tokenizer and block size are known. */
+  #prefixHashes(request: EngineRequest): string[] | undefined {
+    const blockSize = this.#candidates().map((link) => link.blockSize(this.modelKey)).find((size) => size !== undefined);
+    return blockSize === undefined ? undefined : this.cluster.prefixHashes(request, blockSize);
+  }
+
+  /** The worker for a request among `links` (see routing.ts), counted in `routing`. */
+  #route(links: WorkerLink[], hashes: string[] | undefined): WorkerLink | undefined {
+    const candidates = links.map((link) => ({ link, load: link.load, capacity: link.capacity, cachedBlocks: hashes ? link.cachedBlocks(this.modelKey, hashes) : 0 }));
+    const chosen = cacheAware(candidates, this.cluster.loadMargin, this.random);
+    if (!chosen) return undefined;
+    this.routing.requests++;
+    const most = Math.max(...candidates.map((candidate) => candidate.cachedBlocks));
+    if (most > 0 && chosen.cachedBlocks === most) this.routing.toCachedPrefix++;
+    else this.routing.byLoad++;
+    if (most > 0 && chosen.cachedBlocks < most) this.routing.holderTooBusy++;
+    return chosen.link;
+  }
+
+  #noWorker(): string {
+    return `no worker${this.pool === "default" ? "" : ` of the pool '${this.pool}'`} serving this model is connected to the gateway`;
   }
 
   #candidates(): WorkerLink[] {

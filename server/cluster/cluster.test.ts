@@ -1,6 +1,7 @@
 // Scale-out as operators run it: 3 `loom worker` processes and 2 `loom gateway` processes on this machine's
 // PostgreSQL and Redis, the official SDKs through both gateways (both formats, streamed and not) with platform keys,
-// usage exact across the gateways; a worker killed with SIGKILL under a streaming load (every stream completes or
+// usage exact across the gateways; each tenant's requests routed to the worker caching its system prompt; a dedicated pool that takes its organization's requests and no one else's; a
+// worker killed with SIGKILL under a streaming load (every stream completes or
 // ends with an error, none hangs, and new requests succeed on the others); and a wrong cluster token refused.
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -45,6 +46,8 @@ describe.skipIf(skipOutsideCi(reason))(titled("a gateway cluster: 2 gateways, 3 
   let database: Database;
   let stores: PlatformStores;
   let workers: LoomProcess[] = [];
+  /** The one worker of the dedicated pool "acme". */
+  let acmeWorker: LoomProcess;
   let gateways: LoomProcess[] = [];
   let chatModel: string;
   let messagesModel: string;
@@ -65,6 +68,7 @@ describe.skipIf(skipOutsideCi(reason))(titled("a gateway cluster: 2 gateways, 3 
     const env = { ...inherited, LOOM_CLUSTER_TOKEN: TOKEN, LOOM_CLUSTER_KEY_PREFIX: clusterPrefix, LOOM_REDIS_KEY_PREFIX: limitsPrefix };
     const workerArgs = ["--model", model, "--register", TEST_REDIS_URL, "--port", "0", "--threads", "1", "--context", "512", "--max-sequences", "8", "--heartbeat-ms", String(HEARTBEAT_MS)];
     workers = await Promise.all([0, 1, 2].map(() => startLoom("worker", workerArgs, { env, children })));
+    acmeWorker = await startLoom("worker", [...workerArgs, "--pool", "acme"], { env, children });
     const schemaUrl = `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
     const gatewayArgs = ["--database-url", schemaUrl, "--redis-url", TEST_REDIS_URL, "--port", "0"];
     gateways = await Promise.all([0, 1].map(() => startLoom("gateway", gatewayArgs, { env, children })));
@@ -121,6 +125,48 @@ describe.skipIf(skipOutsideCi(reason))(titled("a gateway cluster: 2 gateways, 3 
   it("refuses a gateway whose cluster token does not match", async () => {
     const link = new WorkerLink(workers[0]!.base, `${TOKEN}x`, () => undefined);
     await expect(link.ready).rejects.toThrow(/refused the cluster token/);
+  });
+
+  it("sends each tenant's requests to the worker holding its system prompt's cached blocks", async () => {
+    const openai = new OpenAI({ apiKey: key, baseURL: `${gateways[0]!.base}/v1`, maxRetries: 0 });
+    const words = ["river", "stone", "lamp", "orchard", "signal", "harbor", "meadow", "copper"];
+    for (let tenant = 0; tenant < 4; tenant++) {
+      // A system prompt of some 120 tokens, its own per tenant from the first word on.
+      const system = Array.from({ length: 100 }, (_, i) => words[(i * (tenant + 3)) % words.length]).join(" ");
+      const ask = (question: string) => openai.chat.completions.create({ model: chatModel, messages: [{ role: "system", content: `${tenant} ${system}` }, { role: "user", content: question }], max_tokens: 2, temperature: 0 });
+      const first = await ask("Which one?");
+      const blockTokens = Math.floor(first.usage!.prompt_tokens / 16) * 16;
+      expect(blockTokens).toBeGreaterThanOrEqual(96);
+      // Routed by load alone, 3 idle workers would send two thirds of these elsewhere, to no cached blocks.
+      for (const question of ["Why?", "How many?", "And then?", "Where now?", "Who?"]) {
+        const next = await ask(question);
+        expect(next.usage!.prompt_tokens_details?.cached_tokens).toBeGreaterThanOrEqual(96);
+      }
+    }
+  });
+
+  it("runs a dedicated organization's requests only on its pool's workers, and no one else's there", async () => {
+    const submittedOn = async (worker: LoomProcess) => ((await (await fetch(`${worker.base}/health`)).json()) as { submitted: number }).submitted;
+    const acme = await stores.organizations.create("acme", { requestsPerMinute: 100_000, pool: "acme" });
+    const acmeKey = (await stores.keys.create(acme.id, "inference", "acme")).key;
+    const ask = (apiKey: string, gateway: LoomProcess) =>
+      new OpenAI({ apiKey, baseURL: `${gateway.base}/v1`, maxRetries: 0 }).chat.completions.create({ model: chatModel, messages: [{ role: "user", content: "Hi" }], max_tokens: 2, temperature: 0 });
+    const before = await Promise.all([acmeWorker, ...workers].map(submittedOn));
+    await Promise.all(Array.from({ length: 8 }, (_, i) => ask(key, gateways[i % 2]!)));
+    const afterShared = await Promise.all([acmeWorker, ...workers].map(submittedOn));
+    expect(afterShared[0]).toBe(before[0]); // nothing of the shared organization on acme's worker
+    expect(afterShared.slice(1).reduce((a, b) => a + b) - before.slice(1).reduce((a, b) => a + b)).toBe(8);
+    await Promise.all(Array.from({ length: 6 }, (_, i) => ask(acmeKey, gateways[i % 2]!)));
+    const afterAcme = await Promise.all([acmeWorker, ...workers].map(submittedOn));
+    expect(afterAcme[0]! - afterShared[0]!).toBe(6);
+    expect(afterAcme.slice(1)).toEqual(afterShared.slice(1));
+
+    // Without its pool's worker, acme is refused (503, Retry-After), never served by the shared pool.
+    await stop(acmeWorker.child);
+    const refused = await ask(acmeKey, gateways[0]!).then(() => undefined, (error: unknown) => error as InstanceType<typeof OpenAI.APIError>);
+    expect(refused?.status).toBe(503);
+    expect(refused?.message).toMatch(/no worker of the pool 'acme'/);
+    expect(await Promise.all(workers.map(submittedOn))).toEqual(afterAcme.slice(1));
   });
 
   it("ends every stream cleanly when a worker is killed with SIGKILL mid-load, and serves new requests on the others within two heartbeats", async () => {

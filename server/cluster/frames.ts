@@ -4,7 +4,8 @@
 // gateway grants as its client reads them, so a slow client slows its worker stream, not the gateway's memory.
 import { Packr } from "msgpackr";
 import type { EngineQuestion, ModelInfo, SentError, SentEvent } from "../../engine/host/messages.js";
-import type { EngineRequest, EngineStats } from "../../engine/request.js";
+import type { PromptModelSource } from "../../engine/prompt-counter.js";
+import type { EngineRequest, EngineStats, PrefixCacheSnapshot, PrefixCacheUpdate } from "../../engine/request.js";
 import type { WireFormat } from "../protocol/internal.js";
 
 /** The largest frame either side takes (a submit carries the whole conversation; gateways bound bodies first). */
@@ -50,7 +51,12 @@ export type FromWorkerFrame =
   | { type: "reply"; call: number; answer: EngineStats | number }
   | { type: "reply"; call: number; error: SentError }
   /** Requests the worker holds now, from every gateway (sent when it changes, at most every LOAD_INTERVAL_MS). */
-  | { type: "load"; inFlight: number };
+  | { type: "load"; inFlight: number }
+  /** After the hello, per model: its tokenizer and chat template, so the gateway hashes prompts as the worker caches them. */
+  | { type: "prompt-model"; model: string; source: PromptModelSource }
+  /** After the hello, per model: every prefix-cache chain it holds; then "cache" frames keep the picture exact. */
+  | { type: "cache-snapshot"; model: string; snapshot: PrefixCacheSnapshot }
+  | { type: "cache"; model: string; update: PrefixCacheUpdate };
 
 /** The least time between two load frames on one connection. */
 export const LOAD_INTERVAL_MS = 20;
@@ -79,4 +85,4 @@ export function decodeFrame<T extends ToWorkerFrame | FromWorkerFrame>(data: Arr
 /** The frame types a worker accepts. */
 export const TO_WORKER_TYPES: ReadonlySet<string> = new Set(["submit", "credit", "abort", "call"]);
 /** The frame types a gateway accepts. */
-export const FROM_WORKER_TYPES: ReadonlySet<string> = new Set(["hello", "event", "reply", "load"]);
+export const FROM_WORKER_TYPES: ReadonlySet<string> = new Set(["hello", "event", "reply", "load", "prompt-model", "cache-snapshot", "cache"]);

@@ -1,5 +1,7 @@
-// Which worker takes a request. This first rule is load only: the worker with the fewest requests in flight relative
-// to its capacity, ties broken at random (sending every tie to the first worker would pile a burst onto one).
+// Which worker takes a request. The worker holding the longest cached prefix of its prompt (exactly: the gateway
+// mirrors every worker's prefix cache), unless that worker's load exceeds the least loaded worker's by more than a
+// margin; with no cached prefix anywhere, the least loaded worker relative to its capacity, ties broken at random
+// (sending every tie to the first worker would pile a burst onto one).
 
 /** A worker as routing sees it. */
 export interface RouteCandidate {
@@ -23,4 +25,23 @@ export function leastLoaded<T extends RouteCandidate>(candidates: readonly T[], 
     }
   }
   return best.length === 0 ? undefined : best[Math.min(best.length - 1, Math.floor(random() * best.length))];
+}
+
+/** A worker as cache-aware routing sees it. */
+export interface CacheRouteCandidate extends RouteCandidate {
+  /** Leading full blocks of the prompt its prefix cache holds. */
+  cachedBlocks: number;
+}
+
+/**
+ * The candidate holding the most leading blocks of the prompt (the least loaded of those that tie), unless its load
+ * exceeds the least loaded candidate's by more than `loadMargin` requests: then the least loaded one.
+ */
+export function cacheAware<T extends CacheRouteCandidate>(candidates: readonly T[], loadMargin: number, random: () => number = Math.random): T | undefined {
+  const least = leastLoaded(candidates, random);
+  if (!least) return undefined;
+  const most = Math.max(...candidates.map((candidate) => candidate.cachedBlocks));
+  if (most === 0) return least;
+  const holder = leastLoaded(candidates.filter((candidate) => candidate.cachedBlocks === most), random)!;
+  return holder.load - least.load <= loadMargin ? holder : least;
 }

@@ -3,6 +3,7 @@
 // each request on it is told whether the worker had started it, so the cluster engine can retry the ones it had not.
 import WebSocket from "ws";
 import type { EngineQuestion } from "../../engine/host/messages.js";
+import type { PromptModelSource } from "../../engine/prompt-counter.js";
 import { receivedError, receivedEvent } from "../../engine/host/messages.js";
 import type { EngineEvent, EngineRequest } from "../../engine/request.js";
 import { FROM_WORKER_TYPES, type FromWorkerFrame, MAX_FRAME_BYTES, STREAM_WINDOW, type ToWorkerFrame, type WorkerDescription, decodeFrame, encodeFrame } from "./frames.js";
@@ -35,13 +36,16 @@ export class WorkerLink {
   #reported = 0;
   #sentSinceReport = 0;
   #closed: Error | undefined;
+  /** Per model: the chains the worker's prefix cache holds (exact: a snapshot, then every update). */
+  readonly #caches = new Map<string, { blockSize: number; hashes: Set<string> }>();
   readonly ready: Promise<WorkerDescription>;
 
   /**
    * Connects to the worker at `url` (http://host:port); `ready` resolves with its description once it says hello,
-   * and rejects when it refuses the token or cannot be reached. `onClose` runs once, when the connection ends.
+   * and rejects when it refuses the token or cannot be reached. `onClose` runs once, when the connection ends;
+   * `onPromptModel` with each model's tokenizer and chat template, which the worker sends after its hello.
    */
-  constructor(readonly url: string, token: string, onClose: (link: WorkerLink, error: Error) => void) {
+  constructor(readonly url: string, token: string, onClose: (link: WorkerLink, error: Error) => void, private readonly onPromptModel: (model: string, source: PromptModelSource) => void = () => undefined) {
     const socket = new WebSocket(`${url.replace(/^http/, "ws")}/cluster`, { headers: { authorization: `Bearer ${token}` }, maxPayload: MAX_FRAME_BYTES, handshakeTimeout: CONNECT_TIMEOUT_MS });
     this.#socket = socket;
     this.ready = new Promise<WorkerDescription>((resolve, reject) => {
@@ -93,6 +97,20 @@ export class WorkerLink {
   /** Sequences the worker runs at once (1 until its hello arrives). */
   get capacity(): number {
     return this.#description?.capacity ?? 1;
+  }
+
+  /** The worker's prefix-cache block size for `model`, once its snapshot arrived. */
+  blockSize(model: string): number | undefined {
+    return this.#caches.get(model)?.blockSize;
+  }
+
+  /** How many of the chain hashes `hashes` (a prompt's leading full blocks, first first) the worker holds in a row. */
+  cachedBlocks(model: string, hashes: readonly string[]): number {
+    const cache = this.#caches.get(model);
+    if (!cache) return 0;
+    let count = 0;
+    while (count < hashes.length && cache.hashes.has(hashes[count]!)) count++;
+    return count;
   }
 
   /** This gateway's requests on the worker now. */
@@ -166,6 +184,20 @@ export class WorkerLink {
         this.#reported = frame.inFlight;
         this.#sentSinceReport = 0;
         return;
+      case "prompt-model":
+        this.onPromptModel(frame.model, frame.source);
+        return;
+      case "cache-snapshot":
+        this.#caches.set(frame.model, { blockSize: frame.snapshot.blockSize, hashes: new Set(frame.snapshot.hashes) });
+        return;
+      case "cache": {
+        const cache = this.#caches.get(frame.model);
+        if (!cache) return; // before the snapshot, which holds these
+        if (frame.update.reset) cache.hashes.clear();
+        for (const hash of frame.update.removed) cache.hashes.delete(hash);
+        for (const hash of frame.update.added) cache.hashes.add(hash);
+        return;
+      }
     }
   }
 

@@ -3,6 +3,7 @@
 // platform and no wire formats of its own: the gateway authenticates, limits, accounts and formats.
 import type { WebSocket } from "uWebSockets.js";
 import type { EngineStream, ServingEngine } from "../../engine/engine.js";
+import type { PromptModelSource } from "../../engine/prompt-counter.js";
 import { sendableError, sendableEvent } from "../../engine/host/messages.js";
 import { EngineError } from "../../engine/request.js";
 import { describeUwsBuild, loadUws } from "../http/uws.js";
@@ -17,6 +18,8 @@ export interface WorkerServerOptions {
   description: WorkerDescription;
   /** The engine of each of the description's models, by modelKey. */
   engines: ReadonlyMap<string, ServingEngine>;
+  /** Each model's tokenizer and chat template (PromptCounter.readSource), by modelKey: sent to every gateway. */
+  promptSources: ReadonlyMap<string, PromptModelSource>;
   /** Gateways must send `Authorization: Bearer <token>` to open /cluster. */
   token: string;
   /** Where connection-level failures are reported. */
@@ -50,6 +53,8 @@ interface Connection {
   closed: boolean;
   loadTimer?: NodeJS.Timeout;
   lastLoadSent: number;
+  /** Models whose cache snapshot is on its way: their updates until then are in it. */
+  syncing: Set<string>;
 }
 
 /**
@@ -62,6 +67,8 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
   const sockets = new Set<WebSocket<Connection>>();
   let connections = 0;
   let inFlight = 0;
+  /** Requests submitted since start, from every gateway. */
+  let submitted = 0;
 
   const send = (socket: WebSocket<Connection>, frame: FromWorkerFrame): void => {
     if (socket.getUserData().closed) return;
@@ -115,6 +122,7 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
         const engineId = `g${connection.number}:${id}`;
         const relayed: Relayed = { engine, engineId, credit: STREAM_WINDOW };
         connection.requests.set(id, relayed);
+        submitted++;
         void relay(socket, id, relayed, engine.submit({ ...frame.request, id: engineId }));
         return;
       }
@@ -136,7 +144,9 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
         const answer = async () => {
           if (!engine) throw new EngineError("invalid_request", `this worker does not serve ${JSON.stringify(frame.model)}`, "model");
           const question = frame.question;
-          return question.method === "stats" ? await engine.stats() : await engine.countTokens(question.request);
+          if (question.method === "stats") return await engine.stats();
+          if (question.method === "countTokens") return await engine.countTokens(question.request);
+          throw new EngineError("invalid_request", `gateways may ask for stats and token counts, not ${JSON.stringify(question.method)}`);
         };
         answer().then(
           (value) => send(socket, { type: "reply", call: frame.call, answer: value }),
@@ -147,11 +157,33 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
     }
   };
 
+  /**
+   * The model's whole cache to one gateway. Updates that reach this thread before the snapshot's answer are in it
+   * (the engine answers in order with its updates) and are not sent; those after it are.
+   */
+  const sendSnapshot = async (socket: WebSocket<Connection>, model: string, engine: ServingEngine): Promise<void> => {
+    const connection = socket.getUserData();
+    if (!engine.prefixCacheSnapshot) return;
+    connection.syncing.add(model);
+    try {
+      send(socket, { type: "cache-snapshot", model, snapshot: await engine.prefixCacheSnapshot() });
+    } catch (error) {
+      log(`the cache of ${model} could not be read for a gateway (it routes without it): ${(error as Error).message}`);
+    } finally {
+      connection.syncing.delete(model);
+    }
+  };
+  for (const [model, engine] of options.engines) {
+    engine.onPrefixCacheChange?.((update) => {
+      for (const socket of sockets) if (!socket.getUserData().syncing.has(model)) send(socket, { type: "cache", model, update });
+    });
+  }
+
   const app = uWS.App();
   app.get("/health", (res) => {
     const down = [...options.engines.values()].filter((engine) => engine.unavailable);
     const body = down.length === 0
-      ? { status: "ok", worker: options.description.id, pool: options.description.pool, inFlight }
+      ? { status: "ok", worker: options.description.id, pool: options.description.pool, inFlight, submitted }
       : { status: "unavailable", worker: options.description.id, unavailable: down.map((engine) => engine.unavailable?.message) };
     res.cork(() => {
       res.writeStatus(down.length === 0 ? "200 OK" : "503 Service Unavailable").writeHeader("content-type", "application/json").end(JSON.stringify(body));
@@ -166,13 +198,15 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
         res.cork(() => res.writeStatus("401 Unauthorized").writeHeader("content-type", "application/json").end(JSON.stringify({ error: "this worker takes work only from gateways holding its cluster token (LOOM_CLUSTER_TOKEN)" })));
         return;
       }
-      const connection: Connection = { number: ++connections, requests: new Map(), closed: false, lastLoadSent: 0 };
+      const connection: Connection = { number: ++connections, requests: new Map(), closed: false, lastLoadSent: 0, syncing: new Set() };
       res.upgrade(connection, req.getHeader("sec-websocket-key"), req.getHeader("sec-websocket-protocol"), req.getHeader("sec-websocket-extensions"), context);
     },
     open: (socket) => {
       sockets.add(socket);
       send(socket, { type: "hello", worker: options.description });
       send(socket, { type: "load", inFlight });
+      for (const [model, source] of options.promptSources) send(socket, { type: "prompt-model", model, source });
+      for (const [model, engine] of options.engines) void sendSnapshot(socket, model, engine);
     },
     message: (socket, data) => {
       let frame: ToWorkerFrame;

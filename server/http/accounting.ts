@@ -21,6 +21,8 @@ export interface AdmissionRequest {
 export interface Admission {
   /** Rate-limit headers for the response (none when nothing is metered). */
   readonly headers: Readonly<Record<string, string>>;
+  /** The dedicated pool of engine workers the request must run on (gateways); absent: the shared pool. */
+  readonly pool?: string;
   /**
    * Records what the request used (finished, cut, aborted or failed: the tokens computed) and corrects its
    * reservations; resolves once the usage is durable. Called exactly once.

@@ -3,6 +3,7 @@
 // it on the model's engine, then answer with one JSON body or a server-sent event stream. What it used is settled
 // (durably, when the platform meters it) before the response's last byte, whatever its end.
 import type { HttpRequest } from "uWebSockets.js";
+import type { ServingEngine } from "../../engine/engine.js";
 import type { PromptCounter } from "../../engine/prompt-counter.js";
 import { EngineError, type EngineRequest } from "../../engine/request.js";
 import type { Admission } from "../http/accounting.js";
@@ -11,7 +12,7 @@ import { readJsonBody } from "../http/body.js";
 import type { ServerContext } from "../http/context.js";
 import type { CollectedResult, WireEndpoint } from "../http/endpoint.js";
 import { type Connection, EventStream } from "../http/reply.js";
-import type { ServedModel } from "../models.js";
+import { type ServedModel, engineFor } from "../models.js";
 import { type InternalEvent, type InternalRequest, type InternalUsage, ProtocolError } from "../protocol/internal.js";
 import { protocolErrorOf, runRequest, toEngineRequest } from "../protocol/run.js";
 
@@ -80,11 +81,17 @@ function admit(context: ServerContext, endpoint: WireEndpoint, request: Internal
   const registry = context.options.registry;
   const served = registry.find(request.model, endpoint.format);
   if (!served) throw new ProtocolError("not_found", `The model '${request.model}' does not exist; available: ${registry.slugs(endpoint.format).join(", ")}`, "model");
-  if (served.engine.unavailable) throw new ProtocolError("overloaded", `the model is unavailable: ${served.engine.unavailable.message}`, undefined, 30);
-  if (served.engine.queueDepth >= context.maxQueue) {
+  // With pools (a gateway), the engine is known only once admission has read the organization: checked then.
+  if (!served.poolEngine) checkCapacity(context, served.engine);
+  return served;
+}
+
+/** Refuses a request its engine cannot take now (unavailable, or its queue full). */
+function checkCapacity(context: ServerContext, engine: ServingEngine): void {
+  if (engine.unavailable) throw new ProtocolError("overloaded", `the model is unavailable: ${engine.unavailable.message}`, undefined, 30);
+  if (engine.queueDepth >= context.maxQueue) {
     throw new ProtocolError("overloaded", "the server is at capacity: too many requests are waiting; retry shortly", undefined, 2);
   }
-  return served;
 }
 
 /** Admits a request against its key's limits, counting its prompt only where a token limit needs it. */
@@ -138,7 +145,10 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
     const settle = (usage: InternalUsage) => (settlement ??= admission.settle(usage));
     let running: ReturnType<typeof runRequest>;
     try {
-      running = runRequest(served.engine, meta.id, request, { wireField: wireFieldOf(endpoint, request), whitespace: context.options.jsonWhitespace, onUsage: (usage) => { used = usage; } });
+      const engine = engineFor(served, admission.pool);
+      if (!engine) throw new ProtocolError("permission", `this organization runs on the dedicated pool '${admission.pool}', which this server does not have: send its requests to a gateway (loom gateway)`);
+      if (served.poolEngine) checkCapacity(context, engine);
+      running = runRequest(engine, meta.id, request, { wireField: wireFieldOf(endpoint, request), whitespace: context.options.jsonWhitespace, onUsage: (usage) => { used = usage; } });
     } catch (error) {
       // Never submitted: nothing used, but the admission's reservations are given back.
       void settle(used).catch((settleError: unknown) => context.options.log.requestError(connection.requestId, route, settleError));

@@ -116,6 +116,7 @@ export class PlatformAccountant implements Accountant {
   private admission(request: AdmissionRequest, principal: KeyPrincipal, organization: Organization, buckets: NamedBucket[], headers: Record<string, string>, creditHoldId: string | undefined): Admission {
     return {
       headers,
+      ...(organization.pool === null ? {} : { pool: organization.pool }),
       settle: async (usage) => {
         const adjustments = buckets
           .map(({ bucket, actual }) => ({ bucket, delta: actual(usage) - bucket.cost }))

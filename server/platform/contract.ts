@@ -68,6 +68,8 @@ export interface Organization {
   limits: Limits;
   /** By model slug; "*" applies to any model without its own entry. */
   prices: Record<string, ModelPrice>;
+  /** The dedicated pool of engine workers its requests run on (gateways only); null: the shared pool. */
+  pool: string | null;
   createdAt: Date;
 }
 

@@ -88,6 +88,7 @@ function organizationText(organization: OrganizationJson & { webhookSecret?: str
     `  closed beta:      ${organization.closedBeta ? "yes" : "no"}`,
     `  limits:           ${limitText}`,
     `  prices:           ${priceText}`,
+    `  pool:             ${organization.pool ?? "shared"}`,
     `  created:          ${organization.createdAt}`,
     ...(organization.webhookSecret === undefined ? [] : [`  webhook secret:   ${organization.webhookSecret}`]),
     "",

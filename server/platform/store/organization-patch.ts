@@ -37,11 +37,13 @@ export interface OrganizationPatch {
   tokensPerDay?: number | null;
   /** Per model slug ("*": any other model): a price sets it, null removes it; models not named keep theirs. */
   prices?: Record<string, ModelPrice | null>;
+  /** The dedicated pool (`loom worker --pool`); null: back to the shared pool. */
+  pool?: string | null;
 }
 
 const PATCH_FIELDS = [
   "name", "billingMode", "planLabel", "planStatus", "isUnlimitedComp", "allowanceBasis", "allowanceAmount", "allowanceHardCap",
-  "creditBalanceDollars", "addCreditsDollars", "closedBeta", "requestsPerMinute", "tokensPerMinute", "tokensPerDay", "prices",
+  "creditBalanceDollars", "addCreditsDollars", "closedBeta", "requestsPerMinute", "tokensPerMinute", "tokensPerDay", "prices", "pool",
 ] as const satisfies readonly (keyof OrganizationPatch)[];
 
 /**
@@ -69,6 +71,7 @@ export function validateOrganizationPatch(input: unknown, field = "patch"): Orga
     if (has(limit)) patch[limit] = requireLimit(limit, raw[limit]);
   }
   if (has("prices")) patch.prices = validatePrices(raw.prices);
+  if (has("pool")) patch.pool = requirePoolName("pool", raw.pool);
   if (patch.creditBalanceDollars !== undefined && patch.addCreditsDollars !== undefined) {
     throw new PlatformInputError("addCreditsDollars", "set the balance (creditBalanceDollars) or add to it (addCreditsDollars), not both");
   }
@@ -96,4 +99,14 @@ function validatePrices(input: unknown): Record<string, ModelPrice | null> {
     };
   }
   return prices;
+}
+
+/** A pool name as workers take it (`--pool`), or null for the shared pool; "default" is the shared pool's own name. */
+function requirePoolName(field: string, value: unknown): string | null {
+  if (value === null) return null;
+  if (typeof value !== "string" || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(value)) {
+    throw new PlatformInputError(field, `${field} must be 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or digit), or null for the shared pool`);
+  }
+  if (value === "default") throw new PlatformInputError(field, `${field} "default" is the shared pool: set null to leave a dedicated pool`);
+  return value;
 }

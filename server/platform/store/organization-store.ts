@@ -7,7 +7,7 @@ import { requireId, requireName } from "./validate.js";
 
 /** The columns an Organization is read from. */
 const COLUMNS = `id, name, billing_mode, plan_label, plan_status, plan_is_unlimited_comp, allowance_basis, allowance_amount,
-  allowance_hard_cap, credit_balance, closed_beta, requests_per_minute, tokens_per_minute, tokens_per_day, prices, created_at`;
+  allowance_hard_cap, credit_balance, closed_beta, requests_per_minute, tokens_per_minute, tokens_per_day, prices, pool, created_at`;
 
 /** Patch fields stored as they are, with their columns. */
 const PLAIN_COLUMNS = {
@@ -22,6 +22,7 @@ const PLAIN_COLUMNS = {
   requestsPerMinute: "requests_per_minute",
   tokensPerMinute: "tokens_per_minute",
   tokensPerDay: "tokens_per_day",
+  pool: "pool",
 } as const satisfies Partial<Record<keyof OrganizationPatch, string>>;
 
 /** An `organizations` row as Organization. */
@@ -38,6 +39,7 @@ export function organizationFromRow(row: Record<string, unknown>): Organization 
     closedBeta: row.closed_beta as boolean,
     limits,
     prices: (row.prices ?? {}) as Record<string, ModelPrice>,
+    pool: (row.pool ?? null) as string | null,
     createdAt: row.created_at as Date,
   };
 }
