@@ -44,8 +44,21 @@ export function describeMachine(): MachineDescription {
  * clock; the event-loop utilisation API misreads uWebSockets.js's polling as busy time). 10 ms ticks; NaN off Linux.
  */
 export function mainThreadCpuSeconds(): number {
+  return statCpuSeconds(`/proc/self/task/${process.pid}/stat`);
+}
+
+/**
+ * CPU seconds (user + system, every thread) of another process so far, e.g. a server a bench started as a child,
+ * from /proc. 10 ms ticks; NaN off Linux or once the process has exited.
+ */
+export function processCpuSeconds(pid: number): number {
+  return statCpuSeconds(`/proc/${pid}/stat`);
+}
+
+/** utime + stime of a /proc stat file, in seconds. */
+function statCpuSeconds(path: string): number {
   try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
+    const stat = readFileSync(path, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
   } catch {
