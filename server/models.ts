@@ -5,6 +5,7 @@ import { basename } from "node:path";
 import type { ServingEngine } from "../engine/engine.js";
 import type { ModelInfo } from "../engine/host/messages.js";
 import type { PromptCounter } from "../engine/prompt-counter.js";
+import type { RoutingCounters } from "./cluster/routing.js";
 import type { ServedModels, WireFormat } from "./protocol/internal.js";
 
 /** One loaded model and the slugs it answers to. */
@@ -21,6 +22,8 @@ export interface ServedModel {
    * is refused (`loom serve` has no pools).
    */
   poolEngine?: (pool: string) => ServingEngine;
+  /** What a gateway's routing did for the model, every pool together (for /metrics). */
+  routing?: () => RoutingCounters;
 }
 
 /** The engine a request runs on: the model's own, or its engine in the organization's dedicated pool. */

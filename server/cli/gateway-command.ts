@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import { UsageError, parseInteger } from "../../engine/cli/arguments.js";
 import { ClusterDirectory } from "../cluster/cluster-directory.js";
+import { ROUTING_POLICIES, type RoutingPolicy } from "../cluster/routing.js";
 import { DEFAULT_CLUSTER_PREFIX, WorkerRegistry } from "../cluster/worker-registry.js";
 import { loadUws } from "../http/uws.js";
 import { ModelRegistry } from "../models.js";
@@ -23,6 +24,7 @@ export const GATEWAY_USAGE = `Usage: loom gateway --database-url <url> --redis-u
   --port N             port (default 8080; 0 = any free port)
   --cache-load-margin N  a request goes to the worker holding the longest cached prefix of its prompt unless
                        that worker has more than N requests in flight beyond the least loaded one (default 4)
+  --routing <policy>   cache-aware (default), least-load, or round-robin (for comparison)
   --config <file>      as loom serve (limits, runs, payments; its models and apiKeys do not apply)
   --limits-fail-open   as loom serve
   --search-url <url>   as loom serve
@@ -30,7 +32,7 @@ export const GATEWAY_USAGE = `Usage: loom gateway --database-url <url> --redis-u
 
 /** The command's flags (deploy/checks.ts checks the Kubernetes manifests against them). */
 export const GATEWAY_OPTIONS = {
-  "database-url": { type: "string" }, "redis-url": { type: "string" }, host: { type: "string" }, port: { type: "string" }, "cache-load-margin": { type: "string" },
+  "database-url": { type: "string" }, "redis-url": { type: "string" }, host: { type: "string" }, port: { type: "string" }, "cache-load-margin": { type: "string" }, routing: { type: "string" },
   config: { type: "string" }, "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, help: { type: "boolean", short: "h" },
 } as const;
 
@@ -56,6 +58,8 @@ export async function runGateway(argv: string[]): Promise<void> {
   const host = values.host ?? "127.0.0.1";
   const port = parseInteger("--port", values.port, 8080, 0);
   const cacheLoadMargin = parseInteger("--cache-load-margin", values["cache-load-margin"], 4, 0);
+  const routing = (values.routing ?? "cache-aware") as RoutingPolicy;
+  if (!ROUTING_POLICIES.includes(routing)) throw new UsageError(`--routing must be ${ROUTING_POLICIES.join(", ")}, got ${JSON.stringify(values.routing?.slice(0, 40))}`);
   const searchUrl = values["search-url"] ?? config.runs?.searchUrl;
   await loadUws();
 
@@ -63,7 +67,7 @@ export async function runGateway(argv: string[]): Promise<void> {
   redis.on("error", () => undefined); // each poll reports its own failure
   await redis.connect();
   const registry = new ModelRegistry([]);
-  const directory = new ClusterDirectory({ workers: new WorkerRegistry(redis, process.env.LOOM_CLUSTER_KEY_PREFIX || DEFAULT_CLUSTER_PREFIX), token, models: registry, cacheLoadMargin });
+  const directory = new ClusterDirectory({ workers: new WorkerRegistry(redis, process.env.LOOM_CLUSTER_KEY_PREFIX || DEFAULT_CLUSTER_PREFIX), token, models: registry, cacheLoadMargin, routing });
   await directory.start();
   const service = await startService({
     config, registry, platformOptions, noAuth: false, keys: [], host, port, searchUrl,

@@ -31,13 +31,14 @@ export const WORKER_USAGE = `Usage: loom worker --register <redis-url> [--model 
   --heartbeat-ms N     how often the record is renewed (default 1000); it expires two heartbeats after the last
   --context N, --threads N, --backend B, --simd S   as loom serve
   --max-sequences N    sequences run at once (default 32): the capacity gateways route against
+  --kv-cache-mb N      the KV cache's size in MB (default: as loom serve, a share of free memory)
 `;
 
 /** The command's flags (deploy/checks.ts checks the Kubernetes manifests against them). */
 export const WORKER_OPTIONS = {
   register: { type: "string" }, model: { type: "string" }, pool: { type: "string" }, host: { type: "string" }, port: { type: "string" },
   advertise: { type: "string" }, "heartbeat-ms": { type: "string" }, context: { type: "string" }, threads: { type: "string" },
-  backend: { type: "string" }, simd: { type: "string" }, "max-sequences": { type: "string" }, help: { type: "boolean", short: "h" },
+  backend: { type: "string" }, simd: { type: "string" }, "max-sequences": { type: "string" }, "kv-cache-mb": { type: "string" }, help: { type: "boolean", short: "h" },
 } as const;
 
 /** Runs `loom worker`; resolves once it listens and is published (it then runs until the process ends). */
@@ -64,12 +65,13 @@ export async function runWorker(argv: string[]): Promise<void> {
   if (values.advertise !== undefined && !/^https?:\/\/[^/\s]+$/.test(values.advertise)) throw new UsageError(`--advertise must be http://host:port (no path), got ${JSON.stringify(values.advertise.slice(0, 100))}`);
   const threads = values.threads === undefined ? undefined : parseInteger("--threads", values.threads, 1, 1);
   const context = values.context === undefined ? undefined : parseInteger("--context", values.context, 4096, 1);
+  const kvCacheMb = values["kv-cache-mb"] === undefined ? undefined : parseInteger("--kv-cache-mb", values["kv-cache-mb"], 0, 1);
   await loadUws();
 
   const path = await resolveModelPath(values.model);
   const bar = new ProgressBar(`loading ${path}`);
   const engine = await WorkerEngine.start(path, {
-    load: { threads, backend: parseBackend(values.backend), simd: parseSimd(values.simd), contextSize: context, maxSequences },
+    load: { threads, backend: parseBackend(values.backend), simd: parseSimd(values.simd), contextSize: context, maxSequences, ...(kvCacheMb === undefined ? {} : { kvCache: { bytes: kvCacheMb * 1024 * 1024 } }) },
     onProgress: ({ loadedBytes, totalBytes }) => bar.update(loadedBytes, totalBytes),
   });
   bar.finish();

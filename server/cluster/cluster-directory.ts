@@ -8,6 +8,7 @@ import { chainHashes } from "../../engine/kv/block-hash.js";
 import { PromptCounter, type PromptModelSource } from "../../engine/prompt-counter.js";
 import type { EngineRequest } from "../../engine/request.js";
 import { ClusterEngine, type ClusterShared } from "./cluster-engine.js";
+import type { RoutingCounters, RoutingPolicy } from "./routing.js";
 import { type WorkerDescription, type WorkerModel, modelKey } from "./frames.js";
 import { WorkerLink } from "./worker-link.js";
 import type { WorkerRecord, WorkerRegistry } from "./worker-registry.js";
@@ -28,6 +29,8 @@ export interface ClusterDirectoryOptions {
   pollMs?: number;
   /** Requests in flight the holder of a prompt's cached prefix may have beyond the least loaded worker (default 4). */
   cacheLoadMargin?: number;
+  /** How workers are picked (default cache-aware). */
+  routing?: RoutingPolicy;
   /** Kept equal to what the connected workers serve. */
   models: ModelRegistry;
   log?: (message: string) => void;
@@ -106,6 +109,7 @@ export class ClusterDirectory {
         otherLinks: () => [...pools.values()].flatMap((engine) => engine.links),
         prefixHashes: (request, blockSize) => prefixHashes(served, request, blockSize),
         loadMargin: this.options.cacheLoadMargin ?? 4,
+        policy: this.options.routing ?? "cache-aware",
       };
       const engineOf = (pool: string) => {
         let engine = pools.get(pool);
@@ -114,6 +118,7 @@ export class ClusterDirectory {
       };
       served.engine = engineOf("default");
       served.poolEngine = engineOf;
+      served.routing = () => sumRouting([...pools.values()].map((engine) => engine.routing));
       entry = { served, pools, engineOf };
       this.#models.set(key, entry);
     }
@@ -167,4 +172,11 @@ function prefixHashes(served: ServedModel, request: EngineRequest, blockSize: nu
   } catch {
     return undefined; // the worker reports what is wrong with it
   }
+}
+
+/** Counters of several pools' engines as one. */
+function sumRouting(all: readonly RoutingCounters[]): RoutingCounters {
+  const total: RoutingCounters = { requests: 0, toCachedPrefix: 0, awayFromCachedPrefix: 0, cachedBlocksChosen: 0, cachedBlocksBest: 0, promptBlocks: 0 };
+  for (const counters of all) for (const key of Object.keys(total) as (keyof RoutingCounters)[]) total[key] += counters[key];
+  return total;
 }

@@ -5,7 +5,7 @@
 import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import { EventChannel } from "../../engine/event-channel.js";
 import { EngineError, type EngineEvent, type EngineRequest, type EngineStats } from "../../engine/request.js";
-import { cacheAware, leastLoaded } from "./routing.js";
+import { type RoutingCounters, type RoutingPolicy, cacheAware, leastLoaded } from "./routing.js";
 import type { WorkerLink } from "./worker-link.js";
 
 /** What a model's engines (one per pool) share. */
@@ -16,6 +16,7 @@ export interface ClusterShared {
   prefixHashes(request: EngineRequest, blockSize: number): string[] | undefined;
   /** Requests in flight a prefix holder may have beyond the least loaded worker and still be chosen. */
   loadMargin: number;
+  policy: RoutingPolicy;
 }
 
 /** The engine of one model (by its modelKey) across the workers serving it. */
@@ -25,8 +26,9 @@ export class ClusterEngine implements ServingEngine {
   readonly #running = new Map<string, WorkerLink>();
   #arrivals = 0;
 
-  /** How requests were routed: to the holder of their longest cached prefix, or by load (no prefix anywhere, or its holder too busy). */
-  readonly routing = { requests: 0, toCachedPrefix: 0, byLoad: 0, holderTooBusy: 0 };
+  /** What routing did (see RoutingCounters). */
+  readonly routing: RoutingCounters = { requests: 0, toCachedPrefix: 0, awayFromCachedPrefix: 0, cachedBlocksChosen: 0, cachedBlocksBest: 0, promptBlocks: 0 };
+  #turn = 0;
 
   /**
    * @param pool the workers' pool it routes to (named in its errors).
@@ -37,7 +39,7 @@ export class ClusterEngine implements ServingEngine {
   constructor(
     readonly modelKey: string,
     readonly pool: string,
-    private readonly cluster: ClusterShared = { otherLinks: () => [], prefixHashes: () => undefined, loadMargin: 0 },
+    private readonly cluster: ClusterShared = { otherLinks: () => [], prefixHashes: () => undefined, loadMargin: 0, policy: "cache-aware" },
     private readonly random: () => number = Math.random,
   ) {}
 
@@ -142,16 +144,22 @@ export class ClusterEngine implements ServingEngine {
     return blockSize === undefined ? undefined : this.cluster.prefixHashes(request, blockSize);
   }
 
-  /** The worker for a request among `links` (see routing.ts), counted in `routing`. */
+  /** The worker for a request among `links` by the cluster's policy (routing.ts), counted in `routing`. */
   #route(links: WorkerLink[], hashes: string[] | undefined): WorkerLink | undefined {
     const candidates = links.map((link) => ({ link, load: link.load, capacity: link.capacity, cachedBlocks: hashes ? link.cachedBlocks(this.modelKey, hashes) : 0 }));
-    const chosen = cacheAware(candidates, this.cluster.loadMargin, this.random);
-    if (!chosen) return undefined;
-    this.routing.requests++;
-    const most = Math.max(...candidates.map((candidate) => candidate.cachedBlocks));
-    if (most > 0 && chosen.cachedBlocks === most) this.routing.toCachedPrefix++;
-    else this.routing.byLoad++;
-    if (most > 0 && chosen.cachedBlocks < most) this.routing.holderTooBusy++;
+    if (candidates.length === 0) return undefined;
+    const policy = this.cluster.policy;
+    const chosen = policy === "cache-aware" ? cacheAware(candidates, this.cluster.loadMargin, this.random)!
+      : policy === "least-load" ? leastLoaded(candidates, this.random)!
+      : candidates[this.#turn++ % candidates.length]!;
+    const best = Math.max(...candidates.map((candidate) => candidate.cachedBlocks));
+    const counters = this.routing;
+    counters.requests++;
+    if (best > 0 && chosen.cachedBlocks === best) counters.toCachedPrefix++;
+    if (best > 0 && chosen.cachedBlocks < best) counters.awayFromCachedPrefix++;
+    counters.cachedBlocksChosen += chosen.cachedBlocks;
+    counters.cachedBlocksBest += best;
+    counters.promptBlocks += hashes?.length ?? 0;
     return chosen.link;
   }
 

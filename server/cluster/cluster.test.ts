@@ -49,6 +49,8 @@ describe.skipIf(skipOutsideCi(reason))(titled("a gateway cluster: 2 gateways, 3 
   /** The one worker of the dedicated pool "acme". */
   let acmeWorker: LoomProcess;
   let gateways: LoomProcess[] = [];
+  let gatewayArgs: string[];
+  let gatewayEnv: NodeJS.ProcessEnv;
   let chatModel: string;
   let messagesModel: string;
   let key: string;
@@ -70,7 +72,8 @@ describe.skipIf(skipOutsideCi(reason))(titled("a gateway cluster: 2 gateways, 3 
     workers = await Promise.all([0, 1, 2].map(() => startLoom("worker", workerArgs, { env, children })));
     acmeWorker = await startLoom("worker", [...workerArgs, "--pool", "acme"], { env, children });
     const schemaUrl = `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-    const gatewayArgs = ["--database-url", schemaUrl, "--redis-url", TEST_REDIS_URL, "--port", "0"];
+    gatewayArgs = ["--database-url", schemaUrl, "--redis-url", TEST_REDIS_URL, "--port", "0"];
+    gatewayEnv = env;
     gateways = await Promise.all([0, 1].map(() => startLoom("gateway", gatewayArgs, { env, children })));
     const listing = (await (await fetch(`${gateways[0]!.base}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: Array<{ id: string }> };
     chatModel = listing.data.map((entry) => entry.id).find((id) => id.startsWith("service/tim-"))!;
@@ -143,6 +146,20 @@ describe.skipIf(skipOutsideCi(reason))(titled("a gateway cluster: 2 gateways, 3 
         expect(next.usage!.prompt_tokens_details?.cached_tokens).toBeGreaterThanOrEqual(96);
       }
     }
+    const metrics = await (await fetch(`${gateways[0]!.base}/metrics`)).text();
+    const counter = (name: string) => Number(new RegExp(`^${name}\\{model="[^"]+"\\} (\\d+)$`, "m").exec(metrics)?.[1]);
+    expect(counter("loom_routed_to_cached_prefix_total")).toBeGreaterThanOrEqual(20);
+    expect(counter("loom_routed_away_from_cached_prefix_total")).toBe(0);
+
+    // A gateway that starts now knows every worker's cache from its first request on.
+    const late = await startLoom("gateway", gatewayArgs, { env: gatewayEnv, children });
+    const listeningAt = performance.now();
+    const lateClient = new OpenAI({ apiKey: key, baseURL: `${late.base}/v1`, maxRetries: 0 });
+    const system = Array.from({ length: 100 }, (_, i) => words[(i * 3) % words.length]).join(" ");
+    const again = await lateClient.chat.completions.create({ model: chatModel, messages: [{ role: "system", content: `0 ${system}` }, { role: "user", content: "Once more?" }], max_tokens: 2, temperature: 0 });
+    expect(performance.now() - listeningAt).toBeLessThan(1000);
+    expect(again.usage!.prompt_tokens_details?.cached_tokens).toBeGreaterThanOrEqual(96);
+    await stop(late.child);
   });
 
   it("runs a dedicated organization's requests only on its pool's workers, and no one else's there", async () => {

@@ -3,7 +3,7 @@
 import { Packr } from "msgpackr";
 import { describe, expect, it } from "vitest";
 import { FROM_WORKER_TYPES, TO_WORKER_TYPES, type ToWorkerFrame, decodeFrame, encodeFrame } from "./frames.js";
-import { leastLoaded } from "./routing.js";
+import { cacheAware, leastLoaded } from "./routing.js";
 
 describe("cluster frames", () => {
   it("round-trip a submit with its undefined fields still undefined (the engine tells unset from null)", () => {
@@ -36,5 +36,24 @@ describe("leastLoaded", () => {
     const tied = [worker("a", 0, 8), worker("b", 0, 8), worker("c", 0, 8), worker("d", 1, 8)];
     const picked = [0, 0.34, 0.67, 0.99].map((r) => leastLoaded(tied, () => r)?.name);
     expect(picked).toEqual(["a", "b", "c", "c"]);
+  });
+});
+
+describe("cacheAware", () => {
+  const worker = (name: string, load: number, cachedBlocks: number) => ({ name, load, capacity: 8, cachedBlocks });
+
+  it("prefers the longest cached prefix while its holder is within the load margin of the least loaded worker", () => {
+    const workers = [worker("a", 0, 0), worker("b", 4, 10), worker("c", 2, 3)];
+    expect(cacheAware(workers, 4)?.name).toBe("b");
+    expect(cacheAware(workers, 3)?.name).toBe("a"); // b is 4 requests busier than a: over the margin
+  });
+
+  it("falls back to the least loaded worker when no worker holds any of the prompt", () => {
+    expect(cacheAware([worker("a", 3, 0), worker("b", 1, 0)], 4)?.name).toBe("b");
+    expect(cacheAware([], 4)).toBeUndefined();
+  });
+
+  it("among holders of equally long prefixes, takes the least loaded", () => {
+    expect(cacheAware([worker("a", 3, 6), worker("b", 1, 6), worker("c", 0, 2)], 4)?.name).toBe("b");
   });
 });

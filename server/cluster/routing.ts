@@ -3,6 +3,27 @@
 // margin; with no cached prefix anywhere, the least loaded worker relative to its capacity, ties broken at random
 // (sending every tie to the first worker would pile a burst onto one).
 
+/** How a gateway picks workers: cacheAware (the default), leastLoaded, or in turn (for comparison). */
+export type RoutingPolicy = "cache-aware" | "least-load" | "round-robin";
+
+/** The policies, as `loom gateway --routing` takes them. */
+export const ROUTING_POLICIES: readonly RoutingPolicy[] = ["cache-aware", "least-load", "round-robin"];
+
+/** What a gateway's routing did for one model (every pool): for /metrics and the routing benchmark. */
+export interface RoutingCounters {
+  requests: number;
+  /** Sent to a worker holding the longest cached prefix any worker held (0 blocks not counted). */
+  toCachedPrefix: number;
+  /** Some worker held a cached prefix, but the request went elsewhere (its holder was too busy, or the policy ignores caches). */
+  awayFromCachedPrefix: number;
+  /** Leading prompt blocks cached on the chosen worker, summed over requests. */
+  cachedBlocksChosen: number;
+  /** Leading prompt blocks cached on the best worker for each request (what an oracle routing on the caches gets), summed. */
+  cachedBlocksBest: number;
+  /** Leading full prompt blocks, summed (the prompts' blocks, cached or not). */
+  promptBlocks: number;
+}
+
 /** A worker as routing sees it. */
 export interface RouteCandidate {
   /** Requests in flight on it. */

@@ -1,4 +1,5 @@
 // Prometheus metrics of the HTTP server and the engines behind it, rendered in the text exposition format.
+import type { RoutingCounters } from "../cluster/routing.js";
 
 /** Upper bounds (seconds) of the latency histograms. */
 const TTFT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -29,6 +30,8 @@ export interface EngineGauges {
   prefixHits: number;
   sectionHits: number;
   lookups: number;
+  /** A gateway's routing for the model (absent on loom serve). */
+  routing?: RoutingCounters;
 }
 
 /** Counters and histograms the server updates as requests run. */
@@ -86,6 +89,19 @@ export class Metrics {
     gauge("loom_cache_lookups", "Prompt cache lookups (admissions).", (e) => e.lookups);
     gauge("loom_prefix_cache_hits", "Admissions that reused a cached prefix.", (e) => e.prefixHits);
     gauge("loom_section_cache_hits", "Admissions that reused a section after a pruned span.", (e) => e.sectionHits);
+    const routed = engines.filter((e) => e.routing);
+    if (routed.length > 0) {
+      const counter = (name: string, help: string, pick: (r: RoutingCounters) => number) => {
+        metric(name, "counter", help);
+        for (const e of routed) lines.push(`${name}{model="${e.model}"} ${pick(e.routing!)}`);
+      };
+      counter("loom_routed_requests_total", "Requests a gateway sent to workers.", (r) => r.requests);
+      counter("loom_routed_to_cached_prefix_total", "Requests sent to a worker holding the longest cached prefix of their prompt.", (r) => r.toCachedPrefix);
+      counter("loom_routed_away_from_cached_prefix_total", "Requests sent elsewhere than to a worker holding a longer cached prefix.", (r) => r.awayFromCachedPrefix);
+      counter("loom_routed_prompt_blocks_total", "Leading full prompt blocks of routed requests.", (r) => r.promptBlocks);
+      counter("loom_routed_cached_blocks_chosen_total", "Leading prompt blocks cached on the chosen worker.", (r) => r.cachedBlocksChosen);
+      counter("loom_routed_cached_blocks_best_total", "Leading prompt blocks cached on the best worker for each request.", (r) => r.cachedBlocksBest);
+    }
     return `${lines.join("\n")}\n`;
   }
 }

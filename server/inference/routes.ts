@@ -60,5 +60,6 @@ async function gaugesOf(entry: ModelRegistry["entries"][number]): Promise<Engine
     lookups: stats.cache.lookups,
     prefixHits: stats.cache.prefixHits,
     sectionHits: stats.cache.sectionHits,
+    ...(entry.routing ? { routing: entry.routing() } : {}),
   };
 }
