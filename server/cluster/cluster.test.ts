@@ -186,6 +186,37 @@ describe.skipIf(skipOutsideCi(reason))(titled("a gateway cluster: 2 gateways, 3 
     expect(await Promise.all(workers.map(submittedOn))).toEqual(afterAcme.slice(1));
   });
 
+  it("cancels a request on its worker when the client disconnects, and records what it used", async () => {
+    const inFlight = async () => (await Promise.all(workers.map(async (worker) => ((await (await fetch(`${worker.base}/health`)).json()) as { inFlight: number }).inFlight))).reduce((a, b) => a + b);
+    const day = new Date().toISOString().slice(0, 10);
+    const requestsBefore = (await stores.usage.today(organizationId, day)).reduce((sum, row) => sum + row.requests, 0);
+    const controller = new AbortController();
+    const openai = new OpenAI({ apiKey: key, baseURL: `${gateways[1]!.base}/v1`, maxRetries: 0 });
+    const stream = await openai.chat.completions.create({ model: chatModel, messages: [{ role: "user", content: "Go on and on" }], max_tokens: 400, temperature: 0, stream: true }, { signal: controller.signal });
+    let chunks = 0;
+    let finish: string | null | undefined;
+    await (async () => {
+      for await (const chunk of stream) {
+        finish = chunk.choices[0]?.finish_reason ?? finish;
+        if (++chunks === 3) controller.abort();
+      }
+    })().catch(() => undefined); // the SDK ends or throws on abort, by version
+    expect(chunks).toBe(3);
+    expect(finish).toBeUndefined(); // cut by the client, not finished
+    const abortedAt = performance.now();
+    while ((await inFlight()) > 0) {
+      expect(performance.now() - abortedAt).toBeLessThan(2000);
+      await sleep(10);
+    }
+    // Settled from the worker's own counts at its finish: one request, fewer than the 400 tokens it asked for.
+    let rows = await stores.usage.today(organizationId, day);
+    while (rows.reduce((sum, row) => sum + row.requests, 0) === requestsBefore && performance.now() - abortedAt < 5000) {
+      await sleep(20);
+      rows = await stores.usage.today(organizationId, day);
+    }
+    expect(rows.reduce((sum, row) => sum + row.requests, 0)).toBe(requestsBefore + 1);
+  });
+
   it("ends every stream cleanly when a worker is killed with SIGKILL mid-load, and serves new requests on the others within two heartbeats", async () => {
     const openai = new OpenAI({ apiKey: key, baseURL: `${gateways[0]!.base}/v1`, maxRetries: 0, timeout: 60_000 });
     const streams = 24;
