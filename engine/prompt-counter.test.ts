@@ -1,12 +1,14 @@
 // PromptCounter counts what the engine counts, without the weights: conversations (with tools and template kwargs),
 // plain text, token arrays, Llama and Qwen3 templates; a count past its limit is "too_long", and a malformed request
-// fails as the engine fails it.
+// fails as the engine fails it. Rebuilt from its source sent as msgpack (a gateway's), it counts the same and hashes
+// a prompt's blocks as the engine's prefix cache reports them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTestModel } from "../scripts/test-models.js";
 import { Engine } from "./engine.js";
 import { type LoadedModel, loadModel } from "./load.js";
 import { PromptCounter } from "./prompt-counter.js";
-import { EngineError, type EngineRequest } from "./request.js";
+import { chainHashes } from "./kv/block-hash.js";
+import { EngineError, type EngineRequest, type PrefixCacheUpdate } from "./request.js";
 
 const tool = { type: "function", function: { name: "get_weather", description: "Weather of a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } };
 const REQUESTS: Array<[string, EngineRequest["input"]]> = [
@@ -41,6 +43,24 @@ for (const preset of ["tiny-qwen3", "tiny-llama"] as const) {
         expect(counter.count(request, 511)).toBe(expected);
       });
     }
+
+    it("hashes a prompt's blocks as the engine's prefix cache names them, from its source sent as msgpack", async () => {
+      // What a gateway does: the worker's tokenizer crosses as plain data, the gateway hashes the prompt's blocks.
+      const { Packr } = await import("msgpackr");
+      const packr = new Packr({ useRecords: false });
+      const remote = PromptCounter.fromSource(packr.unpack(packr.pack(PromptCounter.readSource(model.path))));
+      const request: EngineRequest = { id: "hashed", input: { messages: [{ role: "system", content: "You answer in rhymes. ".repeat(12) }, { role: "user", content: "Why?" }] }, maxTokens: 1 };
+      for (const [, input] of REQUESTS) expect(remote.count({ id: "c", input }, 511)).toBe(counter.count({ id: "c", input }, 511));
+      const hashes = chainHashes(remote.tokens(request, 511), model.kvPool.blockSize);
+      expect(hashes.length).toBeGreaterThanOrEqual(3);
+      const updates: PrefixCacheUpdate[] = [];
+      const unsubscribe = engine.onPrefixCacheChange((update) => updates.push(update));
+      for await (const event of engine.submit(request)) if (event.type === "error") throw event.error;
+      unsubscribe();
+      const added = new Set(updates.flatMap((update) => update.added));
+      for (const hash of hashes) expect(added.has(hash)).toBe(true);
+      expect(engine.prefixCacheSnapshot().hashes).toEqual(expect.arrayContaining(hashes));
+    });
 
     it("stops past its limit with too_long, and fails a malformed request as the engine does", () => {
       const long: EngineRequest = { id: "long", input: { text: "word ".repeat(400) } };

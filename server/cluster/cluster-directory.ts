@@ -42,6 +42,8 @@ export class ClusterDirectory {
   /** Every model some worker has served since the gateway started, by modelKey. */
   readonly #models = new Map<string, ClusterModel>();
   readonly #log: (message: string) => void;
+  /** Workers that could not be reached: when to try again (doubling from 500 ms to 30 s), and the failures so far. */
+  readonly #retry = new Map<string, { at: number; failures: number }>();
   #timer: NodeJS.Timeout | undefined;
   #polling: Promise<void> | undefined;
   #closed = false;
@@ -80,7 +82,10 @@ export class ClusterDirectory {
     for (const [id, link] of this.#links) {
       if (live.get(id)?.url !== link.url) link.close("its heartbeat lapsed");
     }
-    await Promise.all([...live.values()].filter((record) => !this.#links.has(record.id)).map((record) => this.#connect(record)));
+    const now = Date.now();
+    for (const id of this.#retry.keys()) if (!live.has(id)) this.#retry.delete(id);
+    const due = [...live.values()].filter((record) => !this.#links.has(record.id) && (this.#retry.get(record.id)?.at ?? 0) <= now);
+    await Promise.all(due.map((record) => this.#connect(record)));
   }
 
   async #connect(record: WorkerRecord): Promise<void> {
@@ -90,9 +95,13 @@ export class ClusterDirectory {
     try {
       description = await link.ready;
     } catch (error) {
-      this.#log(`worker ${record.id} at ${record.url}: ${(error as Error).message}`);
+      const failures = (this.#retry.get(record.id)?.failures ?? 0) + 1;
+      const delay = Math.min(30_000, 500 * 2 ** (failures - 1));
+      this.#retry.set(record.id, { at: Date.now() + delay, failures });
+      this.#log(`worker ${record.id} at ${record.url}: ${(error as Error).message} (trying again in ${delay / 1000} s)`);
       return;
     }
+    this.#retry.delete(record.id);
     if (link.closed || this.#closed) return;
     for (const model of description.models) this.#model(model).engineOf(description.pool).add(link);
     this.#publishModels();

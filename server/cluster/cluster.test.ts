@@ -125,6 +125,17 @@ describe.skipIf(skipOutsideCi(reason))(titled("a gateway cluster: 2 gateways, 3 
     expect(total).toEqual(expected);
   });
 
+  it("shares one requests-per-minute limit across both gateways", async () => {
+    const limited = await stores.organizations.create("limited", { requestsPerMinute: 10 });
+    const limitedKey = (await stores.keys.create(limited.id, "inference", "limited")).key;
+    const outcomes = await Promise.all(Array.from({ length: 30 }, (_, i) =>
+      new OpenAI({ apiKey: limitedKey, baseURL: `${gateways[i % 2]!.base}/v1`, maxRetries: 0 }).chat.completions
+        .create({ model: chatModel, messages: [{ role: "user", content: "Hi" }], max_tokens: 1, temperature: 0 })
+        .then(() => 200, (error: unknown) => (error as InstanceType<typeof OpenAI.APIError>).status)));
+    expect(outcomes.filter((status) => status === 200).length).toBe(10);
+    expect(outcomes.filter((status) => status === 429).length).toBe(20);
+  });
+
   it("refuses a gateway whose cluster token does not match", async () => {
     const link = new WorkerLink(workers[0]!.base, `${TOKEN}x`, () => undefined);
     await expect(link.ready).rejects.toThrow(/refused the cluster token/);

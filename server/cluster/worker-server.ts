@@ -72,7 +72,9 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
 
   const send = (socket: WebSocket<Connection>, frame: FromWorkerFrame): void => {
     if (socket.getUserData().closed) return;
-    socket.send(encodeFrame(frame), true);
+    // 2: dropped past maxBackpressure. A gateway that silently misses an event would wait on its request forever:
+    // drop the connection instead, so that it sees a lost worker (credit keeps this from happening in practice).
+    if (socket.send(encodeFrame(frame), true) === 2) socket.end(1011, "backpressure limit");
   };
   /** Tells every gateway the worker's load, at most every LOAD_INTERVAL_MS per connection. */
   const announceLoad = (): void => {
