@@ -15,8 +15,8 @@ import type { Database } from "../platform/contract.js";
 import { openDatabase } from "../platform/db/open-database.js";
 import { deleteKeys, redisMissingReason, TEST_REDIS_URL, testKeyPrefix } from "../platform/limits/testing/redis.js";
 import { createPlatformStores, type PlatformStores } from "../platform/store/platform-stores.js";
-import { dropSchema, TEST_BACKENDS, TEST_POSTGRES_URL, testSchemaName } from "../platform/testing/test-databases.js";
-import { LOOM_CLI, type LoomProcess, startLoom } from "../testing/loom-process.js";
+import { dropSchema, schemaUrl, TEST_BACKENDS, TEST_POSTGRES_URL, testSchemaName } from "../platform/testing/test-databases.js";
+import { LOOM_CLI, type LoomProcess, startLoom, stopChild } from "../testing/loom-process.js";
 import { WorkerLink } from "./worker-link.js";
 
 const cliReason = existsSync(LOOM_CLI) ? undefined : `${LOOM_CLI} is missing: run \`npm run build\` first`;
@@ -27,16 +27,7 @@ const TOKEN = randomBytes(24).toString("hex");
 const HEARTBEAT_MS = 200;
 const children: ChildProcess[] = [];
 
-/** Stops a child with SIGTERM, SIGKILL if it takes over 10 s. */
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
+const stop = stopChild;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(skipOutsideCi(reason))(titled("a gateway cluster: 2 gateways, 3 workers, PostgreSQL and Redis", reason), () => {
@@ -71,8 +62,7 @@ describe.skipIf(skipOutsideCi(reason))(titled("a gateway cluster: 2 gateways, 3 
     const workerArgs = ["--model", model, "--register", TEST_REDIS_URL, "--port", "0", "--threads", "1", "--context", "512", "--max-sequences", "8", "--heartbeat-ms", String(HEARTBEAT_MS)];
     workers = await Promise.all([0, 1, 2].map(() => startLoom("worker", workerArgs, { env, children })));
     acmeWorker = await startLoom("worker", [...workerArgs, "--pool", "acme"], { env, children });
-    const schemaUrl = `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-    gatewayArgs = ["--database-url", schemaUrl, "--redis-url", TEST_REDIS_URL, "--port", "0"];
+    gatewayArgs = ["--database-url", schemaUrl(url, schema), "--redis-url", TEST_REDIS_URL, "--port", "0"];
     gatewayEnv = env;
     gateways = await Promise.all([0, 1].map(() => startLoom("gateway", gatewayArgs, { env, children })));
     const listing = (await (await fetch(`${gateways[0]!.base}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: Array<{ id: string }> };

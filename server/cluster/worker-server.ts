@@ -6,7 +6,7 @@ import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import type { PromptModelSource } from "../../engine/prompt-counter.js";
 import { sendableError, sendableEvent } from "../../engine/host/messages.js";
 import { EngineError } from "../../engine/request.js";
-import { describeUwsBuild, loadUws } from "../http/uws.js";
+import { bindApp, describeUwsBuild, loadUws } from "../http/uws.js";
 import { adminTokenMatches } from "../platform/admin/admin-request.js";
 import { type FromWorkerFrame, LOAD_INTERVAL_MS, MAX_FRAME_BYTES, STREAM_WINDOW, TO_WORKER_TYPES, type ToWorkerFrame, type WorkerDescription, decodeFrame, encodeFrame } from "./frames.js";
 
@@ -237,23 +237,16 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
   app.any("/*", (res) => {
     res.cork(() => res.writeStatus("404 Not Found").writeHeader("content-type", "application/json").end(JSON.stringify({ error: "a loom worker serves only GET /health and the gateways' /cluster WebSocket" })));
   });
-  return new Promise((resolve, reject) => {
-    app.listen(host, port, (token) => {
-      if (!token) {
-        reject(new Error(`could not listen on ${host}:${port} (address in use or not available)`));
-        return;
-      }
-      resolve({
-        port: uWS.us_socket_local_port(token),
-        http: describeUwsBuild(build),
-        get inFlight() {
-          return inFlight;
-        },
-        close: () => {
-          uWS.us_listen_socket_close(token);
-          for (const socket of [...sockets]) socket.end(1001, "worker stopping");
-        },
-      });
-    });
-  });
+  const bound = await bindApp(uWS, app, host, port);
+  return {
+    port: bound.port,
+    http: describeUwsBuild(build),
+    get inFlight() {
+      return inFlight;
+    },
+    close: () => {
+      bound.close();
+      for (const socket of [...sockets]) socket.end(1001, "worker stopping");
+    },
+  };
 }

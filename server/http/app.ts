@@ -8,7 +8,7 @@ import type { ErrorResponder } from "./guard.js";
 import { guarded } from "./guard.js";
 import type { Metrics } from "./metrics.js";
 import { Routes, type Surface } from "./routes.js";
-import { alignTimeouts, describeUwsBuild, loadUws } from "./uws.js";
+import { alignTimeouts, bindApp, describeUwsBuild, loadUws } from "./uws.js";
 
 export { type ServerOptions } from "./context.js";
 
@@ -64,18 +64,6 @@ export async function listen(options: ServerOptions, surfaceFactories: readonly 
     if (method === "HEAD") connection.send(status, "", head, true);
     else connection.sendJson(status, body, head, true);
   }));
-  return new Promise((resolve, reject) => {
-    app.listen(host, port, (token) => {
-      if (!token) {
-        reject(new Error(`could not listen on ${host}:${port} (address in use or not available)`));
-        return;
-      }
-      resolve({
-        port: uWS.us_socket_local_port(token),
-        metrics: context.metrics,
-        http: describeUwsBuild(build),
-        close: () => uWS.us_listen_socket_close(token),
-      });
-    });
-  });
+  const bound = await bindApp(uWS, app, host, port);
+  return { port: bound.port, metrics: context.metrics, http: describeUwsBuild(build), close: bound.close };
 }

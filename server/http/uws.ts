@@ -2,6 +2,7 @@
 // Node.js releases and glibc versions only (uws-builds.ts), so `loom serve` loads the one that fits this machine, or
 // says what to change, while `loom generate` and the engine run on any release. Also: the timeouts set alike on
 // every build.
+import type { TemplatedApp } from "uWebSockets.js";
 import { type UwsBuild, type UwsRuntime, chooseUwsBuild, currentRuntime } from "./uws-builds.js";
 
 /** The uWebSockets.js module (every build loom uses has uws-pack's API; its types stand for all of them). */
@@ -89,4 +90,20 @@ export function alignTimeouts(app: object): void {
   const setters = app as TimeoutSetters;
   if (typeof setters.setIdleTimeout === "function") setters.setIdleTimeout(UWS_IDLE_TIMEOUT_SECONDS);
   if (typeof setters.setResponseTimeout === "function") setters.setResponseTimeout(UWS_IDLE_TIMEOUT_SECONDS);
+}
+
+/**
+ * Binds `app` to host:port (0: any free port); resolves with the bound port and a function that stops listening.
+ * @throws Error when the address cannot be bound.
+ */
+export function bindApp(uWS: Uws, app: TemplatedApp, host: string, port: number): Promise<{ port: number; close(): void }> {
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (token) => {
+      if (!token) {
+        reject(new Error(`could not listen on ${host}:${port} (address in use or not available)`));
+        return;
+      }
+      resolve({ port: uWS.us_socket_local_port(token), close: () => uWS.us_listen_socket_close(token) });
+    });
+  });
 }

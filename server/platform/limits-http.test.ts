@@ -13,14 +13,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPOSITORY_ROOT, failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
 import { closedLoopbackPort } from "../testing/closed-port.js";
-import { startLoomServe } from "../testing/loom-process.js";
+import { startLoomServe, stopChild } from "../testing/loom-process.js";
 import { type ModelServer, startModelServer } from "../testing/model-server.js";
 import type { Database } from "./contract.js";
 import { openDatabase } from "./db/open-database.js";
 import { deleteKeys, inspectionClient, redisMissingReason, TEST_REDIS_URL, testKeyPrefix } from "./limits/testing/redis.js";
 import type { OrganizationPatch } from "./store/organization-patch.js";
 import { createPlatformStores, type PlatformStores } from "./store/platform-stores.js";
-import { dropSchema, TEST_BACKENDS, TEST_POSTGRES_URL, temporaryDataDir, testSchemaName } from "./testing/test-databases.js";
+import { dropSchema, schemaUrl, TEST_BACKENDS, TEST_POSTGRES_URL, temporaryDataDir, testSchemaName } from "./testing/test-databases.js";
 
 const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
 const cliReason = existsSync(CLI) ? undefined : `${CLI} is missing: run \`npm run build\` first`;
@@ -337,15 +337,7 @@ async function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Child
   return { process: loom.child, base: loom.base, chatModel, messagesModel };
 }
 
-/** Stops a child with SIGTERM (it commits usage and closes its database), SIGKILL if it takes over 10 s. */
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
+const stop = stopChild;
 
 afterAll(async () => {
   await Promise.all(children.map(stop));
@@ -366,8 +358,7 @@ describe.skipIf(skipOutsideCi(sharedReason))(titled("two loom serve processes on
     // The schema, created and migrated here; the processes reach it through the URL's libpq `options` parameter.
     database = await openDatabase({ url, schema });
     stores = createPlatformStores(database);
-    const schemaUrl = `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-    const args = ["--database-url", schemaUrl, "--redis-url", TEST_REDIS_URL];
+    const args = ["--database-url", schemaUrl(url, schema), "--redis-url", TEST_REDIS_URL];
     [a, b] = await Promise.all([serve(args, { LOOM_REDIS_KEY_PREFIX: keyPrefix }), serve(args, { LOOM_REDIS_KEY_PREFIX: keyPrefix })]);
   });
   afterAll(async () => {

@@ -54,3 +54,13 @@ export function startLoom(command: "serve" | "gateway" | "worker", args: readonl
     child.once("exit", (code, signal) => reject(Object.assign(new Error(`loom ${command} exited (${code ?? signal}): ${stderr}`), { code, stderr })));
   });
 }
+
+/** Stops a child with SIGTERM (a loom process commits usage and closes its database), SIGKILL if it takes over 10 s. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+}

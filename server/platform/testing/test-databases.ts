@@ -61,6 +61,11 @@ export function testSchemaName(): string {
   return `loom_test_${randomBytes(6).toString("hex")}`;
 }
 
+/** The URL of `schema` on the server at `url`, for a loom process: libpq's `options` sets its search_path. */
+export function schemaUrl(url: string, schema: string): string {
+  return `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+}
+
 /** Drops a test schema and everything in it. */
 export async function dropSchema(url: string, schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
