@@ -218,6 +218,44 @@ describe.skipIf(skipOutsideCi(reason))(titled("a gateway cluster: 2 gateways, 3 
     expect(rows.reduce((sum, row) => sum + row.requests, 0)).toBe(requestsBefore + 1);
   });
 
+  it("drops a hung worker (SIGSTOP: its sockets open, its heartbeat silent) within two heartbeats, ending its streams cleanly", async () => {
+    const openai = new OpenAI({ apiKey: key, baseURL: `${gateways[1]!.base}/v1`, maxRetries: 0, timeout: 60_000 });
+    const hung = workers[1]!;
+    const streams = 9;
+    let firstTokens = 0;
+    const outcomes = Promise.all(Array.from({ length: streams }, async (_, index) => {
+      try {
+        const stream = await openai.chat.completions.create({ model: chatModel, messages: [{ role: "user", content: `Tell me more ${index}` }], max_tokens: 200, temperature: 0, stream: true });
+        let first = true;
+        let finish: string | null | undefined;
+        for await (const chunk of stream) {
+          if (first) { first = false; firstTokens++; }
+          finish = chunk.choices[0]?.finish_reason ?? finish;
+        }
+        return finish ? "completed" : "cut";
+      } catch (error) {
+        return `error: ${(error as Error).message}`;
+      }
+    }));
+    while (firstTokens < streams) await sleep(5);
+    hung.child.kill("SIGSTOP");
+    const stoppedAt = performance.now();
+    try {
+      const results = await outcomes;
+      // Streams on the hung worker end with an error naming the lapse, once its record expired (two heartbeats)
+      // and the gateway's next poll saw it; the others complete.
+      const failed = results.filter((result) => result !== "completed");
+      // (9 streams reach every worker: a prefix holder takes at most the load margin, 4, beyond the least loaded.)
+      expect(failed.length).toBeGreaterThan(0);
+      for (const result of failed) expect(result).toMatch(/error: .*heartbeat lapsed/);
+      expect(performance.now() - stoppedAt).toBeLessThan(2 * HEARTBEAT_MS + 250 + 1000);
+      const next = await openai.chat.completions.create({ model: chatModel, messages: [{ role: "user", content: "Still there?" }], max_tokens: 2, temperature: 0 });
+      expect(next.choices[0]!.finish_reason).toMatch(/stop|length/);
+    } finally {
+      hung.child.kill("SIGCONT");
+    }
+  });
+
   it("ends every stream cleanly when a worker is killed with SIGKILL mid-load, and serves new requests on the others within two heartbeats", async () => {
     const openai = new OpenAI({ apiKey: key, baseURL: `${gateways[0]!.base}/v1`, maxRetries: 0, timeout: 60_000 });
     const streams = 24;

@@ -45,7 +45,10 @@ export class WorkerLink {
    * and rejects when it refuses the token or cannot be reached. `onClose` runs once, when the connection ends;
    * `onPromptModel` with each model's tokenizer and chat template, which the worker sends after its hello.
    */
+  readonly #onClose: (link: WorkerLink, error: Error) => void;
+
   constructor(readonly url: string, token: string, onClose: (link: WorkerLink, error: Error) => void, private readonly onPromptModel: (model: string, source: PromptModelSource) => void = () => undefined) {
+    this.#onClose = onClose;
     const socket = new WebSocket(`${url.replace(/^http/, "ws")}/cluster`, { headers: { authorization: `Bearer ${token}` }, maxPayload: MAX_FRAME_BYTES, handshakeTimeout: CONNECT_TIMEOUT_MS });
     this.#socket = socket;
     this.ready = new Promise<WorkerDescription>((resolve, reject) => {
@@ -151,10 +154,13 @@ export class WorkerLink {
     });
   }
 
-  /** Closes the connection; requests on it are lost (see LinkedRequest.lost). */
+  /**
+   * Drops the connection at once; requests on it are lost (see LinkedRequest.lost). NOTE: not a closing handshake: a
+   * worker whose heartbeat lapsed may be hung or cut off, and would keep its requests waiting for its answer.
+   */
   close(reason: string): void {
-    if (this.#socket.readyState === WebSocket.OPEN) this.#socket.close(1001, reason.slice(0, 120));
-    else this.#socket.terminate();
+    this.#socket.terminate();
+    this.#end(new Error(`the gateway dropped the connection to the worker at ${this.url}: ${reason}`), this.#onClose);
   }
 
   #send(frame: ToWorkerFrame): void {
