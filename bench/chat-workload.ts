@@ -1,4 +1,4 @@
-// Shared by the HTTP benchmarks (http-load, platform-overhead): seeded chat conversations whose prompts, rendered by
+// Shared by the HTTP benchmarks (http-load, platform-overhead, the cluster benches): seeded chat conversations whose prompts, rendered by
 // the model's own chat template, have a chosen number of tokens, and their request bodies in both wire formats.
 import { preparePrompt } from "../engine/prompt.js";
 import { openModelSource } from "../engine/model/source.js";
@@ -56,9 +56,7 @@ function messagesOf(system: string | undefined, user: string) {
  * system prompt every conversation shares, or undefined for none (the template may then add its own default).
  */
 export function buildConversations(path: string, count: number, prompt: Range, decode: Range, seed: number, system: string | undefined): Conversation[] {
-  const source = openModelSource(path);
-  if (!source.ggufMetadata) throw new Error(`${path} is not a GGUF file`);
-  const promptModel = { tokenizer: tokenizerFromGguf(source.ggufMetadata, path), chatTemplate: source.chatTemplate, vocabSize: source.config.vocab_size };
+  const promptModel = promptModelOf(path);
   const countTokens = (user: string) => preparePrompt(promptModel, { messages: messagesOf(system, user) }, undefined).tokens.length;
   const overhead = countTokens("");
   const random = seededRandom(seed);
@@ -77,6 +75,35 @@ export function buildConversations(path: string, count: number, prompt: Range, d
     }
     return { user: sentence(), maxTokens: drawIn(random, decode), promptTokens: tokens };
   });
+}
+
+/** The tokenizer and chat template of the GGUF file at `path`, as preparePrompt takes them. */
+function promptModelOf(path: string) {
+  const source = openModelSource(path);
+  if (!source.ggufMetadata) throw new Error(`${path} is not a GGUF file`);
+  return { tokenizer: tokenizerFromGguf(source.ggufMetadata, path), chatTemplate: source.chatTemplate, vocabSize: source.config.vocab_size };
+}
+
+/** Counts a conversation's prompt tokens after the model's chat template (system prompt optional). */
+export function promptTokenCounter(path: string): (system: string | undefined, user: string) => number {
+  const promptModel = promptModelOf(path);
+  return (system, user) => preparePrompt(promptModel, { messages: messagesOf(system, user) }, undefined).tokens.length;
+}
+
+/**
+ * Seeded text: `lead`, then words drawn from the bench's vocabulary until the text alone (no template, no special
+ * tokens) is `tokens` tokens long, overshooting by at most one word's tokens.
+ */
+export function seededText(path: string, tokens: number, seed: number, lead = ""): string {
+  const { tokenizer } = promptModelOf(path);
+  const random = seededRandom(seed);
+  const words = lead === "" ? [] : [lead];
+  const count = () => tokenizer.encode(words.join(" "), { addSpecial: false, parseSpecial: false }).length;
+  // Half the missing tokens' worth of words at a time (a word is at least one token), then one by one.
+  for (let have = count(); have < tokens; have = count()) {
+    for (let i = Math.max(1, Math.floor((tokens - have) / 2)); i > 0; i--) words.push(WORDS[Math.floor(random() * WORDS.length)]);
+  }
+  return words.join(" ");
 }
 
 /** A chat completions body: temperature 0; streamed with a final usage chunk unless `stream` is false. */

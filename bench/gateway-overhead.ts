@@ -37,33 +37,21 @@
 // which configuration goes first (serve/gateway, gateway/serve, ...), so neither always runs first. Ratios and added
 // TTFT are paired within a round and reported as the median over rounds with the spread (min to max).
 import type { ChildProcess } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { KV_BLOCK_SIZE } from "../engine/load.js";
-import { openDatabase } from "../server/platform/db/open-database.js";
-import { deleteKeys, inspectionClient, TEST_REDIS_URL } from "../server/platform/limits/testing/redis.js";
-import { createPlatformStores } from "../server/platform/store/platform-stores.js";
-import { dropSchema, TEST_POSTGRES_URL } from "../server/platform/testing/test-databases.js";
 import { type LoomProcess, startLoom } from "../server/testing/loom-process.js";
-import { ensureTestModel } from "../scripts/test-models.js";
-import { type ModelDtype, parseModelDtype } from "../scripts/model-dtypes.js";
-import { PRESET_NAMES, TINY_PRESET_NAMES } from "../scripts/model-presets.js";
-import { benchModelPath, median, percentile, printHeader } from "./bench-models.js";
+import { median, percentile, printHeader } from "./bench-models.js";
 import { type Conversation, buildConversations, openAiBody, parseRange } from "./chat-workload.js";
+import { DEFAULT_MODEL, RAISED_LIMITS, REQUEST_LIMITS_ONLY, modelFile, openBenchPlatform, servedSlug, stop } from "./cluster-bench.js";
 import { type LoadClient, type RequestTiming, processClient } from "./http-load-client.js";
 import { processCpuSeconds } from "./machine.js";
 
-const DEFAULT_MODEL = "smollm2-135m:q8_0";
 const CONFIGURATIONS = ["serve", "gateway"] as const;
 type ConfigurationName = (typeof CONFIGURATIONS)[number];
 const LABEL: Record<ConfigurationName, string> = { serve: "loom serve", gateway: "gateway + 1 worker" };
-/** Limits high enough that the bench never meets them (the buckets are still reserved and corrected). */
-const RAISED_LIMITS = { requestsPerMinute: 1_000_000_000, tokensPerMinute: 1_000_000_000_000, tokensPerDay: 1_000_000_000_000 };
-/** --token-limits off: requests per minute only, so admission counts no prompt tokens. */
-const REQUEST_LIMITS_ONLY = { requestsPerMinute: 1_000_000_000, tokensPerMinute: null, tokensPerDay: null };
 /** Targets of issue 19. */
 const TARGET_COST_PERCENT = 3;
 const TARGET_ADDED_P50_MS = 2;
@@ -100,33 +88,6 @@ interface Run {
 }
 
 type Outcome = { run: Run; error?: undefined } | { run?: undefined; error: string };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Stops a child with SIGTERM (usage committed as it exits), SIGKILL if it takes over 10 s. */
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-/** The chat-completions slug `base` lists, once it lists one (a gateway: once it has connected to the worker). */
-async function servedSlug(base: string, key: string, describe: () => string): Promise<string> {
-  const deadline = performance.now() + 60_000;
-  for (;;) {
-    const response = await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${key}` } }).catch(() => undefined);
-    if (response?.ok) {
-      const listing = (await response.json()) as { data: Array<{ id: string }> };
-      const slug = listing.data.map((entry) => entry.id).find((id) => id.startsWith("service/tim-"));
-      if (slug !== undefined) return slug;
-    }
-    if (performance.now() > deadline) throw new Error(`${base} listed no chat model within 60 s: ${describe()}`);
-    await sleep(50);
-  }
-}
 
 /** Starts a configuration's processes, ready to serve; `children` collects them for the cleanup. */
 async function start(name: ConfigurationName, setup: Setup, maxSequences: number, children: ChildProcess[]): Promise<Running> {
@@ -205,16 +166,6 @@ function spread(values: number[], digits: number, unit = ""): string {
   return `${fixed(median(finite), digits)}${unit} (${fixed(Math.min(...finite), digits)} to ${fixed(Math.max(...finite), digits)})`;
 }
 
-/** The model file for `preset:dtype`: a tiny preset's cached test model, else the bench model (generated if missing). */
-async function modelFile(spec: string): Promise<{ path: string; preset: string; dtype: ModelDtype }> {
-  const [preset, dtypeText, extra] = spec.split(":");
-  if (!preset || !dtypeText || extra !== undefined) throw new RangeError(`--model must be preset:dtype, e.g. ${DEFAULT_MODEL} or tiny-qwen3:q8_0; got ${spec}`);
-  if (!PRESET_NAMES.includes(preset)) throw new RangeError(`--model: no preset ${preset}; presets: ${PRESET_NAMES.join(", ")}`);
-  const dtype = parseModelDtype(dtypeText);
-  const path = TINY_PRESET_NAMES.includes(preset) ? await ensureTestModel(preset, "gguf", dtype) : await benchModelPath(preset, dtype);
-  return { path, preset, dtype };
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -243,37 +194,21 @@ async function main(): Promise<void> {
   }
   if (fixedRequests !== undefined && fixedRequests < Math.max(...levels)) throw new RangeError(`--requests ${fixedRequests}: at least N requests per run (N up to ${Math.max(...levels)})`);
   if (context < prompt.max + decode + 1) throw new RangeError(`--context ${context} cannot hold ${prompt.max} prompt tokens and ${decode} output tokens`);
-  const databaseUrl = values["database-url"] ?? TEST_POSTGRES_URL;
-  if (databaseUrl === undefined) throw new Error("no PostgreSQL at 127.0.0.1:5432 (database test) answered; pass --database-url");
-  const redisUrl = values["redis-url"] ?? TEST_REDIS_URL;
   const modelSpec = values.model ?? DEFAULT_MODEL;
   const model = await modelFile(modelSpec);
   const requestsAt = (n: number) => fixedRequests ?? Math.max(2 * n, minRequests);
   const sequencesAt = (n: number) => fixedSequences ?? n;
 
   // The platform: a schema of its own, one organization and one inference key, shared by both configurations.
-  const schema = `loom_bench_${randomBytes(6).toString("hex")}`;
-  const prefix = `loom-bench:gateway-overhead:${randomUUID()}:`;
-  const clusterPrefix = `${prefix}cluster:`;
-  const limitsPrefix = `${prefix}limits:`;
-  const database = await openDatabase({ url: databaseUrl, schema, poolSize: 2 });
+  const platform = await openBenchPlatform({
+    bench: "gateway-overhead", databaseUrl: values["database-url"], redisUrl: values["redis-url"], limits: tokenLimits === "on" ? RAISED_LIMITS : REQUEST_LIMITS_ONLY,
+  });
+  const { stores, organizationId, key, postgresVersion, redisVersion } = platform;
   const scratch = mkdtempSync(join(tmpdir(), "loom-gateway-overhead-"));
   const children: ChildProcess[] = [];
   const client = processClient();
   try {
-    const stores = createPlatformStores(database);
-    const organization = await stores.organizations.create("gateway-overhead bench", tokenLimits === "on" ? RAISED_LIMITS : REQUEST_LIMITS_ONLY);
-    const { key } = await stores.keys.create(organization.id, "inference", "bench");
-    const [{ server_version: postgresVersion }] = await database.query<{ server_version: string }>("SHOW server_version");
-    const redis = inspectionClient(redisUrl);
-    const redisVersion = /redis_version:(\S+)/.exec(await redis.info("server"))?.[1] ?? "unknown";
-    redis.disconnect();
-    const { LOOM_DATABASE_URL, LOOM_REDIS_URL, LOOM_API_KEYS, LOOM_MODEL, ...inherited } = process.env;
-    const setup: Setup = {
-      modelPath: model.path, threads, context, redisUrl, scratch, key,
-      schemaUrl: `${databaseUrl}${databaseUrl.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
-      env: { ...inherited, LOOM_CLUSTER_TOKEN: randomBytes(24).toString("hex"), LOOM_CLUSTER_KEY_PREFIX: clusterPrefix, LOOM_REDIS_KEY_PREFIX: limitsPrefix },
-    };
+    const setup: Setup = { modelPath: model.path, threads, context, redisUrl: platform.redisUrl, scratch, key, schemaUrl: platform.schemaUrl, env: platform.env };
 
     const command = `node dist/bench/gateway-overhead.js --concurrency ${levels.join(",")}${fixedRequests !== undefined ? ` --requests ${fixedRequests}` : ""} --decode ${decode} `
       + `--repeats ${repeats} --model ${modelSpec} --threads ${threads} --prompt ${prompt.min}-${prompt.max} --context ${context}`
@@ -283,7 +218,7 @@ async function main(): Promise<void> {
         + `max sequences ${fixedSequences ?? "N"}, default KV budget`,
       `configurations: ${LABEL.serve} (the platform and the engine in one process) | ${LABEL.gateway} (loom gateway -> WebSocket /cluster -> loom worker), one at a time, `
         + `each started fresh per run and primed untimed`,
-      `platform: PostgreSQL ${postgresVersion} (${databaseUrl.replace(/\/\/[^@/]*@/, "//")}, schema ${schema}, dropped after), Redis ${redisVersion} (${redisUrl}) for limits `
+      `platform: ${platform.describe()} for limits `
         + `and discovery; one organization, one inference key; `
         + (tokenLimits === "on"
           ? "limits raised (requests/min, tokens/min, tokens/day buckets still reserved): admission counts each prompt (serve: on its HTTP thread; gateway: asks the worker)"
@@ -377,7 +312,7 @@ async function main(): Promise<void> {
 
     // Every request sent (primes and warm-ups too) must be in the platform's usage, whichever configuration served it.
     const days = [...new Set([machine.date, new Date().toISOString().slice(0, 10)])];
-    const usage = (await Promise.all(days.map((day) => stores.usage.today(organization.id, day)))).flat();
+    const usage = (await Promise.all(days.map((day) => stores.usage.today(organizationId, day)))).flat();
     const recorded = sum(usage.map((row) => row.requests));
 
     console.log("");
@@ -398,10 +333,7 @@ async function main(): Promise<void> {
   } finally {
     client.close();
     await Promise.all(children.map(stop));
-    await database.close().catch(() => undefined);
-    await dropSchema(databaseUrl, schema).catch((error: unknown) => console.error(`cleanup: dropping schema ${schema}: ${(error as Error).message}`));
-    await deleteKeys(clusterPrefix, redisUrl).catch(() => undefined);
-    await deleteKeys(limitsPrefix, redisUrl).catch(() => undefined);
+    await platform.close();
     rmSync(scratch, { recursive: true, force: true });
   }
 }
