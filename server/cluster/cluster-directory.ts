@@ -103,7 +103,12 @@ export class ClusterDirectory {
     }
     this.#retry.delete(record.id);
     if (link.closed || this.#closed) return;
-    for (const model of description.models) this.#model(model).engineOf(description.pool).add(link);
+    for (const model of description.models) {
+      this.#model(model).engineOf(description.pool).add(link);
+      // Its tokenizer may have arrived with the hello, before the model's entry existed.
+      const source = link.promptSource(modelKey(model));
+      if (source) this.#promptModel(modelKey(model), source);
+    }
     this.#publishModels();
   }
 

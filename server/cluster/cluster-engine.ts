@@ -99,7 +99,7 @@ export class ClusterEngine implements ServingEngine {
           if (!started && !retried) send(new Set([...excluded, link]), true);
           else fail(`the worker running this request was lost: ${error.message}`, error);
         },
-      });
+      }, hashes);
       if (!sent) send(new Set([...excluded, link]), retried);
     };
     send(new Set(), false);

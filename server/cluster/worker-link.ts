@@ -20,7 +20,15 @@ interface Pending {
   started: boolean;
   /** Events read by the client since the last credit frame. */
   read: number;
+  model: string;
+  /** The prompt's chain hashes (counted as computing there while it runs). */
+  prefix: readonly string[];
 }
+
+/** How long a sent prompt's blocks count as on their worker before it reports them (longer than any prefill). */
+const COMPUTING_MS = 60_000;
+/** After its request ends, how long they still count: its worker's cache update is on its way. */
+const COMPUTED_GRACE_MS = 2_000;
 
 /** How long connecting (and the hello) may take. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -38,6 +46,13 @@ export class WorkerLink {
   #closed: Error | undefined;
   /** Per model: the chains the worker's prefix cache holds (exact: a snapshot, then every update). */
   readonly #caches = new Map<string, { blockSize: number; hashes: Set<string> }>();
+  /**
+   * Per model: chains this gateway's requests are computing there now, until when to count them (the worker reports
+   * blocks once computed; without these, a tenant's second request during its first one's prefill would miss).
+   */
+  readonly #computing = new Map<string, Map<string, number>>();
+  /** Per model: the tokenizer and chat template the worker sent. */
+  readonly #promptSources = new Map<string, PromptModelSource>();
   readonly ready: Promise<WorkerDescription>;
 
   /**
@@ -107,13 +122,26 @@ export class WorkerLink {
     return this.#caches.get(model)?.blockSize;
   }
 
-  /** How many of the chain hashes `hashes` (a prompt's leading full blocks, first first) the worker holds in a row. */
+  /**
+   * How many of the chain hashes `hashes` (a prompt's leading full blocks, first first) the worker holds in a row:
+   * cached there, or being computed there for a request this gateway sent.
+   */
   cachedBlocks(model: string, hashes: readonly string[]): number {
-    const cache = this.#caches.get(model);
-    if (!cache) return 0;
+    const cached = this.#caches.get(model)?.hashes;
+    const computing = this.#computing.get(model);
+    const now = performance.now();
     let count = 0;
-    while (count < hashes.length && cache.hashes.has(hashes[count]!)) count++;
+    while (count < hashes.length) {
+      const hash = hashes[count]!;
+      if (!cached?.has(hash) && !((computing?.get(hash) ?? 0) > now)) break;
+      count++;
+    }
     return count;
+  }
+
+  /** The tokenizer and chat template the worker sent for `model`, once it arrived. */
+  promptSource(model: string): PromptModelSource | undefined {
+    return this.#promptSources.get(model);
   }
 
   /** This gateway's requests on the worker now. */
@@ -122,9 +150,10 @@ export class WorkerLink {
   }
 
   /** Sends a request for the worker's model `model`; its events go to `sink`. False when the connection has ended. */
-  submit(model: string, request: EngineRequest & { id: string }, sink: LinkedRequest): boolean {
+  submit(model: string, request: EngineRequest & { id: string }, sink: LinkedRequest, prefix: readonly string[] = []): boolean {
     if (this.#closed || this.#socket.readyState !== WebSocket.OPEN) return false;
-    this.#requests.set(request.id, { sink, started: false, read: 0 });
+    this.#requests.set(request.id, { sink, started: false, read: 0, model, prefix });
+    this.#markComputing(model, prefix, COMPUTING_MS);
     this.#sentSinceReport++;
     this.#send({ type: "submit", model, request });
     return true;
@@ -191,6 +220,7 @@ export class WorkerLink {
         this.#sentSinceReport = 0;
         return;
       case "prompt-model":
+        this.#promptSources.set(frame.model, frame.source);
         this.onPromptModel(frame.model, frame.source);
         return;
       case "cache-snapshot":
@@ -205,6 +235,16 @@ export class WorkerLink {
         return;
       }
     }
+  }
+
+  /** Counts `prefix` as on this worker for `ms` from now (replacing what it had), dropping expired entries. */
+  #markComputing(model: string, prefix: readonly string[], ms: number): void {
+    if (prefix.length === 0) return;
+    let computing = this.#computing.get(model);
+    if (!computing) this.#computing.set(model, (computing = new Map()));
+    const now = performance.now();
+    for (const [hash, until] of computing) if (until <= now) computing.delete(hash);
+    for (const hash of prefix) computing.set(hash, now + ms);
   }
 
   #end(error: Error, onClose: (link: WorkerLink, error: Error) => void): void {
