@@ -13,10 +13,8 @@
 // at a time: W x `loom worker --model <file> --register <redis> --port 0 --threads T --context C --max-sequences S
 // --kv-cache-mb M` (the same flags for every policy) and `loom gateway --database-url <schema URL> --redis-url <redis>
 // --port 0 --routing <policy>` (each policy's cluster under a Redis prefix of its own), on one PostgreSQL schema of
-// their own (bench/cluster-bench.ts), one organization and one inference key. The organization has requests per
-// minute only unless --token-limits on: with token limits, admission has a worker count each prompt, and a worker's
-// engine thread answers between steps, which during a long prompt's prefill can take seconds: TTFT would then
-// measure that wait as much as the routing.
+// their own (bench/cluster-bench.ts), one organization and one inference key, with the default organization limits
+// (admission counts each prompt on the gateway, with the tokenizer the workers sent) unless --token-limits off.
 // The KV cache is sized so that routing matters: with room for every tenant's system prompt on every worker, round
 // robin would end up caching every tenant everywhere and the comparison would say nothing. Each worker gets room for
 // the requests of --kv-tenants tenants (default half of them): K x ceil((longest prompt + decode) / 16) blocks of 16
@@ -151,7 +149,7 @@ async function main(): Promise<void> {
   const kvTenants = Number(values["kv-tenants"] ?? Math.ceil(tenants / 2));
   const questionTokens = parseRange(values["question-tokens"] ?? "8-24", "question-tokens");
   const policies = (values.policies ?? "cache-aware,round-robin").split(",") as RoutingPolicy[];
-  const tokenLimits = values["token-limits"] ?? "off";
+  const tokenLimits = values["token-limits"] ?? "on";
   for (const [name, value] of Object.entries({ tenants, "system-tokens": systemTokens, questions, clients, workers, threads, decode, "kv-tenants": kvTenants })) {
     if (!Number.isInteger(value) || value < 1) throw new RangeError(`--${name} must be a positive integer, got ${value}`);
   }

@@ -10,7 +10,7 @@
 // --threads T --context C --max-sequences S --kv-cache-mb M` and `loom gateway --database-url <schema URL>
 // --redis-url <redis> --port 0 [--routing P]` (the gateway's default routing unless --routing), each count's cluster
 // under a Redis prefix of its own, on one PostgreSQL schema (bench/cluster-bench.ts), one organization and one
-// inference key (requests per minute only unless --token-limits on). S = the run's client loops (any one worker
+// inference key (the default organization limits unless --token-limits off). S = the run's client loops (any one worker
 // could take every request) and M holds S full contexts in f32, so nothing waits for KV.
 // Load: --concurrency N client loops per worker, N x W in all (the same N sequences per worker at every W, so the
 // only change is the worker count), closed loops (node:http keep-alive) in a forked client process
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
   const prompt = parseRange(values.prompt ?? "32-48", "prompt");
   const context = Number(values.context ?? Math.ceil((prompt.max + decode + 16) / KV_BLOCK_SIZE) * KV_BLOCK_SIZE);
   const routing = values.routing as RoutingPolicy | undefined;
-  const tokenLimits = values["token-limits"] ?? "off";
+  const tokenLimits = values["token-limits"] ?? "on";
   for (const [name, value] of Object.entries({ concurrency: perWorker, requests: requestsPerWorker, decode, threads, context, ...Object.fromEntries(counts.map((n, i) => [`workers[${i}]`, n])) })) {
     if (!Number.isInteger(value) || value < 1) throw new RangeError(`--${name} must be a positive integer, got ${value}`);
   }
