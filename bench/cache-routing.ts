@@ -217,7 +217,7 @@ async function main(): Promise<void> {
         + `of ${questionTokens.min}-${questionTokens.max} tokens; ${tenants * questions} streaming chat completions, max_tokens ${decode}, temperature 0, in ${questions} rounds `
         + `(every tenant once per round, seeded order), from ${clients} closed client loops; no prefix warmed (warm-up: ${workers} requests sharing no block with any tenant)`,
       `platform: ${platform.describe()}; one organization, one inference key, `
-        + (tokenLimits === "on" ? "token limits on (admission has a worker count each prompt)" : "requests/min only (admission counts no prompt tokens)"),
+        + (tokenLimits === "on" ? "token limits on (the gateway counts each prompt at admission)" : "requests/min only (admission counts no prompt tokens)"),
       `load average at the start (1/5/15 min): ${loadavg().map((x) => x.toFixed(2)).join(" / ")}`,
     ]);
 

@@ -23,7 +23,8 @@ export const GATEWAY_USAGE = `Usage: loom gateway --database-url <url> --redis-u
   --host <address>     address to listen on (default 127.0.0.1)
   --port N             port (default 8080; 0 = any free port)
   --cache-load-margin N  a request goes to the worker holding the longest cached prefix of its prompt unless
-                       that worker has more than N requests in flight beyond the least loaded one (default 4)
+                       that worker has more than N requests in flight beyond the least loaded one (default: twice
+                       that worker's capacity, its --max-sequences)
   --routing <policy>   cache-aware (default), least-load, or round-robin (for comparison)
   --config <file>      as loom serve (limits, runs, payments; its models and apiKeys do not apply)
   --limits-fail-open   as loom serve
@@ -57,7 +58,7 @@ export async function runGateway(argv: string[]): Promise<void> {
   const token = clusterToken();
   const host = values.host ?? "127.0.0.1";
   const port = parseInteger("--port", values.port, 8080, 0);
-  const cacheLoadMargin = parseInteger("--cache-load-margin", values["cache-load-margin"], 4, 0);
+  const cacheLoadMargin = values["cache-load-margin"] === undefined ? undefined : parseInteger("--cache-load-margin", values["cache-load-margin"], 0, 0);
   const routing = (values.routing ?? "cache-aware") as RoutingPolicy;
   if (!ROUTING_POLICIES.includes(routing)) throw new UsageError(`--routing must be ${ROUTING_POLICIES.join(", ")}, got ${JSON.stringify(values.routing?.slice(0, 40))}`);
   const searchUrl = values["search-url"] ?? config.runs?.searchUrl;

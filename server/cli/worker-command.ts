@@ -10,7 +10,7 @@ import { WorkerEngine } from "../../engine/host/worker-engine.js";
 import { PromptCounter } from "../../engine/prompt-counter.js";
 import { type WorkerDescription, modelKey } from "../cluster/frames.js";
 import { startWorkerServer } from "../cluster/worker-server.js";
-import { DEFAULT_CLUSTER_PREFIX, WorkerRegistry, startHeartbeat } from "../cluster/worker-registry.js";
+import { DEFAULT_CLUSTER_PREFIX, type WorkerRecord, WorkerRegistry, startHeartbeat } from "../cluster/worker-registry.js";
 import { loadUws } from "../http/uws.js";
 import { defaultSlugs } from "../models.js";
 import { resolveModelPath } from "./default-model.js";
@@ -86,10 +86,10 @@ export async function runWorker(argv: string[]): Promise<void> {
   await redis.connect();
   const registry = new WorkerRegistry(redis, process.env.LOOM_CLUSTER_KEY_PREFIX || DEFAULT_CLUSTER_PREFIX);
   // The KV figure trails by one beat: stats() crosses to the engine thread, and a record is written synchronously.
-  let kvBlocksFree: number | undefined;
-  const record = () => {
-    engine.stats().then((stats) => { kvBlocksFree = stats.kvBlocks.free; }, () => undefined);
-    return { ...description, url, heartbeatMs, inFlight: server.inFlight, ...(kvBlocksFree === undefined ? {} : { kvBlocksFree }) };
+  let kv: Pick<WorkerRecord, "kvBlocksFree" | "prefixCacheBlocks"> = {};
+  const record = (): WorkerRecord => {
+    engine.stats().then((stats) => { kv = { kvBlocksFree: stats.kvBlocks.free, prefixCacheBlocks: stats.kvBlocks.cached + stats.kvBlocks.used }; }, () => undefined);
+    return { ...description, url, heartbeatMs, inFlight: server.inFlight, ...kv };
   };
   const heartbeat = startHeartbeat(registry, record, (error) => process.stderr.write(`loom worker: renewing the record in Redis failed: ${error.message}\n`));
   await heartbeat.first;

@@ -27,7 +27,7 @@ export interface ClusterDirectoryOptions {
   token: string;
   /** How often Redis is read (default 250 ms: a lapsed heartbeat is noticed well within two beats). */
   pollMs?: number;
-  /** Requests in flight the holder of a prompt's cached prefix may have beyond the least loaded worker (default 4). */
+  /** Requests in flight the holder of a prompt's cached prefix may have beyond the least loaded worker (default: twice its capacity). */
   cacheLoadMargin?: number;
   /** How workers are picked (default cache-aware). */
   routing?: RoutingPolicy;
@@ -122,7 +122,7 @@ export class ClusterDirectory {
       const shared: ClusterShared = {
         otherLinks: () => [...pools.values()].flatMap((engine) => engine.links),
         prefixHashes: (request, blockSize) => prefixHashes(served, request, blockSize),
-        loadMargin: this.options.cacheLoadMargin ?? 4,
+        loadMargin: this.options.cacheLoadMargin,
         policy: this.options.routing ?? "cache-aware",
       };
       const engineOf = (pool: string) => {

@@ -14,8 +14,8 @@ export interface ClusterShared {
   otherLinks(): WorkerLink[];
   /** The chain hashes of a request's prompt blocks (block-hash.ts), or undefined when it cannot be tokenized here. */
   prefixHashes(request: EngineRequest, blockSize: number): string[] | undefined;
-  /** Requests in flight a prefix holder may have beyond the least loaded worker and still be chosen. */
-  loadMargin: number;
+  /** Requests in flight a prefix holder may have beyond the least loaded worker and still be chosen (undefined: twice its capacity). */
+  loadMargin: number | undefined;
   policy: RoutingPolicy;
 }
 
@@ -39,7 +39,7 @@ export class ClusterEngine implements ServingEngine {
   constructor(
     readonly modelKey: string,
     readonly pool: string,
-    private readonly cluster: ClusterShared = { otherLinks: () => [], prefixHashes: () => undefined, loadMargin: 0, policy: "cache-aware" },
+    private readonly cluster: ClusterShared = { otherLinks: () => [], prefixHashes: () => undefined, loadMargin: undefined, policy: "cache-aware" },
     private readonly random: () => number = Math.random,
   ) {}
 

@@ -48,6 +48,11 @@ describe("cacheAware", () => {
     expect(cacheAware(workers, 3)?.name).toBe("a"); // b is 4 requests busier than a: over the margin
   });
 
+  it("lets a holder be twice its capacity busier than the least loaded worker by default", () => {
+    expect(cacheAware([worker("a", 0, 0), worker("b", 16, 5)], undefined)?.name).toBe("b"); // capacity 8: margin 16
+    expect(cacheAware([worker("a", 0, 0), worker("b", 17, 5)], undefined)?.name).toBe("a");
+  });
+
   it("falls back to the least loaded worker when no worker holds any of the prompt", () => {
     expect(cacheAware([worker("a", 3, 0), worker("b", 1, 0)], 4)?.name).toBe("b");
     expect(cacheAware([], 4)).toBeUndefined();

@@ -56,13 +56,14 @@ export interface CacheRouteCandidate extends RouteCandidate {
 
 /**
  * The candidate holding the most leading blocks of the prompt (the least loaded of those that tie), unless its load
- * exceeds the least loaded candidate's by more than `loadMargin` requests: then the least loaded one.
+ * exceeds the least loaded candidate's by more than `loadMargin` requests (default: twice the holder's capacity, two
+ * full batches): then the least loaded one.
  */
-export function cacheAware<T extends CacheRouteCandidate>(candidates: readonly T[], loadMargin: number, random: () => number = Math.random): T | undefined {
+export function cacheAware<T extends CacheRouteCandidate>(candidates: readonly T[], loadMargin: number | undefined, random: () => number = Math.random): T | undefined {
   const least = leastLoaded(candidates, random);
   if (!least) return undefined;
   const most = Math.max(...candidates.map((candidate) => candidate.cachedBlocks));
   if (most === 0) return least;
   const holder = leastLoaded(candidates.filter((candidate) => candidate.cachedBlocks === most), random)!;
-  return holder.load - least.load <= loadMargin ? holder : least;
+  return holder.load - least.load <= (loadMargin ?? 2 * holder.capacity) ? holder : least;
 }

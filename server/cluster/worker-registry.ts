@@ -14,6 +14,11 @@ export interface WorkerRecord extends WorkerDescription {
   inFlight: number;
   /** KV cache blocks free as of the previous heartbeat (absent until first read). */
   kvBlocksFree?: number;
+  /**
+   * The prefix cache's summary as of the previous heartbeat: blocks in it (cached or in use). The chains themselves
+   * go to gateways over the connection (a snapshot, then every change), not through Redis.
+   */
+  prefixCacheBlocks?: number;
 }
 
 /** The key prefix when none is configured (LOOM_CLUSTER_KEY_PREFIX): deployments sharing one Redis set their own. */

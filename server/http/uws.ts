@@ -93,7 +93,8 @@ export function alignTimeouts(app: object): void {
 }
 
 /**
- * Binds `app` to host:port (0: any free port); resolves with the bound port and a function that stops listening.
+ * Binds `app` to host:port (0: any free port); resolves with the bound port and a function that stops listening (a
+ * second call does nothing).
  * @throws Error when the address cannot be bound.
  */
 export function bindApp(uWS: Uws, app: TemplatedApp, host: string, port: number): Promise<{ port: number; close(): void }> {
@@ -103,7 +104,14 @@ export function bindApp(uWS: Uws, app: TemplatedApp, host: string, port: number)
         reject(new Error(`could not listen on ${host}:${port} (address in use or not available)`));
         return;
       }
-      resolve({ port: uWS.us_socket_local_port(token), close: () => uWS.us_listen_socket_close(token) });
+      let closed = false;
+      // Idempotent: closing a listen socket twice crashes the process.
+      const close = () => {
+        if (closed) return;
+        closed = true;
+        uWS.us_listen_socket_close(token);
+      };
+      resolve({ port: uWS.us_socket_local_port(token), close });
     });
   });
 }
