@@ -23,8 +23,14 @@ export interface PromptModelSource {
   vocabSize: number;
 }
 
+/** Prompts whose tokens a counter remembers. */
+const RECENT_PROMPTS = 16;
+
 /** A model's prompt counter. */
 export class PromptCounter {
+  /** The last prompts' tokens, by their input as JSON, oldest first. */
+  readonly #recent = new Map<string, ArrayLike<number>>();
+
   private constructor(private readonly model: PromptModel) {}
 
   /** Reads the tokenizer and chat template of a GGUF file or Hugging Face directory (not its weights). */
@@ -57,7 +63,7 @@ export class PromptCounter {
    * @throws EngineError as count does.
    */
   tokens(request: EngineRequest, maxTokens: number): ArrayLike<number> {
-    return preparePrompt(this.model, request.input, undefined, maxTokens).tokens;
+    return this.#prepare(request, maxTokens);
   }
 
   /**
@@ -66,6 +72,28 @@ export class PromptCounter {
    * @throws EngineError as the engine would for a malformed request; "too_long" past `maxTokens`.
    */
   count(request: EngineRequest, maxTokens: number): number {
-    return preparePrompt(this.model, request.input, undefined, maxTokens).tokens.length;
+    return this.#prepare(request, maxTokens).length;
+  }
+
+  /**
+   * The prompt's tokens, remembered for the last few inputs: a gateway renders each prompt twice, to count it for
+   * admission and to hash its blocks for routing, and a 1,000-token prompt takes milliseconds to render and tokenize.
+   */
+  #prepare(request: EngineRequest, maxTokens: number): ArrayLike<number> {
+    let key: string | undefined;
+    try {
+      key = JSON.stringify(request.input);
+    } catch {
+      key = undefined; // not plain data: not remembered
+    }
+    const known = key === undefined ? undefined : this.#recent.get(key);
+    if (known && known.length <= maxTokens) return known;
+    const tokens = preparePrompt(this.model, request.input, undefined, maxTokens).tokens;
+    if (key !== undefined) {
+      this.#recent.delete(key);
+      this.#recent.set(key, tokens);
+      if (this.#recent.size > RECENT_PROMPTS) this.#recent.delete(this.#recent.keys().next().value!);
+    }
+    return tokens;
   }
 }

@@ -23,8 +23,8 @@ export const GATEWAY_USAGE = `Usage: loom gateway --database-url <url> --redis-u
   --host <address>     address to listen on (default 127.0.0.1)
   --port N             port (default 8080; 0 = any free port)
   --cache-load-margin N  a request goes to the worker holding the longest cached prefix of its prompt unless
-                       that worker has more than N requests in flight beyond the least loaded one (default: twice
-                       that worker's capacity, its --max-sequences)
+                       that worker has more than N requests in flight beyond the least loaded one (default: the
+                       prompt tokens it saves divided by the mean output tokens per request)
   --routing <policy>   cache-aware (default), least-load, or round-robin (for comparison)
   --config <file>      as loom serve (limits, runs, payments; its models and apiKeys do not apply)
   --limits-fail-open   as loom serve

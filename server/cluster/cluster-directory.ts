@@ -27,7 +27,7 @@ export interface ClusterDirectoryOptions {
   token: string;
   /** How often Redis is read (default 250 ms: a lapsed heartbeat is noticed well within two beats). */
   pollMs?: number;
-  /** Requests in flight the holder of a prompt's cached prefix may have beyond the least loaded worker (default: twice its capacity). */
+  /** A fixed number of requests in flight the holder of a prompt's cached prefix may have beyond the least loaded worker (default: derived, see routing.ts). */
   cacheLoadMargin?: number;
   /** How workers are picked (default cache-aware). */
   routing?: RoutingPolicy;
@@ -179,10 +179,11 @@ export class ClusterDirectory {
 }
 
 /** A request's prompt as chain hashes, or undefined when the model's tokenizer has not arrived or the prompt is invalid. */
-function prefixHashes(served: ServedModel, request: EngineRequest, blockSize: number): string[] | undefined {
+function prefixHashes(served: ServedModel, request: EngineRequest, blockSize: number): { hashes: string[]; promptTokens: number } | undefined {
   if (!served.promptCounter) return undefined;
   try {
-    return chainHashes(served.promptCounter.tokens(request, served.model.contextSize), blockSize);
+    const tokens = served.promptCounter.tokens(request, served.model.contextSize);
+    return { hashes: chainHashes(tokens, blockSize), promptTokens: tokens.length };
   } catch {
     return undefined; // the worker reports what is wrong with it
   }

@@ -8,13 +8,21 @@ import { EngineError, type EngineEvent, type EngineRequest, type EngineStats } f
 import { type RoutingCounters, type RoutingPolicy, cacheAware, leastLoaded } from "./routing.js";
 import type { WorkerLink } from "./worker-link.js";
 
+/** The mean output length assumed before any request finished. */
+const INITIAL_MEAN_OUTPUT_TOKENS = 32;
+/** The weight of each finished request in the running mean (about the last 50 count). */
+const MEAN_WEIGHT = 0.02;
+
 /** What a model's engines (one per pool) share. */
 export interface ClusterShared {
   /** Every worker serving the model, whatever its pool. */
   otherLinks(): WorkerLink[];
-  /** The chain hashes of a request's prompt blocks (block-hash.ts), or undefined when it cannot be tokenized here. */
-  prefixHashes(request: EngineRequest, blockSize: number): string[] | undefined;
-  /** Requests in flight a prefix holder may have beyond the least loaded worker and still be chosen (undefined: twice its capacity). */
+  /**
+   * The chain hashes of a request's prompt blocks (block-hash.ts) and its token count, or undefined when it cannot
+   * be tokenized here.
+   */
+  prefixHashes(request: EngineRequest, blockSize: number): { hashes: string[]; promptTokens: number } | undefined;
+  /** A fixed load margin in requests for cacheAware (undefined: derived, see routing.ts). */
   loadMargin: number | undefined;
   policy: RoutingPolicy;
 }
@@ -29,6 +37,8 @@ export class ClusterEngine implements ServingEngine {
   /** What routing did (see RoutingCounters). */
   readonly routing: RoutingCounters = { requests: 0, toCachedPrefix: 0, awayFromCachedPrefix: 0, cachedBlocksChosen: 0, cachedBlocksBest: 0, promptBlocks: 0 };
   #turn = 0;
+  /** The running mean of output tokens per finished request (what a request in flight costs a new one per step). */
+  #meanOutput = INITIAL_MEAN_OUTPUT_TOKENS;
 
   /**
    * @param pool the workers' pool it routes to (named in its errors).
@@ -77,9 +87,9 @@ export class ClusterEngine implements ServingEngine {
       channel.push({ type: "error", requestId: id, error: new EngineError("internal", message, undefined, { cause }) });
       channel.close();
     };
-    const hashes = this.#prefixHashes(request);
+    const prompt = this.#prefixHashes(request);
     const send = (excluded: ReadonlySet<WorkerLink>, retried: boolean): void => {
-      const link = this.#route(this.#candidates().filter((candidate) => !excluded.has(candidate)), hashes);
+      const link = this.#route(this.#candidates().filter((candidate) => !excluded.has(candidate)), prompt);
       if (!link) {
         fail(retried ? `the worker running this request was lost, and ${this.#noWorker().replace(/^no/, "no other")}` : this.#noWorker());
         return;
@@ -92,6 +102,7 @@ export class ClusterEngine implements ServingEngine {
             this.#running.delete(id);
             channel.close();
           }
+          if (event.type === "finish" && event.reason !== "aborted") this.#meanOutput += (event.usage.completionTokens - this.#meanOutput) * MEAN_WEIGHT;
         },
         lost: (error, started) => {
           this.#running.delete(id);
@@ -99,7 +110,7 @@ export class ClusterEngine implements ServingEngine {
           if (!started && !retried) send(new Set([...excluded, link]), true);
           else fail(`the worker running this request was lost: ${error.message}`, error);
         },
-      }, hashes);
+      }, prompt?.hashes);
       if (!sent) send(new Set([...excluded, link]), retried);
     };
     send(new Set(), false);
@@ -138,18 +149,21 @@ export class ClusterEngine implements ServingEngine {
     return link.ask<number>(this.modelKey, { method: "countTokens", request });
   }
 
-  /** The chain hashes of the prompt's leading full blocks, when the model's tokenizer and block size are known. */
-  #prefixHashes(request: EngineRequest): string[] | undefined {
+  /** The prompt's leading full blocks as chain hashes, when the model's tokenizer and block size are known. */
+  #prefixHashes(request: EngineRequest): { hashes: string[]; promptTokens: number; blockSize: number } | undefined {
     const blockSize = this.#candidates().map((link) => link.blockSize(this.modelKey)).find((size) => size !== undefined);
-    return blockSize === undefined ? undefined : this.cluster.prefixHashes(request, blockSize);
+    const prompt = blockSize === undefined ? undefined : this.cluster.prefixHashes(request, blockSize);
+    return prompt && blockSize !== undefined ? { ...prompt, blockSize } : undefined;
   }
 
   /** The worker for a request among `links` by the cluster's policy (routing.ts), counted in `routing`. */
-  #route(links: WorkerLink[], hashes: string[] | undefined): WorkerLink | undefined {
+  #route(links: WorkerLink[], prompt: { hashes: string[]; promptTokens: number; blockSize: number } | undefined): WorkerLink | undefined {
+    const hashes = prompt?.hashes;
     const candidates = links.map((link) => ({ link, load: link.load, capacity: link.capacity, cachedBlocks: hashes ? link.cachedBlocks(this.modelKey, hashes) : 0 }));
     if (candidates.length === 0) return undefined;
     const policy = this.cluster.policy;
-    const chosen = policy === "cache-aware" ? cacheAware(candidates, this.cluster.loadMargin, this.random)!
+    const options = { blockSize: prompt?.blockSize ?? 1, promptTokens: prompt?.promptTokens ?? 0, meanOutputTokens: this.#meanOutput, fixedMargin: this.cluster.loadMargin };
+    const chosen = policy === "cache-aware" ? cacheAware(candidates, options, this.random)!
       : policy === "least-load" ? leastLoaded(candidates, this.random)!
       : candidates[this.#turn++ % candidates.length]!;
     const best = Math.max(...candidates.map((candidate) => candidate.cachedBlocks));

@@ -41,24 +41,31 @@ describe("leastLoaded", () => {
 
 describe("cacheAware", () => {
   const worker = (name: string, load: number, cachedBlocks: number) => ({ name, load, capacity: 8, cachedBlocks });
+  const fixed = (fixedMargin: number) => ({ blockSize: 16, promptTokens: 1000, meanOutputTokens: 32, fixedMargin });
 
-  it("prefers the longest cached prefix while its holder is within the load margin of the least loaded worker", () => {
+  it("with a fixed margin, prefers the longest cached prefix while its holder is within it of the least loaded worker", () => {
     const workers = [worker("a", 0, 0), worker("b", 4, 10), worker("c", 2, 3)];
-    expect(cacheAware(workers, 4)?.name).toBe("b");
-    expect(cacheAware(workers, 3)?.name).toBe("a"); // b is 4 requests busier than a: over the margin
+    expect(cacheAware(workers, fixed(4))?.name).toBe("b");
+    expect(cacheAware(workers, fixed(3))?.name).toBe("a"); // b is 4 requests busier than a: over the margin
   });
 
-  it("lets a holder be twice its capacity busier than the least loaded worker by default", () => {
-    expect(cacheAware([worker("a", 0, 0), worker("b", 16, 5)], undefined)?.name).toBe("b"); // capacity 8: margin 16
-    expect(cacheAware([worker("a", 0, 0), worker("b", 17, 5)], undefined)?.name).toBe("a");
+  it("by default weighs the prompt tokens a holder saves against its extra load times the mean output length", () => {
+    // A 1,000-token system prompt cached (62 blocks = 992 tokens saved), 32 output tokens per request: up to 31 more in flight.
+    const long = { blockSize: 16, promptTokens: 1000, meanOutputTokens: 32 };
+    expect(cacheAware([worker("a", 0, 0), worker("b", 31, 62)], long)?.name).toBe("b");
+    expect(cacheAware([worker("a", 0, 0), worker("b", 32, 62)], long)?.name).toBe("a");
+    // A one-block template prefix shared by every short prompt: worth less than one request in flight.
+    const short = { blockSize: 16, promptTokens: 40, meanOutputTokens: 64 };
+    expect(cacheAware([worker("a", 0, 0), worker("b", 1, 1)], short)?.name).toBe("a");
+    expect(cacheAware([worker("a", 1, 0), worker("b", 1, 1)], short)?.name).toBe("b"); // equal loads: the cache decides
   });
 
   it("falls back to the least loaded worker when no worker holds any of the prompt", () => {
-    expect(cacheAware([worker("a", 3, 0), worker("b", 1, 0)], 4)?.name).toBe("b");
-    expect(cacheAware([], 4)).toBeUndefined();
+    expect(cacheAware([worker("a", 3, 0), worker("b", 1, 0)], fixed(4))?.name).toBe("b");
+    expect(cacheAware([], fixed(4))).toBeUndefined();
   });
 
   it("among holders of equally long prefixes, takes the least loaded", () => {
-    expect(cacheAware([worker("a", 3, 6), worker("b", 1, 6), worker("c", 0, 2)], 4)?.name).toBe("b");
+    expect(cacheAware([worker("a", 3, 6), worker("b", 1, 6), worker("c", 0, 2)], fixed(4))?.name).toBe("b");
   });
 });

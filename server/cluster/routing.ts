@@ -54,16 +54,36 @@ export interface CacheRouteCandidate extends RouteCandidate {
   cachedBlocks: number;
 }
 
+/** What cacheAware weighs a worker's cached prefix against its load with. */
+export interface CacheRouteOptions {
+  /** Tokens per cache block. */
+  blockSize: number;
+  /** The prompt's tokens. */
+  promptTokens: number;
+  /** Output tokens per request, on average (the gateway's running mean). */
+  meanOutputTokens: number;
+  /** A fixed margin in requests (`--cache-load-margin`) instead of the derived one. */
+  fixedMargin?: number;
+}
+
 /**
  * The candidate holding the most leading blocks of the prompt (the least loaded of those that tie), unless its load
- * exceeds the least loaded candidate's by more than `loadMargin` requests (default: twice the holder's capacity, two
- * full batches): then the least loaded one.
+ * exceeds the least loaded candidate's by more than a margin: then the least loaded one.
+ *
+ * The margin is derived unless fixed: each request in flight on a worker takes a share of every step while the new
+ * request generates, so a worker's work for it is about its uncached prompt tokens plus its requests in flight times
+ * the mean output length. The holder wins while that is smallest, i.e. while its extra load is below the prompt
+ * tokens it saves over the least loaded worker divided by the mean output length: a 1,000-token system prompt
+ * outweighs many requests in flight, a one-block chat-template prefix hardly one.
  */
-export function cacheAware<T extends CacheRouteCandidate>(candidates: readonly T[], loadMargin: number | undefined, random: () => number = Math.random): T | undefined {
+export function cacheAware<T extends CacheRouteCandidate>(candidates: readonly T[], options: CacheRouteOptions, random: () => number = Math.random): T | undefined {
   const least = leastLoaded(candidates, random);
   if (!least) return undefined;
   const most = Math.max(...candidates.map((candidate) => candidate.cachedBlocks));
   if (most === 0) return least;
   const holder = leastLoaded(candidates.filter((candidate) => candidate.cachedBlocks === most), random)!;
-  return holder.load - least.load <= (loadMargin ?? 2 * holder.capacity) ? holder : least;
+  const extraLoad = holder.load - least.load;
+  if (options.fixedMargin !== undefined) return extraLoad <= options.fixedMargin ? holder : least;
+  const savedTokens = Math.min(options.promptTokens, (holder.cachedBlocks - least.cachedBlocks) * options.blockSize);
+  return extraLoad * Math.max(1, options.meanOutputTokens) <= savedTokens ? holder : least;
 }
