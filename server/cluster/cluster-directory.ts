@@ -45,7 +45,7 @@ export class ClusterDirectory {
   /** Workers that could not be reached: when to try again (doubling from 500 ms to 30 s), and the failures so far. */
   readonly #retry = new Map<string, { at: number; failures: number }>();
   #timer: NodeJS.Timeout | undefined;
-  #polling: Promise<void> | undefined;
+  #polling: Promise<Array<Promise<void>>> | undefined;
   #closed = false;
 
   constructor(private readonly options: ClusterDirectoryOptions) {
@@ -54,7 +54,7 @@ export class ClusterDirectory {
 
   /** Reads the workers and connects to them (resolves once each answered or failed), then polls on. */
   async start(): Promise<void> {
-    await this.poll();
+    await Promise.all(await this.poll());
     this.#timer = setInterval(() => void this.poll(), this.options.pollMs ?? 250);
   }
 
@@ -63,21 +63,24 @@ export class ClusterDirectory {
     return this.#links;
   }
 
-  /** One poll: connect to new workers, drop the ones whose records expired. Polls never overlap. */
-  poll(): Promise<void> {
+  /**
+   * One poll: drop the workers whose records expired and start connecting to new ones; resolves, once Redis has
+   * answered, with the connections under way (a slow one must not hold up the next poll). Polls never overlap.
+   */
+  poll(): Promise<Array<Promise<void>>> {
     this.#polling ??= this.#poll().finally(() => { this.#polling = undefined; });
     return this.#polling;
   }
 
-  async #poll(): Promise<void> {
+  async #poll(): Promise<Array<Promise<void>>> {
     let records: WorkerRecord[];
     try {
       records = await this.options.workers.live((id, reason) => this.#log(`skipping worker ${id}: its record is malformed (${reason})`));
     } catch (error) {
       this.#log(`cannot read the workers from Redis: ${(error as Error).message}`);
-      return;
+      return [];
     }
-    if (this.#closed) return;
+    if (this.#closed) return [];
     const live = new Map(records.map((record) => [record.id, record]));
     for (const [id, link] of this.#links) {
       if (live.get(id)?.url !== link.url) link.close("its heartbeat lapsed");
@@ -85,7 +88,7 @@ export class ClusterDirectory {
     const now = Date.now();
     for (const id of this.#retry.keys()) if (!live.has(id)) this.#retry.delete(id);
     const due = [...live.values()].filter((record) => !this.#links.has(record.id) && (this.#retry.get(record.id)?.at ?? 0) <= now);
-    await Promise.all(due.map((record) => this.#connect(record)));
+    return due.map((record) => this.#connect(record));
   }
 
   async #connect(record: WorkerRecord): Promise<void> {

@@ -54,14 +54,14 @@ export class WorkerLink {
   /** Per model: the tokenizer and chat template the worker sent. */
   readonly #promptSources = new Map<string, PromptModelSource>();
   readonly ready: Promise<WorkerDescription>;
+  readonly #onClose: (link: WorkerLink, error: Error) => void;
 
   /**
    * Connects to the worker at `url` (http://host:port); `ready` resolves with its description once it says hello,
-   * and rejects when it refuses the token or cannot be reached. `onClose` runs once, when the connection ends;
-   * `onPromptModel` with each model's tokenizer and chat template, which the worker sends after its hello.
+   * and rejects when it refuses the token, cannot be reached, or sends no hello within CONNECT_TIMEOUT_MS.
+   * `onClose` runs once, when the connection ends; `onPromptModel` with each model's tokenizer and chat template,
+   * which the worker sends after its hello.
    */
-  readonly #onClose: (link: WorkerLink, error: Error) => void;
-
   constructor(readonly url: string, token: string, onClose: (link: WorkerLink, error: Error) => void, private readonly onPromptModel: (model: string, source: PromptModelSource) => void = () => undefined) {
     this.#onClose = onClose;
     const socket = new WebSocket(`${url.replace(/^http/, "ws")}/cluster`, { headers: { authorization: `Bearer ${token}` }, maxPayload: MAX_FRAME_BYTES, handshakeTimeout: CONNECT_TIMEOUT_MS });
@@ -95,6 +95,11 @@ export class WorkerLink {
       });
     });
     this.ready.catch(() => undefined); // observed by whoever awaits it; a failed connect also ends through close
+    // Something that accepts the upgrade but never says hello is not a worker.
+    const helloTimer = setTimeout(() => {
+      if (!this.#description) this.close(`no hello within ${CONNECT_TIMEOUT_MS / 1000} s`);
+    }, CONNECT_TIMEOUT_MS);
+    this.ready.finally(() => clearTimeout(helloTimer)).catch(() => undefined);
   }
 
   /** The worker's hello, once received. */

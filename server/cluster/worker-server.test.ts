@@ -2,7 +2,7 @@
 // the credit its gateway grants (a slow client holds its stream on the worker, not in the gateway's memory); a
 // malformed frame drops that gateway's connection and no one else's; a request a worker cannot serve fails alone.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import WebSocket from "ws";
+import WebSocket, { WebSocketServer } from "ws";
 import type { EngineEvent } from "../../engine/request.js";
 import { SCRIPTED_MODEL, ScriptedEngine } from "../testing/scripted-engine.js";
 import { STREAM_WINDOW, encodeFrame } from "./frames.js";
@@ -80,5 +80,17 @@ describe("worker server", () => {
     expect(event.type).toBe("error");
     expect((event as { error: Error }).error.message).toMatch(/does not serve "other"/);
     link.close("done");
+  });
+
+  it("gives up on a peer that accepts the connection but never says hello", async () => {
+    const silent = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    await new Promise((resolve) => silent.once("listening", resolve));
+    const { port } = silent.address() as { port: number };
+    let closedWith: Error | undefined;
+    const link = new WorkerLink(`http://127.0.0.1:${port}`, TOKEN, (_link, error) => { closedWith = error; });
+    await expect(link.ready).rejects.toThrow();
+    expect(closedWith?.message).toMatch(/no hello within 5 s/);
+    expect(link.closed).toBe(true);
+    silent.close();
   });
 });

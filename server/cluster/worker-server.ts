@@ -71,10 +71,14 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
   let submitted = 0;
 
   const send = (socket: WebSocket<Connection>, frame: FromWorkerFrame): void => {
-    if (socket.getUserData().closed) return;
-    // 2: dropped past maxBackpressure. A gateway that silently misses an event would wait on its request forever:
-    // drop the connection instead, so that it sees a lost worker (credit keeps this from happening in practice).
-    if (socket.send(encodeFrame(frame), true) === 2) socket.end(1011, "backpressure limit");
+    try {
+      if (socket.getUserData().closed) return;
+      // 2: dropped past maxBackpressure. A gateway that silently misses an event would wait on its request forever:
+      // drop the connection instead, so that it sees a lost worker (credit keeps this from happening in practice).
+      if (socket.send(encodeFrame(frame), true) === 2) socket.end(1011, "backpressure limit");
+    } catch {
+      // Closed meanwhile (uWS throws on any use of a closed socket): its gateway is gone, nothing to tell it.
+    }
   };
   /** Tells every gateway the worker's load, at most every LOAD_INTERVAL_MS per connection. */
   const announceLoad = (): void => {
