@@ -75,6 +75,22 @@ for (const backend of TEST_BACKENDS) {
       expect(listed.apiKeys.find((entry: { keyPrefix: string }) => key.startsWith(entry.keyPrefix)).lastUsedAt).not.toBeNull();
     });
 
+    it("refuses an organization with a dedicated pool on loom serve (no pools here), naming the pool, and bills no tokens", async () => {
+      const stores = server.platform!.stores;
+      const pooled = await stores.organizations.create("Pooled", { pool: "acme-pool" });
+      const { key } = await stores.keys.create(pooled.id, "inference", "pooled");
+      const openai = new OpenAI({ apiKey: key, baseURL: `${server.base}/v1`, maxRetries: 0 });
+      const refused = await openai.chat.completions.create({ model: server.chatModel, messages: [{ role: "user", content: "hi" }], max_tokens: 3 }).catch((error: unknown) => error as InstanceType<typeof OpenAI.APIError>);
+      expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(403);
+      expect((refused as Error).message).toMatch(/dedicated pool 'acme-pool'/);
+      for (const row of await stores.usage.rows(pooled.id)) expect([row.inputTokens, row.outputTokens]).toEqual([0, 0]);
+      // Back on the shared pool, it is served.
+      await stores.organizations.update(pooled.id, { pool: null });
+      await new Promise((resolve) => setTimeout(resolve, 1100)); // the accountant's organization cache
+      const served = await openai.chat.completions.create({ model: server.chatModel, messages: [{ role: "user", content: "hi" }], max_tokens: 3 });
+      expect(served.choices).toHaveLength(1);
+    });
+
     it("GET /api/v1/usage: 401 without a key, with an unknown, a revoked or a management key; 403 without closed-beta access", async () => {
       const { id, key } = await mint(acmeManagement, "soon revoked");
       expect((await get("/api/v1/usage", bearer(key))).status).toBe(200);
