@@ -48,7 +48,7 @@ import { mean, percentile, printHeader, seededRandom } from "./bench-models.js";
 import { buildConversations, openAiBody, parseRange, promptTokenCounter, seededText } from "./chat-workload.js";
 import {
   type BenchPlatform, type Cluster, DEFAULT_MODEL, RAISED_LIMITS, REQUEST_LIMITS_ONLY, countersSince, gatewayMetrics, modelFile, openBenchPlatform,
-  routingCounters, startCluster, stop, stopCluster, submittedCounts,
+  fixed, routingCounters, startCluster, stop, stopCluster, submittedCounts, sum,
 } from "./cluster-bench.js";
 import { type LoadClient, type RequestTiming, processClient } from "./http-load-client.js";
 
@@ -79,8 +79,6 @@ interface PolicyRun {
   clusterKvBlocks: number;
 }
 
-const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
-const fixed = (x: number, digits: number) => (Number.isFinite(x) ? x.toFixed(digits) : "n/a");
 const ratio = (a: number, b: number) => (b > 0 ? a / b : a > 0 ? Number.POSITIVE_INFINITY : Number.NaN);
 
 const promptTokens = (run: PolicyRun) => sum(run.requests.map((r) => Math.max(0, r.promptTokens)));

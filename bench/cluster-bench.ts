@@ -10,7 +10,7 @@ import type { Database } from "../server/platform/contract.js";
 import { deleteKeys, inspectionClient, TEST_REDIS_URL } from "../server/platform/limits/testing/redis.js";
 import { type PlatformStores, createPlatformStores } from "../server/platform/store/platform-stores.js";
 import { dropSchema, TEST_POSTGRES_URL } from "../server/platform/testing/test-databases.js";
-import { type LoomProcess, startLoom } from "../server/testing/loom-process.js";
+import { type LoomProcess, startLoom, stopChild } from "../server/testing/loom-process.js";
 import type { RoutingCounters } from "../server/cluster/routing.js";
 import { ensureTestModel } from "../scripts/test-models.js";
 import { type ModelDtype, parseModelDtype } from "../scripts/model-dtypes.js";
@@ -27,14 +27,13 @@ export const REQUEST_LIMITS_ONLY = { requestsPerMinute: 1_000_000_000, tokensPer
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Stops a child with SIGTERM (a gateway commits its usage, a worker unpublishes itself as it exits), SIGKILL if it takes over 10 s. */
-export async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
+export const stop = stopChild;
+
+/** The sum of `values`. */
+export const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
+
+/** `x` with `digits` decimals, or "n/a" when it is not finite. */
+export const fixed = (x: number, digits: number) => (Number.isFinite(x) ? x.toFixed(digits) : "n/a");
 
 /** The chat-completions slug `base` lists, once it lists one (a gateway: once it has connected to a worker). */
 export async function servedSlug(base: string, key: string, describe: () => string): Promise<string> {

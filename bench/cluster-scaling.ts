@@ -30,7 +30,7 @@ import { ROUTING_POLICIES, type RoutingPolicy } from "../server/cluster/routing.
 import { f32KvBytes, mean, percentile, printHeader } from "./bench-models.js";
 import { buildConversations, openAiBody, parseRange } from "./chat-workload.js";
 import {
-  DEFAULT_MODEL, RAISED_LIMITS, REQUEST_LIMITS_ONLY, modelFile, openBenchPlatform, startCluster, stop, stopCluster, submittedCounts,
+  DEFAULT_MODEL, RAISED_LIMITS, REQUEST_LIMITS_ONLY, fixed, modelFile, openBenchPlatform, startCluster, stop, stopCluster, submittedCounts, sum,
 } from "./cluster-bench.js";
 import { type RequestTiming, processClient } from "./http-load-client.js";
 import { processCpuSeconds } from "./machine.js";
@@ -50,8 +50,6 @@ interface Level {
   clientCpu: number;
 }
 
-const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
-const fixed = (x: number, digits: number) => (Number.isFinite(x) ? x.toFixed(digits) : "n/a");
 const outputTokens = (level: Level) => sum(level.requests.map((r) => Math.max(0, r.outputTokens)));
 const tokensPerSecond = (level: Level) => outputTokens(level) / level.seconds;
 
