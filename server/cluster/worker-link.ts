@@ -209,7 +209,10 @@ export class WorkerLink {
         if (!pending) return;
         // "start" only reports the prompt's size; the request is under way from its admission on.
         if (event.type !== "start") pending.started = true;
-        if (event.type === "finish" || event.type === "error") this.#requests.delete(event.requestId);
+        if (event.type === "finish" || event.type === "error") {
+          this.#requests.delete(event.requestId);
+          this.#markComputing(pending.model, pending.prefix, COMPUTED_GRACE_MS);
+        }
         pending.sink.event(event);
         return;
       }
