@@ -9,7 +9,7 @@ import { openDatabase } from "../server/platform/db/open-database.js";
 import type { Database } from "../server/platform/contract.js";
 import { deleteKeys, inspectionClient, TEST_REDIS_URL } from "../server/platform/limits/testing/redis.js";
 import { type PlatformStores, createPlatformStores } from "../server/platform/store/platform-stores.js";
-import { dropSchema, TEST_POSTGRES_URL } from "../server/platform/testing/test-databases.js";
+import { dropSchema, schemaUrl, TEST_POSTGRES_URL } from "../server/platform/testing/test-databases.js";
 import { type LoomProcess, startLoom, stopChild } from "../server/testing/loom-process.js";
 import type { RoutingCounters } from "../server/cluster/routing.js";
 import { ensureTestModel } from "../scripts/test-models.js";
@@ -119,7 +119,7 @@ export async function openBenchPlatform(options: {
     const env = { ...inherited, LOOM_CLUSTER_TOKEN: randomBytes(24).toString("hex"), LOOM_CLUSTER_KEY_PREFIX: clusterPrefix, LOOM_REDIS_KEY_PREFIX: limitsPrefix };
     return {
       databaseUrl, redisUrl, schema, database, stores, organizationId: organization.id, key, prefix, clusterPrefix, limitsPrefix, env, postgresVersion, redisVersion,
-      schemaUrl: `${databaseUrl}${databaseUrl.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+      schemaUrl: schemaUrl(databaseUrl, schema),
       envFor: (tag) => ({ ...env, LOOM_CLUSTER_KEY_PREFIX: `${clusterPrefix}${tag}:` }),
       describe: () => `PostgreSQL ${postgresVersion} (${databaseUrl.replace(/\/\/[^@/]*@/, "//")}, schema ${schema}, dropped after), Redis ${redisVersion} (${redisUrl})`,
       close,

@@ -4,6 +4,7 @@ import type { ChatMessage } from "./chat/messages.js";
 import type { CompactionResult } from "./compaction/index.js";
 import type { ConstraintSpec } from "./grammar/answer.js";
 import type { SamplingParams } from "./sample/params.js";
+import type { PrefixCacheChange } from "./kv/prefix-index.js";
 
 /** What to continue: a conversation rendered with the model's chat template, raw text, or token ids. */
 export type EngineInput =
@@ -157,9 +158,7 @@ export interface EngineStats {
  * Prefix-cache chains (block-hash.ts) an engine added and removed since its last report, sent after each step that
  * changed any; `reset`: the cache was emptied first (a restarted engine thread starts with nothing cached).
  */
-export interface PrefixCacheUpdate {
-  added: string[];
-  removed: string[];
+export interface PrefixCacheUpdate extends PrefixCacheChange {
   reset?: true;
 }
 

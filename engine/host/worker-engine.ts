@@ -11,6 +11,7 @@ import { EventChannel } from "../event-channel.js";
 import type { LoadOptions } from "../load.js";
 import { PACKAGE_ROOT } from "../../kernels/package-root.js";
 import { EngineError, type EngineEvent, type EngineRequest, type EngineStats, type PrefixCacheSnapshot, type PrefixCacheUpdate } from "../request.js";
+import { PendingCalls } from "./pending-calls.js";
 import { type EngineQuestion, type EngineWorkerData, type FromWorker, type ModelInfo, type ToWorker, receivedError, receivedEvent } from "./messages.js";
 
 /** Options for {@link WorkerEngine.start}. */
@@ -61,10 +62,9 @@ export class WorkerEngine implements ServingEngine {
   readonly #data: EngineWorkerData;
   readonly #streams = new Map<string, InFlight>();
   /** Questions sent to the engine thread and not yet answered. */
-  readonly #calls = new Map<number, { resolve: (answer: never) => void; reject: (error: Error) => void }>();
+  readonly #calls = new PendingCalls();
   readonly #cacheListeners = new Set<(update: PrefixCacheUpdate) => void>();
   #waiting = 0;
-  #callCount = 0;
   #arrivals = 0;
   #closing = false;
   #lastCrashAt = Number.NEGATIVE_INFINITY;
@@ -159,16 +159,10 @@ export class WorkerEngine implements ServingEngine {
   /** Sends a question to the engine thread; resolves with its answer. */
   #ask<T>(question: EngineQuestion): Promise<T> {
     if (this.#unavailable) return Promise.reject(this.#unavailable);
-    return new Promise((resolve, reject) => {
-      const call = ++this.#callCount;
-      this.#calls.set(call, { resolve: resolve as (answer: never) => void, reject });
-      try {
-        this.#post({ type: "call", call, question });
-      } catch (error) {
-        this.#calls.delete(call);
-        reject(new EngineError("invalid_request", `the request cannot be sent to the engine thread: ${(error as Error).message}`));
-      }
-    });
+    return this.#calls.ask<T>(
+      (call) => this.#post({ type: "call", call, question }),
+      (error) => new EngineError("invalid_request", `the request cannot be sent to the engine thread: ${error.message}`),
+    );
   }
 
   /**
@@ -246,13 +240,9 @@ export class WorkerEngine implements ServingEngine {
           case "cache":
             if (thread === this.#thread) this.#reportCache(message.update);
             return;
-          case "reply": {
-            const call = this.#calls.get(message.call);
-            this.#calls.delete(message.call);
-            if ("error" in message) call?.reject(receivedError(message.error));
-            else call?.resolve(message.answer as never);
+          case "reply":
+            this.#calls.settle(message);
             return;
-          }
         }
       });
       thread.worker.on("error", (error) => {
@@ -275,8 +265,7 @@ export class WorkerEngine implements ServingEngine {
     }
     this.#streams.clear();
     this.#waiting = 0;
-    for (const call of this.#calls.values()) call.reject(new Error(message, { cause }));
-    this.#calls.clear();
+    this.#calls.rejectAll(new Error(message, { cause }));
   }
 
   /** Hands an event to its request's stream and keeps the waiting count. */

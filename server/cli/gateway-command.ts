@@ -8,10 +8,11 @@ import { ClusterDirectory } from "../cluster/cluster-directory.js";
 import { ROUTING_POLICIES, type RoutingPolicy } from "../cluster/routing.js";
 import { DEFAULT_CLUSTER_PREFIX, WorkerRegistry } from "../cluster/worker-registry.js";
 import { loadUws } from "../http/uws.js";
+import { redisAddress } from "../platform/limits/redis-store.js";
 import { ModelRegistry } from "../models.js";
 import { readServeConfig } from "./config.js";
 import { platformOptionsOf, startService } from "./serve-command.js";
-import { clusterToken, redactUrl } from "./worker-command.js";
+import { clusterToken } from "./worker-command.js";
 
 export const GATEWAY_USAGE = `Usage: loom gateway --database-url <url> --redis-url <url> [options]
 
@@ -78,7 +79,7 @@ export async function runGateway(argv: string[]): Promise<void> {
     },
   });
   process.stderr.write(
-    `loom gateway: on http://${host}:${service.server.port} (${service.authentication}; ${service.server.http}), workers from ${redactUrl(redisUrl)}: ` +
+    `loom gateway: on http://${host}:${service.server.port} (${service.authentication}; ${service.server.http}), workers from Redis at ${redisAddress(redisUrl)}: ` +
       `${directory.workers.size} connected, serving ${registry.slugs("openai").join(", ") || "no model yet"}\n` + service.surfaces,
   );
   process.stdout.write(`${JSON.stringify({ listening: { host, port: service.server.port } })}\n`);

@@ -12,6 +12,7 @@ import { type WorkerDescription, modelKey } from "../cluster/frames.js";
 import { startWorkerServer } from "../cluster/worker-server.js";
 import { DEFAULT_CLUSTER_PREFIX, type WorkerRecord, WorkerRegistry, startHeartbeat } from "../cluster/worker-registry.js";
 import { loadUws } from "../http/uws.js";
+import { redisAddress } from "../platform/limits/redis-store.js";
 import { defaultSlugs } from "../models.js";
 import { resolveModelPath } from "./default-model.js";
 
@@ -107,7 +108,7 @@ export async function runWorker(argv: string[]): Promise<void> {
   };
   process.once("SIGINT", close);
   process.once("SIGTERM", close);
-  process.stderr.write(`loom worker: ${description.id} serving ${engine.model.path} (${engine.model.device}) to gateways at ${url}, pool ${pool}; registered in ${redactUrl(redisUrl)}\n`);
+  process.stderr.write(`loom worker: ${description.id} serving ${engine.model.path} (${engine.model.device}) to gateways at ${url}, pool ${pool}; registered in Redis at ${redisAddress(redisUrl)}\n`);
   process.stdout.write(`${JSON.stringify({ listening: { host, port: server.port }, worker: description.id })}\n`);
 }
 
@@ -117,9 +118,4 @@ export function clusterToken(env: Record<string, string | undefined> = process.e
   if (token === undefined || token === "") throw new UsageError("LOOM_CLUSTER_TOKEN is not set: gateways and workers share it, e.g. LOOM_CLUSTER_TOKEN=$(openssl rand -hex 32)");
   if (token.length < 16) throw new UsageError(`LOOM_CLUSTER_TOKEN must be at least 16 characters (it is ${token.length})`);
   return token;
-}
-
-/** A URL without its password, for logs. */
-export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@");
 }

@@ -8,7 +8,7 @@ import { chainHashes } from "../../engine/kv/block-hash.js";
 import { PromptCounter, type PromptModelSource } from "../../engine/prompt-counter.js";
 import type { EngineRequest } from "../../engine/request.js";
 import { ClusterEngine, type ClusterShared } from "./cluster-engine.js";
-import type { RoutingCounters, RoutingPolicy } from "./routing.js";
+import { type RoutingPolicy, sumRouting } from "./routing.js";
 import { type WorkerDescription, type WorkerModel, modelKey } from "./frames.js";
 import { WorkerLink } from "./worker-link.js";
 import type { WorkerRecord, WorkerRegistry } from "./worker-registry.js";
@@ -190,11 +190,4 @@ function prefixHashes(served: ServedModel, request: EngineRequest, blockSize: nu
   } catch {
     return undefined; // the worker reports what is wrong with it
   }
-}
-
-/** Counters of several pools' engines as one. */
-function sumRouting(all: readonly RoutingCounters[]): RoutingCounters {
-  const total: RoutingCounters = { requests: 0, toCachedPrefix: 0, awayFromCachedPrefix: 0, cachedBlocksChosen: 0, cachedBlocksBest: 0, promptBlocks: 0 };
-  for (const counters of all) for (const key of Object.keys(total) as (keyof RoutingCounters)[]) total[key] += counters[key];
-  return total;
 }

@@ -5,7 +5,7 @@
 import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import { EventChannel } from "../../engine/event-channel.js";
 import { EngineError, type EngineEvent, type EngineRequest, type EngineStats } from "../../engine/request.js";
-import { type RoutingCounters, type RoutingPolicy, cacheAware, leastLoaded } from "./routing.js";
+import { type RoutingCounters, type RoutingPolicy, cacheAware, leastLoaded, noRouting } from "./routing.js";
 import type { WorkerLink } from "./worker-link.js";
 
 /** The mean output length assumed before any request finished. */
@@ -35,7 +35,7 @@ export class ClusterEngine implements ServingEngine {
   #arrivals = 0;
 
   /** What routing did (see RoutingCounters). */
-  readonly routing: RoutingCounters = { requests: 0, toCachedPrefix: 0, awayFromCachedPrefix: 0, cachedBlocksChosen: 0, cachedBlocksBest: 0, promptBlocks: 0 };
+  readonly routing: RoutingCounters = noRouting();
   #turn = 0;
   /** The running mean of output tokens per finished request (what a request in flight costs a new one per step). */
   #meanOutput = INITIAL_MEAN_OUTPUT_TOKENS;

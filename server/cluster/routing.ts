@@ -24,6 +24,18 @@ export interface RoutingCounters {
   promptBlocks: number;
 }
 
+/** Counters with nothing counted yet. */
+export function noRouting(): RoutingCounters {
+  return { requests: 0, toCachedPrefix: 0, awayFromCachedPrefix: 0, cachedBlocksChosen: 0, cachedBlocksBest: 0, promptBlocks: 0 };
+}
+
+/** Several counters as one (a model's engines in every pool). */
+export function sumRouting(all: readonly RoutingCounters[]): RoutingCounters {
+  const total = noRouting();
+  for (const counters of all) for (const key of Object.keys(total) as (keyof RoutingCounters)[]) total[key] += counters[key];
+  return total;
+}
+
 /** A worker as routing sees it. */
 export interface RouteCandidate {
   /** Requests in flight on it. */

@@ -4,7 +4,8 @@
 import WebSocket from "ws";
 import type { EngineQuestion } from "../../engine/host/messages.js";
 import type { PromptModelSource } from "../../engine/prompt-counter.js";
-import { receivedError, receivedEvent } from "../../engine/host/messages.js";
+import { receivedEvent } from "../../engine/host/messages.js";
+import { PendingCalls } from "../../engine/host/pending-calls.js";
 import type { EngineEvent, EngineRequest } from "../../engine/request.js";
 import { FROM_WORKER_TYPES, type FromWorkerFrame, MAX_FRAME_BYTES, STREAM_WINDOW, type ToWorkerFrame, type WorkerDescription, decodeFrame, encodeFrame } from "./frames.js";
 
@@ -38,8 +39,7 @@ export class WorkerLink {
   #socket: WebSocket;
   #description: WorkerDescription | undefined;
   readonly #requests = new Map<string, Pending>();
-  readonly #calls = new Map<number, { resolve: (answer: never) => void; reject: (error: Error) => void }>();
-  #callCount = 0;
+  readonly #calls = new PendingCalls();
   /** The worker's last reported requests in flight, plus what this gateway sent since that report. */
   #reported = 0;
   #sentSinceReport = 0;
@@ -181,11 +181,7 @@ export class WorkerLink {
   /** Asks the worker's engine for `model` a question (its stats, a token count). */
   ask<T>(model: string, question: EngineQuestion): Promise<T> {
     if (this.#closed) return Promise.reject(this.#closed);
-    return new Promise<T>((resolve, reject) => {
-      const call = ++this.#callCount;
-      this.#calls.set(call, { resolve: resolve as (answer: never) => void, reject });
-      this.#send({ type: "call", call, model, question });
-    });
+    return this.#calls.ask<T>((call) => this.#send({ type: "call", call, model, question }));
   }
 
   /**
@@ -216,13 +212,9 @@ export class WorkerLink {
         pending.sink.event(event);
         return;
       }
-      case "reply": {
-        const call = this.#calls.get(frame.call);
-        this.#calls.delete(frame.call);
-        if ("error" in frame) call?.reject(receivedError(frame.error));
-        else call?.resolve(frame.answer as never);
+      case "reply":
+        this.#calls.settle(frame);
         return;
-      }
       case "load":
         this.#reported = frame.inFlight;
         this.#sentSinceReport = 0;
@@ -261,8 +253,7 @@ export class WorkerLink {
     const requests = [...this.#requests.values()];
     this.#requests.clear();
     for (const pending of requests) pending.sink.lost(error, pending.started);
-    for (const call of this.#calls.values()) call.reject(error);
-    this.#calls.clear();
+    this.#calls.rejectAll(error);
     onClose(this, error);
   }
 }

@@ -83,18 +83,18 @@ function malformation(text: string): WorkerRecord | string {
 }
 
 /**
- * Publishes `record()` now and every heartbeat until stopped; a failed renewal is reported and retried at the next
- * beat (the record expires only after two missed beats).
+ * Publishes `record()` now and every heartbeat (the first record's) until stopped; a failed renewal is reported and
+ * retried at the next beat (the record expires only after two missed beats).
  */
 export function startHeartbeat(registry: WorkerRegistry, record: () => WorkerRecord, onError: (error: Error) => void): { first: Promise<void>; stop(): Promise<void> } {
-  const beat = () => registry.publish(record()).catch((error: unknown) => onError(error as Error));
-  const first = registry.publish(record());
-  const timer = setInterval(() => void beat(), record().heartbeatMs);
+  const initial = record();
+  const first = registry.publish(initial);
+  const timer = setInterval(() => void registry.publish(record()).catch((error: unknown) => onError(error as Error)), initial.heartbeatMs);
   return {
     first,
     async stop() {
       clearInterval(timer);
-      await registry.remove(record().id).catch((error: unknown) => onError(error as Error));
+      await registry.remove(initial.id).catch((error: unknown) => onError(error as Error));
     },
   };
 }

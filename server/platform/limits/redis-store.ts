@@ -161,8 +161,8 @@ function bucketArguments(bucket: LimitBucket, amount: number, seed: number | und
   return [bucket.kind, String(bucket.limit), String(scale), String(amount), seed === undefined ? "" : String(seed)];
 }
 
-/** host:port of a Redis URL, without credentials, for error messages. */
-function redisAddress(url: string): string {
+/** host:port of a Redis URL, without credentials, for error messages and banners. */
+export function redisAddress(url: string): string {
   try {
     const parsed = new URL(url);
     return `${parsed.hostname}:${parsed.port || "6379"}`;
