@@ -1,12 +1,13 @@
 // SqlResponseStore on PGlite and PostgreSQL: stored responses round-trip as plain JSON, only their owner sees them,
 // expired ones are invisible before cleanup, input items page in either order, and expired rows go in bounded
-// batches.
+// batches; ResponseCleanup deletes batch after batch, one run at a time, and stops cleanly.
 import { randomBytes } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
-import type { JsonRecord, ResponseRecord } from "../../adapters/responses/store.js";
+import type { JsonRecord, ResponseRecord, ResponseStore } from "../../adapters/responses/store.js";
 import { PlatformInputError } from "../contract.js";
 import { TEST_BACKENDS, type TestDatabase } from "../testing/test-databases.js";
+import { ResponseCleanup } from "./response-cleanup.js";
 import { SqlResponseStore } from "./response-store.js";
 
 const HOUR = 60 * 60 * 1000;
@@ -55,6 +56,7 @@ for (const backend of TEST_BACKENDS) {
 
     /** Removes every row, for the tests that count what deleteExpired finds. */
     const emptyTable = () => test.database.query("DELETE FROM responses");
+    const countRows = async () => (await test.database.query<{ n: number }>("SELECT count(*)::int AS n FROM responses"))[0]!.n;
 
     it("gives back what it saved as plain JSON: nested objects, unicode, numbers, large items", async () => {
       const owner = newOwner();
@@ -220,6 +222,166 @@ for (const backend of TEST_BACKENDS) {
       expect(await store.get(live[1]!.owner, live[1]!.id)).toBeDefined();
       await expect(store.deleteExpired(now, 0)).rejects.toMatchObject({ field: "limit" });
     });
+
+    it("ResponseCleanup.runOnce deletes batch after batch until a short one, keeping unexpired responses", async () => {
+      await emptyTable();
+      const owner = newOwner();
+      for (let i = 0; i < 7; i++) await store.save(record(owner, {}, -1000 - i));
+      const live = record(owner);
+      await store.save(live);
+      const batches: number[] = [];
+      const counting: ResponseStore = {
+        ...bind(store),
+        async deleteExpired(now, limit) {
+          const deleted = await store.deleteExpired(now, limit);
+          batches.push(deleted);
+          return deleted;
+        },
+      };
+      const cleanup = new ResponseCleanup(counting, { batch: 3 });
+      expect(await cleanup.runOnce()).toBe(7);
+      expect(batches).toEqual([3, 3, 1]);
+      expect(await countRows()).toBe(1);
+      expect(await store.get(owner, live.id)).toBeDefined();
+      expect(await cleanup.runOnce()).toBe(0);
+
+      // A multiple of the batch ends with an empty batch.
+      for (let i = 0; i < 6; i++) await store.save(record(owner, {}, -1));
+      batches.length = 0;
+      expect(await cleanup.runOnce()).toBe(6);
+      expect(batches).toEqual([3, 3, 0]);
+    });
+
+    it("ResponseCleanup uses its clock: what expires later stays until then", async () => {
+      await emptyTable();
+      const owner = newOwner();
+      const soon = record(owner, {}, HOUR);
+      await store.save(soon);
+      await store.save(record(owner, {}, -1));
+      expect(await new ResponseCleanup(store).runOnce()).toBe(1);
+      expect(await new ResponseCleanup(store, { now: () => new Date(Date.now() + 2 * HOUR) }).runOnce()).toBe(1);
+      expect(await countRows()).toBe(0);
+    });
   });
 }
 
+/** The store's methods, bound, for a wrapper that replaces some of them. */
+function bind(store: ResponseStore): ResponseStore {
+  return {
+    save: (record) => store.save(record),
+    get: (owner, id) => store.get(owner, id),
+    delete: (owner, id) => store.delete(owner, id),
+    inputItems: (owner, id, page) => store.inputItems(owner, id, page),
+    deleteExpired: (now, limit) => store.deleteExpired(now, limit),
+  };
+}
+
+/** A store whose deleteExpired answers from `answer`, for the job's own behaviour (no database needed). */
+function scriptedStore(answer: (now: Date, limit: number) => Promise<number>): ResponseStore {
+  const unused = () => Promise.reject(new Error("not used"));
+  return { save: unused, get: unused, delete: unused, inputItems: unused, deleteExpired: answer };
+}
+
+describe("ResponseCleanup", () => {
+  it("never runs twice at once: a second runOnce joins the run in progress", async () => {
+    let calls = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const cleanup = new ResponseCleanup(
+      scriptedStore(async () => {
+        calls++;
+        await gate;
+        return 2;
+      }),
+      { batch: 5 },
+    );
+    const first = cleanup.runOnce();
+    const second = cleanup.runOnce();
+    expect(second).toBe(first);
+    release();
+    expect(await first).toBe(2);
+    expect(calls).toBe(1);
+    // Once it ended, a new call is a new run.
+    expect(await cleanup.runOnce()).toBe(2);
+    expect(calls).toBe(2);
+  });
+
+  it("stop() waits for the run in progress, and a failed run does not make stop() reject", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let finished = false;
+    const cleanup = new ResponseCleanup(
+      scriptedStore(async () => {
+        await gate;
+        finished = true;
+        throw new Error("database gone");
+      }),
+    );
+    const run = cleanup.runOnce();
+    run.catch(() => {});
+    let stopped = false;
+    const stopping = cleanup.stop().then(() => (stopped = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    expect(finished).toBe(true);
+    await expect(run).rejects.toThrow("database gone");
+  });
+
+  it("start() runs soon and then every interval on timers that never keep the process alive; errors go to onError", async () => {
+    const nows: Date[] = [];
+    const errors: unknown[] = [];
+    let fail = false;
+    const clock = new Date("2030-01-01T00:00:00Z");
+    const cleanup = new ResponseCleanup(
+      scriptedStore(async (now) => {
+        nows.push(now);
+        if (fail) throw new Error("boom");
+        return 0;
+      }),
+      { intervalMs: 25, onError: (error) => errors.push(error), now: () => clock },
+    );
+    // The job's own timers, seen through spies (other timers of the test process come and go meanwhile).
+    const timeouts = vi.spyOn(globalThis, "setTimeout");
+    const intervals = vi.spyOn(globalThis, "setInterval");
+    try {
+      cleanup.start();
+      cleanup.start(); // a second start changes nothing
+      expect(timeouts).toHaveBeenCalledTimes(1);
+      const first = timeouts.mock.results[0]!.value as NodeJS.Timeout;
+      timeouts.mockRestore();
+      expect(first.hasRef()).toBe(false);
+      await until(() => nows.length >= 3);
+      const every = intervals.mock.calls.flatMap((call, index) => (call[1] === 25 ? [intervals.mock.results[index]!.value as NodeJS.Timeout] : []));
+      expect(every).toHaveLength(1);
+      expect(every[0]!.hasRef()).toBe(false);
+    } finally {
+      timeouts.mockRestore();
+      intervals.mockRestore();
+    }
+    expect(nows.every((now) => now === clock)).toBe(true);
+    fail = true;
+    await until(() => errors.length >= 2);
+    expect((errors[0] as Error).message).toBe("boom");
+    await cleanup.stop();
+    const runs = nows.length;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(nows.length).toBe(runs);
+  });
+
+  it("refuses a batch or an interval below 1", () => {
+    const store = scriptedStore(async () => 0);
+    expect(() => new ResponseCleanup(store, { batch: 0 })).toThrow(RangeError);
+    expect(() => new ResponseCleanup(store, { intervalMs: 0 })).toThrow(RangeError);
+  });
+});
+
+/** Waits (up to 5 s) until `condition` holds. */
+async function until(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
