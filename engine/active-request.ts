@@ -47,6 +47,8 @@ export class ActiveRequest implements SchedulableRequest {
   readonly tokens: number[];
   readonly promptLength: number;
   readonly generated: number[] = [];
+  /** How many of `generated` the text events so far cover. */
+  private tokensEmitted = 0;
   computed = 0;
   readonly kv = new SequenceKv();
   /** KV reuse of the latest adoption, and of the first admission (what the prompt saved, for usage). */
@@ -189,6 +191,9 @@ export class ActiveRequest implements SchedulableRequest {
   }
 
   private emitText(text: string): void {
-    this.channel.push({ type: "text", requestId: this.id, text });
+    // Held-back text (a partial character, a possible stop string) is counted with the event that finally carries it.
+    const tokens = this.generated.length - this.tokensEmitted;
+    this.tokensEmitted = this.generated.length;
+    this.channel.push({ type: "text", requestId: this.id, text, tokens });
   }
 }

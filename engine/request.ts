@@ -95,7 +95,8 @@ export type EngineEvent =
       compaction?: CompactionResult;
     }
   | { type: "admitted"; requestId: string; promptTokens: number; reusedPrefixTokens: number; reusedSuffixTokens: number }
-  | { type: "text"; requestId: string; text: string }
+  /** `tokens`: generated tokens this text completes (0 or more: text can wait for the tokens after it). */
+  | { type: "text"; requestId: string; text: string; tokens?: number }
   | {
       type: "finish";
       requestId: string;

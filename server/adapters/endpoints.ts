@@ -1,4 +1,4 @@
-// The two wire formats as the HTTP layer sees them: each adapter's parser, response and stream builders, error and
+// The wire formats as the HTTP layer sees them: each adapter's parser, response and stream builders, error and
 // model-list shapes, and field names, behind one WireEndpoint interface.
 import type { WireEndpoint } from "../http/endpoint.js";
 import type { ServedModels } from "../protocol/internal.js";
@@ -6,15 +6,21 @@ import { MessagesStreamWriter, ThinkingSigner, anthropicErrorBody, messagesRespo
 import { anthropicModel, anthropicModelList } from "./anthropic/models.js";
 import { ChatCompletionStreamWriter, chatCompletionResponse, openAiErrorBody, parseChatCompletionRequest } from "./openai/index.js";
 import { openAiModel, openAiModelList } from "./openai/models.js";
+import { responsesEndpoint, type ResponsesStorage } from "./responses/endpoint.js";
 import { anthropicWireField, openAiWireField } from "./wire-fields.js";
 
 /** Options shared by the endpoints. */
 export interface EndpointOptions {
   /** Signs thinking blocks so they can be verified when clients send them back (default: a random secret). */
   signer?: ThinkingSigner;
+  /** Stored responses: with them, POST /v1/responses (the Responses API) is served too. */
+  responses?: ResponsesStorage;
 }
 
-/** POST /v1/chat/completions, POST /v1/messages (and its count_tokens) over the served models. */
+/**
+ * POST /v1/chat/completions, POST /v1/messages (and its count_tokens), and with stored responses POST /v1/responses,
+ * over the served models.
+ */
 export function createEndpoints(models: ServedModels, options: EndpointOptions = {}): WireEndpoint[] {
   const signer = options.signer ?? ThinkingSigner.withRandomSecret();
   const openai: WireEndpoint = {
@@ -48,5 +54,5 @@ export function createEndpoints(models: ServedModels, options: EndpointOptions =
       respond: (inputTokens) => ({ input_tokens: inputTokens }),
     },
   };
-  return [openai, anthropic];
+  return options.responses ? [openai, anthropic, responsesEndpoint(models, options.responses)] : [openai, anthropic];
 }

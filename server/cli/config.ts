@@ -37,6 +37,8 @@ export interface ServeConfig {
   runs?: RunsConfig;
   /** Machine endpoints' payments (README "Machine endpoints"); checked by server/machines/payments-config.ts. */
   payments?: unknown;
+  /** The Responses API's stored responses (README "Responses API"). */
+  responses?: { retentionDays?: number };
 }
 
 /** A checked config file, with the machine endpoints' payment settings resolved (undefined: the endpoints are off). */
@@ -122,6 +124,7 @@ const TOP: Shape = {
   bodyTimeoutSeconds: number(0, 3600, true),
   jsonWhitespace: oneOf("compact", "pretty"),
   runs: RUNS,
+  responses: { retentionDays: number(0, 3650, true) },
   // Checked as a whole by resolvePaymentsConfig (its rules depend on the settlement mode).
   payments: (value) => (typeof value === "object" && value !== null && !Array.isArray(value) ? undefined : "an object: { payTo, network, settlement, ... }"),
 };

@@ -9,15 +9,17 @@ import { PromptCounter } from "../../engine/prompt-counter.js";
 import { createEndpoints } from "../adapters/endpoints.js";
 import { type Authenticator, OpenAccess, StaticKeys, keysFromEnvironment } from "../http/auth.js";
 import { type LoomServer, startServer } from "../server.js";
-import { type Platform, type PlatformOptions, openPlatform } from "../platform/platform.js";
+import { type PlatformOptions, openPlatform } from "../platform/platform.js";
 import { loadUws } from "../http/uws.js";
 import { ModelRegistry, defaultSlugs } from "../models.js";
 import { type CheckedServeConfig, type ModelConfigEntry, type ServeConfig, readServeConfig } from "./config.js";
 import { resolveModelPath } from "./default-model.js";
-import { type Machines, openMachines } from "../machines/machines.js";
+import { openMachines } from "../machines/machines.js";
 import type { PaymentsSettings } from "../machines/payments-config.js";
-import { type Runs, openRuns } from "../runs/runs.js";
+import { openRuns } from "../runs/runs.js";
 import { guardedCallbackPost, runToolFactories } from "../runs/run-tools.js";
+import { defaultDataDir } from "../platform/db/data-dir.js";
+import { openResponseStorage } from "../platform/store/response-storage.js";
 
 export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
 
@@ -196,21 +198,28 @@ export async function startService(setup: ServiceSetup): Promise<StartedService>
     : undefined;
   const machines = platform && runs ? openMachines(platform, runs, config.paymentSettings) : undefined;
   const auth: Authenticator = platform ? platform.authenticator : setup.noAuth ? new OpenAccess() : new StaticKeys(keys);
+  // Stored responses live in the platform's database; without the platform, in the embedded one of the data dir.
+  const responses = openResponseStorage({
+    ...(platform ? { database: platform.database } : { dataDir: defaultDataDir() }),
+    ...(config.responses?.retentionDays !== undefined ? { retentionDays: config.responses.retentionDays } : {}),
+    onError: (error) => process.stderr.write(`loom: removing expired stored responses failed: ${(error as Error).message}\n`),
+  });
   const { maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace } = config;
-  const options = { registry, auth, accountant: platform?.accountant, endpoints: createEndpoints(registry), maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace };
+  const endpoints = createEndpoints(registry, { responses: responses.storage });
+  const options = { registry, auth, accountant: platform?.accountant, endpoints, responses: responses.storage, maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace };
   let server: LoomServer;
   try {
     server = await startServer(options, host, port, platform && runs && machines ? [platform.surface, runs.surface, machines.surface] : []);
   } catch (error) {
+    await responses.close();
     await machines?.close();
     await runs?.close();
     await platform?.close();
     throw error;
   }
-  if (platform && runs && machines) {
-    platform.offerAdminEndpoint(server.port);
-    closeOnSignals(server, platform, runs, machines, setup.onClose);
-  }
+  if (platform && runs && machines) platform.offerAdminEndpoint(server.port);
+  // In order: stop taking work, then what runs on the database, then the database.
+  closeOnSignals(server, [() => machines?.close(), () => runs?.close(), () => responses.close(), () => platform?.close(), () => setup.onClose?.()]);
   const authentication = platform ? `platform: ${platform.description}` : setup.noAuth ? "no auth" : `${keys.length} API key(s)`;
   const surfaces =
     (platform ? "  GET  /api/v1/usage, /api/v1/management/api-keys (platform)\n" : "") +
@@ -262,14 +271,17 @@ function describePayments(settings: PaymentsSettings | undefined): string {
   return `pay per run over x402: ${prices.search.usd} / ${prices.run.usd} USD in ${asset.name} (${asset.address}) on ${network.caip2} to ${settings.payTo}, settled ${how}`;
 }
 
-/** On SIGINT or SIGTERM: stop listening, give running runs back, commit pending usage, close the database, exit. */
-function closeOnSignals(server: LoomServer, platform: Platform, runs: Runs, machines: Machines, onClose?: () => Promise<void>): void {
+/**
+ * On SIGINT or SIGTERM: stop listening, then close each part in order (give running runs back, stop the stored
+ * responses' cleanup, commit pending usage, close the database), then exit.
+ */
+function closeOnSignals(server: LoomServer, closers: ReadonlyArray<() => Promise<void> | undefined>): void {
   let closing = false;
   const close = (signal: NodeJS.Signals) => {
     if (closing) return;
     closing = true;
     server.close();
-    machines.close().then(() => runs.close()).then(() => platform.close()).then(() => onClose?.()).then(
+    closers.reduce<Promise<void>>((previous, closer) => previous.then(() => closer()), Promise.resolve()).then(
       () => process.exit(signal === "SIGINT" ? 130 : 143),
       (error: unknown) => {
         process.stderr.write(`loom: closing the platform failed: ${(error as Error).message}\n`);

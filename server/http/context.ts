@@ -1,5 +1,6 @@
 // What every route of one server shares: its settings, metrics, error log, and the budget request bodies draw on.
 import type { JsonWhitespace } from "../../engine/grammar/index.js";
+import type { ResponsesStorage } from "../adapters/responses/endpoint.js";
 import type { ModelRegistry } from "../models.js";
 import { type Accountant, unmetered } from "./accounting.js";
 import type { Authenticator } from "./auth.js";
@@ -15,6 +16,8 @@ export interface ServerOptions {
   /** Admission against limits and accounting of usage (default: nothing metered). */
   accountant?: Accountant;
   endpoints: WireEndpoint[];
+  /** Where the Responses API keeps stored responses; without it, POST /v1/responses is not served. */
+  responses?: ResponsesStorage;
   /** Largest request body in bytes (default 8 MiB). */
   maxBodyBytes?: number;
   /** Bytes of request bodies being received at once across the server (default 256 MiB); past it, 503 / 529. */

@@ -2,6 +2,7 @@
 // stream of InternalEvents, shape errors and model listings, and name fields as the format does. One implementation
 // per adapter (server/adapters/endpoints.ts).
 import type { InternalEvent, InternalRequest, InternalToolCall, ProtocolError, WireFormat } from "../protocol/internal.js";
+import type { Principal } from "./auth.js";
 
 /** Identity of one response. */
 export interface ResponseMeta {
@@ -23,8 +24,8 @@ export interface CollectedResult {
 
 /** Turns events into the format's stream frames. */
 export interface StreamEncoder {
-  /** The frames (possibly none) for one event. */
-  event(event: InternalEvent): string;
+  /** The frames (possibly none) for one event; a promise where the format keeps state first (a stored response). */
+  event(event: InternalEvent): string | Promise<string>;
   /** A keep-alive frame for long silences, if the format has one. */
   ping?(): string;
 }
@@ -43,11 +44,17 @@ export interface WireEndpoint {
   path: string;
   /** @throws ProtocolError naming the bad field. */
   parse(body: unknown): InternalRequest;
-  respond(meta: ResponseMeta, result: CollectedResult): unknown;
+  /**
+   * Completes a parsed request with what the format keeps for the principal (the Responses API's stored
+   * conversation), before its prompt is counted. @throws ProtocolError (a missing stored response: 404).
+   */
+  prepare?(request: InternalRequest, principal: Principal): Promise<void>;
+  /** The whole response's body; a promise where the format keeps state first. @throws ProtocolError. */
+  respond(meta: ResponseMeta, result: CollectedResult, request: InternalRequest): unknown;
   stream(meta: ResponseMeta, request: InternalRequest): StreamEncoder;
   /** The format's error response (status, body, headers such as Retry-After). */
   error(error: ProtocolError): { status: number; body: unknown; headers: Record<string, string> };
-  /** Prefix of this format's response ids (chatcmpl-, msg_). */
+  /** Prefix of this format's response ids (chatcmpl-, msg_, resp_). */
   idPrefix: string;
   /** The wire name of an engine request field, for error messages (`sampling.topP` -> `top_p`, `input` -> `messages`). */
   wireField(field: string): string;

@@ -136,6 +136,7 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
   handleJsonPost(context, route, endpoint, connection, req, async (body, principal) => {
     const request = endpoint.parse(body);
     const served = admit(context, endpoint, request);
+    if (endpoint.prepare) await endpoint.prepare(request, principal);
     const admission = await admitUsage(context, endpoint, served, request, principal);
     const meta = { id: `${endpoint.idPrefix}${connection.requestId.slice(4)}`, model: request.model, created: Math.floor(Date.now() / 1000) };
     const started = performance.now();
@@ -188,8 +189,10 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
         // Durable before the answer goes out: a response the client has is never missing from usage.
         await settle(result.finish.usage);
         if (connection.closed) return;
+        const answer = await endpoint.respond(meta, result, request);
+        if (connection.closed) return;
         metrics.request(route, 200);
-        connection.sendJson(200, endpoint.respond(meta, result), admission.headers);
+        connection.sendJson(200, answer, admission.headers);
         return;
       }
 
@@ -210,11 +213,11 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
           if (unrecorded !== undefined) {
             if (!(unrecorded instanceof ProtocolError)) throw unrecorded;
             context.options.log.requestError(connection.requestId, route, unrecorded);
-            await stream.write(encoder.event({ type: "error", error: unrecorded }));
+            await stream.write(await encoder.event({ type: "error", error: unrecorded }));
             break;
           }
           const wasStarted = connection.started;
-          await stream.write(encoder.event(event));
+          await stream.write(await encoder.event(event));
           // Counted once the status line went out: a stream that fails before that is answered (and counted) as a 500.
           if (!wasStarted && connection.started) metrics.request(route, 200);
           if (event.type === "error") break;

@@ -9,6 +9,7 @@ import type { Routes, Surface } from "../http/routes.js";
 import type { ModelRegistry } from "../models.js";
 import { handleGeneration, handleTokenCount } from "./generation.js";
 import { handleModels } from "./models-route.js";
+import { registerStoredResponseRoutes } from "./responses-routes.js";
 
 /** The inference routes of a server. */
 export function inferenceSurface(context: ServerContext): Surface {
@@ -24,6 +25,8 @@ export function inferenceSurface(context: ServerContext): Surface {
         const counter = endpoint.tokenCount;
         if (counter) routes.add("POST", counter.path, shapeOf(endpoint), (connection, req) => handleTokenCount(context, endpoint, connection, req));
       }
+      const responses = endpoints.find((endpoint) => endpoint.path === "/v1/responses");
+      if (responses && context.options.responses) registerStoredResponseRoutes(context, routes, responses, context.options.responses);
       routes.add("GET", "/v1/models", sharedShape, (connection, req) => handleModels(context, connection, req));
       routes.add("GET", "/v1/models/*", sharedShape, (connection, req) => handleModels(context, connection, req), "/v1/models");
       routes.add("GET", "/health", sharedShape, (connection) => {

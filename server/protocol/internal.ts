@@ -60,6 +60,11 @@ export interface InternalRequest {
    * `maxTokens`), so that an error names the field as the client sent it.
    */
   fieldNames?: Record<string, string>;
+  /**
+   * What a stateful wire format keeps with the request between parsing and answering (the Responses API's items and
+   * stored conversation). Opaque outside its adapter; the engine never sees it.
+   */
+  wireState?: unknown;
 }
 
 /** Token counts as both formats report them. */
@@ -68,6 +73,8 @@ export interface InternalUsage {
   /** Prompt tokens served from the cache (prefix plus relocated section). */
   cachedTokens: number;
   completionTokens: number;
+  /** Of the completion tokens, those of the reasoning (its tags included); set on a finish when thinking was on. */
+  reasoningTokens?: number;
 }
 
 /** Why generation ended, format-independent: adapters map it (OpenAI stop/length, Anthropic end_turn/max_tokens/stop_sequence/tool_use). */

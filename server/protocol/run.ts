@@ -99,6 +99,8 @@ export async function* internalEvents(stream: AsyncIterable<EngineEvent>, reques
   let promptTokens = 0;
   let admitted = false;
   let textPieces = 0;
+  /** Generated tokens of the reasoning, its tags included. */
+  let reasoningTokens = 0;
   for await (const event of stream) {
     switch (event.type) {
       case "start":
@@ -112,7 +114,12 @@ export async function* internalEvents(stream: AsyncIterable<EngineEvent>, reques
       case "text":
         textPieces += 1;
         if (!splitter) yield* output("text", event.text);
-        else for (const piece of splitter.push(event.text)) yield* output(piece.kind, piece.text);
+        else {
+          const wasReasoning = splitter.reasoning;
+          const pieces = splitter.push(event.text);
+          if (wasReasoning || splitter.reasoning) reasoningTokens += event.tokens ?? 1;
+          for (const piece of pieces) yield* output(piece.kind, piece.text);
+        }
         break;
       case "finish": {
         const { promptTokens: prompt, reusedPrefixTokens, reusedSuffixTokens, completionTokens } = event.usage;
@@ -127,6 +134,7 @@ export async function* internalEvents(stream: AsyncIterable<EngineEvent>, reques
           cachedTokens: event.usage.reusedPrefixTokens + event.usage.reusedSuffixTokens,
           completionTokens: event.usage.completionTokens,
         };
+        if (splitter) usage.reasoningTokens = Math.min(reasoningTokens, usage.completionTokens);
         const reason = event.stopSequence !== undefined ? "stop_sequence" : event.reason === "length" ? "max_tokens" : "end_turn";
         // tool_use asks the client to run the calls, so only whole ones: a call cut short keeps the reason that cut it.
         if (extractor && extractor.calls > 0 && reason !== "max_tokens" && !extractor.endedInsideCall) yield { type: "finish", reason: "tool_use", usage };

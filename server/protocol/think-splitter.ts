@@ -22,6 +22,11 @@ export class ThinkSplitter {
 
   constructor(private readonly tags: ThinkTags = DEFAULT_THINK_TAGS) {}
 
+  /** Whether the output is inside the reasoning (its open tag seen, its close tag not yet). */
+  get reasoning(): boolean {
+    return this.state === "thinking";
+  }
+
   push(delta: string): SplitPiece[] {
     this.held += delta;
     const pieces: SplitPiece[] = [];

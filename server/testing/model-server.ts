@@ -8,7 +8,11 @@ import { WorkerEngine } from "../../engine/host/worker-engine.js";
 import { PromptCounter } from "../../engine/prompt-counter.js";
 import type { EngineEvent, EngineFinishReason, EngineRequest, EngineStats, EngineUsage } from "../../engine/request.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createEndpoints } from "../adapters/endpoints.js";
+import { type OpenedResponseStorage, openResponseStorage } from "../platform/store/response-storage.js";
 import { StaticKeys } from "../http/auth.js";
 import { type Platform, type PlatformOptions, openPlatform } from "../platform/platform.js";
 import { type LoomServer, type ServerOptions, startServer } from "../server.js";
@@ -80,6 +84,11 @@ export interface ModelServerOptions {
   server?: Partial<ServerOptions>;
   /** Turns the platform on (its keys, limits and routes replace the static key). */
   platform?: PlatformOptions;
+  /**
+   * Serves the Responses API, its stored responses in the platform's database, or without the platform in an
+   * embedded database in a temporary data dir (removed on close).
+   */
+  responses?: boolean;
 }
 
 /** A running model server. */
@@ -113,12 +122,19 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
   const registry = new ModelRegistry([{ model: worker.model, engine, slugs, created: 1_700_000_000, ...(promptCounter ? { promptCounter } : {}) }]);
   let server: LoomServer;
   let platform: Platform | undefined;
+  let responses: OpenedResponseStorage | undefined;
+  const responsesDir = options.responses && !options.platform ? mkdtempSync(join(tmpdir(), "loom-responses-")) : undefined;
+  const removeResponsesDir = () => responsesDir !== undefined && rmSync(responsesDir, { recursive: true, force: true });
   try {
     platform = options.platform ? await openPlatform(options.platform) : undefined;
+    if (options.responses) responses = openResponseStorage(platform ? { database: platform.database } : { dataDir: responsesDir! });
     const access = platform ? { auth: platform.authenticator, accountant: platform.accountant } : { auth: new StaticKeys([key]) };
-    server = await startServer({ registry, ...access, endpoints: createEndpoints(registry), ...options.server }, "127.0.0.1", 0, platform ? [platform.surface] : []);
+    const stored = responses ? { responses: responses.storage } : {};
+    server = await startServer({ registry, ...access, endpoints: createEndpoints(registry, stored), ...stored, ...options.server }, "127.0.0.1", 0, platform ? [platform.surface] : []);
     platform?.offerAdminEndpoint(server.port);
   } catch (error) {
+    await responses?.close();
+    removeResponsesDir();
     await platform?.close();
     await worker.close();
     throw error;
@@ -136,6 +152,8 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     anthropic: (extra) => new Anthropic({ apiKey: key, baseURL: base, maxRetries: 0, ...extra }),
     async close() {
       server.close();
+      await responses?.close();
+      removeResponsesDir();
       await platform?.close();
       await worker.close();
     },

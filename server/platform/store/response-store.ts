@@ -61,7 +61,7 @@ export class SqlResponseStore implements ResponseStore {
     // JSON text cast to jsonb in the statement: both drivers send it as it is (a JS array would become a SQL array).
     await this.sql.query(
       "INSERT INTO responses (id, owner, created_at, expires_at, response, input_items) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)",
-      [record.id, record.owner, record.createdAt, record.expiresAt, JSON.stringify(record.response), JSON.stringify(record.inputItems)],
+      [record.id, record.owner, record.createdAt, record.expiresAt, JSON.stringify(jsonbSafe(record.response)), JSON.stringify(jsonbSafe(record.inputItems))],
     );
   }
 
@@ -111,6 +111,28 @@ export class SqlResponseStore implements ResponseStore {
     );
     return row!.deleted;
   }
+}
+
+/**
+ * A copy jsonb can hold: jsonb refuses U+0000 and lone surrogates (which any client may send and a model may write),
+ * so in strings and keys each becomes U+FFFD, the replacement character. NOTE: the only way a stored response differs
+ * from the one answered.
+ */
+export function jsonbSafe(value: unknown): unknown {
+  if (typeof value === "string") return safeText(value);
+  if (Array.isArray(value)) return value.map(jsonbSafe);
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, entry]) => [safeText(key), jsonbSafe(entry)]));
+  }
+  return value;
+}
+
+/** A surrogate that is not half of a pair (matched per UTF-16 code unit: no `u` flag). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+function safeText(text: string): string {
+  // Most text has neither, and is returned as it is.
+  return /[\u0000\ud800-\udfff]/.test(text) ? text.replaceAll("\u0000", "\ufffd").replace(LONE_SURROGATE, "\ufffd") : text;
 }
 
 function requireDate(field: string, value: unknown): Date {

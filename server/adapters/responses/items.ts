@@ -1,0 +1,254 @@
+// The Responses API's conversation items: `input` parsed into the items this server keeps (each with an id, in the
+// shape `GET /v1/responses/{id}/input_items` lists them), and a conversation of items turned into chat messages.
+import { randomBytes } from "node:crypto";
+import type { ChatMessage, ChatToolCall } from "../../../engine/chat/messages.js";
+import { ProtocolError } from "../../protocol/internal.js";
+import { invalid, isUnset, optionalString, own, quote, quoteList, requireObject, requireString, unsupported, type JsonObject } from "../openai/fields.js";
+import type { JsonRecord } from "./store.js";
+
+/** A new item id: the type's prefix (`msg_`, `fc_`, `fco_`, `rs_`) and 24 hex digits. */
+export function itemId(prefix: string): string {
+  return `${prefix}${randomBytes(12).toString("hex")}`;
+}
+
+/** A message item as kept: input roles carry `input_text` parts, the assistant `output_text` parts. */
+export interface MessageItem {
+  id: string;
+  type: "message";
+  role: "user" | "system" | "developer" | "assistant";
+  status: "completed";
+  content: Array<{ type: "input_text"; text: string } | { type: "output_text"; text: string; annotations: [] }>;
+}
+
+/** A function call the model made (sent back as input, or in a stored response's output). */
+export interface FunctionCallItem {
+  id: string;
+  type: "function_call";
+  call_id: string;
+  name: string;
+  arguments: string;
+  status: "completed" | "incomplete";
+}
+
+/** The result of a function call, from the client. */
+export interface FunctionCallOutputItem {
+  id: string;
+  type: "function_call_output";
+  call_id: string;
+  output: string;
+  status: "completed";
+}
+
+/** The model's visible reasoning (this server never encrypts it). */
+export interface ReasoningItem {
+  id: string;
+  type: "reasoning";
+  summary: Array<{ type: "summary_text"; text: string }>;
+  content: Array<{ type: "reasoning_text"; text: string }>;
+  status?: "completed" | "incomplete";
+}
+
+/** An item of a conversation. */
+export type ConversationItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem;
+
+/** Item types of the Responses API that belong to tools this server does not have. */
+const TOOL_ITEM_TYPES = [
+  "file_search_call", "computer_call", "computer_call_output", "web_search_call", "image_generation_call", "code_interpreter_call",
+  "local_shell_call", "local_shell_call_output", "shell_call", "shell_call_output", "apply_patch_call", "apply_patch_call_output",
+  "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "mcp_call", "custom_tool_call", "custom_tool_call_output", "tool_search_call", "tool_search_output",
+];
+
+/**
+ * Parses `input`: a string (one user message) or a non-empty array of items: messages (`role` user, system,
+ * developer with a string or `input_text` parts; assistant with a string or `output_text` / `refusal` parts),
+ * `function_call`, `function_call_output` and `reasoning` items (as earlier responses returned them).
+ * @throws ProtocolError naming the first offending field (`input[2].content[0].type`).
+ */
+export function parseInput(value: unknown): ConversationItem[] {
+  if (isUnset(value)) throw new ProtocolError("invalid_request", "input is required: a string or a non-empty array of input items", "input");
+  if (typeof value === "string") return [{ id: itemId("msg_"), type: "message", role: "user", status: "completed", content: [{ type: "input_text", text: value }] }];
+  if (!Array.isArray(value) || value.length === 0) invalid("input", "a string or a non-empty array of input items", value);
+  return value.map((item: unknown, index) => parseItem(requireObject(item, `input[${index}]`), `input[${index}]`));
+}
+
+function parseItem(item: JsonObject, path: string): ConversationItem {
+  const type = own(item, "type");
+  const id = optionalString(own(item, "id"), `${path}.id`);
+  switch (type ?? "message") {
+    case "message":
+      return parseMessage(item, path, id);
+    case "function_call":
+      return {
+        id: id ?? itemId("fc_"),
+        type: "function_call",
+        call_id: requireString(own(item, "call_id"), `${path}.call_id`),
+        name: requireString(own(item, "name"), `${path}.name`),
+        // Arguments stay the JSON text the model wrote: re-serialising could alter it.
+        arguments: requireString(own(item, "arguments"), `${path}.arguments`),
+        status: own(item, "status") === "incomplete" ? "incomplete" : "completed",
+      };
+    case "function_call_output":
+      return { id: id ?? itemId("fco_"), type: "function_call_output", call_id: requireString(own(item, "call_id"), `${path}.call_id`), output: parseCallOutput(own(item, "output"), `${path}.output`), status: "completed" };
+    case "reasoning":
+      return parseReasoning(item, path, id);
+    case "item_reference":
+      return unsupported(`${path}.type`, `${path}: item references are not supported: send the item itself, or continue a stored response with previous_response_id`);
+    default:
+      if (typeof type === "string" && TOOL_ITEM_TYPES.includes(type)) {
+        unsupported(`${path}.type`, `${path}.type ${quote(type)} is not supported: this server has function tools only`);
+      }
+      return invalid(`${path}.type`, "'message', 'function_call', 'function_call_output' or 'reasoning'", type);
+  }
+}
+
+const ROLES = ["user", "system", "developer", "assistant"] as const;
+
+function parseMessage(item: JsonObject, path: string, id: string | undefined): MessageItem {
+  const role = own(item, "role");
+  if (typeof role !== "string" || !(ROLES as readonly string[]).includes(role)) invalid(`${path}.role`, "'user', 'system', 'developer' or 'assistant'", role);
+  const messageRole = role as MessageItem["role"];
+  const texts = parseContent(own(item, "content"), `${path}.content`, messageRole);
+  const content: MessageItem["content"] = messageRole === "assistant"
+    ? texts.map((text) => ({ type: "output_text", text, annotations: [] }))
+    : texts.map((text) => ({ type: "input_text", text }));
+  return { id: id ?? itemId("msg_"), type: "message", role: messageRole, status: "completed", content };
+}
+
+/** A message's content as its texts: a string, or parts (`input_text`; the assistant's `output_text` or `refusal`). */
+function parseContent(value: unknown, path: string, role: MessageItem["role"]): string[] {
+  if (typeof value === "string") return [value];
+  if (!Array.isArray(value) || value.length === 0) invalid(path, "a string or a non-empty array of content parts", value);
+  const allowed = role === "assistant" ? ["output_text", "refusal"] : ["input_text"];
+  return value.map((part: unknown, index) => {
+    const partPath = `${path}[${index}]`;
+    const object = requireObject(part, partPath);
+    const type = own(object, "type");
+    if (type === "input_image" || type === "input_file" || type === "input_audio") {
+      unsupported(`${partPath}.type`, `${partPath}: ${type.slice("input_".length)} input is not supported by this server: send text only`);
+    }
+    if (typeof type !== "string" || !allowed.includes(type)) invalid(`${partPath}.type`, `${allowed.map((kind) => `'${kind}'`).join(" or ")} in a ${role} message`, type);
+    return type === "refusal" ? requireString(own(object, "refusal"), `${partPath}.refusal`) : requireString(own(object, "text"), `${partPath}.text`);
+  });
+}
+
+/** A function call's output: a string, or `input_text` parts (joined). */
+function parseCallOutput(value: unknown, path: string): string {
+  if (typeof value === "string") return value;
+  if (!Array.isArray(value)) return invalid(path, "a string or an array of input_text parts", value);
+  return value.map((part: unknown, index) => {
+    const object = requireObject(part, `${path}[${index}]`);
+    const type = own(object, "type");
+    if (type !== "input_text") {
+      if (type === "input_image" || type === "input_file") unsupported(`${path}[${index}].type`, `${path}[${index}]: ${type.slice("input_".length)} output is not supported by this server: send text only`);
+      invalid(`${path}[${index}].type`, "'input_text'", type);
+    }
+    return requireString(own(object, "text"), `${path}[${index}].text`);
+  }).join("\n");
+}
+
+/** A reasoning item sent back: its text is in `content` (this server's) or, failing that, in `summary`. */
+function parseReasoning(item: JsonObject, path: string, id: string | undefined): ReasoningItem {
+  if (!isUnset(own(item, "encrypted_content"))) {
+    unsupported(`${path}.encrypted_content`, `${path}.encrypted_content is not supported: this server returns reasoning as visible text and never encrypts it`);
+  }
+  const texts = (key: "summary" | "content", partType: string) => {
+    const value = own(item, key);
+    if (isUnset(value)) return [];
+    if (!Array.isArray(value)) return invalid(`${path}.${key}`, `an array of ${partType} parts`, value);
+    return value.map((part: unknown, index) => {
+      const object = requireObject(part, `${path}.${key}[${index}]`);
+      if (own(object, "type") !== partType) invalid(`${path}.${key}[${index}].type`, `'${partType}'`, own(object, "type"));
+      return requireString(own(object, "text"), `${path}.${key}[${index}].text`);
+    });
+  };
+  const summary = texts("summary", "summary_text");
+  const content = texts("content", "reasoning_text");
+  return {
+    id: id ?? itemId("rs_"),
+    type: "reasoning",
+    summary: summary.map((text) => ({ type: "summary_text", text })),
+    content: content.map((text) => ({ type: "reasoning_text", text })),
+  };
+}
+
+/** Where the items of a conversation came from, for error paths: the earlier turns have no path in this request. */
+export interface ConversationParts {
+  /** Items of the stored conversation this request continues (already checked when they were stored). */
+  earlier: readonly ConversationItem[];
+  /** This request's `input`. */
+  input: readonly ConversationItem[];
+}
+
+/**
+ * The conversation as chat messages: `instructions` as the first system message, then the items in order. A
+ * function call joins the assistant message before it (or starts one); reasoning joins the assistant message or
+ * function call after it; a function call output must answer a call of the assistant turn before it.
+ * @throws ProtocolError naming the `input` item at fault.
+ */
+export function chatMessagesOf(instructions: string | undefined, parts: ConversationParts): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  if (instructions !== undefined && instructions !== "") messages.push({ role: "system", content: instructions });
+  const items = [...parts.earlier, ...parts.input];
+  const pathOf = (index: number) => (index >= parts.earlier.length ? `input[${index - parts.earlier.length}]` : "previous_response_id");
+  /** The assistant message the current turn's function calls join, while nothing else has followed it. */
+  let turn: ChatMessage | undefined;
+  /** Reasoning waiting for the assistant message or call it belongs to. */
+  let reasoning: { text: string; index: number } | undefined;
+  items.forEach((item, index) => {
+    if (reasoning && !(item.type === "message" && item.role === "assistant") && item.type !== "function_call") {
+      unsupported(pathOf(reasoning.index), `${pathOf(reasoning.index)} is a reasoning item without the assistant message or function call that follows it`);
+    }
+    switch (item.type) {
+      case "reasoning":
+        reasoning = { text: [...item.content, ...(item.content.length === 0 ? item.summary : [])].map((part) => part.text).join("\n"), index };
+        return;
+      case "message": {
+        const text = item.content.map((part) => part.text).join("\n");
+        const message: ChatMessage = { role: item.role === "developer" ? "system" : item.role, content: text };
+        if (item.role === "assistant" && reasoning) message.reasoning_content = reasoning.text;
+        reasoning = undefined;
+        messages.push(message);
+        turn = item.role === "assistant" ? message : undefined;
+        return;
+      }
+      case "function_call": {
+        const call: ChatToolCall = { id: item.call_id, type: "function", function: { name: item.name, arguments: item.arguments } };
+        if (!turn || reasoning) {
+          turn = { role: "assistant", content: "" };
+          if (reasoning) turn.reasoning_content = reasoning.text;
+          messages.push(turn);
+        }
+        reasoning = undefined;
+        (turn.tool_calls ??= []).push(call);
+        return;
+      }
+      case "function_call_output": {
+        const calls = lastCalls(messages);
+        if (!calls.some((call) => call.id === item.call_id)) {
+          const made = calls.length > 0 ? `its calls: ${quoteList(calls.map((call) => call.id ?? ""))}` : "it made none";
+          unsupported(`${pathOf(index)}.call_id`, `${pathOf(index)}.call_id ${quote(item.call_id)} answers no function call of the turn before it (${made})`);
+        }
+        messages.push({ role: "tool", tool_call_id: item.call_id, content: item.output });
+        turn = undefined;
+        return;
+      }
+    }
+  });
+  if (reasoning) unsupported(pathOf(reasoning.index), `${pathOf(reasoning.index)} is a reasoning item without the assistant message or function call that follows it`);
+  return messages;
+}
+
+/** The tool calls of the latest assistant message, if only tool messages follow it. */
+function lastCalls(messages: readonly ChatMessage[]): readonly ChatToolCall[] {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role === "tool") continue;
+    return message.role === "assistant" ? message.tool_calls ?? [] : [];
+  }
+  return [];
+}
+
+/** Items as stored (plain JSON). */
+export function storedItems(items: readonly ConversationItem[]): JsonRecord[] {
+  return items as unknown as JsonRecord[];
+}
