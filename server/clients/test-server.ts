@@ -1,5 +1,6 @@
 // One real loom server for the client-library tests (server/clients/*.test.ts): server/testing/model-server.ts on
-// the random-weight tiny-qwen3 model (Qwen3 tokenizer and tool-calling template), behind a key. Every request the
+// the random-weight tiny-qwen3 model (Qwen3 tokenizer and tool-calling template), behind a key, with the Responses API
+// and its stored responses (in a temporary data dir). Every request the
 // server hands the engine is recorded, and so is every HTTP body a client sends through `fetch`, so a test can check
 // what a library put on the wire and what the server made of it (a tool result in the next turn).
 import type { EngineRequest } from "../../engine/request.js";
@@ -36,7 +37,7 @@ export interface ClientTestServer {
  * the explicit `max_tokens` every test sets (the server refuses a limit the context cannot hold).
  */
 export async function startClientTestServer(): Promise<ClientTestServer> {
-  const model = await startModelServer({ key: TEST_KEY, contextSize: 4096, kvBytes: 64 * 1024 * 1024 });
+  const model = await startModelServer({ key: TEST_KEY, contextSize: 4096, kvBytes: 64 * 1024 * 1024, responses: true });
   const sent: SentRequest[] = [];
   const recordingFetch: typeof globalThis.fetch = async (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
