@@ -145,6 +145,7 @@ export async function runServe(argv: string[]): Promise<void> {
     `loom: serving ${served.map(({ model }) => describe(model)).join(", ")} on http://${host}:${service.server.port} (${service.authentication}; ${service.server.http})\n` +
       `  POST /v1/chat/completions  model ${registry.slugs("openai").join(", ")}\n` +
       `  POST /v1/messages          model ${registry.slugs("anthropic").join(", ")}\n` +
+      `  POST /v1/responses         model ${registry.slugs("openai").join(", ")} (stored responses: ${service.responsesLocation})\n` +
       service.surfaces,
   );
   // Print the port on stdout for scripts and tests that start the server on port 0.
@@ -174,6 +175,8 @@ export interface StartedService {
   authentication: string;
   /** The banner's lines on the platform, runs and machine surfaces (empty without the platform). */
   surfaces: string;
+  /** Where stored responses are kept, for the banner. */
+  responsesLocation: string;
 }
 
 /**
@@ -225,7 +228,8 @@ export async function startService(setup: ServiceSetup): Promise<StartedService>
     (platform ? "  GET  /api/v1/usage, /api/v1/management/api-keys (platform)\n" : "") +
     (runs ? `  POST /v1/runs, GET /v1/runs/{id}  agent runs (${runs.worker.concurrency} at once; web_search on ${searchUrl ?? "the local corpus"})\n` : "") +
     (machines ? `  POST /v1/machines/searches, /v1/machines/runs  ${describePayments(config.paymentSettings)}\n` : "");
-  return { server, authentication, surfaces };
+  const responsesLocation = `${platform ? "the platform's database" : `PGlite in ${defaultDataDir()}, opened at first use`}, kept ${config.responses?.retentionDays ?? 30} days`;
+  return { server, authentication, surfaces, responsesLocation };
 }
 
 /** The platform's options from the flags and environment, or undefined when it is off. */

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { REPOSITORY_ROOT, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
-import { startLoomServe } from "../testing/loom-process.js";
+import { startLoomServe, stopChild } from "../testing/loom-process.js";
 
 const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
 /** Without a build the tests skip, saying so, except under CI=true, where they fail. */
@@ -86,5 +86,41 @@ describe.skipIf(skipOutsideCi(cliReason))(titled("loom serve", cliReason), () =>
     const failure = await serve(["--model", model, "--port", "0"], { LOOM_API_KEYS: "" }).catch((error: { code: number; stderr: string }) => error);
     expect(failure).toMatchObject({ code: 2 });
     expect((failure as { stderr: string }).stderr).toMatch(/--no-auth/);
+  });
+
+  it("keeps stored responses without the platform in the data dir's embedded database, across restarts", async () => {
+    const model = await ensureTestModel("tiny-qwen3", "gguf", "q8_0");
+    const dataDir = configDirectory();
+    const args = ["--model", model, "--port", "0", "--no-auth", "--threads", "1", "--context", "512"];
+    const post = (base: string, body: object) => fetch(`${base}/v1/responses`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const first = await serve(args, { LOOM_DATA_DIR: dataDir });
+    const base = `http://127.0.0.1:${first.port}`;
+    const slug = (await (await fetch(`${base}/v1/models`)).json()).data[0].id as string;
+    // Nothing is opened until a response is stored: the data dir is still empty.
+    expect(existsSync(join(dataDir, "pglite"))).toBe(false);
+    const created = await post(base, { model: slug, input: "hi", max_output_tokens: 3 });
+    expect(created.status).toBe(200);
+    const { id } = await created.json();
+    expect(existsSync(join(dataDir, "pglite"))).toBe(true);
+
+    // A second server on the same data dir cannot take it: storing is refused with a message saying what to do, and
+    // a request that stores nothing is served.
+    const second = await serve(args, { LOOM_DATA_DIR: dataDir });
+    const secondBase = `http://127.0.0.1:${second.port}`;
+    const refused = await post(secondBase, { model: slug, input: "hi", max_output_tokens: 3 });
+    expect(refused.status).toBe(502);
+    expect((await refused.json()).error.message).toMatch(/LOOM_DATA_DIR.*store: false/);
+    expect((await post(secondBase, { model: slug, input: "hi", max_output_tokens: 3, store: false })).status).toBe(200);
+    await stopChild(second.child);
+
+    await stopChild(first.child);
+    const restarted = await serve(args, { LOOM_DATA_DIR: dataDir });
+    const restartedBase = `http://127.0.0.1:${restarted.port}`;
+    const retrieved = await fetch(`${restartedBase}/v1/responses/${id}`);
+    expect(retrieved.status).toBe(200);
+    expect((await retrieved.json()).id).toBe(id);
+    const continued = await post(restartedBase, { model: slug, input: "and then?", previous_response_id: id, max_output_tokens: 3 });
+    expect(continued.status).toBe(200);
+    await stopChild(restarted.child);
   });
 });

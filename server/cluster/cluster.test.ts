@@ -116,6 +116,18 @@ describe.skipIf(skipOutsideCi(reason))(titled("a gateway cluster: 2 gateways, 3 
     expect(total).toEqual(expected);
   });
 
+  it("keeps Responses API conversations in the shared database: created through one gateway, continued and read through the other", async () => {
+    const [first, second] = gateways.map((gateway) => new OpenAI({ apiKey: key, baseURL: `${gateway.base}/v1`, maxRetries: 0 }));
+    const created = await first!.responses.create({ model: chatModel, instructions: "Be brief.", input: "Hello", max_output_tokens: 6, temperature: 0 });
+    const continued = await second!.responses.create({ model: chatModel, input: "And then?", previous_response_id: created.id, max_output_tokens: 6, temperature: 0 });
+    expect(continued.previous_response_id).toBe(created.id);
+    // The second turn's prompt holds the first (its input, its answer) before the new input.
+    expect(continued.usage!.input_tokens).toBeGreaterThan(created.usage!.input_tokens + created.usage!.output_tokens);
+    expect((await second!.responses.retrieve(created.id)).output_text).toBe(created.output_text);
+    const items = await first!.responses.inputItems.list(continued.id, { order: "asc" });
+    expect(items.data.map((item) => item.type)).toEqual(["message", ...created.output.map((item) => item.type), "message"]);
+  });
+
   it("shares one requests-per-minute limit across both gateways", async () => {
     const limited = await stores.organizations.create("limited", { requestsPerMinute: 10 });
     const limitedKey = (await stores.keys.create(limited.id, "inference", "limited")).key;
