@@ -114,6 +114,15 @@ export function openAiBody(model: string, system: string | undefined, user: stri
   });
 }
 
+/**
+ * A Responses API body for the same conversation as openAiBody's: the messages as input items, temperature 0, not
+ * stored, truncation "auto" (chat completions' default auto compaction), so that it reaches the engine as the same
+ * request; streamed unless `stream` is false.
+ */
+export function responsesBody(model: string, system: string | undefined, user: string, maxTokens: number, stream = true): string {
+  return JSON.stringify({ model, input: messagesOf(system, user), max_output_tokens: maxTokens, temperature: 0, store: false, truncation: "auto", ...(stream ? { stream: true } : {}) });
+}
+
 /** A messages body: temperature 0; streamed unless `stream` is false. */
 export function anthropicBody(model: string, system: string | undefined, user: string, maxTokens: number, stream = true): string {
   return JSON.stringify({ model, ...(system === undefined ? {} : { system }), messages: [{ role: "user", content: user }], max_tokens: maxTokens, temperature: 0, ...(stream ? { stream: true } : {}) });

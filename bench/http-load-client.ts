@@ -10,8 +10,11 @@ import { Agent, request } from "node:http";
 import { StringDecoder } from "node:string_decoder";
 import { fileURLToPath } from "node:url";
 
-/** Which stream shape to parse. "openai": chat.completion.chunk frames and data: [DONE]; "anthropic": messages events. */
-export type StreamFormat = "openai" | "anthropic";
+/**
+ * Which stream shape to parse. "openai": chat.completion.chunk frames and data: [DONE]; "anthropic": messages events;
+ * "responses": the Responses API's typed events.
+ */
+export type StreamFormat = "openai" | "anthropic" | "responses";
 
 /** One load run: `bodies` (JSON) POSTed to `url` from `concurrency` client loops, one request at a time per loop. */
 export interface LoadJob {
@@ -103,7 +106,7 @@ function streamOne(job: LoadJob, body: string, agent: Agent): Promise<RequestTim
       timing.deltas++;
       timing.text += text;
     };
-    const onFrame = job.format === "openai" ? openAiFrame : anthropicFrame;
+    const onFrame = job.format === "openai" ? openAiFrame : job.format === "responses" ? responsesFrame : anthropicFrame;
     const headers = { "content-type": "application/json", accept: "text/event-stream", "content-length": Buffer.byteLength(body), ...job.headers };
     const post = request(job.url, { method: "POST", headers, agent }, (response) => {
       const decoder = new StringDecoder("utf8");
@@ -171,6 +174,10 @@ function readJsonResponse(format: StreamFormat, body: string, timing: RequestTim
     timing.outputTokens = completion.usage.completion_tokens;
     timing.promptTokens = completion.usage.prompt_tokens;
     timing.cachedTokens = completion.usage.prompt_tokens_details?.cached_tokens ?? 0;
+  } else if (format === "responses") {
+    const response = JSON.parse(body) as ResponseBody;
+    timing.text = response.output_text;
+    readResponsesUsage(response, timing);
   } else {
     const message = JSON.parse(body) as {
       content: Array<{ type: string; text?: string }>;
@@ -185,6 +192,34 @@ function readJsonResponse(format: StreamFormat, body: string, timing: RequestTim
 }
 
 type TextSink = (text: string, now: number) => void;
+
+/** The parts of a Responses API response object the client reads. */
+interface ResponseBody {
+  output_text: string;
+  usage: { input_tokens: number; output_tokens: number; input_tokens_details?: { cached_tokens?: number } } | null;
+}
+
+function readResponsesUsage(response: ResponseBody, timing: RequestTiming): void {
+  if (!response.usage) return;
+  timing.outputTokens = response.usage.output_tokens;
+  timing.promptTokens = response.usage.input_tokens;
+  timing.cachedTokens = response.usage.input_tokens_details?.cached_tokens ?? 0;
+}
+
+function responsesFrame(data: string, now: number, timing: RequestTiming, onText: TextSink): void {
+  const event = JSON.parse(data) as { type: string; delta?: string; message?: string; response?: ResponseBody };
+  switch (event.type) {
+    case "response.output_text.delta":
+      if (typeof event.delta === "string") onText(event.delta, now);
+      break;
+    case "response.completed":
+    case "response.incomplete":
+      if (event.response) readResponsesUsage(event.response, timing);
+      break;
+    case "error":
+      throw new Error(`stream error: ${event.message ?? data}`);
+  }
+}
 
 function openAiFrame(data: string, now: number, timing: RequestTiming, onText: TextSink): void {
   if (data === "[DONE]") return;

@@ -1,9 +1,11 @@
 // The HTTP layer's cost: the same streaming chat requests sent to loom's HTTP server through both wire formats
-// (OpenAI chat completions and Anthropic messages, stream: true) and submitted straight to the same Engine in
+// (OpenAI chat completions, Anthropic messages and the OpenAI Responses API, stream: true) and submitted straight to
+// the same Engine in
 // process, at several concurrencies; time to first token, inter-token latency p50/p99 and output tokens/s on each
 // path, and throughput over HTTP as a fraction of in-process throughput (the target: HTTP costs under 5%).
 // Run: npm run build && node dist/bench/http-load.js [--threads 2] [--concurrency 1,4,16,64] [--requests N]
 //        [--prompt 64-128] [--decode 32-64] [--repeats 1] [--client process|inline] [--llama-server PATH] [--quick]
+//        [--formats openai,anthropic,responses]
 //
 // Workload: every request is a conversation (messages input, rendered with the model's ChatML template): one system
 // prompt shared by all requests plus a user message of seeded random words, sized so that each prompt is a length
@@ -48,13 +50,17 @@ import { WorkerEngine } from "../engine/host/worker-engine.js";
 import { KV_BLOCK_SIZE, type LoadOptions, type LoadedModel, loadModel } from "../engine/load.js";
 import type { EngineRequest } from "../engine/request.js";
 import { REPOSITORY_ROOT } from "../engine/testing/fixtures.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createEndpoints } from "../server/adapters/endpoints.js";
+import { parseResponsesRequest } from "../server/adapters/responses/parse.js";
+import { openResponseStorage } from "../server/platform/store/response-storage.js";
 import { StaticKeys } from "../server/http/auth.js";
 import { startServer } from "../server/server.js";
 import { ModelRegistry, defaultSlugs } from "../server/models.js";
 import { toEngineRequest } from "../server/protocol/run.js";
 import { benchModelPath, mean, percentile, printHeader, f32KvBytes } from "./bench-models.js";
-import { SUPPORT_SYSTEM_PROMPT, anthropicBody, buildConversations, openAiBody, parseRange } from "./chat-workload.js";
+import { SUPPORT_SYSTEM_PROMPT, anthropicBody, buildConversations, openAiBody, parseRange, responsesBody } from "./chat-workload.js";
 import { type LoadClient, type RequestTiming, type StreamFormat, inlineClient, processClient } from "./http-load-client.js";
 import { mainThreadCpuSeconds } from "./machine.js";
 
@@ -66,7 +72,14 @@ const KEY = "sk-bench-http-load";
 const SYSTEM_PROMPT = SUPPORT_SYSTEM_PROMPT;
 /** The untimed warm-up's user message: with the shared system prompt, so every timed run starts with it cached. */
 const WARMUP_USER = "Hello, is anyone there?";
-type PathName = "in-process" | "in-process, engine thread" | "HTTP OpenAI" | "HTTP Anthropic" | "llama-server OpenAI";
+type PathName = "in-process" | "in-process, engine thread" | "HTTP OpenAI" | "HTTP Anthropic" | "HTTP Responses" | "llama-server OpenAI";
+/** Each wire format's HTTP path: its route, headers and name. */
+const HTTP_PATHS: Record<StreamFormat, { route: string; headers: Record<string, string>; name: PathName }> = {
+  openai: { route: "/v1/chat/completions", headers: { authorization: `Bearer ${KEY}` }, name: "HTTP OpenAI" },
+  anthropic: { route: "/v1/messages", headers: { "x-api-key": KEY, "anthropic-version": "2023-06-01" }, name: "HTTP Anthropic" },
+  // Not stored (store: false): the adapter's cost, not the database's; its storage is never opened.
+  responses: { route: "/v1/responses", headers: { authorization: `Bearer ${KEY}` }, name: "HTTP Responses" },
+};
 /** What the HTTP paths are compared with. */
 const BASELINE: PathName = "in-process, engine thread";
 
@@ -187,9 +200,13 @@ async function directRun(path: PathName, engine: ServingEngine, registry: ModelR
   return { path, seconds, requests: timings, serverCpuSeconds: (used.user + used.system) / 1e6, clientCpuSeconds: Number.NaN, httpBusySeconds: Number.NaN };
 }
 
-/** Bodies with max_tokens 2 (priming: first touches and compiled paths, not output). */
+/** Bodies with a token limit of 2 (priming: first touches and compiled paths, not output). */
 function primed(bodies: string[]): string[] {
-  return bodies.map((body) => JSON.stringify({ ...(JSON.parse(body) as object), max_tokens: 2 }));
+  return bodies.map((body) => {
+    const parsed = JSON.parse(body) as Record<string, unknown>;
+    // The limit under the format's own name: the Responses API calls it max_output_tokens.
+    return JSON.stringify({ ...parsed, ...("max_output_tokens" in parsed ? { max_output_tokens: 2 } : { max_tokens: 2 }) });
+  });
 }
 
 /**
@@ -199,10 +216,12 @@ function primed(bodies: string[]): string[] {
 async function httpRun(path: string, load: LoadOptions, format: StreamFormat, bodies: string[], primeBodies: string[], warmup: string, concurrency: number, client: LoadClient): Promise<PathResult> {
   const engine = await WorkerEngine.start(path, { load });
   const registry = new ModelRegistry([{ model: engine.model, engine, slugs: defaultSlugs(engine.model), created: Math.floor(Date.now() / 1000) }]);
-  const server = await startServer({ registry, auth: new StaticKeys([KEY]), endpoints: createEndpoints(registry) }, "127.0.0.1", 0);
+  const dataDir = mkdtempSync(join(tmpdir(), "loom-bench-responses-"));
+  const responses = openResponseStorage({ dataDir });
+  const server = await startServer({ registry, auth: new StaticKeys([KEY]), endpoints: createEndpoints(registry, { responses: responses.storage }), responses: responses.storage }, "127.0.0.1", 0);
   try {
-    const url = `http://127.0.0.1:${server.port}${format === "openai" ? "/v1/chat/completions" : "/v1/messages"}`;
-    const headers: Record<string, string> = format === "openai" ? { authorization: `Bearer ${KEY}` } : { "x-api-key": KEY, "anthropic-version": "2023-06-01" };
+    const url = `http://127.0.0.1:${server.port}${HTTP_PATHS[format].route}`;
+    const headers = HTTP_PATHS[format].headers;
     await client.run({ url, format, headers, bodies: primed(primeBodies), concurrency });
     await client.run({ url, format, headers, bodies: [warmup], concurrency: 1 });
     const cpu = process.cpuUsage();
@@ -211,12 +230,14 @@ async function httpRun(path: string, load: LoadOptions, format: StreamFormat, bo
     const mainCpu = mainThreadCpuSeconds() - mainBefore;
     const used = process.cpuUsage(cpu);
     return {
-      path: format === "openai" ? "HTTP OpenAI" : "HTTP Anthropic", seconds: result.seconds, requests: result.requests,
+      path: HTTP_PATHS[format].name, seconds: result.seconds, requests: result.requests,
       serverCpuSeconds: (used.user + used.system) / 1e6, clientCpuSeconds: result.cpuSeconds,
       httpBusySeconds: client.mode === "process" ? mainCpu : Number.NaN,
     };
   } finally {
     server.close();
+    await responses.close();
+    rmSync(dataDir, { recursive: true, force: true });
     await engine.close();
   }
 }
@@ -381,9 +402,11 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       threads: { type: "string" }, concurrency: { type: "string" }, requests: { type: "string" }, prompt: { type: "string" }, decode: { type: "string" },
-      repeats: { type: "string" }, client: { type: "string" }, "llama-server": { type: "string" }, quick: { type: "boolean" },
+      repeats: { type: "string" }, client: { type: "string" }, "llama-server": { type: "string" }, quick: { type: "boolean" }, formats: { type: "string" },
     },
   });
+  const formats = (values.formats ?? "openai,anthropic,responses").split(",") as StreamFormat[];
+  for (const format of formats) if (!(format in HTTP_PATHS)) throw new RangeError(`--formats takes openai, anthropic and responses, got ${format}`);
   const quick = values.quick ?? false;
   const threads = Number(values.threads ?? 2);
   const levels = (values.concurrency ?? (quick ? "1,4" : "1,4,16,64")).split(",").map(Number);
@@ -402,7 +425,7 @@ async function main(): Promise<void> {
   const peer = locateLlamaServer(values["llama-server"]);
   const command = `node dist/bench/http-load.js --threads ${threads} --concurrency ${levels.join(",")} --prompt ${prompt.min}-${prompt.max} --decode ${decode.min}-${decode.max}`
     + `${fixedRequests !== undefined ? ` --requests ${fixedRequests}` : ""}${repeats > 1 ? ` --repeats ${repeats}` : ""}${clientMode !== "process" ? ` --client ${clientMode}` : ""}`
-    + `${values["llama-server"] ? ` --llama-server ${values["llama-server"]}` : ""}${quick ? " --quick" : ""}`;
+    + `${values["llama-server"] ? ` --llama-server ${values["llama-server"]}` : ""}${quick ? " --quick" : ""}${values.formats ? ` --formats ${values.formats}` : ""}`;
   const machine = printHeader(command, threads, [
     `model ${PRESET} ${DTYPE.toUpperCase()} random weights (${path}), f32 KV, one load per concurrency (maxSequences N, KV for N+1 whole requests: no preemption)`,
     `workload: messages input through the ChatML template, a shared ${SYSTEM_PROMPT.split(" ").length}-word system prompt + a unique user message, ${prompt.min}-${prompt.max} prompt tokens, `
@@ -422,6 +445,8 @@ async function main(): Promise<void> {
   console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
   const json: unknown[] = [];
   const costs: Array<{ concurrency: number; path: PathName; cost: number }> = [];
+  /** HTTP Responses against HTTP OpenAI (chat completions) on the same requests: the Responses adapter's own cost. */
+  const adapterGaps: Array<{ concurrency: number; throughput: number; ttftMs: number }> = [];
   const promptStats: number[] = [];
   /** Requests (all paths, all levels) whose usage prompt tokens differ from the template count here. */
   let promptMismatches = 0;
@@ -442,20 +467,27 @@ async function main(): Promise<void> {
         const anthropicBodies = conversations.map((c) => anthropicBody(slugs.anthropic[0], SYSTEM_PROMPT, c.user, c.maxTokens));
         const openaiWarmup = openAiBody(slugs.openai[0], SYSTEM_PROMPT, WARMUP_USER, 4);
         const anthropicWarmup = anthropicBody(slugs.anthropic[0], SYSTEM_PROMPT, WARMUP_USER, 4);
-        checkSameEngineRequests(model, openaiBodies, anthropicBodies);
+        const responsesBodies = conversations.map((c) => responsesBody(slugs.openai[0], SYSTEM_PROMPT, c.user, c.maxTokens));
+        const responsesWarmup = responsesBody(slugs.openai[0], SYSTEM_PROMPT, WARMUP_USER, 4);
+        checkSameEngineRequests(model, openaiBodies, anthropicBodies, responsesBodies);
         // The worker engines' priming: other user messages of the same lengths, so no timed prompt is cached by it.
         const others = buildConversations(path, concurrency, prompt, decode, 9876 + concurrency, SYSTEM_PROMPT);
         const openaiPrime = others.map((c) => openAiBody(slugs.openai[0], SYSTEM_PROMPT, c.user, c.maxTokens));
         const anthropicPrime = others.map((c) => anthropicBody(slugs.anthropic[0], SYSTEM_PROMPT, c.user, c.maxTokens));
+        const responsesPrime = others.map((c) => responsesBody(slugs.openai[0], SYSTEM_PROMPT, c.user, c.maxTokens));
+        const byFormat = {
+          openai: { bodies: openaiBodies, prime: openaiPrime, warmup: openaiWarmup },
+          anthropic: { bodies: anthropicBodies, prime: anthropicPrime, warmup: anthropicWarmup },
+          responses: { bodies: responsesBodies, prime: responsesPrime, warmup: responsesWarmup },
+        };
 
-        const runs: Record<PathName, PathResult[]> = { "in-process": [], "in-process, engine thread": [], "HTTP OpenAI": [], "HTTP Anthropic": [], "llama-server OpenAI": [] };
+        const runs: Record<PathName, PathResult[]> = { "in-process": [], "in-process, engine thread": [], "HTTP OpenAI": [], "HTTP Anthropic": [], "HTTP Responses": [], "llama-server OpenAI": [] };
         let peerError: string | undefined;
         await primeModel(model, openaiBodies.slice(0, concurrency));
         const loomPaths: Array<() => Promise<PathResult>> = [
           () => inProcessRun(model, openaiBodies, openaiWarmup, concurrency),
           () => engineThreadRun(path, load, openaiBodies, openaiPrime, openaiWarmup, concurrency),
-          () => httpRun(path, load, "openai", openaiBodies, openaiPrime, openaiWarmup, concurrency, client),
-          () => httpRun(path, load, "anthropic", anthropicBodies, anthropicPrime, anthropicWarmup, concurrency, client),
+          ...formats.map((format) => () => httpRun(path, load, format, byFormat[format].bodies, byFormat[format].prime, byFormat[format].warmup, concurrency, client)),
         ];
         for (let r = 0; r < repeats; r++) {
           // Rotated each repeat, so no path always runs first (or last) on the loaded model.
@@ -481,7 +513,7 @@ async function main(): Promise<void> {
           const s = summarize(run);
           const ratio = s.outputTokensPerSecond / base.outputTokensPerSecond;
           const equal = run.requests.filter((t, i) => t.text === baseRun.requests[i].text).length;
-          const isLoomHttp = name === "HTTP OpenAI" || name === "HTTP Anthropic";
+          const isLoomHttp = name === "HTTP OpenAI" || name === "HTTP Anthropic" || name === "HTTP Responses";
           if (name !== "llama-server OpenAI") {
             promptChecked += run.requests.length;
             promptMismatches += run.requests.filter((t, i) => t.promptTokens !== conversations[i].promptTokens).length;
@@ -494,6 +526,11 @@ async function main(): Promise<void> {
             + `${cpu(s.serverCpuSeconds)} | ${cpu(s.clientCpuSeconds)} | ${Number.isFinite(s.httpBusyMicrosecondsPerToken) ? s.httpBusyMicrosecondsPerToken.toFixed(0) : "-"} | `
             + `${name === BASELINE ? "-" : `${equal} / ${requests}`} |`);
           level[name] = { ...s, ratioToInProcess: ratio, textEqualToInProcess: equal, otherRuns: runs[name].filter((x) => x !== run).map((x) => x.seconds) };
+        }
+        if (runs["HTTP Responses"].length > 0 && runs["HTTP OpenAI"].length > 0) {
+          const responses = summarize(best(runs["HTTP Responses"]));
+          const chat = summarize(best(runs["HTTP OpenAI"]));
+          adapterGaps.push({ concurrency, throughput: responses.outputTokensPerSecond / chat.outputTokensPerSecond - 1, ttftMs: 1000 * (responses.ttftP50 - chat.ttftP50) });
         }
         if (peerError !== undefined) {
           const cells = [String(concurrency), String(requests), "llama-server OpenAI", `failed: ${peerError.replace(/\|/g, "/").replace(/\s+/g, " ").slice(0, 300)}`, ...Array(11).fill("-")];
@@ -516,11 +553,16 @@ async function main(): Promise<void> {
   console.log("(one per decode step that produced text); server CPU = user + system seconds of this process (engine threads, HTTP server; the client too when inline),");
   console.log("client CPU = the load client's process; HTTP thread CPU = the server's main thread (everything but the engine, which has its own");
   console.log("thread; /proc, 10 ms ticks) per output token; text = in-process: requests whose streamed text equals the baseline run's.");
-  for (const name of ["HTTP OpenAI", "HTTP Anthropic"] as const) {
+  for (const name of formats.map((format) => HTTP_PATHS[format].name)) {
     const mine = costs.filter((c) => c.path === name);
     const worst = mine.reduce((a, b) => (b.cost > a.cost ? b : a), mine[0]);
     console.log(`${name}: HTTP cost of output tok/s ${mine.map((c) => `N=${c.concurrency} ${(100 * c.cost).toFixed(1)}%`).join(", ")}; `
       + `target < 5%: ${mine.every((c) => c.cost < 0.05) ? "met at every N" : `missed at ${mine.filter((c) => c.cost >= 0.05).map((c) => `N=${c.concurrency}`).join(", ")}`} (worst N=${worst.concurrency})`);
+  }
+  if (adapterGaps.length > 0) {
+    console.log(`Responses API against chat completions, same requests: output tok/s ${adapterGaps.map((g) => `N=${g.concurrency} ${g.throughput >= 0 ? "+" : ""}${(100 * g.throughput).toFixed(1)}%`).join(", ")}; `
+      + `TTFT p50 ${adapterGaps.map((g) => `N=${g.concurrency} ${g.ttftMs >= 0 ? "+" : ""}${g.ttftMs.toFixed(1)} ms`).join(", ")}; `
+      + `target within 2%: ${adapterGaps.every((g) => Math.abs(g.throughput) < 0.02) ? "met at every N" : `missed at ${adapterGaps.filter((g) => Math.abs(g.throughput) >= 0.02).map((g) => `N=${g.concurrency}`).join(", ")}`}`);
   }
   const faster = costs.filter((c) => c.cost < 0);
   if (faster.length > 0) {
@@ -531,19 +573,20 @@ async function main(): Promise<void> {
   console.log(JSON.stringify({
     bench: "http-load", command, date: machine.date, cpu: machine.cpu, cores: machine.cores, threads, node: process.version, model: `${PRESET}-${DTYPE}`,
     client: clientMode, prompt, decode, repeats, promptTokens: { min: Math.min(...promptStats), max: Math.max(...promptStats), mean: mean(promptStats) },
-    llamaServer: peer.path ? { path: peer.path } : { ran: false, reason: peer.reason }, levels: json,
+    llamaServer: peer.path ? { path: peer.path } : { ran: false, reason: peer.reason }, levels: json, responsesAgainstChat: adapterGaps,
   }));
 }
 
-/** Both formats must reach the engine as the same request (id aside), or the comparison is not like for like. */
-function checkSameEngineRequests(model: LoadedModel, openaiBodies: string[], anthropicBodies: string[]): void {
+/** Every format must reach the engine as the same request (id aside), or the comparison is not like for like. */
+function checkSameEngineRequests(model: LoadedModel, openaiBodies: string[], anthropicBodies: string[], responsesBodies: string[]): void {
   const { engine, registry } = serve(model);
   try {
     const [chat, messages] = createEndpoints(registry);
     for (let i = 0; i < openaiBodies.length; i++) {
       const a = JSON.stringify(toEngineRequest("x", chat.parse(JSON.parse(openaiBodies[i]))));
       const b = JSON.stringify(toEngineRequest("x", messages.parse(JSON.parse(anthropicBodies[i]))));
-      if (a !== b) throw new Error(`request ${i} reaches the engine differently through the two formats:\n  openai:    ${a}\n  anthropic: ${b}`);
+      const c = JSON.stringify(toEngineRequest("x", parseResponsesRequest(JSON.parse(responsesBodies[i]), registry)));
+      if (a !== b || a !== c) throw new Error(`request ${i} reaches the engine differently through the formats:\n  openai:    ${a}\n  anthropic: ${b}\n  responses: ${c}`);
     }
   } finally {
     engine.close();
