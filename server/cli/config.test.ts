@@ -24,6 +24,7 @@ describe("readServeConfig", () => {
         concurrency: 2, leaseSeconds: 10, searchUrl: "http://127.0.0.1:8888", network: { allowPrivate: false, allowHosts: ["search.internal"] },
         engines: { tim: { model: "a", thinking: true, maxSteps: 3, maxToolCalls: 4, maxStepTokens: 256, forcedToolTurns: 2, temperature: 0 }, "tim-1.5": { model: null } },
       },
+      responses: { retentionDays: 0.5 },
     };
     expect(readServeConfig(configFile(config))).toEqual(config);
     expect(readServeConfig(undefined)).toEqual({});
@@ -64,6 +65,8 @@ describe("readServeConfig", () => {
     [{ runs: { engines: { tim: { thinking: "yes" } } } }, /runs\.engines\.tim\.thinking must be true or false/],
     [{ runs: { network: { allowHosts: [""] } } }, /runs\.network\.allowHosts must be an array of non-empty strings/],
     [{ runs: { searchUrl: "searx.local" } }, /runs\.searchUrl must be an http:\/\/ or https:\/\/ URL/],
+    [{ responses: { retentionDays: 0 } }, /responses\.retentionDays must be a number in \(0, 3650\]/],
+    [{ responses: { ttl: 3 } }, /responses\.ttl is not a config field/],
     [{ payments: [] }, /payments must be an object: \{ payTo, network, settlement, ... \}/],
     [{ payments: { settlement: { mode: "facilitator", url: "http://127.0.0.1:1" } } }, /--config .*: payments\.payTo is required/],
     [{ payments: { payTo: "0x1111111111111111111111111111111111111111", settlement: { mode: "direct" } } }, /payments\.settlement\.relayerKey is required in direct mode/],

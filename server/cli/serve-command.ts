@@ -37,7 +37,8 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
                        "runs": { "concurrency": N, "leaseSeconds": N, "maxActivePerOrganization": N, "engines": {...},
                        "network": { "allowPrivate": B, "allowHosts": [...] }, "searchUrl": "..." },
                        "payments": { "payTo": "0x...", "network": "base", "settlement": { "mode": "facilitator",
-                       "url": "..." } } } (README "Machine endpoints")
+                       "url": "..." } }, "responses": { "retentionDays": N } } (README "Machine endpoints",
+                       "Responses API")
   --no-auth            accept requests without an API key (local use); otherwise keys come from the config
                        or LOOM_API_KEYS (comma-separated), or from the platform's database:
   --data-dir <dir>     turn the platform on (organizations, keys, usage, limits) with its embedded database
