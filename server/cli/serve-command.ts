@@ -206,6 +206,8 @@ export async function startService(setup: ServiceSetup): Promise<StartedService>
   const responses = openResponseStorage({
     ...(platform ? { database: platform.database } : { dataDir: defaultDataDir() }),
     ...(config.responses?.retentionDays !== undefined ? { retentionDays: config.responses.retentionDays } : {}),
+    // A conversation too big to send as one request body is too big to keep continuing.
+    ...(config.maxBodyBytes !== undefined ? { maxConversationBytes: config.maxBodyBytes } : {}),
     onError: (error) => process.stderr.write(`loom: removing expired stored responses failed: ${(error as Error).message}\n`),
   });
   const { maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace } = config;

@@ -16,7 +16,15 @@ export interface ResponsesStorage {
   store: ResponseStore;
   /** How long a stored response stays readable (default 30 days). */
   retentionMs: number;
+  /**
+   * The most JSON a continued conversation may carry (default 8 MiB): each stored response keeps its whole
+   * conversation, so a chain continued without end (truncation "auto" lets it outgrow the context) is stopped here.
+   */
+  maxConversationBytes?: number;
 }
+
+/** Default of {@link ResponsesStorage.maxConversationBytes}: the default request body limit. */
+export const DEFAULT_MAX_CONVERSATION_BYTES = 8 * 1024 * 1024;
 
 /** The default retention of stored responses: 30 days, as OpenAI's API keeps them. */
 export const DEFAULT_RESPONSE_RETENTION_MS = 30 * 24 * 3600 * 1000;
@@ -44,7 +52,7 @@ export function responsesEndpoint(models: ServedModels, storage: ResponsesStorag
     path: "/v1/responses",
     idPrefix: "resp_",
     parse: (body) => parseResponsesRequest(body, models),
-    prepare: (request, principal) => prepare(storage.store, request, principal),
+    prepare: (request, principal) => prepare(storage, request, principal),
     respond: (meta, result, request) => finishedResponse(meta, responsesStateOf(request), result, save),
     stream: (meta, request) => new ResponsesStreamWriter(meta, responsesStateOf(request), save),
     error: (error) => openAiErrorBody(error),
@@ -56,16 +64,21 @@ export function responsesEndpoint(models: ServedModels, storage: ResponsesStorag
 }
 
 /** Sets the request's owner and, for a continuation, prepends the stored response's conversation. */
-async function prepare(store: ResponseStore, request: InternalRequest, principal: Principal): Promise<void> {
+async function prepare(storage: ResponsesStorage, request: InternalRequest, principal: Principal): Promise<void> {
   const state = responsesStateOf(request);
   state.owner = ownerOf(principal);
   if (state.previousResponseId === undefined) return;
-  const previous = await readStored(() => store.get(state.owner!, state.previousResponseId!));
+  const previous = await readStored(() => storage.store.get(state.owner!, state.previousResponseId!));
   if (!previous) {
     throw new ProtocolError("not_found", `Previous response with id '${state.previousResponseId}' not found: it was never stored (store: false), was deleted, expired, or belongs to another organization`, "previous_response_id");
   }
-  const output = (previous.response.output ?? []) as ConversationItem[];
-  continueConversation(request, [...(previous.inputItems as unknown as ConversationItem[]), ...output]);
+  const earlier = [...(previous.inputItems as unknown as ConversationItem[]), ...((previous.response.output ?? []) as ConversationItem[])];
+  const bytes = Buffer.byteLength(JSON.stringify(earlier)) + Buffer.byteLength(JSON.stringify(state.input));
+  const limit = storage.maxConversationBytes ?? DEFAULT_MAX_CONVERSATION_BYTES;
+  if (bytes > limit) {
+    throw new ProtocolError("invalid_request", `the conversation of previous_response_id '${state.previousResponseId}' with this input is ${bytes} bytes, more than the ${limit} a stored conversation may hold: start a new one (send the turns that matter as input)`, "previous_response_id");
+  }
+  continueConversation(request, earlier);
 }
 
 /** A store read; the database failing is a 502 naming what could not be read. */

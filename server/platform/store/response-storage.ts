@@ -19,6 +19,8 @@ export interface OpenedResponseStorage {
 export type ResponseStorageOptions = ({ database: Database } | { dataDir: string }) & {
   /** Days a stored response stays readable (default 30). */
   retentionDays?: number;
+  /** The most JSON a continued conversation may carry (default 8 MiB). */
+  maxConversationBytes?: number;
   /** Where the cleanup job reports failures. */
   onError?: (error: unknown) => void;
 };
@@ -31,7 +33,7 @@ export function openResponseStorage(options: ResponseStorageOptions): OpenedResp
   const cleanup = new ResponseCleanup(store, options.onError ? { onError: options.onError } : {});
   cleanup.start();
   return {
-    storage: { store, retentionMs },
+    storage: { store, retentionMs, ...(options.maxConversationBytes !== undefined ? { maxConversationBytes: options.maxConversationBytes } : {}) },
     async close() {
       await cleanup.stop();
       await embedded?.close();
