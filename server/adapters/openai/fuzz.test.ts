@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ProtocolError, type InternalRequest, type ServedModels } from "../../protocol/internal.js";
 import { parseChatCompletionRequest } from "./parse.js";
 import { seededRandom } from "../../../engine/testing/seeded-random.js";
+import { jsonFuzzer } from "../testing/json-fuzz.js";
 
 const MODEL = "service/tim-qwen-27b";
 const models: ServedModels = { slugs: () => [MODEL, "service/tim-vision-27b"], hasVision: (slug) => slug.includes("vision") };
@@ -26,35 +27,7 @@ const NUMBERS = [
   Number.MIN_VALUE, 1e-300, 3.14,
 ];
 
-function pick<T>(random: () => number, items: readonly T[]): T {
-  return items[Math.floor(random() * items.length)]!;
-}
-
-/** A random JSON value, nested at most `depth` levels. */
-function randomJson(random: () => number, depth: number): unknown {
-  const roll = random();
-  if (depth <= 0 || roll < 0.5) {
-    const kind = Math.floor(random() * 5);
-    if (kind === 0) return null;
-    if (kind === 1) return random() < 0.5;
-    if (kind === 2) return random() < 0.5 ? pick(random, NUMBERS) : (random() - 0.5) * 10 ** Math.floor(random() * 40);
-    return pick(random, STRINGS);
-  }
-  if (roll < 0.75) return Array.from({ length: Math.floor(random() * 5) }, () => randomJson(random, depth - 1));
-  const object: Record<string, unknown> = {};
-  for (let index = Math.floor(random() * 6); index > 0; index--) object[pick(random, KEYS)] = randomJson(random, depth - 1);
-  return object;
-}
-
-/** Arrays nested `levels` deep around a value. */
-function deeplyNested(levels: number, inner: unknown): unknown {
-  let value = inner;
-  for (let level = 0; level < levels; level++) value = random_wrap(level, value);
-  return value;
-}
-function random_wrap(level: number, value: unknown): unknown {
-  return level % 2 === 0 ? [value] : { content: value };
-}
+const { randomJson, mutate } = jsonFuzzer({ keys: KEYS, strings: STRINGS, numbers: NUMBERS });
 
 /** A valid body using most features, to mutate. */
 function validBody(): Record<string, unknown> {
@@ -89,40 +62,6 @@ function validBody(): Record<string, unknown> {
     n: 1,
     response_format: { type: "text" },
   };
-}
-
-/** Every (container, key) pair inside a value down to a depth (a deep nest from an earlier mutation stays whole). */
-function sites(value: unknown, depth = 12, out: Array<[Record<string, unknown> | unknown[], string | number]> = []) {
-  if (depth === 0) return out;
-  if (Array.isArray(value)) {
-    value.forEach((item, index) => {
-      out.push([value, index]);
-      sites(item, depth - 1, out);
-    });
-  } else if (typeof value === "object" && value !== null) {
-    for (const [key, item] of Object.entries(value)) {
-      out.push([value as Record<string, unknown>, key]);
-      sites(item, depth - 1, out);
-    }
-  }
-  return out;
-}
-
-/** Applies one random mutation in place: replace, delete, wrap, nest deeply, or stringify a value. */
-function mutate(random: () => number, body: Record<string, unknown>): void {
-  const [container, key] = pick(random, sites(body));
-  const current = (container as Record<string | number, unknown>)[key];
-  const roll = random();
-  const set = (value: unknown) => ((container as Record<string | number, unknown>)[key] = value);
-  if (roll < 0.4) set(randomJson(random, 3));
-  else if (roll < 0.55) {
-    if (Array.isArray(container)) container.splice(key as number, 1);
-    else delete container[key as string];
-  } else if (roll < 0.65) set([current]);
-  else if (roll < 0.7) set(deeplyNested(2000, current));
-  else if (roll < 0.8) set(JSON.stringify(current) ?? "undefined");
-  else if (roll < 0.9) set(pick(random, NUMBERS));
-  else set(pick(random, STRINGS));
 }
 
 /** Parses a body and classifies the outcome, failing on anything but a request or a well-formed ProtocolError. */
