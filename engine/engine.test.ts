@@ -198,12 +198,18 @@ describe("Engine thinking budget", () => {
       const engine = new Engine(model);
       const run = async (budget: number) => {
         let text = "";
+        let tokens = 0;
         let finish: Finish | undefined;
         const request: EngineRequest = { input: { text: "Why is the sky blue?<think>\n" }, maxTokens: 20, sampling: { temperature: 0 }, ignoreEndOfGeneration: true, thinkingBudget: { tokens: budget } };
         for await (const event of engine.submit(request)) {
-          if (event.type === "text") text += event.text;
+          if (event.type === "text") {
+            text += event.text;
+            tokens += event.tokens!;
+          }
           if (event.type === "finish") finish = event;
         }
+        // The text events account for every generated token, the forced ones included.
+        expect(tokens).toBe(finish!.usage.completionTokens);
         return { text, finish: finish! };
       };
       const capped = await run(5);
