@@ -399,6 +399,8 @@ describe("parseChatCompletionRequest: unsupported features are rejected, not ign
   it("uses safety_identifier when user is absent", () => {
     expect(parse({ safety_identifier: "hash-1" }).userId).toBe("hash-1");
     expect(parse({ user: "u", safety_identifier: "hash-1" }).userId).toBe("u");
+    // Checked even when user is there.
+    expect(() => parse({ user: "u", safety_identifier: 7 })).toThrow(expect.objectContaining({ param: "safety_identifier" }));
   });
 });
 

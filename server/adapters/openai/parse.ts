@@ -54,8 +54,9 @@ export function parseChatCompletionRequest(body: unknown, models: ServedModels):
   const toolChoice = parseToolChoice(own(body, "tool_choice"), tools);
   const parallelToolCalls = optionalBoolean(own(body, "parallel_tool_calls"), "parallel_tool_calls");
   const maxTokens = parseMaxTokens(body);
-  const userId =
-    optionalString(own(body, "user"), "user") ?? optionalString(own(body, "safety_identifier"), "safety_identifier");
+  // Both checked: `??` alone would let a malformed safety_identifier through beside a user.
+  const safetyIdentifier = optionalString(own(body, "safety_identifier"), "safety_identifier");
+  const userId = optionalString(own(body, "user"), "user") ?? safetyIdentifier;
 
   const request: InternalRequest = {
     format: "openai",
