@@ -74,6 +74,8 @@ export function parseInput(value: unknown): ConversationItem[] {
 function parseItem(item: JsonObject, path: string): ConversationItem {
   const type = own(item, "type");
   const id = optionalString(own(item, "id"), `${path}.id`);
+  // Stored items are found by id (input_items' `after`): an empty one could not be stored.
+  if (id === "") invalid(`${path}.id`, "a non-empty string", id);
   switch (type ?? "message") {
     case "message":
       return parseMessage(item, path, id);
@@ -182,7 +184,8 @@ export interface ConversationParts {
 /**
  * The conversation as chat messages: `instructions` as the first system message, then the items in order. A
  * function call joins the assistant message before it (or starts one); reasoning joins the assistant message or
- * function call after it; a function call output must answer a call of the assistant turn before it.
+ * function call after it (in the stored conversation, reasoning that nothing follows is an assistant turn without
+ * text); a function call output must answer a call of the assistant turn before it.
  * @throws ProtocolError naming the `input` item at fault.
  */
 export function chatMessagesOf(instructions: string | undefined, parts: ConversationParts): ChatMessage[] {
@@ -194,10 +197,20 @@ export function chatMessagesOf(instructions: string | undefined, parts: Conversa
   let turn: ChatMessage | undefined;
   /** Reasoning waiting for the assistant message or call it belongs to. */
   let reasoning: { text: string; index: number } | undefined;
-  items.forEach((item, index) => {
-    if (reasoning && !(item.type === "message" && item.role === "assistant") && item.type !== "function_call") {
-      unsupported(pathOf(reasoning.index), `${pathOf(reasoning.index)} is a reasoning item without the assistant message or function call that follows it`);
+  /**
+   * Reasoning that nothing follows: in this request's input, a 400; in the stored conversation, the turn of a
+   * response that ended inside its reasoning (the token limit cut it), kept as an assistant turn without text.
+   */
+  const endTurn = (pending: { text: string; index: number }) => {
+    if (pending.index >= parts.earlier.length) {
+      unsupported(pathOf(pending.index), `${pathOf(pending.index)} is a reasoning item without the assistant message or function call that follows it`);
     }
+    messages.push({ role: "assistant", content: "", reasoning_content: pending.text });
+    turn = undefined;
+    reasoning = undefined;
+  };
+  items.forEach((item, index) => {
+    if (reasoning && !(item.type === "message" && item.role === "assistant") && item.type !== "function_call") endTurn(reasoning);
     switch (item.type) {
       case "reasoning":
         reasoning = { text: [...item.content, ...(item.content.length === 0 ? item.summary : [])].map((part) => part.text).join("\n"), index };
@@ -234,7 +247,7 @@ export function chatMessagesOf(instructions: string | undefined, parts: Conversa
       }
     }
   });
-  if (reasoning) unsupported(pathOf(reasoning.index), `${pathOf(reasoning.index)} is a reasoning item without the assistant message or function call that follows it`);
+  if (reasoning) endTurn(reasoning);
   return messages;
 }
 

@@ -116,7 +116,9 @@ export function parseResponsesRequest(body: unknown, models: ServedModels): Inte
   const truncation = own(body, "truncation");
   if (!isUnset(truncation) && truncation !== "auto" && truncation !== "disabled") invalid("truncation", "'auto' or 'disabled'", truncation);
   const metadata = parseMetadata(own(body, "metadata"));
-  const user = optionalString(own(body, "user"), "user") ?? optionalString(own(body, "safety_identifier"), "safety_identifier");
+  // Both checked: `??` alone would let a malformed safety_identifier through beside a user.
+  const safetyIdentifier = optionalString(own(body, "safety_identifier"), "safety_identifier");
+  const user = optionalString(own(body, "user"), "user") ?? safetyIdentifier;
 
   const effort = reasoning?.effort ?? null;
   const thinking = effort === null ? { enabled: false } : REASONING_EFFORTS[effort]!;
@@ -337,7 +339,7 @@ function parseReasoning(value: unknown): { effort: string | null; summary: strin
     if (key !== "effort" && key !== "summary" && key !== "generate_summary") unsupported("reasoning", `reasoning has an unsupported key ${quote(key)}: effort and summary`);
   }
   const effort = own(reasoning, "effort");
-  if (!isUnset(effort) && (typeof effort !== "string" || !(effort in REASONING_EFFORTS))) {
+  if (!isUnset(effort) && (typeof effort !== "string" || !Object.hasOwn(REASONING_EFFORTS, effort))) {
     invalid("reasoning.effort", Object.keys(REASONING_EFFORTS).map((name) => `'${name}'`).join(", "), effort);
   }
   // The reasoning is returned whole and visible (spec 2.2), which is more than any summary: accepted, never shortened.
