@@ -178,7 +178,7 @@ describe("the Responses API over HTTP", () => {
       [{ text: { format: { type: "json_schema", name: "a" } } }, "text.format.schema", /is required for a json_schema format/],
       [{ input: [{ role: "user", content: [{ type: "input_image", image_url: "https://x/y.png" }] }] }, "input[0].content[0].type", /image input is not supported/],
       [{ background: true }, "background", /background mode is not supported/],
-      [{ include: ["reasoning.encrypted_content"] }, "include[0]", /is not supported/],
+      [{ include: ["message.output_text.logprobs"] }, "include[0]", /is not supported/],
       [{ metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"])) }, "metadata", /at most 16 key-value pairs/],
       [{ input: [{ role: "user", content: "a" }, { type: "function_call_output", call_id: "call_x", output: "1" }] }, "input[1].call_id", /answers no function call/],
       [{ safety_settings: {} }, null, /^Unrecognized request argument supplied: 'safety_settings'$/],
@@ -455,6 +455,22 @@ describe("stored responses belong to their organization (platform on PGlite)", (
     expect(await (await acmeClient.get(`/v1/responses/${created.id}`)).json()).toStrictEqual(created);
     expect((await acmeClient.get(`/v1/responses/${created.id}/input_items`)).status).toBe(200);
     expect((await acmeClient.post(body({ previous_response_id: created.id }))).status).toBe(200);
+  });
+
+  it("resolves item references to its own stored items only", async () => {
+    const created = (await (await acmeClient.post(body())).json()) as Json;
+    const answer = created.output[0] as Json;
+    const reference = { input: [{ role: "user", content: "Hi" }, { type: "item_reference", id: answer.id }, { role: "user", content: "And?" }] };
+    await expectOpenAiError(await globexClient.post(body(reference)), 404, "input[1].id", /no stored response of this organization holds/);
+    const continued = await acmeClient.post(body(reference));
+    expect(continued.status).toBe(200);
+    const { id } = (await continued.json()) as Json;
+    // The referenced item is stored in full with the new response's input, under its own id.
+    const items = (await (await acmeClient.get(`/v1/responses/${id}/input_items?order=asc`)).json()) as Json;
+    expect(items.data[1]).toStrictEqual(answer);
+    // A reference to an item of a deleted response is gone with it.
+    expect((await acmeClient.del(`/v1/responses/${created.id}`)).status).toBe(200);
+    await expectOpenAiError(await acmeClient.post(body(reference)), 404, "input[1].id");
   });
 
   it("records usage of Responses requests, streamed and not, for the organization as chat completions do", async () => {

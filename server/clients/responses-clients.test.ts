@@ -381,19 +381,17 @@ describe("AI SDK: @ai-sdk/openai's default (Responses) provider", () => {
     expect(input[1]).toMatchObject({ role: "assistant", id: expect.stringMatching(/^msg_/) });
   });
 
-  // SERVER BUG: with store left at its default (true) the provider sends the earlier assistant message as
-  // {type: "item_reference", id: "msg_..."}, which the server refuses: 400 "input[1]: item references are not
-  // supported" (server/adapters/responses/items.ts parseItem). Enable once item references to stored items resolve.
-  it.skip("a conversation the client carries (store: true, the default): earlier items go back as item references", async () => {
+  // With store left at its default (true) the provider sends the earlier assistant message as a reference to the
+  // stored item, which the server reads from the response that made it.
+  it("a conversation the client carries (store: true, the default): earlier items go back as item references", async () => {
     await continueWithResponseMessages({ openai: {} });
     const input = server.sent.at(-1)!.body.input as Array<Record<string, unknown>>;
     expect(input[1]).toMatchObject({ type: "item_reference", id: expect.stringMatching(/^msg_/) });
   });
 
-  // SERVER BUG: with store: false and reasoning (forceReasoning, or a model id the provider takes for a reasoning
-  // model), the provider asks for include: ["reasoning.encrypted_content"], which the server refuses: 400
-  // "include[0] 'reasoning.encrypted_content' is not supported" (server/adapters/responses/parse.ts rejectUnsupported).
-  it.skip("store: false with reasoning: the include of encrypted reasoning is accepted", async () => {
+  // With store: false and reasoning, the provider asks for encrypted reasoning, which changes nothing here: the
+  // reasoning is visible in every response.
+  it("store: false with reasoning: the include of encrypted reasoning is accepted", async () => {
     const providerOptions = { openai: { store: false, forceReasoning: true, reasoningEffort: "low" } };
     const generated = await generateText({ model: model(), prompt: "Say hello.", providerOptions, ...settings, temperature: undefined, maxOutputTokens: 64 });
     expect(server.sent.at(-1)!.body).toMatchObject({ include: ["reasoning.encrypted_content"], store: false });

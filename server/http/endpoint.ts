@@ -42,8 +42,11 @@ export interface WireEndpoint {
   format: WireFormat;
   /** The POST path, e.g. /v1/chat/completions. */
   path: string;
-  /** @throws ProtocolError naming the bad field. */
-  parse(body: unknown): InternalRequest;
+  /**
+   * @param responseId the id the response will have, when known (a format may name the request's parts after it).
+   * @throws ProtocolError naming the bad field.
+   */
+  parse(body: unknown, responseId?: string): InternalRequest;
   /**
    * Completes a parsed request with what the format keeps for the principal (the Responses API's stored
    * conversation), before its prompt is counted. @throws ProtocolError (a missing stored response: 404).

@@ -134,11 +134,12 @@ function countHere(counter: PromptCounter, request: EngineRequest, limit: number
 export function handleGeneration(context: ServerContext, endpoint: WireEndpoint, connection: Connection, req: HttpRequest): void {
   const route = endpoint.path;
   handleJsonPost(context, route, endpoint, connection, req, async (body, principal) => {
-    const request = endpoint.parse(body);
+    const id = `${endpoint.idPrefix}${connection.requestId.slice(4)}`;
+    const request = endpoint.parse(body, id);
     const served = admit(context, endpoint, request);
     if (endpoint.prepare) await endpoint.prepare(request, principal);
     const admission = await admitUsage(context, endpoint, served, request, principal);
-    const meta = { id: `${endpoint.idPrefix}${connection.requestId.slice(4)}`, model: request.model, created: Math.floor(Date.now() / 1000) };
+    const meta = { id, model: request.model, created: Math.floor(Date.now() / 1000) };
     const started = performance.now();
     // What the request used, whatever its end (the engine's counts; see UsageObserver), settled exactly once.
     let used: InternalUsage = { promptTokens: 0, cachedTokens: 0, completionTokens: 0 };

@@ -6,7 +6,7 @@ import { seededRandom } from "../../../engine/testing/seeded-random.js";
 import { ProtocolError, type InternalRequest, type ServedModels } from "../../protocol/internal.js";
 import { jsonFuzzer } from "../testing/json-fuzz.js";
 import type { ConversationItem } from "./items.js";
-import { continueConversation, parseResponsesRequest } from "./parse.js";
+import { continueConversation, parseResponsesRequest, responsesStateOf } from "./parse.js";
 
 const MODEL = "service/tim-qwen-27b";
 const models: ServedModels = { slugs: () => [MODEL], hasVision: () => false };
@@ -68,7 +68,11 @@ function outcome(body: unknown): "accepted" | "rejected" {
   let request: InternalRequest;
   try {
     request = parseResponsesRequest(body, models);
-    if (request.messages.length === 0) continueConversation(request, EARLIER);
+    // A continuation (or a reference) is completed as the endpoint completes it, with stored items.
+    if (request.messages.length === 0) {
+      const input = responsesStateOf(request).input.map((item): ConversationItem => (item.type === "item_reference" ? { ...EARLIER[0]!, id: item.id } : item));
+      continueConversation(request, EARLIER, input);
+    }
   } catch (error) {
     if (!(error instanceof ProtocolError)) throw new Error(`non-ProtocolError for ${JSON.stringify(body)?.slice(0, 500)}: ${String(error)}`);
     expect(["invalid_request", "not_found"]).toContain(error.kind);

@@ -6,9 +6,35 @@ import { ProtocolError } from "../../protocol/internal.js";
 import { invalid, isUnset, optionalString, own, quote, quoteList, requireObject, requireString, unsupported, type JsonObject } from "../openai/fields.js";
 import type { JsonRecord } from "./store.js";
 
-/** A new item id: the type's prefix (`msg_`, `fc_`, `fco_`, `rs_`) and 24 hex digits. */
-export function itemId(prefix: string): string {
-  return `${prefix}${randomBytes(12).toString("hex")}`;
+/** The prefixes of item ids by type. */
+const PREFIXES = ["msg_", "fc_", "fco_", "rs_"] as const;
+type ItemPrefix = (typeof PREFIXES)[number];
+
+/** An item id this server made: its response's hex digits, `i` (input) or `o` (output), and the item's index. */
+const RESPONSE_ITEM_ID = /^(?:msg|fc|fco|rs)_([0-9a-f]{24})[io]\d{1,6}$/;
+
+/**
+ * Names the items of one response after it (`msg_<response digits>o2`: its third output item; `i` for input items),
+ * so that a reference to an item (`item_reference`) finds its response by primary key. Without a response id (a
+ * request parsed outside the server), ids are random.
+ */
+export class ItemIds {
+  #next = { i: 0, o: 0 };
+
+  constructor(private readonly responseId?: string) {}
+
+  /** The next id of an input (`i`) or output (`o`) item. */
+  next(prefix: ItemPrefix, kind: "i" | "o"): string {
+    const digits = this.responseId?.startsWith("resp_") ? this.responseId.slice("resp_".length) : undefined;
+    if (digits === undefined || !/^[0-9a-f]{24}$/.test(digits)) return `${prefix}${randomBytes(12).toString("hex")}`;
+    return `${prefix}${digits}${kind}${this.#next[kind]++}`;
+  }
+}
+
+/** The id of the response an item id names (see ItemIds), or undefined for an id this server did not make. */
+export function responseOfItem(itemId: string): string | undefined {
+  const digits = RESPONSE_ITEM_ID.exec(itemId)?.[1];
+  return digits === undefined ? undefined : `resp_${digits}`;
 }
 
 /** A message item as kept: input roles carry `input_text` parts, the assistant `output_text` parts. */
@@ -51,6 +77,15 @@ export interface ReasoningItem {
 /** An item of a conversation. */
 export type ConversationItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem;
 
+/** A reference to an item of a stored response (`{type: "item_reference", id}`), resolved before the request runs. */
+export interface ItemReference {
+  type: "item_reference";
+  id: string;
+}
+
+/** An item of `input` as parsed: references not yet resolved. */
+export type InputItem = ConversationItem | ItemReference;
+
 /** Item types of the Responses API that belong to tools this server does not have. */
 const TOOL_ITEM_TYPES = [
   "file_search_call", "computer_call", "computer_call_output", "web_search_call", "image_generation_call", "code_interpreter_call",
@@ -61,27 +96,28 @@ const TOOL_ITEM_TYPES = [
 /**
  * Parses `input`: a string (one user message) or a non-empty array of items: messages (`role` user, system,
  * developer with a string or `input_text` parts; assistant with a string or `output_text` / `refusal` parts),
- * `function_call`, `function_call_output` and `reasoning` items (as earlier responses returned them).
+ * `function_call`, `function_call_output` and `reasoning` items (as earlier responses returned them), and
+ * `item_reference`s to items of stored responses. Items without an id get one from `ids`.
  * @throws ProtocolError naming the first offending field (`input[2].content[0].type`).
  */
-export function parseInput(value: unknown): ConversationItem[] {
+export function parseInput(value: unknown, ids: ItemIds = new ItemIds()): InputItem[] {
   if (isUnset(value)) throw new ProtocolError("invalid_request", "input is required: a string or a non-empty array of input items", "input");
-  if (typeof value === "string") return [{ id: itemId("msg_"), type: "message", role: "user", status: "completed", content: [{ type: "input_text", text: value }] }];
+  if (typeof value === "string") return [{ id: ids.next("msg_", "i"), type: "message", role: "user", status: "completed", content: [{ type: "input_text", text: value }] }];
   if (!Array.isArray(value) || value.length === 0) invalid("input", "a string or a non-empty array of input items", value);
-  return value.map((item: unknown, index) => parseItem(requireObject(item, `input[${index}]`), `input[${index}]`));
+  return value.map((item: unknown, index) => parseItem(requireObject(item, `input[${index}]`), `input[${index}]`, ids));
 }
 
-function parseItem(item: JsonObject, path: string): ConversationItem {
+function parseItem(item: JsonObject, path: string, ids: ItemIds): InputItem {
   const type = own(item, "type");
   const id = optionalString(own(item, "id"), `${path}.id`);
   // Stored items are found by id (input_items' `after`): an empty one could not be stored.
   if (id === "") invalid(`${path}.id`, "a non-empty string", id);
   switch (type ?? "message") {
     case "message":
-      return parseMessage(item, path, id);
+      return parseMessage(item, path, id ?? ids.next("msg_", "i"));
     case "function_call":
       return {
-        id: id ?? itemId("fc_"),
+        id: id ?? ids.next("fc_", "i"),
         type: "function_call",
         call_id: requireString(own(item, "call_id"), `${path}.call_id`),
         name: requireString(own(item, "name"), `${path}.name`),
@@ -90,11 +126,12 @@ function parseItem(item: JsonObject, path: string): ConversationItem {
         status: own(item, "status") === "incomplete" ? "incomplete" : "completed",
       };
     case "function_call_output":
-      return { id: id ?? itemId("fco_"), type: "function_call_output", call_id: requireString(own(item, "call_id"), `${path}.call_id`), output: parseCallOutput(own(item, "output"), `${path}.output`), status: "completed" };
+      return { id: id ?? ids.next("fco_", "i"), type: "function_call_output", call_id: requireString(own(item, "call_id"), `${path}.call_id`), output: parseCallOutput(own(item, "output"), `${path}.output`), status: "completed" };
     case "reasoning":
-      return parseReasoning(item, path, id);
+      return parseReasoning(item, path, id ?? ids.next("rs_", "i"));
     case "item_reference":
-      return unsupported(`${path}.type`, `${path}: item references are not supported: send the item itself, or continue a stored response with previous_response_id`);
+      if (id === undefined) throw new ProtocolError("invalid_request", `${path}.id is required: the id of an item of a stored response`, `${path}.id`);
+      return { type: "item_reference", id };
     default:
       if (typeof type === "string" && TOOL_ITEM_TYPES.includes(type)) {
         unsupported(`${path}.type`, `${path}.type ${quote(type)} is not supported: this server has function tools only`);
@@ -105,7 +142,7 @@ function parseItem(item: JsonObject, path: string): ConversationItem {
 
 const ROLES = ["user", "system", "developer", "assistant"] as const;
 
-function parseMessage(item: JsonObject, path: string, id: string | undefined): MessageItem {
+function parseMessage(item: JsonObject, path: string, id: string): MessageItem {
   const role = own(item, "role");
   if (typeof role !== "string" || !(ROLES as readonly string[]).includes(role)) invalid(`${path}.role`, "'user', 'system', 'developer' or 'assistant'", role);
   const messageRole = role as MessageItem["role"];
@@ -113,7 +150,7 @@ function parseMessage(item: JsonObject, path: string, id: string | undefined): M
   const content: MessageItem["content"] = messageRole === "assistant"
     ? texts.map((text) => ({ type: "output_text", text, annotations: [] }))
     : texts.map((text) => ({ type: "input_text", text }));
-  return { id: id ?? itemId("msg_"), type: "message", role: messageRole, status: "completed", content };
+  return { id, type: "message", role: messageRole, status: "completed", content };
 }
 
 /** A message's content as its texts: a string, or parts (`input_text`; the assistant's `output_text` or `refusal`). */
@@ -149,7 +186,7 @@ function parseCallOutput(value: unknown, path: string): string {
 }
 
 /** A reasoning item sent back: its text is in `content` (this server's) or, failing that, in `summary`. */
-function parseReasoning(item: JsonObject, path: string, id: string | undefined): ReasoningItem {
+function parseReasoning(item: JsonObject, path: string, id: string): ReasoningItem {
   if (!isUnset(own(item, "encrypted_content"))) {
     unsupported(`${path}.encrypted_content`, `${path}.encrypted_content is not supported: this server returns reasoning as visible text and never encrypts it`);
   }
@@ -166,7 +203,7 @@ function parseReasoning(item: JsonObject, path: string, id: string | undefined):
   const summary = texts("summary", "summary_text");
   const content = texts("content", "reasoning_text");
   return {
-    id: id ?? itemId("rs_"),
+    id,
     type: "reasoning",
     summary: summary.map((text) => ({ type: "summary_text", text })),
     content: content.map((text) => ({ type: "reasoning_text", text })),
@@ -185,7 +222,8 @@ export interface ConversationParts {
  * The conversation as chat messages: `instructions` as the first system message, then the items in order. A
  * function call joins the assistant message before it (or starts one); reasoning joins the assistant message or
  * function call after it (in the stored conversation, reasoning that nothing follows is an assistant turn without
- * text); a function call output must answer a call of the assistant turn before it.
+ * text); a function call output must answer a call of the assistant turn before it, and every call must be answered
+ * before anything else follows (as OpenAI's API requires: a template would otherwise show a call without its result).
  * @throws ProtocolError naming the `input` item at fault.
  */
 export function chatMessagesOf(instructions: string | undefined, parts: ConversationParts): ChatMessage[] {
@@ -209,7 +247,15 @@ export function chatMessagesOf(instructions: string | undefined, parts: Conversa
     turn = undefined;
     reasoning = undefined;
   };
+  /** Call ids of the latest assistant turn that no function_call_output has answered yet. */
+  const unanswered = new Set<string>();
+  const refuseUnanswered = (path: string, where: string) => {
+    const one = unanswered.size === 1;
+    unsupported(path, `${where} ${one ? "function call" : "function calls"} ${quoteList([...unanswered])} ${one ? "has" : "have"} no function_call_output: send ${one ? "its result" : "their results"} first`);
+  };
   items.forEach((item, index) => {
+    const continuesTurn = item.type === "function_call" && turn !== undefined && !reasoning;
+    if (unanswered.size > 0 && item.type !== "function_call_output" && !continuesTurn) refuseUnanswered(pathOf(index), `${pathOf(index)} follows an assistant turn whose`);
     if (reasoning && !(item.type === "message" && item.role === "assistant") && item.type !== "function_call") endTurn(reasoning);
     switch (item.type) {
       case "reasoning":
@@ -233,6 +279,7 @@ export function chatMessagesOf(instructions: string | undefined, parts: Conversa
         }
         reasoning = undefined;
         (turn.tool_calls ??= []).push(call);
+        unanswered.add(item.call_id);
         return;
       }
       case "function_call_output": {
@@ -242,12 +289,14 @@ export function chatMessagesOf(instructions: string | undefined, parts: Conversa
           unsupported(`${pathOf(index)}.call_id`, `${pathOf(index)}.call_id ${quote(item.call_id)} answers no function call of the turn before it (${made})`);
         }
         messages.push({ role: "tool", tool_call_id: item.call_id, content: item.output });
+        unanswered.delete(item.call_id);
         turn = undefined;
         return;
       }
     }
   });
   if (reasoning) endTurn(reasoning);
+  if (unanswered.size > 0) refuseUnanswered("input", "input ends after an assistant turn whose");
   return messages;
 }
 

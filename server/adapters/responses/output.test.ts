@@ -136,6 +136,22 @@ describe("ResponsesStreamWriter: a full stream", () => {
     expect(saver.saved).toHaveLength(1);
   });
 
+  it("carries the whole reasoning in the summary too, with its summary events, when the client asks for a summary", async () => {
+    const frames = await stream([start, { type: "thinking", text: "Let me " }, { type: "thinking", text: "see." }, { type: "text", text: "Hi" }, { type: "finish", reason: "end_turn", usage }], new ResponsesStreamWriter(meta, stateOf({ reasoning: { effort: "high", summary: "auto" } }), recordingSaver()));
+    const reasoningEvents = frames.map((frame) => frame.event).filter((event) => event.includes("reasoning") || event === "response.content_part.added");
+    expect(reasoningEvents).toEqual([
+      "response.content_part.added", "response.reasoning_summary_part.added",
+      "response.reasoning_text.delta", "response.reasoning_summary_text.delta", "response.reasoning_text.delta", "response.reasoning_summary_text.delta",
+      "response.reasoning_text.done", "response.reasoning_summary_text.done", "response.reasoning_summary_part.done", "response.content_part.added",
+    ]);
+    const final = frames.at(-1)!.data.response as { output: JsonRecord[] };
+    expect(final.output[0]).toMatchObject({ type: "reasoning", content: [{ type: "reasoning_text", text: "Let me see." }], summary: [{ type: "summary_text", text: "Let me see." }] });
+    // Without a summary asked for, none.
+    const plain = await stream([start, { type: "thinking", text: "Hm." }, { type: "finish", reason: "end_turn", usage }], new ResponsesStreamWriter(meta, stateOf({ reasoning: { effort: "high" } }), recordingSaver()));
+    expect(plain.some((frame) => frame.event.includes("summary"))).toBe(false);
+    expect((plain.at(-1)!.data.response as { output: JsonRecord[] }).output[0]).toMatchObject({ summary: [] });
+  });
+
   it("keeps output_index and item ids consistent from added to done and in the final response; deltas join to the done texts", async () => {
     const saver = recordingSaver();
     const frames = await stream(fullSequence, new ResponsesStreamWriter(meta, stateOf(), saver));
@@ -145,7 +161,9 @@ describe("ResponsesStreamWriter: a full stream", () => {
     expect(output.map((item) => item.type)).toEqual(["reasoning", "message", "function_call", "function_call"]);
     const ids = output.map((item) => item.id as string);
     expect(new Set(ids).size).toBe(4);
-    expect(ids.map((id) => id.replace(/[0-9a-f]{24}$/, ""))).toEqual(["rs_", "msg_", "fc_", "fc_"]);
+    // Output items are named after their response (its digits, `o` and their index), so references find them.
+    const digits = meta.id.slice("resp_".length);
+    expect(ids).toEqual([`rs_${digits}o0`, `msg_${digits}o1`, `fc_${digits}o2`, `fc_${digits}o3`]);
 
     for (const frame of frames.slice(2, -1)) {
       const index = frame.data.output_index as number;
@@ -248,12 +266,15 @@ describe("ResponsesStreamWriter: ends other than completed", () => {
     const writer = new ResponsesStreamWriter(meta, stateOf(), saver);
     const error = new ProtocolError("internal", "the model failed while generating: device lost");
     const frames = await stream([start, { type: "text", text: "Par" }, { type: "error", error }, { type: "text", text: "tial" }, { type: "finish", reason: "end_turn", usage }], writer);
+    // The item the failure cut is closed as incomplete first.
     expect(frames.map((frame) => frame.event)).toEqual([
-      "response.created", "response.in_progress", "response.output_item.added", "response.content_part.added", "response.output_text.delta", "response.failed", "error",
+      "response.created", "response.in_progress", "response.output_item.added", "response.content_part.added", "response.output_text.delta",
+      "response.output_text.done", "response.content_part.done", "response.output_item.done", "response.failed", "error",
     ]);
-    expect(frames.map((frame) => frame.data.sequence_number)).toEqual([0, 1, 2, 3, 4, 5, 6]);
-    expect(frames[5]!.data.response).toMatchObject({ id: meta.id, status: "failed", error: { code: "server_error", message: "the model failed while generating: device lost" }, usage: null });
-    expect(frames[6]!.data).toStrictEqual({ type: "error", code: "server_error", message: "the model failed while generating: device lost", param: null, sequence_number: 6 });
+    expect(frames.map((frame) => frame.data.sequence_number)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(frames[7]!.data.item).toMatchObject({ type: "message", status: "incomplete", content: [{ text: "Par" }] });
+    expect(frames[8]!.data.response).toMatchObject({ id: meta.id, status: "failed", error: { code: "server_error", message: "the model failed while generating: device lost" }, usage: null, output: [{ status: "incomplete" }] });
+    expect(frames[9]!.data).toStrictEqual({ type: "error", code: "server_error", message: "the model failed while generating: device lost", param: null, sequence_number: 9 });
     // A failed response is not kept.
     expect(saver.saved).toEqual([]);
   });

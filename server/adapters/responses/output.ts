@@ -2,7 +2,7 @@
 // first, then the message, then function calls (InternalEvent's order). The whole response and the stream are built
 // by this one class, so they have the same items with the same ids.
 import type { InternalEvent, InternalStopReason } from "../../protocol/internal.js";
-import { itemId, type FunctionCallItem, type MessageItem, type ReasoningItem } from "./items.js";
+import { ItemIds, type FunctionCallItem, type MessageItem, type ReasoningItem } from "./items.js";
 
 /** An output item while it is being written (`in_progress`) and once done. */
 export type OutputItem =
@@ -28,11 +28,30 @@ interface OpenItem {
   callIndex?: number;
 }
 
+/** How the output is written. */
+export interface OutputOptions {
+  /** The response's id: its items are named after it (ItemIds); without it, item ids are random. */
+  responseId?: string;
+  /**
+   * Whether the client asked for a reasoning summary (`reasoning.summary`): the reasoning item's `summary` then also
+   * carries the reasoning, whole (loom never shortens it), with the `response.reasoning_summary_*` events that the
+   * clients reading only summaries (the AI SDK, LangChain) show.
+   */
+  summary?: boolean;
+}
+
 /** Collects output items from events; `event()` returns the stream events each one causes. */
 export class OutputAssembler {
   readonly items: OutputItem[] = [];
   #open: OpenItem | undefined;
   readonly #calls = new Map<number, OpenItem>();
+  readonly #ids: ItemIds;
+  readonly #summary: boolean;
+
+  constructor(options: OutputOptions = {}) {
+    this.#ids = new ItemIds(options.responseId);
+    this.#summary = options.summary ?? false;
+  }
 
   /** The events for one InternalEvent (start, finish and error are the caller's: they concern the whole response). */
   event(event: InternalEvent): OutputEvent[] {
@@ -71,6 +90,11 @@ export class OutputAssembler {
     return this.#close(reason === "max_tokens" ? "incomplete" : "completed");
   }
 
+  /** Closes the item still open when the response failed: it is incomplete. */
+  fail(): OutputEvent[] {
+    return this.#close("incomplete");
+  }
+
   /** The answer's text: every output_text part, joined (the SDKs' `output_text`). */
   get outputText(): string {
     return this.items.flatMap((item) => (item.type === "message" ? item.content.map((part) => part.text) : [])).join("");
@@ -80,15 +104,24 @@ export class OutputAssembler {
     const events: OutputEvent[] = [];
     if (this.#open?.item.type !== "reasoning") {
       events.push(...this.#close("completed"));
-      const item: OutputItem = { id: itemId("rs_"), type: "reasoning", summary: [], content: [], status: "in_progress" };
+      const item: OutputItem = { id: this.#ids.next("rs_", "o"), type: "reasoning", summary: [], content: [], status: "in_progress" };
       events.push(...this.#add(item));
+      const index = this.#open!.index;
       item.content.push({ type: "reasoning_text", text: "" });
-      events.push({ type: "response.content_part.added", item_id: item.id, output_index: this.#open!.index, content_index: 0, part: { type: "reasoning_text", text: "" } });
+      events.push({ type: "response.content_part.added", item_id: item.id, output_index: index, content_index: 0, part: { type: "reasoning_text", text: "" } });
+      if (this.#summary) {
+        item.summary.push({ type: "summary_text", text: "" });
+        events.push({ type: "response.reasoning_summary_part.added", item_id: item.id, output_index: index, summary_index: 0, part: { type: "summary_text", text: "" } });
+      }
     }
     const open = this.#open!;
-    const part = (open.item as Extract<OutputItem, { type: "reasoning" }>).content[0]!;
-    part.text += text;
-    events.push({ type: "response.reasoning_text.delta", item_id: open.item.id, output_index: open.index, content_index: 0, delta: text });
+    const item = open.item as Extract<OutputItem, { type: "reasoning" }>;
+    item.content[0]!.text += text;
+    events.push({ type: "response.reasoning_text.delta", item_id: item.id, output_index: open.index, content_index: 0, delta: text });
+    if (this.#summary) {
+      item.summary[0]!.text += text;
+      events.push({ type: "response.reasoning_summary_text.delta", item_id: item.id, output_index: open.index, summary_index: 0, delta: text });
+    }
     return events;
   }
 
@@ -96,7 +129,7 @@ export class OutputAssembler {
     const events: OutputEvent[] = [];
     if (this.#open?.item.type !== "message") {
       events.push(...this.#close("completed"));
-      const item: OutputItem = { id: itemId("msg_"), type: "message", role: "assistant", status: "in_progress", content: [] };
+      const item: OutputItem = { id: this.#ids.next("msg_", "o"), type: "message", role: "assistant", status: "in_progress", content: [] };
       events.push(...this.#add(item));
       item.content.push({ type: "output_text", text: "", annotations: [], logprobs: [] });
       events.push({ type: "response.content_part.added", item_id: item.id, output_index: this.#open!.index, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
@@ -110,7 +143,7 @@ export class OutputAssembler {
 
   #startCall(callIndex: number, callId: string, name: string): OutputEvent[] {
     const events = this.#close("completed");
-    const item: OutputItem = { id: itemId("fc_"), type: "function_call", call_id: callId, name, arguments: "", status: "in_progress" };
+    const item: OutputItem = { id: this.#ids.next("fc_", "o"), type: "function_call", call_id: callId, name, arguments: "", status: "in_progress" };
     events.push(...this.#add(item));
     this.#calls.set(callIndex, this.#open!);
     return events;
@@ -135,6 +168,11 @@ export class OutputAssembler {
       const part = item.content[0]!;
       events.push({ type: "response.reasoning_text.done", item_id: item.id, output_index: index, content_index: 0, text: part.text });
       events.push({ type: "response.content_part.done", item_id: item.id, output_index: index, content_index: 0, part: structuredClone(part) });
+      const summary = item.summary[0];
+      if (summary) {
+        events.push({ type: "response.reasoning_summary_text.done", item_id: item.id, output_index: index, summary_index: 0, text: summary.text });
+        events.push({ type: "response.reasoning_summary_part.done", item_id: item.id, output_index: index, summary_index: 0, part: structuredClone(summary) });
+      }
     } else if (item.type === "message") {
       const part = item.content[0]!;
       events.push({ type: "response.output_text.done", item_id: item.id, output_index: index, content_index: 0, text: part.text, logprobs: [] });

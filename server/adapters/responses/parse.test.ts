@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { ResponseCreateParams } from "openai/resources/responses/responses";
 import { ProtocolError, type InternalRequest, type ServedModels } from "../../protocol/internal.js";
-import { chatMessagesOf, parseInput, type ConversationItem } from "./items.js";
+import { chatMessagesOf, parseInput, responseOfItem, type ConversationItem } from "./items.js";
 import { REASONING_EFFORTS, parseResponsesRequest, responsesStateOf } from "./parse.js";
 
 const MODEL = "service/tim-qwen-27b";
@@ -103,7 +103,7 @@ describe("parseResponsesRequest: input items", () => {
   });
 
   it.each([
-    [[{ type: "item_reference", id: "msg_1" }], "input[0].type", /^input\[0\]: item references are not supported: send the item itself, or continue a stored response with previous_response_id$/],
+    [[{ type: "item_reference" }], "input[0].id", /^input\[0\]\.id is required: the id of an item of a stored response$/],
     [[{ type: "web_search_call", id: "ws_1", status: "completed" }], "input[0].type", /^input\[0\]\.type 'web_search_call' is not supported: this server has function tools only$/],
     [[{ type: "computer_call_output", call_id: "c", output: {} }], "input[0].type", /'computer_call_output' is not supported/],
     [[{ role: "user", content: "a" }, { role: "user", content: [{ type: "input_text", text: "look" }, { type: "input_image", image_url: "https://x/y.png" }] }], "input[1].content[1].type", /^input\[1\]\.content\[1\]: image input is not supported by this server: send text only$/],
@@ -113,6 +113,30 @@ describe("parseResponsesRequest: input items", () => {
     [[{ type: "reasoning", summary: [], encrypted_content: "gAAAA" }], "input[0].encrypted_content", /^input\[0\]\.encrypted_content is not supported: this server returns reasoning as visible text and never encrypts it$/],
   ])("refuses an unsupported input feature by name: %j", (input, param, message) => {
     expectInvalid(() => parse({ input }), param, message);
+  });
+});
+
+describe("parseResponsesRequest: item ids and references", () => {
+  const responseId = "resp_0123456789abcdef01234567";
+
+  it("names the input items it gives ids after the response, keeping the client's", () => {
+    const request = parseResponsesRequest({ model: MODEL, input: [{ role: "user", content: "a" }, { role: "user", content: "b", id: "msg_mine" }, { type: "function_call", call_id: "c", name: "f", arguments: "{}" }, { type: "function_call_output", call_id: "c", output: "1" }] }, models, responseId);
+    expect(responsesStateOf(request).input.map((item) => item.id)).toEqual(["msg_0123456789abcdef01234567i0", "msg_mine", "fc_0123456789abcdef01234567i1", "fco_0123456789abcdef01234567i2"]);
+    // Without a response id (a request parsed outside the server) they are random.
+    expect(responsesStateOf(parse({})).input[0]!.id).toMatch(/^msg_[0-9a-f]{24}$/);
+  });
+
+  it("keeps item references for the endpoint to resolve, and leaves the messages to it", () => {
+    const request = parse({ input: [{ role: "user", content: "a" }, { type: "item_reference", id: "msg_0123456789abcdef01234567o1" }] });
+    expect(responsesStateOf(request).input[1]).toStrictEqual({ type: "item_reference", id: "msg_0123456789abcdef01234567o1" });
+    expect(request.messages).toEqual([]);
+    expect(responseOfItem("msg_0123456789abcdef01234567o1")).toBe(responseId);
+    expect(responseOfItem("fco_0123456789abcdef01234567i12")).toBe(responseId);
+    for (const foreign of ["msg_1", "msg_0123456789abcdef01234567", "msg_0123456789ABCDEF01234567o1", "call_0123456789abcdef01234567o1"]) expect(responseOfItem(foreign)).toBeUndefined();
+  });
+
+  it("accepts the include of encrypted reasoning, which changes nothing: reasoning is visible text here", () => {
+    expect(responsesStateOf(parse({ include: ["reasoning.encrypted_content"] })).store).toBe(true);
   });
 });
 
@@ -156,8 +180,8 @@ describe("parseResponsesRequest: unsupported features are refused by name, never
     [{ conversation: "conv_123" }, "conversation", /^conversations are not supported: continue a stored response with previous_response_id$/],
     [{ conversation: { id: "conv_123" } }, "conversation", /^conversations are not supported/],
     [{ prompt: { id: "pmpt_1" } }, "prompt", /^prompt templates are not supported/],
-    [{ include: ["reasoning.encrypted_content"] }, "include[0]", /^include\[0\] 'reasoning\.encrypted_content' is not supported/],
     [{ include: ["message.output_text.logprobs"] }, "include[0]", /^include\[0\] 'message\.output_text\.logprobs' is not supported/],
+    [{ include: ["reasoning.encrypted_content", "file_search_call.results"] }, "include[1]", /^include\[1\] 'file_search_call\.results' is not supported/],
     [{ include: "reasoning.encrypted_content" }, "include", /^include must be an array of strings, got the string/],
     [{ include: [5] }, "include[0]", /^include\[0\] must be a string, got 5$/],
     [{ top_logprobs: 5 }, "top_logprobs", /^top_logprobs is not supported yet$/],
@@ -519,6 +543,28 @@ describe("chatMessagesOf: a conversation that does not hold together", () => {
     expectInvalid(() => chatMessagesOf(undefined, { earlier: [], input: [user("a"), reasoning, user("b")] }), "input[1]", dangling);
     expectInvalid(() => chatMessagesOf(undefined, { earlier: [], input: [user("a"), reasoning, reasoning, call("c")] }), "input[1]", dangling);
     expectInvalid(() => parse({ input: [{ role: "user", content: "a" }, { type: "reasoning", summary: [] }] }), "input[1]", dangling);
+  });
+
+  it("refuses anything but the results after a turn's function calls, until every call is answered", () => {
+    expectInvalid(
+      () => chatMessagesOf(undefined, { earlier: [], input: [user("a"), call("call_a"), user("b")] }),
+      "input[2]",
+      "input[2] follows an assistant turn whose function call 'call_a' has no function_call_output: send its result first",
+    );
+    expectInvalid(
+      () => chatMessagesOf(undefined, { earlier: [], input: [user("a"), call("call_a"), call("call_b"), output("call_b"), reasoning, call("call_c"), output("call_c")] }),
+      "input[4]",
+      /function call 'call_a' has no function_call_output/,
+    );
+    expectInvalid(
+      () => chatMessagesOf(undefined, { earlier: [], input: [user("a"), call("call_a"), call("call_b")] }),
+      "input",
+      "input ends after an assistant turn whose function calls 'call_a', 'call_b' have no function_call_output: send their results first",
+    );
+    // Continuing a response that called a function with anything but its result (OpenAI's API refuses it too).
+    expectInvalid(() => chatMessagesOf(undefined, { earlier: [user("a"), call("call_a")], input: [user("b")] }), "input[0]", /'call_a' has no function_call_output/);
+    // Answered in any order, the conversation goes on.
+    expect(chatMessagesOf(undefined, { earlier: [], input: [user("a"), call("call_a"), call("call_b"), output("call_b"), output("call_a"), user("b")] })).toHaveLength(5);
   });
 
   it("continues an earlier conversation: its items come first, and a call of its last turn can be answered", () => {

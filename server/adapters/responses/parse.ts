@@ -21,7 +21,7 @@ import {
   unsupported,
   type JsonObject,
 } from "../openai/fields.js";
-import { chatMessagesOf, parseInput, type ConversationItem } from "./items.js";
+import { ItemIds, chatMessagesOf, parseInput, type ConversationItem, type InputItem } from "./items.js";
 import type { JsonRecord } from "./store.js";
 
 /** Reasoning efforts, and what each turns into: thinking off, on with a budget of tokens, or on without one. */
@@ -36,8 +36,8 @@ export const REASONING_EFFORTS: Record<string, { enabled: boolean; budgetTokens?
 
 /** What the Responses adapter keeps with a request, from parsing to the stored response. */
 export interface ResponsesState {
-  /** This request's own input items. */
-  input: ConversationItem[];
+  /** This request's own input items (references resolved once it is prepared). */
+  input: InputItem[];
   instructions?: string;
   previousResponseId?: string;
   /** Keep the response (default true, as OpenAI's API). */
@@ -88,17 +88,19 @@ const METADATA_PAIRS = 16;
 
 /**
  * Validates a Responses request and maps it to an InternalRequest whose `wireState` is the ResponsesState. Without
- * `previous_response_id` its messages are complete; with one, `prepareConversation` completes them.
+ * `previous_response_id` or item references its messages are complete; with them, `continueConversation` completes
+ * them once the stored items are read.
+ * @param responseId the id the response will have: its input items are named after it (ItemIds).
  * @throws ProtocolError "invalid_request" (400) naming the field, or "not_found" (404) for an unknown model.
  */
-export function parseResponsesRequest(body: unknown, models: ServedModels): InternalRequest {
+export function parseResponsesRequest(body: unknown, models: ServedModels, responseId?: string): InternalRequest {
   if (!isObject(body)) throw new ProtocolError("invalid_request", `The request body must be a JSON object, got ${describe(body)}`);
   for (const key of Object.keys(body)) {
     if (!READ.includes(key)) throw new ProtocolError("invalid_request", `Unrecognized request argument supplied: ${quote(key)}`);
   }
   const model = parseModel(own(body, "model"), models);
   rejectUnsupported(body);
-  const input = parseInput(own(body, "input"));
+  const input = parseInput(own(body, "input"), new ItemIds(responseId));
   const instructions = optionalString(own(body, "instructions"), "instructions");
   const previousResponseId = optionalString(own(body, "previous_response_id"), "previous_response_id");
   if (previousResponseId !== undefined && !/^resp_[A-Za-z0-9]{1,128}$/.test(previousResponseId)) invalid("previous_response_id", "a response id (resp_...)", previousResponseId);
@@ -149,7 +151,7 @@ export function parseResponsesRequest(body: unknown, models: ServedModels): Inte
   const request: InternalRequest = {
     format: "openai",
     model,
-    messages: previousResponseId === undefined ? chatMessagesOf(instructions, { earlier: [], input }) : [],
+    messages: previousResponseId === undefined && !needsStore(input) ? chatMessagesOf(instructions, { earlier: [], input: input as ConversationItem[] }) : [],
     sampling: {},
     stop: [],
     stream,
@@ -178,15 +180,22 @@ export function responsesStateOf(request: InternalRequest): ResponsesState {
   return state;
 }
 
+/** Whether the input refers to stored items (an item reference), which must be read before the request can run. */
+export function needsStore(input: readonly InputItem[]): boolean {
+  return input.some((item) => item.type === "item_reference");
+}
+
 /**
- * Completes a request that continues a stored response: the stored response's input and output items come before
- * this request's input (its instructions do not carry over, as in OpenAI's API).
+ * Completes a request that reads stored items: `earlier`, the conversation of the stored response it continues
+ * (whose instructions do not carry over, as in OpenAI's API), comes before `input`, its own items with every
+ * reference resolved.
  * @throws ProtocolError naming the `input` item at fault.
  */
-export function continueConversation(request: InternalRequest, earlier: ConversationItem[]): void {
+export function continueConversation(request: InternalRequest, earlier: ConversationItem[], input: ConversationItem[]): void {
   const state = responsesStateOf(request);
   state.earlier = earlier;
-  request.messages = chatMessagesOf(state.instructions, { earlier, input: state.input });
+  state.input = input;
+  request.messages = chatMessagesOf(state.instructions, { earlier, input });
 }
 
 /** `model`: one of the chat-completions slugs; an unknown one is a 404 listing them. */
@@ -209,6 +218,8 @@ function rejectUnsupported(body: JsonObject): void {
     if (!Array.isArray(include)) invalid("include", "an array of strings", include);
     include.forEach((value: unknown, index) => {
       const name = requireString(value, `include[${index}]`);
+      // Reasoning here is visible text in every response, never encrypted: asking for its encrypted copy changes nothing.
+      if (name === "reasoning.encrypted_content") return;
       unsupported(`include[${index}]`, `include[${index}] ${quote(name)} is not supported: responses carry no logprobs, encrypted reasoning, images or built-in tool results here`);
     });
   }

@@ -52,6 +52,11 @@ export function responseObject(meta: ResponseMeta, state: ResponsesState, outcom
   };
 }
 
+/** How a response's output is written: items named after it, and reasoning summaries when the client asked for them. */
+function outputOptions(meta: ResponseMeta, state: ResponsesState) {
+  return { responseId: meta.id, summary: state.echo.reasoning.summary !== null };
+}
+
 /** The outcome of a finish: incomplete when the token limit ended it. */
 function finishOutcome(event: Extract<InternalEvent, { type: "finish" }>): Outcome {
   return { status: event.reason === "max_tokens" ? "incomplete" : "completed", reason: event.reason, usage: event.usage };
@@ -70,7 +75,7 @@ async function keep(state: ResponsesState, response: JsonRecord, save: ResponseS
 
 /** The response object of a finished generation, stored first when the request asked for it. */
 export async function finishedResponse(meta: ResponseMeta, state: ResponsesState, result: CollectedResult, save: ResponseSaver): Promise<JsonRecord> {
-  const assembler = new OutputAssembler();
+  const assembler = new OutputAssembler(outputOptions(meta, state));
   // The same events a stream would have had, in InternalEvent's order: reasoning, text, then the calls.
   assembler.event({ type: "thinking", text: result.thinking });
   assembler.event({ type: "text", text: result.text });
@@ -92,11 +97,13 @@ function frame(event: JsonRecord & { type: string }): string {
  * start is a `response.failed` and an `error` event.
  */
 export class ResponsesStreamWriter implements StreamEncoder {
-  readonly #assembler = new OutputAssembler();
+  readonly #assembler: OutputAssembler;
   #sequence = 0;
   #ended = false;
 
-  constructor(private readonly meta: ResponseMeta, private readonly state: ResponsesState, private readonly save: ResponseSaver) {}
+  constructor(private readonly meta: ResponseMeta, private readonly state: ResponsesState, private readonly save: ResponseSaver) {
+    this.#assembler = new OutputAssembler(outputOptions(meta, state));
+  }
 
   event(event: InternalEvent): string | Promise<string> {
     if (this.#ended) return "";
@@ -132,6 +139,7 @@ export class ResponsesStreamWriter implements StreamEncoder {
   #failed(error: ProtocolError): string {
     const wire = openAiErrorObject(error);
     return this.#frames([
+      ...this.#assembler.fail(),
       { type: "response.failed", response: this.#response({ status: "failed", error }) },
       { type: "error", code: wire.code ?? wire.type, message: wire.message, param: wire.param },
     ]);
