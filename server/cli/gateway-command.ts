@@ -80,7 +80,8 @@ export async function runGateway(argv: string[]): Promise<void> {
   });
   process.stderr.write(
     `loom gateway: on http://${host}:${service.server.port} (${service.authentication}; ${service.server.http}), workers from Redis at ${redisAddress(redisUrl)}: ` +
-      `${directory.workers.size} connected, serving ${registry.slugs("openai").join(", ") || "no model yet"}\n` + service.surfaces,
+      `${directory.workers.size} connected, serving ${registry.slugs("openai").join(", ") || "no model yet"}\n` +
+      `  POST /v1/chat/completions, /v1/messages, /v1/responses (stored responses: ${service.responsesLocation})\n` + service.surfaces,
   );
   process.stdout.write(`${JSON.stringify({ listening: { host, port: service.server.port } })}\n`);
 }

@@ -5,7 +5,7 @@ import type { WireEndpoint } from "../../http/endpoint.js";
 import { ProtocolError, type InternalRequest, type ServedModels } from "../../protocol/internal.js";
 import { openAiErrorBody } from "../openai/errors.js";
 import { openAiModel, openAiModelList } from "../openai/models.js";
-import { responseOfItem, type ConversationItem } from "./items.js";
+import { responseOfItem, storedItems, type ConversationItem } from "./items.js";
 import { continueConversation, needsStore, parseResponsesRequest, responsesStateOf } from "./parse.js";
 import { finishedResponse, ResponsesStreamWriter, type ResponseSaver } from "./response.js";
 import type { ResponseRecord, ResponseStore } from "./store.js";
@@ -44,7 +44,7 @@ export function responsesEndpoint(models: ServedModels, storage: ResponsesStorag
       createdAt,
       expiresAt: new Date(createdAt.getTime() + storage.retentionMs),
       response,
-      inputItems: [...(state.earlier ?? []), ...state.input] as unknown as Record<string, unknown>[],
+      inputItems: storedItems([...(state.earlier ?? []), ...state.input]),
     });
   };
   return {

@@ -310,7 +310,8 @@ function lastCalls(messages: readonly ChatMessage[]): readonly ChatToolCall[] {
   return [];
 }
 
-/** Items as stored (plain JSON). */
-export function storedItems(items: readonly ConversationItem[]): JsonRecord[] {
+/** Items as stored (plain JSON). Every reference must have been resolved: a reference is never kept. */
+export function storedItems(items: readonly InputItem[]): JsonRecord[] {
+  if (items.some((item) => item.type === "item_reference")) throw new Error("an item reference was not resolved before the response was stored");
   return items as unknown as JsonRecord[];
 }

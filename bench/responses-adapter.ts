@@ -1,0 +1,93 @@
+// The Responses API adapter's own CPU cost against chat completions', on the HTTP thread, without the engine or the
+// network: parsing the same conversation in each format, and encoding the same stream of events (start, N text
+// deltas, finish) into each format's server-sent events, per request and per output token. What bench/http-load.js
+// measures end to end within its run-to-run spread, this measures to the microsecond.
+// Run: npm run build && node dist/bench/responses-adapter.js [--tokens 48] [--rounds 5]
+import { parseArgs } from "node:util";
+import { createEndpoints } from "../server/adapters/endpoints.js";
+import { parseResponsesRequest } from "../server/adapters/responses/parse.js";
+import { ResponsesStreamWriter } from "../server/adapters/responses/response.js";
+import type { InternalEvent, ServedModels } from "../server/protocol/internal.js";
+import { median, printHeader } from "./bench-models.js";
+import { SUPPORT_SYSTEM_PROMPT, openAiBody, responsesBody } from "./chat-workload.js";
+
+const MODEL = "service/tim-bench-27b";
+const models: ServedModels = { slugs: () => [MODEL], hasVision: () => false };
+
+/**
+ * Microseconds per call of `work`, the median of `rounds` rounds of `iterations` calls; each call is awaited (the
+ * Responses stream's finish is a promise), so both adapters pay the same for it.
+ */
+async function timePerCall(work: () => unknown, iterations: number, rounds: number): Promise<{ median: number; spread: [number, number] }> {
+  for (let i = 0; i < iterations; i++) await work(); // warm-up: compiled before the clock starts
+  const samples: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const start = performance.now();
+    for (let i = 0; i < iterations; i++) await work();
+    samples.push((1000 * (performance.now() - start)) / iterations);
+  }
+  return { median: median(samples), spread: [Math.min(...samples), Math.max(...samples)] };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { tokens: { type: "string" }, rounds: { type: "string" } } });
+  const tokens = Number(values.tokens ?? 48);
+  const rounds = Number(values.rounds ?? 5);
+  const command = `node dist/bench/responses-adapter.js --tokens ${tokens} --rounds ${rounds}`;
+  printHeader(command, 1, [
+    `the same conversation (the http-load workload's system prompt and a user message) and the same ${tokens}-token stream (4-character deltas) through each adapter; no engine, no sockets`,
+    "chat completions: parseChatCompletionRequest + ChatCompletionStreamWriter (include_usage); Responses: parseResponsesRequest + ResponsesStreamWriter (store: false, nothing saved)",
+  ]);
+  const [chat] = createEndpoints(models);
+  const user = "Please check the order status for order number 12345 and tell me when it ships.";
+  const chatBody = JSON.parse(openAiBody(MODEL, SUPPORT_SYSTEM_PROMPT, user, tokens)) as object;
+  const responsesRequestBody = JSON.parse(responsesBody(MODEL, SUPPORT_SYSTEM_PROMPT, user, tokens)) as object;
+  const usage = { promptTokens: 92, cachedTokens: 64, completionTokens: tokens };
+  const events: InternalEvent[] = [
+    { type: "start", usage: { ...usage, completionTokens: 0 } },
+    ...Array.from({ length: tokens }, (_, i): InternalEvent => ({ type: "text", text: ` w${String(i).padStart(2, "0")}` })),
+    { type: "finish", reason: "max_tokens", usage },
+  ];
+  const meta = { id: "resp_0123456789abcdef01234567", model: MODEL, created: 1_700_000_000 };
+  const bytes = { chat: 0, responses: 0 };
+  const iterations = 2000;
+
+  // Neither parser changes the body it reads.
+  const parseChat = await timePerCall(() => chat!.parse(chatBody), iterations, rounds);
+  const parseResponses = await timePerCall(() => parseResponsesRequest(responsesRequestBody, models), iterations, rounds);
+  const chatRequest = chat!.parse(chatBody);
+  const encodeChat = await timePerCall(async () => {
+    const writer = chat!.stream(meta, chatRequest);
+    let out = 0;
+    for (const event of events) out += (await writer.event(event)).length;
+    bytes.chat = out;
+  }, iterations / 4, rounds);
+  const responsesRequest = parseResponsesRequest(responsesRequestBody, models, meta.id);
+  const state = responsesRequest.wireState as ConstructorParameters<typeof ResponsesStreamWriter>[1];
+  state.owner = "key:bench";
+  const encodeResponses = await timePerCall(async () => {
+    // store: false, so the finish stores nothing: only the encoding is timed.
+    const writer = new ResponsesStreamWriter(meta, state, async () => {});
+    let out = 0;
+    for (const event of events) out += (await writer.event(event)).length;
+    bytes.responses = out;
+  }, iterations / 4, rounds);
+
+  const row = (name: string, parse: Awaited<ReturnType<typeof timePerCall>>, encode: Awaited<ReturnType<typeof timePerCall>>, streamBytes: number) => {
+    const perToken = (parse.median + encode.median) / tokens;
+    console.log(`| ${name} | ${parse.median.toFixed(1)} (${parse.spread.map((x) => x.toFixed(1)).join("-")}) | ${encode.median.toFixed(1)} (${encode.spread.map((x) => x.toFixed(1)).join("-")}) | ${perToken.toFixed(2)} | ${streamBytes} |`);
+    return perToken;
+  };
+  console.log("");
+  console.log(`| adapter | parse µs (spread) | encode ${tokens}-token stream µs (spread) | µs per output token | stream bytes |`);
+  console.log("|---|---|---|---|---|");
+  const chatPerToken = row("chat completions", parseChat, encodeChat, bytes.chat);
+  const responsesPerToken = row("Responses", parseResponses, encodeResponses, bytes.responses);
+  console.log("");
+  console.log(`Responses costs ${(responsesPerToken - chatPerToken).toFixed(2)} µs more per output token than chat completions on the HTTP thread `
+    + `(${(responsesPerToken / chatPerToken).toFixed(2)}x), against a decode step of about 12,000 µs per token at N=1 (bench/README.md, HTTP layer): `
+    + `${((100 * (responsesPerToken - chatPerToken)) / 12_000).toFixed(3)}% of it`);
+  console.log(JSON.stringify({ bench: "responses-adapter", command, tokens, rounds, parseChat, parseResponses, encodeChat, encodeResponses, bytes, chatPerToken, responsesPerToken }));
+}
+
+await main();
