@@ -2,7 +2,9 @@
 // network: parsing the same conversation in each format, and encoding the same stream of events (start, N text
 // deltas, finish) into each format's server-sent events, per request and per output token. What bench/http-load.js
 // measures end to end within its run-to-run spread, this measures to the microsecond.
-// Run: npm run build && node dist/bench/responses-adapter.js [--tokens 48] [--rounds 5]
+// Run: npm run build && node dist/bench/responses-adapter.js [--tokens 48] [--rounds 5] [--decode-step-us 17600]
+// (--decode-step-us: the time of one decode step at N=1 on the machine, bench/http-load.js's ITL p50, to put the
+// difference in proportion.)
 import { parseArgs } from "node:util";
 import { createEndpoints } from "../server/adapters/endpoints.js";
 import { parseResponsesRequest } from "../server/adapters/responses/parse.js";
@@ -30,10 +32,14 @@ async function timePerCall(work: () => unknown, iterations: number, rounds: numb
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { tokens: { type: "string" }, rounds: { type: "string" } } });
+  const { values } = parseArgs({ options: { tokens: { type: "string" }, rounds: { type: "string" }, "decode-step-us": { type: "string" } } });
   const tokens = Number(values.tokens ?? 48);
   const rounds = Number(values.rounds ?? 5);
-  const command = `node dist/bench/responses-adapter.js --tokens ${tokens} --rounds ${rounds}`;
+  const decodeStepUs = Number(values["decode-step-us"] ?? 17_600);
+  for (const [name, value] of Object.entries({ tokens, rounds, "decode-step-us": decodeStepUs })) {
+    if (!Number.isInteger(value) || value < 1) throw new RangeError(`--${name} must be a positive integer, got ${value}`);
+  }
+  const command = `node dist/bench/responses-adapter.js --tokens ${tokens} --rounds ${rounds} --decode-step-us ${decodeStepUs}`;
   printHeader(command, 1, [
     `the same conversation (the http-load workload's system prompt and a user message) and the same ${tokens}-token stream (4-character deltas) through each adapter; no engine, no sockets`,
     "chat completions: parseChatCompletionRequest + ChatCompletionStreamWriter (include_usage); Responses: parseResponsesRequest + ResponsesStreamWriter (store: false, nothing saved)",
@@ -84,10 +90,10 @@ async function main(): Promise<void> {
   const chatPerToken = row("chat completions", parseChat, encodeChat, bytes.chat);
   const responsesPerToken = row("Responses", parseResponses, encodeResponses, bytes.responses);
   console.log("");
-  console.log(`Responses costs ${(responsesPerToken - chatPerToken).toFixed(2)} µs more per output token than chat completions on the HTTP thread `
-    + `(${(responsesPerToken / chatPerToken).toFixed(2)}x), against a decode step of about 12,000 µs per token at N=1 (bench/README.md, HTTP layer): `
-    + `${((100 * (responsesPerToken - chatPerToken)) / 12_000).toFixed(3)}% of it`);
-  console.log(JSON.stringify({ bench: "responses-adapter", command, tokens, rounds, parseChat, parseResponses, encodeChat, encodeResponses, bytes, chatPerToken, responsesPerToken }));
+  const difference = responsesPerToken - chatPerToken;
+  console.log(`Responses against chat completions on the HTTP thread: ${difference >= 0 ? "+" : ""}${difference.toFixed(2)} µs per output token `
+    + `(${(responsesPerToken / chatPerToken).toFixed(2)}x), ${((100 * difference) / decodeStepUs).toFixed(3)}% of a ${decodeStepUs} µs decode step at N=1`);
+  console.log(JSON.stringify({ bench: "responses-adapter", command, tokens, rounds, decodeStepUs, parseChat, parseResponses, encodeChat, encodeResponses, bytes, chatPerToken, responsesPerToken }));
 }
 
 await main();
