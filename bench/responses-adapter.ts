@@ -1,7 +1,8 @@
 // The Responses API adapter's own CPU cost against chat completions', on the HTTP thread, without the engine or the
 // network: parsing the same conversation in each format, and encoding the same stream of events (start, N text
 // deltas, finish) into each format's server-sent events, per request and per output token. What bench/http-load.js
-// measures end to end within its run-to-run spread, this measures to the microsecond.
+// measures end to end within its run-to-run spread, this measures to the microsecond. Then what `store: true` adds:
+// saving that response (and reading it back, as previous_response_id does) on PGlite.
 // Run: npm run build && node dist/bench/responses-adapter.js [--tokens 48] [--rounds 5] [--decode-step-us 17600]
 // (--decode-step-us: the time of one decode step at N=1 on the machine, bench/http-load.js's ITL p50, to put the
 // difference in proportion.)
@@ -10,7 +11,12 @@ import { createEndpoints } from "../server/adapters/endpoints.js";
 import { parseResponsesRequest } from "../server/adapters/responses/parse.js";
 import { ResponsesStreamWriter } from "../server/adapters/responses/response.js";
 import type { InternalEvent, ServedModels } from "../server/protocol/internal.js";
-import { median, printHeader } from "./bench-models.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase } from "../server/platform/db/open-database.js";
+import { SqlResponseStore } from "../server/platform/store/response-store.js";
+import { median, percentile, printHeader } from "./bench-models.js";
 import { SUPPORT_SYSTEM_PROMPT, openAiBody, responsesBody } from "./chat-workload.js";
 
 const MODEL = "service/tim-bench-27b";
@@ -93,7 +99,46 @@ async function main(): Promise<void> {
   const difference = responsesPerToken - chatPerToken;
   console.log(`Responses against chat completions on the HTTP thread: ${difference >= 0 ? "+" : ""}${difference.toFixed(2)} µs per output token `
     + `(${(responsesPerToken / chatPerToken).toFixed(2)}x), ${((100 * difference) / decodeStepUs).toFixed(3)}% of a ${decodeStepUs} µs decode step at N=1`);
-  console.log(JSON.stringify({ bench: "responses-adapter", command, tokens, rounds, decodeStepUs, parseChat, parseResponses, encodeChat, encodeResponses, bytes, chatPerToken, responsesPerToken }));
+  const stored = await storeCosts(meta, state, events);
+  console.log(`store: true on PGlite (a fresh data dir, ${STORE_SAMPLES} responses one after another): save ${stored.save.median.toFixed(2)} ms median `
+    + `(p90 ${stored.save.p90.toFixed(2)}), the read of previous_response_id ${stored.get.median.toFixed(2)} ms (p90 ${stored.get.p90.toFixed(2)}), `
+    + `${stored.responseBytes} bytes of response and ${stored.itemBytes} of input items each`);
+  console.log(JSON.stringify({ bench: "responses-adapter", command, tokens, rounds, decodeStepUs, parseChat, parseResponses, encodeChat, encodeResponses, bytes, chatPerToken, responsesPerToken, stored }));
+}
+
+/** Responses saved and read back per run of storeCosts. */
+const STORE_SAMPLES = 200;
+
+/**
+ * What `store: true` adds: SqlResponseStore.save of this stream's response (as the endpoint saves it: the response
+ * object and its input items) and the read a continuation makes, on PGlite in a temporary data dir, one at a time.
+ */
+async function storeCosts(meta: { id: string; model: string; created: number }, state: ConstructorParameters<typeof ResponsesStreamWriter>[1], events: InternalEvent[]) {
+  let response: Record<string, unknown> | undefined;
+  const writer = new ResponsesStreamWriter(meta, { ...state, store: true }, async (_state, saved) => { response = saved; });
+  for (const event of events) await writer.event(event);
+  const dataDir = mkdtempSync(join(tmpdir(), "loom-bench-store-"));
+  const database = await openDatabase({ dataDir });
+  try {
+    const store = new SqlResponseStore(database);
+    const inputItems = state.input as unknown as Record<string, unknown>[];
+    const save: number[] = [];
+    const get: number[] = [];
+    for (let i = 0; i < STORE_SAMPLES; i++) {
+      const id = `resp_${i.toString(16).padStart(24, "0")}`;
+      let start = performance.now();
+      await store.save({ id, owner: "key:bench", createdAt: new Date(), expiresAt: new Date(Date.now() + 3_600_000), response: { ...response!, id }, inputItems });
+      save.push(performance.now() - start);
+      start = performance.now();
+      await store.get("key:bench", id);
+      get.push(performance.now() - start);
+    }
+    const summary = (samples: number[]) => ({ median: median(samples), p90: percentile(samples, 0.9) });
+    return { save: summary(save), get: summary(get), responseBytes: JSON.stringify(response).length, itemBytes: JSON.stringify(inputItems).length };
+  } finally {
+    await database.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 }
 
 await main();
