@@ -1,0 +1,43 @@
+// The dashboard's session cookie and cross-site check: cookie values read only when well formed, the cookie's flags,
+// and which request origins may change state.
+import { describe, expect, it } from "vitest";
+import { SESSION_COOKIE, clearedSessionCookie, cookieValue, crossSiteRefusal, sessionCookie } from "./cookies.js";
+
+describe("cookieValue", () => {
+  it("reads the named cookie among others, whatever the spacing", () => {
+    expect(cookieValue(`a=1; ${SESSION_COOKIE}=ds_abc-_9;b=2`, SESSION_COOKIE)).toBe("ds_abc-_9");
+    expect(cookieValue(`${SESSION_COOKIE}=ds_x`, SESSION_COOKIE)).toBe("ds_x");
+    expect(cookieValue(`x${SESSION_COOKIE}=ds_x; ${SESSION_COOKIE}x=ds_y`, SESSION_COOKIE)).toBeUndefined();
+  });
+
+  it("ignores a malformed value, an empty one, and an oversized header", () => {
+    for (const header of [`${SESSION_COOKIE}=`, `${SESSION_COOKIE}="ds_x"`, `${SESSION_COOKIE}=ds x`, `${SESSION_COOKIE}=${"a".repeat(201)}`, `${SESSION_COOKIE}=ds_%00`, `${"a=b; ".repeat(2000)}${SESSION_COOKIE}=ds_x`]) {
+      expect(cookieValue(header, SESSION_COOKIE)).toBeUndefined();
+    }
+  });
+});
+
+describe("sessionCookie", () => {
+  it("is HttpOnly and SameSite=Strict, Secure over TLS, for its lifetime", () => {
+    expect(sessionCookie("ds_abc", { secure: false, maxAgeSeconds: 3600.7 })).toBe(`${SESSION_COOKIE}=ds_abc; Path=/; HttpOnly; SameSite=Strict; Max-Age=3600`);
+    expect(sessionCookie("ds_abc", { secure: true, maxAgeSeconds: 60 })).toMatch(/; Secure$/);
+    expect(clearedSessionCookie({ secure: true })).toBe(`${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure`);
+    expect(() => sessionCookie("ds_a;b", { secure: false, maxAgeSeconds: 1 })).toThrow();
+  });
+});
+
+describe("crossSiteRefusal", () => {
+  const host = "loom.internal:8080";
+  it("lets the dashboard's own pages and non-browser clients through", () => {
+    expect(crossSiteRefusal({ host, origin: "http://loom.internal:8080", secFetchSite: "same-origin" })).toBeUndefined();
+    expect(crossSiteRefusal({ host, origin: "", secFetchSite: "" })).toBeUndefined();
+    expect(crossSiteRefusal({ host: "LOOM.internal:8080", origin: "https://loom.internal:8080", secFetchSite: "" })).toBeUndefined();
+  });
+
+  it("refuses other sites, other origins of the same site, and a malformed Origin", () => {
+    expect(crossSiteRefusal({ host, origin: "https://evil.example", secFetchSite: "cross-site" })).toMatch(/cross-site/);
+    expect(crossSiteRefusal({ host, origin: "http://loom.internal:9090", secFetchSite: "same-site" })).toMatch(/same-site/);
+    expect(crossSiteRefusal({ host, origin: "https://evil.example", secFetchSite: "" })).toMatch(/another origin/);
+    expect(crossSiteRefusal({ host, origin: "null", secFetchSite: "" })).toMatch(/not a URL/);
+  });
+});

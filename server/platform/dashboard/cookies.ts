@@ -1,0 +1,66 @@
+// The dashboard session's cookie and the cross-site check of state-changing requests (issue 21): the browser keeps
+// the session token only in an HttpOnly, SameSite=Strict cookie (Secure over TLS), and a request that changes state
+// must come from the dashboard's own origin. Pure functions over header values; the routes do the I/O.
+
+/** The session cookie's name. */
+export const SESSION_COOKIE = "loom_session";
+
+/** The most Cookie header a request may carry that is read (browsers send at most about 4 KiB per cookie). */
+const MAX_COOKIE_HEADER = 8192;
+
+/** A cookie value as this server writes them (base64url and `_`): anything else is never a session token. */
+const COOKIE_VALUE = /^[A-Za-z0-9_-]{1,200}$/;
+
+/** The value of cookie `name` in a Cookie header, or undefined (absent, malformed, or the header too long). */
+export function cookieValue(header: string, name: string): string | undefined {
+  if (header.length > MAX_COOKIE_HEADER) return undefined;
+  for (const pair of header.split(";")) {
+    const equals = pair.indexOf("=");
+    if (equals < 0 || pair.slice(0, equals).trim() !== name) continue;
+    const value = pair.slice(equals + 1).trim();
+    return COOKIE_VALUE.test(value) ? value : undefined;
+  }
+  return undefined;
+}
+
+/** The Set-Cookie header that gives the browser a session for `maxAgeSeconds`. */
+export function sessionCookie(token: string, options: { secure: boolean; maxAgeSeconds: number }): string {
+  if (!COOKIE_VALUE.test(token)) throw new Error("a session token must be base64url text");
+  const maxAge = Math.max(0, Math.floor(options.maxAgeSeconds));
+  return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${options.secure ? "; Secure" : ""}`;
+}
+
+/** The Set-Cookie header that removes the session cookie (signing out). */
+export function clearedSessionCookie(options: { secure: boolean }): string {
+  return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${options.secure ? "; Secure" : ""}`;
+}
+
+/** The request headers the cross-site check reads. */
+export interface RequestOrigin {
+  /** `Host`. */
+  host: string;
+  /** `Origin` ("" when absent). */
+  origin: string;
+  /** `Sec-Fetch-Site` ("" when absent: an older browser, or not a browser). */
+  secFetchSite: string;
+}
+
+/**
+ * Why a state-changing request is refused as cross-site, or undefined when it may proceed. Browsers send
+ * `Sec-Fetch-Site` and `Origin` on such requests: anything but the dashboard's own origin is refused. A request with
+ * neither comes from no browser (a script holding the cookie already has the session), and proceeds; the CSRF token
+ * header is checked beside this in any case.
+ */
+export function crossSiteRefusal(request: RequestOrigin): string | undefined {
+  const site = request.secFetchSite.toLowerCase();
+  if (site !== "" && site !== "same-origin") return `Sec-Fetch-Site is '${site.slice(0, 20)}': the dashboard accepts changes from its own pages only`;
+  if (request.origin === "") return undefined;
+  let originHost: string;
+  try {
+    originHost = new URL(request.origin).host;
+  } catch {
+    return "the Origin header is not a URL";
+  }
+  if (originHost.toLowerCase() !== request.host.toLowerCase()) return `the request comes from another origin (${request.origin.slice(0, 100)})`;
+  return undefined;
+}
