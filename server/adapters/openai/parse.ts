@@ -106,8 +106,11 @@ function parseResponseFormat(value: unknown): InternalRequest["responseFormat"] 
   return { type: "json_schema", schema: isUnset(schema) ? true : schema };
 }
 
-/** `model`: a required string naming a served model; an unknown one is a 404 listing the available slugs. */
-function parseModel(value: unknown, models: ServedModels): string {
+/**
+ * `model`: a required string naming a served model (one of the chat-completions slugs, which the Responses API
+ * shares); an unknown one is a 404 listing the available slugs.
+ */
+export function parseModel(value: unknown, models: ServedModels): string {
   const slugs = models.slugs("openai");
   const available = slugs.length > 0 ? slugs.join(", ") : "none";
   if (isUnset(value)) throw new ProtocolError("invalid_request", `model is required: one of ${available}`, "model");

@@ -29,17 +29,13 @@ export function checkTopLevelFields(body: JsonObject): void {
   for (const [key, value] of Object.entries(metadata ?? {})) {
     if (typeof value !== "string") invalid(`metadata.${key.slice(0, 64)}`, "a string", value);
   }
-  optionalString(own(body, "prompt_cache_key"), "prompt_cache_key");
-  const retention = own(body, "prompt_cache_retention");
-  if (!isUnset(retention) && retention !== "in_memory" && retention !== "24h") invalid("prompt_cache_retention", "'in_memory' or '24h'", retention);
-  optionalObject(own(body, "prompt_cache_options"), "prompt_cache_options");
+  checkPromptCacheHints(body);
   // A prediction only speeds decoding up where it matches; ignoring it leaves the answer as it is.
   optionalObject(own(body, "prediction"), "prediction");
   const store = own(body, "store");
   if (store === true) unsupported("store", "store is not supported: this server does not keep completions");
   if (!isUnset(store) && typeof store !== "boolean") invalid("store", "a boolean", store);
-  const tier = own(body, "service_tier");
-  if (!isUnset(tier) && tier !== "auto" && tier !== "default") invalid("service_tier", "'auto' or 'default' (this server has one tier)", tier);
+  checkServiceTier(body);
   if (!isUnset(own(body, "verbosity"))) unsupported("verbosity", "verbosity is not supported: set max_tokens or ask for brevity in the prompt");
   const effort = own(body, "reasoning_effort");
   if (!isUnset(effort) && effort !== "none") {
@@ -47,4 +43,21 @@ export function checkTopLevelFields(body: JsonObject): void {
   }
   if (!isUnset(own(body, "moderation"))) unsupported("moderation", "moderation is not supported by this server");
   if (!isUnset(own(body, "web_search_options"))) unsupported("web_search_options", "web search is not supported: this server runs no tools");
+}
+
+/**
+ * The prompt-cache hints both OpenAI formats accept: `prompt_cache_key`, `prompt_cache_retention` (in_memory or
+ * 24h) and `prompt_cache_options`, type-checked; caching is automatic here, so they change nothing.
+ */
+export function checkPromptCacheHints(body: JsonObject): void {
+  optionalString(own(body, "prompt_cache_key"), "prompt_cache_key");
+  const retention = own(body, "prompt_cache_retention");
+  if (!isUnset(retention) && retention !== "in_memory" && retention !== "24h") invalid("prompt_cache_retention", "'in_memory' or '24h'", retention);
+  optionalObject(own(body, "prompt_cache_options"), "prompt_cache_options");
+}
+
+/** `service_tier`: auto or default, the one tier this server has. */
+export function checkServiceTier(body: JsonObject): void {
+  const tier = own(body, "service_tier");
+  if (!isUnset(tier) && tier !== "auto" && tier !== "default") invalid("service_tier", "'auto' or 'default' (this server has one tier)", tier);
 }

@@ -9,7 +9,7 @@ import { responseOfItem, storedItems, type ConversationItem } from "./items.js";
 import { continueConversation, needsStore, parseResponsesRequest, responsesStateOf } from "./parse.js";
 import { finishedResponse, ResponsesStreamWriter, type ResponseSaver } from "./response.js";
 import type { ResponseRecord, ResponseStore } from "./store.js";
-import { responsesWireField } from "./wire-field.js";
+import { responsesWireField } from "../wire-fields.js";
 
 /** Where responses are kept, and for how long. */
 export interface ResponsesStorage {

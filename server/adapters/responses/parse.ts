@@ -21,6 +21,8 @@ import {
   unsupported,
   type JsonObject,
 } from "../openai/fields.js";
+import { parseModel } from "../openai/parse.js";
+import { checkPromptCacheHints, checkServiceTier } from "../openai/top-level.js";
 import { ItemIds, chatMessagesOf, parseInput, type ConversationItem, type InputItem } from "./items.js";
 import type { JsonRecord } from "./store.js";
 
@@ -198,16 +200,6 @@ export function continueConversation(request: InternalRequest, earlier: Conversa
   request.messages = chatMessagesOf(state.instructions, { earlier, input });
 }
 
-/** `model`: one of the chat-completions slugs; an unknown one is a 404 listing them. */
-function parseModel(value: unknown, models: ServedModels): string {
-  const slugs = models.slugs("openai");
-  const available = slugs.length > 0 ? slugs.join(", ") : "none";
-  if (isUnset(value)) throw new ProtocolError("invalid_request", `model is required: one of ${available}`, "model");
-  if (typeof value !== "string") invalid("model", `a string, one of ${available}`, value);
-  if (!slugs.includes(value)) throw new ProtocolError("not_found", `The model ${quote(value)} does not exist; available: ${available}`, "model");
-  return value;
-}
-
 /** Features of OpenAI's API this server does not have: a 400 naming each, never a silent drop. */
 function rejectUnsupported(body: JsonObject): void {
   if (optionalBoolean(own(body, "background"), "background")) unsupported("background", "background mode is not supported: send the request with stream: true, or use agent runs (POST /v1/runs) for long work");
@@ -227,12 +219,8 @@ function rejectUnsupported(body: JsonObject): void {
   if (topLogprobs !== undefined && topLogprobs > 0) unsupported("top_logprobs", "top_logprobs is not supported yet");
   // Limits built-in tool calls, of which this server makes none.
   optionalInteger(own(body, "max_tool_calls"), "max_tool_calls", "a positive integer", 1);
-  optionalString(own(body, "prompt_cache_key"), "prompt_cache_key");
-  const retention = own(body, "prompt_cache_retention");
-  if (!isUnset(retention) && retention !== "in_memory" && retention !== "24h") invalid("prompt_cache_retention", "'in_memory' or '24h'", retention);
-  optionalObject(own(body, "prompt_cache_options"), "prompt_cache_options");
-  const tier = own(body, "service_tier");
-  if (!isUnset(tier) && tier !== "auto" && tier !== "default") invalid("service_tier", "'auto' or 'default' (this server has one tier)", tier);
+  checkPromptCacheHints(body);
+  checkServiceTier(body);
   const contextManagement = own(body, "context_management");
   if (!isUnset(contextManagement) && !(Array.isArray(contextManagement) && contextManagement.length === 0)) {
     unsupported("context_management", "context_management is not supported: use truncation: 'auto' to fit long conversations");
