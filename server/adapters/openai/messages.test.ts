@@ -3,8 +3,9 @@
 import { describe, expect, it } from "vitest";
 import type { ChatCompletionMessageParam, ChatCompletionTool } from "openai/resources/chat/completions";
 import type { ChatMessage } from "../../../engine/chat/messages.js";
-import { ProtocolError, type InternalRequest, type ServedModels } from "../../protocol/internal.js";
+import type { InternalRequest, ServedModels } from "../../protocol/internal.js";
 import { parseChatCompletionRequest } from "./parse.js";
+import { rejection } from "../testing/rejection.js";
 
 const MODEL = "service/tim-qwen-27b";
 const VISION_MODEL = "service/tim-vision-27b";
@@ -15,16 +16,6 @@ const models: ServedModels = {
 
 function parse(messages: unknown, extra: Record<string, unknown> = {}, model = MODEL): InternalRequest {
   return parseChatCompletionRequest({ model, messages, ...extra }, models);
-}
-
-function rejection(call: () => unknown): ProtocolError {
-  try {
-    call();
-  } catch (error) {
-    if (error instanceof ProtocolError) return error;
-    throw error;
-  }
-  throw new Error("expected a ProtocolError, but the call succeeded");
 }
 
 const user = { role: "user", content: "Hi" } as const;

@@ -1,8 +1,9 @@
 // Top-level field rules of the chat-completions request parser: each accepted and rejected, with the param named.
 import { describe, expect, it } from "vitest";
 import type { ChatCompletionCreateParams } from "openai/resources/chat/completions";
-import { ProtocolError, type InternalRequest, type ServedModels } from "../../protocol/internal.js";
+import type { InternalRequest, ServedModels } from "../../protocol/internal.js";
 import { parseChatCompletionRequest } from "./parse.js";
+import { rejection } from "../testing/rejection.js";
 
 const MODEL = "service/tim-qwen-27b";
 const models: ServedModels = {
@@ -12,17 +13,6 @@ const models: ServedModels = {
 
 function parse(extra: Record<string, unknown>): InternalRequest {
   return parseChatCompletionRequest({ model: MODEL, messages: [{ role: "user", content: "Hi" }], ...extra }, models);
-}
-
-/** The ProtocolError a call throws (fails the test if it throws anything else or nothing). */
-function rejection(call: () => unknown): ProtocolError {
-  try {
-    call();
-  } catch (error) {
-    if (error instanceof ProtocolError) return error;
-    throw error;
-  }
-  throw new Error("expected a ProtocolError, but the call succeeded");
 }
 
 describe("parseChatCompletionRequest: defaults", () => {

@@ -4,9 +4,10 @@
 // the ResponsesState it carries) as the adapter documents.
 import { describe, expect, it } from "vitest";
 import type { ResponseCreateParams } from "openai/resources/responses/responses";
-import { ProtocolError, type InternalRequest, type ServedModels } from "../../protocol/internal.js";
+import type { InternalRequest, ServedModels } from "../../protocol/internal.js";
 import { chatMessagesOf, parseInput, responseOfItem, type ConversationItem } from "./items.js";
 import { REASONING_EFFORTS, parseResponsesRequest, responsesStateOf } from "./parse.js";
+import { rejection } from "../testing/rejection.js";
 
 const MODEL = "service/tim-qwen-27b";
 const models: ServedModels = {
@@ -16,17 +17,6 @@ const models: ServedModels = {
 
 function parse(extra: Record<string, unknown>): InternalRequest {
   return parseResponsesRequest({ model: MODEL, input: "Hi", ...extra }, models);
-}
-
-/** The ProtocolError a call throws (fails the test if it throws anything else or nothing). */
-function rejection(call: () => unknown): ProtocolError {
-  try {
-    call();
-  } catch (error) {
-    if (error instanceof ProtocolError) return error;
-    throw error;
-  }
-  throw new Error("expected a ProtocolError, but the call succeeded");
 }
 
 /** Expects a 400 naming `param` whose message matches `message`. */
