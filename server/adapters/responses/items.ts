@@ -20,14 +20,17 @@ const RESPONSE_ITEM_ID = /^(?:msg|fc|fco|rs)_([0-9a-f]{24})[io]\d{1,6}$/;
  */
 export class ItemIds {
   #next = { i: 0, o: 0 };
+  /** The response id's hex digits, when it is one this server made. */
+  readonly #digits: string | undefined;
 
-  constructor(private readonly responseId?: string) {}
+  constructor(responseId?: string) {
+    this.#digits = /^resp_([0-9a-f]{24})$/.exec(responseId ?? "")?.[1];
+  }
 
   /** The next id of an input (`i`) or output (`o`) item. */
   next(prefix: ItemPrefix, kind: "i" | "o"): string {
-    const digits = this.responseId?.startsWith("resp_") ? this.responseId.slice("resp_".length) : undefined;
-    if (digits === undefined || !/^[0-9a-f]{24}$/.test(digits)) return `${prefix}${randomBytes(12).toString("hex")}`;
-    return `${prefix}${digits}${kind}${this.#next[kind]++}`;
+    if (this.#digits === undefined) return `${prefix}${randomBytes(12).toString("hex")}`;
+    return `${prefix}${this.#digits}${kind}${this.#next[kind]++}`;
   }
 }
 
