@@ -80,11 +80,7 @@ export async function openPlatform(options: PlatformOptions): Promise<Platform> 
   const organizations = new TtlCache<Organization | undefined>(cacheMs, (id) => stores.organizations.get(id));
   const accountant = new PlatformAccountant({
     organization: (id) => organizations.get(id),
-    consumed: async (organizationId, day, keyId) => {
-      const rows = await stores.usage.rows(organizationId, day);
-      const mine = keyId === undefined ? rows : rows.filter((row) => row.keyId === keyId);
-      return { tokens: mine.reduce((sum, row) => sum + row.inputTokens + row.outputTokens, 0), spendDollars: mine.reduce((sum, row) => sum + row.spendDollars, 0) };
-    },
+    consumed: (organizationId, day, keyId) => stores.usage.consumed(organizationId, day, keyId),
     record: (increment) => writer.record(increment),
     holdCredits: async (organizationId, dollars, ttlMs) => {
       const hold = await stores.credits.hold(organizationId, dollars, ttlMs);
@@ -97,7 +93,7 @@ export async function openPlatform(options: PlatformOptions): Promise<Platform> 
     inferenceKeys,
     managementKeys,
     organization: (id) => stores.organizations.get(id),
-    usageOf: (organizationId, day) => stores.usage.rows(organizationId, day),
+    usageOf: (organizationId, day) => stores.usage.today(organizationId, day),
     createInferenceKey: (organizationId, name) => stores.keys.create(organizationId, "inference", name),
     listInferenceKeys: (organizationId) => stores.keys.list(organizationId, "inference"),
     revokeKey: (organizationId, keyId) => stores.keys.revoke(organizationId, keyId),

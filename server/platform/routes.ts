@@ -8,10 +8,11 @@ import type { ErrorResponder } from "../http/guard.js";
 import type { Connection } from "../http/reply.js";
 import type { Routes, Surface } from "../http/routes.js";
 import { ProtocolError } from "../protocol/internal.js";
-import { type KeyRecord, type Organization, PlatformInputError, type UsageRow } from "./contract.js";
+import { type KeyRecord, type Organization, PlatformInputError } from "./contract.js";
 import { utcDay } from "./limits/daily.js";
 import type { KeyAuthenticator } from "./keys/key-authenticator.js";
 import { answer, authenticate, decodePathSegment, platformError, read, withBody } from "./route-helpers.js";
+import type { ModelUsage } from "./store/usage-store.js";
 import { requireName } from "./store/validate.js";
 import { usageSnapshot } from "./usage-snapshot.js";
 
@@ -21,8 +22,8 @@ export interface PlatformServices {
   managementKeys: KeyAuthenticator;
   /** A fresh read of the organization. */
   organization(id: string): Promise<Organization | undefined>;
-  /** The organization's usage rows of a UTC day, every key's. */
-  usageOf(organizationId: string, day: string): Promise<UsageRow[]>;
+  /** The organization's usage of a UTC day per model, summed over its keys. */
+  usageOf(organizationId: string, day: string): Promise<ModelUsage[]>;
   createInferenceKey(organizationId: string, name: string): Promise<{ record: KeyRecord; key: string }>;
   /** The organization's inference keys (no digests, no secrets). */
   listInferenceKeys(organizationId: string): Promise<KeyRecord[]>;

@@ -1,7 +1,7 @@
 // GET /api/v1/usage's body (spec 2.6): the organization's plan, today's allowance use, credits and per-model
 // consumption since UTC midnight. consumedToday = input tokens (cached ones included) + output tokens (reasoning
 // included) recorded today, UTC.
-import type { Organization, UsageRow } from "./contract.js";
+import type { Organization } from "./contract.js";
 import { nextUtcMidnightMs, utcDay } from "./limits/daily.js";
 import { priceOf } from "./pricing.js";
 
@@ -18,8 +18,11 @@ export interface UsageSnapshot {
   models: Array<{ slug: string; consumedToday: number }>;
 }
 
-/** The snapshot from the organization and its usage rows of today (every key's). */
-export function usageSnapshot(organization: Organization, today: readonly UsageRow[], nowMs: number): UsageSnapshot {
+/** What the snapshot reads of a usage row of today (per key, or per model summed over keys: either adds up the same). */
+export type TodayUsage = { model: string; inputTokens: number; outputTokens: number; spendDollars: number };
+
+/** The snapshot from the organization and its usage of today (every key's). */
+export function usageSnapshot(organization: Organization, today: readonly TodayUsage[], nowMs: number): UsageSnapshot {
   const perModel = new Map<string, number>();
   for (const row of today) perModel.set(row.model, (perModel.get(row.model) ?? 0) + row.inputTokens + row.outputTokens);
   const models = [...perModel].filter(([, tokens]) => tokens > 0).map(([slug, consumedToday]) => ({ slug, consumedToday })).sort((a, b) => a.slug.localeCompare(b.slug));
@@ -31,7 +34,7 @@ export function usageSnapshot(organization: Organization, today: readonly UsageR
   };
 }
 
-function allowanceOf(organization: Organization, today: readonly UsageRow[], nowMs: number): UsageSnapshot["plan"]["dailyAllowance"] {
+function allowanceOf(organization: Organization, today: readonly TodayUsage[], nowMs: number): UsageSnapshot["plan"]["dailyAllowance"] {
   const allowance = organization.dailyAllowance;
   if (!allowance || organization.plan.isUnlimitedComp || allowance.amount <= 0) return null;
   const resetAt = new Date(nextUtcMidnightMs(utcDay(nowMs))).toISOString();

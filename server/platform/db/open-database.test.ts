@@ -41,7 +41,7 @@ for (const backend of TEST_BACKENDS) {
       const tables = await first.query<{ name: string }>(
         "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name",
       );
-      expect(tables.map((row) => row.name)).toEqual(["api_keys", "callback_attempts", "credit_holds", "dashboard_sessions", "organizations", "payments", "responses", "run_callbacks", "run_steps", "runs", "schema_migrations", "search_documents", "service_settings", "usage_daily"]);
+      expect(tables.map((row) => row.name)).toEqual(["api_keys", "callback_attempts", "credit_holds", "dashboard_sessions", "organizations", "payments", "responses", "run_callbacks", "run_steps", "runs", "schema_migrations", "search_documents", "service_settings", "usage_by_organization", "usage_daily"]);
       expect(await migrate(first, "here")).toEqual([]);
       await first.close();
 
@@ -78,6 +78,38 @@ for (const backend of TEST_BACKENDS) {
       expect(tables).toEqual([]);
       const [newest] = await database.query<{ version: number }>("SELECT max(version) AS version FROM schema_migrations");
       expect(newest!.version).toBe(LATEST_SCHEMA_VERSION + 1);
+      await database.close();
+    });
+
+    it("migration 8 sums the usage already recorded into usage_by_organization, then keeps it equal", async () => {
+      failIfMissing(backend.reason);
+      const { options } = freshLocation(backend);
+      const database = await openDatabase(options);
+      // Back to version 7, with per-key usage recorded before migration 8 existed.
+      await database.query("DROP TRIGGER usage_daily_to_organization ON usage_daily");
+      await database.query("DROP FUNCTION usage_by_organization_apply()");
+      await database.query("DROP TABLE usage_by_organization");
+      await database.query("DELETE FROM schema_migrations WHERE version >= 8");
+      await database.query("INSERT INTO organizations (id, name) VALUES ('org_a', 'a')");
+      for (const key of ["key_1", "key_2"]) await database.query("INSERT INTO api_keys (id, organization_id, kind, name, key_prefix, key_digest) VALUES ($1, 'org_a', 'inference', $1, 'sk-gw-x', md5($1) || md5($1))", [key]);
+      const row = "INSERT INTO usage_daily (organization_id, key_id, model, day, requests, input_tokens, cached_input_tokens, output_tokens, spend) VALUES ('org_a', $1, $2, $3::date, $4, $5, $6, $7, $8)";
+      await database.query(row, ["key_1", "m", "2026-11-01", 2, 100, 10, 50, "0.25"]);
+      await database.query(row, ["key_2", "m", "2026-11-01", 3, 200, 20, 70, "0.5"]);
+      await database.query(row, ["key_2", "n", "2026-11-02", 1, 5, 0, 6, "0"]);
+      expect(await migrate(database, "here")).toEqual(MIGRATIONS.filter((migration) => migration.version >= 8).map((migration) => migration.version));
+      const read = () => database.query("SELECT day::text AS day, model, requests::int, input_tokens::int, cached_input_tokens::int, output_tokens::int, spend::float8 AS spend FROM usage_by_organization ORDER BY day, model");
+      expect(await read()).toEqual([
+        { day: "2026-11-01", model: "m", requests: 5, input_tokens: 300, cached_input_tokens: 30, output_tokens: 120, spend: 0.75 },
+        { day: "2026-11-02", model: "n", requests: 1, input_tokens: 5, cached_input_tokens: 0, output_tokens: 6, spend: 0 },
+      ]);
+      // The trigger follows updates and deletes of per-key rows, and refuses to move one to another model.
+      await database.query("UPDATE usage_daily SET requests = requests + 1, output_tokens = output_tokens + 10 WHERE key_id = 'key_1'");
+      await database.query("DELETE FROM usage_daily WHERE key_id = 'key_2' AND model = 'n'");
+      expect(await read()).toEqual([
+        { day: "2026-11-01", model: "m", requests: 6, input_tokens: 300, cached_input_tokens: 30, output_tokens: 130, spend: 0.75 },
+        { day: "2026-11-02", model: "n", requests: 0, input_tokens: 0, cached_input_tokens: 0, output_tokens: 0, spend: 0 },
+      ]);
+      await expect(database.query("UPDATE usage_daily SET model = 'o' WHERE key_id = 'key_1'")).rejects.toThrow(/do not move/);
       await database.close();
     });
 

@@ -1,5 +1,6 @@
-// Reading usage: per-model totals of an organization's day, raw rows, and the tokens consumed in a day (to seed daily
-// limits). Writing is the UsageWriter's (group commit).
+// Reading usage: per-model totals of an organization's days, raw rows, and the tokens consumed in a day (to seed daily
+// limits). Writing is the UsageWriter's (group commit). Organization-wide sums read usage_by_organization (migration
+// 8: at most days x models rows, whatever the number of keys); per-key figures read usage_daily.
 import type { Sql, UsageRow } from "../contract.js";
 import { toNumber } from "./numbers.js";
 import { requireDay, requireId } from "./validate.js";
@@ -27,17 +28,10 @@ export class UsageStore {
     const rows = await this.sql.query(
       `SELECT model, sum(requests) AS requests, sum(input_tokens) AS input_tokens, sum(cached_input_tokens) AS cached_input_tokens,
          sum(output_tokens) AS output_tokens, sum(spend) AS spend
-       FROM usage_daily WHERE organization_id = $1 AND day = $2::date GROUP BY model ORDER BY model`,
+       FROM usage_by_organization WHERE organization_id = $1 AND day = $2::date GROUP BY model ORDER BY model`,
       [organizationId, day],
     );
-    return rows.map((row) => ({
-      model: row.model as string,
-      requests: toNumber(row.requests),
-      inputTokens: toNumber(row.input_tokens),
-      cachedInputTokens: toNumber(row.cached_input_tokens),
-      outputTokens: toNumber(row.output_tokens),
-      spendDollars: toNumber(row.spend),
-    }));
+    return rows.map(modelUsageOf);
   }
 
   /** The organization's rows (of `day`, when given), by day, key and model. */
@@ -63,16 +57,49 @@ export class UsageStore {
   }
 
   /**
-   * Tokens consumed on `day`: input (cached included) + output (reasoning included), by the organization or, with
-   * `keyId`, by that key alone. The daily limits start from this.
+   * The organization's use per UTC day and model from `from` through `to` (YYYY-MM-DD, inclusive), summed over its
+   * keys; days without use absent. Ordered by day, then model.
    */
-  async consumed(organizationId: string, day: string, keyId?: string): Promise<number> {
-    requireDay("day", day);
-    const [row] = await this.sql.query(
-      `SELECT coalesce(sum(input_tokens + output_tokens), 0) AS tokens FROM usage_daily
-       WHERE organization_id = $1 AND day = $2::date AND ($3::text IS NULL OR key_id = $3::text)`,
-      [organizationId, day, keyId ?? null],
+  async days(organizationId: string, from: string, to: string): Promise<Array<ModelUsage & { day: string }>> {
+    requireDay("from", from);
+    requireDay("to", to);
+    const rows = await this.sql.query(
+      `SELECT day::text AS day, model, requests, input_tokens, cached_input_tokens, output_tokens, spend
+       FROM usage_by_organization WHERE organization_id = $1 AND day BETWEEN $2::date AND $3::date ORDER BY day, model`,
+      [organizationId, from, to],
     );
-    return toNumber(row!.tokens);
+    return rows.map((row) => ({ day: row.day as string, ...modelUsageOf(row) }));
   }
+
+  /**
+   * Tokens consumed on `day`: input (cached included) + output (reasoning included), and the dollars spent, by the
+   * organization or, with `keyId`, by that key alone. The daily limits start from this.
+   */
+  async consumed(organizationId: string, day: string, keyId?: string): Promise<{ tokens: number; spendDollars: number }> {
+    requireDay("day", day);
+    const [row] = keyId === undefined
+      ? await this.sql.query(
+        `SELECT coalesce(sum(input_tokens + output_tokens), 0) AS tokens, coalesce(sum(spend), 0) AS spend FROM usage_by_organization
+         WHERE organization_id = $1 AND day = $2::date`,
+        [organizationId, day],
+      )
+      : await this.sql.query(
+        `SELECT coalesce(sum(input_tokens + output_tokens), 0) AS tokens, coalesce(sum(spend), 0) AS spend FROM usage_daily
+         WHERE organization_id = $1 AND key_id = $3 AND day = $2::date`,
+        [organizationId, day, keyId],
+      );
+    return { tokens: toNumber(row!.tokens), spendDollars: toNumber(row!.spend) };
+  }
+}
+
+/** A summed row's figures. */
+function modelUsageOf(row: Record<string, unknown>): ModelUsage {
+  return {
+    model: row.model as string,
+    requests: toNumber(row.requests),
+    inputTokens: toNumber(row.input_tokens),
+    cachedInputTokens: toNumber(row.cached_input_tokens),
+    outputTokens: toNumber(row.output_tokens),
+    spendDollars: toNumber(row.spend),
+  };
 }
