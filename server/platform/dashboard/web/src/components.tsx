@@ -95,7 +95,7 @@ export function Loading({ what = "Loading" }: { what?: string }) {
 /** A table inside a container that scrolls sideways on narrow screens (focusable, so keyboards can scroll it). */
 export function TableScroll({ label, children }: { label: string; children: ComponentChildren }) {
   return (
-    <div class="table-scroll" role="region" aria-label={label} tabIndex={0}>
+    <div class="table-scroll" role="region" aria-label={`${label} (table)`} tabIndex={0}>
       {children}
     </div>
   );

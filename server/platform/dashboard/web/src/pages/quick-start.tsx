@@ -72,7 +72,7 @@ curl ${origin}/v1/messages \\
       </p>
       <section class="card" aria-labelledby="urls-heading">
         <h2 id="urls-heading">Base URLs</h2>
-        <TableScroll label="Base URLs">
+        <TableScroll label="Base URL per client">
           <table class="table">
             <thead>
               <tr>
