@@ -103,7 +103,7 @@ export function KeysPanel({ base, operator, onLoaded }: { base: string; operator
 
       <section aria-labelledby="key-list-heading">
         <div class="section-head">
-          <h2 id="key-list-heading">{operator ? "Keys" : "Inference keys"}</h2>
+          <h2 id="key-list-heading">{operator ? "Keys of this organization" : "Inference keys"}</h2>
           {operator && (
             <div class="filter">
               <label for="key-kind-filter">Kind</label>

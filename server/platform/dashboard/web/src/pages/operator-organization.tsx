@@ -40,7 +40,6 @@ export function OrganizationPage({ id }: { id: string }) {
             </section>
             <EditOrganization key={JSON.stringify(data)} organization={data} onSaved={organization.set} />
           </div>
-          <h2 class="section-title">Keys</h2>
           <KeysPanel base={`/api/v1/operator/organizations/${encodeURIComponent(data.id)}/keys`} operator onLoaded={() => setKeysLoaded(true)} />
         </>
       )}

@@ -2,7 +2,7 @@
 // The openai SDK's baseURL includes /v1 (it appends /chat/completions); @anthropic-ai/sdk's is the origin (it
 // appends /v1/messages).
 import { api } from "../api";
-import { CodeBlock, ErrorMessage, Loading, TableScroll, useLoad, useReady, useTitle } from "../components";
+import { CodeBlock, ErrorMessage, Facts, Loading, useLoad, useReady, useTitle } from "../components";
 import { href } from "../router";
 
 type Tab = "openai" | "anthropic" | "curl";
@@ -72,30 +72,13 @@ curl ${origin}/v1/messages \\
       </p>
       <section class="card" aria-labelledby="urls-heading">
         <h2 id="urls-heading">Base URLs</h2>
-        <TableScroll label="Base URL per client">
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">Client</th>
-                <th scope="col">baseURL</th>
-              </tr>
-            </thead>
-            <tbody>
-              <tr>
-                <th scope="row">openai (OpenAI format)</th>
-                <td>
-                  <code data-testid="quickstart-openai-base">{openaiBase}</code>
-                </td>
-              </tr>
-              <tr>
-                <th scope="row">@anthropic-ai/sdk (Anthropic format)</th>
-                <td>
-                  <code data-testid="quickstart-anthropic-base">{origin}</code>
-                </td>
-              </tr>
-            </tbody>
-          </table>
-        </TableScroll>
+        <Facts
+          testId="quickstart-base-urls"
+          items={[
+            ["openai (OpenAI format)", <code class="break" data-testid="quickstart-openai-base">{openaiBase}</code>],
+            ["@anthropic-ai/sdk (Anthropic format)", <code class="break" data-testid="quickstart-anthropic-base">{origin}</code>],
+          ]}
+        />
       </section>
       <section class="card" aria-labelledby="models-heading">
         <h2 id="models-heading">Models</h2>
