@@ -13,6 +13,7 @@ import { OrganizationFacts, PricesTable } from "./organization-facts";
 export function OrganizationPage({ id }: { id: string }) {
   const organization = useLoad((signal) => api<{ organization: Organization }>("GET", `/api/v1/operator/organizations/${encodeURIComponent(id)}`, undefined, { signal }).then((answer) => answer.organization), [id]);
   const [keysLoaded, setKeysLoaded] = useState(false);
+  const [saved, setSaved] = useState(false);
   useTitle(organization.data ? organization.data.name : "Organization");
   useReady(!organization.loading && (keysLoaded || !!organization.error));
   const data = organization.data;
@@ -38,7 +39,16 @@ export function OrganizationPage({ id }: { id: string }) {
               <h3>Prices</h3>
               <PricesTable prices={data.prices} />
             </section>
-            <EditOrganization key={JSON.stringify(data)} organization={data} onSaved={organization.set} />
+            <EditOrganization
+              key={JSON.stringify(data)}
+              organization={data}
+              saved={saved}
+              onSaved={(next) => {
+                organization.set(next);
+                setSaved(true);
+              }}
+              onEdit={() => setSaved(false)}
+            />
           </div>
           <KeysPanel base={`/api/v1/operator/organizations/${encodeURIComponent(data.id)}/keys`} operator onLoaded={() => setKeysLoaded(true)} />
         </>
@@ -156,13 +166,16 @@ function patchOf(form: Form, organization: Organization): Record<string, unknown
   return patch;
 }
 
-function EditOrganization({ organization, onSaved }: { organization: Organization; onSaved: (organization: Organization) => void }) {
+function EditOrganization({ organization, saved, onSaved, onEdit }: { organization: Organization; saved: boolean; onSaved: (organization: Organization) => void; onEdit: () => void }) {
   const [form, setForm] = useState<Form>(() => formOf(organization));
   const [error, setError] = useState<{ field?: string; message: string }>();
   const [busy, setBusy] = useState(false);
   const [notice, setNotice] = useState<string>();
   const announce = useAnnounce();
-  const set = <K extends keyof Form>(name: K, value: Form[K]) => setForm((previous) => ({ ...previous, [name]: value }));
+  const set = <K extends keyof Form>(name: K, value: Form[K]) => {
+    setForm((previous) => ({ ...previous, [name]: value }));
+    if (saved) onEdit();
+  };
   const fieldError = (field: string) => (error?.field === field && atField ? error.message : undefined);
   const fields = useMemo(() => new Set(["name", "billingMode", "planLabel", "planStatus", "isUnlimitedComp", "allowanceBasis", "allowanceAmount", "allowanceHardCap", "creditBalanceDollars", "addCreditsDollars", "closedBeta", "requestsPerMinute", "tokensPerMinute", "tokensPerDay", "pool"]), []);
   const priceField = error?.field?.startsWith("prices") ?? false;
@@ -191,6 +204,7 @@ function EditOrganization({ organization, onSaved }: { organization: Organizatio
       onSaved(answer.organization);
     } catch (failure) {
       if (!isAbort(failure)) setError({ message: errorText(failure), field: failure instanceof ApiError ? failure.field : undefined });
+    } finally {
       setBusy(false);
     }
   };
@@ -286,6 +300,11 @@ function EditOrganization({ organization, onSaved }: { organization: Organizatio
         {error && atField && (
           <p class="visually-hidden" role="alert">
             {error.message}
+          </p>
+        )}
+        {saved && !error && (
+          <p class="message message-info" data-testid="edit-saved">
+            Saved.
           </p>
         )}
         {notice && (

@@ -43,8 +43,8 @@ export function PricesTable({ prices }: { prices: Record<string, ModelPrice> }) 
         <thead>
           <tr>
             <th scope="col">Model</th>
-            <th scope="col" class="num">Input, per million tokens</th>
-            <th scope="col" class="num">Output, per million tokens</th>
+            <th scope="col" class="num">Input, per 1M tokens</th>
+            <th scope="col" class="num">Output, per 1M tokens</th>
           </tr>
         </thead>
         <tbody>

@@ -1,6 +1,6 @@
 // The organization's plan, allowance, limits and prices (read-only: the operator changes them).
 import { api } from "../api";
-import { ErrorMessage, Facts, Loading, useLoad, useReady, useTitle } from "../components";
+import { ErrorMessage, Loading, useLoad, useReady, useTitle } from "../components";
 import { OrganizationFacts, PricesTable } from "./organization-facts";
 import type { Organization } from "../types";
 
@@ -19,12 +19,14 @@ export function PlanPage() {
           <section class="card" aria-labelledby="plan-heading">
             <h2 id="plan-heading">{data.name}</h2>
             <OrganizationFacts organization={data} />
+            <p class="muted">
+              Organization id <code>{data.id}</code>. The operator changes these settings.
+            </p>
           </section>
           <section class="card" aria-labelledby="prices-heading">
             <h2 id="prices-heading">Prices</h2>
             <PricesTable prices={data.prices} />
           </section>
-          <Facts items={[["Organization id", <code>{data.id}</code>]]} />
         </>
       )}
     </>
