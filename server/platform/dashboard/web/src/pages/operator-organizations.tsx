@@ -1,0 +1,152 @@
+// The operator's organizations, oldest first, with paging and create.
+import { useEffect, useState } from "preact/hooks";
+import { api, ApiError, errorText, isAbort, query } from "../api";
+import { ErrorMessage, Field, LoadMore, Loading, TableScroll, useAnnounce, useReady, useTitle } from "../components";
+import { formatDollars, formatInteger, formatTime } from "../format";
+import { href, navigate } from "../router";
+import type { Organization } from "../types";
+
+export function OrganizationsPage() {
+  useTitle("Organizations");
+  const [organizations, setOrganizations] = useState<Organization[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [loading, setLoading] = useState(true);
+  const [loaded, setLoaded] = useState(false);
+  const [error, setError] = useState<string>();
+  useReady(loaded);
+
+  const page = async (after: string | null, signal?: AbortSignal) => {
+    setLoading(true);
+    try {
+      const answer = await api<{ organizations: Organization[]; nextCursor: string | null }>("GET", `/api/v1/operator/organizations${query({ limit: 50, cursor: after })}`, undefined, { signal });
+      setOrganizations((previous) => (after ? [...previous, ...answer.organizations] : answer.organizations));
+      setCursor(answer.nextCursor);
+      setError(undefined);
+    } catch (failure) {
+      if (isAbort(failure)) return;
+      setError(errorText(failure));
+    }
+    setLoading(false);
+    setLoaded(true);
+  };
+
+  useEffect(() => {
+    const controller = new AbortController();
+    void page(null, controller.signal);
+    return () => controller.abort();
+  }, []);
+
+  return (
+    <>
+      <h1>Organizations</h1>
+      <CreateOrganization />
+      <section aria-labelledby="organizations-heading">
+        <h2 id="organizations-heading">All organizations</h2>
+        {error && <ErrorMessage>{error}</ErrorMessage>}
+        {!loaded ? (
+          <Loading what="Loading organizations" />
+        ) : organizations.length === 0 && !error ? (
+          <p class="empty">No organizations yet.</p>
+        ) : (
+          <TableScroll label="Organizations">
+            <table class="table" data-testid="organizations-table">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Plan</th>
+                  <th scope="col">Billing</th>
+                  <th scope="col">Daily allowance</th>
+                  <th scope="col" class="num">Credit balance</th>
+                  <th scope="col">Closed beta</th>
+                  <th scope="col">Pool</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {organizations.map((organization) => (
+                  <tr key={organization.id} data-testid="organization-row" data-organization-id={organization.id}>
+                    <th scope="row">
+                      <a href={href(`/operator/organizations/${encodeURIComponent(organization.id)}`)} data-testid="organization-link">
+                        {organization.name}
+                      </a>
+                    </th>
+                    <td>{[organization.plan.label, organization.plan.status].filter(Boolean).join(" · ") || "—"}</td>
+                    <td>{organization.billingMode ?? "—"}</td>
+                    <td>
+                      {organization.dailyAllowance
+                        ? organization.dailyAllowance.basis === "tokens"
+                          ? `${formatInteger(organization.dailyAllowance.amount)} tokens`
+                          : formatDollars(organization.dailyAllowance.amount)
+                        : "—"}
+                    </td>
+                    <td class="num">{formatDollars(organization.creditBalanceDollars)}</td>
+                    <td>{organization.closedBeta ? "Yes" : "No"}</td>
+                    <td>{organization.pool ?? "shared"}</td>
+                    <td class="nowrap">{formatTime(organization.createdAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
+        )}
+        <LoadMore cursor={cursor} loading={loading} onMore={() => void page(cursor)} />
+      </section>
+    </>
+  );
+}
+
+function CreateOrganization() {
+  const [name, setName] = useState("");
+  const [billingMode, setBillingMode] = useState("");
+  const [planLabel, setPlanLabel] = useState("");
+  const [error, setError] = useState<{ message: string; field?: string }>();
+  const [busy, setBusy] = useState(false);
+  const announce = useAnnounce();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setError(undefined);
+    if (!name.trim()) {
+      setError({ message: "Give the organization a name.", field: "name" });
+      return;
+    }
+    setBusy(true);
+    try {
+      const body: Record<string, unknown> = { name };
+      if (billingMode) body.billingMode = billingMode;
+      if (planLabel.trim()) body.planLabel = planLabel.trim();
+      const answer = await api<{ organization: Organization }>("POST", "/api/v1/operator/organizations", body);
+      announce(`Organization ${answer.organization.name} created.`);
+      navigate(`/operator/organizations/${encodeURIComponent(answer.organization.id)}`);
+    } catch (failure) {
+      if (!isAbort(failure)) setError({ message: errorText(failure), field: failure instanceof ApiError ? failure.field : undefined });
+      setBusy(false);
+    }
+  };
+  const known = ["name", "billingMode", "planLabel"];
+  return (
+    <section class="card" aria-labelledby="create-organization-heading">
+      <h2 id="create-organization-heading">Create an organization</h2>
+      <form class="form form-inline" onSubmit={submit} noValidate data-testid="create-organization-form">
+        <Field label="Name" error={error?.field === "name" ? error.message : undefined}>
+          {(props) => <input {...props} type="text" value={name} maxLength={255} onInput={(event) => setName(event.currentTarget.value)} data-testid="create-organization-name" />}
+        </Field>
+        <Field label="Billing" error={error?.field === "billingMode" ? error.message : undefined}>
+          {(props) => (
+            <select {...props} value={billingMode} onChange={(event) => setBillingMode(event.currentTarget.value)} data-testid="create-organization-billing">
+              <option value="">Not set</option>
+              <option value="subscription">Subscription</option>
+              <option value="prepaid">Prepaid</option>
+            </select>
+          )}
+        </Field>
+        <Field label="Plan label" error={error?.field === "planLabel" ? error.message : undefined}>
+          {(props) => <input {...props} type="text" value={planLabel} maxLength={100} onInput={(event) => setPlanLabel(event.currentTarget.value)} data-testid="create-organization-plan" />}
+        </Field>
+        <button type="submit" class="button button-primary" disabled={busy} data-testid="create-organization-submit">
+          {busy ? "Creating…" : "Create"}
+        </button>
+      </form>
+      {error && !known.includes(error.field ?? "") && <ErrorMessage>{error.message}</ErrorMessage>}
+    </section>
+  );
+}

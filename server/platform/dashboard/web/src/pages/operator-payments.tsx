@@ -1,0 +1,120 @@
+// x402 payments, newest first, with a status filter and paging. Amounts are in the asset's smallest unit: USDC
+// (6 decimals) is shown in dollars, any other asset as its raw amount.
+import { useEffect, useState } from "preact/hooks";
+import { api, errorText, isAbort, query } from "../api";
+import { ErrorMessage, LoadMore, Loading, StatusBadge, TableScroll, useReady, useTitle } from "../components";
+import { formatPaymentAmount, formatTime } from "../format";
+import type { Payment, PaymentStatus } from "../types";
+
+const FILTERS: Array<{ value: "" | PaymentStatus; label: string }> = [
+  { value: "", label: "All" },
+  { value: "settling", label: "Settling" },
+  { value: "settled", label: "Settled" },
+  { value: "failed", label: "Failed" },
+];
+
+function middle(text: string, keep = 8): string {
+  return text.length > keep * 2 + 1 ? `${text.slice(0, keep + 2)}…${text.slice(-keep)}` : text;
+}
+
+export function PaymentsPage() {
+  useTitle("Payments");
+  const [status, setStatus] = useState<"" | PaymentStatus>("");
+  const [payments, setPayments] = useState<Payment[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [loading, setLoading] = useState(true);
+  const [loaded, setLoaded] = useState(false);
+  const [error, setError] = useState<string>();
+  useReady(loaded);
+
+  const page = async (after: string | null, signal?: AbortSignal) => {
+    setLoading(true);
+    try {
+      const answer = await api<{ payments: Payment[]; nextCursor: string | null }>("GET", `/api/v1/operator/payments${query({ status, limit: 50, cursor: after })}`, undefined, { signal });
+      setPayments((previous) => (after ? [...previous, ...answer.payments] : answer.payments));
+      setCursor(answer.nextCursor);
+      setError(undefined);
+    } catch (failure) {
+      if (isAbort(failure)) return;
+      setError(errorText(failure));
+    }
+    setLoading(false);
+    setLoaded(true);
+  };
+
+  useEffect(() => {
+    const controller = new AbortController();
+    void page(null, controller.signal);
+    return () => controller.abort();
+  }, [status]);
+
+  return (
+    <>
+      <h1>Payments</h1>
+      <p class="lead">x402 payments for machine runs, newest first.</p>
+      <div class="toolbar">
+        <div class="filter">
+          <label for="payment-status-filter">Status</label>
+          <select id="payment-status-filter" value={status} onChange={(event) => setStatus(event.currentTarget.value as "" | PaymentStatus)} data-testid="payment-status-filter">
+            {FILTERS.map((filter) => (
+              <option key={filter.value} value={filter.value}>
+                {filter.label}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      {error && <ErrorMessage>{error}</ErrorMessage>}
+      {!loaded ? (
+        <Loading what="Loading payments" />
+      ) : payments.length === 0 && !error ? (
+        <p class="empty" data-testid="payments-empty">
+          {status ? `No ${status} payments.` : "No payments yet."}
+        </p>
+      ) : (
+        <TableScroll label="Payments">
+          <table class="table" data-testid="payments-table">
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Status</th>
+                <th scope="col" class="num">Amount</th>
+                <th scope="col">Payer</th>
+                <th scope="col">Transaction</th>
+                <th scope="col">Run</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Network</th>
+              </tr>
+            </thead>
+            <tbody>
+              {payments.map((payment) => (
+                <tr key={payment.id} data-testid="payment-row" data-payment-id={payment.id}>
+                  <th scope="row" class="nowrap">
+                    {formatTime(payment.createdAt)}
+                  </th>
+                  <td>
+                    <StatusBadge status={payment.status} />
+                    {payment.error && <div class="cell-note">{payment.error}</div>}
+                  </td>
+                  <td class="num nowrap" data-testid="payment-amount">
+                    {formatPaymentAmount(payment.amount, payment.asset)}
+                  </td>
+                  <td>
+                    <code title={payment.payer}>{middle(payment.payer)}</code>
+                  </td>
+                  <td>{payment.transaction ? <code title={payment.transaction}>{middle(payment.transaction)}</code> : "—"}</td>
+                  <td>
+                    <code title={payment.runId}>{middle(payment.runId, 10)}</code>
+                  </td>
+                  <td>{payment.kind}</td>
+                  <td>{payment.network}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
+      )}
+      <LoadMore cursor={cursor} loading={loading} onMore={() => void page(cursor)} />
+    </>
+  );
+}

@@ -1,0 +1,110 @@
+// The organization's agent runs, newest first, with a status filter and paging.
+import { useEffect, useState } from "preact/hooks";
+import { api, errorText, isAbort, query } from "../api";
+import { ErrorMessage, LoadMore, Loading, StatusBadge, TableScroll, useReady, useTitle } from "../components";
+import { formatDuration, formatInteger, formatTime, shortId } from "../format";
+import { href } from "../router";
+import type { Run, RunStatus } from "../types";
+
+const FILTERS: Array<{ value: "" | RunStatus; label: string }> = [
+  { value: "", label: "All" },
+  { value: "queued", label: "Queued" },
+  { value: "processing", label: "Processing" },
+  { value: "succeeded", label: "Succeeded" },
+  { value: "failed", label: "Failed" },
+];
+
+export function RunsPage() {
+  useTitle("Runs");
+  const [status, setStatus] = useState<"" | RunStatus>("");
+  const [runs, setRuns] = useState<Run[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [loading, setLoading] = useState(true);
+  const [loaded, setLoaded] = useState(false);
+  const [error, setError] = useState<string>();
+  useReady(loaded);
+
+  const page = async (after: string | null, signal?: AbortSignal) => {
+    setLoading(true);
+    try {
+      const answer = await api<{ runs: Run[]; nextCursor: string | null }>("GET", `/api/v1/dashboard/runs${query({ status, limit: 50, cursor: after })}`, undefined, { signal });
+      setRuns((previous) => (after ? [...previous, ...answer.runs] : answer.runs));
+      setCursor(answer.nextCursor);
+      setError(undefined);
+    } catch (failure) {
+      if (isAbort(failure)) return;
+      setError(errorText(failure));
+    }
+    setLoading(false);
+    setLoaded(true);
+  };
+
+  useEffect(() => {
+    const controller = new AbortController();
+    void page(null, controller.signal);
+    return () => controller.abort();
+  }, [status]);
+
+  return (
+    <>
+      <h1>Runs</h1>
+      <p class="lead">Agent runs created with POST /v1/runs, newest first.</p>
+      <div class="toolbar">
+        <div class="filter">
+          <label for="run-status-filter">Status</label>
+          <select id="run-status-filter" value={status} onChange={(event) => setStatus(event.currentTarget.value as "" | RunStatus)} data-testid="run-status-filter">
+            {FILTERS.map((filter) => (
+              <option key={filter.value} value={filter.value}>
+                {filter.label}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      {error && <ErrorMessage>{error}</ErrorMessage>}
+      {!loaded ? (
+        <Loading what="Loading runs" />
+      ) : runs.length === 0 && !error ? (
+        <p class="empty" data-testid="runs-empty">
+          {status ? `No ${status} runs.` : "No runs yet."}
+        </p>
+      ) : (
+        <TableScroll label="Runs">
+          <table class="table" data-testid="runs-table">
+            <thead>
+              <tr>
+                <th scope="col">Run</th>
+                <th scope="col">Status</th>
+                <th scope="col">Question</th>
+                <th scope="col">Engine</th>
+                <th scope="col">Created</th>
+                <th scope="col" class="num">Duration</th>
+                <th scope="col" class="num">Tokens</th>
+              </tr>
+            </thead>
+            <tbody>
+              {runs.map((run) => (
+                <tr key={run.runId} data-testid="run-row" data-run-id={run.runId}>
+                  <th scope="row">
+                    <a href={href(`/runs/${encodeURIComponent(run.runId)}`)} data-testid="run-link" aria-label={`Run ${run.runId}`}>
+                      <code>{shortId(run.runId, 14)}</code>
+                    </a>
+                  </th>
+                  <td>
+                    <StatusBadge status={run.status} />
+                  </td>
+                  <td class="cell-question">{run.question ?? ""}</td>
+                  <td>{run.engine}</td>
+                  <td class="nowrap">{formatTime(run.createdAt)}</td>
+                  <td class="num">{run.status === "queued" ? "—" : formatDuration(run.usage.durationMs)}</td>
+                  <td class="num">{formatInteger(run.usage.inputTokens + run.usage.outputTokens)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
+      )}
+      <LoadMore cursor={cursor} loading={loading} onMore={() => void page(cursor)} />
+    </>
+  );
+}
