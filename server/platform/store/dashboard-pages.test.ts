@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
 import { RunStore } from "../../runs/run-store.js";
 import type { RunSpec } from "../../runs/contract.js";
-import type { Database, KeyRecord } from "../contract.js";
+import type { KeyRecord } from "../contract.js";
+import { insertPayment } from "../dashboard/testing/payment-rows.js";
 import { TEST_BACKENDS, type TestDatabase } from "../testing/test-databases.js";
 import type { Page } from "./page.js";
 import { createPlatformStores, type PlatformStores } from "./platform-stores.js";
@@ -25,20 +26,6 @@ async function readAll<T, K>(first: () => Promise<Page<T, K>>, next: (after: K) 
 }
 
 const SPEC: RunSpec = { engine: "tim", content: ["What is loom?"], resources: [], skills: [], tools: [], timeoutSeconds: 60 };
-
-/** A payment row with the columns the table requires, created at `createdAt` (SQL text). */
-async function insertPayment(database: Database, index: number, status: "settling" | "settled" | "failed", createdAt: string): Promise<string> {
-  const id = `pay_${index.toString(16).padStart(32, "0")}`;
-  const hex = (n: number, length: number) => `0x${n.toString(16).padStart(length, "0")}`;
-  await database.query(
-    `INSERT INTO payments (id, kind, x402_version, network, asset, pay_to, payer, nonce, amount, valid_before, payload_digest, payload, requirements,
-       run_id, run_request, status, lease_expires_at, settled_at, created_at)
-     VALUES ($1, 'machine_search', 2, 'eip155:8453', $2, $2, $3, $4, 1000, 0, 'digest', '{}', '{}', $5, '{}', $6,
-       CASE WHEN $6 = 'settling' THEN now() END, CASE WHEN $6 = 'settled' THEN now() END, $7::timestamptz)`,
-    [id, hex(1, 40), hex(index + 2, 40), hex(index, 64), `run_${index}`, status, createdAt],
-  );
-  return id;
-}
 
 for (const backend of TEST_BACKENDS) {
   describe.skipIf(skipOutsideCi(backend.reason))(titled(`the dashboard's pages on ${backend.name}`, backend.reason), () => {
