@@ -1,6 +1,7 @@
 // Each worker's load as a gateway reads it for the operator's dashboard: real worker servers over real connections,
 // one row per worker and model with the worker's own engine stats; a worker that does not answer is left out.
 import { afterEach, describe, expect, it } from "vitest";
+import type { ServingEngine } from "../../engine/engine.js";
 import type { EngineStats } from "../../engine/request.js";
 import { SCRIPTED_MODEL, ScriptedEngine } from "../testing/scripted-engine.js";
 import { WorkerLink } from "./worker-link.js";
@@ -21,10 +22,15 @@ class LoadedEngine extends ScriptedEngine {
 }
 
 /** An engine whose stats never come (a hung worker). */
-class HungEngine extends ScriptedEngine {
-  override stats(): Promise<EngineStats> {
-    return new Promise(() => undefined);
-  }
+function hungEngine(): ServingEngine {
+  const inner = new ScriptedEngine();
+  return {
+    submit: (request) => inner.submit(request),
+    abort: (id) => inner.abort(id),
+    queueDepth: 0,
+    stats: () => new Promise<EngineStats>(() => undefined),
+    countTokens: (request) => inner.countTokens(request),
+  };
 }
 
 const servers: WorkerServer[] = [];
@@ -34,7 +40,7 @@ afterEach(() => {
   for (const server of servers.splice(0)) server.close();
 });
 
-async function worker(id: string, engines: Record<string, ScriptedEngine>): Promise<WorkerLink> {
+async function worker(id: string, engines: Record<string, ServingEngine>): Promise<WorkerLink> {
   const models = Object.keys(engines).map((slug) => ({ slugs: { openai: [slug], anthropic: [] }, model: SCRIPTED_MODEL }));
   const server = await startWorkerServer({ description: { id, pool: "default", models, capacity: 4 }, engines: new Map(Object.entries(engines)), promptSources: new Map(), token: TOKEN, log: () => undefined }, "127.0.0.1", 0);
   servers.push(server);
@@ -48,7 +54,7 @@ describe("clusterWorkerLoad", () => {
   it("reads each connected worker's stats per model it serves, leaving out a worker that does not answer", async () => {
     const one = await worker("w1", { m: new LoadedEngine({ running: 2, waiting: 1, used: 30, free: 70 }), n: new LoadedEngine({ running: 0, waiting: 0, used: 0, free: 9 }) });
     const two = await worker("w2", { m: new LoadedEngine({ running: 4, waiting: 0, used: 50, free: 50 }) });
-    const hung = await worker("w3", { m: new HungEngine() });
+    const hung = await worker("w3", { m: hungEngine() });
     const directory = { workers: new Map([["w1", one], ["w2", two], ["w3", hung]]) };
     const rows = await clusterWorkerLoad(directory, 300).workers();
     expect(rows.sort((a, b) => `${a.id}${a.model}`.localeCompare(`${b.id}${b.model}`))).toEqual([

@@ -116,8 +116,12 @@ describe.skipIf(skipOutsideCi(undefined))(titled("the dashboard's data endpoints
       await call("POST", "/api/v1/dashboard/keys", acmeManagement, "{not json"),
       await operator("GET", "/api/v1/operator/workers"),
       await call("GET", "/api/v1/operator/workers", acmeManagement),
+      await call("GET", "/api/v1/dashboard/nothing-here", acmeManagement),
+      await call("PUT", "/api/v1/operator/workers", TEST_OPERATOR_TOKEN),
     ];
-    expect(answers.map((answer) => answer.status)).toEqual([200, 401, 401, 401, 400, 404, 400, 200, 401]);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 401, 401, 401, 400, 404, 400, 200, 401, 404, 405]);
+    expect(answers.at(-2)!.body).toEqual({ error: expect.stringMatching(/no route for GET \/api\/v1\/dashboard\/nothing-here/) });
+    expect(answers.at(-1)!.headers.get("allow")).toBe("GET");
     for (const answer of answers) {
       for (const [name, value] of Object.entries(DASHBOARD_API_HEADERS)) expect(answer.headers.get(name), name).toBe(value);
       expect(answer.headers.get("content-type")).toBe("application/json");
