@@ -32,6 +32,11 @@ export function engineFor(served: ServedModel, pool: string | undefined): Servin
   return served.poolEngine?.(pool);
 }
 
+/** The name /metrics (and the dashboard's live load) labels a model with: its first chat-completions slug, else its first messages slug. */
+export function metricsName(served: Pick<ServedModel, "slugs">): string {
+  return served.slugs.openai[0] ?? served.slugs.anthropic[0]!;
+}
+
 /** Lower-case words joined by dashes. */
 function slugify(text: string): string {
   return text.toLowerCase().replace(/\.gguf$/, "").replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "") || "model";

@@ -43,7 +43,9 @@ export async function listen(options: ServerOptions, surfaceFactories: readonly 
   const header = (req: HttpRequest) => (name: string) => req.getHeader(name);
   const unknownRouteShape = (req: HttpRequest): ErrorResponder => {
     const url = req.getUrl();
-    for (const surface of surfaces) {
+    // The most specific surface first: later surfaces own narrower paths (/api/v1/dashboard/ under the platform's
+    // /api/), and the inference surface, first of all, answers for any path.
+    for (const surface of [...surfaces].reverse()) {
       const shape = surface.errorShapeFor?.(url, header(req));
       if (shape) return shape;
     }

@@ -1,5 +1,6 @@
 // Prometheus metrics of the HTTP server and the engines behind it, rendered in the text exposition format.
 import type { RoutingCounters } from "../cluster/routing.js";
+import { TokenRate } from "./token-rate.js";
 
 /** Upper bounds (seconds) of the latency histograms. */
 const TTFT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -49,10 +50,15 @@ export class Metrics {
     this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
   }
 
-  tokens(prompt: number, cached: number, completion: number): void {
+  /** Generated tokens per second of each model over the last 10 seconds (the dashboard's live load). */
+  readonly generated = new TokenRate();
+
+  /** Counts a finished request's tokens; `model` (its metrics name, as the gauges label it) feeds `generated`. */
+  tokens(prompt: number, cached: number, completion: number, model?: string): void {
     this.promptTokens += prompt;
     this.cachedTokens += cached;
     this.completionTokens += completion;
+    if (model !== undefined) this.generated.record(model, completion);
   }
 
   timeToFirstToken(seconds: number): void {

@@ -12,7 +12,7 @@ import { readJsonBody } from "../http/body.js";
 import type { ServerContext } from "../http/context.js";
 import type { CollectedResult, WireEndpoint } from "../http/endpoint.js";
 import { type Connection, EventStream } from "../http/reply.js";
-import { type ServedModel, engineFor } from "../models.js";
+import { type ServedModel, engineFor, metricsName } from "../models.js";
 import { type InternalEvent, type InternalRequest, type InternalUsage, ProtocolError } from "../protocol/internal.js";
 import { protocolErrorOf, runRequest, toEngineRequest } from "../protocol/run.js";
 
@@ -161,7 +161,7 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
     const metrics = context.metrics;
     let lastTokenAt: number | undefined;
     const observe = (event: InternalEvent) => {
-      if (event.type === "finish") metrics.tokens(event.usage.promptTokens, event.usage.cachedTokens, event.usage.completionTokens);
+      if (event.type === "finish") metrics.tokens(event.usage.promptTokens, event.usage.cachedTokens, event.usage.completionTokens, metricsName(served));
       if (event.type !== "text" && event.type !== "thinking") return;
       const now = performance.now();
       if (lastTokenAt === undefined) metrics.timeToFirstToken((now - started) / 1000);

@@ -6,7 +6,7 @@ import type { WireEndpoint } from "../http/endpoint.js";
 import type { ErrorResponder } from "../http/guard.js";
 import type { EngineGauges } from "../http/metrics.js";
 import type { Routes, Surface } from "../http/routes.js";
-import type { ModelRegistry } from "../models.js";
+import { type ModelRegistry, metricsName } from "../models.js";
 import { handleGeneration, handleTokenCount } from "./generation.js";
 import { handleModels } from "./models-route.js";
 import { registerStoredResponseRoutes } from "./responses-routes.js";
@@ -51,10 +51,11 @@ export function inferenceSurface(context: ServerContext): Surface {
   };
 }
 
-async function gaugesOf(entry: ModelRegistry["entries"][number]): Promise<EngineGauges> {
+/** A served model's gauges as /metrics exports them, sampled now. */
+export async function gaugesOf(entry: ModelRegistry["entries"][number]): Promise<EngineGauges> {
   const stats = await entry.engine.stats();
   return {
-    model: entry.slugs.openai[0] ?? entry.slugs.anthropic[0],
+    model: metricsName(entry),
     running: stats.running,
     waiting: stats.waiting,
     kvBlocksUsed: stats.kvBlocks.used,

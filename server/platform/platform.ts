@@ -45,6 +45,8 @@ export interface Platform {
   readonly authenticator: Authenticator;
   /** The same keys, as the platform's own surfaces (runs) use them. */
   readonly inferenceKeys: KeyAuthenticator;
+  /** Management keys (the management API, the dashboard's bearer callers). */
+  readonly managementKeys: KeyAuthenticator;
   readonly accountant: Accountant;
   /** The platform routes, for startServer's surfaces. */
   readonly surface: (context: ServerContext) => Surface;
@@ -108,6 +110,7 @@ export async function openPlatform(options: PlatformOptions): Promise<Platform> 
     stores,
     authenticator: inferenceKeys,
     inferenceKeys,
+    managementKeys,
     accountant,
     async usageRecordOf(run, model, usage) {
       if (run.organizationId === undefined || run.keyId === undefined) return undefined;

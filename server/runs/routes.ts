@@ -12,7 +12,7 @@ import type { RunRecord, RunStep } from "./contract.js";
 import { parseLegacyRunBody, RUN_LIMITS } from "./create-request.js";
 import type { AgentEngine, EngineName } from "./engines.js";
 import type { CallbackDelivery } from "./callbacks/callback-store.js";
-import type { RunStore } from "./run-store.js";
+import type { RunStore, RunSummary } from "./run-store.js";
 
 /** What the runs routes need. */
 export interface RunServices {
@@ -31,8 +31,8 @@ export interface RunServices {
   callbackOf(runId: string): Promise<CallbackDelivery | undefined>;
 }
 
-/** The poll shape of spec 2.10, with the run's timestamps and engine. */
-export function pollShape(run: RunRecord, now = Date.now()): Record<string, unknown> {
+/** The poll shape of spec 2.10, with the run's timestamps and engine (a run's request plays no part in it). */
+export function pollShape(run: RunSummary, now = Date.now()): Record<string, unknown> {
   const durationMs = run.finishedAt ? run.usage.durationMs : run.startedAt ? Math.max(0, now - run.startedAt.getTime()) : 0;
   return {
     runId: run.id,
@@ -47,8 +47,8 @@ export function pollShape(run: RunRecord, now = Date.now()): Record<string, unkn
   };
 }
 
-/** A step as the owner reads it. */
-function stepShape(step: RunStep): Record<string, unknown> {
+/** A step as the owner reads it (GET /v1/runs/{id}/steps). */
+export function stepShape(step: RunStep): Record<string, unknown> {
   return {
     index: step.index,
     attempt: step.attempt,
@@ -63,7 +63,7 @@ function stepShape(step: RunStep): Record<string, unknown> {
 }
 
 /** A callback delivery as the owner reads it: where, its state, and every attempt. */
-function callbackShape(delivery: CallbackDelivery): Record<string, unknown> {
+export function callbackShape(delivery: CallbackDelivery): Record<string, unknown> {
   const iso = (date: Date | null) => date?.toISOString() ?? null;
   return {
     url: delivery.url,

@@ -6,7 +6,8 @@ import { randomBytes } from "node:crypto";
 import type { Database, Sql } from "../platform/contract.js";
 import { toNumber } from "../platform/store/numbers.js";
 import { recordUsageIn, type UsageRecord } from "../platform/store/usage-writer.js";
-import type { RunError, RunKind, RunRecord, RunResult, RunSpec, RunStep } from "./contract.js";
+import { type Page, checkedLimit, pageOf } from "../platform/store/page.js";
+import type { RunError, RunKind, RunRecord, RunResult, RunSpec, RunStatus, RunStep } from "./contract.js";
 
 /** Called inside the transaction that ends a run (any way it ends): the callback delivery is enqueued there. */
 export type RunEndHook = (tx: Sql, run: RunRecord) => Promise<void>;
@@ -24,6 +25,18 @@ export const MAX_TAKES = 2;
 
 const RUN_COLUMNS = `id, kind, organization_id, key_id, engine, request, status, attempts, cancel_requested, result, error,
   input_tokens, output_tokens, duration_ms, created_at, started_at, finished_at`;
+
+/** A run without its request (what polling shows), for listings: a request can be megabytes. */
+export type RunSummary = Omit<RunRecord, "spec">;
+
+/** A run in an organization's listing: its summary and the first 200 characters of its first content part. */
+export interface ListedRun {
+  run: RunSummary;
+  question: string | null;
+}
+
+/** RUN_COLUMNS but the request. */
+const SUMMARY_COLUMNS = RUN_COLUMNS.replace(" request,", "");
 
 /**
  * Stores a new queued run under `run.id` in `sql` (the database, or a caller's transaction: a paid run is created in
@@ -61,6 +74,24 @@ export class RunStore {
       [id, organizationId ?? null],
     );
     return rows[0] ? runFromRow(rows[0]) : undefined;
+  }
+
+  /**
+   * One page of the organization's runs (of `status`, when given), newest first, before `before` (the previous page's
+   * `next`: a creation order number as decimal text). Reads the index on (organization_id, created_order).
+   */
+  async pageOfOrganization(organizationId: string, options: { status?: RunStatus; limit: number; before?: string }): Promise<Page<ListedRun, string>> {
+    const limit = checkedLimit(options.limit);
+    const params: unknown[] = [organizationId, limit + 1];
+    const conditions = ["organization_id = $1"];
+    if (options.status !== undefined) conditions.push(`status = $${params.push(options.status)}`);
+    if (options.before !== undefined) conditions.push(`created_order < $${params.push(options.before)}::bigint`);
+    const rows = await this.database.query(
+      `SELECT ${SUMMARY_COLUMNS}, created_order::text AS keyset, left(request->'content'->>0, 200) AS question
+       FROM runs WHERE ${conditions.join(" AND ")} ORDER BY created_order DESC LIMIT $2`,
+      params,
+    );
+    return pageOf(rows, limit, (row) => ({ run: summaryFromRow(row), question: (row.question as string | null) ?? null }), (row) => row.keyset as string);
   }
 
   /** A run's step log, in order. */
@@ -254,11 +285,14 @@ async function appendNote(tx: Sql, run: RunRecord, detail: Record<string, unknow
 }
 
 function runFromRow(row: Record<string, unknown>): RunRecord {
-  const run: RunRecord = {
+  return { ...summaryFromRow(row), spec: row.request as RunSpec };
+}
+
+function summaryFromRow(row: Record<string, unknown>): RunSummary {
+  const run: RunSummary = {
     id: String(row.id),
     kind: row.kind as RunKind,
     engine: String(row.engine),
-    spec: row.request as RunSpec,
     status: row.status as RunRecord["status"],
     attempts: toNumber(row.attempts),
     cancelRequested: row.cancel_requested === true,

@@ -15,7 +15,7 @@ import { createEndpoints } from "../adapters/endpoints.js";
 import { type OpenedResponseStorage, openResponseStorage } from "../platform/store/response-storage.js";
 import { StaticKeys } from "../http/auth.js";
 import { type Platform, type PlatformOptions, openPlatform } from "../platform/platform.js";
-import { type LoomServer, type ServerOptions, startServer } from "../server.js";
+import { type LoomServer, type ServerOptions, type SurfaceFactory, startServer } from "../server.js";
 import { ModelRegistry, defaultSlugs } from "../models.js";
 
 /** What the engine wrote for one request (keyed by its id, which is the response's id), before the server read it. */
@@ -89,6 +89,8 @@ export interface ModelServerOptions {
    * embedded database in a temporary data dir (removed on close).
    */
   responses?: boolean;
+  /** Further surfaces on the platform (the dashboard's), made once it is open. */
+  surfaces?: (platform: Platform) => SurfaceFactory[];
 }
 
 /** A running model server. */
@@ -130,7 +132,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     if (options.responses) responses = openResponseStorage(platform ? { database: platform.database } : { dataDir: responsesDir! });
     const access = platform ? { auth: platform.authenticator, accountant: platform.accountant } : { auth: new StaticKeys([key]) };
     const stored = responses ? { responses: responses.storage } : {};
-    server = await startServer({ registry, ...access, endpoints: createEndpoints(registry, stored), ...stored, ...options.server }, "127.0.0.1", 0, platform ? [platform.surface] : []);
+    server = await startServer({ registry, ...access, endpoints: createEndpoints(registry, stored), ...stored, ...options.server }, "127.0.0.1", 0, platform ? [platform.surface, ...(options.surfaces?.(platform) ?? [])] : []);
     platform?.offerAdminEndpoint(server.port);
   } catch (error) {
     await responses?.close();

@@ -81,22 +81,22 @@ for (const backend of TEST_BACKENDS) {
       await database.close();
     });
 
-    it("migration 8 sums the usage already recorded into usage_by_organization, then keeps it equal", async () => {
+    it("migration 9 sums the usage already recorded into usage_by_organization, then keeps it equal", async () => {
       failIfMissing(backend.reason);
       const { options } = freshLocation(backend);
       const database = await openDatabase(options);
-      // Back to version 7, with per-key usage recorded before migration 8 existed.
+      // Back to version 8, with per-key usage recorded before migration 9 existed.
       await database.query("DROP TRIGGER usage_daily_to_organization ON usage_daily");
       await database.query("DROP FUNCTION usage_by_organization_apply()");
       await database.query("DROP TABLE usage_by_organization");
-      await database.query("DELETE FROM schema_migrations WHERE version >= 8");
+      await database.query("DELETE FROM schema_migrations WHERE version >= 9");
       await database.query("INSERT INTO organizations (id, name) VALUES ('org_a', 'a')");
       for (const key of ["key_1", "key_2"]) await database.query("INSERT INTO api_keys (id, organization_id, kind, name, key_prefix, key_digest) VALUES ($1, 'org_a', 'inference', $1, 'sk-gw-x', md5($1) || md5($1))", [key]);
       const row = "INSERT INTO usage_daily (organization_id, key_id, model, day, requests, input_tokens, cached_input_tokens, output_tokens, spend) VALUES ('org_a', $1, $2, $3::date, $4, $5, $6, $7, $8)";
       await database.query(row, ["key_1", "m", "2026-11-01", 2, 100, 10, 50, "0.25"]);
       await database.query(row, ["key_2", "m", "2026-11-01", 3, 200, 20, 70, "0.5"]);
       await database.query(row, ["key_2", "n", "2026-11-02", 1, 5, 0, 6, "0"]);
-      expect(await migrate(database, "here")).toEqual(MIGRATIONS.filter((migration) => migration.version >= 8).map((migration) => migration.version));
+      expect(await migrate(database, "here")).toEqual(MIGRATIONS.filter((migration) => migration.version >= 9).map((migration) => migration.version));
       const read = () => database.query("SELECT day::text AS day, model, requests::int, input_tokens::int, cached_input_tokens::int, output_tokens::int, spend::float8 AS spend FROM usage_by_organization ORDER BY day, model");
       expect(await read()).toEqual([
         { day: "2026-11-01", model: "m", requests: 5, input_tokens: 300, cached_input_tokens: 30, output_tokens: 120, spend: 0.75 },

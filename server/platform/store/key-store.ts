@@ -4,6 +4,7 @@ import { type KeyKind, type KeyRecord, type Limits, PlatformInputError, type Sql
 import { newId } from "./ids.js";
 import { digestKey, keyKindOf, mintKey } from "./key-secret.js";
 import { limitsFromRow } from "./numbers.js";
+import { type Page, type TimeKeyset, checkedLimit, keysetTimeSql, pageOf } from "./page.js";
 import { quote, refuseUnknownFields, requireChoice, requireId, requireLimit, requireName, requireObject } from "./validate.js";
 
 /** The columns a KeyRecord is read from: never the digest. */
@@ -124,6 +125,29 @@ export class KeyStore {
       ? await this.sql.query(`SELECT ${COLUMNS} FROM api_keys WHERE organization_id = $1 ORDER BY created_order`, [organizationId])
       : await this.sql.query(`SELECT ${COLUMNS} FROM api_keys WHERE organization_id = $1 AND kind = $2 ORDER BY created_order`, [organizationId, kind]);
     return rows.map(keyRecordFromRow);
+  }
+
+  /**
+   * One page of the organization's keys (of `kind`, when given), newest first (by creation time, then id), after
+   * `after` (the previous page's `next`); records only. Reads the index on (organization_id, created_at).
+   */
+  async page(organizationId: string, options: { kind?: KeyKind; limit: number; after?: TimeKeyset }): Promise<Page<KeyRecord, TimeKeyset>> {
+    const limit = checkedLimit(options.limit);
+    const params: unknown[] = [organizationId, limit + 1];
+    const conditions = ["organization_id = $1"];
+    if (options.kind !== undefined) conditions.push(`kind = $${params.push(options.kind)}`);
+    if (options.after !== undefined) {
+      const at = `$${params.push(options.after.at)}::timestamptz`;
+      const id = `$${params.push(options.after.id)}::text`;
+      // The first condition bounds the index scan; the second breaks ties of one microsecond by id.
+      conditions.push(`created_at <= ${at}`, `(created_at < ${at} OR id < ${id})`);
+    }
+    const rows = await this.sql.query(
+      `SELECT ${COLUMNS}, ${keysetTimeSql("created_at")} AS keyset_at FROM api_keys WHERE ${conditions.join(" AND ")}
+       ORDER BY created_at DESC, id DESC LIMIT $2`,
+      params,
+    );
+    return pageOf(rows, limit, keyRecordFromRow, (row) => ({ at: row.keyset_at as string, id: row.id as string }));
   }
 
   /**

@@ -3,6 +3,7 @@ import { type Database, DEFAULT_ORGANIZATION_LIMITS, type ModelPrice, type Organ
 import { newId } from "./ids.js";
 import { limitsFromRow, toNumber } from "./numbers.js";
 import { type OrganizationPatch, validateOrganizationPatch } from "./organization-patch.js";
+import { type Page, checkedLimit, pageOf } from "./page.js";
 import { requireId, requireName } from "./validate.js";
 
 /** The columns an Organization is read from. */
@@ -77,6 +78,18 @@ export class OrganizationStore {
   async list(): Promise<Organization[]> {
     const rows = await this.database.query(`SELECT ${COLUMNS} FROM organizations ORDER BY created_order`);
     return rows.map(organizationFromRow);
+  }
+
+  /**
+   * One page of organizations, oldest first (creation order), after `after` (the previous page's `next`: a creation
+   * order number, as decimal text).
+   */
+  async page(options: { limit: number; after?: string }): Promise<Page<Organization, string>> {
+    const limit = checkedLimit(options.limit);
+    const rows = options.after === undefined
+      ? await this.database.query(`SELECT ${COLUMNS}, created_order::text AS keyset FROM organizations ORDER BY created_order LIMIT $1`, [limit + 1])
+      : await this.database.query(`SELECT ${COLUMNS}, created_order::text AS keyset FROM organizations WHERE created_order > $2::bigint ORDER BY created_order LIMIT $1`, [limit + 1, options.after]);
+    return pageOf(rows, limit, organizationFromRow, (row) => row.keyset as string);
   }
 
   /**

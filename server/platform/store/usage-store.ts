@@ -1,7 +1,7 @@
 // Reading usage: per-model totals of an organization's days, raw rows, and the tokens consumed in a day (to seed daily
 // limits). Writing is the UsageWriter's (group commit). Organization-wide sums read usage_by_organization (migration
-// 8: at most days x models rows, whatever the number of keys); per-key figures read usage_daily.
-import type { Sql, UsageRow } from "../contract.js";
+// 9: at most days x models rows, whatever the number of keys); per-key figures read usage_daily.
+import { PlatformInputError, type Sql, type UsageRow } from "../contract.js";
 import { toNumber } from "./numbers.js";
 import { requireDay, requireId } from "./validate.js";
 
@@ -14,6 +14,20 @@ export interface ModelUsage {
   outputTokens: number;
   spendDollars: number;
 }
+
+/** An organization's use of one model on one UTC day, summed over its keys (the dashboard's usage series). */
+export interface DailyModelUsage {
+  /** YYYY-MM-DD. */
+  day: string;
+  model: string;
+  requests: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+}
+
+/** The most days one series spans (its query reads at most this many days of one organization). */
+export const MAX_SERIES_DAYS = 90;
 
 /** Usage rows in the database. */
 export class UsageStore {
@@ -32,6 +46,33 @@ export class UsageStore {
       [organizationId, day],
     );
     return rows.map(modelUsageOf);
+  }
+
+  /**
+   * The organization's use per day and model from `from` through `to` (UTC days, at most MAX_SERIES_DAYS of them),
+   * summed over its keys; days and models without use are absent. Ordered by day, then model. Reads
+   * usage_by_organization's primary key: at most days x models rows, however many keys the organization has.
+   * @throws PlatformInputError naming `from` or `to`.
+   */
+  async series(organizationId: string, from: string, to: string): Promise<DailyModelUsage[]> {
+    requireDay("from", from);
+    requireDay("to", to);
+    const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
+    if (days < 1 || days > MAX_SERIES_DAYS) throw new PlatformInputError("from", `a usage series spans 1 to ${MAX_SERIES_DAYS} days, from ${from} through ${to} is ${days}`);
+    const rows = await this.sql.query(
+      `SELECT day::text AS day, model, requests, input_tokens, cached_input_tokens, output_tokens
+       FROM usage_by_organization WHERE organization_id = $1 AND day BETWEEN $2::date AND $3::date
+       ORDER BY day, model COLLATE "C"`,
+      [organizationId, from, to],
+    );
+    return rows.map((row) => ({
+      day: row.day as string,
+      model: row.model as string,
+      requests: toNumber(row.requests),
+      inputTokens: toNumber(row.input_tokens),
+      cachedInputTokens: toNumber(row.cached_input_tokens),
+      outputTokens: toNumber(row.output_tokens),
+    }));
   }
 
   /** The organization's rows (of `day`, when given), by day, key and model. */
@@ -54,21 +95,6 @@ export class UsageStore {
       outputTokens: toNumber(row.output_tokens),
       spendDollars: toNumber(row.spend),
     }));
-  }
-
-  /**
-   * The organization's use per UTC day and model from `from` through `to` (YYYY-MM-DD, inclusive), summed over its
-   * keys; days without use absent. Ordered by day, then model.
-   */
-  async days(organizationId: string, from: string, to: string): Promise<Array<ModelUsage & { day: string }>> {
-    requireDay("from", from);
-    requireDay("to", to);
-    const rows = await this.sql.query(
-      `SELECT day::text AS day, model, requests, input_tokens, cached_input_tokens, output_tokens, spend
-       FROM usage_by_organization WHERE organization_id = $1 AND day BETWEEN $2::date AND $3::date ORDER BY day, model`,
-      [organizationId, from, to],
-    );
-    return rows.map((row) => ({ day: row.day as string, ...modelUsageOf(row) }));
   }
 
   /**

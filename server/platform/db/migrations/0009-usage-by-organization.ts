@@ -1,12 +1,12 @@
-// Migration 8: usage per organization, model and UTC day (issue 21), beside usage_daily's per-key rows. The
+// Migration 9: usage per organization, model and UTC day (issue 21), beside usage_daily's per-key rows. The
 // dashboard's 30-day chart and the usage snapshot read an organization's days; with thousands of keys that was
 // hundreds of thousands of per-key rows per answer (60-100 ms on PostgreSQL with 10,000 keys, bench/README.md), and
 // is at most days x models rows here. A trigger keeps it equal to usage_daily's sums whatever writes usage (the batch
 // statement, an agent run's transaction, an older loom during a rolling update), in the same transaction.
 import type { Migration } from "./migration.js";
 
-export const migration0008: Migration = {
-  version: 8,
+export const migration0009: Migration = {
+  version: 9,
   description: "usage_by_organization",
   statements: [
     `CREATE TABLE usage_by_organization (

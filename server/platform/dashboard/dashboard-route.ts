@@ -1,0 +1,79 @@
+// How every dashboard endpoint runs: ask the DashboardAuth who calls (synchronously, before anything awaits), read the
+// path parameters, query string and (where it takes one) JSON body, and answer JSON or the platform's `{error,
+// field}`, with the dashboard's security headers on every answer, errors included.
+import type { HttpRequest } from "uWebSockets.js";
+import type { ServerContext } from "../../http/context.js";
+import type { ErrorResponder } from "../../http/guard.js";
+import type { Method, Routes } from "../../http/routes.js";
+import { ProtocolError } from "../../protocol/internal.js";
+import { answer, decodePathSegment, platformError, withBody } from "../route-helpers.js";
+import { DASHBOARD_API_HEADERS } from "./api-headers.js";
+import { QueryParams } from "./query-params.js";
+
+/** Bodies of dashboard requests are small: a key's name, an organization patch. */
+export const MAX_DASHBOARD_BODY_BYTES = 64 * 1024;
+/** The longest id a path may name; longer ones name nothing (404, without a query). */
+const MAX_PATH_ID_CHARS = 255;
+
+/** The platform's `{error, field}` with the dashboard's headers (also for the guard's own answers: 500s, framing). */
+export const dashboardError: ErrorResponder = (error) => {
+  const shaped = platformError(error);
+  return { ...shaped, headers: { ...DASHBOARD_API_HEADERS, ...shaped.headers } };
+};
+
+/** What a dashboard endpoint's work gets. */
+export interface DashboardRequest<P> {
+  /** Who calls, as the DashboardAuth said. */
+  caller: P;
+  /** The path's `:name` segments in order, percent-decoded. */
+  params: string[];
+  query: QueryParams;
+  /** The JSON body (endpoints declared with `body`), else undefined. */
+  body: unknown;
+}
+
+/** One dashboard endpoint. */
+export interface DashboardEndpoint<P> {
+  method: Method;
+  /** The uWS pattern, `:name` for path parameters. */
+  pattern: string;
+  /** Query parameters it takes (others are refused). */
+  query?: readonly string[];
+  /** Whether it reads a JSON body. */
+  body?: boolean;
+  /** Status of a success (default 200). */
+  status?: number;
+  work(request: DashboardRequest<P>): Promise<unknown>;
+}
+
+/**
+ * Registers `endpoint`, authorized by `authorize` (called synchronously from the handler, with whether the method
+ * changes state).
+ */
+export function addDashboardEndpoint<P>(context: ServerContext, routes: Routes, authorize: (req: HttpRequest, changesState: boolean) => Promise<P>, endpoint: DashboardEndpoint<P>): void {
+  const route = endpoint.pattern.replace(/:(\w+)/g, "{$1}");
+  const parameterCount = endpoint.pattern.split("/").filter((segment) => segment.startsWith(":")).length;
+  routes.add(endpoint.method, endpoint.pattern, () => dashboardError, (connection, req) => {
+    // Everything read from `req` is read now: it is invalid once the handler awaits.
+    const caller = authorize(req, endpoint.method !== "GET");
+    caller.catch(() => undefined); // answered below
+    const rawParams = Array.from({ length: parameterCount }, (_, i) => req.getParameter(i) ?? "");
+    const rawQuery = req.getQuery() ?? "";
+    const work = async (body: unknown) => {
+      const who = await caller;
+      const params = rawParams.map((raw) => pathId(raw));
+      const query = new QueryParams(rawQuery, endpoint.query ?? []);
+      return endpoint.work({ caller: who, params, query, body });
+    };
+    const status = endpoint.status ?? 200;
+    if (endpoint.body) return withBody(context, route, connection, req, MAX_DASHBOARD_BODY_BYTES, work, status, DASHBOARD_API_HEADERS);
+    return answer(context, route, connection, () => work(undefined), false, status, DASHBOARD_API_HEADERS);
+  }, route);
+}
+
+/** A path parameter, decoded; one too long to be an id is not found. */
+function pathId(raw: string): string {
+  const id = decodePathSegment(raw, "id");
+  if (id.length > MAX_PATH_ID_CHARS) throw new ProtocolError("not_found", `no such object: the id is longer than ${MAX_PATH_ID_CHARS} characters`, "id");
+  return id;
+}

@@ -1,0 +1,39 @@
+// The dashboard's data endpoints assembled from what `loom serve` and `loom gateway` open: the platform, agent runs,
+// and (behind a gateway) the workers' load. The session endpoints and the DashboardAuth are assembled elsewhere
+// (surfaces.ts); this takes the auth they make.
+import type { WorkerLoadSource } from "../../cluster/worker-load.js";
+import type { SurfaceFactory } from "../../http/app.js";
+import type { Runs } from "../../runs/runs.js";
+import type { Platform } from "../platform.js";
+import type { DashboardAuth } from "./dashboard-auth.js";
+import { operatorSurface } from "./operator-routes.js";
+import { dashboardOrganizationSurface } from "./organization-routes.js";
+
+/** What the data endpoints are built from. */
+export interface DashboardDataDeps {
+  /** Who calls (sessions and bearer credentials). */
+  auth: DashboardAuth;
+  platform: Platform;
+  runs: Runs;
+  /** The workers' load behind a gateway (clusterWorkerLoad of its directory); absent on `loom serve`. */
+  workers?: WorkerLoadSource;
+}
+
+/** The `/api/v1/dashboard/` (an organization's) and `/api/v1/operator/` data surfaces, for startServer. */
+export function dashboardDataSurfaces(deps: DashboardDataDeps): { organization: SurfaceFactory; operator: SurfaceFactory } {
+  const { auth, platform, runs } = deps;
+  return {
+    organization: dashboardOrganizationSurface({
+      auth,
+      stores: platform.stores,
+      inferenceKeys: platform.inferenceKeys,
+      runs: { store: runs.store, cancelHere: (runId) => runs.worker.cancel(runId), callbackOf: (runId) => runs.callbacks.deliveryOf(runId) },
+    }),
+    operator: operatorSurface({
+      auth,
+      stores: platform.stores,
+      keyAuthenticators: [platform.inferenceKeys, platform.managementKeys],
+      ...(deps.workers ? { workers: deps.workers } : {}),
+    }),
+  };
+}
