@@ -46,6 +46,11 @@ function expectDashboardHeaders(response: Response): void {
   for (const [name, value] of Object.entries(DASHBOARD_API_HEADERS)) expect(response.headers.get(name), `${response.url} ${name}`).toBe(value);
 }
 
+/** A response's JSON body, for assertions. */
+async function json(response: Response): Promise<any> {
+  return response.json();
+}
+
 for (const backend of TEST_BACKENDS) {
   describe.skipIf(skipOutsideCi(backend.reason))(titled(`dashboard sessions over HTTP on ${backend.name}`, backend.reason), () => {
     let server: DashboardServer;
@@ -67,7 +72,7 @@ for (const backend of TEST_BACKENDS) {
     async function signedIn(body: unknown): Promise<{ cookie: string; csrfToken: string }> {
       const response = await signIn(body);
       expect(response.status).toBe(200);
-      return { cookie: cookieOf(response), csrfToken: (await response.json()).csrfToken };
+      return { cookie: cookieOf(response), csrfToken: (await json(response)).csrfToken };
     }
 
     beforeAll(async () => {
@@ -90,7 +95,7 @@ for (const backend of TEST_BACKENDS) {
       const before = Date.now();
       const response = await signIn({ managementKey });
       expect(response.status).toBe(200);
-      const body = await response.json();
+      const body = await json(response);
       expect(body).toEqual({ session: { kind: "organization", organization: { id: organizationId, name: "Acme" }, expiresAt: expect.any(String) }, csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
       const expiresAt = Date.parse(body.session.expiresAt);
       expect(expiresAt).toBeGreaterThanOrEqual(before + 12 * HOUR_S * 1000 - 1000);
@@ -113,7 +118,7 @@ for (const backend of TEST_BACKENDS) {
     it("signs the operator in with an operator token", async () => {
       const response = await signIn({ operatorToken });
       expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({ session: { kind: "operator", expiresAt: expect.any(String) }, csrfToken: expect.any(String) });
+      expect(await json(response)).toEqual({ session: { kind: "operator", expiresAt: expect.any(String) }, csrfToken: expect.any(String) });
       expect(cookieOf(response)).toMatch(/^ds_/);
     });
 
@@ -128,7 +133,7 @@ for (const backend of TEST_BACKENDS) {
         const response = await signIn(body);
         expect(response.status, JSON.stringify(body)).toBe(401);
         expect(response.headers.get("set-cookie")).toBeNull();
-        const error = await response.json();
+        const error = await json(response);
         expect(error).toEqual({ error: expect.any(String), field: Object.keys(body)[0] });
       }
       const cases: Array<[unknown, string | undefined]> = [
@@ -144,7 +149,7 @@ for (const backend of TEST_BACKENDS) {
       for (const [body, field] of cases) {
         const response = await signIn(body);
         expect(response.status, JSON.stringify(body)).toBe(400);
-        expect((await response.json()).field).toBe(field);
+        expect((await json(response)).field).toBe(field);
         expect(response.headers.get("set-cookie")).toBeNull();
       }
       const wrongType = await signIn({ managementKey }, { "content-type": "text/plain" });
@@ -154,7 +159,8 @@ for (const backend of TEST_BACKENDS) {
     });
 
     it("refuses a cross-site sign-in", async () => {
-      for (const headers of [{ origin: "https://evil.example" }, { "sec-fetch-site": "cross-site" }, { "sec-fetch-site": "same-site" }]) {
+      const crossSite: Array<Record<string, string>> = [{ origin: "https://evil.example" }, { "sec-fetch-site": "cross-site" }, { "sec-fetch-site": "same-site" }];
+      for (const headers of crossSite) {
         const response = await signIn({ managementKey }, headers);
         expect(response.status, JSON.stringify(headers)).toBe(403);
         expect(response.headers.get("set-cookie")).toBeNull();
@@ -165,15 +171,15 @@ for (const backend of TEST_BACKENDS) {
 
     it("GET gives the session and the same CSRF token again (a reloaded page); 401 without a live cookie", async () => {
       const response = await signIn({ managementKey });
-      const { csrfToken, session } = await response.json();
+      const { csrfToken, session } = await json(response);
       const cookie = cookieOf(response);
       const again = await call("GET", SESSION, { cookie });
       expect(again.status).toBe(200);
-      expect(await again.json()).toEqual({ session, csrfToken });
+      expect(await json(again)).toEqual({ session, csrfToken });
       for (const options of [{}, { cookie: "ds_unknown" }, { cookie: "garbage!" }, { headers: { authorization: `Bearer ${managementKey}` } }]) {
         const refused = await call("GET", SESSION, options);
         expect(refused.status, JSON.stringify(options)).toBe(401);
-        expect(Object.keys(await refused.json())).toEqual(["error"]);
+        expect(Object.keys(await json(refused))).toEqual(["error"]);
       }
     });
 
@@ -195,7 +201,7 @@ for (const backend of TEST_BACKENDS) {
       expect((await call("GET", SESSION, { cookie })).status).toBe(200);
       const signedOut = await call("DELETE", SESSION, { cookie, headers: { "x-csrf-token": csrfToken, origin: server.base, "sec-fetch-site": "same-origin" } });
       expect(signedOut.status).toBe(200);
-      expect(await signedOut.json()).toEqual({ signedOut: true });
+      expect(await json(signedOut)).toEqual({ signedOut: true });
       expect(signedOut.headers.get("set-cookie")).toBe("loom_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
       expect((await call("GET", SESSION, { cookie })).status).toBe(401);
       expect((await call("DELETE", SESSION, { cookie, headers: { "x-csrf-token": csrfToken } })).status).toBe(401);
@@ -235,10 +241,10 @@ for (const backend of TEST_BACKENDS) {
       const operatorBearer = { authorization: `Bearer ${operatorToken}` };
       const dashboardProbe = await call("GET", "/api/v1/dashboard/probe", { cookie: organization.cookie });
       expect(dashboardProbe.status).toBe(200);
-      expect(await dashboardProbe.json()).toEqual({ organizationId, keyId: expect.stringMatching(/^key_/) });
+      expect(await json(dashboardProbe)).toEqual({ organizationId, keyId: expect.stringMatching(/^key_/) });
       expect((await call("GET", "/api/v1/dashboard/probe", { headers: orgBearer })).status).toBe(200);
       expect((await call("GET", "/api/v1/operator/probe", { cookie: operator.cookie })).status).toBe(200);
-      expect(await (await call("GET", "/api/v1/operator/probe", { headers: operatorBearer })).json()).toEqual({ operator: true });
+      expect(await json(await call("GET", "/api/v1/operator/probe", { headers: operatorBearer }))).toEqual({ operator: true });
       const wrongKind: Array<[string, { cookie?: string; headers?: Record<string, string> }]> = [
         ["/api/v1/operator/probe", { cookie: organization.cookie }],
         ["/api/v1/operator/probe", { headers: orgBearer }],
@@ -252,7 +258,7 @@ for (const backend of TEST_BACKENDS) {
       for (const [path, options] of wrongKind) {
         const response = await call("GET", path, options);
         expect(response.status, `${path} ${JSON.stringify(options)}`).toBe(401);
-        expect(Object.keys(await response.json())).toEqual(["error"]);
+        expect(Object.keys(await json(response))).toEqual(["error"]);
       }
     });
 
@@ -275,15 +281,15 @@ for (const backend of TEST_BACKENDS) {
       for (const path of ["/api/v1/dashboard/nothing", "/api/v1/operator/nothing", "/api/v1/dashboard"]) {
         const response = await call("GET", path);
         expect(response.status, path).toBe(404);
-        expect(await response.json()).toEqual({ error: expect.stringContaining("no route for GET") });
+        expect(await json(response)).toEqual({ error: expect.stringContaining("no route for GET") });
       }
       const method = await call("PUT", SESSION);
       expect(method.status).toBe(405);
       expect(method.headers.get("allow")).toBe("POST, GET, DELETE");
-      expect(await method.json()).toEqual({ error: expect.stringContaining("PUT is not allowed") });
+      expect(await json(method)).toEqual({ error: expect.stringContaining("PUT is not allowed") });
       const platform = await fetch(`${server.base}/api/v1/nothing`);
       expect(platform.status).toBe(404);
-      expect(await platform.json()).toEqual({ error: expect.any(String) });
+      expect(await json(platform)).toEqual({ error: expect.any(String) });
       expect(platform.headers.get("content-security-policy")).toBeNull();
     });
 
@@ -311,7 +317,7 @@ for (const backend of TEST_BACKENDS) {
           expect(retryAfter).toBeLessThanOrEqual(60);
           expect(refused.headers.get("set-cookie")).toBeNull();
           expectDashboardHeaders(refused);
-          expect((await refused.json()).error).toMatch(/too many sign-in attempts/);
+          expect((await json(refused)).error).toMatch(/too many sign-in attempts/);
         }
       } finally {
         await server.close();
@@ -370,7 +376,7 @@ describe.skipIf(skipOutsideCi(postgresReason))(titled("the dashboard when its da
       ];
       for (const response of answers) {
         expect(response.status).toBe(502);
-        expect((await response.json()).error).toMatch(/did not answer/);
+        expect((await json(response)).error).toMatch(/did not answer/);
         expectDashboardHeaders(response);
       }
     } finally {

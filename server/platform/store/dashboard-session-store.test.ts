@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
 import { PlatformInputError } from "../contract.js";
 import { TEST_BACKENDS, type TestDatabase } from "../testing/test-databases.js";
+import { DashboardSessionCleanup } from "./dashboard-session-cleanup.js";
 import { DashboardSessionStore, MAX_SESSION_MS, SESSION_TOKEN_PREFIX, csrfTokenOf } from "./dashboard-session-store.js";
 import { digestKey } from "./key-secret.js";
 import { KeyStore } from "./key-store.js";
@@ -130,6 +131,28 @@ for (const backend of TEST_BACKENDS) {
       expect(deleted).toBeGreaterThan(2);
       expect(await sessions.find(live.token)).toBeDefined();
       const [{ count }] = await test.database.query<{ count: number }>("SELECT count(*)::int AS count FROM dashboard_sessions WHERE expires_at <= $1 OR revoked_at <= $1", [before]);
+      expect(count).toBe(0);
+    });
+
+    it("DashboardSessionCleanup deletes ended sessions batch after batch by its clock, and keeps live ones", async () => {
+      const live = await sessions.create(operator, 10 * HOUR);
+      const ended = await Promise.all([1, 2, 3, 4, 5].map(() => sessions.create(operator, HOUR)));
+      await sessions.revoke(ended[0]!.token);
+      const batches: number[] = [];
+      const counting = { deleteEnded: async (now: Date, limit: number) => {
+        const deleted = await sessions.deleteEnded(now, limit);
+        batches.push(deleted);
+        return deleted;
+      } };
+      // By the clock of now, only the signed-out one has ended.
+      expect(await new DashboardSessionCleanup(counting, { batch: 2, now: () => clock }).runOnce()).toBe(1);
+      const later = new Date(clock.getTime() + 2 * HOUR);
+      batches.length = 0;
+      expect(await new DashboardSessionCleanup(counting, { batch: 2, now: () => later }).runOnce()).toBe(4);
+      expect(batches).toEqual([2, 2, 0]);
+      expect(await sessions.find(live.token)).toBeDefined();
+      const digests = ended.map((session) => digestKey(session.token));
+      const [{ count }] = await test.database.query<{ count: number }>("SELECT count(*)::int AS count FROM dashboard_sessions WHERE digest = ANY($1)", [digests]);
       expect(count).toBe(0);
     });
   });
