@@ -207,6 +207,35 @@ describe.skipIf(skipOutsideCi(cliReason))(titled("loom admin on a PGlite data di
     // About 20 CLI runs, each opening PGlite: a minute on a busy 2-core machine, so more room than the default.
   }, 300_000);
 
+  it("mints an operator token (printed once, with a warning), lists and revokes it", async () => {
+    const text = await admin(["operator-token", "create", "--name", "laptop", ...where()]);
+    expect(text.code).toBe(0);
+    const token = /^token: (lop_[A-Za-z0-9_-]{43})$/m.exec(text.stdout)?.[1];
+    expect(token).toBeDefined();
+    expect(text.stdout).toContain("shown only now");
+    const created = await adminJson(["operator-token", "create", "--name", "ci", ...where()]);
+    expect(created).toMatchObject({ id: expect.stringMatching(/^opt_/), name: "ci", revokedAt: null, token: expect.stringMatching(/^lop_/) });
+    const listed = await admin(["operator-token", "list", ...where()]);
+    expect(listed.stdout).toMatch(new RegExp(`^${created.id}  active  "ci"  created `, "m"));
+    expect(listed.stdout).not.toContain(created.token);
+    expect(listed.stdout).not.toContain(token);
+    expect(await adminJson(["operator-token", "revoke", created.id, ...where()])).toEqual({ id: created.id, revoked: true });
+    const after = await adminJson(["operator-token", "list", ...where()]);
+    expect(after.operatorTokens.find((entry: { id: string }) => entry.id === created.id).revokedAt).toEqual(expect.any(String));
+    const cases: Array<[string[], RegExp]> = [
+      [["operator-token", "create", ...where()], /--name is required/],
+      [["operator-token", "create", "--name", " ", ...where()], /--name: name must not be empty/],
+      [["operator-token", "revoke", created.id, ...where()], /TOKEN_ID: no live operator token opt_[0-9a-f]+ \(unknown, or revoked already\)/],
+      [["operator-token", "revoke", ...where()], /takes one TOKEN_ID/],
+      [["operator-token", "mint", ...where()], /unknown admin command 'operator-token mint'/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await admin(args);
+      expect(result.code, args.join(" ")).toBe(2);
+      expect(result.stderr, args.join(" ")).toMatch(message);
+    }
+  }, 120_000);
+
   it("finds the data dir through LOOM_DATA_DIR, and prints its usage for --help", async () => {
     const created = await adminJson(["org", "create", "--name", "From the environment"], { LOOM_DATA_DIR: dataDir });
     expect((await adminJson(["org", "show", created.id, ...where()])).name).toBe("From the environment");
@@ -246,6 +275,10 @@ describe.skipIf(skipOutsideCi(postgresReason))(titled("loom admin with --databas
     } finally {
       await client.end();
     }
+    const operator = await adminJson(["operator-token", "create", "--name", "on PostgreSQL", "--database-url", url]);
+    expect(operator.token).toMatch(/^lop_/);
+    expect((await adminJson(["operator-token", "list"], { LOOM_DATABASE_URL: url })).operatorTokens.map((entry: { id: string }) => entry.id)).toEqual([operator.id]);
+    expect(await adminJson(["operator-token", "revoke", operator.id, "--database-url", url])).toEqual({ id: operator.id, revoked: true });
     const refused = await admin(["org", "set", organization.id, "--tpd", "1.5", "--database-url", url]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("--tpd must be an integer >= 1 or none, got '1.5'");
@@ -303,6 +336,10 @@ describe.skipIf(skipOutsideCi(cliReason))(titled("loom admin through a running s
     const refused = await admin(["key", "create", "--org", organization.id, "--kind", "inference", "--name", " ", "--data-dir", dataDir]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("--name: name must not be empty or only whitespace");
+    const operator = await adminJson(["operator-token", "create", "--name", "through the server", "--data-dir", dataDir]);
+    expect(await createPlatformStores(database).operatorTokens.find(operator.token)).toMatchObject({ id: operator.id });
+    expect(await adminJson(["operator-token", "revoke", operator.id, "--data-dir", dataDir])).toEqual({ id: operator.id, revoked: true });
+    expect(await createPlatformStores(database).operatorTokens.find(operator.token)).toBeUndefined();
   });
 
   it("refuses a wrong token, and an admin.json left by another process", async () => {

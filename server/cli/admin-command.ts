@@ -1,4 +1,4 @@
-// `loom admin`: the operator's commands (organizations, keys, usage) on a data dir or a PostgreSQL URL; when a running
+// `loom admin`: the operator's commands (organizations, keys, usage, operator tokens) on a data dir or a PostgreSQL URL; when a running
 // loom server holds the data dir, the command goes to that server instead (PGlite admits one process).
 import { parseArgs } from "node:util";
 import { UsageError } from "../../engine/cli/arguments.js";
@@ -33,6 +33,10 @@ Commands:
   usage --org ORG_ID [--day YYYY-MM-DD]  usage rows (per key, model and UTC day) and their totals
   payments [--limit N] [--status S]      the machine endpoints' payments, newest first (default 100): payer,
                                          amount, transaction, run; S: settling, settled or failed
+  operator-token create --name NAME      mint a token that signs in to the web dashboard (/dashboard/) as the
+                                         operator (printed once; only its SHA-256 digest is kept)
+  operator-token list                    list operator tokens (never the tokens themselves)
+  operator-token revoke TOKEN_ID         revoke one; the dashboard sessions signed in with it end at once
 ${CORPUS_USAGE}
 Settings (org create and org set):
   --name NAME                     rename
@@ -81,6 +85,9 @@ const COMMANDS = {
   "key revoke": { options: { org: { type: "string" } }, positional: "KEY_ID" },
   usage: { options: { org: { type: "string" }, day: { type: "string" } }, positional: undefined },
   payments: { options: { limit: { type: "string" }, status: { type: "string" } }, positional: undefined },
+  "operator-token create": { options: { name: { type: "string" } }, positional: undefined },
+  "operator-token list": { options: {}, positional: undefined },
+  "operator-token revoke": { options: {}, positional: "TOKEN_ID" },
 } as const;
 
 type Values = Record<string, string | boolean | string[] | undefined>;
@@ -90,7 +97,7 @@ const FIELD_FLAGS: Record<string, string> = {
   name: "--name", billingMode: "--billing", planLabel: "--plan-label", planStatus: "--plan-status", isUnlimitedComp: "--unlimited-comp",
   allowanceBasis: "--allowance-basis", allowanceAmount: "--allowance", allowanceHardCap: "--allowance-hard-cap", closedBeta: "--closed-beta",
   requestsPerMinute: "--rpm", tokensPerMinute: "--tpm", tokensPerDay: "--tpd", creditBalanceDollars: "--credits", addCreditsDollars: "--add-credits",
-  pool: "--pool", "limits.requestsPerMinute": "--rpm", "limits.tokensPerMinute": "--tpm", "limits.tokensPerDay": "--tpd", kind: "--kind", day: "--day", keyId: "KEY_ID",
+  pool: "--pool", "limits.requestsPerMinute": "--rpm", "limits.tokensPerMinute": "--tpm", "limits.tokensPerDay": "--tpd", kind: "--kind", day: "--day", keyId: "KEY_ID", tokenId: "TOKEN_ID",
 };
 
 function flagOf(field: string, command: AdminCommand["command"]): string {
@@ -191,7 +198,7 @@ export function parseAdminArguments(argv: string[]): { command: AdminCommand; va
   const name = single ? group : `${group} ${verb}`;
   const spec = COMMANDS[name as keyof typeof COMMANDS];
   if (group === undefined || group === "help" || group === "--help" || group === "-h") return "help";
-  if (spec === undefined) throw new UsageError(`unknown admin command '${argv.slice(0, group === "org" || group === "key" ? 2 : 1).join(" ")}'`);
+  if (spec === undefined) throw new UsageError(`unknown admin command '${argv.slice(0, group === "org" || group === "key" || group === "operator-token" ? 2 : 1).join(" ")}'`);
   const rest = argv.slice(single ? 1 : 2);
   const { values, positionals } = parseArgs({ args: rest, strict: true, allowPositionals: true, options: { ...COMMON, ...spec.options } });
   if (values.help) return "help";
@@ -256,6 +263,15 @@ export function parseAdminArguments(argv: string[]): { command: AdminCommand; va
       command = { command: "payments.list", ...(limit !== undefined ? { limit } : {}), ...(status !== undefined ? { status } : {}) };
       break;
     }
+    case "operator-token create":
+      command = { command: "operator-token.create", name: required(v, "name") };
+      break;
+    case "operator-token list":
+      command = { command: "operator-token.list" };
+      break;
+    case "operator-token revoke":
+      command = { command: "operator-token.revoke", tokenId: positional };
+      break;
     default:
       command = { command: "usage", organizationId: required(v, "org"), ...(typeof v.day === "string" ? { day: v.day } : {}) };
   }

@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import { UsageError, parseInteger } from "../../engine/cli/arguments.js";
 import { ClusterDirectory } from "../cluster/cluster-directory.js";
+import { clusterWorkerLoad } from "../cluster/worker-load.js";
 import { ROUTING_POLICIES, type RoutingPolicy } from "../cluster/routing.js";
 import { DEFAULT_CLUSTER_PREFIX, WorkerRegistry } from "../cluster/worker-registry.js";
 import { loadUws } from "../http/uws.js";
@@ -73,6 +74,7 @@ export async function runGateway(argv: string[]): Promise<void> {
   await directory.start();
   const service = await startService({
     config, registry, platformOptions, noAuth: false, keys: [], host, port, searchUrl,
+    workers: clusterWorkerLoad(directory),
     onClose: async () => {
       await directory.close();
       redis.disconnect();

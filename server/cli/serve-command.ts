@@ -20,6 +20,12 @@ import { openRuns } from "../runs/runs.js";
 import { guardedCallbackPost, runToolFactories } from "../runs/run-tools.js";
 import { defaultDataDir } from "../platform/db/data-dir.js";
 import { openResponseStorage } from "../platform/store/response-storage.js";
+import { DashboardSessionCleanup } from "../platform/store/dashboard-session-cleanup.js";
+import { DashboardSessionStore } from "../platform/store/dashboard-session-store.js";
+import { type DashboardFiles, dashboardUnavailableSurface, loadDashboardFiles } from "../platform/dashboard/static-files.js";
+import { dashboardSurfaces } from "../platform/dashboard/surfaces.js";
+import { runServicesOf } from "../platform/dashboard/data-surfaces.js";
+import type { WorkerLoadSource } from "../cluster/worker-load.js";
 
 export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
 
@@ -165,6 +171,8 @@ export interface ServiceSetup {
   searchUrl: string | undefined;
   /** Sequences the first model's engine runs at once, when known (agent runs size their concurrency by it). */
   engineSequences?: number;
+  /** The engine workers' load behind a gateway (the operator's dashboard); absent on `loom serve`. */
+  workers?: WorkerLoadSource;
   /** Runs once the service has closed on SIGINT / SIGTERM, before the process exits (a gateway's directory). */
   onClose?: () => Promise<void>;
 }
@@ -210,13 +218,24 @@ export async function startService(setup: ServiceSetup): Promise<StartedService>
     ...(config.maxBodyBytes !== undefined ? { maxConversationBytes: config.maxBodyBytes } : {}),
     onError: (error) => process.stderr.write(`loom: removing expired stored responses failed: ${(error as Error).message}\n`),
   });
+  // The web dashboard: where the platform is (someone to sign in), with the cleanup of its ended sessions.
+  const dashboardSessions = platform ? new DashboardSessionStore(platform.database) : undefined;
+  const dashboardFiles = platform ? loadDashboardFiles() : undefined;
+  const sessionCleanup = dashboardSessions
+    ? new DashboardSessionCleanup(dashboardSessions, { onError: (error) => process.stderr.write(`loom: removing ended dashboard sessions failed: ${(error as Error).message}\n`) })
+    : undefined;
+  sessionCleanup?.start();
+  const dashboard = platform && runs && dashboardSessions && dashboardFiles
+    ? dashboardSurfaces({ platform, runs: runServicesOf(runs), sessions: dashboardSessions, files: dashboardFiles, ...(setup.workers ? { workers: setup.workers } : {}) }).surfaces
+    : [dashboardUnavailableSurface("the web dashboard needs the platform: start loom serve with --data-dir or --database-url (see README \"Platform\")")];
   const { maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace } = config;
   const endpoints = createEndpoints(registry, { responses: responses.storage });
   const options = { registry, auth, accountant: platform?.accountant, endpoints, responses: responses.storage, maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace };
   let server: LoomServer;
   try {
-    server = await startServer(options, host, port, platform && runs && machines ? [platform.surface, runs.surface, machines.surface] : []);
+    server = await startServer(options, host, port, platform && runs && machines ? [platform.surface, runs.surface, machines.surface, ...dashboard] : dashboard);
   } catch (error) {
+    await sessionCleanup?.stop();
     await responses.close();
     await machines?.close();
     await runs?.close();
@@ -225,12 +244,13 @@ export async function startService(setup: ServiceSetup): Promise<StartedService>
   }
   if (platform && runs && machines) platform.offerAdminEndpoint(server.port);
   // In order: stop taking work, then what runs on the database, then the database.
-  closeOnSignals(server, [() => machines?.close(), () => runs?.close(), () => responses.close(), () => platform?.close(), () => setup.onClose?.()]);
+  closeOnSignals(server, [() => machines?.close(), () => runs?.close(), () => responses.close(), () => sessionCleanup?.stop(), () => platform?.close(), () => setup.onClose?.()]);
   const authentication = platform ? `platform: ${platform.description}` : setup.noAuth ? "no auth" : `${keys.length} API key(s)`;
   const surfaces =
     (platform ? "  GET  /api/v1/usage, /api/v1/management/api-keys (platform)\n" : "") +
     (runs ? `  POST /v1/runs, GET /v1/runs/{id}  agent runs (${runs.worker.concurrency} at once; web_search on ${searchUrl ?? "the local corpus"})\n` : "") +
-    (machines ? `  POST /v1/machines/searches, /v1/machines/runs  ${describePayments(config.paymentSettings)}\n` : "");
+    (machines ? `  POST /v1/machines/searches, /v1/machines/runs  ${describePayments(config.paymentSettings)}\n` : "") +
+    (dashboardFiles ? `  GET  /dashboard/  the web dashboard: ${describeDashboard(dashboardFiles, `http://${host}:${server.port}/dashboard/`)}\n` : "");
   const responsesLocation = `${platform ? "the platform's database" : `PGlite in ${defaultDataDir()}, opened at first use`}, kept ${config.responses?.retentionDays ?? 30} days`;
   return { server, authentication, surfaces, responsesLocation };
 }
@@ -268,6 +288,11 @@ function checkRunEngines(config: ServeConfig, registry: ModelRegistry): void {
       throw new UsageError(`--config: runs.engines.${name}.model '${slug}' is not a served model; the chat-completions slugs are ${registry.slugs("openai").join(", ")}`);
     }
   }
+}
+
+/** The banner's words on the web dashboard: its URL, or why it is not there. */
+function describeDashboard(files: DashboardFiles, url: string): string {
+  return files.available ? `${url} (sign in with a management key or an operator token)` : `${url} answers 503: ${files.reason} (run npm run build)`;
 }
 
 /** The banner's line on the machine endpoints: their prices and how payments settle, or that they are off. */

@@ -44,8 +44,11 @@ export function inferenceSurface(context: ServerContext): Surface {
       });
     },
     // Unknown paths under /v1/messages answer in the Anthropic shape; other /v1/ paths in the shape the headers claim.
+    // Paths outside /v1/ are left to the surfaces that own them (/api/, /admin/, /dashboard/); the server's fallback
+    // for paths nobody owns is the same shape as here.
     errorShapeFor(url, header) {
       if (anthropic && url.startsWith("/v1/messages")) return anthropic.error;
+      if (!url.startsWith("/v1/")) return undefined;
       return context.endpointFor(header).error;
     },
   };

@@ -45,8 +45,12 @@ export interface Platform {
   readonly authenticator: Authenticator;
   /** The same keys, as the platform's own surfaces (runs) use them. */
   readonly inferenceKeys: KeyAuthenticator;
-  /** Management keys (the management API, the dashboard's bearer callers). */
+  /** Management keys (the management API, the dashboard's organizations). */
   readonly managementKeys: KeyAuthenticator;
+  /** Where limit counters live (memory, or Redis), for limits beyond the accountant's (dashboard sign-ins). */
+  readonly limits: LimitStore;
+  /** Whether requests are admitted while the limit store cannot be reached (--limits-fail-open). */
+  readonly limitsFailOpen: boolean;
   readonly accountant: Accountant;
   /** The platform routes, for startServer's surfaces. */
   readonly surface: (context: ServerContext) => Surface;
@@ -111,6 +115,8 @@ export async function openPlatform(options: PlatformOptions): Promise<Platform> 
     authenticator: inferenceKeys,
     inferenceKeys,
     managementKeys,
+    limits,
+    limitsFailOpen: options.failOpen ?? false,
     accountant,
     async usageRecordOf(run, model, usage) {
       if (run.organizationId === undefined || run.keyId === undefined) return undefined;

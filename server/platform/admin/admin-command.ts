@@ -22,11 +22,15 @@ export type AdminCommand =
   | { command: "corpus.list"; limit?: number; offset?: number }
   | { command: "corpus.remove"; url: string }
   | { command: "corpus.clear" }
-  | { command: "payments.list"; limit?: number; status?: PaymentStatus };
+  | { command: "payments.list"; limit?: number; status?: PaymentStatus }
+  | { command: "operator-token.create"; name: string }
+  | { command: "operator-token.list" }
+  | { command: "operator-token.revoke"; tokenId: string };
 
 /** The names of the commands. */
 export const ADMIN_COMMANDS = [
   "org.create", "org.list", "org.show", "org.set", "key.create", "key.list", "key.revoke", "usage", "org.rotate-webhook-secret", "corpus.add", "corpus.list", "corpus.remove", "corpus.clear", "payments.list",
+  "operator-token.create", "operator-token.list", "operator-token.revoke",
 ] as const;
 
 /** The most documents one corpus.add takes (the CLI sends files in batches). */
@@ -48,6 +52,9 @@ const FIELDS: Record<AdminCommand["command"], readonly string[]> = {
   "corpus.remove": ["url"],
   "corpus.clear": [],
   "payments.list": ["limit", "status"],
+  "operator-token.create": ["name"],
+  "operator-token.list": [],
+  "operator-token.revoke": ["tokenId"],
 };
 
 /**
@@ -115,5 +122,11 @@ export function validateAdminCommand(input: unknown): AdminCommand {
         ...(raw.limit === undefined ? {} : { limit: requireInteger("limit", raw.limit, 1) }),
         ...(raw.status === undefined ? {} : { status: requireChoice("status", raw.status, ["settling", "settled", "failed"] as const) }),
       };
+    case "operator-token.create":
+      return { command, name: requireName("name", raw.name) };
+    case "operator-token.list":
+      return { command };
+    case "operator-token.revoke":
+      return { command, tokenId: requireId("tokenId", raw.tokenId) };
   }
 }

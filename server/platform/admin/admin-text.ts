@@ -1,6 +1,6 @@
 // Admin results as text for a person at a terminal (`loom admin` without --json).
 import type { AdminCommand } from "./admin-command.js";
-import type { AdminResult, CorpusEntryJson, KeyJson, OrganizationJson, PaymentsJson, UsageJson, WebhookSecretJson } from "./run-admin-command.js";
+import type { AdminResult, CorpusEntryJson, CreatedOperatorTokenJson, KeyJson, OperatorTokenJson, OrganizationJson, PaymentsJson, UsageJson, WebhookSecretJson } from "./run-admin-command.js";
 
 /** The text `loom admin` prints for a command's result, ending in a newline. */
 export function formatAdminResult(command: AdminCommand["command"], result: AdminResult): string {
@@ -39,7 +39,23 @@ export function formatAdminResult(command: AdminCommand["command"], result: Admi
       return corpusText(result);
     case "payments.list":
       return paymentsText(result as PaymentsJson);
+    case "operator-token.create": {
+      const created = result as CreatedOperatorTokenJson;
+      return `${operatorTokenLine(created)}\ntoken: ${created.token}\n` +
+        "(shown only now: store it; it signs in to the dashboard as the operator, with every organization's settings and keys; loom keeps only its SHA-256 digest)\n";
+    }
+    case "operator-token.list": {
+      const { operatorTokens } = result as { operatorTokens: OperatorTokenJson[] };
+      return operatorTokens.length === 0 ? "no operator tokens\n" : operatorTokens.map((token) => `${operatorTokenLine(token)}\n`).join("");
+    }
+    case "operator-token.revoke":
+      return `revoked ${(result as { id: string }).id} (its dashboard sessions have ended)\n`;
   }
+}
+
+function operatorTokenLine(token: OperatorTokenJson): string {
+  const state = token.revokedAt === null ? "active" : `revoked ${token.revokedAt}`;
+  return `${token.id}  ${state}  ${JSON.stringify(token.name)}  created ${token.createdAt}  last used ${token.lastUsedAt ?? "never"}`;
 }
 
 function paymentsText({ counts, payments }: PaymentsJson): string {

@@ -7,7 +7,7 @@ import { createPlatformStores, type PlatformStores } from "../store/platform-sto
 import { UsageWriter } from "../store/usage-writer.js";
 import { TEST_BACKENDS, type TestDatabase } from "../testing/test-databases.js";
 import { answerAdminRequest } from "./admin-request.js";
-import { type KeyJson, type OrganizationJson, type OrganizationWithSecretJson, type UsageJson, type WebhookSecretJson, runAdminCommand } from "./run-admin-command.js";
+import { type CreatedOperatorTokenJson, type KeyJson, type OperatorTokenJson, type OrganizationJson, type OrganizationWithSecretJson, type UsageJson, type WebhookSecretJson, runAdminCommand } from "./run-admin-command.js";
 
 for (const backend of TEST_BACKENDS) {
   describe.skipIf(skipOutsideCi(backend.reason))(titled(`runAdminCommand on ${backend.name}`, backend.reason), () => {
@@ -87,6 +87,23 @@ for (const backend of TEST_BACKENDS) {
       expect(await stores.webhookSecrets.webhookSecretOf(organization.id)).toBe(rotated.webhookSecret);
       expect(await refusedField({ command: "org.rotate-webhook-secret", organizationId: "org_missing" })).toBe("organizationId");
       expect(await refusedField({ command: "org.rotate-webhook-secret", organizationId: organization.id, secret: "x" })).toBe("secret");
+    });
+
+    it("mints, lists and revokes operator tokens; the token appears only in the create result", async () => {
+      const created = (await runAdminCommand(stores, { command: "operator-token.create", name: "laptop" })) as CreatedOperatorTokenJson;
+      expect(created).toEqual({ id: expect.stringMatching(/^opt_/), name: "laptop", createdAt: expect.any(String), lastUsedAt: null, revokedAt: null, token: expect.stringMatching(/^lop_[A-Za-z0-9_-]{43}$/) });
+      expect(await stores.operatorTokens.find(created.token)).toMatchObject({ id: created.id });
+      const { operatorTokens } = (await runAdminCommand(stores, { command: "operator-token.list" })) as { operatorTokens: OperatorTokenJson[] };
+      expect(operatorTokens.find((token) => token.id === created.id)).toMatchObject({ name: "laptop", revokedAt: null });
+      expect(JSON.stringify(operatorTokens)).not.toContain(created.token);
+      expect(await runAdminCommand(stores, { command: "operator-token.revoke", tokenId: created.id })).toEqual({ id: created.id, revoked: true });
+      expect(await stores.operatorTokens.find(created.token)).toBeUndefined();
+      const again = await runAdminCommand(stores, { command: "operator-token.revoke", tokenId: created.id }).then(() => undefined, (e: unknown) => e);
+      expect(again).toMatchObject({ field: "tokenId", notFound: true });
+      expect(await refusedField({ command: "operator-token.create" })).toBe("name");
+      expect(await refusedField({ command: "operator-token.create", name: "x", kind: "root" })).toBe("kind");
+      expect(await refusedField({ command: "operator-token.revoke", tokenId: "" })).toBe("tokenId");
+      expect(await refusedField({ command: "operator-token.list", all: true })).toBe("all");
     });
 
     it("names the bad field of every malformed command", async () => {

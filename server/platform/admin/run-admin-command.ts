@@ -2,6 +2,7 @@
 // `loom admin` opened the database itself or a running server received the command.
 import { type KeyRecord, type Organization, PlatformInputError, type UsageRow } from "../contract.js";
 import type { CorpusEntry } from "../store/corpus-store.js";
+import type { OperatorTokenRecord } from "../store/operator-token-store.js";
 import type { PaymentListing, PaymentStatus } from "../store/payment-ledger.js";
 import type { PlatformStores } from "../store/platform-stores.js";
 import { type AdminCommand, validateAdminCommand } from "./admin-command.js";
@@ -32,6 +33,12 @@ export interface UsageJson {
 /** A corpus document as listed in JSON (no body). */
 export type CorpusEntryJson = Omit<CorpusEntry, "addedAt"> & { addedAt: string };
 
+/** An operator token's record as JSON (never the token but in operator-token.create's result, never its digest). */
+export type OperatorTokenJson = { id: string; name: string; createdAt: string; lastUsedAt: string | null; revokedAt: string | null };
+
+/** operator-token.create's answer: the record and, this once, the token. */
+export type CreatedOperatorTokenJson = OperatorTokenJson & { token: string };
+
 /** What each command answers. */
 export type AdminResult =
   | OrganizationJson
@@ -46,7 +53,10 @@ export type AdminResult =
   | { count: number; documents: CorpusEntryJson[] }
   | { url: string; removed: true }
   | { removed: number }
-  | PaymentsJson;
+  | PaymentsJson
+  | CreatedOperatorTokenJson
+  | { operatorTokens: OperatorTokenJson[] }
+  | { id: string; revoked: true };
 
 /** payments.list's answer: how many payments stand where, and the newest of them. */
 export interface PaymentsJson {
@@ -56,6 +66,16 @@ export interface PaymentsJson {
 
 export function organizationJson(organization: Organization): OrganizationJson {
   return { ...organization, createdAt: organization.createdAt.toISOString() };
+}
+
+export function operatorTokenJson(record: OperatorTokenRecord): OperatorTokenJson {
+  return {
+    id: record.id,
+    name: record.name,
+    createdAt: record.createdAt.toISOString(),
+    lastUsedAt: record.lastUsedAt?.toISOString() ?? null,
+    revokedAt: record.revokedAt?.toISOString() ?? null,
+  };
 }
 
 export function keyJson(record: KeyRecord): KeyJson {
@@ -125,6 +145,16 @@ export async function runAdminCommand(stores: PlatformStores, input: unknown): P
       return { removed: await stores.corpus.clear() };
     case "payments.list":
       return { counts: await stores.payments.counts(), payments: await stores.payments.list({ limit: command.limit, status: command.status }) };
+    case "operator-token.create": {
+      const { record, token } = await stores.operatorTokens.create(command.name);
+      return { ...operatorTokenJson(record), token };
+    }
+    case "operator-token.list":
+      return { operatorTokens: (await stores.operatorTokens.list()).map(operatorTokenJson) };
+    case "operator-token.revoke":
+      // Its dashboard sessions end with it (the store does both in one transaction).
+      if (!(await stores.operatorTokens.revoke(command.tokenId))) throw new PlatformInputError("tokenId", `no live operator token ${command.tokenId} (unknown, or revoked already)`, true);
+      return { id: command.tokenId, revoked: true };
   }
 }
 

@@ -1,6 +1,6 @@
 // The dashboard's data endpoints over real HTTP: a real server with a tiny real model, the platform on PGlite, agent
-// runs on the same database, and the data surfaces behind the test stand-in DashboardAuth (testing/bearer-auth.ts:
-// management keys for organizations, a fixed operator token). Every endpoint's exact shape, paging, every bounded
+// runs on the same database, and the data surfaces behind the real DashboardAuth, called with bearer credentials
+// (management keys for organizations, an operator token); cookie sessions are session-routes.test.ts's. Every endpoint's exact shape, paging, every bounded
 // input refused naming its field, isolation between organizations, and revocation taking effect at once.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
@@ -15,7 +15,8 @@ import { freshPlatform, TEST_BACKENDS } from "../testing/test-databases.js";
 import { DASHBOARD_API_HEADERS } from "./api-headers.js";
 import { operatorSurface } from "./operator-routes.js";
 import { dashboardOrganizationSurface } from "./organization-routes.js";
-import { TEST_OPERATOR_TOKEN, testBearerAuth } from "./testing/bearer-auth.js";
+import { DashboardSessionStore } from "../store/dashboard-session-store.js";
+import { createDashboardAuth } from "./session-auth.js";
 import { insertPayment } from "./testing/payment-rows.js";
 
 type Json = any;
@@ -26,6 +27,8 @@ describe.skipIf(skipOutsideCi(undefined))(titled("the dashboard's data endpoints
   let server: ModelServer;
   let remove: () => Promise<void>;
   let runs: RunStore;
+  /** A real operator token (the dashboard's bearer for /api/v1/operator/). */
+  let operatorToken: string;
   const cancelledHere: string[] = [];
   let acme: Organization;
   let globex: Organization;
@@ -45,7 +48,7 @@ describe.skipIf(skipOutsideCi(undefined))(titled("the dashboard's data endpoints
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
   }
-  const operator = (method: string, path: string, body?: unknown) => call(method, path, TEST_OPERATOR_TOKEN, body);
+  const operator = (method: string, path: string, body?: unknown) => call(method, path, operatorToken, body);
   /** Every page of a list endpoint (`field` holds the items), with the page sizes. */
   async function allPages(path: string, field: string, bearer: string): Promise<{ items: Json[]; sizes: number[] }> {
     const items: Json[] = [];
@@ -75,7 +78,7 @@ describe.skipIf(skipOutsideCi(undefined))(titled("the dashboard's data endpoints
     server = await startModelServer({
       platform: fresh.options,
       surfaces: (platform) => {
-        const auth = testBearerAuth(platform.managementKeys);
+        const auth = createDashboardAuth({ sessions: new DashboardSessionStore(platform.database), operatorTokens: platform.stores.operatorTokens, managementKeys: platform.managementKeys });
         runs = new RunStore(platform.database);
         const callbacks = new CallbackStore(platform.database);
         // The runs API beside the dashboard, on the same store, so that shapes can be compared; no worker takes runs.
@@ -92,6 +95,7 @@ describe.skipIf(skipOutsideCi(undefined))(titled("the dashboard's data endpoints
       },
     });
     const stores = server.platform!.stores;
+    operatorToken = (await stores.operatorTokens.create("data endpoints' tests")).token;
     acme = await stores.organizations.create("Acme", { closedBeta: true, prices: { "*": { inputPerMillion: 1, outputPerMillion: 2 } } });
     globex = await stores.organizations.create("Globex");
     acmeManagement = (await stores.keys.create(acme.id, "management", "ops")).key;
@@ -110,14 +114,14 @@ describe.skipIf(skipOutsideCi(undefined))(titled("the dashboard's data endpoints
       await call("GET", "/api/v1/dashboard/organization", acmeManagement),
       await call("GET", "/api/v1/dashboard/organization", undefined),
       await call("GET", "/api/v1/dashboard/organization", acmeKey),
-      await call("GET", "/api/v1/dashboard/organization", TEST_OPERATOR_TOKEN),
+      await call("GET", "/api/v1/dashboard/organization", operatorToken),
       await call("GET", "/api/v1/dashboard/keys?limit=0", acmeManagement),
       await call("DELETE", "/api/v1/dashboard/keys/key_missing", acmeManagement),
       await call("POST", "/api/v1/dashboard/keys", acmeManagement, "{not json"),
       await operator("GET", "/api/v1/operator/workers"),
       await call("GET", "/api/v1/operator/workers", acmeManagement),
       await call("GET", "/api/v1/dashboard/nothing-here", acmeManagement),
-      await call("PUT", "/api/v1/operator/workers", TEST_OPERATOR_TOKEN),
+      await call("PUT", "/api/v1/operator/workers", operatorToken),
     ];
     expect(answers.map((answer) => answer.status)).toEqual([200, 401, 401, 401, 400, 404, 400, 200, 401, 404, 405]);
     expect(answers.at(-2)!.body).toEqual({ error: expect.stringMatching(/no route for GET \/api\/v1\/dashboard\/nothing-here/) });
@@ -359,7 +363,7 @@ describe.skipIf(skipOutsideCi(undefined))(titled("the dashboard's data endpoints
     expect((await operator("GET", "/api/v1/operator/organizations/org_nonexistent")).status).toBe(404);
     expect((await operator("GET", `/api/v1/operator/organizations/${acme.id}`)).body).toEqual({ organization: organizationJson((await server.platform!.stores.organizations.get(acme.id))!) });
 
-    const { items, sizes } = await allPages("/api/v1/operator/organizations?limit=2", "organizations", TEST_OPERATOR_TOKEN);
+    const { items, sizes } = await allPages("/api/v1/operator/organizations?limit=2", "organizations", operatorToken);
     const all = await server.platform!.stores.organizations.list();
     expect(items).toEqual(all.map(organizationJson));
     expect(sizes.slice(0, -1).every((size) => size === 2)).toBe(true);
@@ -372,10 +376,10 @@ describe.skipIf(skipOutsideCi(undefined))(titled("the dashboard's data endpoints
     const secret = created.body.key.secret as string;
     expect((await call("GET", "/api/v1/dashboard/organization", secret)).body.organization.id).toBe(globex.id);
 
-    const all = await allPages(`/api/v1/operator/organizations/${globex.id}/keys?limit=1`, "keys", TEST_OPERATOR_TOKEN);
+    const all = await allPages(`/api/v1/operator/organizations/${globex.id}/keys?limit=1`, "keys", operatorToken);
     const records = (await server.platform!.stores.keys.list(globex.id)).reverse();
     expect(all.items.map((key) => [key.id, key.kind])).toEqual(records.map((key) => [key.id, key.kind]));
-    const management = await call("GET", `/api/v1/operator/organizations/${globex.id}/keys?kind=management`, TEST_OPERATOR_TOKEN);
+    const management = await call("GET", `/api/v1/operator/organizations/${globex.id}/keys?kind=management`, operatorToken);
     expect(management.body.keys.map((key: Json) => key.id)).toEqual(records.filter((key) => key.kind === "management").map((key) => key.id));
     expect(management.body.keys[0]).toEqual({ ...created.body.key, secret: undefined });
 
@@ -416,11 +420,11 @@ describe.skipIf(skipOutsideCi(undefined))(titled("the dashboard's data endpoints
     const statuses = ["settled", "failed", "settling"] as const;
     for (let i = 0; i < 7; i++) made.push({ id: await insertPayment(server.platform!.database, 100 + i, statuses[i % 3]!, `2030-01-01T00:00:0${i}.5Z`), status: statuses[i % 3]! });
     const newest = [...made].reverse();
-    const { items, sizes } = await allPages("/api/v1/operator/payments?limit=3", "payments", TEST_OPERATOR_TOKEN);
+    const { items, sizes } = await allPages("/api/v1/operator/payments?limit=3", "payments", operatorToken);
     expect(items.map((payment) => payment.id)).toEqual(newest.map((payment) => payment.id));
     expect(sizes).toEqual([3, 3, 1]);
     expect(items[0]).toEqual((await server.platform!.stores.payments.list({ limit: 1 }))[0]);
-    const settled = await allPages("/api/v1/operator/payments?status=settled&limit=1", "payments", TEST_OPERATOR_TOKEN);
+    const settled = await allPages("/api/v1/operator/payments?status=settled&limit=1", "payments", operatorToken);
     expect(settled.items.map((payment) => payment.id)).toEqual(newest.filter((payment) => payment.status === "settled").map((payment) => payment.id));
   });
 });

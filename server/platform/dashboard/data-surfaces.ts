@@ -7,14 +7,15 @@ import type { Runs } from "../../runs/runs.js";
 import type { Platform } from "../platform.js";
 import type { DashboardAuth } from "./dashboard-auth.js";
 import { operatorSurface } from "./operator-routes.js";
-import { dashboardOrganizationSurface } from "./organization-routes.js";
+import { type DashboardOrganizationServices, dashboardOrganizationSurface } from "./organization-routes.js";
 
 /** What the data endpoints are built from. */
 export interface DashboardDataDeps {
   /** Who calls (sessions and bearer credentials). */
   auth: DashboardAuth;
   platform: Platform;
-  runs: Runs;
+  /** The organization's runs: the run store, and how to stop or follow up one (runServicesOf(runs) on a server). */
+  runs: DashboardOrganizationServices["runs"];
   /** The workers' load behind a gateway (clusterWorkerLoad of its directory); absent on `loom serve`. */
   workers?: WorkerLoadSource;
 }
@@ -27,7 +28,7 @@ export function dashboardDataSurfaces(deps: DashboardDataDeps): { organization: 
       auth,
       stores: platform.stores,
       inferenceKeys: platform.inferenceKeys,
-      runs: { store: runs.store, cancelHere: (runId) => runs.worker.cancel(runId), callbackOf: (runId) => runs.callbacks.deliveryOf(runId) },
+      runs,
     }),
     operator: operatorSurface({
       auth,
@@ -36,4 +37,9 @@ export function dashboardDataSurfaces(deps: DashboardDataDeps): { organization: 
       ...(deps.workers ? { workers: deps.workers } : {}),
     }),
   };
+}
+
+/** What the organization's runs pages need of a server's agent runs. */
+export function runServicesOf(runs: Runs): DashboardOrganizationServices["runs"] {
+  return { store: runs.store, cancelHere: (runId) => runs.worker.cancel(runId), callbackOf: (runId) => runs.callbacks.deliveryOf(runId) };
 }

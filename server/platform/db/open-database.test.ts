@@ -41,7 +41,7 @@ for (const backend of TEST_BACKENDS) {
       const tables = await first.query<{ name: string }>(
         "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name",
       );
-      expect(tables.map((row) => row.name)).toEqual(["api_keys", "callback_attempts", "credit_holds", "dashboard_sessions", "organizations", "payments", "responses", "run_callbacks", "run_steps", "runs", "schema_migrations", "search_documents", "service_settings", "usage_by_organization", "usage_daily"]);
+      expect(tables.map((row) => row.name)).toEqual(["api_keys", "callback_attempts", "credit_holds", "dashboard_sessions", "operator_tokens", "organizations", "payments", "responses", "run_callbacks", "run_steps", "runs", "schema_migrations", "search_documents", "service_settings", "usage_by_organization", "usage_daily"]);
       expect(await migrate(first, "here")).toEqual([]);
       await first.close();
 

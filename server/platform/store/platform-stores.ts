@@ -3,12 +3,13 @@ import type { Database } from "../contract.js";
 import { CorpusStore } from "./corpus-store.js";
 import { CreditStore } from "./credit-store.js";
 import { KeyStore } from "./key-store.js";
+import { OperatorTokenStore } from "./operator-token-store.js";
 import { OrganizationStore } from "./organization-store.js";
 import { PaymentLedger } from "./payment-ledger.js";
 import { UsageStore } from "./usage-store.js";
 import { WebhookSecretStore } from "./webhook-secret-store.js";
 
-/** Organizations, keys, usage, credits, webhook secrets, the search corpus and payments over one database. */
+/** Organizations, keys, usage, credits, webhook secrets, the search corpus, payments and operator tokens over one database. */
 export interface PlatformStores {
   organizations: OrganizationStore;
   keys: KeyStore;
@@ -18,6 +19,8 @@ export interface PlatformStores {
   corpus: CorpusStore;
   /** The machine endpoints' payments, read (server/machines writes them). */
   payments: PaymentLedger;
+  /** The operator's dashboard credentials. */
+  operatorTokens: OperatorTokenStore;
 }
 
 /** The stores over `database` (they hold no state of their own: create them once and share them). */
@@ -30,5 +33,6 @@ export function createPlatformStores(database: Database): PlatformStores {
     webhookSecrets: new WebhookSecretStore(database),
     corpus: new CorpusStore(database),
     payments: new PaymentLedger(database),
+    operatorTokens: new OperatorTokenStore(database),
   };
 }

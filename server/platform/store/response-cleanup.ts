@@ -1,93 +1,14 @@
 // The background job that removes expired stored responses: reads already ignore them (response-store.ts), so this
-// only gives the space back. Each run deletes in bounded batches, so that no statement holds many row locks or runs
-// long, until a batch comes back short.
+// only gives the space back, in batches (batch-cleanup.ts).
 import type { ResponseStore } from "../../adapters/responses/store.js";
+import { BatchCleanup, type BatchCleanupOptions } from "./batch-cleanup.js";
 
 /** Options of the cleanup job. */
-export interface ResponseCleanupOptions {
-  /** Time between runs (default one hour). */
-  intervalMs?: number;
-  /** Most rows one statement deletes (default 1000). */
-  batch?: number;
-  /** Where a failed run's error goes (default: a line on stderr); the job goes on at the next interval. */
-  onError?: (error: unknown) => void;
-  /** The clock that says what has expired (default: the system clock). */
-  now?: () => Date;
-}
-
-/** How soon after start() the first run begins: soon, but not in the middle of the server's own start. */
-const FIRST_RUN_DELAY_MS = 1000;
+export type ResponseCleanupOptions = BatchCleanupOptions;
 
 /** Deletes expired responses: once soon after start(), then every interval; one run at a time. */
-export class ResponseCleanup {
-  readonly #store: ResponseStore;
-  readonly #intervalMs: number;
-  readonly #batch: number;
-  readonly #onError: (error: unknown) => void;
-  readonly #now: () => Date;
-  #timer: NodeJS.Timeout | undefined;
-  /** The run in progress, which runOnce() callers and stop() share. */
-  #running: Promise<number> | undefined;
-
+export class ResponseCleanup extends BatchCleanup {
   constructor(store: ResponseStore, options: ResponseCleanupOptions = {}) {
-    const { intervalMs = 60 * 60 * 1000, batch = 1000 } = options;
-    if (!Number.isSafeInteger(intervalMs) || intervalMs < 1) throw new RangeError(`intervalMs must be an integer >= 1, got ${intervalMs}`);
-    if (!Number.isSafeInteger(batch) || batch < 1) throw new RangeError(`batch must be an integer >= 1, got ${batch}`);
-    this.#store = store;
-    this.#intervalMs = intervalMs;
-    this.#batch = batch;
-    this.#onError = options.onError ?? ((error) => process.stderr.write(`loom: expired responses cleanup: ${(error as Error)?.message ?? String(error)}\n`));
-    this.#now = options.now ?? (() => new Date());
-  }
-
-  /** Schedules the runs: the first soon, then one every interval. The timers never keep the process alive. */
-  start(): void {
-    if (this.#timer !== undefined) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = setInterval(() => this.#tick(), this.#intervalMs);
-      this.#timer.unref();
-      this.#tick();
-    }, Math.min(FIRST_RUN_DELAY_MS, this.#intervalMs));
-    this.#timer.unref();
-  }
-
-  /**
-   * Deletes expired responses in batches until a batch deletes fewer than `batch`, and returns how many went. A call
-   * while a run is in progress joins that run (its total) instead of starting a second.
-   * @throws the store's error (rows deleted before it stay deleted).
-   */
-  runOnce(): Promise<number> {
-    this.#running ??= this.#run().finally(() => {
-      this.#running = undefined;
-    });
-    return this.#running;
-  }
-
-  /** Stops the schedule and waits for a run in progress to end; never rejects (a scheduled run's error went to onError). */
-  async stop(): Promise<void> {
-    // The same timer handle works for clearTimeout and clearInterval: whichever stage the schedule is in.
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    await this.#running?.catch(() => undefined);
-  }
-
-  async #run(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const deleted = await this.#store.deleteExpired(this.#now(), this.#batch);
-      total += deleted;
-      if (deleted < this.#batch) return total;
-    }
-  }
-
-  /** A scheduled run: it never throws (an unhandled rejection would end the process). */
-  #tick(): void {
-    this.runOnce().catch((error: unknown) => {
-      try {
-        this.#onError(error);
-      } catch {
-        // A failing error handler must not end the process either.
-      }
-    });
+    super("expired responses", (now, limit) => store.deleteExpired(now, limit), options);
   }
 }

@@ -1,0 +1,11 @@
+// The background job that removes ended dashboard sessions (expired, signed out, or of a revoked credential): find()
+// already ignores them, so this only gives the space back, in batches (batch-cleanup.ts).
+import { BatchCleanup, type BatchCleanupOptions } from "./batch-cleanup.js";
+import type { DashboardSessionStore } from "./dashboard-session-store.js";
+
+/** Deletes ended dashboard sessions: once soon after start(), then every interval (default hourly). */
+export class DashboardSessionCleanup extends BatchCleanup {
+  constructor(sessions: Pick<DashboardSessionStore, "deleteEnded">, options: BatchCleanupOptions = {}) {
+    super("ended dashboard sessions", (now, limit) => sessions.deleteEnded(now, limit), options);
+  }
+}
