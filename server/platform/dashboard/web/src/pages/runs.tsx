@@ -86,7 +86,7 @@ export function RunsPage() {
               {runs.map((run) => (
                 <tr key={run.runId} data-testid="run-row" data-run-id={run.runId}>
                   <th scope="row">
-                    <a href={href(`/runs/${encodeURIComponent(run.runId)}`)} data-testid="run-link" aria-label={`Run ${run.runId}`}>
+                    <a href={href(`/runs/${encodeURIComponent(run.runId)}`)} data-testid="run-link" title={run.runId}>
                       <code>{shortId(run.runId, 14)}</code>
                     </a>
                   </th>
