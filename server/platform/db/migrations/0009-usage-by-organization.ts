@@ -1,7 +1,7 @@
 // Migration 9: usage per organization, model and UTC day (issue 21), beside usage_daily's per-key rows. The
 // dashboard's 30-day chart and the usage snapshot read an organization's days; with thousands of keys that was
 // hundreds of thousands of per-key rows per answer (60-100 ms on PostgreSQL with 10,000 keys, bench/README.md), and
-// is at most days x models rows here. A trigger keeps it equal to usage_daily's sums whatever writes usage (the batch
+// is at most days x models rows here. Triggers keep it equal to usage_daily's sums whatever writes usage (the batch
 // statement, an agent run's transaction, an older loom during a rolling update), in the same transaction.
 import type { Migration } from "./migration.js";
 
@@ -23,32 +23,39 @@ export const migration0009: Migration = {
     `INSERT INTO usage_by_organization (organization_id, day, model, requests, input_tokens, cached_input_tokens, output_tokens, spend)
      SELECT organization_id, day, model, sum(requests), sum(input_tokens), sum(cached_input_tokens), sum(output_tokens), sum(spend)
        FROM usage_daily GROUP BY organization_id, day, model`,
-    // Adds a per-key row's change (NEW minus OLD) to its organization's row.
-    `CREATE FUNCTION usage_by_organization_apply() RETURNS trigger LANGUAGE plpgsql AS $$
+    // Adds a statement's changes to usage_daily (its rows' NEW minus OLD) to the organization's rows, summed per
+    // organization, day and model first: one upsert per (organization, day, model) per statement, however many keys'
+    // rows the statement wrote. Statement-level with transition tables, which PostgreSQL allows one event per trigger,
+    // hence three triggers on this function; the query text names only the tables the firing event has.
+    `CREATE FUNCTION usage_daily_to_organization() RETURNS trigger LANGUAGE plpgsql AS $$
      DECLARE
-       sign_old integer := CASE WHEN TG_OP = 'INSERT' THEN 0 ELSE 1 END;
-       sign_new integer := CASE WHEN TG_OP = 'DELETE' THEN 0 ELSE 1 END;
-       target usage_daily := CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+       added constant text := 'SELECT organization_id, day, model, requests, input_tokens, cached_input_tokens, output_tokens, spend FROM new_rows';
+       removed constant text := 'SELECT organization_id, day, model, -requests, -input_tokens, -cached_input_tokens, -output_tokens, -spend FROM old_rows';
+       changes text := CASE TG_OP WHEN 'INSERT' THEN added WHEN 'DELETE' THEN removed ELSE added || ' UNION ALL ' || removed END;
      BEGIN
-       IF TG_OP = 'UPDATE' AND (OLD.organization_id, OLD.day, OLD.model) IS DISTINCT FROM (NEW.organization_id, NEW.day, NEW.model) THEN
-         RAISE EXCEPTION 'usage_daily rows do not move between organizations, days or models';
+       -- Nested: PL/pgSQL plans a whole condition, and only an UPDATE has both tables.
+       IF TG_OP = 'UPDATE' THEN
+         IF EXISTS (SELECT organization_id, key_id, model, day FROM new_rows EXCEPT ALL SELECT organization_id, key_id, model, day FROM old_rows) THEN
+           RAISE EXCEPTION 'usage_daily rows do not move between organizations, keys, days or models';
+         END IF;
        END IF;
-       INSERT INTO usage_by_organization AS o (organization_id, day, model, requests, input_tokens, cached_input_tokens, output_tokens, spend)
-       VALUES (target.organization_id, target.day, target.model,
-         sign_new * coalesce(NEW.requests, 0) - sign_old * coalesce(OLD.requests, 0),
-         sign_new * coalesce(NEW.input_tokens, 0) - sign_old * coalesce(OLD.input_tokens, 0),
-         sign_new * coalesce(NEW.cached_input_tokens, 0) - sign_old * coalesce(OLD.cached_input_tokens, 0),
-         sign_new * coalesce(NEW.output_tokens, 0) - sign_old * coalesce(OLD.output_tokens, 0),
-         sign_new * coalesce(NEW.spend, 0) - sign_old * coalesce(OLD.spend, 0))
-       ON CONFLICT (organization_id, day, model) DO UPDATE SET
-         requests = o.requests + excluded.requests,
-         input_tokens = o.input_tokens + excluded.input_tokens,
-         cached_input_tokens = o.cached_input_tokens + excluded.cached_input_tokens,
-         output_tokens = o.output_tokens + excluded.output_tokens,
-         spend = o.spend + excluded.spend;
+       EXECUTE 'INSERT INTO usage_by_organization AS o (organization_id, day, model, requests, input_tokens, cached_input_tokens, output_tokens, spend)
+         SELECT c.organization_id, c.day, c.model, sum(c.requests), sum(c.input_tokens), sum(c.cached_input_tokens), sum(c.output_tokens), sum(c.spend)
+           FROM (' || changes || ') AS c (organization_id, day, model, requests, input_tokens, cached_input_tokens, output_tokens, spend)
+          GROUP BY c.organization_id, c.day, c.model ORDER BY c.organization_id, c.day, c.model
+         ON CONFLICT (organization_id, day, model) DO UPDATE SET
+           requests = o.requests + excluded.requests,
+           input_tokens = o.input_tokens + excluded.input_tokens,
+           cached_input_tokens = o.cached_input_tokens + excluded.cached_input_tokens,
+           output_tokens = o.output_tokens + excluded.output_tokens,
+           spend = o.spend + excluded.spend';
        RETURN NULL;
      END $$`,
-    `CREATE TRIGGER usage_daily_to_organization AFTER INSERT OR UPDATE OR DELETE ON usage_daily
-       FOR EACH ROW EXECUTE FUNCTION usage_by_organization_apply()`,
+    `CREATE TRIGGER usage_daily_inserted AFTER INSERT ON usage_daily REFERENCING NEW TABLE AS new_rows
+       FOR EACH STATEMENT EXECUTE FUNCTION usage_daily_to_organization()`,
+    `CREATE TRIGGER usage_daily_updated AFTER UPDATE ON usage_daily REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+       FOR EACH STATEMENT EXECUTE FUNCTION usage_daily_to_organization()`,
+    `CREATE TRIGGER usage_daily_deleted AFTER DELETE ON usage_daily REFERENCING OLD TABLE AS old_rows
+       FOR EACH STATEMENT EXECUTE FUNCTION usage_daily_to_organization()`,
   ],
 };
