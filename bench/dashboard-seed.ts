@@ -64,10 +64,19 @@ export async function seedDashboardData(database: Database, sizes: SeedSizes, lo
   const keysWithUsage = Math.min(sizes.keys, Math.ceil(sizes.usageRows / (sizes.days * sizes.models)));
   await timed(`${sizes.usageRows} usage rows (${keysWithUsage} keys x ${sizes.models} models x ${sizes.days} days)`, () => database.query(
     `INSERT INTO usage_daily (organization_id, key_id, model, day, requests, input_tokens, cached_input_tokens, output_tokens, spend)
-     SELECT $1, 'key_bench_' || k, 'bench-model-' || m, (now() AT TIME ZONE 'UTC')::date - d, 1 + (k + d) % 7, 100 * (1 + (k + d) % 13), 10 * ((k + d) % 5), 50 * (1 + (k * d) % 11), 0
+     SELECT $1, 'key_bench_' || k, 'bench-model-' || m, (now() AT TIME ZONE 'UTC')::date - d, 1 + (k + d) % 7,
+            -- Model 1 takes twice model 0's input, and weekends (by day number) half of a weekday's.
+            100 * (1 + (k + d) % 13) * (1 + m) / (CASE WHEN d % 7 < 2 THEN 2 ELSE 1 END), 10 * ((k + d) % 5), 50 * (1 + (k * d) % 11), 0
        FROM generate_series(1, $2::int) AS k, generate_series(0, $3::int - 1) AS m, generate_series(0, $4::int - 1) AS d
       LIMIT $5`,
     [organization.id, keysWithUsage, sizes.models, sizes.days, sizes.usageRows],
+  ));
+  // What the usage batch statement keeps beside the per-key rows (migration 9), as its backfill computes it.
+  await timed("the organization's daily sums", () => database.query(
+    `INSERT INTO usage_by_organization (organization_id, day, model, requests, input_tokens, cached_input_tokens, output_tokens, spend)
+     SELECT organization_id, day, model, sum(requests), sum(input_tokens), sum(cached_input_tokens), sum(output_tokens), sum(spend)
+       FROM usage_daily WHERE organization_id = $1 GROUP BY organization_id, day, model`,
+    [organization.id],
   ));
   await timed(`${sizes.runs} runs`, () => database.query(
     `INSERT INTO runs (id, kind, organization_id, engine, request, status, result, input_tokens, output_tokens, duration_ms, created_at, started_at, finished_at)

@@ -115,7 +115,7 @@ function organizationEndpoints(services: DashboardOrganizationServices, context:
         const to = utcDay(now);
         const from = utcDay(now - (days - 1) * 86_400_000);
         const [today, series] = await read("usage could not be read", () => Promise.all([
-          stores.usage.rows(organization.id, to),
+          stores.usage.today(organization.id, to),
           stores.usage.series(organization.id, from, to),
         ]));
         return { today: usageSnapshot(organization, today, now), series, from, to };

@@ -110,8 +110,11 @@ export class UsageWriter {
   }
 }
 
-/** The batch statement: `$1` is the batch as a JSON array of increments (see writeBatch). */
-const USAGE_BATCH: PreparedStatement = {
+/**
+ * The batch statement: `$1` is the batch as a JSON array of increments (see writeBatch). Exported for
+ * bench/usage-rollup.ts, which times it with and without its organization_days part.
+ */
+export const USAGE_BATCH: PreparedStatement = {
   name: "loom_usage_batch",
   text: `WITH batch AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(organization_id text, key_id text, model text, day text, requests bigint,
@@ -127,6 +130,17 @@ const USAGE_BATCH: PreparedStatement = {
          output_tokens = u.output_tokens + excluded.output_tokens,
          spend = u.spend + excluded.spend
        RETURNING 1),
+     organization_days AS (
+       INSERT INTO usage_by_organization AS o (organization_id, day, model, requests, input_tokens, cached_input_tokens, output_tokens, spend)
+       SELECT organization_id, day::date, model, sum(requests), sum(input_tokens), sum(cached_input_tokens), sum(output_tokens), sum(spend)
+       FROM batch GROUP BY organization_id, day, model ORDER BY organization_id, day, model
+       ON CONFLICT (organization_id, day, model) DO UPDATE SET
+         requests = o.requests + excluded.requests,
+         input_tokens = o.input_tokens + excluded.input_tokens,
+         cached_input_tokens = o.cached_input_tokens + excluded.cached_input_tokens,
+         output_tokens = o.output_tokens + excluded.output_tokens,
+         spend = o.spend + excluded.spend
+       RETURNING 1),
      balances AS (
        UPDATE organizations AS o SET credit_balance = o.credit_balance - s.dollars
        FROM (SELECT organization_id, sum(spend) AS dollars FROM batch GROUP BY organization_id HAVING sum(spend) > 0) AS s
@@ -140,7 +154,7 @@ const USAGE_BATCH: PreparedStatement = {
        FROM (SELECT key_id, max(at) AS at FROM batch GROUP BY key_id) AS t
        WHERE k.id = t.key_id
        RETURNING 1)
-     SELECT (SELECT count(*) FROM usage) AS usage_rows, (SELECT count(*) FROM balances) AS balances,
+     SELECT (SELECT count(*) FROM usage) AS usage_rows, (SELECT count(*) FROM organization_days) AS organization_days, (SELECT count(*) FROM balances) AS balances,
        (SELECT count(*) FROM holds) AS holds, (SELECT count(*) FROM keys) AS keys`,
 };
 
@@ -150,6 +164,8 @@ const USAGE_BATCH: PreparedStatement = {
  * batch applies whole or not at all.
  * - usage rows, summed per primary key first (ON CONFLICT DO UPDATE cannot touch one row twice in a statement), in
  *   key order, so that writers take row locks in one order;
+ * - the same usage summed per organization, day and model into usage_by_organization (migration 9), which the
+ *   dashboard and the daily limits read instead of one row per key;
  * - prepaid spend taken from the balances (summed in SQL as numeric: dollars add up exactly);
  * - the batch's credit holds deleted;
  * - the keys' last_used_at moved forward (never back).
