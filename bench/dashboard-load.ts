@@ -126,6 +126,21 @@ try {
     ];
     console.log(`\n| page | first load (ms) | warm p50 (ms) | warm p95 (ms) | warm max (ms) |`);
     console.log(`|---|---|---|---|---|`);
+    {
+      // The floor: a new tab loading a 26-byte document from the same server (no script, no data).
+      const context = await browser.newContext();
+      const times: number[] = [];
+      for (let i = 0; i < LOADS + 1; i++) {
+        const tab = await context.newPage();
+        const start = performance.now();
+        await tab.goto(`${server.base}/health`);
+        times.push(performance.now() - start);
+        await tab.close();
+      }
+      const [first, ...warm] = times;
+      console.log(`| (floor: a new tab, GET /health) | ${first!.toFixed(0)} | ${median(warm).toFixed(0)} | ${percentile(warm, 0.95).toFixed(0)} | ${Math.max(...warm).toFixed(0)} |`);
+      await context.close();
+    }
     for (const { credential, routes } of pages) {
       const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
       const signIn = await context.request.post(`${server.base}/api/v1/dashboard/session`, { data: credential, headers: { origin: server.base } });

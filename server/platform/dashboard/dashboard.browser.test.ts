@@ -16,7 +16,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
 import { ensureTestModel, testModelSkipReason } from "../../../scripts/test-models.js";
-import { VIEWPORTS, chromiumMissing, launchChromium, saveScreenshot, seriousAxeViolations } from "../../testing/browser.js";
+import { ARTIFACTS_DIR, VIEWPORTS, chromiumMissing, launchChromium, saveScreenshot, seriousAxeViolations } from "../../testing/browser.js";
 import { LOOM_CLI, type LoomProcess, startLoomServe, stopChild } from "../../testing/loom-process.js";
 import { temporaryDataDir } from "../testing/test-databases.js";
 
@@ -41,6 +41,7 @@ describe.skipIf(skipOutsideCi(reason))(titled("the dashboard in headless Chromiu
 
   beforeAll(async () => {
     failIfMissing(reason);
+    rmSync(join(ARTIFACTS_DIR, "dashboard"), { recursive: true, force: true }); // this run's pictures only
     dataDir = temporaryDataDir();
     const model = await ensureTestModel("tiny-qwen3", "gguf", "q8_0");
     const config = join(dataDir, "..", `dashboard-${process.pid}.json`);
