@@ -25,7 +25,8 @@ export interface LoomServer {
 export type SurfaceFactory = (context: ServerContext) => Surface;
 
 /**
- * Starts listening with the surfaces' routes, the first surface claiming an unknown path giving its error shape;
+ * Starts listening with the surfaces' routes, the last-listed surface claiming an unknown path giving its error shape
+ * (later surfaces own narrower paths);
  * resolves with the bound port (pass 0 for any free port).
  * @throws UwsUnavailableError when no uWebSockets.js build loads on this Node.js release and machine; Error when the
  * address cannot be bound.

@@ -28,36 +28,33 @@ export function authenticate(keys: KeyAuthenticator, req: HttpRequest): Promise<
   });
 }
 
-/**
- * Runs `work` and answers its JSON with `status` (200), or its ProtocolError in the `{error}` shape; `headers` go on
- * either answer (the dashboard's security headers).
- */
-export async function answer(context: ServerContext, route: string, connection: Connection, work: () => Promise<unknown>, closeConnection = false, status = 200, headers: Readonly<Record<string, string>> = {}): Promise<void> {
+/** Runs `work` and answers its JSON with `status` (200), or its ProtocolError in the `{error}` shape. */
+export async function answer(context: ServerContext, route: string, connection: Connection, work: () => Promise<unknown>, closeConnection = false, status = 200): Promise<void> {
   let body: unknown;
   try {
     body = await work();
   } catch (error) {
     if (!(error instanceof ProtocolError)) throw error;
-    const { status: errorStatus, body: errorBody, headers: errorHeaders } = platformError(error);
+    const { status: errorStatus, body: errorBody, headers } = platformError(error);
     context.metrics.request(route, errorStatus);
-    connection.sendJson(errorStatus, errorBody, { ...headers, ...errorHeaders }, closeConnection);
+    connection.sendJson(errorStatus, errorBody, headers, closeConnection);
     return;
   }
   context.metrics.request(route, status);
-  connection.sendJson(status, body, { ...headers });
+  connection.sendJson(status, body);
 }
 
 /**
  * Reads a JSON body of at most `maxBytes`, then answers what `work` makes of it (with `status`). NOTE: call
  * synchronously from the route handler.
  */
-export function withBody(context: ServerContext, route: string, connection: Connection, req: HttpRequest, maxBytes: number, work: (body: unknown) => Promise<unknown>, status = 200, headers: Readonly<Record<string, string>> = {}): void {
+export function withBody(context: ServerContext, route: string, connection: Connection, req: HttpRequest, maxBytes: number, work: (body: unknown) => Promise<unknown>, status = 200): void {
   const head = { contentType: req.getHeader("content-type"), contentLength: req.getHeader("content-length") };
   readJsonBody(connection, { ...context.bodyLimits, maxBytes }, head, (body, complete) => {
     void answer(context, route, connection, async () => {
       if (body instanceof ProtocolError) throw body;
       return work(body);
-    }, !complete, status, headers).catch((error: unknown) => connection.fail(error));
+    }, !complete, status).catch((error: unknown) => connection.fail(error));
   });
 }
 

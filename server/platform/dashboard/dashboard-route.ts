@@ -3,23 +3,16 @@
 // field}`, with the dashboard's security headers on every answer, errors included.
 import type { HttpRequest } from "uWebSockets.js";
 import type { ServerContext } from "../../http/context.js";
-import type { ErrorResponder } from "../../http/guard.js";
 import type { Method, Routes } from "../../http/routes.js";
 import { ProtocolError } from "../../protocol/internal.js";
-import { answer, decodePathSegment, platformError, withBody } from "../route-helpers.js";
-import { DASHBOARD_API_HEADERS } from "./api-headers.js";
+import { decodePathSegment } from "../route-helpers.js";
+import { DashboardReply, answerDashboard, dashboardError, withDashboardBody } from "./dashboard-reply.js";
 import { QueryParams } from "./query-params.js";
 
 /** Bodies of dashboard requests are small: a key's name, an organization patch. */
 export const MAX_DASHBOARD_BODY_BYTES = 64 * 1024;
 /** The longest id a path may name; longer ones name nothing (404, without a query). */
 const MAX_PATH_ID_CHARS = 255;
-
-/** The platform's `{error, field}` with the dashboard's headers (also for the guard's own answers: 500s, framing). */
-export const dashboardError: ErrorResponder = (error) => {
-  const shaped = platformError(error);
-  return { ...shaped, headers: { ...DASHBOARD_API_HEADERS, ...shaped.headers } };
-};
 
 /** What a dashboard endpoint's work gets. */
 export interface DashboardRequest<P> {
@@ -63,11 +56,11 @@ export function addDashboardEndpoint<P>(context: ServerContext, routes: Routes, 
       const who = await caller;
       const params = rawParams.map((raw) => pathId(raw));
       const query = new QueryParams(rawQuery, endpoint.query ?? []);
-      return endpoint.work({ caller: who, params, query, body });
+      const result = await endpoint.work({ caller: who, params, query, body });
+      return endpoint.status === undefined ? result : new DashboardReply(result, {}, endpoint.status);
     };
-    const status = endpoint.status ?? 200;
-    if (endpoint.body) return withBody(context, route, connection, req, MAX_DASHBOARD_BODY_BYTES, work, status, DASHBOARD_API_HEADERS);
-    return answer(context, route, connection, () => work(undefined), false, status, DASHBOARD_API_HEADERS);
+    if (endpoint.body) return withDashboardBody(context, route, connection, req, MAX_DASHBOARD_BODY_BYTES, work);
+    return answerDashboard(context, route, connection, () => work(undefined));
   }, route);
 }
 

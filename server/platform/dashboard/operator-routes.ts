@@ -14,7 +14,8 @@ import type { PaymentStatus } from "../store/payment-ledger.js";
 import type { PlatformStores } from "../store/platform-stores.js";
 import { decodeOrderCursor, decodeTimeCursor, encodeOrderCursor, encodeTimeCursor } from "./cursor.js";
 import type { DashboardAuth } from "./dashboard-auth.js";
-import { type DashboardEndpoint, addDashboardEndpoint, dashboardError } from "./dashboard-route.js";
+import { dashboardError } from "./dashboard-reply.js";
+import { type DashboardEndpoint, addDashboardEndpoint } from "./dashboard-route.js";
 import { keyBody, operatorKeyJson } from "./shapes.js";
 
 /** What the operator's dashboard endpoints need. */

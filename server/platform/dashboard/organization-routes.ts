@@ -16,7 +16,8 @@ import type { PlatformStores } from "../store/platform-stores.js";
 import { usageSnapshot } from "../usage-snapshot.js";
 import { decodeOrderCursor, decodeTimeCursor, encodeOrderCursor, encodeTimeCursor } from "./cursor.js";
 import type { DashboardAuth, OrganizationCaller } from "./dashboard-auth.js";
-import { type DashboardEndpoint, addDashboardEndpoint, dashboardError } from "./dashboard-route.js";
+import { dashboardError } from "./dashboard-reply.js";
+import { type DashboardEndpoint, addDashboardEndpoint } from "./dashboard-route.js";
 import { keyBody, organizationKeyJson } from "./shapes.js";
 
 /** What an organization's dashboard endpoints need. */

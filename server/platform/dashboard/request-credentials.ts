@@ -17,8 +17,8 @@ export interface DashboardCredentials {
   origin: RequestOrigin;
 }
 
-/** The longest credential or CSRF token read (every token loom mints is under 100 characters). */
-const MAX_CREDENTIAL_LENGTH = 512;
+/** The longest credential or CSRF token read (every key and token loom mints is under 100 characters). */
+export const MAX_CREDENTIAL_LENGTH = 200;
 
 /** Reads the caller's headers. NOTE: call synchronously from the handler. */
 export function credentialsOf(req: HttpRequest): DashboardCredentials {

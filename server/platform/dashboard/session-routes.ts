@@ -12,7 +12,7 @@ import type { OperatorTokenRecord } from "../store/operator-token-store.js";
 import { isDashboardApiPath } from "./api-headers.js";
 import { clearedSessionCookie, crossSiteRefusal, sessionCookie } from "./cookies.js";
 import { DashboardReply, answerDashboard, dashboardError, withDashboardBody } from "./dashboard-reply.js";
-import { credentialsOf, reachedOverHttps } from "./request-credentials.js";
+import { MAX_CREDENTIAL_LENGTH, credentialsOf, reachedOverHttps } from "./request-credentials.js";
 import { liveCookieSession } from "./session-auth.js";
 import { type SignInLimit, admitSignIn } from "./sign-in-limit.js";
 
@@ -21,9 +21,6 @@ export const SESSION_TTL_MS = 12 * 3600 * 1000;
 
 /** A sign-in body is one credential: a kilobyte is plenty. */
 const MAX_SIGN_IN_BODY_BYTES = 1024;
-
-/** The longest credential a sign-in accepts (loom's keys and tokens are under 100 characters). */
-const MAX_CREDENTIAL_LENGTH = 200;
 
 const SESSION_PATH = "/api/v1/dashboard/session";
 

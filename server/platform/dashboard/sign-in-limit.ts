@@ -1,5 +1,6 @@
 // The limit on dashboard sign-in attempts: so many per minute per client address, counted in the platform's limit
 // store (Redis when configured, so that every gateway shares the count), as a window bucket like the request limits.
+import ipaddr from "ipaddr.js";
 import { ProtocolError } from "../../protocol/internal.js";
 import { type LimitStore, LimitStoreUnavailableError } from "../contract.js";
 
@@ -24,8 +25,7 @@ const MINUTE_MS = 60_000;
  *   failOpen).
  */
 export async function admitSignIn(limit: SignInLimit, address: string, nowMs = Date.now()): Promise<void> {
-  // The key names the address in full (at most 39 characters for IPv6 as uWS writes it).
-  const bucket = { kind: "window" as const, key: `dashboard-signin:${address.slice(0, 64)}`, limit: limit.attemptsPerMinute, windowMs: MINUTE_MS, cost: 1 };
+  const bucket = { kind: "window" as const, key: `dashboard-signin:${signInClientKey(address)}`, limit: limit.attemptsPerMinute, windowMs: MINUTE_MS, cost: 1 };
   let result;
   try {
     result = await limit.limits.reserve([bucket], nowMs);
@@ -37,4 +37,16 @@ export async function admitSignIn(limit: SignInLimit, address: string, nowMs = D
   if (result.admitted) return;
   const retryAfterSeconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
   throw new ProtocolError("rate_limit", `too many sign-in attempts from this address (${limit.attemptsPerMinute} a minute): retry in ${retryAfterSeconds} s`, undefined, retryAfterSeconds);
+}
+
+/**
+ * Whose attempts count together: an IPv4 address, or an IPv6 address's /64 (one host usually holds a whole /64, and
+ * would otherwise get a fresh count per address); IPv4-mapped IPv6 counts as its IPv4 address. Text that does not
+ * parse counts as itself, bounded.
+ */
+export function signInClientKey(address: string): string {
+  if (!ipaddr.isValid(address)) return address.slice(0, 64);
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === "ipv4") return parsed.toString();
+  return `${(parsed as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16)).join(":")}::/64`;
 }

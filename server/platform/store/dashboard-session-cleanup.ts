@@ -1,5 +1,6 @@
-// The background job that removes ended dashboard sessions (expired, signed out, or of a revoked credential): find()
-// already ignores them, so this only gives the space back, in batches (batch-cleanup.ts).
+// The background job that removes ended dashboard sessions: expired, signed out, or of a revoked operator token (a
+// session of a revoked management key goes once it expires). find() already refuses all of these, so this only gives
+// the space back, in batches (batch-cleanup.ts).
 import { BatchCleanup, type BatchCleanupOptions } from "./batch-cleanup.js";
 import type { DashboardSessionStore } from "./dashboard-session-store.js";
 

@@ -35,6 +35,13 @@ for (const backend of TEST_BACKENDS) {
       const { record, token } = await tokens.create("ci");
       clock = new Date(clock.getTime() + 60_000);
       expect(await tokens.find(token)).toEqual({ ...record, lastUsedAt: clock });
+      // Written at most once a minute: a use 30 s later leaves it, one a minute later moves it.
+      const firstUse = clock;
+      clock = new Date(clock.getTime() + 30_000);
+      expect((await tokens.find(token))!.lastUsedAt).toEqual(firstUse);
+      expect((await tokens.list()).find((listed) => listed.id === record.id)!.lastUsedAt).toEqual(firstUse);
+      clock = new Date(clock.getTime() + 30_000);
+      expect((await tokens.find(token))!.lastUsedAt).toEqual(clock);
       for (const other of ["", "lop_", `${token}x`, token.slice(0, -1), `lop_${"a".repeat(43)}`, token.replace("lop_", "sk-mgmt-"), `lop_${"é".repeat(43)}`]) {
         expect(await tokens.find(other)).toBeUndefined();
       }

@@ -46,6 +46,9 @@ function recordOf(row: TokenRow): OperatorTokenRecord {
 }
 
 /** Operator tokens in the database; `now` is the clock that stamps creation, use and revocation (tests move it). */
+/** How stale lastUsedAt may be: it is written at most once a minute per token. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
 export class OperatorTokenStore {
   constructor(private readonly database: Database, private readonly now: () => Date = () => new Date()) {}
 
@@ -85,13 +88,20 @@ export class OperatorTokenStore {
     });
   }
 
-  /** The live token `token` is, recording its use; undefined for an unknown, revoked or malformed one. */
+  /**
+   * The live token `token` is, recording its use (at most once a minute: every operator request passes here, and a
+   * write per read would be most of its cost); undefined for an unknown, revoked or malformed one.
+   */
   async find(token: string): Promise<OperatorTokenRecord | undefined> {
     if (typeof token !== "string" || !TOKEN_FORM.test(token)) return undefined;
-    const [row] = await this.database.query<TokenRow>(
-      `UPDATE operator_tokens SET last_used_at = $2 WHERE digest = $1 AND revoked_at IS NULL RETURNING ${COLUMNS}`,
-      [digestKey(token), this.now()],
-    );
-    return row === undefined ? undefined : recordOf(row);
+    const [row] = await this.database.query<TokenRow>(`SELECT ${COLUMNS} FROM operator_tokens WHERE digest = $1 AND revoked_at IS NULL`, [digestKey(token)]);
+    if (row === undefined) return undefined;
+    const record = recordOf(row);
+    const now = this.now();
+    if (record.lastUsedAt === null || now.getTime() - record.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
+      await this.database.query("UPDATE operator_tokens SET last_used_at = $2 WHERE id = $1", [record.id, now]);
+      record.lastUsedAt = now;
+    }
+    return record;
   }
 }

@@ -1,6 +1,7 @@
 // Reading usage: per-model totals of an organization's days, raw rows, and the tokens consumed in a day (to seed daily
 // limits). Writing is the UsageWriter's (group commit). Organization-wide sums read usage_by_organization (migration
-// 9: at most days x models rows, whatever the number of keys); per-key figures read usage_daily.
+// 9: at most days x models rows, whatever the number of keys); per-key figures and the daily limits' seed read
+// usage_daily.
 import { PlatformInputError, type Sql, type UsageRow } from "../contract.js";
 import { toNumber } from "./numbers.js";
 import { requireDay, requireId } from "./validate.js";
@@ -99,21 +100,16 @@ export class UsageStore {
 
   /**
    * Tokens consumed on `day`: input (cached included) + output (reasoning included), and the dollars spent, by the
-   * organization or, with `keyId`, by that key alone. The daily limits start from this.
+   * organization or, with `keyId`, by that key alone. The daily limits start from this, once per day and process, so it
+   * reads the per-key rows themselves (the record of what was charged), not usage_by_organization.
    */
   async consumed(organizationId: string, day: string, keyId?: string): Promise<{ tokens: number; spendDollars: number }> {
     requireDay("day", day);
-    const [row] = keyId === undefined
-      ? await this.sql.query(
-        `SELECT coalesce(sum(input_tokens + output_tokens), 0) AS tokens, coalesce(sum(spend), 0) AS spend FROM usage_by_organization
-         WHERE organization_id = $1 AND day = $2::date`,
-        [organizationId, day],
-      )
-      : await this.sql.query(
-        `SELECT coalesce(sum(input_tokens + output_tokens), 0) AS tokens, coalesce(sum(spend), 0) AS spend FROM usage_daily
-         WHERE organization_id = $1 AND key_id = $3 AND day = $2::date`,
-        [organizationId, day, keyId],
-      );
+    const [row] = await this.sql.query(
+      `SELECT coalesce(sum(input_tokens + output_tokens), 0) AS tokens, coalesce(sum(spend), 0) AS spend FROM usage_daily
+       WHERE organization_id = $1 AND day = $2::date AND ($3::text IS NULL OR key_id = $3::text)`,
+      [organizationId, day, keyId ?? null],
+    );
     return { tokens: toNumber(row!.tokens), spendDollars: toNumber(row!.spend) };
   }
 }

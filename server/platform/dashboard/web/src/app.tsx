@@ -79,14 +79,18 @@ export function App() {
     if (!allowed(current, answer.session)) navigate(homeOf(answer.session), true);
   };
 
-  const signOut = async () => {
+  /** Signs out; resolves with why the server did not end the session (the page then stays signed in), or undefined. */
+  const signOut = async (): Promise<string | undefined> => {
     try {
       await api("DELETE", "/api/v1/dashboard/session", undefined, { sessionCall: true });
-    } catch {
-      // Signed out here either way; the server ends the session when it expires.
+    } catch (error) {
+      // A 401: the session had ended already. Anything else: the cookie's session still lives on the server, so
+      // saying "signed out" would be false (a reload would sign the user back in).
+      if (!(error instanceof ApiError && error.status === 401)) return `Not signed out: ${errorText(error)}`;
     }
     ended("You are signed out.");
     navigate("/signin", true);
+    return undefined;
   };
 
   // A signed-in session on a page not its own (or the sign-in route) goes to its home.
@@ -105,8 +109,9 @@ export function App() {
   return <Shell session={state.session} route={route} onSignOut={signOut} />;
 }
 
-function Shell({ session, route, onSignOut }: { session: Session; route: Route; onSignOut: () => void }) {
+function Shell({ session, route, onSignOut }: { session: Session; route: Route; onSignOut: () => Promise<string | undefined> }) {
   const routeKey = JSON.stringify(route);
+  const [signOutError, setSignOutError] = useState<string | undefined>(undefined);
   const [readyKey, setReadyKey] = useState("");
   const [announcement, setAnnouncement] = useState("");
   const announce = useCallback((message: string) => {
@@ -135,10 +140,15 @@ function Shell({ session, route, onSignOut }: { session: Session; route: Route; 
               </span>
             )}
           </p>
-          <button type="button" class="button sign-out" onClick={onSignOut} data-testid="sign-out">
+          <button type="button" class="button sign-out" onClick={async () => setSignOutError(await onSignOut())} data-testid="sign-out">
             Sign out
           </button>
         </div>
+        {signOutError !== undefined && (
+          <p class="header-error" role="alert" data-testid="sign-out-error">
+            {signOutError}
+          </p>
+        )}
         <nav id="nav" class="nav" aria-label="Dashboard">
           <ul>
             {nav.map((item) => (
