@@ -1,40 +1,16 @@
 // The operator's organizations, oldest first, with paging and create.
-import { useEffect, useState } from "preact/hooks";
-import { api, ApiError, errorText, isAbort, query } from "../api";
-import { ErrorMessage, Field, LoadMore, Loading, TableScroll, useAnnounce, useReady, useTitle } from "../components";
+import { useState } from "preact/hooks";
+import { ApiError, api, errorText, isAbort } from "../api";
+import { ErrorMessage, Field, LoadMore, Loading, TableScroll, useAnnounce, useTitle } from "../components";
+import { usePagedList } from "../paged-list";
 import { formatDollars, formatInteger, formatTime } from "../format";
 import { href, navigate } from "../router";
 import type { Organization } from "../types";
 
 export function OrganizationsPage() {
   useTitle("Organizations");
-  const [organizations, setOrganizations] = useState<Organization[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [loading, setLoading] = useState(true);
-  const [loaded, setLoaded] = useState(false);
-  const [error, setError] = useState<string>();
-  useReady(loaded);
-
-  const page = async (after: string | null, signal?: AbortSignal) => {
-    setLoading(true);
-    try {
-      const answer = await api<{ organizations: Organization[]; nextCursor: string | null }>("GET", `/api/v1/operator/organizations${query({ limit: 50, cursor: after })}`, undefined, { signal });
-      setOrganizations((previous) => (after ? [...previous, ...answer.organizations] : answer.organizations));
-      setCursor(answer.nextCursor);
-      setError(undefined);
-    } catch (failure) {
-      if (isAbort(failure)) return;
-      setError(errorText(failure));
-    }
-    setLoading(false);
-    setLoaded(true);
-  };
-
-  useEffect(() => {
-    const controller = new AbortController();
-    void page(null, controller.signal);
-    return () => controller.abort();
-  }, []);
+  const list = usePagedList<Organization>("/api/v1/operator/organizations", "organizations");
+  const { items: organizations, cursor, loading, loaded, error } = list;
 
   return (
     <>
@@ -89,7 +65,7 @@ export function OrganizationsPage() {
             </table>
           </TableScroll>
         )}
-        <LoadMore cursor={cursor} loading={loading} onMore={() => void page(cursor)} />
+        <LoadMore cursor={cursor} loading={loading} onMore={list.loadMore} />
       </section>
     </>
   );

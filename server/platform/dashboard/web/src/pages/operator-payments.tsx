@@ -1,8 +1,8 @@
 // x402 payments, newest first, with a status filter and paging. Amounts are in the asset's smallest unit: USDC
 // (6 decimals) is shown in dollars, any other asset as its raw amount.
-import { useEffect, useState } from "preact/hooks";
-import { api, errorText, isAbort, query } from "../api";
-import { ErrorMessage, LoadMore, Loading, StatusBadge, TableScroll, useReady, useTitle } from "../components";
+import { useState } from "preact/hooks";
+import { ErrorMessage, LoadMore, Loading, StatusBadge, TableScroll, useTitle } from "../components";
+import { usePagedList } from "../paged-list";
 import { formatPaymentAmount, formatTime } from "../format";
 import type { Payment, PaymentStatus } from "../types";
 
@@ -20,33 +20,8 @@ function middle(text: string, keep = 8): string {
 export function PaymentsPage() {
   useTitle("Payments");
   const [status, setStatus] = useState<"" | PaymentStatus>("");
-  const [payments, setPayments] = useState<Payment[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [loading, setLoading] = useState(true);
-  const [loaded, setLoaded] = useState(false);
-  const [error, setError] = useState<string>();
-  useReady(loaded);
-
-  const page = async (after: string | null, signal?: AbortSignal) => {
-    setLoading(true);
-    try {
-      const answer = await api<{ payments: Payment[]; nextCursor: string | null }>("GET", `/api/v1/operator/payments${query({ status, limit: 50, cursor: after })}`, undefined, { signal });
-      setPayments((previous) => (after ? [...previous, ...answer.payments] : answer.payments));
-      setCursor(answer.nextCursor);
-      setError(undefined);
-    } catch (failure) {
-      if (isAbort(failure)) return;
-      setError(errorText(failure));
-    }
-    setLoading(false);
-    setLoaded(true);
-  };
-
-  useEffect(() => {
-    const controller = new AbortController();
-    void page(null, controller.signal);
-    return () => controller.abort();
-  }, [status]);
+  const list = usePagedList<Payment>("/api/v1/operator/payments", "payments", { status: status || undefined });
+  const { items: payments, cursor, loading, loaded, error } = list;
 
   return (
     <>
@@ -114,7 +89,7 @@ export function PaymentsPage() {
           </table>
         </TableScroll>
       )}
-      <LoadMore cursor={cursor} loading={loading} onMore={() => void page(cursor)} />
+      <LoadMore cursor={cursor} loading={loading} onMore={list.loadMore} />
     </>
   );
 }

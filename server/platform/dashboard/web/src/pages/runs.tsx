@@ -1,7 +1,7 @@
 // The organization's agent runs, newest first, with a status filter and paging.
-import { useEffect, useState } from "preact/hooks";
-import { api, errorText, isAbort, query } from "../api";
-import { ErrorMessage, LoadMore, Loading, StatusBadge, TableScroll, useReady, useTitle } from "../components";
+import { useState } from "preact/hooks";
+import { ErrorMessage, LoadMore, Loading, StatusBadge, TableScroll, useTitle } from "../components";
+import { usePagedList } from "../paged-list";
 import { formatDuration, formatInteger, formatTime, shortId } from "../format";
 import { href } from "../router";
 import type { Run, RunStatus } from "../types";
@@ -17,33 +17,8 @@ const FILTERS: Array<{ value: "" | RunStatus; label: string }> = [
 export function RunsPage() {
   useTitle("Runs");
   const [status, setStatus] = useState<"" | RunStatus>("");
-  const [runs, setRuns] = useState<Run[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [loading, setLoading] = useState(true);
-  const [loaded, setLoaded] = useState(false);
-  const [error, setError] = useState<string>();
-  useReady(loaded);
-
-  const page = async (after: string | null, signal?: AbortSignal) => {
-    setLoading(true);
-    try {
-      const answer = await api<{ runs: Run[]; nextCursor: string | null }>("GET", `/api/v1/dashboard/runs${query({ status, limit: 50, cursor: after })}`, undefined, { signal });
-      setRuns((previous) => (after ? [...previous, ...answer.runs] : answer.runs));
-      setCursor(answer.nextCursor);
-      setError(undefined);
-    } catch (failure) {
-      if (isAbort(failure)) return;
-      setError(errorText(failure));
-    }
-    setLoading(false);
-    setLoaded(true);
-  };
-
-  useEffect(() => {
-    const controller = new AbortController();
-    void page(null, controller.signal);
-    return () => controller.abort();
-  }, [status]);
+  const list = usePagedList<Run>("/api/v1/dashboard/runs", "runs", { status: status || undefined });
+  const { items: runs, cursor, loading, loaded, error } = list;
 
   return (
     <>
@@ -104,7 +79,7 @@ export function RunsPage() {
           </table>
         </TableScroll>
       )}
-      <LoadMore cursor={cursor} loading={loading} onMore={() => void page(cursor)} />
+      <LoadMore cursor={cursor} loading={loading} onMore={list.loadMore} />
     </>
   );
 }
