@@ -128,6 +128,22 @@ describe.skipIf(skipOutsideCi(reason))(titled("a gateway cluster: 2 gateways, 3 
     expect(items.data.map((item) => item.type)).toEqual(["message", ...created.output.map((item) => item.type), "message"]);
   });
 
+  it("serves the web dashboard on both gateways, and the operator's load of every worker, dedicated pools included", async () => {
+    const { token } = await stores.operatorTokens.create("cluster");
+    for (const gateway of gateways) {
+      const page = await fetch(`${gateway.base}/dashboard/`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("content-security-policy")).toMatch(/script-src 'self'/);
+      const load = await fetch(`${gateway.base}/api/v1/operator/workers`, { headers: { authorization: `Bearer ${token}` } });
+      expect(load.status).toBe(200);
+      const { models } = (await load.json()) as { models: Array<{ model: string; workers: Array<{ id: string; address: string; waiting: number }> }> };
+      expect(models.map((entry) => entry.model)).toContain(chatModel);
+      const workerIds = new Set(models.flatMap((entry) => entry.workers.map((worker) => worker.id)));
+      expect(workerIds.size).toBe(workers.length + 1); // the shared pool's and acme's
+      expect((await fetch(`${gateway.base}/api/v1/operator/workers`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(401);
+    }
+  });
+
   it("shares one requests-per-minute limit across both gateways", async () => {
     const limited = await stores.organizations.create("limited", { requestsPerMinute: 10 });
     const limitedKey = (await stores.keys.create(limited.id, "inference", "limited")).key;
