@@ -25,6 +25,7 @@ describe("readServeConfig", () => {
         engines: { tim: { model: "a", thinking: true, maxSteps: 3, maxToolCalls: 4, maxStepTokens: 256, forcedToolTurns: 2, temperature: 0 }, "tim-1.5": { model: null } },
       },
       responses: { retentionDays: 0.5 },
+      updates: { feed: "https://releases.example/loom", trustedKeys: ["keys/release-key.pub.pem"] },
     };
     expect(readServeConfig(configFile(config))).toEqual(config);
     expect(readServeConfig(undefined)).toEqual({});
@@ -67,6 +68,11 @@ describe("readServeConfig", () => {
     [{ runs: { searchUrl: "searx.local" } }, /runs\.searchUrl must be an http:\/\/ or https:\/\/ URL/],
     [{ responses: { retentionDays: 0 } }, /responses\.retentionDays must be a number in \(0, 3650\]/],
     [{ responses: { ttl: 3 } }, /responses\.ttl is not a config field/],
+    [{ updates: { trustedKeys: "key.pem" } }, /updates\.trustedKeys must be an array of non-empty strings, got "key\.pem"/],
+    [{ updates: { trustedKeys: [""] } }, /updates\.trustedKeys must be an array of non-empty strings/],
+    [{ updates: { feed: 3 } }, /updates\.feed must be a non-empty string, got 3/],
+    [{ updates: { trustedKey: [] } }, /updates\.trustedKey is not a config field \(known: feed, trustedKeys\)/],
+    [{ updates: [] }, /updates must be an object/],
     [{ payments: [] }, /payments must be an object: \{ payTo, network, settlement, ... \}/],
     [{ payments: { settlement: { mode: "facilitator", url: "http://127.0.0.1:1" } } }, /--config .*: payments\.payTo is required/],
     [{ payments: { payTo: "0x1111111111111111111111111111111111111111", settlement: { mode: "direct" } } }, /payments\.settlement\.relayerKey is required in direct mode/],

@@ -39,6 +39,16 @@ export interface ServeConfig {
   payments?: unknown;
   /** The Responses API's stored responses (README "Responses API"). */
   responses?: { retentionDays?: number };
+  /** Release feeds and their signers (loom update check; server/release/README.md). */
+  updates?: UpdatesConfig;
+}
+
+/** The config file's `updates`. */
+export interface UpdatesConfig {
+  /** The feed `loom update check` reads when --feed is not given: a folder or an https:// URL. */
+  feed?: string;
+  /** Public keys whose signatures on a release manifest are trusted: PEM text, or paths relative to the config file. */
+  trustedKeys?: string[];
 }
 
 /** A checked config file, with the machine endpoints' payment settings resolved (undefined: the endpoints are off). */
@@ -125,6 +135,8 @@ const TOP: Shape = {
   jsonWhitespace: oneOf("compact", "pretty"),
   runs: RUNS,
   responses: { retentionDays: number(0, 3650, true) },
+  // The keys' contents are checked where they are used (loom update check), naming updates.trustedKeys[i].
+  updates: { feed: nonEmptyString, trustedKeys: nonEmptyStrings },
   // Checked as a whole by resolvePaymentsConfig (its rules depend on the settlement mode).
   payments: (value) => (typeof value === "object" && value !== null && !Array.isArray(value) ? undefined : "an object: { payTo, network, settlement, ... }"),
 };

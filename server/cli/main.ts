@@ -3,6 +3,8 @@
 import { UsageError } from "../../engine/cli/arguments.js";
 import { GENERATE_USAGE, runGenerate } from "../../engine/cli/generate-command.js";
 import { ADMIN_USAGE, runAdmin } from "./admin-command.js";
+import { RELEASE_USAGE, runRelease } from "../release/release-command.js";
+import { UPDATE_USAGE, runUpdate } from "../release/update-command.js";
 import { GATEWAY_USAGE, runGateway } from "./gateway-command.js";
 import { SERVE_USAGE, runServe } from "./serve-command.js";
 import { WORKER_USAGE, runWorker } from "./worker-command.js";
@@ -15,6 +17,8 @@ Commands:
   worker     an engine worker for gateways (loom worker --help)
   generate   continue a prompt with a local model (loom generate --help)
   admin      organizations, keys, usage and the search corpus of the platform database (loom admin --help)
+  release    signing keys and signed releases of this loom into a feed folder (loom release --help)
+  update     check a release feed for newer, verified releases (loom update --help)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -35,6 +39,11 @@ async function main(argv: string[]): Promise<number> {
     case "worker":
       await runWorker(rest);
       return 0;
+    case "release":
+      await runRelease(rest);
+      return 0;
+    case "update":
+      return await runUpdate(rest);
     case undefined:
     case "help":
     case "--help":
@@ -51,7 +60,7 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     const e = error as Error & { code?: string };
     if (e instanceof UsageError || e.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" || e.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" || e.code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
-      const usages: Record<string, string> = { serve: SERVE_USAGE, admin: ADMIN_USAGE, gateway: GATEWAY_USAGE, worker: WORKER_USAGE };
+      const usages: Record<string, string> = { serve: SERVE_USAGE, admin: ADMIN_USAGE, gateway: GATEWAY_USAGE, worker: WORKER_USAGE, release: RELEASE_USAGE, update: UPDATE_USAGE };
       const usage = usages[process.argv[2] ?? ""] ?? GENERATE_USAGE;
       process.stderr.write(`loom: ${e.message}\n${e instanceof UsageError ? "" : `\n${usage}`}`);
       process.exitCode = 2;
