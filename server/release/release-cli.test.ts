@@ -1,0 +1,69 @@
+// `loom release` and `loom update` as an operator runs them: the compiled CLI in a child process (skipped, saying
+// so, without a build of dist/).
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { PACKAGE_ROOT } from "../../kernels/package-root.js";
+
+const CLI = join(PACKAGE_ROOT, "dist", "server", "cli", "main.js");
+const run = promisify(execFile);
+const dir = mkdtempSync(join(tmpdir(), "loom-release-cli-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function loom(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args]);
+    return { stdout, stderr, code: 0 };
+  } catch (error) {
+    const e = error as { stdout: string; stderr: string; code: number };
+    return { stdout: e.stdout, stderr: e.stderr, code: e.code };
+  }
+}
+
+describe.skipIf(!existsSync(CLI))(`loom release and loom update (${CLI})`, () => {
+  it("makes keys, builds a release and checks it, in text and JSON", async () => {
+    const keygen = await loom("release", "keygen", "--out", join(dir, "keys"), "--json");
+    expect(keygen.code, keygen.stderr).toBe(0);
+    const keys = JSON.parse(keygen.stdout);
+    expect(keys).toEqual({ keyId: expect.stringMatching(/^[0-9a-f]{16}$/), privateKeyPath: join(dir, "keys", "release-key.pem"), publicKeyPath: join(dir, "keys", "release-key.pub.pem") });
+    if (process.platform !== "win32") expect(statSync(keys.privateKeyPath).mode & 0o777).toBe(0o600);
+
+    const root = join(dir, "package");
+    mkdirSync(join(root, "dist"), { recursive: true });
+    writeFileSync(join(root, "package.json"), JSON.stringify({ name: "loom", version: "99.0.0", files: ["dist/"] }));
+    writeFileSync(join(root, "dist", "main.js"), "\n");
+    writeFileSync(join(dir, "notes.md"), "Faster.\n");
+    const feed = join(dir, "feed");
+    const built = await loom("release", "build", "--key", keys.privateKeyPath, "--out", feed, "--notes", join(dir, "notes.md"), "--package-root", root);
+    expect(built.code, built.stderr).toBe(0);
+    expect(built.stdout).toMatch(new RegExp(`^built loom 99\\.0\\.0 into .*releases/99\\.0\\.0\\n  package    loom-99\\.0\\.0\\.tgz \\(\\d+ bytes, sha256 [0-9a-f]{64}\\)\\n  files      2\\n  schema     version \\d+ \\(\\d+ migrations\\)\\n  git        not a git checkout\\n  signed by  key ${keys.keyId}\\n$`));
+    const again = await loom("release", "build", "--key", keys.privateKeyPath, "--out", feed, "--package-root", root);
+    expect(again).toMatchObject({ code: 1, stderr: "loom: the feed already has version 99.0.0: give --replace to build it again\n" });
+
+    const config = join(dir, "loom.json");
+    writeFileSync(config, JSON.stringify({ updates: { feed, trustedKeys: ["keys/release-key.pub.pem"] } }));
+    const text = await loom("update", "check", "--config", config);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(new RegExp(`^loom \\d+\\.\\d+\\.\\d+; feed ${feed.replace(/[.]/g, "\\.")}: 1 newer release\\n\\n99\\.0\\.0  \\S+  verified: signed by key ${keys.keyId}, package SHA-256 matches, needs schema version \\d+\\n  \\| Faster\\.\\n$`));
+
+    // Without the trusted key, the same release is listed unverified and the status is 1.
+    const untrusted = await loom("update", "check", "--feed", feed, "--json");
+    expect(untrusted.code).toBe(1);
+    expect(JSON.parse(untrusted.stdout).releases).toMatchObject([{ version: "99.0.0", verified: false, signedBy: null, problems: [expect.stringContaining(`signed by unknown key ${keys.keyId} (trusted: none configured)`)] }]);
+  }, 60_000);
+
+  it("names a bad updates field in the config and a missing feed", async () => {
+    const config = join(dir, "bad.json");
+    writeFileSync(config, JSON.stringify({ updates: { trustedKeys: "key.pem" } }));
+    const bad = await loom("update", "check", "--feed", dir, "--config", config, "--json");
+    expect(bad.code).toBe(2);
+    expect(JSON.parse(bad.stdout).error).toMatch(/bad\.json: updates\.trustedKeys must be an array of non-empty strings/);
+    const missing = await loom("update", "check");
+    expect(missing).toMatchObject({ code: 2, stderr: expect.stringContaining("--feed is required") });
+    const unknown = await loom("update", "apply");
+    expect(unknown).toMatchObject({ code: 2, stderr: expect.stringContaining("unknown update command 'apply' (only 'check' exists yet)") });
+  });
+});
