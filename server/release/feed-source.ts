@@ -46,9 +46,7 @@ function folderFeed(folder: string): FeedSource {
 
 function urlFeed(location: string, timeoutMs: number): FeedSource {
   const base = new URL(location.endsWith("/") ? location : `${location}/`);
-  if (base.protocol !== "https:" && !(base.protocol === "http:" && LOOPBACK.has(base.hostname))) {
-    throw new Error(`feed ${location}: only https:// feeds are read (http:// only for 127.0.0.1, localhost or [::1])`);
-  }
+  if (!allowedUrl(base)) throw new Error(`feed ${location}: only https:// feeds are read (http:// only for 127.0.0.1, localhost or [::1])`);
   const describe = (path: string) => new URL(path, base).href;
   return {
     location,
@@ -56,7 +54,9 @@ function urlFeed(location: string, timeoutMs: number): FeedSource {
     async read(path, maxBytes) {
       const url = describe(path);
       try {
-        const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: "error" });
+        const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+        // Redirects are followed (release files often live on a CDN), but never down to plain http elsewhere.
+        if (!allowedUrl(new URL(response.url))) throw new Error(`redirected to ${response.url}, which is not https://`);
         if (!response.ok) throw new Error(`HTTP ${response.status}`);
         return await readBounded(response, maxBytes);
       } catch (error) {
@@ -67,16 +67,18 @@ function urlFeed(location: string, timeoutMs: number): FeedSource {
   };
 }
 
+function allowedUrl(url: URL): boolean {
+  return url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK.has(url.hostname));
+}
+
 /** The body, refused once it passes `maxBytes` (whatever Content-Length claimed). */
 async function readBounded(response: Response, maxBytes: number): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
   let total = 0;
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
     total += chunk.length;
-    if (total > maxBytes) {
-      await response.body?.cancel().catch(() => {});
-      throw new Error(`more than the ${maxBytes} bytes allowed`);
-    }
+    // Leaving the loop cancels the stream.
+    if (total > maxBytes) throw new Error(`more than the ${maxBytes} bytes allowed`);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);

@@ -190,6 +190,11 @@ describe("checkUpdates", () => {
       await expect(checkUpdates(openFeed(`${base}/missing`), "0.3.0", trusted)).rejects.toThrow(`cannot read ${base}/missing/index.json: HTTP 404`);
     });
 
+    it("stops reading past the size bound, naming the URL", async () => {
+      const bounded = openFeed(base);
+      await expect(bounded.read("index.json", 16)).rejects.toThrow(`cannot read ${base}/index.json: more than the 16 bytes allowed`);
+    });
+
     it("reads plain http:// only from this machine", () => {
       expect(() => openFeed("http://releases.example/loom")).toThrow("feed http://releases.example/loom: only https:// feeds are read (http:// only for 127.0.0.1, localhost or [::1])");
       expect(() => openFeed("ftp://127.0.0.1/loom")).toThrow(/only https:\/\/ feeds are read/);
