@@ -4,7 +4,7 @@ import { type KeyKind, type KeyRecord, type Limits, PlatformInputError, type Sql
 import { newId } from "./ids.js";
 import { digestKey, keyKindOf, mintKey } from "./key-secret.js";
 import { limitsFromRow } from "./numbers.js";
-import { type Page, type TimeKeyset, checkedLimit, keysetTimeSql, pageOf } from "./page.js";
+import { CREATED_AT_KEYSET_SQL, type Page, type TimeKeyset, afterNewestFirst, checkedLimit, createdAtKeysetOf, pageOf } from "./page.js";
 import { quote, refuseUnknownFields, requireChoice, requireId, requireLimit, requireName, requireObject } from "./validate.js";
 
 /** The columns a KeyRecord is read from: never the digest. */
@@ -136,18 +136,13 @@ export class KeyStore {
     const params: unknown[] = [organizationId, limit + 1];
     const conditions = ["organization_id = $1"];
     if (options.kind !== undefined) conditions.push(`kind = $${params.push(options.kind)}`);
-    if (options.after !== undefined) {
-      const at = `$${params.push(options.after.at)}::timestamptz`;
-      const id = `$${params.push(options.after.id)}::text`;
-      // The first condition bounds the index scan; the second breaks ties of one microsecond by id.
-      conditions.push(`created_at <= ${at}`, `(created_at < ${at} OR id < ${id})`);
-    }
+    if (options.after !== undefined) conditions.push(...afterNewestFirst(options.after, params));
     const rows = await this.sql.query(
-      `SELECT ${COLUMNS}, ${keysetTimeSql("created_at")} AS keyset_at FROM api_keys WHERE ${conditions.join(" AND ")}
+      `SELECT ${COLUMNS}, ${CREATED_AT_KEYSET_SQL} FROM api_keys WHERE ${conditions.join(" AND ")}
        ORDER BY created_at DESC, id DESC LIMIT $2`,
       params,
     );
-    return pageOf(rows, limit, keyRecordFromRow, (row) => ({ at: row.keyset_at as string, id: row.id as string }));
+    return pageOf(rows, limit, keyRecordFromRow, createdAtKeysetOf);
   }
 
   /**

@@ -19,8 +19,27 @@ export interface TimeKeyset {
 }
 
 /** The SQL of a timestamptz column as a TimeKeyset's `at` text. */
-export function keysetTimeSql(column: string): string {
+function keysetTimeSql(column: string): string {
   return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+}
+
+/** The column a newest-first listing selects its rows' positions as (`${keysetTimeSql("created_at")} AS keyset_at`). */
+export const CREATED_AT_KEYSET_SQL = `${keysetTimeSql("created_at")} AS keyset_at`;
+
+/**
+ * The conditions that keep the rows after `after` in a listing ordered by `created_at DESC, id DESC`, its two values
+ * pushed onto `params`. The first condition bounds the index scan on created_at; the second breaks ties of one
+ * microsecond by id.
+ */
+export function afterNewestFirst(after: TimeKeyset, params: unknown[]): string[] {
+  const at = `$${params.push(after.at)}::timestamptz`;
+  const id = `$${params.push(after.id)}::text`;
+  return [`created_at <= ${at}`, `(created_at < ${at} OR id < ${id})`];
+}
+
+/** A row's position in a newest-first listing that selected CREATED_AT_KEYSET_SQL. */
+export function createdAtKeysetOf(row: Record<string, unknown>): TimeKeyset {
+  return { at: row.keyset_at as string, id: String(row.id) };
 }
 
 /** Rows per page: at most this many, whatever the caller asks. */

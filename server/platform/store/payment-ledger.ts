@@ -2,7 +2,7 @@
 // transaction, for which run, and how each payment stands. The journal itself (written by server/machines) is the
 // `payments` table of migration 3.
 import type { Sql } from "../contract.js";
-import { type Page, type TimeKeyset, checkedLimit, keysetTimeSql, pageOf } from "./page.js";
+import { CREATED_AT_KEYSET_SQL, type Page, type TimeKeyset, afterNewestFirst, checkedLimit, createdAtKeysetOf, pageOf } from "./page.js";
 
 /** Where a payment stands: settling (outcome not known yet), settled (charged, run created), failed (not charged). */
 export type PaymentStatus = "settling" | "settled" | "failed";
@@ -51,18 +51,13 @@ export class PaymentLedger {
     const params: unknown[] = [limit + 1];
     const conditions: string[] = [];
     if (options.status !== undefined) conditions.push(`status = $${params.push(options.status)}`);
-    if (options.after !== undefined) {
-      const at = `$${params.push(options.after.at)}::timestamptz`;
-      const id = `$${params.push(options.after.id)}::text`;
-      // The first condition bounds the index scan; the second breaks ties of one microsecond by id.
-      conditions.push(`created_at <= ${at}`, `(created_at < ${at} OR id < ${id})`);
-    }
+    if (options.after !== undefined) conditions.push(...afterNewestFirst(options.after, params));
     const rows = await this.database.query(
-      `SELECT ${COLUMNS}, ${keysetTimeSql("created_at")} AS keyset_at FROM payments
+      `SELECT ${COLUMNS}, ${CREATED_AT_KEYSET_SQL} FROM payments
        ${conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : ""} ORDER BY created_at DESC, id DESC LIMIT $1`,
       params,
     );
-    return pageOf(rows, limit, listingFromRow, (row) => ({ at: row.keyset_at as string, id: String(row.id) }));
+    return pageOf(rows, limit, listingFromRow, createdAtKeysetOf);
   }
 
   /** How many payments there are of each status. */
