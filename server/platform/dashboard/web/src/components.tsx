@@ -101,6 +101,22 @@ export function TableScroll({ label, children }: { label: string; children: Comp
   );
 }
 
+/** A list's filter: a labelled select of `options` whose value ("" for all) the list is filtered by. */
+export function FilterSelect<V extends string>({ id, label, value, options, onChange }: { id: string; label: string; value: V; options: ReadonlyArray<{ value: V; label: string }>; onChange: (value: V) => void }) {
+  return (
+    <div class="filter">
+      <label for={id}>{label}</label>
+      <select id={id} value={value} onChange={(event) => onChange(event.currentTarget.value as V)} data-testid={id}>
+        {options.map((option) => (
+          <option key={option.value} value={option.value}>
+            {option.label}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
 export function LoadMore({ cursor, loading, onMore }: { cursor: string | null | undefined; loading: boolean; onMore: () => void }) {
   if (!cursor) return null;
   return (

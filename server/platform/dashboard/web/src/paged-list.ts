@@ -1,8 +1,7 @@
 // One paged list of the dashboard's API (README.md of the API: `limit`, `cursor`, `nextCursor`): the first page when
 // the page opens or its filter changes (an earlier request still on its way is dropped), then "Load more".
-import { useEffect, useState } from "preact/hooks";
+import { type StateUpdater, useEffect, useState } from "preact/hooks";
 import { api, errorText, isAbort, query } from "./api";
-import { useReady } from "./components";
 
 /** A paged list's state, and how to load its next page. */
 export interface PagedList<T> {
@@ -14,11 +13,14 @@ export interface PagedList<T> {
   loaded: boolean;
   error: string | undefined;
   loadMore(): void;
+  /** Changes the items shown (one created or revoked here) without loading them again. */
+  setItems(update: StateUpdater<T[]>): void;
 }
 
 /**
- * Pages through `path` (50 items a page), whose answer holds the items under `field`. `filters` go in the query and,
- * when they change, start the list again.
+ * Pages through `path` (50 items a page), whose answer holds the items under `field`. `filters` go in the query (empty
+ * ones left out) and, when they change, start the list again. The caller decides when its page is ready
+ * (`useReady(list.loaded)`, or later when it waits for more).
  */
 export function usePagedList<T>(path: string, field: string, filters: Record<string, string | undefined> = {}): PagedList<T> {
   const [items, setItems] = useState<T[]>([]);
@@ -26,7 +28,6 @@ export function usePagedList<T>(path: string, field: string, filters: Record<str
   const [loading, setLoading] = useState(true);
   const [loaded, setLoaded] = useState(false);
   const [error, setError] = useState<string>();
-  useReady(loaded);
 
   const page = async (after: string | null, signal?: AbortSignal) => {
     setLoading(true);
@@ -51,5 +52,5 @@ export function usePagedList<T>(path: string, field: string, filters: Record<str
     return () => controller.abort();
   }, [path, filterKey]);
 
-  return { items, cursor, loading, loaded, error, loadMore: () => void page(cursor) };
+  return { items, cursor, loading, loaded, error, loadMore: () => void page(cursor), setItems };
 }

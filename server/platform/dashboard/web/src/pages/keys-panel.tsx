@@ -1,19 +1,21 @@
 // A list of keys with create (the secret shown once), paging and revoke: the organization's inference keys
 // (/api/v1/dashboard/keys) or, for the operator, any organization's keys of both kinds.
 import { useEffect, useState } from "preact/hooks";
-import { api, errorText, isAbort, query } from "../api";
-import { ConfirmDialog, ErrorMessage, Field, LoadMore, Loading, SecretDialog, TableScroll, useAnnounce } from "../components";
+import { api, errorText, isAbort } from "../api";
+import { ConfirmDialog, ErrorMessage, Field, FilterSelect, LoadMore, Loading, SecretDialog, TableScroll, useAnnounce } from "../components";
 import { formatTime } from "../format";
+import { usePagedList } from "../paged-list";
 import type { Key, NewKey } from "../types";
 
 type KindFilter = "" | "inference" | "management";
 
+const KIND_FILTERS: Array<{ value: KindFilter; label: string }> = [
+  { value: "", label: "All" },
+  { value: "inference", label: "Inference" },
+  { value: "management", label: "Management" },
+];
+
 export function KeysPanel({ base, operator, onLoaded }: { base: string; operator: boolean; onLoaded?: () => void }) {
-  const [keys, setKeys] = useState<Key[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const [loading, setLoading] = useState(true);
-  const [loaded, setLoaded] = useState(false);
-  const [error, setError] = useState<string>();
   const [kindFilter, setKindFilter] = useState<KindFilter>("");
   const [name, setName] = useState("");
   const [newKind, setNewKind] = useState<"inference" | "management">("inference");
@@ -23,30 +25,11 @@ export function KeysPanel({ base, operator, onLoaded }: { base: string; operator
   const [revoking, setRevoking] = useState<Key>();
   const announce = useAnnounce();
 
-  const page = async (after: string | null, signal?: AbortSignal) => {
-    setLoading(true);
-    try {
-      const answer = await api<{ keys: Key[]; nextCursor: string | null }>("GET", `${base}${query({ kind: operator ? kindFilter : undefined, limit: 50, cursor: after })}`, undefined, { signal });
-      setKeys((previous) => (after ? [...previous, ...answer.keys] : answer.keys));
-      setCursor(answer.nextCursor);
-      setError(undefined);
-      setLoaded(true);
-      setLoading(false);
-      onLoaded?.();
-    } catch (failure) {
-      if (isAbort(failure)) return;
-      setError(errorText(failure));
-      setLoading(false);
-      setLoaded(true);
-      onLoaded?.();
-    }
-  };
-
+  const list = usePagedList<Key>(base, "keys", { kind: operator ? kindFilter : "" });
+  const { items: keys, setItems: setKeys, cursor, loading, loaded, error } = list;
   useEffect(() => {
-    const controller = new AbortController();
-    void page(null, controller.signal);
-    return () => controller.abort();
-  }, [base, kindFilter]);
+    if (loaded) onLoaded?.();
+  }, [loaded]);
 
   const create = async (event: Event) => {
     event.preventDefault();
@@ -105,14 +88,7 @@ export function KeysPanel({ base, operator, onLoaded }: { base: string; operator
         <div class="section-head">
           <h2 id="key-list-heading">{operator ? "Keys of this organization" : "Inference keys"}</h2>
           {operator && (
-            <div class="filter">
-              <label for="key-kind-filter">Kind</label>
-              <select id="key-kind-filter" value={kindFilter} onChange={(event) => setKindFilter(event.currentTarget.value as KindFilter)} data-testid="key-kind-filter">
-                <option value="">All</option>
-                <option value="inference">Inference</option>
-                <option value="management">Management</option>
-              </select>
-            </div>
+            <FilterSelect id="key-kind-filter" label="Kind" value={kindFilter} options={KIND_FILTERS} onChange={setKindFilter} />
           )}
         </div>
         {error && <ErrorMessage>{error}</ErrorMessage>}
@@ -164,7 +140,7 @@ export function KeysPanel({ base, operator, onLoaded }: { base: string; operator
             </table>
           </TableScroll>
         )}
-        <LoadMore cursor={cursor} loading={loading} onMore={() => void page(cursor)} />
+        <LoadMore cursor={cursor} loading={loading} onMore={list.loadMore} />
       </section>
 
       {secret && <SecretDialog secret={secret.secret} name={secret.name} onClose={() => setSecret(undefined)} />}

@@ -1,7 +1,7 @@
 // The operator's organizations, oldest first, with paging and create.
 import { useState } from "preact/hooks";
 import { ApiError, api, errorText, isAbort } from "../api";
-import { ErrorMessage, Field, LoadMore, Loading, TableScroll, useAnnounce, useTitle } from "../components";
+import { ErrorMessage, Field, LoadMore, Loading, TableScroll, useAnnounce, useReady, useTitle } from "../components";
 import { usePagedList } from "../paged-list";
 import { formatDollars, formatInteger, formatTime } from "../format";
 import { href, navigate } from "../router";
@@ -10,6 +10,7 @@ import type { Organization } from "../types";
 export function OrganizationsPage() {
   useTitle("Organizations");
   const list = usePagedList<Organization>("/api/v1/operator/organizations", "organizations");
+  useReady(list.loaded);
   const { items: organizations, cursor, loading, loaded, error } = list;
 
   return (

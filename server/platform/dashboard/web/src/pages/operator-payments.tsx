@@ -1,7 +1,7 @@
 // x402 payments, newest first, with a status filter and paging. Amounts are in the asset's smallest unit: USDC
 // (6 decimals) is shown in dollars, any other asset as its raw amount.
 import { useState } from "preact/hooks";
-import { ErrorMessage, LoadMore, Loading, StatusBadge, TableScroll, useTitle } from "../components";
+import { ErrorMessage, FilterSelect, LoadMore, Loading, StatusBadge, TableScroll, useReady, useTitle } from "../components";
 import { usePagedList } from "../paged-list";
 import { formatPaymentAmount, formatTime } from "../format";
 import type { Payment, PaymentStatus } from "../types";
@@ -20,7 +20,8 @@ function middle(text: string, keep = 8): string {
 export function PaymentsPage() {
   useTitle("Payments");
   const [status, setStatus] = useState<"" | PaymentStatus>("");
-  const list = usePagedList<Payment>("/api/v1/operator/payments", "payments", { status: status || undefined });
+  const list = usePagedList<Payment>("/api/v1/operator/payments", "payments", { status });
+  useReady(list.loaded);
   const { items: payments, cursor, loading, loaded, error } = list;
 
   return (
@@ -28,16 +29,7 @@ export function PaymentsPage() {
       <h1>Payments</h1>
       <p class="lead">x402 payments for machine runs, newest first.</p>
       <div class="toolbar">
-        <div class="filter">
-          <label for="payment-status-filter">Status</label>
-          <select id="payment-status-filter" value={status} onChange={(event) => setStatus(event.currentTarget.value as "" | PaymentStatus)} data-testid="payment-status-filter">
-            {FILTERS.map((filter) => (
-              <option key={filter.value} value={filter.value}>
-                {filter.label}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FilterSelect id="payment-status-filter" label="Status" value={status} options={FILTERS} onChange={setStatus} />
       </div>
       {error && <ErrorMessage>{error}</ErrorMessage>}
       {!loaded ? (

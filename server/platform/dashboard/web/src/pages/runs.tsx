@@ -1,6 +1,6 @@
 // The organization's agent runs, newest first, with a status filter and paging.
 import { useState } from "preact/hooks";
-import { ErrorMessage, LoadMore, Loading, StatusBadge, TableScroll, useTitle } from "../components";
+import { ErrorMessage, FilterSelect, LoadMore, Loading, StatusBadge, TableScroll, useReady, useTitle } from "../components";
 import { usePagedList } from "../paged-list";
 import { formatDuration, formatInteger, formatTime, shortId } from "../format";
 import { href } from "../router";
@@ -17,7 +17,8 @@ const FILTERS: Array<{ value: "" | RunStatus; label: string }> = [
 export function RunsPage() {
   useTitle("Runs");
   const [status, setStatus] = useState<"" | RunStatus>("");
-  const list = usePagedList<Run>("/api/v1/dashboard/runs", "runs", { status: status || undefined });
+  const list = usePagedList<Run>("/api/v1/dashboard/runs", "runs", { status });
+  useReady(list.loaded);
   const { items: runs, cursor, loading, loaded, error } = list;
 
   return (
@@ -25,16 +26,7 @@ export function RunsPage() {
       <h1>Runs</h1>
       <p class="lead">Agent runs created with POST /v1/runs, newest first.</p>
       <div class="toolbar">
-        <div class="filter">
-          <label for="run-status-filter">Status</label>
-          <select id="run-status-filter" value={status} onChange={(event) => setStatus(event.currentTarget.value as "" | RunStatus)} data-testid="run-status-filter">
-            {FILTERS.map((filter) => (
-              <option key={filter.value} value={filter.value}>
-                {filter.label}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FilterSelect id="run-status-filter" label="Status" value={status} options={FILTERS} onChange={setStatus} />
       </div>
       {error && <ErrorMessage>{error}</ErrorMessage>}
       {!loaded ? (

@@ -180,22 +180,14 @@ function History({ usage }: { usage: UsageAnswer }) {
               <thead>
                 <tr>
                   <th scope="col">Model</th>
-                  <th scope="col" class="num">Requests</th>
-                  <th scope="col" class="num">Input tokens</th>
-                  <th scope="col" class="num">Cached input</th>
-                  <th scope="col" class="num">Output tokens</th>
-                  <th scope="col" class="num">Tokens</th>
+                  <FigureHeaders />
                 </tr>
               </thead>
               <tbody>
                 {totals.map((total) => (
                   <tr key={total.model} data-testid="usage-total-row">
                     <th scope="row">{total.model}</th>
-                    <td class="num">{formatInteger(total.requests)}</td>
-                    <td class="num">{formatInteger(total.inputTokens)}</td>
-                    <td class="num">{formatInteger(total.cachedInputTokens)}</td>
-                    <td class="num">{formatInteger(total.outputTokens)}</td>
-                    <td class="num">{formatInteger(total.inputTokens + total.outputTokens)}</td>
+                    <FigureCells figures={total} />
                   </tr>
                 ))}
               </tbody>
@@ -209,11 +201,7 @@ function History({ usage }: { usage: UsageAnswer }) {
                   <tr>
                     <th scope="col">Day (UTC)</th>
                     <th scope="col">Model</th>
-                    <th scope="col" class="num">Requests</th>
-                    <th scope="col" class="num">Input tokens</th>
-                    <th scope="col" class="num">Cached input</th>
-                    <th scope="col" class="num">Output tokens</th>
-                    <th scope="col" class="num">Tokens</th>
+                    <FigureHeaders />
                   </tr>
                 </thead>
                 <tbody>
@@ -223,11 +211,7 @@ function History({ usage }: { usage: UsageAnswer }) {
                         <time dateTime={row.day}>{formatDay(row.day)}</time>
                       </th>
                       <td>{row.model}</td>
-                      <td class="num">{formatInteger(row.requests)}</td>
-                      <td class="num">{formatInteger(row.inputTokens)}</td>
-                      <td class="num">{formatInteger(row.cachedInputTokens)}</td>
-                      <td class="num">{formatInteger(row.outputTokens)}</td>
-                      <td class="num">{formatInteger(row.inputTokens + row.outputTokens)}</td>
+                      <FigureCells figures={row} />
                     </tr>
                   ))}
                 </tbody>
@@ -237,5 +221,34 @@ function History({ usage }: { usage: UsageAnswer }) {
         </>
       )}
     </section>
+  );
+}
+
+/** What the usage tables show of a day's or a model's use. */
+type Figures = { requests: number; inputTokens: number; cachedInputTokens: number; outputTokens: number };
+
+/** The figure columns' headers, in FigureCells' order. */
+function FigureHeaders() {
+  return (
+    <>
+      <th scope="col" class="num">Requests</th>
+      <th scope="col" class="num">Input tokens</th>
+      <th scope="col" class="num">Cached input</th>
+      <th scope="col" class="num">Output tokens</th>
+      <th scope="col" class="num">Tokens</th>
+    </>
+  );
+}
+
+/** One row's figures; tokens are input + output, as the chart counts them. */
+function FigureCells({ figures }: { figures: Figures }) {
+  return (
+    <>
+      <td class="num">{formatInteger(figures.requests)}</td>
+      <td class="num">{formatInteger(figures.inputTokens)}</td>
+      <td class="num">{formatInteger(figures.cachedInputTokens)}</td>
+      <td class="num">{formatInteger(figures.outputTokens)}</td>
+      <td class="num">{formatInteger(figures.inputTokens + figures.outputTokens)}</td>
+    </>
   );
 }
