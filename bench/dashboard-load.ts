@@ -14,9 +14,8 @@
 import { execFileSync } from "node:child_process";
 import { Agent, request } from "node:http";
 import { parseArgs } from "node:util";
-import pg from "pg";
 import { openDatabase } from "../server/platform/db/open-database.js";
-import { TEST_POSTGRES_URL, testSchemaName } from "../server/platform/testing/test-databases.js";
+import { TEST_POSTGRES_URL, createTestPostgresDatabase } from "../server/platform/testing/test-databases.js";
 import { LOOM_CLI, startLoomServe, stopChild } from "../server/testing/loom-process.js";
 import { chromiumMissing, launchChromium, saveScreenshot } from "../server/testing/browser.js";
 import { FIXTURES } from "../engine/testing/fixtures.js";
@@ -33,22 +32,7 @@ if (!serverUrl) throw new Error("no PostgreSQL: pass --database-url");
 
 printHeader(`node dist/bench/dashboard-load.js --requests ${REQUESTS} --loads ${LOADS}`, 1);
 
-/** Runs one statement on the server's maintenance connection (CREATE / DROP DATABASE). */
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
-const name = testSchemaName();
-await admin(`CREATE DATABASE "${name}"`);
-const url = new URL(serverUrl);
-url.pathname = `/${name}`;
-const databaseUrl = url.toString();
+const { url: databaseUrl, drop } = await createTestPostgresDatabase(serverUrl);
 let stop = async () => {};
 try {
   const database = await openDatabase({ url: databaseUrl });
@@ -172,5 +156,5 @@ try {
   }
 } finally {
   await stop();
-  await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await drop();
 }

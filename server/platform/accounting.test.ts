@@ -7,7 +7,6 @@ import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPOSITORY_ROOT, failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
 import { seededRandom as random } from "../../engine/testing/seeded-random.js";
@@ -18,7 +17,7 @@ import type { Database, ModelPrice, UsageRow } from "./contract.js";
 import { LOCK_FILE_NAME } from "./db/data-dir-lock.js";
 import type { PlatformOptions } from "./platform.js";
 import { costDollars } from "./pricing.js";
-import { TEST_BACKENDS, TEST_POSTGRES_URL, dropSchema, temporaryDataDir, testSchemaName } from "./testing/test-databases.js";
+import { TEST_BACKENDS, TEST_POSTGRES_URL, createTestPostgresDatabase, dropSchema, temporaryDataDir, testSchemaName } from "./testing/test-databases.js";
 
 const PRESET = "tiny-qwen3";
 const modelReason = testModelSkipReason(PRESET);
@@ -488,20 +487,8 @@ const CRASH_BACKENDS: CrashBackend[] = [
     reason: modelReason ?? cliReason ?? postgresReason,
     open: async () => {
       // A database of its own (loom serve has no schema flag), dropped after.
-      const name = testSchemaName();
-      const run = async (statement: string) => {
-        const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-        await client.connect();
-        try {
-          await client.query(statement);
-        } finally {
-          await client.end();
-        }
-      };
-      await run(`CREATE DATABASE "${name}"`);
-      const url = new URL(TEST_POSTGRES_URL!);
-      url.pathname = `/${name}`;
-      return { where: ["--database-url", url.toString()], dispose: () => run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+      const database = await createTestPostgresDatabase(TEST_POSTGRES_URL!);
+      return { where: ["--database-url", database.url], dispose: database.drop };
     },
   },
 ];

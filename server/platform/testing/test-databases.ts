@@ -66,6 +66,34 @@ export function schemaUrl(url: string, schema: string): string {
   return `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
 }
 
+/** A database of its own on the PostgreSQL server at `serverUrl` (for a loom process, which takes no schema flag). */
+export interface TestPostgresDatabase {
+  /** Its URL: `serverUrl` with the new database's name. */
+  url: string;
+  /** Drops it, ending any connection still open to it. */
+  drop(): Promise<void>;
+}
+
+/** Creates a fresh, uniquely named database on the server at `serverUrl`. */
+export async function createTestPostgresDatabase(serverUrl: string): Promise<TestPostgresDatabase> {
+  const name = testSchemaName();
+  await runOnServer(serverUrl, `CREATE DATABASE "${name}"`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => runOnServer(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}
+
+/** Runs one statement on its own connection (CREATE and DROP DATABASE cannot run in a transaction or pool). */
+async function runOnServer(serverUrl: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Drops a test schema and everything in it. */
 export async function dropSchema(url: string, schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
