@@ -58,8 +58,7 @@ function operatorEndpoints(services: OperatorServices, context: ServerContext): 
       query: ["limit", "cursor"],
       work: async ({ query }) => {
         const limit = query.limit();
-        const cursor = query.get("cursor");
-        const after = cursor === undefined ? undefined : decodeOrderCursor(cursor);
+        const after = query.cursor(decodeOrderCursor);
         const page = await read("the organizations could not be read", () => stores.organizations.page({ limit, ...(after ? { after } : {}) }));
         return { organizations: page.items.map(organizationJson), nextCursor: page.next ? encodeOrderCursor(page.next) : null };
       },
@@ -101,8 +100,7 @@ function operatorEndpoints(services: OperatorServices, context: ServerContext): 
       work: async ({ params: [id], query }) => {
         const kind = query.choice("kind", KEY_KINDS);
         const limit = query.limit();
-        const cursor = query.get("cursor");
-        const after = cursor === undefined ? undefined : decodeTimeCursor(cursor);
+        const after = query.cursor(decodeTimeCursor);
         await existing(id!);
         const page = await read("the keys could not be read", () => stores.keys.page(id!, { limit, ...(kind ? { kind } : {}), ...(after ? { after } : {}) }));
         return { keys: page.items.map(operatorKeyJson), nextCursor: page.next ? encodeTimeCursor(page.next) : null };
@@ -163,8 +161,7 @@ function operatorEndpoints(services: OperatorServices, context: ServerContext): 
       work: async ({ query }) => {
         const status = query.choice("status", PAYMENT_STATUSES);
         const limit = query.limit();
-        const cursor = query.get("cursor");
-        const after = cursor === undefined ? undefined : decodeTimeCursor(cursor);
+        const after = query.cursor(decodeTimeCursor);
         const page = await read("the payments could not be read", () => stores.payments.page({ limit, ...(status ? { status } : {}), ...(after ? { after } : {}) }));
         return { payments: page.items, nextCursor: page.next ? encodeTimeCursor(page.next) : null };
       },

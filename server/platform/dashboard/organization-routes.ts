@@ -75,8 +75,7 @@ function organizationEndpoints(services: DashboardOrganizationServices, context:
       query: ["limit", "cursor"],
       work: async ({ caller, query }) => {
         const limit = query.limit();
-        const cursor = query.get("cursor");
-        const after = cursor === undefined ? undefined : decodeTimeCursor(cursor);
+        const after = query.cursor(decodeTimeCursor);
         const page = await read("the keys could not be read", () => stores.keys.page(caller.organizationId, { kind: "inference", limit, ...(after ? { after } : {}) }));
         return { keys: page.items.map(organizationKeyJson), nextCursor: page.next ? encodeTimeCursor(page.next) : null };
       },
@@ -129,8 +128,7 @@ function organizationEndpoints(services: DashboardOrganizationServices, context:
       work: async ({ caller, query }) => {
         const status = query.choice("status", RUN_STATUSES);
         const limit = query.limit();
-        const cursor = query.get("cursor");
-        const before = cursor === undefined ? undefined : decodeOrderCursor(cursor);
+        const before = query.cursor(decodeOrderCursor);
         const page = await read("the runs could not be read", () => runs.store.pageOfOrganization(caller.organizationId, { limit, ...(status ? { status } : {}), ...(before ? { before } : {}) }));
         const now = Date.now();
         return { runs: page.items.map(({ run, question }) => ({ ...pollShape(run, now), question })), nextCursor: page.next ? encodeOrderCursor(page.next) : null };

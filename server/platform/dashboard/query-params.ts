@@ -29,6 +29,12 @@ export class QueryParams {
     return this.params.get(name) ?? undefined;
   }
 
+  /** `cursor` as `decode` reads it (which throws a 400 naming it when malformed), or undefined when absent. */
+  cursor<K>(decode: (cursor: string) => K): K | undefined {
+    const raw = this.get("cursor");
+    return raw === undefined ? undefined : decode(raw);
+  }
+
   /** `limit`: 1 to 100, default 50. */
   limit(): number {
     return this.integer("limit", 1, MAX_PAGE_LIMIT, DEFAULT_PAGE_LIMIT);
