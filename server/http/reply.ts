@@ -64,7 +64,7 @@ export class Connection {
   }
 
   /**
-   * Sends a complete response; `closeConnection` closes the socket after it (a request whose body was not read to
+   * Sends a complete response (text, or bytes such as a static file); `closeConnection` closes the socket after it (a request whose body was not read to
    * its end, or whose framing cannot be trusted, leaves bytes that must not be read as the next request).
    *
    * NOTE: a closing answer goes out on the next turn of the event loop, with the rest of the body discarded. Sent
@@ -72,7 +72,7 @@ export class Connection {
    * one in the same segment would be served on the still-open connection; deferred, uWS's rule against pipelining
    * behind a pending response closes the socket instead.
    */
-  send(status: number, body: string, headers: Record<string, string>, closeConnection = false): void {
+  send(status: number, body: string | Uint8Array, headers: Readonly<Record<string, string>>, closeConnection = false): void {
     if (this.closed || this.started) return;
     this.done = true;
     const write = () => {
@@ -89,7 +89,7 @@ export class Connection {
   }
 
   /** Writes the status line, the request id and `headers` (once). */
-  writeHead(status: number, headers: Record<string, string>): void {
+  writeHead(status: number, headers: Readonly<Record<string, string>>): void {
     this.started = true;
     this.res.writeStatus(statusLine(status));
     this.res.writeHeader("x-request-id", this.requestId);

@@ -152,7 +152,7 @@ export function dashboardStaticSurface(dashboard: DashboardFiles): (context: Ser
         const fresh = req.getHeader("if-none-match").split(",").some((tag) => tag.trim() === file.etag);
         context.metrics.request(route, fresh ? 304 : 200);
         if (fresh) connection.send(304, "", withoutContentType(file.headers));
-        else sendBytes(connection, 200, file.body, file.headers);
+        else connection.send(200, file.body, file.headers);
       });
     },
     errorShapeFor(url) {
@@ -193,14 +193,4 @@ function sendText(context: ServerContext, route: string, connection: Connection,
 function withoutContentType(headers: Readonly<Record<string, string>>): Record<string, string> {
   const { "content-type": _omitted, ...rest } = headers;
   return rest;
-}
-
-/** Sends a complete binary response (Connection.send takes text). */
-function sendBytes(connection: Connection, status: number, body: Buffer, headers: Readonly<Record<string, string>>): void {
-  if (connection.closed || connection.started) return;
-  connection.done = true;
-  connection.res.cork(() => {
-    connection.writeHead(status, headers);
-    connection.res.end(body);
-  });
 }
