@@ -90,7 +90,7 @@ const COMMANDS = {
   "operator-token revoke": { options: {}, positional: "TOKEN_ID" },
 } as const;
 
-type Values = Record<string, string | boolean | string[] | undefined>;
+export type Values = Record<string, string | boolean | string[] | undefined>;
 
 /** The flag (or positional) a command's field comes from, for error messages. */
 const FIELD_FLAGS: Record<string, string> = {
@@ -282,7 +282,7 @@ export function parseAdminArguments(argv: string[]): { command: AdminCommand; va
  * Runs the command where the data lives: on PostgreSQL (--database-url / LOOM_DATABASE_URL); else in the data dir,
  * opened here, or through the running loom server that holds it (its admin.json).
  */
-async function execute(command: AdminCommand, values: Values): Promise<AdminResult> {
+export async function executeAdminCommand(command: AdminCommand, values: Values): Promise<AdminResult> {
   const target = await openAdminTarget(values);
   try {
     return await target.run(command);
@@ -291,8 +291,14 @@ async function execute(command: AdminCommand, values: Values): Promise<AdminResu
   }
 }
 
+/** Where admin commands run: the database, or the running server holding it. */
+export interface AdminTarget {
+  run(command: AdminCommand): Promise<AdminResult>;
+  close(): Promise<void>;
+}
+
 /** Where commands run, opened once for several (corpus add sends batches). */
-async function openAdminTarget(values: Values): Promise<{ run(command: AdminCommand): Promise<AdminResult>; close(): Promise<void> }> {
+export async function openAdminTarget(values: Values): Promise<AdminTarget> {
   const flagUrl = values["database-url"] as string | undefined;
   const flagDir = values["data-dir"] as string | undefined;
   if (flagUrl !== undefined && flagDir !== undefined) throw new UsageError("--data-dir and --database-url name two databases: give one");
@@ -329,7 +335,7 @@ export async function runAdmin(argv: string[]): Promise<void> {
   }
   const { command, values } = parsed;
   try {
-    const result = parsed.corpusAdd === undefined ? await execute(command, values) : await addFiles(parsed.corpusAdd, values);
+    const result = parsed.corpusAdd === undefined ? await executeAdminCommand(command, values) : await addFiles(parsed.corpusAdd, values);
     process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : formatAdminResult(command.command, result));
   } catch (error) {
     const input = error instanceof PlatformInputError;

@@ -1,6 +1,7 @@
 // The `loom serve` config file (--config loom.json): read, then checked field by field, so that a mistyped or
 // out-of-range value stops the server at start with a message naming the field, instead of changing behaviour
 // silently (`maxQueue: -1` refusing everything, `maxBodyBytes: "8MB"` turning the limit off).
+import { type MaintenanceWindow, UPDATE_POLICIES, type UpdatePolicy, windowProblem } from "../release/update-policy.js";
 import { readFileSync } from "node:fs";
 import { UsageError } from "../../engine/cli/arguments.js";
 import { SERVER_DEFAULTS } from "../http/context.js";
@@ -49,6 +50,16 @@ export interface UpdatesConfig {
   feed?: string;
   /** Public keys whose signatures on a release manifest are trusted: PEM text, or paths relative to the config file. */
   trustedKeys?: string[];
+  /** When releases are applied (default "manual"; server/release/update-policy.ts). */
+  policy?: UpdatePolicy;
+  /** The maintenance window of the "window" policy (UTC). */
+  window?: MaintenanceWindow;
+  /** Where releases are unpacked (default `<data-dir>/install`). */
+  installDir?: string;
+  /** How long a stopping process may finish its streams and runs (default 30). */
+  drainSeconds?: number;
+  /** How long a new version has to answer /health before the update rolls back by itself (default 120). */
+  healthTimeoutSeconds?: number;
 }
 
 /** A checked config file, with the machine endpoints' payment settings resolved (undefined: the endpoints are off). */
@@ -136,7 +147,10 @@ const TOP: Shape = {
   runs: RUNS,
   responses: { retentionDays: number(0, 3650, true) },
   // The keys' contents are checked where they are used (loom update check), naming updates.trustedKeys[i].
-  updates: { feed: nonEmptyString, trustedKeys: nonEmptyStrings },
+  updates: {
+    feed: nonEmptyString, trustedKeys: nonEmptyStrings, policy: oneOf(...UPDATE_POLICIES), window: windowProblem, installDir: nonEmptyString,
+    drainSeconds: integer(0, 3600), healthTimeoutSeconds: integer(1, 3600),
+  },
   // Checked as a whole by resolvePaymentsConfig (its rules depend on the settlement mode).
   payments: (value) => (typeof value === "object" && value !== null && !Array.isArray(value) ? undefined : "an object: { payTo, network, settlement, ... }"),
 };

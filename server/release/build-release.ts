@@ -6,7 +6,8 @@ import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promi
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { MIGRATIONS, type Migration } from "../platform/db/migrations/index.js";
+import { pathToFileURL } from "node:url";
+import type { Migration } from "../platform/db/migrations/index.js";
 import { RELEASE_PAYLOAD_TYPE, signEnvelope } from "./dsse.js";
 import { INDEX_FILE, type FeedIndex, type FeedRelease, emptyIndex, parseFeedIndex, releaseFolder, withRelease } from "./feed-index.js";
 import { readPrivateKey } from "./keys.js";
@@ -28,7 +29,7 @@ export interface BuildReleaseOptions {
   notes?: string;
   /** Build a version the feed has already. */
   replace?: boolean;
-  /** The migrations the release carries (default: this build's). */
+  /** The migrations the release carries (default: those of the build in packageRoot's dist/). */
   migrations?: readonly Migration[];
   now?: Date;
 }
@@ -58,7 +59,7 @@ export async function buildRelease(options: BuildReleaseOptions): Promise<BuiltR
     const release: FeedRelease = { version: packed.version, date, files: { package: `${folder}/${packageFile}`, manifest: `${folder}/manifest.dsse.json`, notes: `${folder}/notes.md` } };
     const nextIndex = withRelease(index, release, options.replace ?? false);
     const tgz = await readFile(packed.path);
-    const migrations = options.migrations ?? MIGRATIONS;
+    const migrations = options.migrations ?? (await builtMigrations(options.packageRoot));
     const manifest: ReleaseManifest = {
       format: MANIFEST_FORMAT,
       formatVersion: MANIFEST_FORMAT_VERSION,
@@ -68,7 +69,7 @@ export async function buildRelease(options: BuildReleaseOptions): Promise<BuiltR
       git: await gitState(options.packageRoot),
       package: { file: packageFile, size: tgz.length, sha256: createHash("sha256").update(tgz).digest("hex") },
       files: listTgzFiles(tgz, packed.path).map((file) => ({ ...file, path: file.path.replace(/^package\//, "") })),
-      schema: { version: migrations[migrations.length - 1]?.version ?? 0, migrations: migrations.map(({ version, description }) => ({ version, description })) },
+      schema: { version: migrations[migrations.length - 1]?.version ?? 0, migrations: migrations.map(({ version, description, keepsPrevious }) => ({ version, description, keepsPrevious: keepsPrevious ?? false })) },
       notes: options.notes ?? "",
     };
     const envelope = signEnvelope(Buffer.from(JSON.stringify(manifest, null, 2)), RELEASE_PAYLOAD_TYPE, privateKey, keyId);
@@ -82,6 +83,16 @@ export async function buildRelease(options: BuildReleaseOptions): Promise<BuiltR
     return { version: packed.version, keyId, folder: target, release, manifest };
   } finally {
     await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** The migrations compiled into a package's dist/ (what that build runs), not this process's own. */
+export async function builtMigrations(root: string): Promise<readonly Migration[]> {
+  const path = join(root, "dist", "server", "platform", "db", "migrations", "index.js");
+  try {
+    return ((await import(pathToFileURL(path).href)) as { MIGRATIONS: readonly Migration[] }).MIGRATIONS;
+  } catch (error) {
+    throw new Error(`cannot read the release's migrations from ${path} (run npm run build first): ${(error as Error).message}`);
   }
 }
 

@@ -3,7 +3,7 @@
 // installed: this only reads the feed.
 import { type KeyObject, createHash } from "node:crypto";
 import { DsseError, RELEASE_PAYLOAD_TYPE, parseEnvelope, verifyEnvelope } from "./dsse.js";
-import { type FeedRelease, INDEX_FILE, parseFeedIndex } from "./feed-index.js";
+import { type FeedIndex, type FeedRelease, INDEX_FILE, parseFeedIndex } from "./feed-index.js";
 import { type FeedSource, MAX_METADATA_BYTES, MAX_PACKAGE_BYTES } from "./feed-source.js";
 import { type ReleaseManifest, parseManifest } from "./manifest.js";
 import { compareSemVer } from "./semver.js";
@@ -39,13 +39,43 @@ export interface UpdateCheck {
  * @throws Error when the index is unreadable or malformed (naming it); a release's own failures are its problems.
  */
 export async function checkUpdates(feed: FeedSource, currentVersion: string, trusted: ReadonlyMap<string, KeyObject>): Promise<UpdateCheck> {
-  const indexName = feed.describe(INDEX_FILE);
-  const bytes = await feed.read(INDEX_FILE, MAX_METADATA_BYTES);
-  const index = parseFeedIndex(parseJson(bytes, indexName), indexName);
+  const index = await readFeedIndex(feed);
   const newer = index.releases.filter((release) => compareSemVer(release.version, currentVersion) > 0).sort((a, b) => compareSemVer(b.version, a.version));
   const releases: CheckedRelease[] = [];
   for (const release of newer) releases.push(await checkRelease(feed, release, trusted));
   return { feed: feed.location, currentVersion, releases };
+}
+
+/** The feed's index. @throws Error naming it when it is unreadable or malformed. */
+export async function readFeedIndex(feed: FeedSource): Promise<FeedIndex> {
+  const indexName = feed.describe(INDEX_FILE);
+  const bytes = await feed.read(INDEX_FILE, MAX_METADATA_BYTES);
+  return parseFeedIndex(parseJson(bytes, indexName), indexName);
+}
+
+/** A release whose signature and package verified: what an update installs. */
+export interface VerifiedRelease {
+  release: FeedRelease;
+  manifest: ReleaseManifest;
+  /** The package's bytes, matching manifest.package.sha256. */
+  tgz: Buffer;
+  signedBy: string;
+}
+
+/**
+ * Reads release `release` and verifies it as checkRelease does.
+ * @throws Error listing every problem (each naming the file, key or version) when it does not verify.
+ */
+export async function fetchVerifiedRelease(feed: FeedSource, release: FeedRelease, trusted: ReadonlyMap<string, KeyObject>): Promise<VerifiedRelease> {
+  const checked: CheckedRelease = { version: release.version, date: release.date, notes: "", signedBy: null, packageMatches: null, schemaVersion: null, verified: false, problems: [] };
+  const manifest = await verifiedManifest(feed, release, trusted, checked);
+  if (manifest === undefined) throw new Error(`release ${release.version} does not verify: ${checked.problems.join("; ")}`);
+  const tgz = await feed.read(release.files.package, MAX_PACKAGE_BYTES);
+  const sha256 = createHash("sha256").update(tgz).digest("hex");
+  if (sha256 !== manifest.package.sha256 || tgz.length !== manifest.package.size) {
+    throw new Error(`release ${release.version} does not verify: ${feed.describe(release.files.package)}: SHA-256 ${sha256} (${tgz.length} bytes) does not match the signed manifest's ${manifest.package.sha256} (${manifest.package.size} bytes): the package was changed`);
+  }
+  return { release, manifest, tgz, signedBy: checked.signedBy! };
 }
 
 async function checkRelease(feed: FeedSource, release: FeedRelease, trusted: ReadonlyMap<string, KeyObject>): Promise<CheckedRelease> {

@@ -28,7 +28,7 @@ export interface ReleaseManifest {
   /** Every file inside the package. */
   files: ManifestFile[];
   /** The database schema this release needs, and the migrations it carries to get there. */
-  schema: { version: number; migrations: { version: number; description: string }[] };
+  schema: { version: number; migrations: { version: number; description: string; keepsPrevious?: boolean }[] };
   notes: string;
 }
 
@@ -60,8 +60,10 @@ export function parseManifest(value: unknown, where: string): ReleaseManifest {
   const schema = m.schema as Record<string, unknown>;
   if (typeof schema !== "object" || schema === null || !Number.isSafeInteger(schema.version) || !Array.isArray(schema.migrations)) fail("schema must be { version: integer, migrations: [...] }");
   (schema.migrations as unknown[]).forEach((migration, index) => {
-    const { version, description } = (migration ?? {}) as Record<string, unknown>;
-    if (!Number.isSafeInteger(version) || typeof description !== "string") fail(`schema.migrations[${index}] must be { version: integer, description: string }`);
+    const { version, description, keepsPrevious } = (migration ?? {}) as Record<string, unknown>;
+    if (!Number.isSafeInteger(version) || typeof description !== "string" || (keepsPrevious !== undefined && typeof keepsPrevious !== "boolean")) {
+      fail(`schema.migrations[${index}] must be { version: integer, description: string, keepsPrevious?: boolean }`);
+    }
   });
   if (typeof m.notes !== "string") fail("notes must be a string");
   return value as ReleaseManifest;

@@ -38,7 +38,7 @@ function fakePackage(name: string, version: string): string {
 }
 
 const build = (feed: string, version: string, options: { replace?: boolean; key?: string; notes?: string } = {}) =>
-  buildRelease({ packageRoot: fakePackage(`pkg-${version}`, version), keyPath: options.key ?? signer.privateKeyPath, feed, notes: options.notes ?? `Notes of ${version}.\n`, replace: options.replace ?? false });
+  buildRelease({ packageRoot: fakePackage(`pkg-${version}`, version), keyPath: options.key ?? signer.privateKeyPath, feed, notes: options.notes ?? `Notes of ${version}.\n`, replace: options.replace ?? false, migrations: MIGRATIONS });
 
 describe("buildRelease", () => {
   const feed = join(dir, "feed");
@@ -61,7 +61,7 @@ describe("buildRelease", () => {
     expect(manifest).toMatchObject({
       format: "loom-release-manifest", formatVersion: 1, name: "loom", version: "0.2.0", git: null, notes: "Notes of 0.2.0.\n",
       package: { file: "loom-0.2.0.tgz", size: tgz.length, sha256: createHash("sha256").update(tgz).digest("hex") },
-      schema: { version: LATEST_SCHEMA_VERSION, migrations: MIGRATIONS.map(({ version, description }) => ({ version, description })) },
+      schema: { version: LATEST_SCHEMA_VERSION, migrations: MIGRATIONS.map(({ version, description, keepsPrevious }) => ({ version, description, keepsPrevious: keepsPrevious ?? false })) },
     });
   });
 

@@ -13,15 +13,25 @@ export interface TarFileEntry {
 
 const BLOCK = 512;
 
+/** A file of the archive with its bytes. */
+export interface TarFile extends TarFileEntry {
+  body: Buffer;
+}
+
 /** The regular files of a .tgz, in archive order. @throws Error naming `where` when the archive is not a readable tar. */
 export function listTgzFiles(tgz: Uint8Array, where: string): TarFileEntry[] {
+  return readTgzFiles(tgz, where).map(({ path, size, sha256 }) => ({ path, size, sha256 }));
+}
+
+/** The regular files of a .tgz with their bytes (views into one buffer), in archive order. @throws as listTgzFiles. */
+export function readTgzFiles(tgz: Uint8Array, where: string): TarFile[] {
   let tar: Buffer;
   try {
     tar = gunzipSync(tgz);
   } catch (error) {
     throw new Error(`${where}: not a gzip file (${(error as Error).message})`);
   }
-  const files: TarFileEntry[] = [];
+  const files: TarFile[] = [];
   let paxPath: string | undefined;
   let longName: string | undefined;
   for (let offset = 0; offset + BLOCK <= tar.length; ) {
@@ -37,7 +47,7 @@ export function listTgzFiles(tgz: Uint8Array, where: string): TarFileEntry[] {
     if (type === "x") paxPath = paxRecord(body, "path");
     else if (type === "L") longName = body.toString("utf8").replace(/\0.*$/s, "");
     else {
-      if (type === "0" || type === "\0") files.push({ path: name, size, sha256: createHash("sha256").update(body).digest("hex") });
+      if (type === "0" || type === "\0") files.push({ path: name, size, sha256: createHash("sha256").update(body).digest("hex"), body });
       paxPath = undefined;
       longName = undefined;
     }

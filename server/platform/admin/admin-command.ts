@@ -5,6 +5,7 @@ import { type CorpusDocument, validateCorpusDocument } from "../store/corpus-sto
 import type { PaymentStatus } from "../store/payment-ledger.js";
 import { type KeyOptions, validateKeyOptions } from "../store/key-store.js";
 import { type OrganizationPatch, validateOrganizationPatch } from "../store/organization-patch.js";
+import { type NewUpdateEvent, UPDATE_ACTIONS, UPDATE_OUTCOMES, requirePackageSha256 } from "../store/update-ledger.js";
 import { quote, refuseUnknownFields, requireChoice, requireDay, requireId, requireInteger, requireName, requireObject } from "../store/validate.js";
 
 /** One admin command. `command` says which; the other fields are its arguments. */
@@ -25,12 +26,16 @@ export type AdminCommand =
   | { command: "payments.list"; limit?: number; status?: PaymentStatus }
   | { command: "operator-token.create"; name: string }
   | { command: "operator-token.list" }
-  | { command: "operator-token.revoke"; tokenId: string };
+  | { command: "operator-token.revoke"; tokenId: string }
+  | { command: "update.approve"; version: string; packageSha256: string; approvedBy: string }
+  | { command: "update.approvals" }
+  | { command: "update.record"; event: NewUpdateEvent }
+  | { command: "update.history"; limit?: number };
 
 /** The names of the commands. */
 export const ADMIN_COMMANDS = [
   "org.create", "org.list", "org.show", "org.set", "key.create", "key.list", "key.revoke", "usage", "org.rotate-webhook-secret", "corpus.add", "corpus.list", "corpus.remove", "corpus.clear", "payments.list",
-  "operator-token.create", "operator-token.list", "operator-token.revoke",
+  "operator-token.create", "operator-token.list", "operator-token.revoke", "update.approve", "update.approvals", "update.record", "update.history",
 ] as const;
 
 /** The most documents one corpus.add takes (the CLI sends files in batches). */
@@ -55,6 +60,10 @@ const FIELDS: Record<AdminCommand["command"], readonly string[]> = {
   "operator-token.create": ["name"],
   "operator-token.list": [],
   "operator-token.revoke": ["tokenId"],
+  "update.approve": ["version", "packageSha256", "approvedBy"],
+  "update.approvals": [],
+  "update.record": ["event"],
+  "update.history": ["limit"],
 };
 
 /**
@@ -128,5 +137,29 @@ export function validateAdminCommand(input: unknown): AdminCommand {
       return { command };
     case "operator-token.revoke":
       return { command, tokenId: requireId("tokenId", raw.tokenId) };
+    case "update.approve":
+      return { command, version: requireName("version", raw.version), packageSha256: requirePackageSha256("packageSha256", raw.packageSha256), approvedBy: requireName("approvedBy", raw.approvedBy) };
+    case "update.approvals":
+      return { command };
+    case "update.record":
+      return { command, event: validateUpdateEvent(raw.event) };
+    case "update.history":
+      return { command, ...(raw.limit === undefined ? {} : { limit: requireInteger("limit", raw.limit, 1) }) };
   }
+}
+
+/** An audit record to append: every field checked. @throws PlatformInputError naming `event.<field>`. */
+function validateUpdateEvent(input: unknown): NewUpdateEvent {
+  const raw = requireObject("event", input);
+  refuseUnknownFields(raw, ["action", "outcome", "fromVersion", "toVersion", "actor", "detail"], "event.");
+  const version = (field: "fromVersion" | "toVersion"): string | null => (raw[field] === null ? null : requireName(`event.${field}`, raw[field]));
+  if (typeof raw.detail !== "string") throw new PlatformInputError("event.detail", `event.detail must be a string, got ${quote(raw.detail)}`);
+  return {
+    action: requireChoice("event.action", raw.action, UPDATE_ACTIONS),
+    outcome: requireChoice("event.outcome", raw.outcome, UPDATE_OUTCOMES),
+    fromVersion: version("fromVersion"),
+    toVersion: version("toVersion"),
+    actor: requireName("event.actor", raw.actor),
+    detail: raw.detail,
+  };
 }

@@ -1,6 +1,6 @@
 // Admin results as text for a person at a terminal (`loom admin` without --json).
 import type { AdminCommand } from "./admin-command.js";
-import type { AdminResult, CorpusEntryJson, CreatedOperatorTokenJson, KeyJson, OperatorTokenJson, OrganizationJson, PaymentsJson, UsageJson, WebhookSecretJson } from "./run-admin-command.js";
+import type { AdminResult, CorpusEntryJson, CreatedOperatorTokenJson, KeyJson, OperatorTokenJson, OrganizationJson, PaymentsJson, UpdateApprovalJson, UpdateEventJson, UsageJson, WebhookSecretJson } from "./run-admin-command.js";
 
 /** The text `loom admin` prints for a command's result, ending in a newline. */
 export function formatAdminResult(command: AdminCommand["command"], result: AdminResult): string {
@@ -50,7 +50,29 @@ export function formatAdminResult(command: AdminCommand["command"], result: Admi
     }
     case "operator-token.revoke":
       return `revoked ${(result as { id: string }).id} (its dashboard sessions have ended)\n`;
+    case "update.approve":
+      return `${approvalLine(result as UpdateApprovalJson)}\n`;
+    case "update.approvals": {
+      const { approvals } = result as { approvals: UpdateApprovalJson[] };
+      return approvals.length === 0 ? "no approved releases\n" : approvals.map((approval) => `${approvalLine(approval)}\n`).join("");
+    }
+    case "update.record":
+      return `${updateEventLine(result as UpdateEventJson)}\n`;
+    case "update.history": {
+      const { events } = result as { events: UpdateEventJson[] };
+      return events.length === 0 ? "no update records\n" : events.map((event) => `${updateEventLine(event)}\n`).join("");
+    }
   }
+}
+
+function approvalLine(approval: UpdateApprovalJson): string {
+  return `${approval.version} approved by ${approval.approvedBy} at ${approval.approvedAt} (package SHA-256 ${approval.packageSha256})`;
+}
+
+/** One audit record: when, what, from and to, who, and what happened. */
+export function updateEventLine(event: UpdateEventJson): string {
+  const versions = event.fromVersion !== null && event.toVersion !== null ? `${event.fromVersion} -> ${event.toVersion}` : (event.toVersion ?? event.fromVersion ?? "-");
+  return `${event.at}  ${event.action.padEnd(8)} ${event.outcome.padEnd(11)} ${versions}  by ${event.actor}${event.detail === "" ? "" : `: ${event.detail}`}`;
 }
 
 function operatorTokenLine(token: OperatorTokenJson): string {

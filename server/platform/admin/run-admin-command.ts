@@ -5,6 +5,7 @@ import type { CorpusEntry } from "../store/corpus-store.js";
 import type { OperatorTokenRecord } from "../store/operator-token-store.js";
 import type { PaymentListing, PaymentStatus } from "../store/payment-ledger.js";
 import type { PlatformStores } from "../store/platform-stores.js";
+import type { UpdateApproval, UpdateEvent } from "../store/update-ledger.js";
 import { type AdminCommand, validateAdminCommand } from "./admin-command.js";
 
 /** An organization as JSON. */
@@ -56,7 +57,17 @@ export type AdminResult =
   | PaymentsJson
   | CreatedOperatorTokenJson
   | { operatorTokens: OperatorTokenJson[] }
-  | { id: string; revoked: true };
+  | { id: string; revoked: true }
+  | UpdateApprovalJson
+  | { approvals: UpdateApprovalJson[] }
+  | UpdateEventJson
+  | { events: UpdateEventJson[] };
+
+/** An approval of a release as JSON. */
+export type UpdateApprovalJson = Omit<UpdateApproval, "approvedAt"> & { approvedAt: string };
+
+/** An update audit record as JSON. */
+export type UpdateEventJson = Omit<UpdateEvent, "at"> & { at: string };
 
 /** payments.list's answer: how many payments stand where, and the newest of them. */
 export interface PaymentsJson {
@@ -155,7 +166,23 @@ export async function runAdminCommand(stores: PlatformStores, input: unknown): P
       // Its dashboard sessions end with it (the store does both in one transaction).
       if (!(await stores.operatorTokens.revoke(command.tokenId))) throw new PlatformInputError("tokenId", `no live operator token ${command.tokenId} (unknown, or revoked already)`, true);
       return { id: command.tokenId, revoked: true };
+    case "update.approve":
+      return approvalJson(await stores.updates.approve(command.version, command.packageSha256, command.approvedBy));
+    case "update.approvals":
+      return { approvals: (await stores.updates.approvals()).map(approvalJson) };
+    case "update.record":
+      return eventJson(await stores.updates.record(command.event));
+    case "update.history":
+      return { events: (await stores.updates.history(command.limit)).map(eventJson) };
   }
+}
+
+function approvalJson(approval: UpdateApproval): UpdateApprovalJson {
+  return { ...approval, approvedAt: approval.approvedAt.toISOString() };
+}
+
+function eventJson(event: UpdateEvent): UpdateEventJson {
+  return { ...event, at: event.at.toISOString() };
 }
 
 async function existingOrganization(stores: PlatformStores, organizationId: string): Promise<Organization> {

@@ -41,7 +41,7 @@ for (const backend of TEST_BACKENDS) {
       const tables = await first.query<{ name: string }>(
         "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name",
       );
-      expect(tables.map((row) => row.name)).toEqual(["api_keys", "callback_attempts", "credit_holds", "dashboard_sessions", "operator_tokens", "organizations", "payments", "responses", "run_callbacks", "run_steps", "runs", "schema_migrations", "search_documents", "service_settings", "usage_by_organization", "usage_daily"]);
+      expect(tables.map((row) => row.name)).toEqual(["api_keys", "callback_attempts", "credit_holds", "dashboard_sessions", "operator_tokens", "organizations", "payments", "responses", "run_callbacks", "run_steps", "runs", "schema_migrations", "search_documents", "service_settings", "update_approvals", "update_events", "usage_by_organization", "usage_daily"]);
       expect(await migrate(first, "here")).toEqual([]);
       await first.close();
 
@@ -66,6 +66,20 @@ for (const backend of TEST_BACKENDS) {
       if ("dataDir" in options) expect(existsSync(join(options.dataDir, LOCK_FILE_NAME))).toBe(false);
     });
 
+    it("opens a database a newer loom migrated when every newer migration kept the previous loom working", async () => {
+      failIfMissing(backend.reason);
+      const { options, location } = freshLocation(backend);
+      const database = await openDatabase(options);
+      const expand = { version: LATEST_SCHEMA_VERSION + 1, description: "expand", keepsPrevious: true, statements: ["CREATE TABLE test_expand (x int)"] };
+      expect(await migrate(database, "here", [...MIGRATIONS, expand])).toEqual([LATEST_SCHEMA_VERSION + 1]);
+      // This loom (without the newer migration) opens it and changes nothing.
+      expect(await migrate(database, "here")).toEqual([]);
+      const contract = { version: LATEST_SCHEMA_VERSION + 2, description: "contract", statements: ["DROP TABLE test_expand"] };
+      expect(await migrate(database, "here", [...MIGRATIONS, expand, contract])).toEqual([LATEST_SCHEMA_VERSION + 2]);
+      await database.close();
+      await expect(openDatabase(options)).rejects.toThrow(`the database at ${location} has schema version ${LATEST_SCHEMA_VERSION + 2}; this loom understands up to ${LATEST_SCHEMA_VERSION}: upgrade loom`);
+    });
+
     it("applies only the migrations a database lacks, all or none", async () => {
       failIfMissing(backend.reason);
       const { options } = freshLocation(backend);
@@ -73,7 +87,7 @@ for (const backend of TEST_BACKENDS) {
       const extra = { version: LATEST_SCHEMA_VERSION + 1, description: "test", statements: ["CREATE TABLE test_extra (x int)"] };
       expect(await migrate(database, "here", [...MIGRATIONS, extra])).toEqual([LATEST_SCHEMA_VERSION + 1]);
       const broken = { version: LATEST_SCHEMA_VERSION + 2, description: "broken", statements: ["CREATE TABLE test_half (x int)", "SELECT * FROM missing_table"] };
-      await expect(migrate(database, "here", [...MIGRATIONS, extra, broken])).rejects.toThrow(/missing_table/);
+      await expect(migrate(database, "here", [...MIGRATIONS, extra, broken])).rejects.toThrow(`migration ${LATEST_SCHEMA_VERSION + 2} (broken) failed on the database at here: `);
       const tables = await database.query("SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'test_half'");
       expect(tables).toEqual([]);
       const [newest] = await database.query<{ version: number }>("SELECT max(version) AS version FROM schema_migrations");

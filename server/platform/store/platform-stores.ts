@@ -6,10 +6,11 @@ import { KeyStore } from "./key-store.js";
 import { OperatorTokenStore } from "./operator-token-store.js";
 import { OrganizationStore } from "./organization-store.js";
 import { PaymentLedger } from "./payment-ledger.js";
+import { UpdateLedger } from "./update-ledger.js";
 import { UsageStore } from "./usage-store.js";
 import { WebhookSecretStore } from "./webhook-secret-store.js";
 
-/** Organizations, keys, usage, credits, webhook secrets, the search corpus, payments and operator tokens over one database. */
+/** Organizations, keys, usage, credits, webhook secrets, the search corpus, payments, operator tokens and update records over one database. */
 export interface PlatformStores {
   organizations: OrganizationStore;
   keys: KeyStore;
@@ -21,6 +22,8 @@ export interface PlatformStores {
   payments: PaymentLedger;
   /** The operator's dashboard credentials. */
   operatorTokens: OperatorTokenStore;
+  /** Software updates' approvals and audit records (loom update). */
+  updates: UpdateLedger;
 }
 
 /** The stores over `database` (they hold no state of their own: create them once and share them). */
@@ -34,5 +37,6 @@ export function createPlatformStores(database: Database): PlatformStores {
     corpus: new CorpusStore(database),
     payments: new PaymentLedger(database),
     operatorTokens: new OperatorTokenStore(database),
+    updates: new UpdateLedger(database),
   };
 }

@@ -10,4 +10,11 @@ export interface Migration {
   /** What it does, in a few words. */
   description: string;
   statements: readonly string[];
+  /**
+   * True when the loom before this migration keeps working on the schema after it ("expand": new tables, new
+   * nullable columns, new indexes). A loom that finds a newer schema than its own starts only when every newer
+   * migration says so; that is what lets an update roll back without restoring data, and old workers serve beside
+   * new ones during a rolling update. Removing or renaming what an older loom uses ("contract") leaves it false.
+   */
+  keepsPrevious?: boolean;
 }

@@ -1,0 +1,212 @@
+// `loom update apply`: installs an approved, verified release beside the running one and moves the install to it.
+// In order: recover a cut-off update; check the policy, the signature and every hash, the version and the approval
+// (refusals change nothing); unpack; write the journal; stop the processes; back up the embedded database; run the
+// new release's migrations; switch `current`; start the processes from the new release and wait for /health. If a
+// migration fails or the new version is not healthy in time, the old version is put back (its data restored from the
+// backup) and started again. See update-journal.ts for what a crash at any step leaves.
+import type { KeyObject } from "node:crypto";
+import { realpathSync } from "node:fs";
+import { join } from "node:path";
+import type { NewUpdateEvent } from "../../platform/store/update-ledger.js";
+import { fetchVerifiedRelease, readFeedIndex } from "../check-updates.js";
+import type { FeedSource } from "../feed-source.js";
+import { compareSemVer } from "../semver.js";
+import { type MaintenanceWindow, type UpdatePolicy, policyRefusal } from "../update-policy.js";
+import { backUpData, restoreData } from "./data-backup.js";
+import { writeFileDurably } from "./durable-files.js";
+import { type InstallLayout, currentRoot, pointCurrentAt, releaseRoot } from "./layout.js";
+import { runMigrations } from "./run-migrations.js";
+import { runningProcesses } from "./running-processes.js";
+import { type SwitchTiming, processesToStart, rollProcesses, startAll, stopAll } from "./switch-processes.js";
+import { unpackRelease } from "./unpack-release.js";
+import { type InstalledVersion, clearJournal, recoverInterruptedUpdate, writeJournal } from "./update-journal.js";
+import { installedVersion, readBuiltSchema } from "./installed-version.js";
+
+/** The platform database's update records, wherever it is reached (directly, or through the running server). */
+export interface UpdateRecords {
+  /** Who approved `version`'s package with this SHA-256, if anyone. */
+  approval(version: string, packageSha256: string): Promise<{ approvedBy: string; approvedAt: string } | undefined>;
+  record(event: NewUpdateEvent): Promise<void>;
+}
+
+/** Where the platform's data is: the embedded database's data dir, or PostgreSQL. */
+export type UpdateDatabase = { dataDir: string } | { databaseUrl: string };
+
+/** What apply needs. */
+export interface ApplyOptions extends SwitchTiming {
+  layout: InstallLayout;
+  feed: FeedSource;
+  trusted: ReadonlyMap<string, KeyObject>;
+  /** The release to apply (default: the newest approved release newer than the current one). */
+  version?: string;
+  allowDowngrade: boolean;
+  /** One process at a time (PostgreSQL only): the deployment keeps serving. */
+  rolling: boolean;
+  database: UpdateDatabase;
+  records: UpdateRecords;
+  actor: string;
+  policy: UpdatePolicy;
+  window?: MaintenanceWindow;
+  /** The package loom runs from when the install has no `current` yet and no process recorded (this CLI's). */
+  fallbackRoot: string;
+  now?: () => Date;
+}
+
+/** How an apply ended. */
+export interface ApplyResult {
+  from: InstalledVersion;
+  to: InstalledVersion;
+  /** The processes now running `to`, by pid. */
+  restarted: number[];
+  /** The backup taken before the migrations, if one was. */
+  backup: string | null;
+  /** The migrations the new release applied. */
+  migrations: number[];
+}
+
+/** A refusal before anything changed (the policy, the signature, the version, the approval). */
+export class UpdateRefusedError extends Error {
+  override readonly name = "UpdateRefusedError";
+}
+
+/** The update failed and the install was put back on the old version (data included). */
+export class UpdateRolledBackError extends Error {
+  override readonly name = "UpdateRolledBackError";
+}
+
+/** Applies a release (see the file's comment). @throws UpdateRefusedError, UpdateRolledBackError, or Error. */
+export async function applyUpdate(options: ApplyOptions): Promise<ApplyResult> {
+  const { layout, onProgress } = options;
+  const recovered = await recoverInterruptedUpdate(layout);
+  if (recovered !== undefined) onProgress(recovered);
+  const processes = runningProcesses(layout);
+  const from = installedVersion(currentRoot(layout) ?? processes[0]?.root ?? options.fallbackRoot);
+  const event = (outcome: NewUpdateEvent["outcome"], toVersion: string | null, detail: string): NewUpdateEvent => ({ action: "apply", outcome, fromVersion: from.version, toVersion, actor: options.actor, detail });
+  let target: Awaited<ReturnType<typeof chooseRelease>>;
+  try {
+    const refusal = policyRefusal(options.policy, options.window, (options.now ?? (() => new Date()))());
+    if (refusal !== undefined) throw new UpdateRefusedError(refusal);
+    target = await chooseRelease(options, from);
+  } catch (error) {
+    await options.records.record(event("refused", options.version ?? null, (error as Error).message)).catch(() => undefined);
+    throw error instanceof UpdateRefusedError ? error : new UpdateRefusedError((error as Error).message);
+  }
+  const { verified, approval } = target;
+  const to: InstalledVersion = { version: verified.manifest.version, root: releaseRoot(layout, verified.manifest.version) };
+  onProgress(`applying ${to.version} over ${from.version}: signed by key ${verified.signedBy}, package SHA-256 ${verified.manifest.package.sha256} verified, approved by ${approval.approvedBy} at ${approval.approvedAt}`);
+  try {
+    await unpackRelease(verified.tgz, verified.manifest, to.root, modulesOf(from.root), options.feed.describe(verified.release.files.package));
+  } catch (error) {
+    await options.records.record(event("refused", to.version, (error as Error).message)).catch(() => undefined);
+    throw new UpdateRefusedError((error as Error).message);
+  }
+  onProgress(`unpacked ${to.version} into ${to.root} (${verified.manifest.files.length} files, each matching the manifest)`);
+  // From here the install has a `current`, so that a crash leaves a version to start.
+  if (currentRoot(layout) === undefined) pointCurrentAt(layout, from.root);
+  const result = options.rolling ? await applyRolling(options, from, to, processes) : await applyInPlace(options, from, to, processes);
+  writeFileDurably(layout.state, `${JSON.stringify({ previous: from, current: to }, null, 2)}\n`);
+  clearJournal(layout);
+  const detail = `package SHA-256 ${verified.manifest.package.sha256}; migrations ${result.migrations.join(", ") || "none"}; backup ${result.backup ?? "none"}; processes ${result.restarted.join(", ") || "none running"}`;
+  await options.records.record(event("ok", to.version, detail)).catch((error: Error) => onProgress(`warning: the apply succeeded but its audit record was not written: ${error.message}`));
+  return result;
+}
+
+/** The release to apply, verified and approved. @throws UpdateRefusedError naming the version, file or key. */
+async function chooseRelease(options: ApplyOptions, from: InstalledVersion) {
+  const index = await readFeedIndex(options.feed);
+  let entry = options.version === undefined ? undefined : index.releases.find((release) => release.version === options.version);
+  if (options.version !== undefined && entry === undefined) throw new UpdateRefusedError(`the feed ${options.feed.location} has no release ${options.version} (it has ${index.releases.map((release) => release.version).join(", ") || "none"})`);
+  if (entry === undefined) {
+    // The newest approved release newer than the current one.
+    for (const candidate of index.releases.filter((release) => compareSemVer(release.version, from.version) > 0).sort((a, b) => compareSemVer(b.version, a.version))) {
+      const verified = await fetchVerifiedRelease(options.feed, candidate, options.trusted).catch(() => undefined);
+      if (verified === undefined) continue;
+      const approval = await options.records.approval(candidate.version, verified.manifest.package.sha256);
+      if (approval !== undefined) return { verified, approval };
+    }
+    throw new UpdateRefusedError(`no approved release newer than ${from.version} in ${options.feed.location}: approve one with loom update approve VERSION`);
+  }
+  const order = compareSemVer(entry.version, from.version);
+  if (order === 0) throw new UpdateRefusedError(`${entry.version} is the version installed already`);
+  if (order < 0 && !options.allowDowngrade) throw new UpdateRefusedError(`${entry.version} is older than the installed ${from.version}: pass --allow-downgrade to install an older release (its migrations cannot undo the newer schema: see loom update rollback --restore-data)`);
+  const verified = await fetchVerifiedRelease(options.feed, entry, options.trusted);
+  const approval = await options.records.approval(entry.version, verified.manifest.package.sha256);
+  if (approval === undefined) throw new UpdateRefusedError(`release ${entry.version} (package SHA-256 ${verified.manifest.package.sha256}) is not approved: run loom update approve ${entry.version}`);
+  return { verified, approval };
+}
+
+/** Stop everything, back up, migrate, switch, start; undo all of it when the new version fails. */
+async function applyInPlace(options: ApplyOptions, from: InstalledVersion, to: InstalledVersion, processes: ReturnType<typeof runningProcesses>): Promise<ApplyResult> {
+  const { layout, onProgress, database } = options;
+  const dataDir = "dataDir" in database ? database.dataDir : null;
+  const journal = { operation: "apply" as const, from, to, dataDir, backup: null as string | null, startedAt: new Date().toISOString() };
+  writeJournal(layout, { ...journal, phase: "stopping" });
+  const toStart = processesToStart(processes);
+  try {
+    await stopAll(processes, options);
+    if (dataDir !== null) {
+      journal.backup = await backUpData(dataDir, join(layout.backups, `${new Date().toISOString().replace(/[:.]/g, "-")}-${from.version}-to-${to.version}`));
+      onProgress(`backed up the embedded database to ${journal.backup}`);
+    }
+    writeJournal(layout, { ...journal, phase: "migrating" });
+    const migrations = await runMigrations(to.root, database);
+    onProgress(`migrations applied by ${to.version}: ${migrations.join(", ") || "none (the schema was current)"}`);
+    pointCurrentAt(layout, to.root);
+    writeJournal(layout, { ...journal, phase: "switched" });
+    onProgress(`current -> ${to.root}`);
+    const started = await startAll(layout, toStart, to, options);
+    return { from, to, restarted: started.map((process_) => process_.pid), backup: journal.backup, migrations };
+  } catch (error) {
+    const reason = (error as Error).message;
+    onProgress(`${to.version} failed: ${reason}`);
+    onProgress(`rolling back to ${from.version}`);
+    pointCurrentAt(layout, from.root);
+    writeJournal(layout, { ...journal, phase: "restoring" });
+    if (journal.backup !== null && dataDir !== null) {
+      const replaced = await restoreData(dataDir, journal.backup);
+      onProgress(`restored the embedded database from ${journal.backup}${replaced === undefined ? "" : ` (the migrated one is kept at ${replaced})`}`);
+    }
+    clearJournal(layout);
+    let again = "no process was running";
+    if (toStart.length > 0) {
+      const restarted = await startAll(layout, toStart, from, options).then((list) => list.map((process_) => process_.pid).join(", "), (failure: Error) => `could not start it again: ${failure.message}`);
+      again = `processes ${restarted}`;
+    }
+    const message = `the update to ${to.version} was rolled back: ${reason}; ${from.version} runs again (${again})${journal.backup === null ? "" : `, on its data as backed up at ${journal.backup}`}`;
+    await options.records.record({ action: "apply", outcome: "rolled-back", fromVersion: from.version, toVersion: to.version, actor: options.actor, detail: message }).catch(() => undefined);
+    throw new UpdateRolledBackError(message);
+  }
+}
+
+/**
+ * PostgreSQL: migrate while the old processes serve (every new migration must keep the old version working), then
+ * move the processes one at a time; on a failure, move the ones already moved back.
+ */
+async function applyRolling(options: ApplyOptions, from: InstalledVersion, to: InstalledVersion, processes: ReturnType<typeof runningProcesses>): Promise<ApplyResult> {
+  const { layout, onProgress, database } = options;
+  if (!("databaseUrl" in database)) throw new UpdateRefusedError("--rolling needs the platform on PostgreSQL (--database-url): the embedded database admits one process, so old and new cannot run side by side");
+  const fromSchema = await readBuiltSchema(from.root);
+  const newMigrations = (await readBuiltSchema(to.root)).migrations.filter((migration) => migration.version > fromSchema.version);
+  const breaking = newMigrations.find((migration) => !migration.keepsPrevious);
+  if (breaking !== undefined) throw new UpdateRefusedError(`--rolling: ${to.version}'s migration ${breaking.version} (${breaking.description}) does not keep ${from.version} working, so old and new processes cannot run side by side: apply without --rolling`);
+  const journal = { operation: "apply" as const, from, to, dataDir: null, backup: null, startedAt: new Date().toISOString() };
+  writeJournal(layout, { ...journal, phase: "migrating" });
+  const migrations = await runMigrations(to.root, database);
+  onProgress(`migrations applied by ${to.version} while ${from.version} serves: ${migrations.join(", ") || "none"}`);
+  pointCurrentAt(layout, to.root);
+  writeJournal(layout, { ...journal, phase: "switched" });
+  const rolled = await rollProcesses(layout, processes, to, options);
+  if (rolled.failure === undefined) return { from, to, restarted: runningProcesses(layout).filter((process_) => process_.version === to.version).map((process_) => process_.pid), backup: null, migrations };
+  onProgress(`${to.version} failed: ${rolled.failure.message}; moving the processes already updated back to ${from.version}`);
+  pointCurrentAt(layout, from.root);
+  const back = await rollProcesses(layout, runningProcesses(layout).filter((process_) => process_.version === to.version), from, options);
+  clearJournal(layout);
+  const message = `the rolling update to ${to.version} was rolled back: ${rolled.failure.message}${back.failure === undefined ? "" : `; moving back failed too: ${back.failure.message}`}; ${to.version}'s migrations (${migrations.join(", ") || "none"}) stay: they keep ${from.version} working`;
+  await options.records.record({ action: "apply", outcome: "rolled-back", fromVersion: from.version, toVersion: to.version, actor: options.actor, detail: message }).catch(() => undefined);
+  throw new UpdateRolledBackError(message);
+}
+
+/** The dependencies the install's releases run on: those of the package loom was first installed from. */
+function modulesOf(root: string): string {
+  return realpathSync(join(root, "node_modules"));
+}

@@ -1,0 +1,79 @@
+// The journal of an update under way: written before the first change and removed after the last, so that a loom
+// starting after a crash (kill -9 of `loom update apply`, a power cut) finishes or undoes what was cut off. Recovery
+// never moves `current`: it makes the data match the version `current` names, which is therefore always one that
+// can start (the old version with its data as before, or the new one with its migrated data).
+import { resolve } from "node:path";
+import { readJsonFile, removeFileDurably, writeFileDurably } from "./durable-files.js";
+import { restoreData } from "./data-backup.js";
+import { type InstallLayout, currentRoot } from "./layout.js";
+
+/** A version and the package root it runs from. */
+export interface InstalledVersion {
+  version: string;
+  root: string;
+}
+
+/**
+ * Where an update stands. apply: `stopping` (the old processes stop), `migrating` (the backup is complete; the new
+ * release's migrations may have run), `switched` (`current` names the new release), `restoring` (rolling back by
+ * itself: `current` names the old release again and the backup is being restored). rollback: `switched` (`current`
+ * names the version returned to), `restoring` (and its data is being restored).
+ */
+export interface UpdateJournal {
+  operation: "apply" | "rollback";
+  from: InstalledVersion;
+  to: InstalledVersion;
+  phase: "stopping" | "migrating" | "switched" | "restoring";
+  /** The embedded database's folder (null on PostgreSQL, whose data loom does not copy). */
+  dataDir: string | null;
+  /** The backup taken before the migrations (null when none was). */
+  backup: string | null;
+  startedAt: string;
+}
+
+/** Writes the journal durably. */
+export function writeJournal(layout: InstallLayout, journal: UpdateJournal): void {
+  writeFileDurably(layout.journal, `${JSON.stringify(journal, null, 2)}\n`);
+}
+
+/** The journal, or undefined when no update is under way. */
+export function readJournal(layout: InstallLayout): UpdateJournal | undefined {
+  const value = readJsonFile(layout.journal) as UpdateJournal | undefined;
+  if (value === undefined) return undefined;
+  if (typeof value !== "object" || value === null || !["apply", "rollback"].includes(value.operation) || typeof value.from?.root !== "string" || typeof value.to?.root !== "string") {
+    throw new Error(`${layout.journal}: not an update journal; look at it, and remove it once the install is as it should be`);
+  }
+  return value;
+}
+
+/** Removes the journal: the update is finished (or undone). */
+export function clearJournal(layout: InstallLayout): void {
+  removeFileDurably(layout.journal);
+}
+
+/**
+ * Finishes or undoes an update that was cut off, so that the version `current` names starts on data it understands.
+ * @returns what was done, in words, or undefined when no update was under way.
+ */
+export async function recoverInterruptedUpdate(layout: InstallLayout): Promise<string | undefined> {
+  const journal = readJournal(layout);
+  if (journal === undefined) return undefined;
+  const current = currentRoot(layout);
+  const names = (version: InstalledVersion) => current !== undefined && resolve(current) === resolve(version.root);
+  const { from, to } = journal;
+  // The data fits `current` unless its migrations (apply) or its restore (rollback) may have been cut off.
+  const restore =
+    journal.backup !== null && journal.dataDir !== null &&
+    ((journal.operation === "apply" && names(from) && (journal.phase === "migrating" || journal.phase === "restoring")) ||
+      (journal.operation === "rollback" && names(to) && journal.phase === "restoring"));
+  let done: string;
+  if (restore) {
+    await restoreData(journal.dataDir!, journal.backup!);
+    done = `restored the data backed up before the update (${journal.backup})`;
+  } else {
+    done = "the data needed no change";
+  }
+  const serving = names(to) ? to.version : names(from) ? from.version : "the version current names";
+  clearJournal(layout);
+  return `an interrupted ${journal.operation} from ${from.version} to ${to.version} (cut off while ${journal.phase}) was recovered: ${done}; ${serving} starts`;
+}
