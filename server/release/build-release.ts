@@ -9,8 +9,9 @@ import { promisify } from "node:util";
 import { pathToFileURL } from "node:url";
 import type { Migration } from "../platform/db/migrations/index.js";
 import { RELEASE_PAYLOAD_TYPE, signEnvelope } from "./dsse.js";
-import { INDEX_FILE, type FeedIndex, type FeedRelease, emptyIndex, parseFeedIndex, releaseFolder, withRelease } from "./feed-index.js";
+import { INDEX_FILE, type FeedRelease, releaseFolder, withRelease } from "./feed-index.js";
 import { readPrivateKey } from "./keys.js";
+import { readLocalIndex } from "./local-index.js";
 import { MANIFEST_FORMAT, MANIFEST_FORMAT_VERSION, type ReleaseManifest } from "./manifest.js";
 import { packPackage } from "./pack-package.js";
 import { parseSemVer } from "./semver.js";
@@ -94,24 +95,6 @@ export async function builtMigrations(root: string): Promise<readonly Migration[
   } catch (error) {
     throw new Error(`cannot read the release's migrations from ${path} (run npm run build first): ${(error as Error).message}`);
   }
-}
-
-/** The feed folder's index, or an empty one when the feed is new. */
-async function readLocalIndex(path: string): Promise<FeedIndex> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return emptyIndex();
-    throw new Error(`cannot read ${path}: ${(error as Error).message}`);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new Error(`${path}: not JSON (${(error as Error).message})`);
-  }
-  return parseFeedIndex(value, path);
 }
 
 /** HEAD's commit and whether the tree has changes; null where the package is not in a git checkout. */

@@ -5,6 +5,8 @@ import { type KeyObject, sign, verify } from "node:crypto";
 
 /** The payload type of a loom release manifest. */
 export const RELEASE_PAYLOAD_TYPE = "application/vnd.loom.release+json";
+/** The payload type of a loom model manifest (model-manifest.ts). */
+export const MODEL_PAYLOAD_TYPE = "application/vnd.loom.model+json";
 
 /** A DSSE envelope as written to manifest.dsse.json. */
 export interface DsseEnvelope {

@@ -1,5 +1,6 @@
-// A feed's index.json: the releases it offers, newest first, each with the files of its folder. Parsing checks every
-// entry, so a malformed index is refused naming the entry.
+// A feed's index.json: the releases it offers, newest first, each with the files of its folder, and the model
+// releases, newest first per slug. Parsing checks every entry, so a malformed index is refused naming the entry.
+import { isModelSlug, isSha256 } from "./model-manifest.js";
 import { compareSemVer, parseSemVer } from "./semver.js";
 
 export const INDEX_FILE = "index.json";
@@ -13,11 +14,21 @@ export interface FeedRelease {
   files: { package: string; manifest: string; notes: string };
 }
 
+/** One model release in the index: the model file's SHA-256 as the signed manifest gives it; paths relative to the feed's root. */
+export interface FeedModel {
+  slug: string;
+  date: string;
+  sha256: string;
+  files: { model: string; manifest: string };
+}
+
 /** The whole index. */
 export interface FeedIndex {
   format: typeof INDEX_FORMAT;
   formatVersion: typeof INDEX_FORMAT_VERSION;
   releases: FeedRelease[];
+  /** Model releases; absent in feeds written before models were released (still valid). */
+  models?: FeedModel[];
 }
 
 /** A malformed index; the message names where it came from and the entry. */
@@ -33,6 +44,25 @@ export function emptyIndex(): FeedIndex {
 /** The folder of a release's files, relative to the feed root. */
 export function releaseFolder(version: string): string {
   return `releases/${version}`;
+}
+
+/** The folder of a model release's files, relative to the feed root: one per slug and file content. */
+export function modelFolder(slug: string, sha256: string): string {
+  return `models/${slug}/${sha256.slice(0, 16)}`;
+}
+
+/**
+ * Adds (or, with `replace`, replaces) a model release and orders the list by slug, newest first within a slug.
+ * @throws Error when the feed has this slug with this SHA-256 already.
+ */
+export function withModel(index: FeedIndex, model: FeedModel, replace: boolean): FeedIndex {
+  const same = (entry: FeedModel) => entry.slug === model.slug && entry.sha256 === model.sha256;
+  const existing = index.models ?? [];
+  if (existing.some(same) && !replace) throw new Error(`the feed already has model ${model.slug} with SHA-256 ${model.sha256}: give --replace to release it again`);
+  const models = [...existing.filter((entry) => !same(entry)), model];
+  // ISO 8601 dates in UTC order as strings.
+  models.sort((a, b) => (a.slug === b.slug ? (a.date < b.date ? 1 : a.date > b.date ? -1 : 0) : a.slug < b.slug ? -1 : 1));
+  return { ...index, models };
 }
 
 /** Adds (or, with `replace`, replaces) a release and orders the list newest first. @throws Error when the version is there already. */
@@ -61,6 +91,17 @@ export function parseFeedIndex(value: unknown, where: string): FeedIndex {
     if (typeof release.date !== "string") fail(`releases[${i}].date must be a string`);
     for (const file of ["package", "manifest", "notes"]) {
       if (!isFeedPath(files[file])) fail(`releases[${i}].files.${file} must be a relative path inside the feed`);
+    }
+  });
+  if (index.models !== undefined && !Array.isArray(index.models)) fail("models must be an array");
+  ((index.models ?? []) as unknown[]).forEach((entry, i) => {
+    const model = (entry ?? {}) as Record<string, unknown>;
+    const files = (model.files ?? {}) as Record<string, unknown>;
+    if (!isModelSlug(model.slug)) fail(`models[${i}].slug ${JSON.stringify(model.slug)} must be lower-case letters, digits, ".", "_" or "-"`);
+    if (typeof model.date !== "string") fail(`models[${i}].date must be a string`);
+    if (!isSha256(model.sha256)) fail(`models[${i}].sha256 must be 64 lower-case hex digits`);
+    for (const file of ["model", "manifest"]) {
+      if (!isFeedPath(files[file])) fail(`models[${i}].files.${file} must be a relative path inside the feed`);
     }
   });
   return value as FeedIndex;

@@ -55,6 +55,27 @@ describe.skipIf(!existsSync(CLI))(`loom release and loom update (${CLI})`, () =>
     expect(JSON.parse(untrusted.stdout).releases).toMatchObject([{ version: "99.0.0", verified: false, signedBy: null, problems: [expect.stringContaining(`signed by unknown key ${keys.keyId} (trusted: none configured)`)] }]);
   }, 60_000);
 
+  it("releases a model file, refusing it again without --replace and a model directory", async () => {
+    const keygen = await loom("release", "keygen", "--out", join(dir, "model-keys"), "--json");
+    const keys = JSON.parse(keygen.stdout);
+    const model = join(PACKAGE_ROOT, "models", "stories260K", "stories260K.gguf");
+    const feed = join(dir, "model-feed");
+    const args = ["release", "model", "--key", keys.privateKeyPath, "--out", feed, "--slug", "stories260k", "--file", model];
+    const released = await loom(...args);
+    expect(released.code, released.stderr).toBe(0);
+    expect(released.stdout).toMatch(new RegExp(`^released model stories260k into ${feed.replace(/[.]/g, "\\.")}/models/stories260k/([0-9a-f]{16})\\n  file       stories260K\\.gguf \\(${statSync(model).size} bytes, sha256 \\1[0-9a-f]{48}\\)\\n  signed by  key ${keys.keyId}\\n$`));
+    const again = await loom(...args);
+    expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/^loom: the feed already has model stories260k with SHA-256 [0-9a-f]{64}: give --replace to release it again\n$/) });
+    const replaced = await loom(...args, "--replace", "--json");
+    expect(replaced.code, replaced.stderr).toBe(0);
+    expect(JSON.parse(replaced.stdout)).toMatchObject({ slug: "stories260k", keyId: keys.keyId, file: { name: "stories260K.gguf", size: statSync(model).size }, files: { model: expect.stringMatching(/^models\/stories260k\/[0-9a-f]{16}\/stories260K\.gguf$/) } });
+    const folder = join(PACKAGE_ROOT, "models", "stories260K");
+    const directory = await loom("release", "model", "--key", keys.privateKeyPath, "--out", feed, "--slug", "stories260k", "--file", folder);
+    expect(directory).toMatchObject({ code: 1, stderr: `loom: --file ${folder}: a directory; a model release is one GGUF file (Hugging Face model directories are not released)\n` });
+    const noSlug = await loom("release", "model", "--key", keys.privateKeyPath, "--out", feed, "--file", model);
+    expect(noSlug).toMatchObject({ code: 2, stderr: expect.stringContaining("--slug is required") });
+  }, 60_000);
+
   it("names a bad updates field in the config and a missing feed", async () => {
     const config = join(dir, "bad.json");
     writeFileSync(config, JSON.stringify({ updates: { trustedKeys: "key.pem" } }));

@@ -1,8 +1,10 @@
-// `loom release`: the publisher's side, making signing keys and building signed releases into a feed folder.
+// `loom release`: the publisher's side, making signing keys and building signed releases of loom and of models into
+// a feed folder.
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { UsageError } from "../../engine/cli/arguments.js";
 import { PACKAGE_ROOT } from "../../kernels/package-root.js";
+import { type BuildModelReleaseOptions, buildModelRelease } from "./build-model-release.js";
 import { buildRelease } from "./build-release.js";
 import { writeKeyPair } from "./keys.js";
 
@@ -17,6 +19,12 @@ Commands:
                             folder FEED, with a manifest (every file's SHA-256, git commit, schema version and
                             migrations, notes) signed by KEY; a version the feed has is refused without --replace.
                             --package-root: the package to release (default: this loom's own folder)
+  model --key KEY --out FEED --slug SLUG --file PATH [--notes FILE] [--replace]
+                            copy one GGUF model file into the feed folder FEED as
+                            models/SLUG/<first 16 hex of its SHA-256>/<file name>, with a manifest (slug, file
+                            name, size, SHA-256, notes) signed by KEY; the same slug with the same file is refused
+                            without --replace. SLUG: lower-case letters, digits, ".", "_", "-". Hugging Face model
+                            directories are not released: one file only
 
 Options:
   --json                    print one JSON object
@@ -24,7 +32,7 @@ Options:
 
 const OPTIONS = {
   out: { type: "string" }, key: { type: "string" }, notes: { type: "string" }, replace: { type: "boolean" },
-  "package-root": { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" },
+  "package-root": { type: "string" }, slug: { type: "string" }, file: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" },
 } as const;
 
 /** Runs `loom release ...`. @throws UsageError for a mistake in the arguments, Error naming the file at fault. */
@@ -34,7 +42,7 @@ export async function runRelease(argv: string[]): Promise<void> {
     process.stdout.write(RELEASE_USAGE);
     return;
   }
-  if (verb !== "keygen" && verb !== "build") throw new UsageError(`unknown release command '${verb}'\n\n${RELEASE_USAGE}`);
+  if (verb !== "keygen" && verb !== "build" && verb !== "model") throw new UsageError(`unknown release command '${verb}'\n\n${RELEASE_USAGE}`);
   const { values, positionals } = parseArgs({ args: rest, options: OPTIONS, strict: true, allowPositionals: true });
   if (values.help) {
     process.stdout.write(RELEASE_USAGE);
@@ -57,6 +65,11 @@ export async function runRelease(argv: string[]): Promise<void> {
       throw new Error(`--notes ${values.notes}: ${(error as Error).message}`);
     }
   }
+  if (verb === "model") {
+    if (values.slug === undefined) throw new UsageError(`--slug is required`);
+    if (values.file === undefined) throw new UsageError(`--file is required`);
+    return releaseModel({ keyPath: values.key, feed: out, slug: values.slug, file: values.file, notes, replace: values.replace ?? false }, values.json ?? false);
+  }
   const built = await buildRelease({ packageRoot: values["package-root"] ?? PACKAGE_ROOT, keyPath: values.key, feed: out, notes, replace: values.replace ?? false });
   const { manifest } = built;
   if (values.json) {
@@ -69,6 +82,21 @@ export async function runRelease(argv: string[]): Promise<void> {
       `  files      ${manifest.files.length}\n` +
       `  schema     version ${manifest.schema.version} (${manifest.schema.migrations.length} migrations)\n` +
       `  git        ${manifest.git === null ? "not a git checkout" : `${manifest.git.commit}${manifest.git.dirty ? " (with uncommitted changes)" : ""}`}\n` +
+      `  signed by  key ${built.keyId}\n`,
+  );
+}
+
+/** `loom release model`: the release, then what was written, as text or one JSON object. */
+async function releaseModel(options: BuildModelReleaseOptions, json: boolean): Promise<void> {
+  const built = await buildModelRelease(options);
+  const { manifest, slug } = built;
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ slug, keyId: built.keyId, folder: built.folder, date: manifest.date, file: manifest.file, files: built.entry.files })}\n`);
+    return;
+  }
+  process.stdout.write(
+    `released model ${slug} into ${built.folder}\n` +
+      `  file       ${manifest.file.name} (${manifest.file.size} bytes, sha256 ${manifest.file.sha256})\n` +
       `  signed by  key ${built.keyId}\n`,
   );
 }
