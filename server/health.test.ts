@@ -1,5 +1,6 @@
 // /health answers 503 and names the model and cause once an engine is unavailable (its thread died and could not
 // be restarted); /metrics leaves such an engine's gauges out instead of failing the scrape.
+import { LOOM_VERSION } from "./version.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { EngineStats } from "../engine/request.js";
 import { createEndpoints } from "./adapters/endpoints.js";
@@ -36,7 +37,7 @@ it("answers 503 naming the unavailable model and why", async () => {
   const response = await fetch(`${base}/health`);
   expect(response.status).toBe(503);
   expect(await response.json()).toEqual({
-    status: "unavailable", models: 4, unavailable: [{ model: "service/tim-down-27b", error: down.unavailable.message }],
+    status: "unavailable", models: 4, unavailable: [{ model: "service/tim-down-27b", error: down.unavailable.message }], version: LOOM_VERSION,
   });
 });
 

@@ -11,6 +11,7 @@ import { DEFAULT_CLUSTER_PREFIX, WorkerRegistry } from "../cluster/worker-regist
 import { loadUws } from "../http/uws.js";
 import { redisAddress } from "../platform/limits/redis-store.js";
 import { ModelRegistry } from "../models.js";
+import { recordThisProcess, recoverInstall } from "../release/install/this-process.js";
 import { readServeConfig } from "./config.js";
 import { platformOptionsOf, startService } from "./serve-command.js";
 import { clusterToken } from "./worker-command.js";
@@ -31,12 +32,14 @@ export const GATEWAY_USAGE = `Usage: loom gateway --database-url <url> --redis-u
   --config <file>      as loom serve (limits, runs, payments; its models and apiKeys do not apply)
   --limits-fail-open   as loom serve
   --search-url <url>   as loom serve
+  --install-dir <dir>  record this gateway there for loom update apply --rolling (default: the config's
+                       updates.installDir; none: not recorded)
 `;
 
 /** The command's flags (deploy/checks.ts checks the Kubernetes manifests against them). */
 export const GATEWAY_OPTIONS = {
   "database-url": { type: "string" }, "redis-url": { type: "string" }, host: { type: "string" }, port: { type: "string" }, "cache-load-margin": { type: "string" }, routing: { type: "string" },
-  config: { type: "string" }, "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, help: { type: "boolean", short: "h" },
+  config: { type: "string" }, "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, "install-dir": { type: "string" }, help: { type: "boolean", short: "h" },
 } as const;
 
 /** Runs `loom gateway`; resolves once it listens (it then runs until the process ends). */
@@ -64,7 +67,9 @@ export async function runGateway(argv: string[]): Promise<void> {
   const routing = (values.routing ?? "cache-aware") as RoutingPolicy;
   if (!ROUTING_POLICIES.includes(routing)) throw new UsageError(`--routing must be ${ROUTING_POLICIES.join(", ")}, got ${JSON.stringify(values.routing?.slice(0, 40))}`);
   const searchUrl = values["search-url"] ?? config.runs?.searchUrl;
+  const installDir = values["install-dir"] ?? config.updates?.installDir;
   await loadUws();
+  if (installDir !== undefined) await recoverInstall(installDir);
 
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
   redis.on("error", () => undefined); // each poll reports its own failure
@@ -85,5 +90,6 @@ export async function runGateway(argv: string[]): Promise<void> {
       `${directory.workers.size} connected, serving ${registry.slugs("openai").join(", ") || "no model yet"}\n` +
       `  POST /v1/chat/completions, /v1/messages, /v1/responses (stored responses: ${service.responsesLocation})\n` + service.surfaces,
   );
+  if (installDir !== undefined) recordThisProcess(installDir, "gateway", host, service.server.port);
   process.stdout.write(`${JSON.stringify({ listening: { host, port: service.server.port } })}\n`);
 }

@@ -18,7 +18,7 @@ Commands:
   generate   continue a prompt with a local model (loom generate --help)
   admin      organizations, keys, usage and the search corpus of the platform database (loom admin --help)
   release    signing keys and signed releases of this loom into a feed folder (loom release --help)
-  update     check a release feed for newer, verified releases (loom update --help)
+  update     check, approve, apply and roll back signed releases; fetch released models (loom update --help)
 `;
 
 async function main(argv: string[]): Promise<number> {

@@ -26,6 +26,8 @@ import { type DashboardFiles, dashboardUnavailableSurface, loadDashboardFiles } 
 import { dashboardSurfaces } from "../platform/dashboard/surfaces.js";
 import { runServicesOf } from "../platform/dashboard/data-surfaces.js";
 import type { WorkerLoadSource } from "../cluster/worker-load.js";
+import { defaultInstallDir } from "../release/install/layout.js";
+import { recordThisProcess, recoverInstall } from "../release/install/this-process.js";
 
 export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
 
@@ -56,6 +58,9 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
   --limits-fail-open   admit requests when Redis cannot be reached (default: refuse them with 503 / 529)
   --search-url <url>   agent runs' web_search asks this SearXNG-compatible endpoint (default: the local corpus,
                        filled with loom admin corpus add; or the config's runs.searchUrl)
+  --install-dir <dir>  where loom update unpacks releases and finds this process to restart (default: the
+                       config's updates.installDir, else <data-dir>/install with --data-dir; see README "Releases
+                       and updates")
   --context N          context size (default: the config's, else min(model, 4096))
   --threads N          compute threads (default: all cores)
   --backend B          wasm, webgpu or auto (default auto: WebGPU on a hardware GPU, else WebAssembly)
@@ -88,7 +93,8 @@ export async function runServe(argv: string[]): Promise<void> {
     options: {
       model: { type: "string" }, host: { type: "string" }, port: { type: "string" }, config: { type: "string" },
       "no-auth": { type: "boolean" }, "data-dir": { type: "string" }, "database-url": { type: "string" }, "redis-url": { type: "string" },
-      "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, context: { type: "string" }, threads: { type: "string" }, backend: { type: "string" }, simd: { type: "string" }, help: { type: "boolean", short: "h" },
+      "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, context: { type: "string" }, threads: { type: "string" }, backend: { type: "string" }, simd: { type: "string" },
+      "install-dir": { type: "string" }, help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) {
@@ -118,6 +124,9 @@ export async function runServe(argv: string[]): Promise<void> {
   const context = values.context === undefined ? undefined : parseInteger("--context", values.context, 4096, 1);
   // Before any model is read or downloaded: where no uWebSockets.js build loads, say so at once.
   await loadUws();
+  // With the embedded database, its install folder is the default: an update cut off by a crash is finished first.
+  const installDir = values["install-dir"] ?? config.updates?.installDir ?? (platformOptions?.dataDir !== undefined ? defaultInstallDir(platformOptions.dataDir) : undefined);
+  if (installDir !== undefined) await recoverInstall(installDir);
   const entries = await modelsToServe(config, values.model);
 
   const served = [];
@@ -155,6 +164,7 @@ export async function runServe(argv: string[]): Promise<void> {
       `  POST /v1/responses         model ${registry.slugs("openai").join(", ")} (stored responses: ${service.responsesLocation})\n` +
       service.surfaces,
   );
+  if (installDir !== undefined) recordThisProcess(installDir, "serve", host, service.server.port);
   // Print the port on stdout for scripts and tests that start the server on port 0.
   process.stdout.write(`${JSON.stringify({ listening: { host, port: service.server.port } })}\n`);
 }

@@ -14,6 +14,7 @@ import { DEFAULT_CLUSTER_PREFIX, type WorkerRecord, WorkerRegistry, startHeartbe
 import { loadUws } from "../http/uws.js";
 import { redisAddress } from "../platform/limits/redis-store.js";
 import { defaultSlugs } from "../models.js";
+import { recordThisProcess } from "../release/install/this-process.js";
 import { resolveModelPath } from "./default-model.js";
 
 export const WORKER_USAGE = `Usage: loom worker --register <redis-url> [--model <file-or-dir>] [options]
@@ -33,13 +34,14 @@ export const WORKER_USAGE = `Usage: loom worker --register <redis-url> [--model 
   --context N, --threads N, --backend B, --simd S   as loom serve
   --max-sequences N    sequences run at once (default 32): the capacity gateways route against
   --kv-cache-mb N      the KV cache's size in MB (default: as loom serve, a share of free memory)
+  --install-dir <dir>  record this worker there for loom update apply --rolling (default: not recorded)
 `;
 
 /** The command's flags (deploy/checks.ts checks the Kubernetes manifests against them). */
 export const WORKER_OPTIONS = {
   register: { type: "string" }, model: { type: "string" }, pool: { type: "string" }, host: { type: "string" }, port: { type: "string" },
   advertise: { type: "string" }, "heartbeat-ms": { type: "string" }, context: { type: "string" }, threads: { type: "string" },
-  backend: { type: "string" }, simd: { type: "string" }, "max-sequences": { type: "string" }, "kv-cache-mb": { type: "string" }, help: { type: "boolean", short: "h" },
+  backend: { type: "string" }, simd: { type: "string" }, "max-sequences": { type: "string" }, "kv-cache-mb": { type: "string" }, "install-dir": { type: "string" }, help: { type: "boolean", short: "h" },
 } as const;
 
 /** Runs `loom worker`; resolves once it listens and is published (it then runs until the process ends). */
@@ -109,6 +111,7 @@ export async function runWorker(argv: string[]): Promise<void> {
   process.once("SIGINT", close);
   process.once("SIGTERM", close);
   process.stderr.write(`loom worker: ${description.id} serving ${engine.model.path} (${engine.model.device}) to gateways at ${url}, pool ${pool}; registered in Redis at ${redisAddress(redisUrl)}\n`);
+  if (values["install-dir"] !== undefined) recordThisProcess(values["install-dir"], "worker", host, server.port);
   process.stdout.write(`${JSON.stringify({ listening: { host, port: server.port }, worker: description.id })}\n`);
 }
 

@@ -1,6 +1,7 @@
 // The engine worker's server (loom worker): GET /health, and one WebSocket endpoint, /cluster, over which gateways
 // holding the cluster token submit requests to its engines and receive their events (frames.ts). A worker has no
 // platform and no wire formats of its own: the gateway authenticates, limits, accounts and formats.
+import { LOOM_VERSION } from "../version.js";
 import type { WebSocket } from "uWebSockets.js";
 import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import type { PromptModelSource } from "../../engine/prompt-counter.js";
@@ -189,8 +190,8 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
   app.get("/health", (res) => {
     const down = [...options.engines.values()].filter((engine) => engine.unavailable);
     const body = down.length === 0
-      ? { status: "ok", worker: options.description.id, pool: options.description.pool, inFlight, submitted }
-      : { status: "unavailable", worker: options.description.id, unavailable: down.map((engine) => engine.unavailable?.message) };
+      ? { status: "ok", worker: options.description.id, pool: options.description.pool, inFlight, submitted, version: LOOM_VERSION }
+      : { status: "unavailable", worker: options.description.id, unavailable: down.map((engine) => engine.unavailable?.message), version: LOOM_VERSION };
     res.cork(() => {
       res.writeStatus(down.length === 0 ? "200 OK" : "503 Service Unavailable").writeHeader("content-type", "application/json").end(JSON.stringify(body));
     });

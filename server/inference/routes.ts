@@ -10,6 +10,7 @@ import { type ModelRegistry, metricsName } from "../models.js";
 import { handleGeneration, handleTokenCount } from "./generation.js";
 import { handleModels } from "./models-route.js";
 import { registerStoredResponseRoutes } from "./responses-routes.js";
+import { LOOM_VERSION } from "../version.js";
 
 /** The inference routes of a server. */
 export function inferenceSurface(context: ServerContext): Surface {
@@ -32,9 +33,9 @@ export function inferenceSurface(context: ServerContext): Surface {
       routes.add("GET", "/health", sharedShape, (connection) => {
         const down = registry.entries.filter((entry) => entry.engine.unavailable);
         const models = registry.listing().length;
-        if (down.length === 0) return connection.sendJson(200, { status: "ok", models });
+        if (down.length === 0) return connection.sendJson(200, { status: "ok", models, version: LOOM_VERSION });
         const unavailable = down.map((entry) => ({ model: entry.slugs.openai[0] ?? entry.slugs.anthropic[0], error: entry.engine.unavailable?.message }));
-        connection.sendJson(503, { status: "unavailable", models, unavailable });
+        connection.sendJson(503, { status: "unavailable", models, unavailable, version: LOOM_VERSION });
       });
       routes.add("GET", "/metrics", sharedShape, async (connection) => {
         // An engine that cannot answer (unavailable, restarting) is left out of the gauges rather than failing the scrape.

@@ -20,11 +20,12 @@ export type OpenDatabaseOptions = { dataDir: string } | PostgresOptions;
  *   `<dataDir>/pglite`. The lock is released by close(), or when the process exits.
  * - `{ url, schema?, poolSize? }`: a `pg` pool of `poolSize` (default 8) connections; `schema` (created when missing)
  *   becomes every connection's search_path.
+ * @param onMigrated told which migrations the open applied (`loom update migrate` prints them).
  * @throws DataDirLockedError when another live process holds the data directory.
  * @throws SchemaTooNewError when a newer loom migrated the database.
  * @throws DatabaseUnavailableError when the database cannot be reached or opened (the driver's error as `cause`).
  */
-export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+export async function openDatabase(options: OpenDatabaseOptions, onMigrated?: (applied: number[]) => void): Promise<Database> {
   let database: Database;
   let location: string;
   if ("dataDir" in options) {
@@ -48,7 +49,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     database = await PostgresDatabase.open(options);
   }
   try {
-    await migrate(database, location);
+    const applied = await migrate(database, location);
+    onMigrated?.(applied);
   } catch (error) {
     await database.close().catch(() => {});
     throw error;

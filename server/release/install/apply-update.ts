@@ -13,7 +13,7 @@ import type { FeedSource } from "../feed-source.js";
 import { compareSemVer } from "../semver.js";
 import { type MaintenanceWindow, type UpdatePolicy, policyRefusal } from "../update-policy.js";
 import { backUpData, restoreData } from "./data-backup.js";
-import { writeFileDurably } from "./durable-files.js";
+import { writeInstallState } from "./install-state.js";
 import { type InstallLayout, currentRoot, pointCurrentAt, releaseRoot } from "./layout.js";
 import { runMigrations } from "./run-migrations.js";
 import { runningProcesses } from "./running-processes.js";
@@ -104,7 +104,7 @@ export async function applyUpdate(options: ApplyOptions): Promise<ApplyResult> {
   // From here the install has a `current`, so that a crash leaves a version to start.
   if (currentRoot(layout) === undefined) pointCurrentAt(layout, from.root);
   const result = options.rolling ? await applyRolling(options, from, to, processes) : await applyInPlace(options, from, to, processes);
-  writeFileDurably(layout.state, `${JSON.stringify({ previous: from, current: to }, null, 2)}\n`);
+  writeInstallState(layout, { previous: from, current: to, backup: result.backup });
   clearJournal(layout);
   const detail = `package SHA-256 ${verified.manifest.package.sha256}; migrations ${result.migrations.join(", ") || "none"}; backup ${result.backup ?? "none"}; processes ${result.restarted.join(", ") || "none running"}`;
   await options.records.record(event("ok", to.version, detail)).catch((error: Error) => onProgress(`warning: the apply succeeded but its audit record was not written: ${error.message}`));

@@ -1,0 +1,90 @@
+// `loom update rollback`: back to the version before the current one (state.json). Without --restore-data the
+// previous version runs on the current data, which only works when every migration since kept it working; with it
+// (and the operator's confirmation) the data goes back to the backup taken before those migrations, and what was
+// written since is set aside, not deleted.
+import type { NewUpdateEvent } from "../../platform/store/update-ledger.js";
+import { UpdateRefusedError, type UpdateDatabase, type UpdateRecords } from "./apply-update.js";
+import { backupExists, restoreData } from "./data-backup.js";
+import { type InstallState, readInstallState, writeInstallState } from "./install-state.js";
+import { readBuiltSchema } from "./installed-version.js";
+import { type InstallLayout, pointCurrentAt } from "./layout.js";
+import { runningProcesses } from "./running-processes.js";
+import { type SwitchTiming, processesToStart, startAll, stopAll } from "./switch-processes.js";
+import { type InstalledVersion, clearJournal, recoverInterruptedUpdate, writeJournal } from "./update-journal.js";
+
+/** What rollback needs. */
+export interface RollbackOptions extends SwitchTiming {
+  layout: InstallLayout;
+  database: UpdateDatabase;
+  records: UpdateRecords;
+  actor: string;
+  /** Put the data back as it was before the current version's migrations (the caller has the operator's yes). */
+  restoreData: boolean;
+}
+
+/** How a rollback ended. */
+export interface RollbackResult {
+  from: InstalledVersion;
+  to: InstalledVersion;
+  restarted: number[];
+  /** Where the data replaced by the backup was kept. */
+  replacedData: string | null;
+}
+
+/** Rolls back (see the file's comment). @throws UpdateRefusedError before any change, Error after. */
+export async function rollbackUpdate(options: RollbackOptions): Promise<RollbackResult> {
+  const { layout, onProgress } = options;
+  const recovered = await recoverInterruptedUpdate(layout);
+  if (recovered !== undefined) onProgress(recovered);
+  const state = readInstallState(layout);
+  const event = (outcome: NewUpdateEvent["outcome"], detail: string): NewUpdateEvent => ({ action: "rollback", outcome, fromVersion: state?.current.version ?? null, toVersion: state?.previous.version ?? null, actor: options.actor, detail });
+  try {
+    if (state === undefined) throw new UpdateRefusedError(`nothing to roll back to: ${layout.state} is missing (no release was applied with this install folder)`);
+    await refusal(options, state);
+  } catch (error) {
+    await options.records.record(event("refused", (error as Error).message)).catch(() => undefined);
+    throw error;
+  }
+  const { previous: to, current: from } = state!;
+  const dataDir = "dataDir" in options.database ? options.database.dataDir : null;
+  const backup = options.restoreData ? state!.backup : null;
+  const journal = { operation: "rollback" as const, from, to, dataDir, backup, startedAt: new Date().toISOString() };
+  writeJournal(layout, { ...journal, phase: "stopping" });
+  const processes = runningProcesses(layout);
+  const toStart = processesToStart(processes);
+  await stopAll(processes, options);
+  pointCurrentAt(layout, to.root);
+  onProgress(`current -> ${to.root}`);
+  let replacedData: string | null = null;
+  if (backup !== null && dataDir !== null) {
+    writeJournal(layout, { ...journal, phase: "restoring" });
+    replacedData = (await restoreData(dataDir, backup)) ?? null;
+    onProgress(`restored the embedded database from ${backup}; the data it replaced is kept at ${replacedData}`);
+  }
+  clearJournal(layout);
+  writeInstallState(layout, { previous: from, current: to, backup: null });
+  let restarted: number[] = [];
+  try {
+    restarted = (await startAll(layout, toStart, to, options)).map((process_) => process_.pid);
+  } catch (error) {
+    const message = `rolled back to ${to.version}, but it did not start: ${(error as Error).message}`;
+    await options.records.record(event("failed", message)).catch(() => undefined);
+    throw new Error(message);
+  }
+  const detail = `${backup === null ? "data kept" : `data restored from ${backup} (replaced data kept at ${replacedData})`}; processes ${restarted.join(", ") || "none running"}`;
+  await options.records.record(event("ok", detail)).catch((error: Error) => onProgress(`warning: the rollback succeeded but its audit record was not written: ${error.message}`));
+  return { from, to, restarted, replacedData };
+}
+
+/** Why the rollback cannot be done as asked, or nothing. */
+async function refusal(options: RollbackOptions, state: InstallState): Promise<void> {
+  const { previous, current } = state;
+  if (options.restoreData) {
+    if (!("dataDir" in options.database)) throw new UpdateRefusedError("--restore-data restores the embedded database's backup; on PostgreSQL loom takes none (restore your own PostgreSQL backup)");
+    if (state.backup === null || !(await backupExists(state.backup))) throw new UpdateRefusedError(`--restore-data: no backup was taken when ${current.version} was applied, or it is gone (${state.backup ?? "none recorded"})`);
+    return;
+  }
+  const previousSchema = await readBuiltSchema(previous.root);
+  const breaking = (await readBuiltSchema(current.root)).migrations.find((migration) => migration.version > previousSchema.version && !migration.keepsPrevious);
+  if (breaking !== undefined) throw new UpdateRefusedError(`${previous.version} cannot run on the data as ${current.version} migrated it (migration ${breaking.version}, ${breaking.description}, does not keep it working): roll back with --restore-data`);
+}
