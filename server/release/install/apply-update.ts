@@ -13,7 +13,7 @@ import type { FeedSource } from "../feed-source.js";
 import { compareSemVer } from "../semver.js";
 import { type MaintenanceWindow, type UpdatePolicy, policyRefusal } from "../update-policy.js";
 import { backUpData, restoreData } from "./data-backup.js";
-import { writeInstallState } from "./install-state.js";
+import { readInstallState, removeInstallState, writeInstallState } from "./install-state.js";
 import { type InstallLayout, currentRoot, pointCurrentAt, releaseRoot } from "./layout.js";
 import { runMigrations } from "./run-migrations.js";
 import { runningProcesses } from "./running-processes.js";
@@ -104,7 +104,6 @@ export async function applyUpdate(options: ApplyOptions): Promise<ApplyResult> {
   // From here the install has a `current`, so that a crash leaves a version to start.
   if (currentRoot(layout) === undefined) pointCurrentAt(layout, from.root);
   const result = options.rolling ? await applyRolling(options, from, to, processes) : await applyInPlace(options, from, to, processes);
-  writeInstallState(layout, { previous: from, current: to, backup: result.backup });
   clearJournal(layout);
   const detail = `package SHA-256 ${verified.manifest.package.sha256}; migrations ${result.migrations.join(", ") || "none"}; backup ${result.backup ?? "none"}; processes ${result.restarted.join(", ") || "none running"}`;
   await options.records.record(event("ok", to.version, detail)).catch((error: Error) => onProgress(`warning: the apply succeeded but its audit record was not written: ${error.message}`));
@@ -139,7 +138,8 @@ async function chooseRelease(options: ApplyOptions, from: InstalledVersion) {
 async function applyInPlace(options: ApplyOptions, from: InstalledVersion, to: InstalledVersion, processes: ReturnType<typeof runningProcesses>): Promise<ApplyResult> {
   const { layout, onProgress, database } = options;
   const dataDir = "dataDir" in database ? database.dataDir : null;
-  const journal = { operation: "apply" as const, from, to, dataDir, backup: null as string | null, startedAt: new Date().toISOString() };
+  const priorState = readInstallState(layout) ?? null;
+  const journal = { operation: "apply" as const, from, to, dataDir, backup: null as string | null, priorState, startedAt: new Date().toISOString() };
   writeJournal(layout, { ...journal, phase: "stopping" });
   const toStart = processesToStart(processes);
   try {
@@ -153,6 +153,7 @@ async function applyInPlace(options: ApplyOptions, from: InstalledVersion, to: I
     onProgress(`migrations applied by ${to.version}: ${migrations.join(", ") || "none (the schema was current)"}`);
     pointCurrentAt(layout, to.root);
     writeJournal(layout, { ...journal, phase: "switched" });
+    writeInstallState(layout, { previous: from, current: to, backup: journal.backup });
     onProgress(`current -> ${to.root}`);
     const started = await startAll(layout, toStart, to, options);
     return { from, to, restarted: started.map((process_) => process_.pid), backup: journal.backup, migrations };
@@ -162,6 +163,8 @@ async function applyInPlace(options: ApplyOptions, from: InstalledVersion, to: I
     onProgress(`rolling back to ${from.version}`);
     pointCurrentAt(layout, from.root);
     writeJournal(layout, { ...journal, phase: "restoring" });
+    if (priorState === null) removeInstallState(layout);
+    else writeInstallState(layout, priorState);
     if (journal.backup !== null && dataDir !== null) {
       const replaced = await restoreData(dataDir, journal.backup);
       onProgress(`restored the embedded database from ${journal.backup}${replaced === undefined ? "" : ` (the migrated one is kept at ${replaced})`}`);
@@ -189,16 +192,20 @@ async function applyRolling(options: ApplyOptions, from: InstalledVersion, to: I
   const newMigrations = (await readBuiltSchema(to.root)).migrations.filter((migration) => migration.version > fromSchema.version);
   const breaking = newMigrations.find((migration) => !migration.keepsPrevious);
   if (breaking !== undefined) throw new UpdateRefusedError(`--rolling: ${to.version}'s migration ${breaking.version} (${breaking.description}) does not keep ${from.version} working, so old and new processes cannot run side by side: apply without --rolling`);
-  const journal = { operation: "apply" as const, from, to, dataDir: null, backup: null, startedAt: new Date().toISOString() };
+  const priorState = readInstallState(layout) ?? null;
+  const journal = { operation: "apply" as const, from, to, dataDir: null, backup: null, priorState, startedAt: new Date().toISOString() };
   writeJournal(layout, { ...journal, phase: "migrating" });
   const migrations = await runMigrations(to.root, database);
   onProgress(`migrations applied by ${to.version} while ${from.version} serves: ${migrations.join(", ") || "none"}`);
   pointCurrentAt(layout, to.root);
   writeJournal(layout, { ...journal, phase: "switched" });
+  writeInstallState(layout, { previous: from, current: to, backup: null });
   const rolled = await rollProcesses(layout, processes, to, options);
   if (rolled.failure === undefined) return { from, to, restarted: runningProcesses(layout).filter((process_) => process_.version === to.version).map((process_) => process_.pid), backup: null, migrations };
   onProgress(`${to.version} failed: ${rolled.failure.message}; moving the processes already updated back to ${from.version}`);
   pointCurrentAt(layout, from.root);
+  if (priorState === null) removeInstallState(layout);
+  else writeInstallState(layout, priorState);
   const back = await rollProcesses(layout, runningProcesses(layout).filter((process_) => process_.version === to.version), from, options);
   clearJournal(layout);
   const message = `the rolling update to ${to.version} was rolled back: ${rolled.failure.message}${back.failure === undefined ? "" : `; moving back failed too: ${back.failure.message}`}; ${to.version}'s migrations (${migrations.join(", ") || "none"}) stay: they keep ${from.version} working`;

@@ -1,6 +1,6 @@
 // state.json: the version before the current one (what `loom update rollback` returns to) and the backup taken when
 // the current one was applied.
-import { readJsonFile, writeFileDurably } from "./durable-files.js";
+import { readJsonFile, removeFileDurably, writeFileDurably } from "./durable-files.js";
 import type { InstallLayout } from "./layout.js";
 import type { InstalledVersion } from "./update-journal.js";
 
@@ -21,4 +21,9 @@ export function readInstallState(layout: InstallLayout): InstallState | undefine
 /** Writes state.json durably. */
 export function writeInstallState(layout: InstallLayout, state: InstallState): void {
   writeFileDurably(layout.state, `${JSON.stringify(state, null, 2)}\n`);
+}
+
+/** Removes state.json (an install back to before its first update). */
+export function removeInstallState(layout: InstallLayout): void {
+  removeFileDurably(layout.state);
 }

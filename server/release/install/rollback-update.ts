@@ -48,12 +48,14 @@ export async function rollbackUpdate(options: RollbackOptions): Promise<Rollback
   const { previous: to, current: from } = state!;
   const dataDir = "dataDir" in options.database ? options.database.dataDir : null;
   const backup = options.restoreData ? state!.backup : null;
-  const journal = { operation: "rollback" as const, from, to, dataDir, backup, startedAt: new Date().toISOString() };
+  const journal = { operation: "rollback" as const, from, to, dataDir, backup, priorState: state!, startedAt: new Date().toISOString() };
   writeJournal(layout, { ...journal, phase: "stopping" });
   const processes = runningProcesses(layout);
   const toStart = processesToStart(processes);
   await stopAll(processes, options);
   pointCurrentAt(layout, to.root);
+  writeJournal(layout, { ...journal, phase: "switched" });
+  writeInstallState(layout, { previous: from, current: to, backup: null });
   onProgress(`current -> ${to.root}`);
   let replacedData: string | null = null;
   if (backup !== null && dataDir !== null) {
@@ -62,7 +64,6 @@ export async function rollbackUpdate(options: RollbackOptions): Promise<Rollback
     onProgress(`restored the embedded database from ${backup}; the data it replaced is kept at ${replacedData}`);
   }
   clearJournal(layout);
-  writeInstallState(layout, { previous: from, current: to, backup: null });
   let restarted: number[] = [];
   try {
     restarted = (await startAll(layout, toStart, to, options)).map((process_) => process_.pid);

@@ -5,6 +5,7 @@
 import { resolve } from "node:path";
 import { readJsonFile, removeFileDurably, writeFileDurably } from "./durable-files.js";
 import { restoreData } from "./data-backup.js";
+import { type InstallState, removeInstallState, writeInstallState } from "./install-state.js";
 import { type InstallLayout, currentRoot } from "./layout.js";
 
 /** A version and the package root it runs from. */
@@ -28,6 +29,8 @@ export interface UpdateJournal {
   dataDir: string | null;
   /** The backup taken before the migrations (null when none was). */
   backup: string | null;
+  /** state.json as it was before (null: there was none), put back when the update is undone. */
+  priorState: InstallState | null;
   startedAt: string;
 }
 
@@ -74,6 +77,10 @@ export async function recoverInterruptedUpdate(layout: InstallLayout): Promise<s
     done = "the data needed no change";
   }
   const serving = names(to) ? to.version : names(from) ? from.version : "the version current names";
+  // state.json follows `current`: the update done (rollback then returns to `from`), or undone.
+  if (names(to)) writeInstallState(layout, { previous: from, current: to, backup: journal.operation === "apply" ? journal.backup : null });
+  else if (journal.priorState === null) removeInstallState(layout);
+  else writeInstallState(layout, journal.priorState);
   clearJournal(layout);
   return `an interrupted ${journal.operation} from ${from.version} to ${to.version} (cut off while ${journal.phase}) was recovered: ${done}; ${serving} starts`;
 }
