@@ -14,6 +14,7 @@ import { ModelRegistry } from "../models.js";
 import { recordThisProcess, recoverInstall } from "../release/install/this-process.js";
 import { readServeConfig } from "./config.js";
 import { platformOptionsOf, startService } from "./serve-command.js";
+import { drainMsOf } from "./stop-signals.js";
 import { clusterToken } from "./worker-command.js";
 
 export const GATEWAY_USAGE = `Usage: loom gateway --database-url <url> --redis-url <url> [options]
@@ -32,6 +33,8 @@ export const GATEWAY_USAGE = `Usage: loom gateway --database-url <url> --redis-u
   --config <file>      as loom serve (limits, runs, payments; its models and apiKeys do not apply)
   --limits-fail-open   as loom serve
   --search-url <url>   as loom serve
+  --drain-seconds N    as loom serve: on SIGTERM / SIGINT, how long the requests in flight may take to finish
+                       (default 30; 0 = no wait)
   --install-dir <dir>  record this gateway there for loom update apply --rolling (default: the config's
                        updates.installDir; none: not recorded)
 `;
@@ -39,7 +42,8 @@ export const GATEWAY_USAGE = `Usage: loom gateway --database-url <url> --redis-u
 /** The command's flags (deploy/checks.ts checks the Kubernetes manifests against them). */
 export const GATEWAY_OPTIONS = {
   "database-url": { type: "string" }, "redis-url": { type: "string" }, host: { type: "string" }, port: { type: "string" }, "cache-load-margin": { type: "string" }, routing: { type: "string" },
-  config: { type: "string" }, "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, "install-dir": { type: "string" }, help: { type: "boolean", short: "h" },
+  config: { type: "string" }, "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, "drain-seconds": { type: "string" }, "install-dir": { type: "string" },
+  help: { type: "boolean", short: "h" },
 } as const;
 
 /** Runs `loom gateway`; resolves once it listens (it then runs until the process ends). */
@@ -68,6 +72,7 @@ export async function runGateway(argv: string[]): Promise<void> {
   if (!ROUTING_POLICIES.includes(routing)) throw new UsageError(`--routing must be ${ROUTING_POLICIES.join(", ")}, got ${JSON.stringify(values.routing?.slice(0, 40))}`);
   const searchUrl = values["search-url"] ?? config.runs?.searchUrl;
   const installDir = values["install-dir"] ?? config.updates?.installDir;
+  const drainMs = drainMsOf(values["drain-seconds"]);
   await loadUws();
   if (installDir !== undefined) await recoverInstall(installDir);
 
@@ -78,7 +83,7 @@ export async function runGateway(argv: string[]): Promise<void> {
   const directory = new ClusterDirectory({ workers: new WorkerRegistry(redis, process.env.LOOM_CLUSTER_KEY_PREFIX || DEFAULT_CLUSTER_PREFIX), token, models: registry, cacheLoadMargin, routing });
   await directory.start();
   const service = await startService({
-    config, registry, platformOptions, noAuth: false, keys: [], host, port, searchUrl,
+    config, registry, platformOptions, noAuth: false, keys: [], host, port, searchUrl, drainMs,
     workers: clusterWorkerLoad(directory),
     onClose: async () => {
       await directory.close();

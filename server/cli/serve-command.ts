@@ -28,6 +28,7 @@ import { runServicesOf } from "../platform/dashboard/data-surfaces.js";
 import type { WorkerLoadSource } from "../cluster/worker-load.js";
 import { defaultInstallDir } from "../release/install/layout.js";
 import { recordThisProcess, recoverInstall } from "../release/install/this-process.js";
+import { describeDrainEnd, drainMsOf, stopOnSignals } from "./stop-signals.js";
 
 export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
 
@@ -66,6 +67,9 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
   --backend B          wasm, webgpu or auto (default auto: WebGPU on a hardware GPU, else WebAssembly)
   --simd S             WebAssembly kernels: relaxed (relaxed SIMD int8 dot products), plain, or auto (default:
                        relaxed where this Node runs it correctly); the results are identical
+  --drain-seconds N    on SIGTERM / SIGINT, stop taking connections and let the requests in flight (streams
+                       included) finish for up to N seconds before stopping (default 30; 0 = no wait); a second
+                       signal stops at once (README "Stopping")
 `;
 
 /**
@@ -93,7 +97,7 @@ export async function runServe(argv: string[]): Promise<void> {
     options: {
       model: { type: "string" }, host: { type: "string" }, port: { type: "string" }, config: { type: "string" },
       "no-auth": { type: "boolean" }, "data-dir": { type: "string" }, "database-url": { type: "string" }, "redis-url": { type: "string" },
-      "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, context: { type: "string" }, threads: { type: "string" }, backend: { type: "string" }, simd: { type: "string" },
+      "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, context: { type: "string" }, threads: { type: "string" }, backend: { type: "string" }, simd: { type: "string" }, "drain-seconds": { type: "string" },
       "install-dir": { type: "string" }, help: { type: "boolean", short: "h" },
     },
   });
@@ -122,6 +126,7 @@ export async function runServe(argv: string[]): Promise<void> {
   const backend = parseBackend(values.backend);
   const simd = parseSimd(values.simd);
   const context = values.context === undefined ? undefined : parseInteger("--context", values.context, 4096, 1);
+  const drainMs = drainMsOf(values["drain-seconds"]);
   // Before any model is read or downloaded: where no uWebSockets.js build loads, say so at once.
   await loadUws();
   // With the embedded database, its install folder is the default: an update cut off by a crash is finished first.
@@ -155,7 +160,7 @@ export async function runServe(argv: string[]): Promise<void> {
   }
   const registry = new ModelRegistry(served);
   checkRunEngines(config, registry);
-  const service = await startService({ config, registry, platformOptions, noAuth: values["no-auth"] ?? false, keys, host, port, searchUrl, engineSequences: entries[0]?.maxSequences });
+  const service = await startService({ config, registry, platformOptions, noAuth: values["no-auth"] ?? false, keys, host, port, searchUrl, drainMs, engineSequences: entries[0]?.maxSequences });
   const describe = (model: ModelInfo) => `${model.path} (${model.device}${model.chatTemplate === "default" ? "; no chat template of its own: chat uses the default, ChatML" : ""})`;
   process.stderr.write(
     `loom: serving ${served.map(({ model }) => describe(model)).join(", ")} on http://${host}:${service.server.port} (${service.authentication}; ${service.server.http})\n` +
@@ -179,11 +184,13 @@ export interface ServiceSetup {
   host: string;
   port: number;
   searchUrl: string | undefined;
+  /** On SIGTERM / SIGINT, how long the requests in flight may take to finish before they are cut (--drain-seconds). */
+  drainMs: number;
   /** Sequences the first model's engine runs at once, when known (agent runs size their concurrency by it). */
   engineSequences?: number;
   /** The engine workers' load behind a gateway (the operator's dashboard); absent on `loom serve`. */
   workers?: WorkerLoadSource;
-  /** Runs once the service has closed on SIGINT / SIGTERM, before the process exits (a gateway's directory). */
+  /** Runs once the service has drained and closed on SIGINT / SIGTERM, before the process exits (a gateway's directory). */
   onClose?: () => Promise<void>;
 }
 
@@ -254,7 +261,7 @@ export async function startService(setup: ServiceSetup): Promise<StartedService>
   }
   if (platform && runs && machines) platform.offerAdminEndpoint(server.port);
   // In order: stop taking work, then what runs on the database, then the database.
-  closeOnSignals(server, [() => machines?.close(), () => runs?.close(), () => responses.close(), () => sessionCleanup?.stop(), () => platform?.close(), () => setup.onClose?.()]);
+  closeOnSignals(server, setup.drainMs, [() => machines?.close(), () => runs?.close(), () => responses.close(), () => sessionCleanup?.stop(), () => platform?.close(), () => setup.onClose?.()]);
   const authentication = platform ? `platform: ${platform.description}` : setup.noAuth ? "no auth" : `${keys.length} API key(s)`;
   const surfaces =
     (platform ? "  GET  /api/v1/usage, /api/v1/management/api-keys (platform)\n" : "") +
@@ -314,23 +321,17 @@ function describePayments(settings: PaymentsSettings | undefined): string {
 }
 
 /**
- * On SIGINT or SIGTERM: stop listening, then close each part in order (give running runs back, stop the stored
- * responses' cleanup, commit pending usage, close the database), then exit.
+ * On SIGINT or SIGTERM: stop listening and drain the requests in flight (up to `drainMs`; a second signal stops the
+ * wait), then close each part in order (give running runs back, stop the stored responses' cleanup, commit pending
+ * usage, close the database), then exit.
  */
-function closeOnSignals(server: LoomServer, closers: ReadonlyArray<() => Promise<void> | undefined>): void {
-  let closing = false;
-  const close = (signal: NodeJS.Signals) => {
-    if (closing) return;
-    closing = true;
-    server.close();
-    closers.reduce<Promise<void>>((previous, closer) => previous.then(() => closer()), Promise.resolve()).then(
-      () => process.exit(signal === "SIGINT" ? 130 : 143),
-      (error: unknown) => {
-        process.stderr.write(`loom: closing the platform failed: ${(error as Error).message}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.once("SIGINT", close);
-  process.once("SIGTERM", close);
+function closeOnSignals(server: LoomServer, drainMs: number, closers: ReadonlyArray<() => Promise<void> | undefined>): void {
+  const log = (message: string) => process.stderr.write(`loom: ${message}\n`);
+  stopOnSignals(async (hurry, signal) => {
+    const running = server.inFlight;
+    if (running > 0 && drainMs > 0) log(`${signal}: stopping; waiting up to ${drainMs / 1000} s for ${running} request(s) in flight (${signal} again stops at once)`);
+    const { ended, cut } = await server.drain({ timeoutMs: drainMs, signal: hurry });
+    if (cut > 0) log(`cut ${cut} request(s) still running (${describeDrainEnd(ended, signal, drainMs)}): their streams end without a last event`);
+    for (const closer of closers) await closer();
+  }, (error) => log(`closing the platform failed: ${error.message}`));
 }

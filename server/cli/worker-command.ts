@@ -1,6 +1,7 @@
 // `loom worker`: load a model, serve it to gateways over the cluster WebSocket, and publish this worker in Redis
 // with a heartbeat until the process ends.
 import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
@@ -11,11 +12,13 @@ import { PromptCounter } from "../../engine/prompt-counter.js";
 import { type WorkerDescription, modelKey } from "../cluster/frames.js";
 import { startWorkerServer } from "../cluster/worker-server.js";
 import { DEFAULT_CLUSTER_PREFIX, type WorkerRecord, WorkerRegistry, startHeartbeat } from "../cluster/worker-registry.js";
+import { waitForIdle } from "../http/drain.js";
 import { loadUws } from "../http/uws.js";
 import { redisAddress } from "../platform/limits/redis-store.js";
 import { defaultSlugs } from "../models.js";
 import { recordThisProcess } from "../release/install/this-process.js";
 import { resolveModelPath } from "./default-model.js";
+import { describeDrainEnd, drainMsOf, stopOnSignals } from "./stop-signals.js";
 
 export const WORKER_USAGE = `Usage: loom worker --register <redis-url> [--model <file-or-dir>] [options]
 
@@ -34,6 +37,9 @@ export const WORKER_USAGE = `Usage: loom worker --register <redis-url> [--model 
   --context N, --threads N, --backend B, --simd S   as loom serve
   --max-sequences N    sequences run at once (default 32): the capacity gateways route against
   --kv-cache-mb N      the KV cache's size in MB (default: as loom serve, a share of free memory)
+  --drain-seconds N    on SIGTERM / SIGINT, how long the requests in flight may take to finish (default 30; 0 = no
+                       wait): gateways send no new work once they see it stopping, and it waits at least
+                       max(2 heartbeats, 1 s) for them to; a second signal stops at once
   --install-dir <dir>  record this worker there for loom update apply --rolling (default: not recorded)
 `;
 
@@ -41,7 +47,8 @@ export const WORKER_USAGE = `Usage: loom worker --register <redis-url> [--model 
 export const WORKER_OPTIONS = {
   register: { type: "string" }, model: { type: "string" }, pool: { type: "string" }, host: { type: "string" }, port: { type: "string" },
   advertise: { type: "string" }, "heartbeat-ms": { type: "string" }, context: { type: "string" }, threads: { type: "string" },
-  backend: { type: "string" }, simd: { type: "string" }, "max-sequences": { type: "string" }, "kv-cache-mb": { type: "string" }, "install-dir": { type: "string" }, help: { type: "boolean", short: "h" },
+  backend: { type: "string" }, simd: { type: "string" }, "max-sequences": { type: "string" }, "kv-cache-mb": { type: "string" }, "drain-seconds": { type: "string" }, "install-dir": { type: "string" },
+  help: { type: "boolean", short: "h" },
 } as const;
 
 /** Runs `loom worker`; resolves once it listens and is published (it then runs until the process ends). */
@@ -69,7 +76,9 @@ export async function runWorker(argv: string[]): Promise<void> {
   const threads = values.threads === undefined ? undefined : parseInteger("--threads", values.threads, 1, 1);
   const context = values.context === undefined ? undefined : parseInteger("--context", values.context, 4096, 1);
   const kvCacheMb = values["kv-cache-mb"] === undefined ? undefined : parseInteger("--kv-cache-mb", values["kv-cache-mb"], 0, 1);
+  const drainMs = drainMsOf(values["drain-seconds"]);
   await loadUws();
+  const log = (message: string) => process.stderr.write(`loom worker: ${message}\n`);
 
   const path = await resolveModelPath(values.model);
   const bar = new ProgressBar(`loading ${path}`);
@@ -90,27 +99,33 @@ export async function runWorker(argv: string[]): Promise<void> {
   const registry = new WorkerRegistry(redis, process.env.LOOM_CLUSTER_KEY_PREFIX || DEFAULT_CLUSTER_PREFIX);
   // The KV figure trails by one beat: stats() crosses to the engine thread, and a record is written synchronously.
   let kv: Pick<WorkerRecord, "kvBlocksFree" | "prefixCacheBlocks"> = {};
+  let draining = false;
   const record = (): WorkerRecord => {
     engine.stats().then((stats) => { kv = { kvBlocksFree: stats.kvBlocks.free, prefixCacheBlocks: stats.kvBlocks.cached + stats.kvBlocks.used }; }, () => undefined);
-    return { ...description, url, heartbeatMs, inFlight: server.inFlight, ...kv };
+    return { ...description, url, heartbeatMs, inFlight: server.inFlight, ...kv, ...(draining ? { draining } : {}) };
   };
-  const heartbeat = startHeartbeat(registry, record, (error) => process.stderr.write(`loom worker: renewing the record in Redis failed: ${error.message}\n`));
+  const heartbeat = startHeartbeat(registry, record, (error) => log(`renewing the record in Redis failed: ${error.message}`));
   await heartbeat.first;
 
-  let closing = false;
-  const close = (signal: NodeJS.Signals) => {
-    if (closing) return;
-    closing = true;
-    // Unpublished first, so gateways stop sending work; requests in flight end with errors when the server closes.
-    heartbeat.stop().then(() => {
-      server.close();
-      redis.disconnect();
-      return engine.close();
-    }).finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
-  };
-  process.once("SIGINT", close);
-  process.once("SIGTERM", close);
-  process.stderr.write(`loom worker: ${description.id} serving ${engine.model.path} (${engine.model.device}) to gateways at ${url}, pool ${pool}; registered in Redis at ${redisAddress(redisUrl)}\n`);
+  stopOnSignals(async (hurry, signal) => {
+    // Published as draining first (the heartbeat goes on), so gateways send no new work but keep their connection
+    // for the requests running here; those a gateway routed before it saw the record are served too.
+    draining = true;
+    server.drain();
+    await heartbeat.renew();
+    const running = server.inFlight;
+    if (running > 0 && drainMs > 0) log(`${signal}: stopping; waiting up to ${drainMs / 1000} s for ${running} request(s) in flight (${signal} again stops at once)`);
+    // Even when idle, gateways get time to see the record (they read Redis every 250 ms by default).
+    const noticeMs = Math.max(2 * heartbeatMs, 1000);
+    const ended = await waitForIdle(sleep(noticeMs).then(() => server.idle()), { timeoutMs: drainMs, signal: hurry });
+    const cut = server.inFlight;
+    if (cut > 0) log(`cut ${cut} request(s) still running (${describeDrainEnd(ended, signal, drainMs)}): their gateways report them lost`);
+    await heartbeat.stop();
+    server.close();
+    redis.disconnect();
+    await engine.close();
+  }, (error) => log(`stopping failed: ${error.message}`));
+  log(`${description.id} serving ${engine.model.path} (${engine.model.device}) to gateways at ${url}, pool ${pool}; registered in Redis at ${redisAddress(redisUrl)}`);
   if (values["install-dir"] !== undefined) recordThisProcess(values["install-dir"], "worker", host, server.port);
   process.stdout.write(`${JSON.stringify({ listening: { host, port: server.port }, worker: description.id })}\n`);
 }

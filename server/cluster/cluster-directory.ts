@@ -2,7 +2,8 @@
 // worker, and keeps the model registry equal to what they serve: per model, one ClusterEngine per pool (the shared
 // pool "default" serves organizations without a pool of their own).
 // A worker whose record expires, or whose connection drops, leaves the routing table at once; a worker still
-// published after its connection dropped is reconnected at the next poll.
+// published after its connection dropped is reconnected at the next poll. A worker whose record says it is draining
+// (stopping gracefully) leaves the routing table, but its connection stays for the requests it is running.
 import type { ModelRegistry, ServedModel } from "../models.js";
 import { chainHashes } from "../../engine/kv/block-hash.js";
 import { PromptCounter, type PromptModelSource } from "../../engine/prompt-counter.js";
@@ -44,6 +45,8 @@ export class ClusterDirectory {
   readonly #log: (message: string) => void;
   /** Workers that could not be reached: when to try again (doubling from 500 ms to 30 s), and the failures so far. */
   readonly #retry = new Map<string, { at: number; failures: number }>();
+  /** Links to draining workers: routed no new request, kept until the worker closes them or its record goes. */
+  readonly #draining = new WeakSet<WorkerLink>();
   #timer: NodeJS.Timeout | undefined;
   #polling: Promise<Array<Promise<void>>> | undefined;
   #closed = false;
@@ -83,11 +86,13 @@ export class ClusterDirectory {
     if (this.#closed) return [];
     const live = new Map(records.map((record) => [record.id, record]));
     for (const [id, link] of this.#links) {
-      if (live.get(id)?.url !== link.url) link.close("its heartbeat lapsed");
+      const record = live.get(id);
+      if (record?.url !== link.url) link.close(this.#draining.has(link) ? "it stopped" : "its heartbeat lapsed");
+      else if (record.draining) this.#drain(id, link);
     }
     const now = Date.now();
     for (const id of this.#retry.keys()) if (!live.has(id)) this.#retry.delete(id);
-    const due = [...live.values()].filter((record) => !this.#links.has(record.id) && (this.#retry.get(record.id)?.at ?? 0) <= now);
+    const due = [...live.values()].filter((record) => !record.draining && !this.#links.has(record.id) && (this.#retry.get(record.id)?.at ?? 0) <= now);
     return due.map((record) => this.#connect(record));
   }
 
@@ -105,7 +110,7 @@ export class ClusterDirectory {
       return;
     }
     this.#retry.delete(record.id);
-    if (link.closed || this.#closed) return;
+    if (link.closed || this.#closed || this.#draining.has(link)) return;
     for (const model of description.models) {
       this.#model(model).engineOf(description.pool).add(link);
       // Its tokenizer may have arrived with the hello, before the model's entry existed.
@@ -155,8 +160,20 @@ export class ClusterDirectory {
 
   #lost(id: string, link: WorkerLink, error: Error): void {
     if (this.#links.get(id) === link) this.#links.delete(id);
-    for (const model of this.#models.values()) for (const engine of model.pools.values()) engine.remove(link);
+    this.#unroute(link);
     if (!this.#closed && link.description) this.#log(`worker ${id} left: ${error.message}`);
+  }
+
+  /** A worker stopping gracefully: no new request goes to it; those it runs finish on its connection. */
+  #drain(id: string, link: WorkerLink): void {
+    if (this.#draining.has(link)) return;
+    this.#draining.add(link);
+    this.#unroute(link);
+    this.#log(`worker ${id} is stopping: routing no new requests to it (${link.ownRequests} of this gateway's still running there)`);
+  }
+
+  #unroute(link: WorkerLink): void {
+    for (const model of this.#models.values()) for (const engine of model.pools.values()) engine.remove(link);
   }
 
   /**

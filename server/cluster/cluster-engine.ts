@@ -58,7 +58,10 @@ export class ClusterEngine implements ServingEngine {
     this.#links.add(link);
   }
 
-  /** Stops routing to `link` (its requests end through the link's own close). */
+  /**
+   * Stops routing to `link`. The requests it runs go on: they end with their last event, or, when the link closes
+   * first, as it reports them lost.
+   */
   remove(link: WorkerLink): void {
     this.#links.delete(link);
   }

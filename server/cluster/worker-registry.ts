@@ -19,6 +19,11 @@ export interface WorkerRecord extends WorkerDescription {
    * go to gateways over the connection (a snapshot, then every change), not through Redis.
    */
   prefixCacheBlocks?: number;
+  /**
+   * The worker is stopping: gateways send it no new request, and let those it runs finish on their connection. It
+   * removes its record once they have (a record that merely expires is a worker hung or cut off).
+   */
+  draining?: boolean;
 }
 
 /** The key prefix when none is configured (LOOM_CLUSTER_KEY_PREFIX): deployments sharing one Redis set their own. */
@@ -82,16 +87,28 @@ function malformation(text: string): WorkerRecord | string {
   return record as WorkerRecord;
 }
 
+/** A worker's heartbeat. */
+export interface Heartbeat {
+  /** The first publication. */
+  first: Promise<void>;
+  /** Publishes the record now, for a change gateways must see before the next beat (draining); failures are reported. */
+  renew(): Promise<void>;
+  /** Stops the beats and removes the record. */
+  stop(): Promise<void>;
+}
+
 /**
  * Publishes `record()` now and every heartbeat (the first record's) until stopped; a failed renewal is reported and
  * retried at the next beat (the record expires only after two missed beats).
  */
-export function startHeartbeat(registry: WorkerRegistry, record: () => WorkerRecord, onError: (error: Error) => void): { first: Promise<void>; stop(): Promise<void> } {
+export function startHeartbeat(registry: WorkerRegistry, record: () => WorkerRecord, onError: (error: Error) => void): Heartbeat {
   const initial = record();
   const first = registry.publish(initial);
-  const timer = setInterval(() => void registry.publish(record()).catch((error: unknown) => onError(error as Error)), initial.heartbeatMs);
+  const renew = () => registry.publish(record()).catch((error: unknown) => onError(error as Error));
+  const timer = setInterval(() => void renew(), initial.heartbeatMs);
   return {
     first,
+    renew,
     async stop() {
       clearInterval(timer);
       await registry.remove(initial.id).catch((error: unknown) => onError(error as Error));

@@ -34,6 +34,14 @@ export interface WorkerServer {
   readonly http: string;
   /** Requests in flight from every gateway. */
   readonly inFlight: number;
+  /**
+   * Begins a graceful stop: /health answers 503 "draining" from now on, while every request gateways send is still
+   * served (a gateway may have routed one before it saw the worker stopping).
+   */
+  drain(): void;
+  /** Resolves once no request is in flight (at once when none is). */
+  idle(): Promise<void>;
+  /** Stops listening and closes every gateway connection (their requests still running are lost to them). */
   close(): void;
 }
 
@@ -70,6 +78,9 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
   let inFlight = 0;
   /** Requests submitted since start, from every gateway. */
   let submitted = 0;
+  let draining = false;
+  /** Callers of idle() waiting for the last request in flight to end. */
+  const idleWaiters: Array<() => void> = [];
 
   const send = (socket: WebSocket<Connection>, frame: FromWorkerFrame): void => {
     try {
@@ -113,6 +124,7 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
       connection.requests.delete(id);
       inFlight--;
       announceLoad();
+      if (inFlight === 0) for (const wake of idleWaiters.splice(0)) wake();
     }
   };
 
@@ -189,11 +201,12 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
   const app = uWS.App();
   app.get("/health", (res) => {
     const down = [...options.engines.values()].filter((engine) => engine.unavailable);
-    const body = down.length === 0
-      ? { status: "ok", worker: options.description.id, pool: options.description.pool, inFlight, submitted, version: LOOM_VERSION }
-      : { status: "unavailable", worker: options.description.id, unavailable: down.map((engine) => engine.unavailable?.message), version: LOOM_VERSION };
+    const { id, pool } = options.description;
+    const body = draining ? { status: "draining", worker: id, pool, inFlight, submitted, version: LOOM_VERSION }
+      : down.length === 0 ? { status: "ok", worker: id, pool, inFlight, submitted, version: LOOM_VERSION }
+      : { status: "unavailable", worker: id, unavailable: down.map((engine) => engine.unavailable?.message), version: LOOM_VERSION };
     res.cork(() => {
-      res.writeStatus(down.length === 0 ? "200 OK" : "503 Service Unavailable").writeHeader("content-type", "application/json").end(JSON.stringify(body));
+      res.writeStatus(body.status === "ok" ? "200 OK" : "503 Service Unavailable").writeHeader("content-type", "application/json").end(JSON.stringify(body));
     });
   });
   app.ws<Connection>("/cluster", {
@@ -249,6 +262,13 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
     get inFlight() {
       return inFlight;
     },
+    drain: () => {
+      draining = true;
+    },
+    idle: () => new Promise<void>((resolve) => {
+      if (inFlight === 0) resolve();
+      else idleWaiters.push(resolve);
+    }),
     close: () => {
       bound.close();
       for (const socket of [...sockets]) socket.end(1001, "worker stopping");

@@ -4,6 +4,7 @@
 import type { HttpRequest } from "uWebSockets.js";
 import { ProtocolError } from "../protocol/internal.js";
 import { ServerContext, type ServerOptions } from "./context.js";
+import type { DrainOptions, DrainOutcome } from "./drain.js";
 import type { ErrorResponder } from "./guard.js";
 import { guarded } from "./guard.js";
 import type { Metrics } from "./metrics.js";
@@ -18,6 +19,16 @@ export interface LoomServer {
   readonly metrics: Metrics;
   /** The uWebSockets.js build serving HTTP ("uWebSockets.js v20.49 (uws-pack 20.0.8)"). */
   readonly http: string;
+  /** HTTP requests being answered now (a stream until its last event). */
+  readonly inFlight: number;
+  /**
+   * A graceful stop: stops listening (new connections are refused), answers requests that arrive on open connections
+   * with 503 / 529 and `Connection: close` (but /health, which answers 503 "draining", and /metrics), and waits for
+   * the requests in flight to end, up to the timeout or the signal's abort; then drops those still running (see
+   * InFlightRequests.drain). Call it once.
+   */
+  drain(options: DrainOptions): Promise<DrainOutcome>;
+  /** Stops listening at once (connections open stay open). */
   close(): void;
 }
 
@@ -34,7 +45,7 @@ export type SurfaceFactory = (context: ServerContext) => Surface;
 export async function listen(options: ServerOptions, surfaceFactories: readonly SurfaceFactory[], host: string, port: number): Promise<LoomServer> {
   const { uws: uWS, build } = await loadUws();
   const context = new ServerContext(options);
-  const guard = { log: context.options.log, countStatus: (route: string, status: number) => context.metrics.request(route, status) };
+  const guard = { log: context.options.log, countStatus: (route: string, status: number) => context.metrics.request(route, status), requests: context.requests };
   const app = uWS.App();
   alignTimeouts(app);
   const routes = new Routes(app, guard);
@@ -68,5 +79,17 @@ export async function listen(options: ServerOptions, surfaceFactories: readonly 
     else connection.sendJson(status, body, head, true);
   }));
   const bound = await bindApp(uWS, app, host, port);
-  return { port: bound.port, metrics: context.metrics, http: describeUwsBuild(build), close: bound.close };
+  return {
+    port: bound.port,
+    metrics: context.metrics,
+    http: describeUwsBuild(build),
+    get inFlight() {
+      return context.requests.count;
+    },
+    drain: (drainOptions) => {
+      bound.close();
+      return context.requests.drain(drainOptions);
+    },
+    close: bound.close,
+  };
 }

@@ -1,10 +1,12 @@
-// What every route of one server shares: its settings, metrics, error log, and the budget request bodies draw on.
+// What every route of one server shares: its settings, metrics, error log, the budget request bodies draw on, and the
+// requests in flight.
 import type { JsonWhitespace } from "../../engine/grammar/index.js";
 import type { ResponsesStorage } from "../adapters/responses/endpoint.js";
 import type { ModelRegistry } from "../models.js";
 import { type Accountant, unmetered } from "./accounting.js";
 import type { Authenticator } from "./auth.js";
 import { BodyBudget, type BodyLimits } from "./body.js";
+import { InFlightRequests } from "./drain.js";
 import type { WireEndpoint } from "./endpoint.js";
 import { type ServerLog, stderrLog } from "./log.js";
 import { Metrics } from "./metrics.js";
@@ -48,7 +50,9 @@ export const SERVER_DEFAULTS = {
 
 /** The resolved settings and shared state of one server. */
 export class ServerContext {
-  readonly metrics = new Metrics();
+  /** The HTTP requests being answered, and the server's drain. */
+  readonly requests = new InFlightRequests();
+  readonly metrics = new Metrics(() => this.requests.count);
   readonly bodyLimits: BodyLimits;
   readonly maxQueue: number;
   readonly pingSeconds: number;

@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import type { HttpRequest, HttpResponse } from "uWebSockets.js";
 import { ProtocolError } from "../protocol/internal.js";
+import { type InFlightRequests, drainingError } from "./drain.js";
 import { framingError } from "./framing.js";
 import type { ServerLog } from "./log.js";
 import { Connection } from "./reply.js";
@@ -20,6 +21,8 @@ export interface GuardContext {
   log: ServerLog;
   /** Counts a response's status for the route (metrics). */
   countStatus(route: string, status: number): void;
+  /** The requests in flight, and whether the server is draining. */
+  requests: InFlightRequests;
 }
 
 /** A fresh, unguessable request id. */
@@ -55,11 +58,20 @@ export function guarded(context: GuardContext, route: string, errors: (req: Http
     };
     try {
       connection = new Connection(res, newRequestId(), fail);
+      context.requests.track(connection);
       respond = errors(req);
       // Ambiguous framing is refused on every route, so that no request can be smuggled behind one (framing.ts).
       const framing = framingError(req);
       if (framing) {
         const { status, body, headers } = respond(framing);
+        context.countStatus(route, status);
+        connection.sendJson(status, body, headers, true);
+        return;
+      }
+      // Refused during a drain rather than served, so that the drain waits only for what was running when it began
+      // and ends as soon as it can; the official SDKs retry a 503 / 529 on a new connection (to whatever listens now).
+      if (context.requests.refuses(route)) {
+        const { status, body, headers } = respond(drainingError());
         context.countStatus(route, status);
         connection.sendJson(status, body, headers, true);
         return;

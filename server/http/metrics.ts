@@ -44,6 +44,9 @@ export class Metrics {
   private readonly ttft = new Histogram(TTFT_BUCKETS);
   private readonly itl = new Histogram(ITL_BUCKETS);
 
+  /** @param inFlight the HTTP requests being answered now (drain.ts counts them). */
+  constructor(private readonly inFlight: () => number = () => 0) {}
+
   /** Counts a finished HTTP request by route and status. */
   request(route: string, status: number): void {
     const key = `route="${route}",status="${status}"`;
@@ -75,6 +78,8 @@ export class Metrics {
     const metric = (name: string, type: string, help: string) => lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     metric("loom_http_requests_total", "counter", "HTTP requests by route and status.");
     for (const [labels, value] of this.requests) lines.push(`loom_http_requests_total{${labels}} ${value}`);
+    metric("loom_http_requests_in_flight", "gauge", "HTTP requests being answered (streams until their last event).");
+    lines.push(`loom_http_requests_in_flight ${this.inFlight()}`);
     metric("loom_prompt_tokens_total", "counter", "Prompt tokens of finished requests.");
     lines.push(`loom_prompt_tokens_total ${this.promptTokens}`);
     metric("loom_cached_prompt_tokens_total", "counter", "Prompt tokens served from the prefix or section cache.");

@@ -13,6 +13,9 @@ export class Connection {
   /** The status line and headers went out (a stream started): a failure can no longer change the status. */
   started = false;
   private readonly abortHandlers: Array<() => void> = [];
+  private readonly endHandlers: Array<() => void> = [];
+  /** The response has ended (its last bytes went to uWS, or the socket was dropped) or the client has gone. */
+  private ended = false;
 
   /**
    * @param requestId sent back as `x-request-id` and `request-id` (the headers the OpenAI and Anthropic SDKs read).
@@ -22,6 +25,7 @@ export class Connection {
     res.onAborted(this.guard(() => {
       this.aborted = true;
       for (const handler of this.abortHandlers.splice(0)) handler();
+      this.markEnded();
     }));
   }
 
@@ -46,6 +50,21 @@ export class Connection {
   onAbort(handler: () => void): void {
     if (this.aborted) handler();
     else this.abortHandlers.push(handler);
+  }
+
+  /**
+   * Runs `handler` once the response has ended: sent in full, dropped, or its client gone (at once if it has). The
+   * server counts a request in flight until then (drain.ts).
+   */
+  onEnd(handler: () => void): void {
+    if (this.ended) handler();
+    else this.endHandlers.push(handler);
+  }
+
+  private markEnded(): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const handler of this.endHandlers.splice(0)) handler();
   }
 
   /** Receives the body's chunks (guarded). NOTE: uWS reuses a chunk's memory once the handler returns. */
@@ -80,6 +99,7 @@ export class Connection {
         this.writeHead(status, headers);
         this.res.end(body, closeConnection);
       });
+      this.markEnded();
     };
     if (!closeConnection) return write();
     this.res.onData(() => {});
@@ -97,6 +117,14 @@ export class Connection {
     for (const [name, value] of Object.entries(headers)) this.res.writeHeader(name, value);
   }
 
+  /** Ends a response whose head and body went out in writes (a stream). */
+  endWrites(): void {
+    if (this.closed) return;
+    this.res.cork(() => this.res.end());
+    this.done = true;
+    this.markEnded();
+  }
+
   /**
    * Drops the connection (a stream that failed after its status went out), so the client sees a broken stream, not a
    * finished one. NOTE: on the next turn of the event loop: uWS discards what is still corked when a socket closes.
@@ -106,6 +134,7 @@ export class Connection {
     this.done = true;
     setImmediate(() => {
       if (!this.aborted) this.res.close();
+      this.markEnded();
     });
   }
 }
@@ -151,9 +180,7 @@ export class EventStream {
 
   /** Ends the stream. */
   end(): void {
-    if (this.connection.closed) return;
-    this.connection.res.cork(() => this.connection.res.end());
-    this.connection.done = true;
+    this.connection.endWrites();
   }
 }
 

@@ -33,6 +33,9 @@ export function inferenceSurface(context: ServerContext): Surface {
       routes.add("GET", "/health", sharedShape, (connection) => {
         const down = registry.entries.filter((entry) => entry.engine.unavailable);
         const models = registry.listing().length;
+        // Stopping: a load balancer sends no more work here, while the requests in flight finish.
+        // inFlight: the requests it waits for, besides this one.
+        if (context.requests.draining) return connection.sendJson(503, { status: "draining", models, inFlight: context.requests.count - 1, version: LOOM_VERSION });
         if (down.length === 0) return connection.sendJson(200, { status: "ok", models, version: LOOM_VERSION });
         const unavailable = down.map((entry) => ({ model: entry.slugs.openai[0] ?? entry.slugs.anthropic[0], error: entry.engine.unavailable?.message }));
         connection.sendJson(503, { status: "unavailable", models, unavailable, version: LOOM_VERSION });
