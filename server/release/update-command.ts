@@ -305,6 +305,9 @@ function recordsOf(values: Parsed["values"]): UpdateRecords {
     async record(event: NewUpdateEvent) {
       await executeAdminCommand({ command: "update.record", event }, values);
     },
+    async history(limit) {
+      return ((await executeAdminCommand({ command: "update.history", limit }, values)) as { events: UpdateEventJson[] }).events;
+    },
   };
 }
 

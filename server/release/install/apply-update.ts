@@ -27,7 +27,12 @@ export interface UpdateRecords {
   /** Who approved `version`'s package with this SHA-256, if anyone. */
   approval(version: string, packageSha256: string): Promise<{ approvedBy: string; approvedAt: string } | undefined>;
   record(event: NewUpdateEvent): Promise<void>;
+  /** The newest audit records, newest first. */
+  history(limit: number): Promise<RecordedUpdateEvent[]>;
 }
+
+/** An audit record as read back. */
+export type RecordedUpdateEvent = NewUpdateEvent & { id: number; at: string };
 
 /** Where the platform's data is: the embedded database's data dir, or PostgreSQL. */
 export type UpdateDatabase = { dataDir: string } | { databaseUrl: string };

@@ -3,6 +3,7 @@
 // arguments, working folder and environment of the process it replaces, detached, its output in the install's logs.
 import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { get } from "node:http";
 import { join } from "node:path";
 import { processIsAlive } from "../../platform/db/data-dir-lock.js";
 import type { InstallLayout } from "./layout.js";
@@ -92,10 +93,9 @@ export async function waitHealthy(layout: InstallLayout, started: StartedProcess
     const record = runningProcess(layout, started.pid);
     if (record !== undefined) {
       try {
-        const response = await fetch(`${record.url}/health`, { signal: AbortSignal.timeout(2000) });
-        const body = (await response.json().catch(() => ({}))) as { status?: string; version?: string };
-        if (response.status === 200 && body.version === version) return record;
-        last = `GET ${record.url}/health answered ${response.status} ${JSON.stringify(body).slice(0, 200)}`;
+        const { status, body } = await probeHealth(`${record.url}/health`);
+        if (status === 200 && body.version === version) return record;
+        last = `GET ${record.url}/health answered ${status} ${JSON.stringify(body).slice(0, 200)}`;
       } catch (error) {
         last = `GET ${record.url}/health failed: ${(error as Error).message}`;
       }
@@ -103,6 +103,32 @@ export async function waitHealthy(layout: InstallLayout, started: StartedProcess
     await sleep(200);
   }
   throw new Error(`the new process ${started.pid} was not healthy within ${Math.round(timeoutMs / 1000)} s (${last}); its log ${started.log} ends:\n${logTail(started.log)}`);
+}
+
+/**
+ * GET /health on a connection of its own: on a port two processes share, each new connection may reach either, while a
+ * kept-alive one would ask the old process every time.
+ */
+function probeHealth(url: string): Promise<{ status: number; body: { status?: string; version?: string } }> {
+  return new Promise((resolve, reject) => {
+    const request = get(url, { agent: false, timeout: 2000 }, (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => { text = (text + chunk).slice(0, 64 * 1024); });
+      response.on("end", () => {
+        let body = {};
+        try {
+          body = JSON.parse(text) as object;
+        } catch {
+          // Not JSON: the status alone says it is not healthy.
+        }
+        resolve({ status: response.statusCode ?? 0, body });
+      });
+      response.on("error", reject);
+    });
+    request.on("timeout", () => request.destroy(new Error("no answer within 2 s")));
+    request.on("error", reject);
+  });
 }
 
 /** The last lines of a log, for an error message. */

@@ -2,8 +2,8 @@
 // previous version runs on the current data, which only works when every migration since kept it working; with it
 // (and the operator's confirmation) the data goes back to the backup taken before those migrations, and what was
 // written since is set aside, not deleted.
-import type { NewUpdateEvent } from "../../platform/store/update-ledger.js";
-import { UpdateRefusedError, type UpdateDatabase, type UpdateRecords } from "./apply-update.js";
+import { MAX_UPDATE_HISTORY, type NewUpdateEvent } from "../../platform/store/update-ledger.js";
+import { type RecordedUpdateEvent, UpdateRefusedError, type UpdateDatabase, type UpdateRecords } from "./apply-update.js";
 import { backupExists, restoreData } from "./data-backup.js";
 import { type InstallState, readInstallState, writeInstallState } from "./install-state.js";
 import { readBuiltSchema } from "./installed-version.js";
@@ -49,6 +49,8 @@ export async function rollbackUpdate(options: RollbackOptions): Promise<Rollback
   const dataDir = "dataDir" in options.database ? options.database.dataDir : null;
   const backup = options.restoreData ? state!.backup : null;
   const journal = { operation: "rollback" as const, from, to, dataDir, backup, priorState: state!, startedAt: new Date().toISOString() };
+  // A restore takes the audit trail back too: what was recorded since is read now and recorded again after.
+  const trail = backup === null ? [] : await options.records.history(MAX_UPDATE_HISTORY);
   writeJournal(layout, { ...journal, phase: "stopping" });
   const processes = runningProcesses(layout);
   const toStart = processesToStart(processes);
@@ -72,6 +74,7 @@ export async function rollbackUpdate(options: RollbackOptions): Promise<Rollback
     await options.records.record(event("failed", message)).catch(() => undefined);
     throw new Error(message);
   }
+  if (trail.length > 0) await recordAgain(options.records, trail).catch((error: Error) => onProgress(`warning: the audit records written since the backup were not recorded again: ${error.message}`));
   const detail = `${backup === null ? "data kept" : `data restored from ${backup} (replaced data kept at ${replacedData})`}; processes ${restarted.join(", ") || "none running"}`;
   await options.records.record(event("ok", detail)).catch((error: Error) => onProgress(`warning: the rollback succeeded but its audit record was not written: ${error.message}`));
   return { from, to, restarted, replacedData };
@@ -88,4 +91,14 @@ async function refusal(options: RollbackOptions, state: InstallState): Promise<v
   const previousSchema = await readBuiltSchema(previous.root);
   const breaking = (await readBuiltSchema(current.root)).migrations.find((migration) => migration.version > previousSchema.version && !migration.keepsPrevious);
   if (breaking !== undefined) throw new UpdateRefusedError(`${previous.version} cannot run on the data as ${current.version} migrated it (migration ${breaking.version}, ${breaking.description}, does not keep it working): roll back with --restore-data`);
+}
+
+/** Records again, oldest first, the audit records of `trail` the restored database lacks. */
+async function recordAgain(records: UpdateRecords, trail: readonly RecordedUpdateEvent[]): Promise<void> {
+  const restoredNewest = Math.max(0, ...(await records.history(1)).map((event) => event.id));
+  for (const event of [...trail].reverse()) {
+    if (event.id <= restoredNewest) continue;
+    const { action, outcome, fromVersion, toVersion, actor, detail } = event;
+    await records.record({ action, outcome, fromVersion, toVersion, actor, detail: `${detail} (recorded at ${event.at}, again after the data restore)` });
+  }
 }
