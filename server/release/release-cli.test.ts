@@ -84,7 +84,9 @@ describe.skipIf(!existsSync(CLI))(`loom release and loom update (${CLI})`, () =>
     expect(JSON.parse(bad.stdout).error).toMatch(/bad\.json: updates\.trustedKeys must be an array of non-empty strings/);
     const missing = await loom("update", "check");
     expect(missing).toMatchObject({ code: 2, stderr: expect.stringContaining("--feed is required") });
-    const unknown = await loom("update", "apply");
-    expect(unknown).toMatchObject({ code: 2, stderr: expect.stringContaining("unknown update command 'apply' (only 'check' exists yet)") });
+    const unknown = await loom("update", "install");
+    expect(unknown).toMatchObject({ code: 2, stderr: expect.stringContaining("unknown update command 'install' (check, approve, apply, rollback, status, history, migrate, fetch-model)") });
+    const stray = await loom("update", "history", "--feed", dir);
+    expect(stray).toMatchObject({ code: 2, stderr: expect.stringContaining("'loom update history' takes no --feed") });
   });
 });

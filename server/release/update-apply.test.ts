@@ -80,6 +80,12 @@ describe("loom update on the embedded database", () => {
     expect(listed.currentVersion).toBe("0.1.0");
     expect(listed.releases.map(({ version, verified }) => [version, verified])).toEqual([["0.4.0", true], ["0.3.0", true], ["0.2.0", true]]);
 
+    const pinnedConfig = join(dir, "pinned.json");
+    writeFileSync(pinnedConfig, JSON.stringify({ updates: { trustedKeys: [signer.publicKeyPath], policy: "pinned" } }));
+    const pinned = await loom(["update", "apply", "0.3.0", "--feed", feed, "--config", pinnedConfig, "--data-dir", dataDir], env);
+    expect(pinned.code).toBe(1);
+    expect(pinned.stderr).toContain('the update policy is "pinned"');
+
     const unapproved = await update("apply", "0.3.0");
     expect(unapproved.code).toBe(1);
     expect(unapproved.stderr).toContain("release 0.3.0 (package SHA-256 ");

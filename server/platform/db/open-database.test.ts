@@ -100,7 +100,7 @@ for (const backend of TEST_BACKENDS) {
       const { options } = freshLocation(backend);
       const database = await openDatabase(options);
       // Back to version 8, with per-key usage recorded before migration 9 existed.
-      await database.query("DROP TABLE usage_by_organization");
+      for (const table of ["usage_by_organization", "update_approvals", "update_events"]) await database.query(`DROP TABLE ${table}`);
       await database.query("DELETE FROM schema_migrations WHERE version >= 9");
       await database.query("INSERT INTO organizations (id, name) VALUES ('org_a', 'a')");
       for (const key of ["key_1", "key_2"]) await database.query("INSERT INTO api_keys (id, organization_id, kind, name, key_prefix, key_digest) VALUES ($1, 'org_a', 'inference', $1, 'sk-gw-x', md5($1) || md5($1))", [key]);
