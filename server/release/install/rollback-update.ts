@@ -50,7 +50,10 @@ export async function rollbackUpdate(options: RollbackOptions): Promise<Rollback
   const backup = options.restoreData ? state!.backup : null;
   const journal = { operation: "rollback" as const, from, to, dataDir, backup, priorState: state!, startedAt: new Date().toISOString() };
   // A restore takes the audit trail back too: what was recorded since is read now and recorded again after.
-  const trail = backup === null ? [] : await options.records.history(MAX_UPDATE_HISTORY);
+  const trail = backup === null ? [] : await options.records.history(MAX_UPDATE_HISTORY).catch((error: Error) => {
+    onProgress(`warning: the audit records could not be read before the restore, so those written since the backup will be missing: ${error.message}`);
+    return [];
+  });
   writeJournal(layout, { ...journal, phase: "stopping" });
   const processes = runningProcesses(layout);
   const toStart = processesToStart(processes);
