@@ -71,7 +71,7 @@ describe("readServeConfig", () => {
     [{ updates: { trustedKeys: "key.pem" } }, /updates\.trustedKeys must be an array of non-empty strings, got "key\.pem"/],
     [{ updates: { trustedKeys: [""] } }, /updates\.trustedKeys must be an array of non-empty strings/],
     [{ updates: { feed: 3 } }, /updates\.feed must be a non-empty string, got 3/],
-    [{ updates: { trustedKey: [] } }, /updates\.trustedKey is not a config field \(known: feed, trustedKeys\)/],
+    [{ updates: { trustedKey: [] } }, /updates\.trustedKey is not a config field \(known: feed, trustedKeys, policy, window, installDir, drainSeconds, healthTimeoutSeconds\)/],
     [{ updates: [] }, /updates must be an object/],
     [{ payments: [] }, /payments must be an object: \{ payTo, network, settlement, ... \}/],
     [{ payments: { settlement: { mode: "facilitator", url: "http://127.0.0.1:1" } } }, /--config .*: payments\.payTo is required/],

@@ -35,11 +35,14 @@ describe.skipIf(!existsSync(CLI))(`loom release and loom update (${CLI})`, () =>
     mkdirSync(join(root, "dist"), { recursive: true });
     writeFileSync(join(root, "package.json"), JSON.stringify({ name: "loom", version: "99.0.0", files: ["dist/"] }));
     writeFileSync(join(root, "dist", "main.js"), "\n");
+    // The release's migrations are read from its own build.
+    mkdirSync(join(root, "dist", "server", "platform", "db", "migrations"), { recursive: true });
+    writeFileSync(join(root, "dist", "server", "platform", "db", "migrations", "index.js"), 'export const MIGRATIONS = [{ version: 1, description: "one", statements: [] }];\n');
     writeFileSync(join(dir, "notes.md"), "Faster.\n");
     const feed = join(dir, "feed");
     const built = await loom("release", "build", "--key", keys.privateKeyPath, "--out", feed, "--notes", join(dir, "notes.md"), "--package-root", root);
     expect(built.code, built.stderr).toBe(0);
-    expect(built.stdout).toMatch(new RegExp(`^built loom 99\\.0\\.0 into .*releases/99\\.0\\.0\\n  package    loom-99\\.0\\.0\\.tgz \\(\\d+ bytes, sha256 [0-9a-f]{64}\\)\\n  files      2\\n  schema     version \\d+ \\(\\d+ migrations\\)\\n  git        not a git checkout\\n  signed by  key ${keys.keyId}\\n$`));
+    expect(built.stdout).toMatch(new RegExp(`^built loom 99\\.0\\.0 into .*releases/99\\.0\\.0\\n  package    loom-99\\.0\\.0\\.tgz \\(\\d+ bytes, sha256 [0-9a-f]{64}\\)\\n  files      3\\n  schema     version 1 \\(1 migrations\\)\\n  git        not a git checkout\\n  signed by  key ${keys.keyId}\\n$`));
     const again = await loom("release", "build", "--key", keys.privateKeyPath, "--out", feed, "--package-root", root);
     expect(again).toMatchObject({ code: 1, stderr: "loom: the feed already has version 99.0.0: give --replace to build it again\n" });
 
