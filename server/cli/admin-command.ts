@@ -291,6 +291,18 @@ export async function executeAdminCommand(command: AdminCommand, values: Values)
   }
 }
 
+/**
+ * The database the flags name: --database-url (else LOOM_DATABASE_URL when no --data-dir), else --data-dir, else the
+ * default data dir. @throws UsageError when both flags are given.
+ */
+export function databaseLocationOf(values: Values): { url: string } | { dataDir: string } {
+  const flagUrl = values["database-url"] as string | undefined;
+  const flagDir = values["data-dir"] as string | undefined;
+  if (flagUrl !== undefined && flagDir !== undefined) throw new UsageError("--data-dir and --database-url name two databases: give one");
+  const url = flagUrl ?? (flagDir === undefined ? process.env.LOOM_DATABASE_URL || undefined : undefined);
+  return url !== undefined ? { url } : { dataDir: flagDir ?? defaultDataDir() };
+}
+
 /** Where admin commands run: the database, or the running server holding it. */
 export interface AdminTarget {
   run(command: AdminCommand): Promise<AdminResult>;
@@ -299,11 +311,9 @@ export interface AdminTarget {
 
 /** Where commands run, opened once for several (corpus add sends batches). */
 export async function openAdminTarget(values: Values): Promise<AdminTarget> {
-  const flagUrl = values["database-url"] as string | undefined;
-  const flagDir = values["data-dir"] as string | undefined;
-  if (flagUrl !== undefined && flagDir !== undefined) throw new UsageError("--data-dir and --database-url name two databases: give one");
-  const url = flagUrl ?? (flagDir === undefined ? process.env.LOOM_DATABASE_URL || undefined : undefined);
-  const dataDir = flagDir ?? defaultDataDir();
+  const location = databaseLocationOf(values);
+  const url = "url" in location ? location.url : undefined;
+  const dataDir = "dataDir" in location ? location.dataDir : defaultDataDir();
   let database;
   try {
     database = await openDatabase(url !== undefined ? { url, poolSize: 2 } : { dataDir });

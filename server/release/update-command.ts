@@ -7,14 +7,14 @@ import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
 import { UsageError } from "../../engine/cli/arguments.js";
 import { PACKAGE_ROOT } from "../../kernels/package-root.js";
-import { type Values, executeAdminCommand } from "../cli/admin-command.js";
+import { type Values, databaseLocationOf, executeAdminCommand } from "../cli/admin-command.js";
 import { type CheckedServeConfig, readServeConfig } from "../cli/config.js";
 import { updateEventLine } from "../platform/admin/admin-text.js";
 import type { UpdateApprovalJson, UpdateEventJson } from "../platform/admin/run-admin-command.js";
-import { defaultDataDir } from "../platform/db/data-dir.js";
 import { openDatabase } from "../platform/db/open-database.js";
 import { LATEST_SCHEMA_VERSION } from "../platform/db/migrate.js";
 import type { NewUpdateEvent } from "../platform/store/update-ledger.js";
+import { LOOM_VERSION } from "../version.js";
 import { type UpdateCheck, checkUpdates, fetchVerifiedRelease, readFeedIndex } from "./check-updates.js";
 import { openFeed } from "./feed-source.js";
 import { runFetchModel } from "./fetch-model-command.js";
@@ -132,11 +132,11 @@ async function check({ values }: Parsed, currentVersion: string | undefined): Pr
   const config = readServeConfig(values.config as string | undefined);
   const feed = feedOf(values, config);
   const trusted = values.config === undefined ? new Map() : readTrustedKeys(config.updates?.trustedKeys ?? [], values.config as string);
-  const version = currentVersion ?? installedVersion(PACKAGE_ROOT).version;
+  const version = currentVersion ?? LOOM_VERSION;
   const result = await checkUpdates(feed, version, trusted);
   process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : formatUpdateCheck(result, trusted.size));
   // Recorded where a database is named (a check alone never creates one).
-  if (values["data-dir"] !== undefined || databaseUrlOf(values) !== undefined) {
+  if (values["data-dir"] !== undefined || "databaseUrl" in databaseOf(values)) {
     const detail = result.releases.map((release) => `${release.version}: ${release.verified ? "verified" : `not verified (${release.problems.join("; ")})`}`).join("; ") || "no newer release";
     await recordsOf(values).record({ action: "check", outcome: "ok", fromVersion: version, toVersion: result.releases[0]?.version ?? null, actor: actorOf(values), detail: `${feed.location}: ${detail}` });
   }
@@ -262,14 +262,10 @@ function trustedKeys(values: Parsed["values"], config: CheckedServeConfig) {
   return readTrustedKeys(config.updates!.trustedKeys!, values.config as string);
 }
 
-function databaseUrlOf(values: Parsed["values"]): string | undefined {
-  if (values["data-dir"] !== undefined && values["database-url"] !== undefined) throw new UsageError("--data-dir and --database-url name two databases: give one");
-  return (values["database-url"] as string | undefined) ?? (values["data-dir"] === undefined ? process.env.LOOM_DATABASE_URL || undefined : undefined);
-}
-
+/** Where the platform's data is, named as loom admin names it. */
 function databaseOf(values: Parsed["values"]): UpdateDatabase {
-  const url = databaseUrlOf(values);
-  return url !== undefined ? { databaseUrl: url } : { dataDir: (values["data-dir"] as string | undefined) ?? defaultDataDir() };
+  const location = databaseLocationOf(values);
+  return "url" in location ? { databaseUrl: location.url } : location;
 }
 
 function layoutOf(values: Parsed["values"], config: CheckedServeConfig) {
