@@ -31,6 +31,11 @@ describe("readServeConfig", () => {
     expect(readServeConfig(undefined)).toEqual({});
   });
 
+  it("takes a relative updates.installDir as the config file's, so serve and update agree from any folder", () => {
+    expect(readServeConfig(configFile({ updates: { installDir: "install" } })).updates?.installDir).toBe(join(dir, "install"));
+    expect(readServeConfig(configFile({ updates: { installDir: "/opt/loom" } })).updates?.installDir).toBe("/opt/loom");
+  });
+
   it("resolves payments into the machine endpoints' settings", () => {
     const payments = { payTo: "0x1111111111111111111111111111111111111111", network: "base-sepolia", settlement: { mode: "facilitator", url: "http://127.0.0.1:4021" } };
     const config = readServeConfig(configFile({ payments }));

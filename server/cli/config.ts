@@ -3,6 +3,7 @@
 // silently (`maxQueue: -1` refusing everything, `maxBodyBytes: "8MB"` turning the limit off).
 import { type MaintenanceWindow, UPDATE_POLICIES, type UpdatePolicy, windowProblem } from "../release/update-policy.js";
 import { readFileSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { UsageError } from "../../engine/cli/arguments.js";
 import { SERVER_DEFAULTS } from "../http/context.js";
 import { PaymentsConfigError, type PaymentsSettings, resolvePaymentsConfig } from "../machines/payments-config.js";
@@ -54,7 +55,7 @@ export interface UpdatesConfig {
   policy?: UpdatePolicy;
   /** The maintenance window of the "window" policy (UTC). */
   window?: MaintenanceWindow;
-  /** Where releases are unpacked (default `<data-dir>/install`). */
+  /** Where releases are unpacked (default `<data-dir>/install`); a relative path is the config file's. */
   installDir?: string;
   /** How long a stopping process may finish its streams and runs (default 30). */
   drainSeconds?: number;
@@ -169,7 +170,10 @@ export function readServeConfig(path: string | undefined, env: Record<string, st
   };
   if (!isPlainObject(parsed)) return fail("must be a JSON object");
   checkShape(parsed, { ...TOP, models: MODEL }, "", fail);
-  const config = parsed as ServeConfig;
+  let config = parsed as ServeConfig;
+  // Paths in the file are the file's: the same install folder whichever folder serve or update is started from.
+  const installDir = config.updates?.installDir;
+  if (installDir !== undefined && !isAbsolute(installDir)) config = { ...config, updates: { ...config.updates, installDir: resolve(dirname(path), installDir) } };
   // Compared as the server will run them, defaults included.
   const maxBody = config.maxBodyBytes ?? SERVER_DEFAULTS.maxBodyBytes;
   const buffered = config.maxBufferedBodyBytes ?? SERVER_DEFAULTS.maxBufferedBodyBytes;

@@ -111,6 +111,10 @@ describe("loom update on the embedded database", () => {
 
     // Approved, but offered from the tampered feed: refused at apply too.
     expect((await update("approve", "0.3.0")).code).toBe(0);
+    // An install folder that does not record the server holding the data: apply could neither stop it nor copy its data.
+    const elsewhere = await update("apply", "0.3.0", "--install-dir", join(dir, "other-install"));
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stderr).toMatch(new RegExp(`the embedded database in ${dataDir} is open in process \\d+, which this install \\(${join(dir, "other-install")}\\) does not record`));
     const applyTampered = await loom(["update", "apply", "0.3.0", "--feed", tampered, "--config", config, "--data-dir", dataDir], env);
     expect(applyTampered.code).toBe(1);
     expect(applyTampered.stderr).toContain("the package was changed");

@@ -50,6 +50,8 @@ describe.skipIf(skipOutsideCi(reason))(titled("a rolling update of two workers a
     const signer = writeKeyPair(join(dir, "keys"));
     writeFileSync(config, JSON.stringify({ updates: { trustedKeys: [signer.publicKeyPath] } }));
     await releaseInto(feed, packageCopy(dir, "0.2.0"), signer.privateKeyPath, "0.2.0\n");
+    const breaking = { version: 11, table: "rolling_breaking_marker", keepsPrevious: false };
+    await releaseInto(feed, packageCopy(dir, "0.3.0", { migration: breaking }), signer.privateKeyPath, "0.3.0: a migration the old version cannot run on\n");
     const { LOOM_DATABASE_URL, LOOM_REDIS_URL, LOOM_API_KEYS, ...inherited } = process.env;
     env = { ...inherited, LOOM_CLUSTER_TOKEN: randomBytes(24).toString("hex"), LOOM_CLUSTER_KEY_PREFIX: clusterPrefix, LOOM_REDIS_KEY_PREFIX: limitsPrefix };
     const model = await ensureTestModel("tiny-qwen3", "gguf", "q8_0");
@@ -58,8 +60,10 @@ describe.skipIf(skipOutsideCi(reason))(titled("a rolling update of two workers a
     await Promise.all([0, 1].map(() => startLoom("worker", workerArgs, { env, children })));
     port = await freePort();
     await startLoom("gateway", ["--database-url", databaseUrl, "--redis-url", TEST_REDIS_URL, "--port", String(port), ...common], { env, children });
-    const approved = await loom(["update", "approve", "0.2.0", "--feed", feed, "--config", config, "--database-url", databaseUrl], env);
-    expect(approved.code, approved.stderr).toBe(0);
+    for (const version of ["0.2.0", "0.3.0"]) {
+      const approved = await loom(["update", "approve", version, "--feed", feed, "--config", config, "--database-url", databaseUrl], env);
+      expect(approved.code, approved.stderr).toBe(0);
+    }
   }, 240_000);
 
   afterAll(async () => {
@@ -110,4 +114,20 @@ describe.skipIf(skipOutsideCi(reason))(titled("a rolling update of two workers a
     expect(stopped).toEqual(["worker", "worker", "gateway"]);
     expect(((await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { version: string }).version).toBe("0.2.0");
   }, 300_000);
+
+  it("refuses, rolling or not, a release whose migration would not keep the running version working, changing nothing", async () => {
+    for (const rolling of [["--rolling"], []]) {
+      const refused = await loom(["update", "apply", "0.3.0", ...rolling, "--feed", feed, "--config", config, "--database-url", databaseUrl, "--install-dir", layout.root], env);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("0.3.0's migration 11 (release test: rolling_breaking_marker) does not keep 0.2.0 working: on PostgreSQL loom takes no backup");
+    }
+    const database = await openDatabase({ url: TEST_POSTGRES_URL!, schema });
+    try {
+      const [{ present }] = await database.query<{ present: string | null }>("SELECT to_regclass('rolling_breaking_marker')::text AS present");
+      expect(present).toBeNull();
+    } finally {
+      await database.close();
+    }
+    expect(runningProcesses(layout).map((process_) => process_.version)).toEqual(["0.2.0", "0.2.0", "0.2.0"]);
+  }, 120_000);
 });

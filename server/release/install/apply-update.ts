@@ -1,25 +1,29 @@
 // `loom update apply`: installs an approved, verified release beside the running one and moves the install to it.
-// In order: recover a cut-off update; check the policy, the signature and every hash, the version and the approval
-// (refusals change nothing); unpack; write the journal; stop the processes; back up the embedded database; run the
-// new release's migrations; switch `current`; start the processes from the new release and wait for /health. If a
-// migration fails or the new version is not healthy in time, the old version is put back (its data restored from the
-// backup) and started again. See update-journal.ts for what a crash at any step leaves.
+// In order, holding the install's update lock: recover a cut-off update; check the policy, the signature and every
+// hash, the version, the approval and that the switch could be undone (refusals change nothing); unpack; write the
+// journal; stop the processes; back up the embedded database; run the new release's migrations; switch `current`;
+// start the processes from the new release and wait for /health. If a migration fails or the new version is not
+// healthy in time, the old version is put back (its data restored from the backup) and started again. See
+// update-journal.ts for what a crash at any step leaves.
 import type { KeyObject } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
+import { liveLockOwner } from "../../platform/db/data-dir-lock.js";
 import type { NewUpdateEvent } from "../../platform/store/update-ledger.js";
 import { fetchVerifiedRelease, readFeedIndex } from "../check-updates.js";
 import type { FeedSource } from "../feed-source.js";
+import type { ReleaseManifest } from "../manifest.js";
 import { compareSemVer } from "../semver.js";
 import { type MaintenanceWindow, type UpdatePolicy, policyRefusal } from "../update-policy.js";
 import { backUpData, restoreData } from "./data-backup.js";
 import { readInstallState, removeInstallState, writeInstallState } from "./install-state.js";
 import { type InstallLayout, currentRoot, pointCurrentAt, releaseRoot } from "./layout.js";
 import { runMigrations } from "./run-migrations.js";
-import { runningProcesses } from "./running-processes.js";
+import { type RunningProcess, runningProcesses } from "./running-processes.js";
 import { type SwitchTiming, processesToStart, rollProcesses, startAll, stopAll } from "./switch-processes.js";
 import { unpackRelease } from "./unpack-release.js";
 import { type InstalledVersion, clearJournal, recoverInterruptedUpdate, writeJournal } from "./update-journal.js";
+import { UpdateInProgressError, acquireUpdateLock } from "./update-lock.js";
 import { installedVersion, readBuiltSchema } from "./installed-version.js";
 
 /** The platform database's update records, wherever it is reached (directly, or through the running server). */
@@ -81,6 +85,22 @@ export class UpdateRolledBackError extends Error {
 
 /** Applies a release (see the file's comment). @throws UpdateRefusedError, UpdateRolledBackError, or Error. */
 export async function applyUpdate(options: ApplyOptions): Promise<ApplyResult> {
+  let release: () => void;
+  try {
+    release = acquireUpdateLock(options.layout, "apply");
+  } catch (error) {
+    if (!(error instanceof UpdateInProgressError)) throw error;
+    await options.records.record({ action: "apply", outcome: "refused", fromVersion: null, toVersion: options.version ?? null, actor: options.actor, detail: error.message }).catch(() => undefined);
+    throw new UpdateRefusedError(error.message);
+  }
+  try {
+    return await applyLocked(options);
+  } finally {
+    release();
+  }
+}
+
+async function applyLocked(options: ApplyOptions): Promise<ApplyResult> {
   const { layout, onProgress } = options;
   const recovered = await recoverInterruptedUpdate(layout);
   if (recovered !== undefined) onProgress(recovered);
@@ -91,7 +111,9 @@ export async function applyUpdate(options: ApplyOptions): Promise<ApplyResult> {
   try {
     const refusal = policyRefusal(options.policy, options.window, (options.now ?? (() => new Date()))());
     if (refusal !== undefined) throw new UpdateRefusedError(refusal);
+    if (options.rolling && !("databaseUrl" in options.database)) throw new UpdateRefusedError("--rolling needs the platform on PostgreSQL (--database-url): the embedded database admits one process, so old and new cannot run side by side");
     target = await chooseRelease(options, from);
+    await refuseUnsafeSwitch(options, from, target.verified.manifest, processes);
   } catch (error) {
     await options.records.record(event("refused", options.version ?? null, (error as Error).message)).catch(() => undefined);
     throw error instanceof UpdateRefusedError ? error : new UpdateRefusedError((error as Error).message);
@@ -108,11 +130,39 @@ export async function applyUpdate(options: ApplyOptions): Promise<ApplyResult> {
   onProgress(`unpacked ${to.version} into ${to.root} (${verified.manifest.files.length} files, each matching the manifest)`);
   // From here the install has a `current`, so that a crash leaves a version to start.
   if (currentRoot(layout) === undefined) pointCurrentAt(layout, from.root);
-  const result = options.rolling ? await applyRolling(options, from, to, processes) : await applyInPlace(options, from, to, processes);
+  let result: ApplyResult;
+  try {
+    result = options.rolling ? await applyRolling(options, from, to, processes) : await applyInPlace(options, from, to, processes);
+  } catch (error) {
+    // Rolled back (recorded as such), or failed on the way back: recorded here, the journal kept for recovery.
+    if (!(error instanceof UpdateRolledBackError)) await options.records.record(event("failed", to.version, (error as Error).message)).catch(() => undefined);
+    throw error;
+  }
   clearJournal(layout);
   const detail = `package SHA-256 ${verified.manifest.package.sha256}; migrations ${result.migrations.join(", ") || "none"}; backup ${result.backup ?? "none"}; processes ${result.restarted.join(", ") || "none running"}`;
   await options.records.record(event("ok", to.version, detail)).catch((error: Error) => onProgress(`warning: the apply succeeded but its audit record was not written: ${error.message}`));
   return result;
+}
+
+/**
+ * Refuses a switch that could not be undone or would copy a database in use: on PostgreSQL (no backup is taken) a
+ * new migration that does not keep the old version working; on the embedded database a data dir held by a process
+ * the install does not record (apply could neither stop it nor back up its data safely).
+ */
+async function refuseUnsafeSwitch(options: ApplyOptions, from: InstalledVersion, manifest: ReleaseManifest, processes: readonly RunningProcess[]): Promise<void> {
+  const { database } = options;
+  if ("databaseUrl" in database) {
+    const fromSchema = await readBuiltSchema(from.root);
+    const breaking = manifest.schema.migrations.find((migration) => migration.version > fromSchema.version && migration.keepsPrevious !== true);
+    if (breaking !== undefined) {
+      throw new UpdateRefusedError(`${manifest.version}'s migration ${breaking.version} (${breaking.description}) does not keep ${from.version} working: on PostgreSQL loom takes no backup to go back to, so every migration must keep the previous version running (expand now, contract in a later release; server/release/README.md)`);
+    }
+    return;
+  }
+  const holder = liveLockOwner(database.dataDir);
+  if (holder !== undefined && holder !== process.pid && !processes.some((process_) => process_.pid === holder)) {
+    throw new UpdateRefusedError(`the embedded database in ${database.dataDir} is open in process ${holder}, which this install (${options.layout.root}) does not record: start it with --install-dir ${options.layout.root} (or stop it) before applying`);
+  }
 }
 
 /** The release to apply, verified and approved. @throws UpdateRefusedError naming the version, file or key. */
@@ -121,14 +171,22 @@ async function chooseRelease(options: ApplyOptions, from: InstalledVersion) {
   let entry = options.version === undefined ? undefined : index.releases.find((release) => release.version === options.version);
   if (options.version !== undefined && entry === undefined) throw new UpdateRefusedError(`the feed ${options.feed.location} has no release ${options.version} (it has ${index.releases.map((release) => release.version).join(", ") || "none"})`);
   if (entry === undefined) {
-    // The newest approved release newer than the current one.
+    // The newest approved release newer than the current one; what could not be verified is named, never skipped silently.
+    const skipped: string[] = [];
     for (const candidate of index.releases.filter((release) => compareSemVer(release.version, from.version) > 0).sort((a, b) => compareSemVer(b.version, a.version))) {
-      const verified = await fetchVerifiedRelease(options.feed, candidate, options.trusted).catch(() => undefined);
-      if (verified === undefined) continue;
+      let verified: Awaited<ReturnType<typeof fetchVerifiedRelease>>;
+      try {
+        verified = await fetchVerifiedRelease(options.feed, candidate, options.trusted);
+      } catch (error) {
+        skipped.push(`${candidate.version}: ${(error as Error).message}`);
+        continue;
+      }
       const approval = await options.records.approval(candidate.version, verified.manifest.package.sha256);
-      if (approval !== undefined) return { verified, approval };
+      if (approval === undefined) continue;
+      for (const line of skipped) options.onProgress(`warning: skipped newer release ${line}`);
+      return { verified, approval };
     }
-    throw new UpdateRefusedError(`no approved release newer than ${from.version} in ${options.feed.location}: approve one with loom update approve VERSION`);
+    throw new UpdateRefusedError(`no approved release newer than ${from.version} in ${options.feed.location}: approve one with loom update approve VERSION${skipped.length === 0 ? "" : `; these did not verify: ${skipped.join("; ")}`}`);
   }
   const order = compareSemVer(entry.version, from.version);
   if (order === 0) throw new UpdateRefusedError(`${entry.version} is the version installed already`);
@@ -150,6 +208,8 @@ async function applyInPlace(options: ApplyOptions, from: InstalledVersion, to: I
   try {
     await stopAll(processes, options);
     if (dataDir !== null) {
+      const holder = liveLockOwner(dataDir);
+      if (holder !== undefined) throw new Error(`the embedded database in ${dataDir} is still open in process ${holder} after the install's processes stopped`);
       journal.backup = await backUpData(dataDir, join(layout.backups, `${new Date().toISOString().replace(/[:.]/g, "-")}-${from.version}-to-${to.version}`));
       onProgress(`backed up the embedded database to ${journal.backup}`);
     }
@@ -166,13 +226,19 @@ async function applyInPlace(options: ApplyOptions, from: InstalledVersion, to: I
     const reason = (error as Error).message;
     onProgress(`${to.version} failed: ${reason}`);
     onProgress(`rolling back to ${from.version}`);
-    pointCurrentAt(layout, from.root);
+    // The journal says "restoring" before `current` moves back: a crash in between then leaves the new version with
+    // its migrated data (current still names it), or the old one with the backup restored, never the old on new data.
     writeJournal(layout, { ...journal, phase: "restoring" });
-    if (priorState === null) removeInstallState(layout);
-    else writeInstallState(layout, priorState);
-    if (journal.backup !== null && dataDir !== null) {
-      const replaced = await restoreData(dataDir, journal.backup);
-      onProgress(`restored the embedded database from ${journal.backup}${replaced === undefined ? "" : ` (the migrated one is kept at ${replaced})`}`);
+    try {
+      pointCurrentAt(layout, from.root);
+      if (priorState === null) removeInstallState(layout);
+      else writeInstallState(layout, priorState);
+      if (journal.backup !== null && dataDir !== null) {
+        const replaced = await restoreData(dataDir, journal.backup);
+        onProgress(`restored the embedded database from ${journal.backup}${replaced === undefined ? "" : ` (the migrated one is kept at ${replaced})`}`);
+      }
+    } catch (failure) {
+      throw new Error(`the update to ${to.version} failed (${reason}) and putting ${from.version} back failed too: ${(failure as Error).message}; the journal ${layout.journal} is kept: the next loom update or loom serve with this install finishes the rollback`);
     }
     clearJournal(layout);
     let again = "no process was running";
@@ -192,15 +258,19 @@ async function applyInPlace(options: ApplyOptions, from: InstalledVersion, to: I
  */
 async function applyRolling(options: ApplyOptions, from: InstalledVersion, to: InstalledVersion, processes: ReturnType<typeof runningProcesses>): Promise<ApplyResult> {
   const { layout, onProgress, database } = options;
-  if (!("databaseUrl" in database)) throw new UpdateRefusedError("--rolling needs the platform on PostgreSQL (--database-url): the embedded database admits one process, so old and new cannot run side by side");
-  const fromSchema = await readBuiltSchema(from.root);
-  const newMigrations = (await readBuiltSchema(to.root)).migrations.filter((migration) => migration.version > fromSchema.version);
-  const breaking = newMigrations.find((migration) => !migration.keepsPrevious);
-  if (breaking !== undefined) throw new UpdateRefusedError(`--rolling: ${to.version}'s migration ${breaking.version} (${breaking.description}) does not keep ${from.version} working, so old and new processes cannot run side by side: apply without --rolling`);
   const priorState = readInstallState(layout) ?? null;
   const journal = { operation: "apply" as const, from, to, dataDir: null, backup: null, priorState, startedAt: new Date().toISOString() };
   writeJournal(layout, { ...journal, phase: "migrating" });
-  const migrations = await runMigrations(to.root, database);
+  let migrations: number[];
+  try {
+    migrations = await runMigrations(to.root, database);
+  } catch (error) {
+    // The migrations run in one transaction: nothing changed, and the old processes never stopped.
+    clearJournal(layout);
+    const message = `the rolling update to ${to.version} stopped before any process moved: ${(error as Error).message}; ${from.version} kept serving`;
+    await options.records.record({ action: "apply", outcome: "rolled-back", fromVersion: from.version, toVersion: to.version, actor: options.actor, detail: message }).catch(() => undefined);
+    throw new UpdateRolledBackError(message);
+  }
   onProgress(`migrations applied by ${to.version} while ${from.version} serves: ${migrations.join(", ") || "none"}`);
   pointCurrentAt(layout, to.root);
   writeJournal(layout, { ...journal, phase: "switched" });

@@ -4,7 +4,7 @@
 import { cp, mkdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { pgliteDirectory } from "../../platform/db/data-dir.js";
-import { syncDirectory } from "./durable-files.js";
+import { syncDirectory, syncTree } from "./durable-files.js";
 
 /** Copies `<dataDir>/pglite` to `<backupDir>/pglite`. @returns `backupDir`. */
 export async function backUpData(dataDir: string, backupDir: string): Promise<string> {
@@ -16,6 +16,7 @@ export async function backUpData(dataDir: string, backupDir: string): Promise<st
   await rm(partial, { recursive: true, force: true });
   await mkdir(partial, { recursive: true });
   await cp(source, join(partial, "pglite"), { recursive: true, errorOnExist: true, preserveTimestamps: true });
+  syncTree(partial);
   await rm(backupDir, { recursive: true, force: true });
   await rename(partial, backupDir);
   syncDirectory(join(backupDir, ".."));
@@ -42,6 +43,7 @@ export async function restoreData(dataDir: string, backupDir: string): Promise<s
   if (!(await exists(restored))) {
     await rm(restoring, { recursive: true, force: true });
     await cp(join(backupDir, "pglite"), restoring, { recursive: true, preserveTimestamps: true });
+    syncTree(restoring);
     await rename(restoring, restored);
     syncDirectory(dataDir);
   }

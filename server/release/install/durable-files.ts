@@ -1,7 +1,7 @@
 // Files that survive a crash: written beside their place, flushed, renamed over it, and the folder flushed, so a
 // reader finds the old content or the new, never half of either.
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { closeSync, fsyncSync, lstatSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 /** Writes `text` to `path` durably (see above). */
 export function writeFileDurably(path: string, text: string, mode = 0o644): void {
@@ -51,6 +51,29 @@ export function syncDirectory(path: string): void {
     fsyncSync(fd);
   } catch {
     // Some file systems refuse fsync on a folder; the rename is then as durable as they make it.
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Flushes every file and folder under `root` (links are not followed): a copied or unpacked tree is on disk before the
+ * rename that makes it the backup or the release, so a power cut cannot leave a complete-looking tree of empty files.
+ */
+export function syncTree(root: string): void {
+  for (const entry of readdirSync(root, { withFileTypes: true })) {
+    const path = join(root, entry.name);
+    if (entry.isDirectory()) syncTree(path);
+    else if (entry.isFile()) syncFile(path);
+  }
+  syncDirectory(root);
+}
+
+function syncFile(path: string): void {
+  if (!lstatSync(path).isFile()) return;
+  const fd = openSync(path, "r");
+  try {
+    fsyncSync(fd);
   } finally {
     closeSync(fd);
   }

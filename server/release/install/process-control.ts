@@ -42,8 +42,9 @@ export async function stopProcess(pid: number, drainMs: number, graceMs = 10_000
   if (!processIsAlive(pid)) return "gone";
   try {
     process.kill(pid, "SIGTERM");
-  } catch {
-    return "gone";
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ESRCH") return "gone";
+    throw new Error(`cannot stop process ${pid}: ${(error as Error).message} (run loom update as the user that runs loom)`);
   }
   if (await exited(pid, drainMs + graceMs)) return "exited";
   try {

@@ -11,6 +11,7 @@ import { type InstallLayout, pointCurrentAt } from "./layout.js";
 import { runningProcesses } from "./running-processes.js";
 import { type SwitchTiming, processesToStart, startAll, stopAll } from "./switch-processes.js";
 import { type InstalledVersion, clearJournal, recoverInterruptedUpdate, writeJournal } from "./update-journal.js";
+import { UpdateInProgressError, acquireUpdateLock } from "./update-lock.js";
 
 /** What rollback needs. */
 export interface RollbackOptions extends SwitchTiming {
@@ -33,6 +34,22 @@ export interface RollbackResult {
 
 /** Rolls back (see the file's comment). @throws UpdateRefusedError before any change, Error after. */
 export async function rollbackUpdate(options: RollbackOptions): Promise<RollbackResult> {
+  let release: () => void;
+  try {
+    release = acquireUpdateLock(options.layout, "rollback");
+  } catch (error) {
+    if (!(error instanceof UpdateInProgressError)) throw error;
+    await options.records.record({ action: "rollback", outcome: "refused", fromVersion: null, toVersion: null, actor: options.actor, detail: error.message }).catch(() => undefined);
+    throw new UpdateRefusedError(error.message);
+  }
+  try {
+    return await rollbackLocked(options);
+  } finally {
+    release();
+  }
+}
+
+async function rollbackLocked(options: RollbackOptions): Promise<RollbackResult> {
   const { layout, onProgress } = options;
   const recovered = await recoverInterruptedUpdate(layout);
   if (recovered !== undefined) onProgress(recovered);
@@ -57,16 +74,23 @@ export async function rollbackUpdate(options: RollbackOptions): Promise<Rollback
   writeJournal(layout, { ...journal, phase: "stopping" });
   const processes = runningProcesses(layout);
   const toStart = processesToStart(processes);
-  await stopAll(processes, options);
-  pointCurrentAt(layout, to.root);
-  writeJournal(layout, { ...journal, phase: "switched" });
-  writeInstallState(layout, { previous: from, current: to, backup: null });
-  onProgress(`current -> ${to.root}`);
   let replacedData: string | null = null;
-  if (backup !== null && dataDir !== null) {
-    writeJournal(layout, { ...journal, phase: "restoring" });
-    replacedData = (await restoreData(dataDir, backup)) ?? null;
-    onProgress(`restored the embedded database from ${backup}; the data it replaced is kept at ${replacedData}`);
+  try {
+    await stopAll(processes, options);
+    // With a restore, the journal says so before `current` moves: a crash after the move then finishes the restore.
+    const restoring = backup !== null && dataDir !== null;
+    writeJournal(layout, { ...journal, phase: restoring ? "restoring" : "switched" });
+    pointCurrentAt(layout, to.root);
+    writeInstallState(layout, { previous: from, current: to, backup: null });
+    onProgress(`current -> ${to.root}`);
+    if (restoring) {
+      replacedData = (await restoreData(dataDir, backup)) ?? null;
+      onProgress(`restored the embedded database from ${backup}; the data it replaced is kept at ${replacedData}`);
+    }
+  } catch (error) {
+    const message = `the rollback to ${to.version} failed: ${(error as Error).message}; the journal ${layout.journal} is kept: loom update rollback (or loom serve with this install) finishes it`;
+    await options.records.record(event("failed", message)).catch(() => undefined);
+    throw new Error(message);
   }
   clearJournal(layout);
   let restarted: number[] = [];

@@ -63,8 +63,8 @@ export function rollingOrder(processes: readonly RunningProcess[]): RunningProce
 
 /**
  * Moves each process to `to`, one at a time, in rollingOrder.
- * @returns the processes replaced so far and their replacements; on failure `failure` says why (the process that
- * failed was left running its old version).
+ * @returns the processes replaced so far; on failure `failure` says why (the process whose replacement failed runs
+ * its old version: a gateway or server was never stopped, a worker is started again from its old root).
  */
 export async function rollProcesses(layout: InstallLayout, processes: readonly RunningProcess[], to: InstalledVersion, timing: SwitchTiming): Promise<{ replaced: ProcessToStart[]; failure?: Error }> {
   const replaced: ProcessToStart[] = [];
@@ -83,7 +83,16 @@ export async function rollProcesses(layout: InstallLayout, processes: readonly R
         await stopAll([running], timing);
       }
     } catch (error) {
-      return { replaced, failure: error as Error };
+      let failure = error as Error;
+      if (running.role === "worker" && replaced.includes(entry!)) {
+        // It was stopped before its replacement failed: start it again as it was, so no capacity is lost.
+        const old = { version: running.version, root: running.root };
+        await startAll(layout, [entry!], old, timing).catch((again: Error) => {
+          failure = new Error(`${failure.message}; starting worker ${running.pid}'s ${old.version} again failed too: ${again.message}`);
+        });
+        replaced.pop();
+      }
+      return { replaced, failure };
     }
   }
   return { replaced };

@@ -8,7 +8,7 @@ import { dirname, isAbsolute, join, normalize, sep } from "node:path";
 import type { ReleaseManifest } from "../manifest.js";
 import { readTgzFiles } from "../tar-entries.js";
 import { checkDependencies } from "./dependencies.js";
-import { syncDirectory } from "./durable-files.js";
+import { syncDirectory, syncTree } from "./durable-files.js";
 
 /**
  * Unpacks `tgz` (already checked against manifest.package.sha256) into `target`, linking `node_modules` to `modules`.
@@ -41,6 +41,7 @@ export async function unpackRelease(tgz: Buffer, manifest: ReleaseManifest, targ
   }
   await symlink(modules, join(partial, "node_modules"), "dir");
   await checkDependencies(partial, modules);
+  syncTree(partial);
   await rm(target, { recursive: true, force: true });
   await rename(partial, target);
   syncDirectory(dirname(target));

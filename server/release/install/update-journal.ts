@@ -7,6 +7,7 @@ import { readJsonFile, removeFileDurably, writeFileDurably } from "./durable-fil
 import { restoreData } from "./data-backup.js";
 import { type InstallState, removeInstallState, writeInstallState } from "./install-state.js";
 import { type InstallLayout, currentRoot } from "./layout.js";
+import { updateLockHolder } from "./update-lock.js";
 
 /** A version and the package root it runs from. */
 export interface InstalledVersion {
@@ -56,11 +57,16 @@ export function clearJournal(layout: InstallLayout): void {
 
 /**
  * Finishes or undoes an update that was cut off, so that the version `current` names starts on data it understands.
+ * Call it holding the update lock (update-lock.ts), or from a process that starts: a journal whose update is still
+ * under way in a live process is left alone.
  * @returns what was done, in words, or undefined when no update was under way.
  */
 export async function recoverInterruptedUpdate(layout: InstallLayout): Promise<string | undefined> {
   const journal = readJournal(layout);
   if (journal === undefined) return undefined;
+  // Not interrupted: under way in a live process (this one may be the new version it started), which finishes it.
+  const holder = updateLockHolder(layout);
+  if (holder !== undefined) return `an ${journal.operation} from ${journal.from.version} to ${journal.to.version} is under way in process ${holder.pid}: its journal is left to it`;
   const current = currentRoot(layout);
   const names = (version: InstalledVersion) => current !== undefined && resolve(current) === resolve(version.root);
   const { from, to } = journal;

@@ -1,0 +1,163 @@
+// The install's crash safety without a real release: the update lock (one change at a time, a stale lock taken over, a
+// journal left to the live update that owns it), what recovery does with a journal cut off at each rollback step,
+// and a rolling update whose new worker never becomes healthy starting the old worker again. Package roots here are
+// small folders with a `dist/server/cli/main.js` that records itself in the install and answers /health.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { readInstallState, writeInstallState } from "./install-state.js";
+import { type InstallLayout, currentRoot, installLayout, pointCurrentAt } from "./layout.js";
+import { stopProcess } from "./process-control.js";
+import { runningProcesses } from "./running-processes.js";
+import { rollProcesses } from "./switch-processes.js";
+import { type UpdateJournal, readJournal, recoverInterruptedUpdate, writeJournal } from "./update-journal.js";
+import { UpdateInProgressError, acquireUpdateLock, updateLockPath } from "./update-lock.js";
+
+const dir = mkdtempSync(join(tmpdir(), "loom-journal-"));
+const children: ChildProcess[] = [];
+let count = 0;
+
+afterEach(async () => {
+  await Promise.all(children.splice(0).map((child) => stopProcess(child.pid!, 0, 2000)));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A fresh install, a data dir holding `pglite/marker` = "migrated", and a backup holding "backed up". */
+function fixture() {
+  const root = join(dir, `case-${count++}`);
+  const layout = installLayout(join(root, "install"));
+  const dataDir = join(root, "data");
+  const backup = join(root, "install", "backups", "b1");
+  mkdirSync(join(dataDir, "pglite"), { recursive: true });
+  writeFileSync(join(dataDir, "pglite", "marker"), "migrated");
+  mkdirSync(join(backup, "pglite"), { recursive: true });
+  writeFileSync(join(backup, "pglite", "marker"), "backed up");
+  const from = { version: "0.1.0", root: packageRoot(root, "0.1.0") };
+  const to = { version: "0.3.0", root: packageRoot(root, "0.3.0") };
+  const marker = () => readFileSync(join(dataDir, "pglite", "marker"), "utf8");
+  return { layout, dataDir, backup, from, to, marker };
+}
+
+/** A package root whose CLI records itself as a worker of `version` and answers /health (or, broken, exits). */
+function packageRoot(parent: string, version: string, broken = false): string {
+  const root = join(parent, `package-${version}`);
+  mkdirSync(join(root, "dist", "server", "cli"), { recursive: true });
+  writeFileSync(join(root, "package.json"), JSON.stringify({ version }));
+  writeFileSync(join(root, "dist", "server", "cli", "main.js"), broken ? "process.exit(3);\n" : `
+const { createServer } = require("node:http");
+const { mkdirSync, writeFileSync, rmSync } = require("node:fs");
+const { join } = require("node:path");
+const installDir = process.argv[process.argv.indexOf("--install-dir") + 1];
+const server = createServer((request, response) => response.end(JSON.stringify({ status: "ok", version: ${JSON.stringify(version)} })));
+server.listen(0, "127.0.0.1", () => {
+  const run = join(installDir, "run");
+  mkdirSync(run, { recursive: true });
+  const path = join(run, process.pid + ".json");
+  writeFileSync(path, JSON.stringify({ pid: process.pid, role: "worker", version: ${JSON.stringify(version)}, root: ${JSON.stringify(root)}, execPath: process.execPath, execArgv: [], argv: process.argv.slice(2), cwd: process.cwd(), url: "http://127.0.0.1:" + server.address().port, startedAt: new Date().toISOString() }));
+  process.on("SIGTERM", () => { rmSync(path, { force: true }); process.exit(0); });
+});
+`);
+  writeFileSync(join(root, "dist", "server", "cli", "package.json"), JSON.stringify({ type: "commonjs" }));
+  return root;
+}
+
+function journalOf(f: ReturnType<typeof fixture>, operation: UpdateJournal["operation"], phase: UpdateJournal["phase"]): UpdateJournal {
+  // state.json before the operation: it named `from` current (after an earlier update, for apply).
+  const priorState = operation === "apply" ? { previous: { version: "0.0.9", root: f.from.root }, current: f.from, backup: null } : { previous: f.to, current: f.from, backup: f.backup };
+  return { operation, from: f.from, to: f.to, phase, dataDir: f.dataDir, backup: f.backup, priorState, startedAt: new Date().toISOString() };
+}
+
+/** A live process that is not this one. */
+function otherProcess(): ChildProcess {
+  const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+  children.push(child);
+  return child;
+}
+
+describe("the update lock", () => {
+  it("admits one change at a time, naming the holder, and is free again once released", () => {
+    const { layout } = fixture();
+    const release = acquireUpdateLock(layout, "apply");
+    expect(() => acquireUpdateLock(layout, "rollback")).toThrow(UpdateInProgressError);
+    expect(() => acquireUpdateLock(layout, "rollback")).toThrow(`process ${process.pid}, apply since`);
+    release();
+    acquireUpdateLock(layout, "rollback")();
+  });
+
+  it("takes over a lock whose process is gone", async () => {
+    const { layout } = fixture();
+    const gone = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+    await new Promise((resolve) => gone.once("exit", resolve));
+    mkdirSync(layout.root, { recursive: true });
+    writeFileSync(updateLockPath(layout), JSON.stringify({ pid: gone.pid, operation: "apply", since: "then" }));
+    acquireUpdateLock(layout, "apply")();
+  });
+
+  it("refuses while a live process holds it, and recovery leaves that process's journal alone", async () => {
+    const f = fixture();
+    const holder = otherProcess();
+    mkdirSync(f.layout.root, { recursive: true });
+    writeFileSync(updateLockPath(f.layout), JSON.stringify({ pid: holder.pid, operation: "apply", since: "now" }));
+    expect(() => acquireUpdateLock(f.layout, "apply")).toThrow(`another loom update (process ${holder.pid}, apply since now)`);
+    pointCurrentAt(f.layout, f.to.root);
+    writeJournal(f.layout, journalOf(f, "apply", "switched"));
+    expect(await recoverInterruptedUpdate(f.layout)).toContain(`under way in process ${holder.pid}: its journal is left to it`);
+    expect(readJournal(f.layout)?.phase).toBe("switched");
+  });
+});
+
+describe("recovery of a journal cut off", () => {
+  // Each row: the operation and phase the journal says, where `current` points, and what the data must be after.
+  const cases: Array<[UpdateJournal["operation"], UpdateJournal["phase"], "from" | "to", string, "from" | "to"]> = [
+    // apply's automatic rollback: "restoring" is written before current moves back.
+    ["apply", "restoring", "to", "migrated", "to"],
+    ["apply", "restoring", "from", "backed up", "from"],
+    ["apply", "migrating", "from", "backed up", "from"],
+    ["apply", "switched", "to", "migrated", "to"],
+    // rollback --restore-data: "restoring" is written before current moves to the version returned to.
+    ["rollback", "restoring", "from", "migrated", "from"],
+    ["rollback", "restoring", "to", "backed up", "to"],
+    ["rollback", "stopping", "from", "migrated", "from"],
+  ];
+  for (const [operation, phase, current, data, serving] of cases) {
+    it(`${operation} cut off while ${phase} with current at ${current === "from" ? "the version it left" : "the version it went to"}: ${data} data, state.json naming ${serving === "from" ? "the old" : "the new"} current`, async () => {
+      const f = fixture();
+      pointCurrentAt(f.layout, f[current].root);
+      const journal = journalOf(f, operation, phase);
+      writeInstallState(f.layout, journal.priorState!);
+      writeJournal(f.layout, journal);
+      const said = await recoverInterruptedUpdate(f.layout);
+      expect(said).toContain(`an interrupted ${operation} from 0.1.0 to 0.3.0 (cut off while ${phase}) was recovered`);
+      expect(f.marker()).toBe(data);
+      expect(readJournal(f.layout)).toBeUndefined();
+      expect(currentRoot(f.layout)).toBe(f[current].root);
+      expect(readInstallState(f.layout)?.current.version).toBe(f[serving].version);
+    });
+  }
+});
+
+describe("a rolling update whose new worker never becomes healthy", () => {
+  it("starts the stopped worker again on its old version and says why", async () => {
+    const parent = join(dir, "rolling");
+    const layout: InstallLayout = installLayout(join(parent, "install"));
+    const old = packageRoot(parent, "0.1.0");
+    const broken = { version: "0.2.0", root: packageRoot(parent, "0.2.0", true) };
+    const worker = spawn(process.execPath, [join(old, "dist", "server", "cli", "main.js"), "worker", "--install-dir", layout.root], { stdio: "ignore" });
+    children.push(worker);
+    for (let tries = 0; runningProcesses(layout).length === 0; tries++) {
+      if (tries > 200) throw new Error("the fake worker did not record itself");
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const lines: string[] = [];
+    const rolled = await rollProcesses(layout, runningProcesses(layout), broken, { drainMs: 2000, healthMs: 5000, onProgress: (line) => lines.push(line) });
+    expect(rolled.failure?.message).toContain("exited");
+    expect(rolled.replaced).toEqual([]);
+    const after = runningProcesses(layout);
+    expect(after.map((process_) => `${process_.role} ${process_.version}`)).toEqual(["worker 0.1.0"]);
+    expect(after[0]!.pid).not.toBe(worker.pid);
+    children.push(...after.map((process_) => ({ pid: process_.pid }) as ChildProcess));
+    expect(lines.some((line) => line.startsWith("started 0.1.0 as process"))).toBe(true);
+  }, 30_000);
+});
