@@ -76,8 +76,9 @@ interface Deployment {
   key: string;
   slug: string;
   env: NodeJS.ProcessEnv;
-  /** `loom update` arguments that name the feed, config and database. */
-  updateArgs: string[];
+  /** `loom update` arguments that name the database, and the install (apply's). */
+  databaseArgs: string[];
+  installArgs: string[];
   close(): Promise<void>;
 }
 
@@ -126,7 +127,7 @@ async function startServe(): Promise<Deployment> {
   const { key } = await admin("key", "create", "--org", organization.id!, "--kind", "inference");
   const base = `http://127.0.0.1:${port}`;
   const layout = installLayout(join(dataDir, "install"));
-  return { layout, base, key: key!, slug: await servedSlug(base, key!, () => ""), env, updateArgs: ["--data-dir", dataDir], close: () => stopInstall(layout) };
+  return { layout, base, key: key!, slug: await servedSlug(base, key!, () => ""), env, databaseArgs: ["--data-dir", dataDir], installArgs: [], close: () => stopInstall(layout) };
 }
 
 /** The scaled-out mode: two workers and a gateway on a fixed port, all recorded in one install folder. */
@@ -142,7 +143,7 @@ async function startCluster(): Promise<Deployment> {
   console.log(`# rolling: ${platform.describe()}`);
   return {
     layout, base, key: platform.key, slug: await servedSlug(base, platform.key, () => ""), env: platform.env,
-    updateArgs: ["--database-url", platform.schemaUrl, "--install-dir", layout.root],
+    databaseArgs: ["--database-url", platform.schemaUrl], installArgs: ["--install-dir", layout.root],
     close: async () => {
       await stopInstall(layout);
       await platform.close();
@@ -151,7 +152,7 @@ async function startCluster(): Promise<Deployment> {
 }
 
 async function approve(deployment: Deployment, version: string): Promise<void> {
-  const approved = await loom(["update", "approve", version, "--feed", feed, "--config", config, "--by", "bench", ...deployment.updateArgs], deployment.env);
+  const approved = await loom(["update", "approve", version, "--feed", feed, "--config", config, "--by", "bench", ...deployment.databaseArgs], deployment.env);
   if (approved.code !== 0) throw new Error(`loom update approve ${version}: ${approved.stderr}`);
 }
 
@@ -206,7 +207,7 @@ async function restartByHand(deployment: Deployment): Promise<number> {
 
 /** `loom update apply VERSION`, timing its progress lines. */
 async function applyUpdate(mode: Mode, deployment: Deployment, version: string, began: number): Promise<{ steps: Record<string, number> }> {
-  const args = [LOOM_CLI, "update", "apply", version, "--feed", feed, "--config", config, "--by", "bench", "--health-timeout-seconds", "120", ...deployment.updateArgs, ...(mode === "rolling" ? ["--rolling"] : [])];
+  const args = [LOOM_CLI, "update", "apply", version, "--feed", feed, "--config", config, "--by", "bench", "--health-timeout-seconds", "120", ...deployment.databaseArgs, ...deployment.installArgs, ...(mode === "rolling" ? ["--rolling"] : [])];
   const child = spawn(process.execPath, args, { env: deployment.env, stdio: ["ignore", "ignore", "pipe"] });
   const steps: Record<string, number> = {};
   const log: string[] = [];
@@ -221,7 +222,8 @@ async function applyUpdate(mode: Mode, deployment: Deployment, version: string, 
 }
 
 /** The step a progress line of `loom update apply` ends (first occurrence counts). */
-function stepOf(line: string): string | undefined {
+function stepOf(progress: string): string | undefined {
+  const line = progress.replace(/^loom update: /, "");
   if (line.startsWith("applying ")) return "verified";
   if (line.startsWith("unpacked ")) return "unpacked";
   if (line.startsWith("backed up ")) return "backed up";

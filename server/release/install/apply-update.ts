@@ -24,7 +24,7 @@ import { type SwitchTiming, processesToStart, rollProcesses, startAll, stopAll }
 import { unpackRelease } from "./unpack-release.js";
 import { type InstalledVersion, clearJournal, recoverInterruptedUpdate, writeJournal } from "./update-journal.js";
 import { UpdateInProgressError, acquireUpdateLock } from "./update-lock.js";
-import { installedVersion, readBuiltSchema } from "./installed-version.js";
+import { installedVersion, readBuiltSchema, sameSchema } from "./installed-version.js";
 
 /** The platform database's update records, wherever it is reached (directly, or through the running server). */
 export interface UpdateRecords {
@@ -85,16 +85,24 @@ export class UpdateRolledBackError extends Error {
 
 /** Applies a release (see the file's comment). @throws UpdateRefusedError, UpdateRolledBackError, or Error. */
 export async function applyUpdate(options: ApplyOptions): Promise<ApplyResult> {
+  return underUpdateLock(options.layout, options.records, { action: "apply", fromVersion: null, toVersion: options.version ?? null, actor: options.actor }, () => applyLocked(options));
+}
+
+/**
+ * Runs `body` holding the install's update lock (update-lock.ts).
+ * @throws UpdateRefusedError, recorded as `refused`, when another live update holds it.
+ */
+export async function underUpdateLock<T>(layout: InstallLayout, records: UpdateRecords, refusal: Omit<NewUpdateEvent, "outcome" | "detail">, body: () => Promise<T>): Promise<T> {
   let release: () => void;
   try {
-    release = acquireUpdateLock(options.layout, "apply");
+    release = acquireUpdateLock(layout, refusal.action);
   } catch (error) {
     if (!(error instanceof UpdateInProgressError)) throw error;
-    await options.records.record({ action: "apply", outcome: "refused", fromVersion: null, toVersion: options.version ?? null, actor: options.actor, detail: error.message }).catch(() => undefined);
+    await records.record({ ...refusal, outcome: "refused", detail: error.message }).catch(() => undefined);
     throw new UpdateRefusedError(error.message);
   }
   try {
-    return await applyLocked(options);
+    return await body();
   } finally {
     release();
   }
@@ -214,7 +222,7 @@ async function applyInPlace(options: ApplyOptions, from: InstalledVersion, to: I
       onProgress(`backed up the embedded database to ${journal.backup}`);
     }
     writeJournal(layout, { ...journal, phase: "migrating" });
-    const migrations = await runMigrations(to.root, database);
+    const migrations = (await sameSchema(from.root, to.root)) ? [] : await runMigrations(to.root, database);
     onProgress(`migrations applied by ${to.version}: ${migrations.join(", ") || "none (the schema was current)"}`);
     pointCurrentAt(layout, to.root);
     writeJournal(layout, { ...journal, phase: "switched" });
@@ -263,7 +271,7 @@ async function applyRolling(options: ApplyOptions, from: InstalledVersion, to: I
   writeJournal(layout, { ...journal, phase: "migrating" });
   let migrations: number[];
   try {
-    migrations = await runMigrations(to.root, database);
+    migrations = (await sameSchema(from.root, to.root)) ? [] : await runMigrations(to.root, database);
   } catch (error) {
     // The migrations run in one transaction: nothing changed, and the old processes never stopped.
     clearJournal(layout);

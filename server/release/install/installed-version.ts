@@ -25,3 +25,13 @@ export async function readBuiltSchema(root: string): Promise<{ version: number; 
     migrations: migrations.map(({ version, description, keepsPrevious }) => ({ version, description, keepsPrevious: keepsPrevious ?? false })),
   };
 }
+
+/**
+ * Whether the builds at `a` and `b` carry the same migrations: then a switch between them has nothing to migrate, and
+ * apply need not start the new release once just to find that out (its processes open the same schema).
+ */
+export async function sameSchema(a: string, b: string): Promise<boolean> {
+  const [left, right] = await Promise.all([readBuiltSchema(a), readBuiltSchema(b)]);
+  const versions = (schema: typeof left) => schema.migrations.map((migration) => migration.version).join(",");
+  return left.version === right.version && versions(left) === versions(right);
+}

@@ -3,7 +3,7 @@
 // (and the operator's confirmation) the data goes back to the backup taken before those migrations, and what was
 // written since is set aside, not deleted.
 import { MAX_UPDATE_HISTORY, type NewUpdateEvent } from "../../platform/store/update-ledger.js";
-import { type RecordedUpdateEvent, UpdateRefusedError, type UpdateDatabase, type UpdateRecords } from "./apply-update.js";
+import { type RecordedUpdateEvent, UpdateRefusedError, type UpdateDatabase, type UpdateRecords, underUpdateLock } from "./apply-update.js";
 import { backupExists, restoreData } from "./data-backup.js";
 import { type InstallState, readInstallState, writeInstallState } from "./install-state.js";
 import { readBuiltSchema } from "./installed-version.js";
@@ -11,7 +11,6 @@ import { type InstallLayout, pointCurrentAt } from "./layout.js";
 import { runningProcesses } from "./running-processes.js";
 import { type SwitchTiming, processesToStart, startAll, stopAll } from "./switch-processes.js";
 import { type InstalledVersion, clearJournal, recoverInterruptedUpdate, writeJournal } from "./update-journal.js";
-import { UpdateInProgressError, acquireUpdateLock } from "./update-lock.js";
 
 /** What rollback needs. */
 export interface RollbackOptions extends SwitchTiming {
@@ -34,19 +33,7 @@ export interface RollbackResult {
 
 /** Rolls back (see the file's comment). @throws UpdateRefusedError before any change, Error after. */
 export async function rollbackUpdate(options: RollbackOptions): Promise<RollbackResult> {
-  let release: () => void;
-  try {
-    release = acquireUpdateLock(options.layout, "rollback");
-  } catch (error) {
-    if (!(error instanceof UpdateInProgressError)) throw error;
-    await options.records.record({ action: "rollback", outcome: "refused", fromVersion: null, toVersion: null, actor: options.actor, detail: error.message }).catch(() => undefined);
-    throw new UpdateRefusedError(error.message);
-  }
-  try {
-    return await rollbackLocked(options);
-  } finally {
-    release();
-  }
+  return underUpdateLock(options.layout, options.records, { action: "rollback", fromVersion: null, toVersion: null, actor: options.actor }, () => rollbackLocked(options));
 }
 
 async function rollbackLocked(options: RollbackOptions): Promise<RollbackResult> {
