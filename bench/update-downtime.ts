@@ -5,7 +5,7 @@
 //
 // - serve:   one `loom serve --data-dir` on the embedded database (PGlite), one process with the data folder to itself,
 //            so an in-place apply must stop it before the new version starts: the floor of its gap is the new
-//            process's start (node, model load, database open), measured in the by-hand restart.
+//            process's start (node, model load, database open) to its first answer, measured in the by-hand restart.
 // - rolling: two `loom worker`s and a `loom gateway` on PostgreSQL and Redis, moved by `loom update apply --rolling`
 //            (workers drain and restart one at a time, then the gateway starts its successor on the same port before
 //            it drains); the by-hand baseline stops all three and starts them again.
@@ -63,7 +63,7 @@ const SETTLE_MS = 2000;
 interface Measured {
   report: WindowReport;
   wallMs: number;
-  /** serve's by-hand restart: spawn to listening of the new process. */
+  /** The by-hand restart: from the new processes' spawn to the clients' first successful answer after it. */
   startMs?: number;
   /** apply: milliseconds from the operation's start to each progress step. */
   steps?: Record<string, number>;
@@ -166,7 +166,15 @@ async function runRounds(mode: Mode, deployment: Deployment): Promise<void> {
       const steadyFrom = performance.now();
       await sleep(STEADY_MS);
       results.steady.push({ report: probe.window(steadyFrom, performance.now()), wallMs: STEADY_MS });
-      const restart = () => measure(probe, async () => ({ startMs: await restartByHand(deployment) }));
+      const restart = async () => {
+        let spawnedAt = Number.NaN;
+        const measured = await measure(probe, async () => {
+          spawnedAt = await restartByHand(deployment);
+          return {};
+        });
+        const firstAnswer = Math.min(...probe.requests.filter((request) => request.failure === undefined && request.end > spawnedAt).map((request) => request.end));
+        return { ...measured, startMs: firstAnswer - spawnedAt };
+      };
       const apply = () => measure(probe, (began) => applyUpdate(mode, deployment, version, began));
       if (round % 2 === 0) {
         results.restart.push(await restart());
@@ -192,7 +200,7 @@ async function measure(probe: AvailabilityProbe, operation: (began: number) => P
   return { report: probe.window(began, performance.now()), wallMs, ...extra };
 }
 
-/** What an operator does without `loom update`: SIGTERM to every process, then each started again as it was. @returns ms from the first spawn to the last listening. */
+/** What an operator does without `loom update`: SIGTERM to every process, then each started again as it was. @returns when they were spawned (performance.now()). */
 async function restartByHand(deployment: Deployment): Promise<number> {
   const processes = runningProcesses(deployment.layout);
   if (processes.length === 0) throw new Error(`no process is recorded in ${deployment.layout.run}`);
@@ -202,7 +210,7 @@ async function restartByHand(deployment: Deployment): Promise<number> {
   }));
   const spawned = performance.now();
   await Promise.all(processes.map((running) => spawnListening(running.execPath, [...running.execArgv, cliOf(running.root), ...running.argv], running.cwd, deployment.env)));
-  return performance.now() - spawned;
+  return spawned;
 }
 
 /** `loom update apply VERSION`, timing its progress lines. */
@@ -255,7 +263,7 @@ function printResults(mode: Mode, results: Record<"steady" | "restart" | "apply"
   console.log(`apply's gap / by-hand restart's gap, per round: ${formatSpread(spread(gapRatio), 2)}`);
   if (mode === "serve") {
     const starts = results.restart.map((row) => row.startMs!);
-    console.log(`a new loom serve's start (spawn to listening; the floor of an in-place switch's gap): ${formatSpread(spread(starts))} ms; apply's gap / that floor: ${formatSpread(spread(results.apply.map((row, round) => row.report.longestGapMs / starts[round]!)), 2)}`);
+    console.log(`a new loom serve's start (spawn to the first answer; the floor of an in-place switch's gap): ${formatSpread(spread(starts))} ms; apply's gap / that floor: ${formatSpread(spread(results.apply.map((row, round) => row.report.longestGapMs / starts[round]!)), 2)}`);
   }
   const stepNames = [...new Set(results.apply.flatMap((row) => Object.keys(row.steps ?? {})))];
   console.log(`apply's steps, ms from its start: ${stepNames.map((step) => `${step} ${formatSpread(spread(results.apply.map((row) => row.steps?.[step] ?? Number.NaN).filter(Number.isFinite)))}`).join(", ")}`);

@@ -248,7 +248,7 @@ describe.skipIf(skipOutsideCi(reason))(titled("a gateway cluster: 2 gateways, 3 
     expect(rows.reduce((sum, row) => sum + row.requests, 0)).toBe(requestsBefore + 1);
   });
 
-  it("drops a hung worker (SIGSTOP: its sockets open, its heartbeat silent) within two heartbeats, ending its streams cleanly", async () => {
+  it("drops a hung worker (SIGSTOP: its sockets open, its heartbeat silent) once its heartbeat lapses, not at a client timeout, ending its streams cleanly", async () => {
     const openai = new OpenAI({ apiKey: key, baseURL: `${gateways[1]!.base}/v1`, maxRetries: 0, timeout: 60_000 });
     const hung = workers[1]!;
     const streams = 9;

@@ -8,7 +8,7 @@
 import type { KeyObject } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
-import { liveLockOwner } from "../../platform/db/data-dir-lock.js";
+import { liveLockOwner, processIsAlive } from "../../platform/db/data-dir-lock.js";
 import type { NewUpdateEvent } from "../../platform/store/update-ledger.js";
 import { fetchVerifiedRelease, readFeedIndex } from "../check-updates.js";
 import type { FeedSource } from "../feed-source.js";
@@ -85,20 +85,22 @@ export class UpdateRolledBackError extends Error {
 
 /** Applies a release (see the file's comment). @throws UpdateRefusedError, UpdateRolledBackError, or Error. */
 export async function applyUpdate(options: ApplyOptions): Promise<ApplyResult> {
-  return underUpdateLock(options.layout, options.records, { action: "apply", fromVersion: null, toVersion: options.version ?? null, actor: options.actor }, () => applyLocked(options));
+  return underUpdateLock(options.layout, options.database, options.records, { action: "apply", fromVersion: null, toVersion: options.version ?? null, actor: options.actor }, () => applyLocked(options));
 }
 
 /**
  * Runs `body` holding the install's update lock (update-lock.ts).
- * @throws UpdateRefusedError, recorded as `refused`, when another live update holds it.
+ * @throws UpdateRefusedError when another live update holds it: recorded as `refused` on PostgreSQL; not on the
+ * embedded database, which the other update may have stopped its server to copy or migrate (opening it here could
+ * make that update fail).
  */
-export async function underUpdateLock<T>(layout: InstallLayout, records: UpdateRecords, refusal: Omit<NewUpdateEvent, "outcome" | "detail">, body: () => Promise<T>): Promise<T> {
+export async function underUpdateLock<T>(layout: InstallLayout, database: UpdateDatabase, records: UpdateRecords, refusal: Omit<NewUpdateEvent, "outcome" | "detail">, body: () => Promise<T>): Promise<T> {
   let release: () => void;
   try {
     release = acquireUpdateLock(layout, refusal.action);
   } catch (error) {
     if (!(error instanceof UpdateInProgressError)) throw error;
-    await records.record({ ...refusal, outcome: "refused", detail: error.message }).catch(() => undefined);
+    if ("databaseUrl" in database) await records.record({ ...refusal, outcome: "refused", detail: error.message }).catch(() => undefined);
     throw new UpdateRefusedError(error.message);
   }
   try {
@@ -216,8 +218,6 @@ async function applyInPlace(options: ApplyOptions, from: InstalledVersion, to: I
   try {
     await stopAll(processes, options);
     if (dataDir !== null) {
-      const holder = liveLockOwner(dataDir);
-      if (holder !== undefined) throw new Error(`the embedded database in ${dataDir} is still open in process ${holder} after the install's processes stopped`);
       journal.backup = await backUpData(dataDir, join(layout.backups, `${new Date().toISOString().replace(/[:.]/g, "-")}-${from.version}-to-${to.version}`));
       onProgress(`backed up the embedded database to ${journal.backup}`);
     }
@@ -249,9 +249,11 @@ async function applyInPlace(options: ApplyOptions, from: InstalledVersion, to: I
       throw new Error(`the update to ${to.version} failed (${reason}) and putting ${from.version} back failed too: ${(failure as Error).message}; the journal ${layout.journal} is kept: the next loom update or loom serve with this install finishes the rollback`);
     }
     clearJournal(layout);
-    let again = "no process was running";
-    if (toStart.length > 0) {
-      const restarted = await startAll(layout, toStart, from, options).then((list) => list.map((process_) => process_.pid).join(", "), (failure: Error) => `could not start it again: ${failure.message}`);
+    // Only those that stopped: a process whose stop failed (another user's) still runs its old version.
+    const stopped = toStart.filter(({ like }) => !processIsAlive(like.pid));
+    let again = toStart.length === 0 ? "no process was running" : "its processes never stopped";
+    if (stopped.length > 0) {
+      const restarted = await startAll(layout, stopped, from, options).then((list) => list.map((process_) => process_.pid).join(", "), (failure: Error) => `could not start it again: ${failure.message}`);
       again = `processes ${restarted}`;
     }
     const message = `the update to ${to.version} was rolled back: ${reason}; ${from.version} runs again (${again})${journal.backup === null ? "" : `, on its data as backed up at ${journal.backup}`}`;
@@ -290,8 +292,12 @@ async function applyRolling(options: ApplyOptions, from: InstalledVersion, to: I
   if (priorState === null) removeInstallState(layout);
   else writeInstallState(layout, priorState);
   const back = await rollProcesses(layout, runningProcesses(layout).filter((process_) => process_.version === to.version), from, options);
+  if (back.failure !== undefined) {
+    // Recorded as failed by the caller; the journal stays, and `loom update status` shows which process runs what.
+    throw new Error(`the rolling update to ${to.version} failed (${rolled.failure.message}) and moving the processes back to ${from.version} failed too: ${back.failure.message}; current names ${from.version}: see loom update status`);
+  }
   clearJournal(layout);
-  const message = `the rolling update to ${to.version} was rolled back: ${rolled.failure.message}${back.failure === undefined ? "" : `; moving back failed too: ${back.failure.message}`}; ${to.version}'s migrations (${migrations.join(", ") || "none"}) stay: they keep ${from.version} working`;
+  const message = `the rolling update to ${to.version} was rolled back: ${rolled.failure.message}; ${to.version}'s migrations (${migrations.join(", ") || "none"}) stay: they keep ${from.version} working`;
   await options.records.record({ action: "apply", outcome: "rolled-back", fromVersion: from.version, toVersion: to.version, actor: options.actor, detail: message }).catch(() => undefined);
   throw new UpdateRolledBackError(message);
 }

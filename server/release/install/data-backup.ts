@@ -1,8 +1,9 @@
-// The embedded database's backup before an update's migrations, and its restore on a rollback. The copy is taken
-// while no loom holds the data dir (PGlite admits one process), into a folder that becomes the backup only by a
-// final rename; the restore is a sequence of renames that can be resumed from wherever it stopped.
+// The embedded database's backup before an update's migrations, and its restore on a rollback, both holding the data
+// dir's lock (PGlite admits one process; no loom may open it meanwhile). The copy goes into a folder that becomes the
+// backup only by a final rename; the restore is a sequence of renames that can be resumed from wherever it stopped.
 import { cp, mkdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { acquireDataDirLock } from "../../platform/db/data-dir-lock.js";
 import { pgliteDirectory } from "../../platform/db/data-dir.js";
 import { syncDirectory, syncTree } from "./durable-files.js";
 
@@ -15,7 +16,7 @@ export async function backUpData(dataDir: string, backupDir: string): Promise<st
   const partial = `${backupDir}.partial`;
   await rm(partial, { recursive: true, force: true });
   await mkdir(partial, { recursive: true });
-  await cp(source, join(partial, "pglite"), { recursive: true, errorOnExist: true, preserveTimestamps: true });
+  await holdingDataDir(dataDir, () => cp(source, join(partial, "pglite"), { recursive: true, errorOnExist: true, preserveTimestamps: true }));
   syncTree(partial);
   await rm(backupDir, { recursive: true, force: true });
   await rename(partial, backupDir);
@@ -37,6 +38,10 @@ export async function backupExists(backupDir: string): Promise<boolean> {
  */
 export async function restoreData(dataDir: string, backupDir: string): Promise<string | undefined> {
   if (!(await backupExists(backupDir))) throw new Error(`the backup ${backupDir} is missing or incomplete: the data cannot be restored`);
+  return holdingDataDir(dataDir, () => restoreUnlocked(dataDir, backupDir));
+}
+
+async function restoreUnlocked(dataDir: string, backupDir: string): Promise<string | undefined> {
   const live = pgliteDirectory(dataDir);
   const restoring = `${live}.restoring`;
   const restored = `${live}.restored`;
@@ -55,6 +60,19 @@ export async function restoreData(dataDir: string, backupDir: string): Promise<s
   await rename(restored, live);
   syncDirectory(dataDir);
   return replaced;
+}
+
+/**
+ * Runs `work` holding the data dir's one-process lock, so that no loom (a `loom admin` or `loom update approve` run
+ * meanwhile) opens the database while it is copied or replaced. @throws DataDirLockedError naming the holder.
+ */
+async function holdingDataDir<T>(dataDir: string, work: () => Promise<T>): Promise<T> {
+  const lock = acquireDataDirLock(dataDir);
+  try {
+    return await work();
+  } finally {
+    lock.release();
+  }
 }
 
 function exists(path: string): Promise<boolean> {

@@ -33,7 +33,7 @@ export interface RollbackResult {
 
 /** Rolls back (see the file's comment). @throws UpdateRefusedError before any change, Error after. */
 export async function rollbackUpdate(options: RollbackOptions): Promise<RollbackResult> {
-  return underUpdateLock(options.layout, options.records, { action: "rollback", fromVersion: null, toVersion: null, actor: options.actor }, () => rollbackLocked(options));
+  return underUpdateLock(options.layout, options.database, options.records, { action: "rollback", fromVersion: null, toVersion: null, actor: options.actor }, () => rollbackLocked(options));
 }
 
 async function rollbackLocked(options: RollbackOptions): Promise<RollbackResult> {

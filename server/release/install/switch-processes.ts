@@ -27,13 +27,18 @@ export function processesToStart(processes: readonly RunningProcess[]): ProcessT
   return processes.map((like) => ({ like, environment: processEnvironment(like.pid) ?? process.env }));
 }
 
-/** Stops every process (they drain in parallel). */
+/**
+ * Stops every process (they drain in parallel).
+ * @throws Error (the first failure) once every stop has ended, so that none is still draining when the caller acts.
+ */
 export async function stopAll(processes: readonly RunningProcess[], timing: SwitchTiming): Promise<void> {
-  await Promise.all(processes.map(async (running) => {
+  const results = await Promise.allSettled(processes.map(async (running) => {
     timing.onProgress(`stopping ${running.role} ${running.pid} (${running.version}): draining for up to ${timing.drainMs / 1000} s`);
     const how = await stopProcess(running.pid, timing.drainMs);
     timing.onProgress(`${running.role} ${running.pid} ${how === "killed" ? "did not exit in time and was killed" : "stopped"}`);
   }));
+  const failure = results.find((result) => result.status === "rejected");
+  if (failure !== undefined) throw (failure as PromiseRejectedResult).reason;
 }
 
 /**

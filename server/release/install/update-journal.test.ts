@@ -3,15 +3,18 @@
 // and a rolling update whose new worker never becomes healthy starting the old worker again. Package roots here are
 // small folders with a `dist/server/cli/main.js` that records itself in the install and answers /health.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { REPOSITORY_ROOT } from "../../../engine/testing/fixtures.js";
 import { readInstallState, writeInstallState } from "./install-state.js";
 import { type InstallLayout, currentRoot, installLayout, pointCurrentAt } from "./layout.js";
 import { stopProcess } from "./process-control.js";
 import { runningProcesses } from "./running-processes.js";
 import { rollProcesses } from "./switch-processes.js";
+import { recoverInstall } from "./this-process.js";
 import { type UpdateJournal, readJournal, recoverInterruptedUpdate, writeJournal } from "./update-journal.js";
 import { UpdateInProgressError, acquireUpdateLock, updateLockPath } from "./update-lock.js";
 
@@ -95,7 +98,7 @@ describe("the update lock", () => {
     acquireUpdateLock(layout, "apply")();
   });
 
-  it("refuses while a live process holds it, and recovery leaves that process's journal alone", async () => {
+  it("refuses while a live process holds it, and a loom starting meanwhile leaves that process's journal alone", async () => {
     const f = fixture();
     const holder = otherProcess();
     mkdirSync(f.layout.root, { recursive: true });
@@ -103,8 +106,50 @@ describe("the update lock", () => {
     expect(() => acquireUpdateLock(f.layout, "apply")).toThrow(`another loom update (process ${holder.pid}, apply since now)`);
     pointCurrentAt(f.layout, f.to.root);
     writeJournal(f.layout, journalOf(f, "apply", "switched"));
-    expect(await recoverInterruptedUpdate(f.layout)).toContain(`under way in process ${holder.pid}: its journal is left to it`);
+    expect(await recoverInstall(f.layout.root)).toContain(`under way in process ${holder.pid}: its journal is left to it`);
     expect(readJournal(f.layout)?.phase).toBe("switched");
+    // Once that process is gone, the next start recovers, holding the lock meanwhile, and leaves no lock behind.
+    await stopProcess(holder.pid!, 0, 2000);
+    expect(await recoverInstall(f.layout.root)).toContain("was recovered");
+    expect(readJournal(f.layout)).toBeUndefined();
+    expect(existsSync(updateLockPath(f.layout))).toBe(false);
+  });
+
+  it("takes a lock whose pid now belongs to another process (a reboot, a reused pid) for stale", () => {
+    const { layout } = fixture();
+    const reused = otherProcess();
+    mkdirSync(layout.root, { recursive: true });
+    // Linux records the boot and start time: the live pid started at another time is not the holder.
+    writeFileSync(updateLockPath(layout), JSON.stringify({ pid: reused.pid, operation: "apply", since: "before the reboot", bootId: "another-boot", startTicks: "1" }));
+    if (process.platform === "linux") acquireUpdateLock(layout, "apply")();
+    else expect(() => acquireUpdateLock(layout, "apply")).toThrow(UpdateInProgressError);
+  });
+
+  it("lets one of many processes that find the same stale lock take it", { timeout: 30_000 }, async () => {
+    const { layout } = fixture();
+    const gone = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+    await new Promise((resolve) => gone.once("exit", resolve));
+    mkdirSync(layout.root, { recursive: true });
+    writeFileSync(updateLockPath(layout), JSON.stringify({ pid: gone.pid, operation: "apply", since: "then" }));
+    // Eight processes (the build's code: npm test builds first) race for it; a winner holds it for 4 s, longer than
+    // the others take to start, and each says whether it won.
+    const built = (file: string) => JSON.stringify(pathToFileURL(join(REPOSITORY_ROOT, "dist", "server", "release", "install", file)).href);
+    // All start taking it at the same instant, once every one has loaded.
+    const startAt = Date.now() + 2000;
+    const script = `
+      const { acquireUpdateLock } = await import(${built("update-lock.js")});
+      const { installLayout } = await import(${built("layout.js")});
+      while (Date.now() < ${startAt});
+      try { const release = acquireUpdateLock(installLayout(${JSON.stringify(layout.root)}), "race"); console.log("won"); await new Promise((r) => setTimeout(r, 4000)); release(); }
+      catch (error) { console.log(error.name); }`;
+    const outcomes = await Promise.all(Array.from({ length: 8 }, () => new Promise<string>((resolve) => {
+      const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+      let out = "";
+      child.stdout!.on("data", (chunk) => { out += chunk; });
+      child.once("exit", () => resolve(out.trim()));
+    })));
+    expect(outcomes.filter((outcome) => outcome === "won")).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome === "UpdateInProgressError")).toHaveLength(7);
   });
 });
 

@@ -7,7 +7,6 @@ import { readJsonFile, removeFileDurably, writeFileDurably } from "./durable-fil
 import { restoreData } from "./data-backup.js";
 import { type InstallState, removeInstallState, writeInstallState } from "./install-state.js";
 import { type InstallLayout, currentRoot } from "./layout.js";
-import { updateLockHolder } from "./update-lock.js";
 
 /** A version and the package root it runs from. */
 export interface InstalledVersion {
@@ -16,10 +15,11 @@ export interface InstalledVersion {
 }
 
 /**
- * Where an update stands. apply: `stopping` (the old processes stop), `migrating` (the backup is complete; the new
- * release's migrations may have run), `switched` (`current` names the new release), `restoring` (rolling back by
- * itself: `current` names the old release again and the backup is being restored). rollback: `switched` (`current`
- * names the version returned to), `restoring` (and its data is being restored).
+ * Where an update stands; each phase is written before the step it names. apply: `stopping` (the old processes
+ * stop), `migrating` (the backup is complete; the new release's migrations may run), `switched` (`current` names the
+ * new release), `restoring` (rolling back by itself: `current` may still name the new release, or the old one again
+ * with the backup being restored). rollback: `stopping`, then `switched` (`current` moves to the version returned
+ * to) or, with --restore-data, `restoring` (`current` moves, then the data is restored).
  */
 export interface UpdateJournal {
   operation: "apply" | "rollback";
@@ -57,16 +57,12 @@ export function clearJournal(layout: InstallLayout): void {
 
 /**
  * Finishes or undoes an update that was cut off, so that the version `current` names starts on data it understands.
- * Call it holding the update lock (update-lock.ts), or from a process that starts: a journal whose update is still
- * under way in a live process is left alone.
+ * Call it holding the install's update lock (update-lock.ts): a journal whose update still runs is not cut off.
  * @returns what was done, in words, or undefined when no update was under way.
  */
 export async function recoverInterruptedUpdate(layout: InstallLayout): Promise<string | undefined> {
   const journal = readJournal(layout);
   if (journal === undefined) return undefined;
-  // Not interrupted: under way in a live process (this one may be the new version it started), which finishes it.
-  const holder = updateLockHolder(layout);
-  if (holder !== undefined) return `an ${journal.operation} from ${journal.from.version} to ${journal.to.version} is under way in process ${holder.pid}: its journal is left to it`;
   const current = currentRoot(layout);
   const names = (version: InstalledVersion) => current !== undefined && resolve(current) === resolve(version.root);
   const { from, to } = journal;
