@@ -1,7 +1,8 @@
 // The one-process lock of a data directory: `<dataDir>/loom.lock`, created exclusively and holding the owner's pid.
 // PGlite admits one process per data directory; a second opener is refused by name, a dead owner's lock is taken over.
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
+import { createLockFile, lockOwnerIsLive, readLockFile, removeStaleLock } from "./lock-file.js";
 
 /** The lock file's name inside a data directory. */
 export const LOCK_FILE_NAME = "loom.lock";
@@ -28,24 +29,15 @@ export interface DataDirLock {
 }
 
 /** Whether a process with this pid exists (EPERM: it exists, owned by someone else). */
-export function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
+export { processIsAlive } from "./lock-file.js";
 
 /** The pid written in a lock file, or undefined when there is none (or it holds no pid: a half-written file). */
 export function readLockOwner(dataDir: string): number | undefined {
-  let text: string;
-  try {
-    text = readFileSync(join(dataDir, LOCK_FILE_NAME), "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
-  }
+  const text = readLockFile(join(dataDir, LOCK_FILE_NAME));
+  return text === undefined ? undefined : parsePid(text);
+}
+
+function parsePid(text: string): number | undefined {
   const pid = Number(text.trim());
   return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
 }
@@ -53,40 +45,25 @@ export function readLockOwner(dataDir: string): number | undefined {
 /** The pid of the live process holding the data dir, or undefined when none does (no lock, or a stale one). */
 export function liveLockOwner(dataDir: string): number | undefined {
   const pid = readLockOwner(dataDir);
-  return pid !== undefined && processIsAlive(pid) ? pid : undefined;
+  return pid !== undefined && lockOwnerIsLive(join(dataDir, LOCK_FILE_NAME), pid) ? pid : undefined;
 }
 
 /**
  * Takes the lock of `dataDir` (which must exist) for this process.
- * NOTE: the file is created with O_EXCL, so of two openers exactly one wins; a lock whose pid is dead (or that holds
- * no pid) is removed and the exclusive create tried again, so a `kill -9` never locks a data dir out for good.
+ * NOTE: the file is created whole and exclusively (lock-file.ts), so of two openers exactly one wins; a lock whose
+ * owner is gone (its pid dead, or reused by a process started after the lock) or that holds no pid is removed, by one
+ * of the openers that found it, and the create tried again, so a `kill -9` never locks a data dir out for good.
  * @throws DataDirLockedError when a live process (this one included) holds it.
  */
 export function acquireDataDirLock(dataDir: string): DataDirLock {
   const path = join(dataDir, LOCK_FILE_NAME);
-  for (let attempt = 0; attempt < 5; attempt++) {
-    let fd: number;
-    try {
-      fd = openSync(path, "wx", 0o600);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const owner = readLockOwner(dataDir);
-      if (owner !== undefined && processIsAlive(owner)) throw new DataDirLockedError(dataDir, owner);
-      // Stale (or empty: an owner killed between create and write). Another opener may be taking it over at the same
-      // moment: whoever creates the file next wins, the other sees a live owner on its next turn.
-      try {
-        unlinkSync(path);
-      } catch (unlinkError) {
-        if ((unlinkError as NodeJS.ErrnoException).code !== "ENOENT") throw unlinkError;
-      }
-      continue;
-    }
-    try {
-      writeSync(fd, `${process.pid}\n`);
-    } finally {
-      closeSync(fd);
-    }
-    return heldLock(path);
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (createLockFile(path, `${process.pid}\n`)) return heldLock(path);
+    const text = readLockFile(path);
+    if (text === undefined) continue; // removed meanwhile
+    const owner = parsePid(text);
+    if (owner !== undefined && lockOwnerIsLive(path, owner)) throw new DataDirLockedError(dataDir, owner);
+    removeStaleLock(path, text);
   }
   const owner = readLockOwner(dataDir);
   throw new DataDirLockedError(dataDir, owner ?? -1);

@@ -1,7 +1,7 @@
 // Opening the database on PGlite and PostgreSQL: migrations applied once, a newer schema refused by name, the data
 // dir lock, and unreachable or closed databases reported as DatabaseUnavailableError.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
@@ -11,6 +11,7 @@ import { DataDirLockedError, LOCK_FILE_NAME, acquireDataDirLock, liveLockOwner }
 import { migrate, SchemaTooNewError } from "./migrate.js";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "./migrations/index.js";
 import { type OpenDatabaseOptions, openDatabase } from "./open-database.js";
+import { builtModule, raceProcesses } from "./testing/race-processes.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterAll(async () => {
@@ -266,6 +267,36 @@ describe("the data dir lock", () => {
     const database = await openDatabase({ dataDir });
     expect(readFileSync(join(dataDir, LOCK_FILE_NAME), "utf8").trim()).toBe(String(process.pid));
     await database.close();
+  });
+
+  it.runIf(process.platform === "linux")("takes a lock whose pid now runs a process started after it (a reboot, a reused pid) for stale", async () => {
+    const dataDir = temporaryDataDir();
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    mkdirSync(dataDir, { recursive: true });
+    const reused = sleeper();
+    try {
+      const path = join(dataDir, LOCK_FILE_NAME);
+      writeFileSync(path, `${reused.pid}\n`);
+      expect(liveLockOwner(dataDir)).toBe(reused.pid); // made after that process started: its lock
+      const anHourAgo = new Date(Date.now() - 3_600_000);
+      utimesSync(path, anHourAgo, anHourAgo);
+      expect(liveLockOwner(dataDir)).toBeUndefined();
+      acquireDataDirLock(dataDir).release();
+    } finally {
+      await reused.stop();
+    }
+  });
+
+  it("lets exactly one of many processes that find the same stale lock take it", { timeout: 30_000 }, async () => {
+    const dataDir = temporaryDataDir();
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(join(dataDir, LOCK_FILE_NAME), "999999999\n"); // no such process
+    const outcomes = await raceProcesses(8, `const { acquireDataDirLock } = await import(${builtModule("server", "platform", "db", "data-dir-lock.js")});`, `
+      try { const lock = acquireDataDirLock(${JSON.stringify(dataDir)}); console.log("won"); await new Promise((r) => setTimeout(r, 4000)); lock.release(); }
+      catch (error) { console.log(error.name); }`);
+    expect(outcomes.filter((outcome) => outcome === "won")).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome === "DataDirLockedError")).toHaveLength(7);
   });
 
   it("takes over an empty lock file (a holder killed between creating and writing it)", () => {

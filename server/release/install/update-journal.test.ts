@@ -3,12 +3,11 @@
 // and a rolling update whose new worker never becomes healthy starting the old worker again. Package roots here are
 // small folders with a `dist/server/cli/main.js` that records itself in the install and answers /health.
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { REPOSITORY_ROOT } from "../../../engine/testing/fixtures.js";
+import { builtModule, raceProcesses } from "../../platform/db/testing/race-processes.js";
 import { readInstallState, writeInstallState } from "./install-state.js";
 import { type InstallLayout, currentRoot, installLayout, pointCurrentAt } from "./layout.js";
 import { stopProcess } from "./process-control.js";
@@ -115,14 +114,15 @@ describe("the update lock", () => {
     expect(existsSync(updateLockPath(f.layout))).toBe(false);
   });
 
-  it("takes a lock whose pid now belongs to another process (a reboot, a reused pid) for stale", () => {
+  it.runIf(process.platform === "linux")("takes a lock whose pid now belongs to a process started after it (a reboot, a reused pid) for stale", async () => {
     const { layout } = fixture();
     const reused = otherProcess();
     mkdirSync(layout.root, { recursive: true });
-    // Linux records the boot and start time: the live pid started at another time is not the holder.
-    writeFileSync(updateLockPath(layout), JSON.stringify({ pid: reused.pid, operation: "apply", since: "before the reboot", bootId: "another-boot", startTicks: "1" }));
-    if (process.platform === "linux") acquireUpdateLock(layout, "apply")();
-    else expect(() => acquireUpdateLock(layout, "apply")).toThrow(UpdateInProgressError);
+    writeFileSync(updateLockPath(layout), JSON.stringify({ pid: reused.pid, operation: "apply", since: "an hour ago" }));
+    expect(() => acquireUpdateLock(layout, "apply")).toThrow(UpdateInProgressError); // made after it started: its own
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(updateLockPath(layout), anHourAgo, anHourAgo);
+    acquireUpdateLock(layout, "apply")();
   });
 
   it("lets one of many processes that find the same stale lock take it", { timeout: 30_000 }, async () => {
@@ -131,23 +131,12 @@ describe("the update lock", () => {
     await new Promise((resolve) => gone.once("exit", resolve));
     mkdirSync(layout.root, { recursive: true });
     writeFileSync(updateLockPath(layout), JSON.stringify({ pid: gone.pid, operation: "apply", since: "then" }));
-    // Eight processes (the build's code: npm test builds first) race for it; a winner holds it for 4 s, longer than
-    // the others take to start, and each says whether it won.
-    const built = (file: string) => JSON.stringify(pathToFileURL(join(REPOSITORY_ROOT, "dist", "server", "release", "install", file)).href);
-    // All start taking it at the same instant, once every one has loaded.
-    const startAt = Date.now() + 2000;
-    const script = `
-      const { acquireUpdateLock } = await import(${built("update-lock.js")});
-      const { installLayout } = await import(${built("layout.js")});
-      while (Date.now() < ${startAt});
+    // Eight processes race for it; a winner holds it for 4 s, longer than the others take to try.
+    const outcomes = await raceProcesses(8, `
+      const { acquireUpdateLock } = await import(${builtModule("server", "release", "install", "update-lock.js")});
+      const { installLayout } = await import(${builtModule("server", "release", "install", "layout.js")});`, `
       try { const release = acquireUpdateLock(installLayout(${JSON.stringify(layout.root)}), "race"); console.log("won"); await new Promise((r) => setTimeout(r, 4000)); release(); }
-      catch (error) { console.log(error.name); }`;
-    const outcomes = await Promise.all(Array.from({ length: 8 }, () => new Promise<string>((resolve) => {
-      const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
-      let out = "";
-      child.stdout!.on("data", (chunk) => { out += chunk; });
-      child.once("exit", () => resolve(out.trim()));
-    })));
+      catch (error) { console.log(error.name); }`);
     expect(outcomes.filter((outcome) => outcome === "won")).toHaveLength(1);
     expect(outcomes.filter((outcome) => outcome === "UpdateInProgressError")).toHaveLength(7);
   });
