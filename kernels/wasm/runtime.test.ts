@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -177,7 +177,11 @@ describe("WasmRuntime", () => {
     writeFileSync(script, `import { WasmRuntime } from ${JSON.stringify(join(import.meta.dirname, "runtime.ts"))};\n` +
       `const rt = await WasmRuntime.create({ threads: 2 });\nrt.parallel("add", [rt.alloc(64), rt.alloc(64), rt.alloc(64)], 16);\nconsole.log("done");\n`);
     const viteNode = join(import.meta.dirname, "../../node_modules/.bin/vite-node");
-    const { stdout } = await promisify(execFile)(viteNode, [script], { timeout: 60_000, killSignal: "SIGKILL" });
-    expect(stdout).toContain("done");
+    try {
+      const { stdout } = await promisify(execFile)(viteNode, [script], { timeout: 60_000, killSignal: "SIGKILL" });
+      expect(stdout).toContain("done");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

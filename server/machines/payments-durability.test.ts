@@ -3,7 +3,7 @@
 // that run. In facilitator mode (PGlite) the kill comes after the facilitator settled and before it answers; in direct
 // mode (PostgreSQL) after loom's relayer submitted the transfer and before loom sees the receipt.
 import type { ChildProcess } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
 import { afterAll, describe, expect, it } from "vitest";
@@ -31,11 +31,12 @@ for (const backend of TEST_BACKENDS) {
       const chain = await startLocalChain({ payers: 1 });
       const facilitator = await startFacilitatorServer(chain);
       const fresh = freshPlatform(backend);
+      const configDir = temporaryDataDir();
       try {
         // The database (and its PostgreSQL schema), made and migrated before the server holds it.
         await (await openPlatform(fresh.options)).close();
         const model = await ensureTestModel("tiny-qwen3", "gguf", "q8_0");
-        const config = join(temporaryDataDir(), "loom.json");
+        const config = join(configDir, "loom.json");
         writeFileSync(config, JSON.stringify({
           runs: { engines: { tim: { maxSteps: 1, maxStepTokens: 8, temperature: 0 } } },
           payments: localChainPayments(chain, mode === "facilitator" ? { mode, url: facilitator.url } : { mode }, 2),
@@ -97,6 +98,7 @@ for (const backend of TEST_BACKENDS) {
         }
       } finally {
         await fresh.remove();
+        rmSync(configDir, { recursive: true, force: true });
         await facilitator.close();
         await chain.close();
       }

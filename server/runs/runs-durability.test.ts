@@ -2,7 +2,7 @@
 // failed (worker_lost), none is lost or stuck, no tool call runs twice without its step log saying so, and the
 // organization's usage counts every model turn exactly once.
 import type { ChildProcess } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
@@ -23,6 +23,7 @@ for (const backend of TEST_BACKENDS) {
     it(`${RUNS} runs queued or processing at the kill all end, once each`, async () => {
       failIfMissing(backend.reason);
       const fresh = freshPlatform(backend);
+      const configDir = temporaryDataDir();
       try {
         // The organization and its key, made before the server holds the database.
         const platform = await openPlatform(fresh.options);
@@ -31,7 +32,7 @@ for (const backend of TEST_BACKENDS) {
         await platform.close();
 
         const model = await ensureTestModel("tiny-qwen3", "gguf", "q8_0");
-        const config = join(temporaryDataDir(), "loom.json");
+        const config = join(configDir, "loom.json");
         writeFileSync(config, JSON.stringify({
           runs: { concurrency: 4, leaseSeconds: 2, engines: { tim: { forcedToolTurns: 1, maxSteps: 2, maxStepTokens: 48, temperature: 0 } } },
         }));
@@ -111,6 +112,7 @@ for (const backend of TEST_BACKENDS) {
         }
       } finally {
         await fresh.remove();
+        rmSync(configDir, { recursive: true, force: true });
       }
     }, 300_000);
   });

@@ -54,7 +54,10 @@ describe.skipIf(skipOutsideCi(reason))(titled("the dashboard in headless Chromiu
   afterAll(async () => {
     await browser?.close();
     for (const child of children) await stopChild(child);
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    if (dataDir) {
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(join(dataDir, "..", `dashboard-${process.pid}.json`), { force: true });
+    }
   });
 
   /** The pages of the running test, photographed if it fails (test-artifacts/dashboard/failed-*.png). */
