@@ -68,5 +68,8 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`loom: ${e.message ?? String(error)}\n`);
       process.exitCode = 1;
     }
+    // A command that failed has ended, whatever it had started (a loaded model's threads, timers): exit now rather
+    // than hang (stderr to a pipe or file is written synchronously on Linux, so the message is out).
+    process.exit();
   },
 );
