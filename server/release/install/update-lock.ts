@@ -30,13 +30,6 @@ export function updateLockPath(layout: InstallLayout): string {
   return join(layout.root, "update.lock");
 }
 
-/** The live process holding the lock, other than this one; undefined when none does (no lock, or a stale one). */
-export function updateLockHolder(layout: InstallLayout): UpdateLockHolder | undefined {
-  const path = updateLockPath(layout);
-  const holder = parseHolder(readLockFile(path));
-  return holder !== undefined && holder.pid !== process.pid && lockOwnerIsLive(path, holder.pid) ? holder : undefined;
-}
-
 /**
  * Takes the install's update lock for `operation`.
  * @returns a function that releases it.
