@@ -67,8 +67,9 @@ for (const backend of TEST_BACKENDS) {
     });
 
     it("names organizationId for an unknown or malformed organization", async () => {
-      for (const call of [secrets.webhookSecretOf("org_missing"), secrets.rotateWebhookSecret("org_missing")]) {
-        const error = await call.then(() => undefined, (e: unknown) => e);
+      // Each call starts only when awaited: a second promise made up front rejects unobserved while the first is awaited.
+      for (const call of [() => secrets.webhookSecretOf("org_missing"), () => secrets.rotateWebhookSecret("org_missing")]) {
+        const error = await call().then(() => undefined, (e: unknown) => e);
         expect(error).toBeInstanceOf(PlatformInputError);
         expect(error).toMatchObject({ field: "organizationId", notFound: true });
       }
