@@ -1,8 +1,7 @@
 // The one-process lock of a data directory: `<dataDir>/loom.lock`, created exclusively and holding the owner's pid.
 // PGlite admits one process per data directory; a second opener is refused by name, a dead owner's lock is taken over.
-import { readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { createLockFile, lockOwnerIsLive, readLockFile, removeStaleLock } from "./lock-file.js";
+import { acquireLockFile, lockOwnerIsLive, readLockFile } from "./lock-file.js";
 
 /** The lock file's name inside a data directory. */
 export const LOCK_FILE_NAME = "loom.lock";
@@ -49,40 +48,13 @@ export function liveLockOwner(dataDir: string): number | undefined {
 }
 
 /**
- * Takes the lock of `dataDir` (which must exist) for this process.
- * NOTE: the file is created whole and exclusively (lock-file.ts), so of two openers exactly one wins; a lock whose
- * owner is gone (its pid dead, or reused by a process started after the lock) or that holds no pid is removed, by one
- * of the openers that found it, and the create tried again, so a `kill -9` never locks a data dir out for good.
+ * Takes the lock of `dataDir` (which must exist) for this process: created whole and exclusively, so of two openers
+ * exactly one wins; a dead owner's lock (its pid gone, or reused by a process started after the lock) or one that
+ * holds no pid is taken over (lock-file.ts).
  * @throws DataDirLockedError when a live process (this one included) holds it.
  */
 export function acquireDataDirLock(dataDir: string): DataDirLock {
   const path = join(dataDir, LOCK_FILE_NAME);
-  for (let attempt = 0; attempt < 100; attempt++) {
-    if (createLockFile(path, `${process.pid}\n`)) return heldLock(path);
-    const text = readLockFile(path);
-    if (text === undefined) continue; // removed meanwhile
-    const owner = parsePid(text);
-    if (owner !== undefined && lockOwnerIsLive(path, owner)) throw new DataDirLockedError(dataDir, owner);
-    removeStaleLock(path, text);
-  }
-  const owner = readLockOwner(dataDir);
-  throw new DataDirLockedError(dataDir, owner ?? -1);
-}
-
-function heldLock(path: string): DataDirLock {
-  let held = true;
-  const release = () => {
-    if (!held) return;
-    held = false;
-    process.off("exit", release);
-    try {
-      // Only our own lock: a lock taken over after this process was presumed dead is not ours to remove.
-      if (readFileSync(path, "utf8").trim() === String(process.pid)) unlinkSync(path);
-    } catch {
-      // Already gone.
-    }
-  };
-  // A process that exits without closing the database (an uncaught error, process.exit) leaves no lock behind.
-  process.on("exit", release);
+  const release = acquireLockFile(path, `${process.pid}\n`, parsePid, (_text, owner) => new DataDirLockedError(dataDir, owner));
   return { path, release };
 }

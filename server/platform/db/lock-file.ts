@@ -19,7 +19,7 @@ export function processIsAlive(pid: number): boolean {
  * Creates the lock file at `path` holding `text`, whole.
  * @returns false when a lock is there already.
  */
-export function createLockFile(path: string, text: string): boolean {
+function createLockFile(path: string, text: string): boolean {
   const partial = `${path}.${process.pid}.partial`;
   writeFileSync(partial, text, { mode: 0o600 });
   try {
@@ -52,6 +52,49 @@ export function lockOwnerIsLive(path: string, pid: number): boolean {
   return made === undefined || started === undefined || started <= made + 1000;
 }
 
+/**
+ * Takes the lock at `path` for this process, writing `text` (which names this process's pid) into it. A lock whose
+ * owner is gone (`ownerPid` finds no pid in it, or its pid is not live) is removed, by one of the processes that found
+ * it, and the create tried again, so a `kill -9` never locks anyone out for good.
+ * @param ownerPid the pid a lock's text names, or undefined for text that names none (a broken lock: stale).
+ * @param heldBy the error to throw when a live process holds the lock, given that lock's text and pid.
+ * @returns a function that releases the lock (once; later calls do nothing). It removes the file only while it still
+ * holds `text`: a lock taken over after this process was presumed dead is not its to remove. A process that exits
+ * without releasing (an uncaught error, process.exit) releases on its way out.
+ */
+export function acquireLockFile(
+  path: string,
+  text: string,
+  ownerPid: (text: string) => number | undefined,
+  heldBy: (text: string, pid: number) => Error,
+): () => void {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (createLockFile(path, text)) return releaseOnce(path, text);
+    const found = readLockFile(path);
+    if (found === undefined) continue; // removed meanwhile
+    const owner = ownerPid(found);
+    if (owner !== undefined && lockOwnerIsLive(path, owner)) throw heldBy(found, owner);
+    removeStaleLock(path, found);
+  }
+  throw new Error(`${path}: could not take the lock (it kept changing hands): is another loom process starting?`);
+}
+
+function releaseOnce(path: string, text: string): () => void {
+  let held = true;
+  const release = () => {
+    if (!held) return;
+    held = false;
+    process.off("exit", release);
+    try {
+      if (readLockFile(path) === text) rmSync(path, { force: true });
+    } catch {
+      // Unreadable now: left for the next taker to judge.
+    }
+  };
+  process.on("exit", release);
+  return release;
+}
+
 /** A takeover guard older than this was left by a process killed while taking over: it is removed. */
 const STALE_GUARD_MS = 10_000;
 
@@ -59,7 +102,7 @@ const STALE_GUARD_MS = 10_000;
  * Removes the stale lock at `path` if it still holds `staleText`. A guard file, created exclusively, lets one of the
  * processes that found it do so; the others wait a moment and look at the lock again.
  */
-export function removeStaleLock(path: string, staleText: string): void {
+function removeStaleLock(path: string, staleText: string): void {
   const guard = `${path}.takeover`;
   if (!createLockFile(guard, `${process.pid}\n`)) {
     const age = Date.now() - (statSync(guard, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());

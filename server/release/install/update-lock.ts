@@ -4,9 +4,9 @@
 // started, or one restarted by hand) leaves the journal to the update under way instead of "recovering" it from
 // under it. A lock whose process is gone (kill -9, a reboot, its pid reused since) is stale and taken over
 // (server/platform/db/lock-file.ts: created whole, owner checked by pid and start time, one taker).
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { createLockFile, lockOwnerIsLive, readLockFile, removeStaleLock } from "../../platform/db/lock-file.js";
+import { acquireLockFile } from "../../platform/db/lock-file.js";
 import { syncDirectory } from "./durable-files.js";
 import type { InstallLayout } from "./layout.js";
 
@@ -39,32 +39,13 @@ export function acquireUpdateLock(layout: InstallLayout, operation: string): () 
   const path = updateLockPath(layout);
   mkdirSync(layout.root, { recursive: true });
   const text = `${JSON.stringify({ pid: process.pid, operation, since: new Date().toISOString() })}\n`;
-  for (let attempt = 0; attempt < 100; attempt++) {
-    if (!createLockFile(path, text)) {
-      const found = readLockFile(path);
-      if (found === undefined) continue; // removed meanwhile
-      const holder = parseHolder(found);
-      if (holder !== undefined && lockOwnerIsLive(path, holder.pid)) throw new UpdateInProgressError(holder, path);
-      removeStaleLock(path, found);
-      continue;
-    }
-    syncDirectory(layout.root);
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      if (readLockFile(path) === text) rmSync(path, { force: true });
-      process.off("exit", release);
-    };
-    process.on("exit", release);
-    return release;
-  }
-  throw new Error(`${path}: could not take the update lock (it kept changing): is another loom update starting?`);
+  const release = acquireLockFile(path, text, (found) => parseHolder(found)?.pid, (found) => new UpdateInProgressError(parseHolder(found)!, path));
+  syncDirectory(layout.root);
+  return release;
 }
 
 /** The holder a lock's text names; undefined for none or text this code did not write (a stale, broken lock). */
-function parseHolder(text: string | undefined): UpdateLockHolder | undefined {
-  if (text === undefined) return undefined;
+function parseHolder(text: string): UpdateLockHolder | undefined {
   let value: Partial<UpdateLockHolder>;
   try {
     value = JSON.parse(text) as Partial<UpdateLockHolder>;
