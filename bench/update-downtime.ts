@@ -25,14 +25,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import { REPOSITORY_ROOT } from "../engine/testing/fixtures.js";
 import { processIsAlive } from "../server/platform/db/data-dir-lock.js";
 import { writeKeyPair } from "../server/release/keys.js";
 import { installLayout, type InstallLayout } from "../server/release/install/layout.js";
 import { cliOf, stopProcess } from "../server/release/install/process-control.js";
 import { runningProcesses } from "../server/release/install/running-processes.js";
 import { freePort, loom, packageCopy, releaseInto } from "../server/release/testing/release-fixtures.js";
-import { LOOM_CLI } from "../server/testing/loom-process.js";
+import { LOOM_CLI, startLoom, stopChild } from "../server/testing/loom-process.js";
 import { AvailabilityProbe, type WindowReport } from "./availability-probe.js";
 import { printHeader } from "./bench-models.js";
 import { DEFAULT_MODEL, RAISED_LIMITS, type BenchPlatform, modelFile, openBenchPlatform, servedSlug, sleep } from "./cluster-bench.js";
@@ -107,7 +106,7 @@ try {
     }
   }
 } finally {
-  await Promise.all(children.map((child) => stopChildProcess(child)));
+  await Promise.all(children.map((child) => stopChild(child)));
   rmSync(dir, { recursive: true, force: true });
 }
 process.exit(0);
@@ -117,7 +116,7 @@ async function startServe(): Promise<Deployment> {
   const dataDir = join(dir, "data");
   const { LOOM_DATABASE_URL, LOOM_REDIS_URL, LOOM_API_KEYS, LOOM_MODEL, ...env } = process.env;
   const port = await freePort();
-  await spawnListening(process.execPath, [LOOM_CLI, "serve", "--model", modelPath, "--data-dir", dataDir, "--port", String(port), "--threads", String(threads), "--context", "512"], REPOSITORY_ROOT, env);
+  await startLoom("serve", ["--model", modelPath, "--data-dir", dataDir, "--port", String(port), "--threads", String(threads), "--context", "512"], { env, children });
   const admin = async (...args: string[]) => {
     const result = await loom(["admin", ...args, "--json", "--data-dir", dataDir], env);
     if (result.code !== 0) throw new Error(`loom admin ${args.join(" ")}: ${result.stderr}`);
@@ -135,10 +134,10 @@ async function startCluster(): Promise<Deployment> {
   const platform: BenchPlatform = await openBenchPlatform({ bench: "update-downtime", databaseUrl: flags["database-url"], redisUrl: flags["redis-url"], limits: RAISED_LIMITS });
   const layout = installLayout(join(dir, "cluster-install"));
   const common = ["--install-dir", layout.root, "--drain-seconds", "20"];
-  const workerArgs = ["worker", "--model", modelPath, "--register", platform.redisUrl, "--port", "0", "--threads", String(threads), "--context", "512", "--max-sequences", "4", "--heartbeat-ms", "200", ...common];
-  await Promise.all([0, 1].map(() => spawnListening(process.execPath, [LOOM_CLI, ...workerArgs], REPOSITORY_ROOT, platform.env)));
+  const workerArgs = ["--model", modelPath, "--register", platform.redisUrl, "--port", "0", "--threads", String(threads), "--context", "512", "--max-sequences", "4", "--heartbeat-ms", "200", ...common];
+  await Promise.all([0, 1].map(() => startLoom("worker", workerArgs, { env: platform.env, children })));
   const port = await freePort();
-  await spawnListening(process.execPath, [LOOM_CLI, "gateway", "--database-url", platform.schemaUrl, "--redis-url", platform.redisUrl, "--port", String(port), ...common], REPOSITORY_ROOT, platform.env);
+  await startLoom("gateway", ["--database-url", platform.schemaUrl, "--redis-url", platform.redisUrl, "--port", String(port), ...common], { env: platform.env, children });
   const base = `http://127.0.0.1:${port}`;
   console.log(`# rolling: ${platform.describe()}`);
   return {
@@ -209,7 +208,8 @@ async function restartByHand(deployment: Deployment): Promise<number> {
     while (processIsAlive(pid)) await sleep(10);
   }));
   const spawned = performance.now();
-  await Promise.all(processes.map((running) => spawnListening(running.execPath, [...running.execArgv, cliOf(running.root), ...running.argv], running.cwd, deployment.env)));
+  // As each was recorded: its node and node flags, its release's CLI, its arguments (the first names its role).
+  await Promise.all(processes.map((running) => startLoom(running.role, running.argv.slice(1), { node: running.execPath, nodeArgs: running.execArgv, cli: cliOf(running.root), cwd: running.cwd, env: deployment.env, children })));
   return spawned;
 }
 
@@ -270,27 +270,7 @@ function printResults(mode: Mode, results: Record<"steady" | "restart" | "apply"
   console.log(JSON.stringify({ bench: "update-downtime", mode, results }));
 }
 
-/** Spawns a loom command and resolves once it prints `{"listening": ...}`; rejects with its stderr if it exits first. */
-function spawnListening(execPath: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
-  const child = spawn(execPath, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-  children.push(child);
-  let stderr = "";
-  child.stderr!.on("data", (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-4000); });
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      if (line.startsWith('{"listening"')) resolve();
-    });
-    child.once("exit", (code, signal) => reject(new Error(`${args.slice(0, 2).join(" ")} exited (${code ?? signal}): ${stderr}`)));
-  });
-}
-
 /** Stops every process the install records (apply's are detached, not children of this script). */
 async function stopInstall(layout: InstallLayout): Promise<void> {
   await Promise.all(runningProcesses(layout).map(({ pid }) => stopProcess(pid, 0, 10_000)));
-}
-
-async function stopChildProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGTERM");
-  await new Promise((resolve) => child.once("exit", resolve));
 }

@@ -30,13 +30,19 @@ export function startLoomServe(args: readonly string[], options: LoomProcessOpti
 /** How a test starts a loom process. */
 export interface LoomProcessOptions {
   node?: string;
+  /** Arguments to node before the CLI (a recorded process's execArgv). */
+  nodeArgs?: readonly string[];
+  /** The CLI to run (default: this repository's build, LOOM_CLI; an installed release's, cliOf(root)). */
+  cli?: string;
+  /** The working folder (default: the repository's root). */
+  cwd?: string;
   env?: NodeJS.ProcessEnv;
   children?: ChildProcess[];
 }
 
 /** As startLoomServe for any command that prints `{"listening": ...}` once it listens (serve, gateway, worker). */
 export function startLoom(command: "serve" | "gateway" | "worker", args: readonly string[], options: LoomProcessOptions = {}): Promise<LoomProcess> {
-  const child = spawn(options.node ?? process.execPath, [LOOM_CLI, command, ...args], { cwd: REPOSITORY_ROOT, env: options.env ?? process.env });
+  const child = spawn(options.node ?? process.execPath, [...(options.nodeArgs ?? []), options.cli ?? LOOM_CLI, command, ...args], { cwd: options.cwd ?? REPOSITORY_ROOT, env: options.env ?? process.env });
   options.children?.push(child);
   let stderr = "";
   child.stderr!.on("data", (chunk) => { stderr += chunk; });

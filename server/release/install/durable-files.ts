@@ -1,18 +1,13 @@
 // Files that survive a crash: written beside their place, flushed, renamed over it, and the folder flushed, so a
 // reader finds the old content or the new, never half of either.
-import { closeSync, fsyncSync, lstatSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
 /** Writes `text` to `path` durably (see above). */
 export function writeFileDurably(path: string, text: string, mode = 0o644): void {
   const partial = `${path}.${process.pid}.partial`;
   writeFileSync(partial, text, { mode });
-  const fd = openSync(partial, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  syncFile(partial);
   renameSync(partial, path);
   syncDirectory(dirname(path));
 }
@@ -63,14 +58,15 @@ export function syncDirectory(path: string): void {
 export function syncTree(root: string): void {
   for (const entry of readdirSync(root, { withFileTypes: true })) {
     const path = join(root, entry.name);
+    // The entry's own type (readdir does not follow links): a link is neither, and is not followed.
     if (entry.isDirectory()) syncTree(path);
     else if (entry.isFile()) syncFile(path);
   }
   syncDirectory(root);
 }
 
+/** Flushes a file's content to disk. */
 function syncFile(path: string): void {
-  if (!lstatSync(path).isFile()) return;
   const fd = openSync(path, "r");
   try {
     fsyncSync(fd);
