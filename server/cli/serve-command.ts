@@ -22,9 +22,9 @@ import { defaultDataDir } from "../platform/db/data-dir.js";
 import { openResponseStorage } from "../platform/store/response-storage.js";
 import { DashboardSessionCleanup } from "../platform/store/dashboard-session-cleanup.js";
 import { DashboardSessionStore } from "../platform/store/dashboard-session-store.js";
-import { type DashboardFiles, dashboardUnavailableSurface, loadDashboardFiles } from "../platform/dashboard/static-files.js";
-import { dashboardSurfaces } from "../platform/dashboard/surfaces.js";
-import { runServicesOf } from "../platform/dashboard/data-surfaces.js";
+import { type DashboardFiles, dashboardUnavailableSurface, loadDashboardFiles } from "../dashboard/static-files.js";
+import { dashboardSurfaces } from "../dashboard/surfaces.js";
+import { runServicesOf } from "../dashboard/data-surfaces.js";
 import type { WorkerLoadSource } from "../cluster/worker-load.js";
 import { defaultInstallDir } from "../release/install/layout.js";
 import { recordThisProcess, recoverInstall } from "../release/install/this-process.js";
@@ -38,7 +38,7 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
                        one of them (served with its settings)
   --host <address>     address to listen on (default 127.0.0.1)
   --port N             port (default 8080; 0 = any free port)
-  --config <file>      JSON config, every field checked (see README "Configuration"): { "apiKeys": [...],
+  --config <file>      JSON config, every field checked (see docs/configuration.md): { "apiKeys": [...],
                        "models": [{ "path": "...", "slugs": { "openai": [...], "anthropic": [...] }, "contextSize": N,
                        "maxSequences": N, "kvCache": { "bytes": N | "memoryFraction": F, "dtype": "f16" },
                        "stepTargetMs": N, "backgroundStepMs": N }], "maxQueue": N, "maxBodyBytes": N,
@@ -46,12 +46,12 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
                        "runs": { "concurrency": N, "leaseSeconds": N, "maxActivePerOrganization": N, "engines": {...},
                        "network": { "allowPrivate": B, "allowHosts": [...] }, "searchUrl": "..." },
                        "payments": { "payTo": "0x...", "network": "base", "settlement": { "mode": "facilitator",
-                       "url": "..." } }, "responses": { "retentionDays": N } } (README "Machine endpoints",
-                       "Responses API")
+                       "url": "..." } }, "responses": { "retentionDays": N } } (docs/machine-payments.md,
+                       docs/api/responses.md)
   --no-auth            accept requests without an API key (local use); otherwise keys come from the config
                        or LOOM_API_KEYS (comma-separated), or from the platform's database:
   --data-dir <dir>     turn the platform on (organizations, keys, usage, limits) with its embedded database
-                       (PGlite) in <dir>; manage it with loom admin (see README "Platform")
+                       (PGlite) in <dir>; manage it with loom admin (see docs/platform.md)
   --database-url <url> the platform on PostgreSQL instead (or LOOM_DATABASE_URL), e.g. postgres://host/db
   --redis-url <url>    share rate-limit counters with other loom processes through Redis (or LOOM_REDIS_URL);
                        LOOM_REDIS_KEY_PREFIX names their keys (default loom:limits:): processes sharing limits
@@ -60,8 +60,8 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
   --search-url <url>   agent runs' web_search asks this SearXNG-compatible endpoint (default: the local corpus,
                        filled with loom admin corpus add; or the config's runs.searchUrl)
   --install-dir <dir>  where loom update unpacks releases and finds this process to restart (default: the
-                       config's updates.installDir, else <data-dir>/install with --data-dir; see README "Releases
-                       and updates")
+                       config's updates.installDir, else <data-dir>/install with --data-dir; see
+                       docs/releases.md)
   --context N          context size (default: the config's, else min(model, 4096))
   --threads N          compute threads (default: all cores)
   --backend B          wasm, webgpu or auto (default auto: WebGPU on a hardware GPU, else WebAssembly)
@@ -69,7 +69,7 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
                        relaxed where this Node runs it correctly); the results are identical
   --drain-seconds N    on SIGTERM / SIGINT, stop taking connections and let the requests in flight (streams
                        included) finish for up to N seconds before stopping (default 30; 0 = no wait); a second
-                       signal stops at once (README "Stopping")
+                       signal stops at once (docs/api/limits.md, "Stopping")
 `;
 
 /**
@@ -164,9 +164,9 @@ export async function runServe(argv: string[]): Promise<void> {
   const describe = (model: ModelInfo) => `${model.path} (${model.device}${model.chatTemplate === "default" ? "; no chat template of its own: chat uses the default, ChatML" : ""})`;
   process.stderr.write(
     `loom: serving ${served.map(({ model }) => describe(model)).join(", ")} on http://${host}:${service.server.port} (${service.authentication}; ${service.server.http})\n` +
-      `  POST /v1/chat/completions  model ${registry.slugs("openai").join(", ")}\n` +
-      `  POST /v1/messages          model ${registry.slugs("anthropic").join(", ")}\n` +
-      `  POST /v1/responses         model ${registry.slugs("openai").join(", ")} (stored responses: ${service.responsesLocation})\n` +
+      `  POST /v1/chat/completions  model ${registry.names("openai").join(", ")}\n` +
+      `  POST /v1/messages          model ${registry.names("anthropic").join(", ")}\n` +
+      `  POST /v1/responses         model ${registry.names("openai").join(", ")} (stored responses: ${service.responsesLocation})\n` +
       service.surfaces,
   );
   if (installDir !== undefined) recordThisProcess(installDir, "serve", host, service.server.port);
@@ -244,7 +244,7 @@ export async function startService(setup: ServiceSetup): Promise<StartedService>
   sessionCleanup?.start();
   const dashboard = platform && runs && dashboardSessions && dashboardFiles
     ? dashboardSurfaces({ platform, runs: runServicesOf(runs), sessions: dashboardSessions, files: dashboardFiles, ...(setup.workers ? { workers: setup.workers } : {}) }).surfaces
-    : [dashboardUnavailableSurface("the web dashboard needs the platform: start loom serve with --data-dir or --database-url (see README \"Platform\")")];
+    : [dashboardUnavailableSurface("the web dashboard needs the platform: start loom serve with --data-dir or --database-url (see docs/platform.md)")];
   const { maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace } = config;
   const endpoints = createEndpoints(registry, { responses: responses.storage });
   const options = { registry, auth, accountant: platform?.accountant, endpoints, responses: responses.storage, maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace };
@@ -302,7 +302,7 @@ function checkRunEngines(config: ServeConfig, registry: ModelRegistry): void {
   for (const [name, engine] of Object.entries(config.runs?.engines ?? {})) {
     const slug = engine?.model;
     if (typeof slug === "string" && !registry.find(slug, "openai")) {
-      throw new UsageError(`--config: runs.engines.${name}.model '${slug}' is not a served model; the chat-completions slugs are ${registry.slugs("openai").join(", ")}`);
+      throw new UsageError(`--config: runs.engines.${name}.model '${slug}' is not a served model; the chat-completions models are ${registry.names("openai").join(", ")}`);
     }
   }
 }

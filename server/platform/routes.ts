@@ -9,7 +9,6 @@ import type { Connection } from "../http/reply.js";
 import type { Routes, Surface } from "../http/routes.js";
 import { ProtocolError } from "../protocol/internal.js";
 import { type KeyRecord, type Organization, PlatformInputError } from "./contract.js";
-import { isDashboardApiPath } from "./dashboard/api-headers.js";
 import { utcDay } from "./limits/daily.js";
 import type { KeyAuthenticator } from "./keys/key-authenticator.js";
 import { answer, authenticate, decodePathSegment, platformError, read, withBody } from "./route-helpers.js";
@@ -106,8 +105,8 @@ export function platformSurface(services: PlatformServices): (context: ServerCon
       });
     },
     errorShapeFor(url) {
-      // The dashboard's API paths are its surfaces' to claim (their errors carry the dashboard's headers too).
-      if (isDashboardApiPath(url)) return undefined;
+      // Narrower families under /api/ (the dashboard's /api/v1/dashboard/ and /api/v1/operator/) belong to surfaces
+      // listed after this one, which the server asks first (server/http/app.ts): the platform names none of them.
       return url.startsWith("/api/") || url.startsWith("/admin/") ? platformError : undefined;
     },
   });

@@ -1,6 +1,6 @@
-// Migration 8: indexes for the web dashboard's lists (issue 21; its usage chart reads migration 9's
-// usage_by_organization instead of an index over usage_daily), each found needed by EXPLAIN ANALYZE on PostgreSQL
-// with 10,000 keys, 1,000,000 usage rows, 300,000 runs and 100,000 payments (server/platform/dashboard/README.md).
+// Migration 8: indexes for the web dashboard's lists (its usage chart reads migration 9's usage_by_organization
+// instead of an index over usage_daily), each found needed by EXPLAIN ANALYZE on PostgreSQL with 10,000 keys,
+// 1,000,000 usage rows, 300,000 runs and 100,000 payments (docs/performance/platform.md, "The web dashboard").
 import type { Migration } from "./migration.js";
 
 export const migration0008: Migration = {

@@ -1,19 +1,19 @@
 // An organization's dashboard endpoints (`/api/v1/dashboard/`, README.md in this folder): its record, its inference
 // keys, its usage (today and a daily series), its agent runs, and the models served here. The caller is whoever
 // the DashboardAuth says; everything read is that organization's, and another organization's key or run is a 404.
-import type { ServerContext } from "../../http/context.js";
-import type { Routes, Surface } from "../../http/routes.js";
-import { metricsName } from "../../models.js";
-import { ProtocolError } from "../../protocol/internal.js";
-import type { RunStatus } from "../../runs/contract.js";
-import { callbackShape, pollShape, type RunServices, stepShape } from "../../runs/routes.js";
-import { organizationJson } from "../admin/run-admin-command.js";
-import type { Organization } from "../contract.js";
-import type { KeyAuthenticator } from "../keys/key-authenticator.js";
-import { utcDay } from "../limits/daily.js";
-import { read } from "../route-helpers.js";
-import type { PlatformStores } from "../store/platform-stores.js";
-import { usageSnapshot } from "../usage-snapshot.js";
+import type { ServerContext } from "../http/context.js";
+import type { Routes, Surface } from "../http/routes.js";
+import { metricsName } from "../models.js";
+import { ProtocolError } from "../protocol/internal.js";
+import type { RunStatus } from "../runs/contract.js";
+import { callbackShape, pollShape, type RunServices, stepShape } from "../runs/routes.js";
+import { organizationJson } from "../platform/admin/run-admin-command.js";
+import type { Organization } from "../platform/contract.js";
+import type { KeyAuthenticator } from "../platform/keys/key-authenticator.js";
+import { utcDay } from "../platform/limits/daily.js";
+import { read } from "../platform/route-helpers.js";
+import type { PlatformStores } from "../platform/store/platform-stores.js";
+import { usageSnapshot } from "../platform/usage-snapshot.js";
 import { decodeOrderCursor, decodeTimeCursor, encodeOrderCursor, encodeTimeCursor } from "./cursor.js";
 import type { DashboardAuth, OrganizationCaller } from "./dashboard-auth.js";
 import { dashboardError } from "./dashboard-reply.js";

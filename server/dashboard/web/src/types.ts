@@ -1,4 +1,4 @@
-// The shapes of the dashboard API's answers (server/platform/dashboard/README.md), as far as the pages read them.
+// The shapes of the dashboard API's answers (server/dashboard/README.md), as far as the pages read them.
 
 export type Session =
   | { kind: "organization"; organization: { id: string; name: string }; expiresAt: string }

@@ -2,10 +2,10 @@
 // path parameters, query string and (where it takes one) JSON body, and answer JSON or the platform's `{error,
 // field}`, with the dashboard's security headers on every answer, errors included.
 import type { HttpRequest } from "uWebSockets.js";
-import type { ServerContext } from "../../http/context.js";
-import type { Method, Routes } from "../../http/routes.js";
-import { ProtocolError } from "../../protocol/internal.js";
-import { decodePathSegment } from "../route-helpers.js";
+import type { ServerContext } from "../http/context.js";
+import type { Method, Routes } from "../http/routes.js";
+import { ProtocolError } from "../protocol/internal.js";
+import { decodePathSegment } from "../platform/route-helpers.js";
 import { DashboardReply, answerDashboard, dashboardError, withDashboardBody } from "./dashboard-reply.js";
 import { QueryParams } from "./query-params.js";
 

@@ -7,10 +7,10 @@ import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { REPOSITORY_ROOT, failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
-import { ensureTestModel } from "../../../scripts/test-models.js";
-import { LOOM_CLI, type LoomProcess, startLoomServe, stopChild } from "../../testing/loom-process.js";
-import { temporaryDataDir } from "../testing/test-databases.js";
+import { REPOSITORY_ROOT, failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
+import { ensureTestModel } from "../../scripts/test-models.js";
+import { LOOM_CLI, type LoomProcess, startLoomServe, stopChild } from "../testing/loom-process.js";
+import { migratedDataDir } from "../platform/testing/test-databases.js";
 import { DEFAULT_DASHBOARD_FOLDER } from "./static-files.js";
 
 const cliReason = existsSync(LOOM_CLI) ? undefined : `${LOOM_CLI} is missing: run \`npm run build\` first`;
@@ -42,7 +42,7 @@ async function json(response: Response): Promise<any> {
 describe.skipIf(skipOutsideCi(cliReason))(titled("the dashboard on loom serve", cliReason), () => {
   it("with the platform: names its URL, signs in with an operator token minted through the running server, serves /dashboard/", async () => {
     failIfMissing(cliReason);
-    const dataDir = temporaryDataDir();
+    const dataDir = await migratedDataDir();
     try {
       const loom = await serve(["--data-dir", dataDir]);
       expect(loom.stderr()).toContain(`GET  /dashboard/  the web dashboard: http://127.0.0.1:${loom.port}/dashboard/`);

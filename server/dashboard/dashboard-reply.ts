@@ -2,12 +2,12 @@
 // bodies, each with DASHBOARD_API_HEADERS, errors included. The routes of every dashboard surface use these, so that
 // no answer leaves without the headers.
 import type { HttpRequest } from "uWebSockets.js";
-import { readJsonBody } from "../../http/body.js";
-import type { ServerContext } from "../../http/context.js";
-import type { ErrorResponder } from "../../http/guard.js";
-import type { Connection } from "../../http/reply.js";
-import { ProtocolError } from "../../protocol/internal.js";
-import { platformError } from "../route-helpers.js";
+import { readJsonBody } from "../http/body.js";
+import type { ServerContext } from "../http/context.js";
+import type { ErrorResponder } from "../http/guard.js";
+import type { Connection } from "../http/reply.js";
+import { ProtocolError } from "../protocol/internal.js";
+import { platformError } from "../platform/route-helpers.js";
 import { DASHBOARD_API_HEADERS } from "./api-headers.js";
 
 /** The platform's `{error, field}` shape (Retry-After where the error has one) with the dashboard's headers. */

@@ -1,8 +1,8 @@
 // The limit on dashboard sign-in attempts: so many per minute per client address, counted in the platform's limit
 // store (Redis when configured, so that every gateway shares the count), as a window bucket like the request limits.
 import ipaddr from "ipaddr.js";
-import { ProtocolError } from "../../protocol/internal.js";
-import { type LimitStore, LimitStoreUnavailableError } from "../contract.js";
+import { ProtocolError } from "../protocol/internal.js";
+import { type LimitStore, LimitStoreUnavailableError } from "../platform/contract.js";
 
 /** How sign-in attempts are limited. */
 export interface SignInLimit {

@@ -1,6 +1,6 @@
 // Builds the dashboard's static files: `npm run build:dashboard` writes dist/dashboard/ (index.html and
 // assets/*-[hash].js|css), which loom serves at /dashboard/. TSX goes through Vite's own esbuild (Preact's automatic
-// JSX runtime), so no framework plugin is needed. `npx vite --config server/platform/dashboard/web/vite.config.ts`
+// JSX runtime), so no framework plugin is needed. `npx vite --config server/dashboard/web/vite.config.ts`
 // runs a dev server that forwards the API to a `loom serve` on :8080 (LOOM_URL to point elsewhere).
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vite";
@@ -14,7 +14,7 @@ export default defineConfig({
   publicDir: false,
   esbuild: { jsx: "automatic", jsxImportSource: "preact" },
   build: {
-    outDir: fileURLToPath(new URL("../../../../dist/dashboard", import.meta.url)),
+    outDir: fileURLToPath(new URL("../../../dist/dashboard", import.meta.url)),
     emptyOutDir: true,
     target: "es2020",
     // The page's Content-Security-Policy has no 'unsafe-inline': no inline polyfill script, no data: assets.

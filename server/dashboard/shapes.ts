@@ -1,8 +1,8 @@
 // The JSON of the dashboard's objects (README.md in this folder): keys as listed and as created, and the checks of the
 // bodies that create them. Organizations are the admin commands' JSON (organizationJson), so both read alike.
-import { ProtocolError } from "../../protocol/internal.js";
-import { type KeyKind, type KeyRecord, PlatformInputError } from "../contract.js";
-import { requireChoice, requireName } from "../store/validate.js";
+import { ProtocolError } from "../protocol/internal.js";
+import { type KeyKind, type KeyRecord, PlatformInputError } from "../platform/contract.js";
+import { requireChoice, requireName } from "../platform/store/validate.js";
 
 /** An inference key as an organization's dashboard lists it. */
 export function organizationKeyJson(record: KeyRecord): Record<string, unknown> {

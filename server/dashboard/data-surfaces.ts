@@ -1,10 +1,10 @@
 // The dashboard's data endpoints assembled from what `loom serve` and `loom gateway` open: the platform, agent runs,
 // and (behind a gateway) the workers' load. The session endpoints and the DashboardAuth are assembled elsewhere
 // (surfaces.ts); this takes the auth they make.
-import type { WorkerLoadSource } from "../../cluster/worker-load.js";
-import type { SurfaceFactory } from "../../http/app.js";
-import type { Runs } from "../../runs/runs.js";
-import type { Platform } from "../platform.js";
+import type { WorkerLoadSource } from "../cluster/worker-load.js";
+import type { SurfaceFactory } from "../http/app.js";
+import type { Runs } from "../runs/runs.js";
+import type { Platform } from "../platform/platform.js";
 import type { DashboardAuth } from "./dashboard-auth.js";
 import { operatorSurface } from "./operator-routes.js";
 import { type DashboardOrganizationServices, dashboardOrganizationSurface } from "./organization-routes.js";

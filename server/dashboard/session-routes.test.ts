@@ -3,11 +3,11 @@
 // refusals, sessions ending with their credential, the two path families refusing each other's callers, the sign-in
 // limit (in memory and shared through Redis), 502 when the database is gone, and the headers on every answer.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
-import type { SurfaceFactory } from "../../http/app.js";
-import { MemoryLimitStore } from "../limits/memory-store.js";
-import { TEST_REDIS_URL, deleteKeys, redisMissingReason, testKeyPrefix } from "../limits/testing/redis.js";
-import { TEST_BACKENDS, freshPlatform } from "../testing/test-databases.js";
+import { failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
+import type { SurfaceFactory } from "../http/app.js";
+import { MemoryLimitStore } from "../platform/limits/memory-store.js";
+import { TEST_REDIS_URL, deleteKeys, redisMissingReason, testKeyPrefix } from "../platform/limits/testing/redis.js";
+import { TEST_BACKENDS, freshPlatform } from "../platform/testing/test-databases.js";
 import { DASHBOARD_API_HEADERS } from "./api-headers.js";
 import type { DashboardAuth } from "./dashboard-auth.js";
 import { answerDashboard, dashboardError } from "./dashboard-reply.js";
@@ -77,7 +77,7 @@ for (const backend of TEST_BACKENDS) {
 
     beforeAll(async () => {
       failIfMissing(backend.reason);
-      const fresh = freshPlatform(backend);
+      const fresh = await freshPlatform(backend);
       remove = fresh.remove;
       // A limit far above the tests' sign-ins: the limit has tests of its own, on servers of their own.
       server = await startDashboardServer({ platform: fresh.options, dashboard: { signInAttemptsPerMinute: 10_000 }, extraSurfaces: probes });
@@ -302,7 +302,7 @@ for (const backend of TEST_BACKENDS) {
   describe.skipIf(skipOutsideCi(backend.reason))(titled(`dashboard sign-in limit on ${backend.name}`, backend.reason), () => {
     it("admits 10 attempts a minute from one address, then answers 429 with Retry-After, right credential or not", async () => {
       failIfMissing(backend.reason);
-      const fresh = freshPlatform(backend);
+      const fresh = await freshPlatform(backend);
       const server = await startDashboardServer({ platform: fresh.options, dashboard: { platform: { limits: new MemoryLimitStore() } } });
       try {
         const { token } = await server.platform.stores.operatorTokens.create("limit");
@@ -336,8 +336,8 @@ describe.skipIf(skipOutsideCi(redisReason))(titled("dashboard sign-in limit shar
     const prefix = testKeyPrefix();
     // Two servers, each on a database of its own, sharing only Redis (as two gateways share it).
     const shared = { redisUrl: TEST_REDIS_URL, redisKeyPrefix: prefix };
-    const freshFirst = freshPlatform(TEST_BACKENDS[0]!, shared);
-    const freshSecond = freshPlatform(TEST_BACKENDS[0]!, shared);
+    const freshFirst = await freshPlatform(TEST_BACKENDS[0]!, shared);
+    const freshSecond = await freshPlatform(TEST_BACKENDS[0]!, shared);
     const first = await startDashboardServer({ platform: freshFirst.options });
     const second = await startDashboardServer({ platform: freshSecond.options }).catch(async (error: unknown) => {
       await first.close();
@@ -362,7 +362,7 @@ describe.skipIf(skipOutsideCi(redisReason))(titled("dashboard sign-in limit shar
 describe.skipIf(skipOutsideCi(postgresReason))(titled("the dashboard when its database goes away", postgresReason), () => {
   it("answers 502, never a 500 or a hang", async () => {
     failIfMissing(postgresReason);
-    const fresh = freshPlatform(TEST_BACKENDS[1]!);
+    const fresh = await freshPlatform(TEST_BACKENDS[1]!);
     const server = await startDashboardServer({ platform: fresh.options, extraSurfaces: probes });
     try {
       const { token } = await server.platform.stores.operatorTokens.create("gone");

@@ -1,4 +1,4 @@
-// The dashboard end to end (issue 21): headless Chromium (Debian's, through playwright-core) against a real `loom
+// The dashboard end to end: headless Chromium (Debian's, through playwright-core) against a real `loom
 // serve` on PGlite, as a user runs both. The operator signs in with a token `loom admin` printed and creates an
 // organization and its management key; the organization signs in with that key, creates an inference key, calls chat
 // completions with it through the `openai` SDK, sees the usage, revokes the key (the SDK then gets 401), reads a run's
@@ -14,11 +14,11 @@ import { promisify } from "node:util";
 import OpenAI from "openai";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
-import { ensureTestModel, testModelSkipReason } from "../../../scripts/test-models.js";
-import { ARTIFACTS_DIR, VIEWPORTS, chromiumMissing, launchChromium, saveScreenshot, seriousAxeViolations } from "../../testing/browser.js";
-import { LOOM_CLI, type LoomProcess, startLoomServe, stopChild } from "../../testing/loom-process.js";
-import { temporaryDataDir } from "../testing/test-databases.js";
+import { failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
+import { ensureTestModel, testModelSkipReason } from "../../scripts/test-models.js";
+import { ARTIFACTS_DIR, VIEWPORTS, chromiumMissing, launchChromium, saveScreenshot, seriousAxeViolations } from "../testing/browser.js";
+import { LOOM_CLI, type LoomProcess, startLoomServe, stopChild } from "../testing/loom-process.js";
+import { migratedDataDir } from "../platform/testing/test-databases.js";
 
 const reason = chromiumMissing ?? testModelSkipReason("tiny-qwen3");
 const children: ChildProcess[] = [];
@@ -42,7 +42,7 @@ describe.skipIf(skipOutsideCi(reason))(titled("the dashboard in headless Chromiu
   beforeAll(async () => {
     failIfMissing(reason);
     rmSync(join(ARTIFACTS_DIR, "dashboard"), { recursive: true, force: true }); // this run's pictures only
-    dataDir = temporaryDataDir();
+    dataDir = await migratedDataDir();
     const model = await ensureTestModel("tiny-qwen3", "gguf", "q8_0");
     const config = join(dataDir, "..", `dashboard-${process.pid}.json`);
     writeFileSync(config, JSON.stringify({ runs: { concurrency: 1, engines: { tim: { maxSteps: 2, maxStepTokens: 24, temperature: 0 } } } }));

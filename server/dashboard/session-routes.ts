@@ -1,14 +1,14 @@
 // The dashboard's sign-in (README.md in this folder, "Session"): POST /api/v1/dashboard/session signs in with a
 // management key or an operator token and sets the session cookie; GET reports the cookie's session and its CSRF
 // token again (after a page reload); DELETE signs out.
-import type { ServerContext } from "../../http/context.js";
-import type { Routes, Surface } from "../../http/routes.js";
-import { ProtocolError } from "../../protocol/internal.js";
-import type { Organization } from "../contract.js";
-import type { KeyAuthenticator } from "../keys/key-authenticator.js";
-import { read } from "../route-helpers.js";
-import { type DashboardSession, type DashboardSessionStore, csrfTokenOf } from "../store/dashboard-session-store.js";
-import type { OperatorTokenRecord } from "../store/operator-token-store.js";
+import type { ServerContext } from "../http/context.js";
+import type { Routes, Surface } from "../http/routes.js";
+import { ProtocolError } from "../protocol/internal.js";
+import type { Organization } from "../platform/contract.js";
+import type { KeyAuthenticator } from "../platform/keys/key-authenticator.js";
+import { read } from "../platform/route-helpers.js";
+import { type DashboardSession, type DashboardSessionStore, csrfTokenOf } from "../platform/store/dashboard-session-store.js";
+import type { OperatorTokenRecord } from "../platform/store/operator-token-store.js";
 import { isDashboardApiPath } from "./api-headers.js";
 import { clearedSessionCookie, crossSiteRefusal, sessionCookie } from "./cookies.js";
 import { DashboardReply, answerDashboard, dashboardError, withDashboardBody } from "./dashboard-reply.js";

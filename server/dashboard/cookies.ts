@@ -1,4 +1,4 @@
-// The dashboard session's cookie and the cross-site check of state-changing requests (issue 21): the browser keeps
+// The dashboard session's cookie and the cross-site check of state-changing requests: the browser keeps
 // the session token only in an HttpOnly, SameSite=Strict cookie (Secure over TLS), and a request that changes state
 // must come from the dashboard's own origin. Pure functions over header values; the routes do the I/O.
 

@@ -3,19 +3,19 @@
 // (management keys for organizations, an operator token); cookie sessions are session-routes.test.ts's. Every endpoint's exact shape, paging, every bounded
 // input refused naming its field, isolation between organizations, and revocation taking effect at once.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
-import { CallbackStore } from "../../runs/callbacks/callback-store.js";
-import { resolveEngines } from "../../runs/engines.js";
-import { RunStore } from "../../runs/run-store.js";
-import { runsSurface } from "../../runs/routes.js";
-import { type ModelServer, startModelServer } from "../../testing/model-server.js";
-import { organizationJson } from "../admin/run-admin-command.js";
-import type { Organization } from "../contract.js";
-import { freshPlatform, TEST_BACKENDS } from "../testing/test-databases.js";
+import { skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
+import { CallbackStore } from "../runs/callbacks/callback-store.js";
+import { resolveEngines } from "../runs/engines.js";
+import { RunStore } from "../runs/run-store.js";
+import { runsSurface } from "../runs/routes.js";
+import { type ModelServer, startModelServer } from "../testing/model-server.js";
+import { organizationJson } from "../platform/admin/run-admin-command.js";
+import type { Organization } from "../platform/contract.js";
+import { freshPlatform, TEST_BACKENDS } from "../platform/testing/test-databases.js";
 import { DASHBOARD_API_HEADERS } from "./api-headers.js";
 import { operatorSurface } from "./operator-routes.js";
 import { dashboardOrganizationSurface } from "./organization-routes.js";
-import { DashboardSessionStore } from "../store/dashboard-session-store.js";
+import { DashboardSessionStore } from "../platform/store/dashboard-session-store.js";
 import { createDashboardAuth } from "./session-auth.js";
 import { insertPayment } from "./testing/payment-rows.js";
 
@@ -73,7 +73,7 @@ describe.skipIf(skipOutsideCi(undefined))(titled("the dashboard's data endpoints
   };
 
   beforeAll(async () => {
-    const fresh = freshPlatform(pglite);
+    const fresh = await freshPlatform(pglite);
     remove = fresh.remove;
     server = await startModelServer({
       platform: fresh.options,

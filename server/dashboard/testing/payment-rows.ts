@@ -1,6 +1,6 @@
 // Payments rows for the dashboard's tests, written straight into the `payments` table (the machine endpoints write
 // them in production): every column the table requires, a chosen status and creation time. Plain code, no test-runner imports.
-import type { Sql } from "../../contract.js";
+import type { Sql } from "../../platform/contract.js";
 
 /**
  * Inserts payment number `index` (distinct per database) with `status`, created at `createdAt` (timestamptz text).

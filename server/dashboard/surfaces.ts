@@ -1,9 +1,9 @@
 // The web dashboard's surfaces, together: sign-in sessions, the data endpoints (which ask `auth` who is calling), and
 // the front end's files. loom serve (with the platform) and loom gateway add them to their server.
-import type { WorkerLoadSource } from "../../cluster/worker-load.js";
-import type { SurfaceFactory } from "../../http/app.js";
-import type { Platform } from "../platform.js";
-import type { DashboardSessionStore } from "../store/dashboard-session-store.js";
+import type { WorkerLoadSource } from "../cluster/worker-load.js";
+import type { SurfaceFactory } from "../http/app.js";
+import type { Platform } from "../platform/platform.js";
+import type { DashboardSessionStore } from "../platform/store/dashboard-session-store.js";
 import type { DashboardAuth } from "./dashboard-auth.js";
 import { type DashboardDataDeps, dashboardDataSurfaces } from "./data-surfaces.js";
 import { createDashboardAuth } from "./session-auth.js";

@@ -1,8 +1,8 @@
 // The dashboard lists' opaque cursors: base64url of the JSON array of a page's keyset values. Opaque to clients, but
 // decoded strictly here: anything but a cursor this server made for that kind of list is a 400 naming `cursor`, so
 // that no crafted value reaches a query.
-import { ProtocolError } from "../../protocol/internal.js";
-import type { TimeKeyset } from "../store/page.js";
+import { ProtocolError } from "../protocol/internal.js";
+import type { TimeKeyset } from "../platform/store/page.js";
 
 /** The longest cursor accepted (the longest made is about 100 characters). */
 export const MAX_CURSOR_CHARS = 200;

@@ -2,12 +2,12 @@
 // organization, an operator token for the operator) or else the session cookie, whose state-changing requests must
 // carry the session's CSRF token and come from the dashboard's own origin.
 import type { HttpRequest } from "uWebSockets.js";
-import { ProtocolError } from "../../protocol/internal.js";
-import type { KeyAuthenticator } from "../keys/key-authenticator.js";
-import { read } from "../route-helpers.js";
-import type { DashboardSession, DashboardSessionStore } from "../store/dashboard-session-store.js";
-import { KEY_PREFIXES } from "../store/key-secret.js";
-import { OPERATOR_TOKEN_PREFIX, type OperatorTokenRecord } from "../store/operator-token-store.js";
+import { ProtocolError } from "../protocol/internal.js";
+import type { KeyAuthenticator } from "../platform/keys/key-authenticator.js";
+import { read } from "../platform/route-helpers.js";
+import type { DashboardSession, DashboardSessionStore } from "../platform/store/dashboard-session-store.js";
+import { KEY_PREFIXES } from "../platform/store/key-secret.js";
+import { OPERATOR_TOKEN_PREFIX, type OperatorTokenRecord } from "../platform/store/operator-token-store.js";
 import { crossSiteRefusal } from "./cookies.js";
 import type { DashboardAuth, OrganizationCaller } from "./dashboard-auth.js";
 import { type DashboardCredentials, credentialsOf } from "./request-credentials.js";

@@ -7,11 +7,11 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEndpoints } from "../../adapters/endpoints.js";
-import type { SurfaceFactory } from "../../http/app.js";
-import { StaticKeys } from "../../http/auth.js";
-import { ModelRegistry } from "../../models.js";
-import { type LoomServer, startServer } from "../../server.js";
+import { createEndpoints } from "../adapters/endpoints.js";
+import type { SurfaceFactory } from "../http/app.js";
+import { StaticKeys } from "../http/auth.js";
+import { ModelRegistry } from "../models.js";
+import { type LoomServer, startServer } from "../server.js";
 import { DASHBOARD_PAGE_CSP, dashboardStaticSurface, dashboardUnavailableSurface, loadDashboardFiles } from "./static-files.js";
 
 const INDEX = '<!doctype html><html><head><script type="module" src="/dashboard/assets/index-AbCd1234.js"></script></head><body></body></html>';

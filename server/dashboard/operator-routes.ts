@@ -1,17 +1,17 @@
 // The operator's dashboard endpoints (`/api/v1/operator/`, README.md in this folder): organizations (listed, created
 // and patched as `loom admin org create/set` do), any organization's keys, the live load of what serves models here,
 // and the machine endpoints' payments.
-import type { ServerContext } from "../../http/context.js";
-import type { Routes, Surface } from "../../http/routes.js";
-import type { WorkerLoadSource } from "../../cluster/worker-load.js";
-import { gaugesOf } from "../../inference/routes.js";
-import { ProtocolError } from "../../protocol/internal.js";
-import { organizationJson } from "../admin/run-admin-command.js";
-import type { KeyKind } from "../contract.js";
-import type { KeyAuthenticator } from "../keys/key-authenticator.js";
-import { read } from "../route-helpers.js";
-import type { PaymentStatus } from "../store/payment-ledger.js";
-import type { PlatformStores } from "../store/platform-stores.js";
+import type { ServerContext } from "../http/context.js";
+import type { Routes, Surface } from "../http/routes.js";
+import type { WorkerLoadSource } from "../cluster/worker-load.js";
+import { gaugesOf } from "../inference/routes.js";
+import { ProtocolError } from "../protocol/internal.js";
+import { organizationJson } from "../platform/admin/run-admin-command.js";
+import type { KeyKind } from "../platform/contract.js";
+import type { KeyAuthenticator } from "../platform/keys/key-authenticator.js";
+import { read } from "../platform/route-helpers.js";
+import type { PaymentStatus } from "../platform/store/payment-ledger.js";
+import type { PlatformStores } from "../platform/store/platform-stores.js";
 import { decodeOrderCursor, decodeTimeCursor, encodeOrderCursor, encodeTimeCursor } from "./cursor.js";
 import type { DashboardAuth } from "./dashboard-auth.js";
 import { dashboardError } from "./dashboard-reply.js";

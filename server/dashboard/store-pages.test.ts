@@ -2,15 +2,15 @@
 // paged across pages without duplicates or gaps (microsecond ties included), stable while rows are inserted, and
 // the usage series summed over keys per day and model within its days and organization only.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
-import { RunStore } from "../../runs/run-store.js";
-import type { RunSpec } from "../../runs/contract.js";
-import type { KeyRecord } from "../contract.js";
-import { insertPayment } from "../dashboard/testing/payment-rows.js";
-import { TEST_BACKENDS, type TestDatabase } from "../testing/test-databases.js";
-import type { Page } from "./page.js";
-import { createPlatformStores, type PlatformStores } from "./platform-stores.js";
-import { recordUsageIn } from "./usage-writer.js";
+import { failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
+import { RunStore } from "../runs/run-store.js";
+import type { RunSpec } from "../runs/contract.js";
+import type { KeyRecord } from "../platform/contract.js";
+import { insertPayment } from "./testing/payment-rows.js";
+import { TEST_BACKENDS, type TestDatabase } from "../platform/testing/test-databases.js";
+import type { Page } from "../platform/store/page.js";
+import { createPlatformStores, type PlatformStores } from "../platform/store/platform-stores.js";
+import { recordUsageIn } from "../platform/store/usage-writer.js";
 
 /** Every item of a listing, page by page, with the page sizes. */
 async function readAll<T, K>(first: () => Promise<Page<T, K>>, next: (after: K) => Promise<Page<T, K>>): Promise<{ items: T[]; sizes: number[] }> {

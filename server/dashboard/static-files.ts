@@ -5,11 +5,11 @@
 import { createHash } from "node:crypto";
 import { lstatSync, readFileSync, readdirSync } from "node:fs";
 import { extname, join } from "node:path";
-import { PACKAGE_ROOT } from "../../../kernels/package-root.js";
-import type { ServerContext } from "../../http/context.js";
-import type { ErrorResponder } from "../../http/guard.js";
-import type { Connection } from "../../http/reply.js";
-import type { Routes, Surface } from "../../http/routes.js";
+import { PACKAGE_ROOT } from "../../kernels/package-root.js";
+import type { ServerContext } from "../http/context.js";
+import type { ErrorResponder } from "../http/guard.js";
+import type { Connection } from "../http/reply.js";
+import type { Routes, Surface } from "../http/routes.js";
 
 /** Where `npm run build` puts the front end: dist/dashboard of this package (found from this module, not the cwd). */
 export const DEFAULT_DASHBOARD_FOLDER = join(PACKAGE_ROOT, "dist", "dashboard");

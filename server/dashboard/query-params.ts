@@ -1,7 +1,7 @@
 // The query parameters of the dashboard's GET endpoints, each checked: unknown or repeated parameters are refused, and
 // every value is bounded, so that a 400 names the parameter rather than a query doing something unexpected.
-import { ProtocolError } from "../../protocol/internal.js";
-import { MAX_PAGE_LIMIT } from "../store/page.js";
+import { ProtocolError } from "../protocol/internal.js";
+import { MAX_PAGE_LIMIT } from "../platform/store/page.js";
 
 /** Rows per page when `limit` is absent. */
 export const DEFAULT_PAGE_LIMIT = 50;

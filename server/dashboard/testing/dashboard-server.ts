@@ -1,15 +1,15 @@
 // A real loom server for the dashboard's tests: the platform (on a test database), its routes and the dashboard's
 // surfaces, with no model (an empty registry, as a gateway has before its workers come), so it starts in a second.
 // Plain code, no test-runner imports.
-import { createEndpoints } from "../../../adapters/endpoints.js";
-import type { SurfaceFactory } from "../../../http/app.js";
-import type { ServerLog } from "../../../http/log.js";
-import { ModelRegistry } from "../../../models.js";
-import { CallbackStore } from "../../../runs/callbacks/callback-store.js";
-import { RunStore } from "../../../runs/run-store.js";
-import { type LoomServer, startServer } from "../../../server.js";
-import { type Platform, type PlatformOptions, openPlatform } from "../../platform.js";
-import { DashboardSessionStore } from "../../store/dashboard-session-store.js";
+import { createEndpoints } from "../../adapters/endpoints.js";
+import type { SurfaceFactory } from "../../http/app.js";
+import type { ServerLog } from "../../http/log.js";
+import { ModelRegistry } from "../../models.js";
+import { CallbackStore } from "../../runs/callbacks/callback-store.js";
+import { RunStore } from "../../runs/run-store.js";
+import { type LoomServer, startServer } from "../../server.js";
+import { type Platform, type PlatformOptions, openPlatform } from "../../platform/platform.js";
+import { DashboardSessionStore } from "../../platform/store/dashboard-session-store.js";
 import type { DashboardAuth } from "../dashboard-auth.js";
 import type { DashboardFiles } from "../static-files.js";
 import { type DashboardDependencies, dashboardSurfaces } from "../surfaces.js";
