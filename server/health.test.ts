@@ -37,7 +37,7 @@ it("answers 503 naming the unavailable model and why", async () => {
   const response = await fetch(`${base}/health`);
   expect(response.status).toBe(503);
   expect(await response.json()).toEqual({
-    status: "unavailable", models: 4, unavailable: [{ model: "service/tim-down-27b", error: down.unavailable.message }], version: LOOM_VERSION,
+    status: "unavailable", models: 2, unavailable: [{ model: "service/tim-down-27b", error: down.unavailable.message }], version: LOOM_VERSION,
   });
 });
 

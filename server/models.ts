@@ -1,12 +1,18 @@
 // The served models: public slugs per wire format mapped to loaded models and their engines. Default slugs follow
 // the spec's forms with the local model's name filled in: `service/tim-<base>-27b` for chat completions and
 // `service/<family>-marathon` for messages.
+//
+// Besides its slugs, a model answers to aliases, in every format it has a slug in: its own name (see ownName: the
+// base name of its file or directory, `stories260k`) and, for the first model served, `default`. An alias stands for
+// the format's first slug of its model: requests are parsed, accounted, restricted and echoed under that slug. An
+// alias is dropped when it equals any model's slug, or when an earlier model already has it (first model wins: with
+// two models named `model.gguf`, only the first answers to `model`).
 import { basename } from "node:path";
 import type { ServingEngine } from "../engine/engine.js";
 import type { ModelInfo } from "../engine/host/messages.js";
 import type { PromptCounter } from "../engine/prompt-counter.js";
 import type { RoutingCounters } from "./cluster/routing.js";
-import type { ServedModels, WireFormat } from "./protocol/internal.js";
+import { type ServedModels, type WireFormat, servedNames, servedSlug } from "./protocol/internal.js";
 
 /** One loaded model and the slugs it answers to. */
 export interface ServedModel {
@@ -42,6 +48,34 @@ function slugify(text: string): string {
   return text.toLowerCase().replace(/\.gguf$/, "").replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "") || "model";
 }
 
+/**
+ * A model's own name, one of its aliases: the base name of its file or directory without `.gguf`, lower-cased, each
+ * character outside a-z, 0-9, `.`, `_` and `-` replaced by `-` (`stories260K.gguf` -> `stories260k`,
+ * `SmolLM2-135M-Instruct` -> `smollm2-135m-instruct`). Undefined when that leaves no name (`""`, `.`, `..`).
+ */
+export function ownName(model: Pick<ModelInfo, "path">): string | undefined {
+  const name = basename(model.path).replace(/\.gguf$/i, "").toLowerCase().replace(/[^a-z0-9._-]/g, "-");
+  return name === "" || name === "." || name === ".." ? undefined : name;
+}
+
+/** The alias every deployment has for its first model, so that a request can name a model without knowing it. */
+export const DEFAULT_ALIAS = "default";
+
+/** The aliases of `entries`, in order (first model's first), each with its model (see the file comment for the rules). */
+function aliasesOf(entries: readonly ServedModel[]): Array<{ alias: string; entry: ServedModel }> {
+  const slugs = new Set(entries.flatMap((entry) => [...entry.slugs.openai, ...entry.slugs.anthropic]));
+  const taken = new Map<string, ServedModel>();
+  const offer = (alias: string | undefined, entry: ServedModel) => {
+    if (alias !== undefined && !slugs.has(alias) && !taken.has(alias)) taken.set(alias, entry);
+  };
+  entries.forEach((entry, index) => {
+    if (entry.slugs.openai.length + entry.slugs.anthropic.length === 0) return; // served in no format
+    offer(ownName(entry.model), entry);
+    if (index === 0) offer(DEFAULT_ALIAS, entry);
+  });
+  return [...taken].map(([alias, entry]) => ({ alias, entry }));
+}
+
 /** The spec-form slugs for a model file or directory: base from its name, family from its architecture. */
 export function defaultSlugs(model: ModelInfo): Record<WireFormat, string[]> {
   const base = slugify(basename(model.path));
@@ -49,14 +83,16 @@ export function defaultSlugs(model: ModelInfo): Record<WireFormat, string[]> {
   return { openai: [`service/tim-${base}-27b`], anthropic: [`service/${family}-marathon`] };
 }
 
-/** Finds the engine behind a slug; implements the adapters' view of what is served. */
+/** Finds the engine behind a slug or alias; implements the adapters' view of what is served. */
 export class ModelRegistry implements ServedModels {
   #entries: readonly ServedModel[];
+  #aliases: Array<{ alias: string; entry: ServedModel }>;
 
   /** @throws Error when two models answer to one slug in one format (configure `slugs` to tell them apart). */
   constructor(entries: readonly ServedModel[]) {
     checkDistinctSlugs(entries);
     this.#entries = entries;
+    this.#aliases = aliasesOf(entries);
   }
 
   /** The models served now. */
@@ -71,25 +107,43 @@ export class ModelRegistry implements ServedModels {
   replace(entries: readonly ServedModel[]): void {
     checkDistinctSlugs(entries);
     this.#entries = entries;
+    this.#aliases = aliasesOf(entries);
   }
 
   slugs(format: WireFormat): readonly string[] {
     return this.#entries.flatMap((entry) => entry.slugs[format]);
   }
 
+  /** The aliases a format accepts, each with the slug it stands for (its model's first slug in the format). */
+  aliases(format: WireFormat): ReadonlyMap<string, string> {
+    return new Map(this.#aliases.flatMap(({ alias, entry }) => (entry.slugs[format].length > 0 ? [[alias, entry.slugs[format][0]!] as const] : [])));
+  }
+
+  /** Every name a format accepts: the slugs, then the aliases (for messages naming what is served). */
+  names(format: WireFormat): string[] {
+    return servedNames(this, format);
+  }
+
+  /** The slug a name stands for in a format: the name itself when it is a slug, else its alias's slug. */
+  resolve(name: string, format: WireFormat): string | undefined {
+    return servedSlug(this, name, format);
+  }
+
   hasVision(): boolean {
     return false; // no vision encoder in the engine yet
   }
 
-  /** The served model behind a slug in a format, if any. */
-  find(slug: string, format: WireFormat): ServedModel | undefined {
-    return this.entries.find((entry) => entry.slugs[format].includes(slug));
+  /** The served model behind a slug or alias in a format, if any. */
+  find(name: string, format: WireFormat): ServedModel | undefined {
+    const slug = this.resolve(name, format);
+    return slug === undefined ? undefined : this.entries.find((entry) => entry.slugs[format].includes(slug));
   }
 
-  /** Every slug of every format, with its model (for /v1/models). */
+  /** Every slug of every format, then every alias, with its model's load time (for /v1/models). */
   listing(): Array<{ id: string; created: number }> {
     const ids = new Map<string, number>();
     for (const entry of this.entries) for (const slug of [...entry.slugs.openai, ...entry.slugs.anthropic]) ids.set(slug, entry.created);
+    for (const { alias, entry } of this.#aliases) ids.set(alias, entry.created);
     return [...ids].map(([id, created]) => ({ id, created }));
   }
 }

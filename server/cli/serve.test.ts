@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { REPOSITORY_ROOT, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
+import { ownName } from "../models.js";
 import { startLoomServe, stopChild } from "../testing/loom-process.js";
 
 const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
@@ -29,28 +30,31 @@ function configDirectory(): string {
 const serve = (args: string[], env: NodeJS.ProcessEnv = {}) => startLoomServe(args, { env: { ...process.env, ...env }, children });
 
 describe.skipIf(skipOutsideCi(cliReason))(titled("loom serve", cliReason), () => {
-  it("serves every model of a config file under its slugs, behind API keys", async () => {
+  it("serves every model of a config file under its slugs and own names, behind API keys", async () => {
     const dir = configDirectory();
     const config = join(dir, "loom.json");
+    const [llama, qwen] = [await ensureTestModel("tiny-llama", "gguf", "q8_0"), await ensureTestModel("tiny-qwen3", "gguf", "q8_0")];
     writeFileSync(config, JSON.stringify({
       apiKeys: ["sk-one"],
       models: [
-        { path: await ensureTestModel("tiny-llama", "gguf", "q8_0"), slugs: { openai: ["service/tim-llama-27b"], anthropic: ["service/llama-marathon"] }, contextSize: 256, kvCache: { bytes: 8388608 } },
-        { path: await ensureTestModel("tiny-qwen3", "gguf", "q8_0"), slugs: { openai: ["service/tim-qwen-27b"], anthropic: ["service/qwen-marathon"] }, contextSize: 256, kvCache: { bytes: 8388608 } },
+        { path: llama, slugs: { openai: ["service/tim-llama-27b"], anthropic: ["service/llama-marathon"] }, contextSize: 256, kvCache: { bytes: 8388608 } },
+        { path: qwen, slugs: { openai: ["service/tim-qwen-27b"], anthropic: ["service/qwen-marathon"] }, contextSize: 256, kvCache: { bytes: 8388608 } },
       ],
     }));
     const { port, child } = await serve(["--config", config, "--port", "0", "--threads", "1"], { LOOM_API_KEYS: "sk-two" });
     const base = `http://127.0.0.1:${port}`;
     expect((await fetch(`${base}/v1/models`)).status).toBe(401);
     const ids = (await (await fetch(`${base}/v1/models`, { headers: { authorization: "Bearer sk-one" } })).json()).data.map((m: { id: string }) => m.id);
-    expect(ids).toEqual(["service/tim-llama-27b", "service/llama-marathon", "service/tim-qwen-27b", "service/qwen-marathon"]);
-    for (const [model, key] of [["service/tim-llama-27b", "sk-one"], ["service/tim-qwen-27b", "sk-two"]]) {
+    // The slugs, then the aliases: each model's own name (its file's), and `default` for the first.
+    expect(ids).toEqual(["service/tim-llama-27b", "service/llama-marathon", "service/tim-qwen-27b", "service/qwen-marathon", ownName({ path: llama }), "default", ownName({ path: qwen })]);
+    const served = [["service/tim-llama-27b", "service/tim-llama-27b", "sk-one"], ["service/tim-qwen-27b", "service/tim-qwen-27b", "sk-two"], [ownName({ path: qwen })!, "service/tim-qwen-27b", "sk-one"], ["default", "service/tim-llama-27b", "sk-two"]];
+    for (const [model, slug, key] of served) {
       const response = await fetch(`${base}/v1/chat/completions`, {
         method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
         body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 3 }),
       });
       expect(response.status).toBe(200);
-      expect((await response.json()).model).toBe(model);
+      expect((await response.json()).model).toBe(slug);
     }
     const anonymous = await fetch(`${base}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     expect(anonymous.status).toBe(401);
@@ -68,7 +72,7 @@ describe.skipIf(skipOutsideCi(cliReason))(titled("loom serve", cliReason), () =>
     expect((refused as { stderr: string }).stderr).toMatch(/--model .*tiny-qwen3.* is not one of the config's models/);
     const { port, child } = await serve(["--config", config, "--model", llama, "--port", "0", "--no-auth", "--threads", "1"]);
     const ids = (await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json()).data.map((m: { id: string }) => m.id);
-    expect(ids).toEqual(["service/tim-configured-27b", "service/configured-marathon"]);
+    expect(ids).toEqual(["service/tim-configured-27b", "service/configured-marathon", ownName({ path: llama }), "default"]);
     child.kill();
   });
 

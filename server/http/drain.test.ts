@@ -103,7 +103,7 @@ it("waits for a stream in flight to finish, refusing requests on open connection
   const health = await call(port, agents[0]!, "GET", "/health");
   expect(health.reused).toBe(true);
   expect(health.status).toBe(503);
-  expect(JSON.parse(health.body)).toEqual({ status: "draining", models: 2, inFlight: 1, version: LOOM_VERSION });
+  expect(JSON.parse(health.body)).toEqual({ status: "draining", models: 1, inFlight: 1, version: LOOM_VERSION });
   expect((await call(port, agents[0]!, "GET", "/metrics")).body).toMatch(/^loom_http_requests_in_flight 2$/m); // the stream and the scrape
 
   const chat = await call(port, agents[0]!, "POST", "/v1/chat/completions", { model: "service/tim-x-27b", messages: [{ role: "user", content: "hi" }] });

@@ -185,7 +185,7 @@ describe("ambiguous framing is refused, never guessed", () => {
   });
 });
 
-describe("HTTP parsing (uWebSockets.js as the build in use parses it; what it cannot do is in README 'HTTP API')", () => {
+describe("HTTP parsing (uWebSockets.js as the build in use parses it; what it cannot do is in docs/api/limits.md)", () => {
   it("closes a connection whose request head stopped arriving, and an idle keep-alive one, after about 10 s", async () => {
     const { port } = await serve();
     const started = Date.now();
@@ -278,7 +278,8 @@ describe("routes both formats share, and Anthropic's own", () => {
     const page = await (await fetch(`${url}/v1/models?limit=1`, { headers })).json();
     expect(page).toEqual({ data: [{ type: "model", id: CHAT, display_name: CHAT, created_at: "2023-11-14T22:13:20.000Z" }], has_more: true, first_id: CHAT, last_id: CHAT });
     const next = await (await fetch(`${url}/v1/models?limit=5&after_id=${encodeURIComponent(CHAT)}`, { headers })).json();
-    expect(next).toMatchObject({ data: [{ id: MESSAGES }], has_more: false });
+    // The model's aliases (its own name, the scripted model's path, and `default`) follow its slugs.
+    expect(next).toMatchObject({ data: [{ id: MESSAGES }, { id: "scripted" }, { id: "default" }], has_more: false });
     const one = await (await fetch(`${url}/v1/models/${encodeURIComponent(MESSAGES)}`, { headers })).json();
     expect(one).toMatchObject({ type: "model", id: MESSAGES });
     const bad = await fetch(`${url}/v1/models?limit=0`, { headers });

@@ -80,7 +80,7 @@ function wireFieldOf(endpoint: WireEndpoint, request: InternalRequest): (field: 
 function admit(context: ServerContext, endpoint: WireEndpoint, request: InternalRequest): ServedModel {
   const registry = context.options.registry;
   const served = registry.find(request.model, endpoint.format);
-  if (!served) throw new ProtocolError("not_found", `The model '${request.model}' does not exist; available: ${registry.slugs(endpoint.format).join(", ")}`, "model");
+  if (!served) throw new ProtocolError("not_found", `The model '${request.model}' does not exist; available: ${registry.names(endpoint.format).join(", ")}`, "model");
   // With pools (a gateway), the engine is known only once admission has read the organization: checked then.
   if (!served.poolEngine) checkCapacity(context, served.engine);
   return served;

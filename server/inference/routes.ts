@@ -32,7 +32,8 @@ export function inferenceSurface(context: ServerContext): Surface {
       routes.add("GET", "/v1/models/*", sharedShape, (connection, req) => handleModels(context, connection, req), "/v1/models");
       routes.add("GET", "/health", sharedShape, (connection) => {
         const down = registry.entries.filter((entry) => entry.engine.unavailable);
-        const models = registry.listing().length;
+        // Models loaded, not the names they answer to (slugs and aliases).
+        const models = registry.entries.length;
         // Stopping: a load balancer sends no more work here, while the requests in flight finish.
         // inFlight: the requests it waits for, besides this one.
         if (context.requests.draining) return connection.sendJson(503, { status: "draining", models, inFlight: context.requests.count - 1, version: LOOM_VERSION });

@@ -186,6 +186,21 @@ export class ProtocolError extends Error {
 export interface ServedModels {
   /** The slugs a format accepts, for `model` checks and 404s. */
   slugs(format: WireFormat): readonly string[];
+  /**
+   * The other names a format accepts (a model's own name, `default`), each with the slug it stands for; absent: none.
+   * A request naming one is parsed as if it named that slug.
+   */
+  aliases?(format: WireFormat): ReadonlyMap<string, string>;
   /** Whether the model behind a slug takes images. */
   hasVision(slug: string): boolean;
+}
+
+/** The slug a request's `model` stands for in a format (itself, or an alias's slug); undefined when not served. */
+export function servedSlug(models: ServedModels, name: string, format: WireFormat): string | undefined {
+  return models.slugs(format).includes(name) ? name : models.aliases?.(format).get(name);
+}
+
+/** Every name a format accepts, slugs first then aliases, for messages saying what is served. */
+export function servedNames(models: ServedModels, format: WireFormat): string[] {
+  return [...models.slugs(format), ...(models.aliases?.(format).keys() ?? [])];
 }

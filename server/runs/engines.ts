@@ -8,7 +8,8 @@ export type EngineName = (typeof ENGINE_NAMES)[number];
 /** One agent configuration. */
 export interface AgentEngine {
   /**
-   * The served model's chat-completions slug; undefined: the first served model; null: this deployment has no model
+   * The served model's chat-completions slug or an alias of it (runs record its slug); undefined: the first served
+   * model; null: this deployment has no model
    * for the name (creating a run with it is a 400 naming it).
    */
   model?: string | null;
@@ -31,7 +32,7 @@ const light: Omit<AgentEngine, "thinking"> = { ...base, maxSteps: 4, maxToolCall
 const standard: Omit<AgentEngine, "thinking"> = { ...base, maxSteps: 8, maxToolCalls: 16, maxStepTokens: 1024 };
 const heavy: Omit<AgentEngine, "thinking"> = { ...base, maxSteps: 24, maxToolCalls: 48, maxStepTokens: 4096 };
 
-/** The defaults (README "Agent runs"): "edge" and "mini" are small budgets, "ext" thinks, "heavy" thinks longer. */
+/** The defaults (docs/agent-runs.md): "edge" and "mini" are small budgets, "ext" thinks, "heavy" thinks longer. */
 export const DEFAULT_ENGINES: Readonly<Record<EngineName, AgentEngine>> = Object.freeze({
   tim: { ...standard, thinking: false },
   "tim-edge": { ...light, thinking: false },

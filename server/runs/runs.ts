@@ -67,9 +67,10 @@ export function openRuns(platform: Platform, registry: ModelRegistry, options: R
     onError: (error) => process.stderr.write(`loom: run callbacks: ${(error as Error).message ?? String(error)}\n`),
   });
   const store = new RunStore(platform.database, enqueueRunCallback, () => deliverer.notify());
-  const findModel = (slug: string | undefined) => {
-    const entry = slug === undefined ? registry.entries[0] : registry.find(slug, "openai");
-    return entry ? { slug: slug ?? entry.slugs.openai[0]!, engine: entry.engine } : undefined;
+  // A configured name may be an alias: runs are recorded and billed under the slug it stands for.
+  const findModel = (name: string | undefined) => {
+    const entry = name === undefined ? registry.entries[0] : registry.find(name, "openai");
+    return entry ? { slug: (name === undefined ? undefined : registry.resolve(name, "openai")) ?? entry.slugs.openai[0]!, engine: entry.engine } : undefined;
   };
   const sequences = options.engineSequences ?? 32;
   const worker = new RunWorker({

@@ -8,13 +8,12 @@ import { WorkerEngine } from "../../engine/host/worker-engine.js";
 import { PromptCounter } from "../../engine/prompt-counter.js";
 import type { EngineEvent, EngineFinishReason, EngineRequest, EngineStats, EngineUsage } from "../../engine/request.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { createEndpoints } from "../adapters/endpoints.js";
 import { type OpenedResponseStorage, openResponseStorage } from "../platform/store/response-storage.js";
 import { StaticKeys } from "../http/auth.js";
 import { type Platform, type PlatformOptions, openPlatform } from "../platform/platform.js";
+import { migratedDataDir } from "../platform/testing/pglite-template.js";
 import { type LoomServer, type ServerOptions, type SurfaceFactory, startServer } from "../server.js";
 import { ModelRegistry, defaultSlugs } from "../models.js";
 
@@ -75,6 +74,8 @@ export class RecordingEngine implements ServingEngine {
 export interface ModelServerOptions {
   /** The test model preset (default tiny-qwen3: the Qwen3 tokenizer and its tool-calling template). */
   preset?: string;
+  /** A model file or directory to load instead of a preset (the bundled stories260K, say). */
+  modelPath?: string;
   contextSize?: number;
   kvBytes?: number;
   key?: string;
@@ -115,7 +116,7 @@ export interface ModelServer {
 /** Loads the model on an engine thread and starts a server on a free port. */
 export async function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
   const key = options.key ?? "sk-test";
-  const path = await ensureTestModel(options.preset ?? "tiny-qwen3", "gguf", "q8_0");
+  const path = options.modelPath ?? (await ensureTestModel(options.preset ?? "tiny-qwen3", "gguf", "q8_0"));
   const load = { contextSize: options.contextSize ?? 1024, threads: 2, kvCache: { bytes: options.kvBytes ?? 32 * 1024 * 1024 } };
   const worker = await WorkerEngine.start(path, { load, testHooks: options.engineTestHooks });
   const engine = new RecordingEngine(worker);
@@ -125,7 +126,8 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
   let server: LoomServer;
   let platform: Platform | undefined;
   let responses: OpenedResponseStorage | undefined;
-  const responsesDir = options.responses && !options.platform ? mkdtempSync(join(tmpdir(), "loom-responses-")) : undefined;
+  // A migrated copy of the test template: opening it costs a fraction of creating a database.
+  const responsesDir = options.responses && !options.platform ? await migratedDataDir() : undefined;
   const removeResponsesDir = () => responsesDir !== undefined && rmSync(responsesDir, { recursive: true, force: true });
   try {
     platform = options.platform ? await openPlatform(options.platform) : undefined;

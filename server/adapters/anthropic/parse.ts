@@ -3,7 +3,7 @@
 // (param = the dotted path, e.g. `messages[1].content[0].text`). Top-level fields the server does not read are
 // refused by name, as Anthropic's API refuses unknown fields (top-level.ts).
 import type { ChatMessage } from "../../../engine/chat/messages.js";
-import { type InternalRequest, ProtocolError, type ServedModels } from "../../protocol/internal.js";
+import { type InternalRequest, ProtocolError, type ServedModels, servedNames, servedSlug } from "../../protocol/internal.js";
 import { BLOCK_SEPARATOR, type ConversationContext, parseMessage } from "./blocks.js";
 import {
   child,
@@ -175,15 +175,16 @@ function checkAnnotations(body: Record<string, unknown>): void {
   if (!isUnset(own(body, "inference_geo"))) throw invalid("inference_geo", "is not supported: inference runs where this server is deployed");
 }
 
+/** `model`: a messages slug or an alias of one. @returns the slug (an alias's slug), which the request is accounted and answered under. */
 function parseModel(value: unknown, models: ServedModels): string {
   if (isUnset(value)) throw invalid("model", "is required and must be a model name string");
   const model = readString(value, "model");
-  const served = models.slugs("anthropic");
-  if (!served.includes(model)) {
+  const slug = servedSlug(models, model, "anthropic");
+  if (slug === undefined) {
     const shown = model.length <= 100 ? model : `${model.slice(0, 100)}...`;
-    throw new ProtocolError("not_found", `model: ${JSON.stringify(shown)} is not served here; available: ${served.join(", ")}`, "model");
+    throw new ProtocolError("not_found", `model: ${JSON.stringify(shown)} is not served here; available: ${servedNames(models, "anthropic").join(", ")}`, "model");
   }
-  return model;
+  return slug;
 }
 
 /** `messages`: a non-empty array; consecutive same-role turns are merged, as Anthropic does. */

@@ -1,6 +1,6 @@
 // Parses an OpenAI chat-completions request body (spec 2.1 and 8, plus the OpenAI API's own rules) into the
 // format-independent InternalRequest. Every rejection is a ProtocolError naming the field and what it must be.
-import { ProtocolError, type InternalRequest, type ServedModels } from "../../protocol/internal.js";
+import { ProtocolError, type InternalRequest, type ServedModels, servedNames, servedSlug } from "../../protocol/internal.js";
 import {
   describe,
   own,
@@ -108,15 +108,17 @@ function parseResponseFormat(value: unknown): InternalRequest["responseFormat"] 
 
 /**
  * `model`: a required string naming a served model (one of the chat-completions slugs, which the Responses API
- * shares); an unknown one is a 404 listing the available slugs.
+ * shares, or an alias of one); an unknown one is a 404 listing the available names.
+ * @returns the slug it names (an alias's slug), which the request is accounted and answered under.
  */
 export function parseModel(value: unknown, models: ServedModels): string {
-  const slugs = models.slugs("openai");
-  const available = slugs.length > 0 ? slugs.join(", ") : "none";
+  const names = servedNames(models, "openai");
+  const available = names.length > 0 ? names.join(", ") : "none";
   if (isUnset(value)) throw new ProtocolError("invalid_request", `model is required: one of ${available}`, "model");
   if (typeof value !== "string") invalid("model", `a string, one of ${available}`, value);
-  if (!slugs.includes(value)) throw new ProtocolError("not_found", `The model ${quote(value)} does not exist; available: ${available}`, "model");
-  return value;
+  const slug = servedSlug(models, value, "openai");
+  if (slug === undefined) throw new ProtocolError("not_found", `The model ${quote(value)} does not exist; available: ${available}`, "model");
+  return slug;
 }
 
 /** `max_tokens` and its newer name `max_completion_tokens`: positive integers that must agree when both are sent. */

@@ -1,0 +1,90 @@
+// The names a served model answers to: its spec-form slugs, and the aliases beside them (its own name, `default` for
+// the first model), with the rules that keep every name pointing at one model.
+import { describe, expect, it } from "vitest";
+import { ModelRegistry, type ServedModel, defaultSlugs, ownName } from "./models.js";
+import { SCRIPTED_MODEL, ScriptedEngine } from "./testing/scripted-engine.js";
+
+/** A served model loaded from `path`, with the spec-form slugs unless given others. */
+function served(path: string, slugs?: ServedModel["slugs"], created = 1, architecture = "llama"): ServedModel {
+  const model = { ...SCRIPTED_MODEL, path, architecture };
+  return { model, engine: new ScriptedEngine(), slugs: slugs ?? defaultSlugs(model), created };
+}
+
+describe("ownName", () => {
+  it("is the file's or directory's base name without .gguf, lower-cased, other characters as dashes", () => {
+    expect(ownName({ path: "/pkg/models/stories260K/stories260K.gguf" })).toBe("stories260k");
+    expect(ownName({ path: "/home/me/.cache/loom/models/HuggingFaceTB/SmolLM2-135M-Instruct" })).toBe("smollm2-135m-instruct");
+    expect(ownName({ path: "/m/SmolLM2-135M-Instruct/" })).toBe("smollm2-135m-instruct");
+    expect(ownName({ path: "C/Qwen3 0.6B (q8_0).GGUF" })).toBe("qwen3-0.6b--q8_0-");
+    expect(ownName({ path: "/" })).toBeUndefined();
+  });
+});
+
+describe("ModelRegistry aliases", () => {
+  const stories = served("/pkg/models/stories260K/stories260K.gguf");
+  const smol = served("/cache/SmolLM2-135M-Instruct", undefined, 2, "smollm");
+  const registry = new ModelRegistry([stories, smol]);
+
+  it("keeps the spec's slugs and adds the model's own name and, for the first model, `default`", () => {
+    expect(stories.slugs).toEqual({ openai: ["service/tim-stories260k-27b"], anthropic: ["service/llama-marathon"] });
+    expect([...registry.aliases("openai")]).toEqual([
+      ["stories260k", "service/tim-stories260k-27b"],
+      ["default", "service/tim-stories260k-27b"],
+      ["smollm2-135m-instruct", "service/tim-smollm2-135m-instruct-27b"],
+    ]);
+  });
+
+  it("resolves a name to the slug it stands for, in each format the model is served in", () => {
+    expect(registry.resolve("service/tim-stories260k-27b", "openai")).toBe("service/tim-stories260k-27b");
+    expect(registry.resolve("stories260k", "openai")).toBe("service/tim-stories260k-27b");
+    expect(registry.resolve("default", "anthropic")).toBe("service/llama-marathon");
+    expect(registry.resolve("smollm2-135m-instruct", "anthropic")).toBe("service/smollm-marathon");
+    expect(registry.resolve("nope", "openai")).toBeUndefined();
+    expect(registry.find("stories260k", "openai")).toBe(stories);
+    expect(registry.find("smollm2-135m-instruct", "openai")).toBe(smol);
+  });
+
+  it("lists the slugs first, then the aliases, each with its model's load time; names lists a format's", () => {
+    expect(registry.listing()).toEqual([
+      { id: "service/tim-stories260k-27b", created: 1 },
+      { id: "service/llama-marathon", created: 1 },
+      { id: "service/tim-smollm2-135m-instruct-27b", created: 2 },
+      { id: "service/smollm-marathon", created: 2 },
+      { id: "stories260k", created: 1 },
+      { id: "default", created: 1 },
+      { id: "smollm2-135m-instruct", created: 2 },
+    ]);
+    expect(registry.names("openai")).toEqual(["service/tim-stories260k-27b", "service/tim-smollm2-135m-instruct-27b", "stories260k", "default", "smollm2-135m-instruct"]);
+  });
+
+  it("gives an alias to the first model only when two models would share it", () => {
+    const first = served("/a/model.gguf", { openai: ["service/tim-a-27b"], anthropic: ["service/a-marathon"] });
+    const second = served("/b/model.gguf", { openai: ["service/tim-b-27b"], anthropic: ["service/b-marathon"] });
+    const twins = new ModelRegistry([first, second]);
+    expect([...twins.aliases("openai")]).toEqual([["model", "service/tim-a-27b"], ["default", "service/tim-a-27b"]]);
+    expect(twins.find("model", "anthropic")).toBe(first);
+    // A second model whose own name is `default` does not take the first model's alias either.
+    const named = new ModelRegistry([first, served("/c/Default.gguf", { openai: ["service/tim-c-27b"], anthropic: [] })]);
+    expect(named.resolve("default", "openai")).toBe("service/tim-a-27b");
+  });
+
+  it("gives no alias that is some model's slug, and none in a format the model is not served in", () => {
+    const first = served("/a/x.gguf", { openai: ["service/tim-a-27b"], anthropic: [] });
+    const second = served("/b/y.gguf", { openai: ["x"], anthropic: ["service/b-marathon"] });
+    const registry = new ModelRegistry([first, second]);
+    expect(registry.find("x", "openai")).toBe(second);
+    expect([...registry.aliases("openai")]).toEqual([["default", "service/tim-a-27b"], ["y", "x"]]);
+    expect([...registry.aliases("anthropic")]).toEqual([["y", "service/b-marathon"]]);
+    expect(registry.resolve("default", "anthropic")).toBeUndefined();
+    expect(registry.listing().map((model) => model.id)).toEqual(["service/tim-a-27b", "x", "service/b-marathon", "default", "y"]);
+  });
+
+  it("recomputes the aliases when the served models change", () => {
+    const gateway = new ModelRegistry([]);
+    expect(gateway.listing()).toEqual([]);
+    gateway.replace([smol]);
+    expect(gateway.resolve("default", "openai")).toBe("service/tim-smollm2-135m-instruct-27b");
+    gateway.replace([stories, smol]);
+    expect(gateway.resolve("default", "openai")).toBe("service/tim-stories260k-27b");
+  });
+});
