@@ -1,9 +1,10 @@
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { failIfMissing, skipOutsideCi, titled } from "../engine/testing/fixtures.js";
+import { REPOSITORY_ROOT, failIfMissing, skipOutsideCi, titled } from "../engine/testing/fixtures.js";
 import { GgmlType } from "../kernels/formats/types.js";
 import { bf16ToF32, f32ToBf16 } from "../kernels/formats/bf16.js";
 import { readGgufHeader, type GgufHeader } from "../engine/model/gguf/reader.js";
@@ -11,7 +12,7 @@ import { dequantize } from "../kernels/formats/quantize.js";
 import type { ModelDtype } from "./model-dtypes.js";
 import { llama3RopeFreqFactors } from "../kernels/rope-frequencies.js";
 import { readSafetensorsDirectory } from "../engine/model/safetensors/reader.js";
-import { GENERATOR_VERSION, generateModel, main } from "./generate-model.js";
+import { GENERATED_MODELS_DIR, GENERATOR_VERSION, defaultModelPath, generateModel, main } from "./generate-model.js";
 import { MODEL_PRESETS, TINY_PRESET_NAMES, getPreset, headDimOf } from "./model-presets.js";
 import { planTensors, tensorValueChunks } from "./model-tensors.js";
 import { ensureTestModel, testModelSkipReason } from "./test-models.js";
@@ -332,5 +333,29 @@ describe("CLI", () => {
       out.mockRestore();
       err.mockRestore();
     }
+  });
+});
+
+/** Whether `path` (relative to the repository) matches .gitignore, tracked or not; undefined outside a git checkout. */
+function gitIgnores(path: string): boolean | undefined {
+  const result = spawnSync("git", ["check-ignore", "--quiet", "--no-index", path], { cwd: REPOSITORY_ROOT });
+  return result.status === 0 ? true : result.status === 1 ? false : undefined;
+}
+const notInGit = gitIgnores("package.json") === undefined ? "not a git checkout (or no git)" : undefined;
+
+describe("default output", () => {
+  it("is models/<preset>-<dtype>, with the seed when not the default", () => {
+    expect(GENERATED_MODELS_DIR).toBe(join(REPOSITORY_ROOT, "models"));
+    expect(defaultModelPath("tiny-llama", "gguf", "q8_0")).toBe(join(REPOSITORY_ROOT, "models", "tiny-llama-q8_0.gguf"));
+    expect(defaultModelPath("qwen3-0.6b", "hf", "bf16")).toBe(join(REPOSITORY_ROOT, "models", "qwen3-0.6b-bf16"));
+    expect(defaultModelPath("tiny-llama", "gguf", "f32", 7)).toBe(join(REPOSITORY_ROOT, "models", "tiny-llama-f32-seed7.gguf"));
+  });
+
+  it.skipIf(notInGit !== undefined)(titled("is ignored by git, unlike the bundled stories260K", notInGit), () => {
+    for (const path of [defaultModelPath("smollm2-135m", "gguf", "q8_0"), join(defaultModelPath("qwen3-0.6b", "hf", "bf16"), "config.json")]) {
+      expect(gitIgnores(relative(REPOSITORY_ROOT, path))).toBe(true);
+    }
+    expect(gitIgnores("models/stories260K/stories260K.gguf")).toBe(false);
+    expect(gitIgnores("models/stories260K/LICENSE")).toBe(false);
   });
 });

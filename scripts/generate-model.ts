@@ -1,9 +1,11 @@
 // Generates random-weight models with the exact shapes of public models, as GGUF files or Hugging Face directories.
-// Library: generateModel(...). CLI: node dist/scripts/generate-model.js --preset smollm2-135m --format gguf --dtype q8_0 --out m.gguf
+// Library: generateModel(...). CLI: node dist/scripts/generate-model.js --preset smollm2-135m --format gguf --dtype q8_0
+// writes models/smollm2-135m-q8_0.gguf (models/ is git-ignored but for the bundled stories260K/); --out to choose.
 import { mkdirSync, renameSync, rmSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { PACKAGE_ROOT } from "../kernels/package-root.js";
 import type { GenerationProgress, ProgressListener } from "./generation-progress.js";
 import { type ModelDtype, type ModelFormat, MODEL_DTYPES, checkFormatDtype, parseModelDtype } from "./model-dtypes.js";
 import { PRESET_NAMES, getPreset } from "./model-presets.js";
@@ -30,14 +32,22 @@ export interface GenerateModelOptions {
   format: ModelFormat;
   /** Weight dtype; "hf" takes only f32, f16 and bf16. */
   dtype: ModelDtype;
-  /** Output file (gguf) or directory (hf). */
-  out: string;
+  /** Output file (gguf) or directory (hf); default defaultModelPath(preset, format, dtype, seed). */
+  out?: string;
   /** Seed of the weights (default 1); the same (preset, seed) gives the same model in every format. */
   seed?: number;
   /** hf only: split the weights into shards of at most this many bytes, with model.safetensors.index.json. */
   shardBytes?: number;
   /** Called after each tensor is written. */
   onProgress?: ProgressListener;
+}
+
+/** The folder generated models go to by default: the package's models/, which git ignores but for stories260K/. */
+export const GENERATED_MODELS_DIR = join(PACKAGE_ROOT, "models");
+
+/** Where a model goes without --out: models/<preset>-<dtype>[-seed<N>][.gguf] (a directory for hf). */
+export function defaultModelPath(preset: string, format: ModelFormat, dtype: ModelDtype, seed = DEFAULT_SEED): string {
+  return join(GENERATED_MODELS_DIR, `${preset}-${dtype}${seed === DEFAULT_SEED ? "" : `-seed${seed}`}${format === "gguf" ? ".gguf" : ""}`);
 }
 
 /** Writes the model described by `options`; resolves to the output path. Synchronous work, wrapped for callers. */
@@ -49,7 +59,7 @@ export async function generateModel(options: GenerateModelOptions): Promise<stri
   if (options.shardBytes !== undefined && (options.format !== "hf" || !(options.shardBytes > 0))) {
     throw new RangeError("shardBytes applies to --format hf only and must be positive");
   }
-  const out = resolve(options.out);
+  const out = resolve(options.out ?? defaultModelPath(options.preset, options.format, options.dtype, seed));
   const stamp = { version: GENERATOR_VERSION, seed };
   if (options.format === "gguf") {
     mkdirSync(dirname(out), { recursive: true });
@@ -69,13 +79,15 @@ export async function generateModel(options: GenerateModelOptions): Promise<stri
 
 const HELP = `Generate a random-weight model with the exact shape of a public model.
 
-Usage: node dist/scripts/generate-model.js --preset NAME --format gguf|hf --dtype DTYPE --out PATH [--seed N] [--shard-mb N]
+Usage: node dist/scripts/generate-model.js --preset NAME --format gguf|hf --dtype DTYPE [--out PATH] [--seed N] [--shard-mb N]
 
   --preset    ${PRESET_NAMES.join(", ")}
   --format    gguf (one file) or hf (a Hugging Face directory: safetensors, config.json, tokenizer files)
   --dtype     ${MODEL_DTYPES.join(", ")} (hf: f32, f16, bf16 only; q4_k_m / q5_k_m = Q4_K / Q5_K with
               Q6_K for ffn_down/embeddings/output; q6_k = Q6_K throughout)
-  --out       output file (gguf) or directory (hf)
+  --out       output file (gguf) or directory (hf); default ${join(GENERATED_MODELS_DIR, "<preset>-<dtype>.gguf")}
+              (hf: a directory, without .gguf; a seed other than ${DEFAULT_SEED} adds -seed<N>): git ignores models/ but
+              for the bundled stories260K/
   --seed      weight seed, default ${DEFAULT_SEED}; the same preset and seed give the same model in every format
   --shard-mb  hf only: shard the safetensors at this many MiB (writes model.safetensors.index.json)
   --help      this text
@@ -106,8 +118,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(HELP);
     return 0;
   }
-  if (!values.preset || !values.format || !values.dtype || !values.out) {
-    process.stderr.write(`--preset, --format, --dtype and --out are required\n\n${HELP}`);
+  if (!values.preset || !values.format || !values.dtype) {
+    process.stderr.write(`--preset, --format and --dtype are required\n\n${HELP}`);
     return 2;
   }
   const started = performance.now();

@@ -1,6 +1,6 @@
 // The `loom` command line as a user runs it: the compiled CLI in a child process (npm test builds it first).
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -37,6 +37,25 @@ async function loom(...args: string[]): Promise<{ stdout: string; stderr: string
     return { stdout: e.stdout, stderr: e.stderr, code: e.code };
   }
 }
+
+describe.skipIf(skipOutsideCi(cliReason))(titled("loom version and help", cliReason), () => {
+  it("prints package.json's version with --version, -v and version, and lists it in help", async () => {
+    const { version } = JSON.parse(readFileSync(join(REPOSITORY_ROOT, "package.json"), "utf8")) as { version: string };
+    for (const flag of ["--version", "-v", "version"]) expect(await loom(flag)).toEqual({ stdout: `loom ${version}\n`, stderr: "", code: 0 });
+    const help = await loom("help");
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^ {2}version {4}print this loom's version \(also --version, -v\)$/m);
+  });
+
+  it("names an unknown command with the list, and a bad option with its command's usage", async () => {
+    const unknown = await loom("frobnicate");
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^loom: unknown command 'frobnicate'\n\nUsage: loom <command>/);
+    const badOption = await loom("serve", "--frobnicate");
+    expect(badOption.code).toBe(2);
+    expect(badOption.stderr).toMatch(/Unknown option '--frobnicate'[^]*\nUsage: loom serve /);
+  });
+});
 
 describe.skipIf(skipOutsideCi(cliReason))(titled("loom generate", cliReason), () => {
   withStories("prints only the continuation, greedily", async () => {

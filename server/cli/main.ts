@@ -1,13 +1,24 @@
 #!/usr/bin/env node
 // The `loom` command line: dispatches to subcommands and turns errors into readable messages and exit codes.
+// Each command's module is loaded only when that command runs, so `loom --version` and `loom help` start quickly.
 import { UsageError } from "../../engine/cli/arguments.js";
-import { GENERATE_USAGE, runGenerate } from "../../engine/cli/generate-command.js";
-import { ADMIN_USAGE, runAdmin } from "./admin-command.js";
-import { RELEASE_USAGE, runRelease } from "../release/release-command.js";
-import { UPDATE_USAGE, runUpdate } from "../release/update-command.js";
-import { GATEWAY_USAGE, runGateway } from "./gateway-command.js";
-import { SERVE_USAGE, runServe } from "./serve-command.js";
-import { WORKER_USAGE, runWorker } from "./worker-command.js";
+import { LOOM_VERSION } from "../version.js";
+
+/** A subcommand: what it runs and the usage text printed with its argument errors. */
+interface Command {
+  run(args: string[]): Promise<number | void>;
+  usage: string;
+}
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  serve: async () => { const m = await import("./serve-command.js"); return { run: m.runServe, usage: m.SERVE_USAGE }; },
+  gateway: async () => { const m = await import("./gateway-command.js"); return { run: m.runGateway, usage: m.GATEWAY_USAGE }; },
+  worker: async () => { const m = await import("./worker-command.js"); return { run: m.runWorker, usage: m.WORKER_USAGE }; },
+  generate: async () => { const m = await import("../../engine/cli/generate-command.js"); return { run: m.runGenerate, usage: m.GENERATE_USAGE }; },
+  admin: async () => { const m = await import("./admin-command.js"); return { run: m.runAdmin, usage: m.ADMIN_USAGE }; },
+  release: async () => { const m = await import("../release/release-command.js"); return { run: m.runRelease, usage: m.RELEASE_USAGE }; },
+  update: async () => { const m = await import("../release/update-command.js"); return { run: m.runUpdate, usage: m.UPDATE_USAGE }; },
+};
 
 const USAGE = `Usage: loom <command> [options]
 
@@ -19,40 +30,32 @@ Commands:
   admin      organizations, keys, usage and the search corpus of the platform database (loom admin --help)
   release    signing keys and signed releases of this loom into a feed folder (loom release --help)
   update     check, approve, apply and roll back signed releases; fetch released models (loom update --help)
+  version    print this loom's version (also --version, -v)
+  help       this text (also --help, -h)
 `;
+
+/** The command that is running, once loaded: its usage goes with its argument errors. */
+let running: Command | undefined;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
-    case "generate":
-      await runGenerate(rest);
-      return 0;
-    case "serve":
-      await runServe(rest);
-      return 0;
-    case "admin":
-      await runAdmin(rest);
-      return 0;
-    case "gateway":
-      await runGateway(rest);
-      return 0;
-    case "worker":
-      await runWorker(rest);
-      return 0;
-    case "release":
-      await runRelease(rest);
-      return 0;
-    case "update":
-      return await runUpdate(rest);
     case undefined:
     case "help":
     case "--help":
     case "-h":
       process.stdout.write(USAGE);
       return command === undefined ? 2 : 0;
-    default:
-      throw new UsageError(`unknown command '${command}'\n\n${USAGE}`);
+    case "version":
+    case "--version":
+    case "-v":
+      process.stdout.write(`loom ${LOOM_VERSION}\n`);
+      return 0;
   }
+  const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (load === undefined) throw new UsageError(`unknown command '${command}'\n\n${USAGE}`);
+  running = await load();
+  return (await running.run(rest)) ?? 0;
 }
 
 main(process.argv.slice(2)).then(
@@ -60,8 +63,7 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     const e = error as Error & { code?: string };
     if (e instanceof UsageError || e.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" || e.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" || e.code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
-      const usages: Record<string, string> = { serve: SERVE_USAGE, admin: ADMIN_USAGE, gateway: GATEWAY_USAGE, worker: WORKER_USAGE, release: RELEASE_USAGE, update: UPDATE_USAGE };
-      const usage = usages[process.argv[2] ?? ""] ?? GENERATE_USAGE;
+      const usage = running?.usage ?? USAGE;
       process.stderr.write(`loom: ${e.message}\n${e instanceof UsageError ? "" : `\n${usage}`}`);
       process.exitCode = 2;
     } else {
