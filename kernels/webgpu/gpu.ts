@@ -57,7 +57,7 @@ export async function openGpu(): Promise<GpuContext | GpuUnavailable> {
     return { unavailable: `WebGPU adapter request failed: ${(error as Error).message}` };
   }
   if (!adapter) {
-    return { unavailable: "no WebGPU adapter: Dawn found no GPU and no Vulkan driver (on Debian bookworm: mesa-vulkan-drivers from bookworm-backports, see README)" };
+    return { unavailable: "no WebGPU adapter: Dawn found no GPU and no Vulkan driver (on Debian bookworm: mesa-vulkan-drivers from bookworm-backports, see docs/install.md)" };
   }
   const info = adapter.info as GPUAdapterInfo & { isFallbackAdapter?: boolean };
   const wanted: GPUFeatureName[] = (["shader-f16", "subgroups"] as GPUFeatureName[]).filter((feature) => adapter.features.has(feature));

@@ -35,11 +35,11 @@ export interface ServeConfig {
   bodyTimeoutSeconds?: number;
   /** Whitespace structured output may use between JSON tokens (default "compact"). */
   jsonWhitespace?: "compact" | "pretty";
-  /** Agent runs (with the platform on; README "Agent runs"). */
+  /** Agent runs (with the platform on; docs/agent-runs.md). */
   runs?: RunsConfig;
-  /** Machine endpoints' payments (README "Machine endpoints"); checked by server/machines/payments-config.ts. */
+  /** Machine endpoints' payments (docs/machine-payments.md); checked by server/machines/payments-config.ts. */
   payments?: unknown;
-  /** The Responses API's stored responses (README "Responses API"). */
+  /** The Responses API's stored responses (docs/api/responses.md). */
   responses?: { retentionDays?: number };
   /** Release feeds and their signers (loom update check; server/release/README.md). */
   updates?: UpdatesConfig;

@@ -11,7 +11,7 @@ import type { WireEndpoint } from "./endpoint.js";
 import { type ServerLog, stderrLog } from "./log.js";
 import { Metrics } from "./metrics.js";
 
-/** Server settings; see README "HTTP API" for the config fields they come from. */
+/** Server settings; docs/configuration.md lists the config fields they come from. */
 export interface ServerOptions {
   registry: ModelRegistry;
   auth: Authenticator;

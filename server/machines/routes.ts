@@ -31,7 +31,7 @@ export interface MachineServices {
 
 const KIND_OF: Record<MachineEndpoint, RunKind> = { search: "machine_search", run: "machine_run" };
 
-const OFF = "machine endpoints are off: this server has no payment configuration (the config file's `payments`, README \"Machine endpoints\"); they are never free";
+const OFF = "machine endpoints are off: this server has no payment configuration (the config file's `payments`, docs/machine-payments.md); they are never free";
 
 /** The machine routes on a server. */
 export function machinesSurface(services: MachineServices): (context: ServerContext) => Surface {
@@ -75,7 +75,7 @@ async function create(context: ServerContext, services: MachineServices, endpoin
     const engine = services.engines[spec.engine as EngineName];
     if (engine.model === null || !services.serves(engine.model)) {
       // Nobody is asked to pay for a run this deployment cannot do: the caller's choice is a 400, the operator's a 503.
-      const why = `engine '${spec.engine}' has no model to run on in this deployment, so no run can be sold (see README "Agent runs": runs.engines in the config)`;
+      const why = `engine '${spec.engine}' has no model to run on in this deployment, so no run can be sold (see docs/agent-runs.md: runs.engines in the config)`;
       if (endpoint === "search") return send(503, { error: `search runs are unavailable: ${why}` });
       throw new ProtocolError("invalid_request", why, "engine");
     }

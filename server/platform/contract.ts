@@ -19,7 +19,7 @@ export interface Database extends Sql {
   readonly kind: "pglite" | "postgres";
   /**
    * Runs `statement` on its own (autocommit, outside any transaction()), prepared once per connection: for the
-   * statements on the request path, where parsing and planning were half of a commit's time (bench/README.md).
+   * statements on the request path, where parsing and planning were half of a commit's time (docs/performance/platform.md).
    * Parameters are text (or null), cast in the statement's own text (`$1::jsonb`).
    */
   queryPrepared<Row extends Record<string, unknown> = Record<string, unknown>>(statement: PreparedStatement, params: readonly (string | null)[]): Promise<Row[]>;

@@ -6,7 +6,7 @@ import { array, choice, formatsAndCallback, integer, invalid, object, strings, t
 /** Engines of legacy runs (spec 2.9); machine runs take another list (issue 17). */
 export const LEGACY_ENGINES = ["tim", "tim-edge", "tim-extA", "tim-extA-heavy", "tim-1.5"] as const;
 
-/** The bounds of a run request, documented in the README ("Agent runs"). */
+/** The bounds of a run request, documented in docs/agent-runs.md. */
 export const RUN_LIMITS = {
   /** Largest create body. */
   maxBodyBytes: 1024 * 1024,

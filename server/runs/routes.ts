@@ -95,7 +95,7 @@ export function runsSurface(services: RunServices): (context: ServerContext) => 
           const spec = parseLegacyRunBody(body, checkRunSchema);
           const engine = services.engines[spec.engine as EngineName];
           if (engine.model === null || !services.serves(engine.model)) {
-            throw new ProtocolError("invalid_request", `engine '${spec.engine}' has no model to run on in this deployment (see README "Agent runs": runs.engines in the config)`, "engine");
+            throw new ProtocolError("invalid_request", `engine '${spec.engine}' has no model to run on in this deployment (see docs/agent-runs.md: runs.engines in the config)`, "engine");
           }
           const run = await read("the run could not be created", () => services.store.create({ kind: "legacy", organizationId: principal.organizationId, keyId: principal.keyId, spec }, services.maxActivePerOrganization));
           if (!run) {

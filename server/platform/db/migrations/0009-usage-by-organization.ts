@@ -1,6 +1,6 @@
 // Migration 9: usage per organization, model and UTC day (issue 21), beside usage_daily's per-key rows. The
 // dashboard's 30-day chart and the usage snapshot read an organization's days; with thousands of keys that was
-// hundreds of thousands of per-key rows per answer (60-100 ms on PostgreSQL with 10,000 keys, bench/README.md), and
+// hundreds of thousands of per-key rows per answer (60-100 ms on PostgreSQL with 10,000 keys, docs/performance/platform.md), and
 // is at most days x models rows here. The usage batch statement (store/usage-writer.ts), the one writer of usage,
 // adds to both tables in one statement. (Triggers kept it equal too, at twice the batch's commit time:
 // bench/usage-rollup.ts.) A loom older than this version writes usage_daily alone: none may keep writing usage to a
