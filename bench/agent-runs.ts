@@ -1,4 +1,4 @@
-// Agent runs on loom's own engine (issue 16): runs completed per minute with 1, 8 and 32 runs queued at once, each run
+// Agent runs on loom's own engine: runs completed per minute with 1, 8 and 32 runs queued at once, each run
 // three real model turns (a web_search call forced on the first two, over the local corpus in PGlite), and the time
 // to first token of interactive chat completions while 32 runs are processing against the same figure idle.
 //

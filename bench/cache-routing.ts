@@ -1,7 +1,7 @@
-// Cache-aware routing against round robin (issue 19): T tenants, each with its own long system prompt and short
+// Cache-aware routing against round robin: T tenants, each with its own long system prompt and short
 // varied questions, through one `loom gateway` in front of W `loom worker`s, once per routing policy. Per policy: the
 // prefix-cache hit rate the clients saw, TTFT mean/p50/p99, the requests each worker took, and the gateway's own
-// routing counters, among them the oracle's figure. Targets (issue 19): cache-aware routing at least 2x the hit rate
+// routing counters, among them the oracle's figure. Targets: cache-aware routing at least 2x the hit rate
 // of round robin, at least 95% of the hit rate of an oracle that knows every worker's cache, a lower mean TTFT, and
 // no worker above 1.2x the mean load.
 // Run: npm run build && node dist/bench/cache-routing.js [--tenants 8] [--system-tokens 1000] [--questions N]
@@ -52,7 +52,7 @@ import {
 } from "./cluster-bench.js";
 import { type LoadClient, type RequestTiming, processClient } from "./http-load-client.js";
 
-/** Targets of issue 19. */
+/** The targets set for cache-aware routing. */
 const TARGET_HIT_RATIO = 2;
 const TARGET_OF_ORACLE = 0.95;
 const TARGET_MAX_LOAD = 1.2;

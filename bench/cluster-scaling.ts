@@ -1,10 +1,12 @@
-// Scale-out on one machine (issue 19): aggregate output tokens/s through one `loom gateway` in front of 1, then 2,
+// Scale-out on one machine: aggregate output tokens/s through one `loom gateway` in front of 1, then 2,
 // then 3 `loom worker`s of one thread each, under a closed-loop streaming load that keeps every worker busy. On a
 // machine with C cores, W single-thread workers plus the gateway and the load client cannot use more than C cores:
 // the figures show how far the aggregate grows before the cores run out, not how a cluster of machines scales.
 // Run: npm run build && node dist/bench/cluster-scaling.js [--workers 1,2,3] [--concurrency N] [--requests N]
 //        [--decode N] [--prompt 32-48] [--model preset:dtype] [--threads 1] [--context N] [--routing POLICY]
-//        [--token-limits on|off] [--database-url URL] [--redis-url URL] [--quick]
+//        [--token-limits on|off] [--database-url URL] [--redis-url URL] [--quick] [--svg <file.svg>]
+// --svg <file> also draws output tok/s against the worker count as a line chart, with the 1-worker figure x W dashed
+// beside it (bench/throughput-charts.ts), e.g. --svg docs/performance/charts/cluster-scaling.svg.
 //
 // Per worker count W, fresh, one count at a time: W x `loom worker --model <file> --register <redis> --port 0
 // --threads T --context C --max-sequences S --kv-cache-mb M` and `loom gateway --database-url <schema URL>
@@ -34,6 +36,8 @@ import {
 } from "./cluster-bench.js";
 import { type RequestTiming, processClient } from "./http-load-client.js";
 import { processCpuSeconds } from "./machine.js";
+import { type ClusterScalingRecord, clusterScalingChart } from "./throughput-charts.js";
+import { writeChart } from "./svg-chart.js";
 
 const MIB = 1024 * 1024;
 
@@ -59,6 +63,7 @@ async function main(): Promise<void> {
       workers: { type: "string" }, concurrency: { type: "string" }, requests: { type: "string" }, decode: { type: "string" }, prompt: { type: "string" },
       model: { type: "string" }, threads: { type: "string" }, context: { type: "string" }, routing: { type: "string" }, "token-limits": { type: "string" },
       "database-url": { type: "string" }, "redis-url": { type: "string" }, quick: { type: "boolean" },
+      svg: { type: "string" },
     },
   });
   const quick = values.quick ?? false;
@@ -172,7 +177,7 @@ async function main(): Promise<void> {
       + `worker${Math.floor(cores / threads) === 1 ? "" : "s"} the workers only share the same cores, so these figures are this machine's core limit, not the cluster's scaling`);
     for (const line of failures) console.log(`FAILED ${line.split("\n")[0]}`);
     console.log(`${fixed(seconds, 0)} s in all; load average at the end (1/5/15 min): ${loadavg().map((x) => x.toFixed(2)).join(" / ")}`);
-    console.log(JSON.stringify({
+    const record: ClusterScalingRecord = {
       bench: "cluster-scaling", command, date: machine.date, cpu: machine.cpu, cores, threads, node: process.version, model: `${model.preset}-${model.dtype}`,
       concurrencyPerWorker: perWorker, requestsPerWorker, decode, prompt, context, routing: routing ?? "default", tokenLimits, postgres: platform.postgresVersion,
       redis: platform.redisVersion, usageRequestsRecorded: recorded, requestsSent: sent, failures,
@@ -183,7 +188,9 @@ async function main(): Promise<void> {
         ttftP50Ms: percentile(level.requests.map((r) => 1000 * r.ttft).filter(Number.isFinite), 0.5),
         itlP50Ms: percentile(level.requests.flatMap((r) => r.gaps.map((gap) => 1000 * gap)), 0.5),
       })),
-    }));
+    };
+    console.log(JSON.stringify(record));
+    if (values.svg) writeChart(values.svg, clusterScalingChart(record));
   } finally {
     client.close();
     await Promise.all(children.map(stop));

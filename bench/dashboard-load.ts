@@ -1,4 +1,4 @@
-// The dashboard's speed at the issue's size (issue 21): with 10,000 keys and 1,000,000 usage rows in PostgreSQL
+// The dashboard's speed at a large organization's size: with 10,000 keys and 1,000,000 usage rows in PostgreSQL
 // (bench/dashboard-seed.ts; every key and row belongs to the one organization measured, the heaviest case), each
 // page's data endpoint is timed over loopback (target: p95 under 50 ms), then each page in headless Chromium from
 // navigation to usable (its <main> marked data-ready once its data is on screen; target: under 1 s).

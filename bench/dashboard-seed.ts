@@ -1,4 +1,4 @@
-// The dashboard benchmark's data (issue 21): a platform database holding 10,000 inference keys and 1,000,000 usage
+// The dashboard benchmark's data: a platform database holding 10,000 inference keys and 1,000,000 usage
 // rows, written by SQL in bulk (generate_series) so that seeding takes seconds, not hours. The organization the pages
 // are measured for is the heaviest one there could be: every key and every usage row is its own, over the last 100
 // UTC days, so its 30-day usage series sums 300,000 rows. Around it, other organizations (for the operator's list),

@@ -1,8 +1,8 @@
-// The gateway's cost (issue 19): streaming chat completions through `loom gateway` in front of one `loom worker`,
+// The gateway's cost: streaming chat completions through `loom gateway` in front of one `loom worker`,
 // against `loom serve` on the same model file with the same flags and the same platform: the embedded one-process
 // mode, which is exactly a gateway plus a worker minus the hop between them (a worker has no HTTP API of its own, so
 // `loom serve` is the "worker called directly"). Per concurrency: output tok/s, requests/s and TTFT p50/p99 of both,
-// the gateway's throughput as a fraction of serve's and the p50 TTFT it adds. Target (issue 19): under 3% throughput
+// the gateway's throughput as a fraction of serve's and the p50 TTFT it adds. Target: under 3% throughput
 // and under 2 ms p50 TTFT added.
 // Run: npm run build && node dist/bench/gateway-overhead.js [--concurrency 1,4,16,64] [--requests N] [--decode N]
 //        [--repeats N] [--model preset:dtype] [--threads 1] [--prompt 32-48] [--context N] [--max-sequences N]
@@ -52,7 +52,7 @@ import { processCpuSeconds } from "./machine.js";
 const CONFIGURATIONS = ["serve", "gateway"] as const;
 type ConfigurationName = (typeof CONFIGURATIONS)[number];
 const LABEL: Record<ConfigurationName, string> = { serve: "loom serve", gateway: "gateway + 1 worker" };
-/** Targets of issue 19. */
+/** The targets set for the gateway. */
 const TARGET_COST_PERCENT = 3;
 const TARGET_ADDED_P50_MS = 2;
 

@@ -1,9 +1,10 @@
 // The tables bench/generate-vs-llama-cpp.ts prints: per case, loom and every llama.cpp build with median (min-max)
 // speeds and fractions of the machine's limits, the fastest build marked; then loom against the fastest build and
-// against ggml's own choice, case by case.
+// against ggml's own choice, case by case; and the same figures as two bar charts (speedCharts).
 import type { ModelWork } from "./bench-models.js";
 import { type BuildSpeeds, DEFAULT_BUILD } from "./llama-cpp-builds.js";
 import { type Spread, formatRatio, formatSpread, pairedRatio, spread } from "./speed-spread.js";
+import { type BarChartSpec, type ChartValue, barChart } from "./svg-chart.js";
 
 /** The contender name of loom itself (llama.cpp contenders are build names). */
 export const LOOM = "loom";
@@ -137,4 +138,40 @@ export function printSummary(results: readonly CaseResult[], context: ReportCont
     });
     console.log(`| ${result.preset} | ${result.dtype.toUpperCase()} | ${cells.join(" | ")} |`);
   }
+}
+
+/**
+ * The decode and prefill figures as bar charts (SVG text): per case, loom, ggml's choice of llama.cpp build and the
+ * fastest build of that case and metric (left out when it is ggml's choice in every case), each bar the median over
+ * rounds with its min-max. `subtitle` names the machine and run.
+ */
+export function speedCharts(results: readonly CaseResult[], context: ReportContext, subtitle: string): { decode: string; prefill: string } {
+  const chart = (metric: Metric, what: string): string => {
+    const value = (result: CaseResult, contender: string | undefined, note?: string): ChartValue | undefined => {
+      if (contender === undefined || !measured(result, contender)) return undefined;
+      const { median, min, max } = spread(series(result, contender, metric));
+      return { y: median, min, max, note };
+    };
+    const choices = results.map((result) => choiceContender(result, context));
+    const fastestBuilds = results.map((result) => fastest(result, metric));
+    const bars: BarChartSpec["series"][number][] = [
+      { name: "loom", values: results.map((result) => value(result, LOOM)) },
+      { name: `llama.cpp, ggml's choice (${context.defaultChoice})`, values: results.map((result, i) => value(result, choices[i])) },
+    ];
+    // The package as installed runs ggml's choice: the same build as that build pinned.
+    const build = (contender: string | undefined) => (contender === DEFAULT_BUILD ? context.defaultChoice : contender);
+    const fastestDiffers = fastestBuilds.some((fastestBuild, i) => fastestBuild !== undefined && build(fastestBuild) !== build(choices[i]));
+    if (fastestDiffers) {
+      bars.push({ name: "llama.cpp, fastest CPU build", values: results.map((result, i) => value(result, fastestBuilds[i], fastestBuilds[i] && shortLabel(fastestBuilds[i]!, context))) });
+    }
+    return barChart({
+      title: `${what} speed: loom and llama.cpp`,
+      subtitle: `${subtitle}; bars: median over rounds, whiskers: min-max`,
+      yLabel: `${what.toLowerCase()} tokens/s`,
+      xLabel: "model and weight type (random weights of the model's shape)",
+      categories: results.map((result) => `${result.preset} ${result.dtype.toUpperCase()}`),
+      series: bars,
+    });
+  };
+  return { decode: chart("decodeTokensPerSecond", "Decode"), prefill: chart("prefillTokensPerSecond", "Prefill") };
 }

@@ -3,7 +3,9 @@
 // count, in repeated interleaved rounds; every figure with its spread and as a fraction of the machine's limit.
 // Run: npm run build && node dist/bench/generate-vs-llama-cpp.js [--threads 2] [--prompt 128] [--decode 128]
 //   [--repeats 3] [--builds all|default|<build,...>] [--cases default|all|<preset:dtype,...>]
-//   [--skip-loom all|<preset:dtype,...>] [--wait-idle 120] [--min-cpu 0.75]
+//   [--skip-loom all|<preset:dtype,...>] [--wait-idle 120] [--min-cpu 0.75] [--svg <file-prefix>]
+// --svg <prefix> also draws the summary as bar charts, <prefix>-decode.svg and <prefix>-prefill.svg (loom, ggml's
+// choice and the fastest llama.cpp build per case, median with min-max), e.g. --svg docs/performance/charts/generate.
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { generate } from "../engine/generate.js";
@@ -13,10 +15,11 @@ import { parseModelDtype } from "../scripts/model-dtypes.js";
 import { getPreset } from "../scripts/model-presets.js";
 import { benchModelPath, modelWork, printHeader } from "./bench-models.js";
 import { describeMachine } from "./machine.js";
-import { type CaseResult, LOOM, printCaseTable, printSummary } from "./generate-vs-llama-cpp-report.js";
+import { type CaseResult, LOOM, printCaseTable, printSummary, speedCharts } from "./generate-vs-llama-cpp-report.js";
 import { type BuildSpeeds, DEFAULT_BUILD, type PrebuiltPackage, availableBuilds, missingBuildsReason, prebuiltPackage, runBuild } from "./llama-cpp-builds.js";
 import { waitForIdleCores } from "./idle-cores.js";
 import { measureReadBandwidth } from "./memory-bandwidth.js";
+import { writeChart } from "./svg-chart.js";
 
 interface BenchCase {
   preset: string;
@@ -164,6 +167,7 @@ async function main(): Promise<void> {
       "skip-loom": { type: "string", default: "" },
       "wait-idle": { type: "string", default: "120" },
       "min-cpu": { type: "string", default: "0.75" },
+      svg: { type: "string" },
     },
   });
   const threads = Number(values.threads);
@@ -192,7 +196,7 @@ async function main(): Promise<void> {
   const defaultChoice = (await runBuild(DEFAULT_BUILD, undefined, pkg)).loaded;
   const { peakFlops, cores, megahertz } = describeMachine();
   const threadPeakFlops = (peakFlops * Math.min(threads, cores)) / cores;
-  printHeader(command, threads, [
+  const machine = printHeader(command, threads, [
     `read bandwidth ${(bandwidth / 1e9).toFixed(1)} GB/s (WebAssembly streaming sum, ${threads} threads, best of 5); peak f32 ${(threadPeakFlops / 1e9).toFixed(0)} GFLOP/s (${Math.min(threads, cores)} cores x 2 FMA pipes x ${peakFlops / (cores * 2 * 2 * megahertz * 1e6)} lanes x 2 x ${megahertz} MHz)`,
     pkg === undefined
       ? `llama.cpp: node-llama-cpp's package as installed (${missing}), ggml's choice ${defaultChoice}`
@@ -212,6 +216,11 @@ async function main(): Promise<void> {
     results.push(result);
   }
   printSummary(results, context);
+  if (values.svg) {
+    const charts = speedCharts(results, context, `${machine.cpu}, ${threads} threads; ${promptLength}-token prompt, ${decode - 1} decoded tokens; ${repeats} round${repeats > 1 ? "s" : ""}; ${machine.date}`);
+    writeChart(`${values.svg}-decode.svg`, charts.decode);
+    writeChart(`${values.svg}-prefill.svg`, charts.prefill);
+  }
 }
 
 await main();

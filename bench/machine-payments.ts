@@ -1,4 +1,4 @@
-// Machine payments (issue 17): paid requests per second through x402 verification and settlement on a local chain in
+// Machine payments: paid requests per second through x402 verification and settlement on a local chain in
 // direct mode (loom's in-process facilitator submits `transferWithAuthorization` with its relayer key and waits for
 // the receipt), against the peer: the same EIP-3009 transfers submitted straight to the chain by one relayer with
 // viem (no HTTP, no database, no verification; the limit that the chain and one relayer impose). Then where one paid

@@ -1,8 +1,8 @@
-// The platform's cost on the request path (issue 15): non-streaming chat completions with short outputs through
+// The platform's cost on the request path: non-streaming chat completions with short outputs through
 // loom's HTTP server with the platform on (PGlite, PostgreSQL) and with --no-auth, at several concurrencies. Per level:
 // requests/s and its ratio to --no-auth, per-request latency p50/p99 and the p50 added to --no-auth's, the HTTP
 // thread's CPU per request, and where the platform's time goes, timed inside the server; then each platform piece
-// alone on an idle server. Target (issue 15): under 2% throughput cost and under 1 ms p50 added latency at every level.
+// alone on an idle server. Target: under 2% throughput cost and under 1 ms p50 added latency at every level.
 // Run: npm run build && node dist/bench/platform-overhead.js [--threads 1] [--concurrency 1,4,16,64]
 //        [--requests 32,40,64,128] [--rounds 3] [--prompt 56-59] [--max-tokens 4]
 //        [--modes no-auth,pglite,postgres] [--database-url URL]

@@ -3,7 +3,9 @@
 // token ids, greedy, same thread count, run one after the other in this process.
 // Run: npm run build && node dist/bench/serving-throughput.js [--threads 2] [--concurrency 1,4,16,64]
 //        [--prefix 256] [--suffix 32] [--decode 64] [--requests N] [--repeats 1]
-//        [--peer-batching both|maximumParallelism|firstInFirstOut] [--quick]
+//        [--peer-batching both|maximumParallelism|firstInFirstOut] [--quick] [--svg <file.svg>]
+// --svg <file> also draws output tok/s against N as a line chart, loom and llama.cpp (bench/throughput-charts.ts),
+// e.g. --svg docs/performance/charts/serving-throughput.svg.
 //
 // Workload: every request is one shared prefix (BOS + random ids) plus its own random suffix; each generates exactly
 // `decode` tokens (end-of-generation ignored). N client loops each send one request at a time, so N requests are in
@@ -22,6 +24,8 @@ import { REFERENCE_CONTEXT_OPTIONS, referenceLlama } from "../engine/testing/lla
 import { describeMachine } from "./machine.js";
 import { type ModelWork, benchModelPath, matmulFlops, mean, modelWork, printHeader, randomTokens, seededRandom, f32KvBytes } from "./bench-models.js";
 import { measureReadBandwidth } from "./memory-bandwidth.js";
+import { type ServingThroughputRecord, servingThroughputChart } from "./throughput-charts.js";
+import { writeChart } from "./svg-chart.js";
 
 const PRESET = "smollm2-135m";
 const DTYPE = "q8_0";
@@ -175,6 +179,7 @@ async function main(): Promise<void> {
     options: {
       threads: { type: "string" }, concurrency: { type: "string" }, prefix: { type: "string" }, suffix: { type: "string" },
       decode: { type: "string" }, requests: { type: "string" }, repeats: { type: "string" }, "peer-batching": { type: "string" }, quick: { type: "boolean" },
+      svg: { type: "string" },
     },
   });
   const quick = values.quick ?? false;
@@ -207,7 +212,7 @@ async function main(): Promise<void> {
   console.log("");
   console.log("| N | requests | output tok/s loom | llama.cpp | ratio | total tok/s loom | llama.cpp | ratio | mean TTFT loom (s) | llama.cpp (s) | ratio (< 1: loom faster) | prefix-hit tokens loom | llama.cpp | loom % peak FLOP/s | llama.cpp % peak FLOP/s | first token equal | llama.cpp batching |");
   console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-  const json: unknown[] = [];
+  const json: ServingThroughputRecord["levels"] = [];
   for (const concurrency of levels) {
     const requests = Number(values.requests ?? Math.max(2 * concurrency, 8));
     const workload = buildWorkload(work, prefix, suffix, decode, requests, 1234 + concurrency);
@@ -241,10 +246,12 @@ async function main(): Promise<void> {
   console.log("output tok/s = generated tokens / wall time; total tok/s = (prompt + generated tokens) / wall time, reused prompt tokens included;");
   console.log("TTFT = request sent to first token, queueing included; % peak FLOP/s counts matrix products of computed tokens only (reused prompt tokens and attention excluded)");
   console.log("against the f32 FMA peak; llama.cpp's Q8_0 path multiplies in int8 (AVX-512 VNNI), which that peak does not bound.");
-  console.log(JSON.stringify({
+  const record: ServingThroughputRecord = {
     bench: "serving-throughput", command, date: machine.date, cpu: machine.cpu, cores: machine.cores, threads, model: `${PRESET}-${DTYPE}`,
     prefix, suffix, decode, readBandwidthBytesPerSecond: bandwidth, peakFlops: machine.peakFlops, levels: json,
-  }));
+  };
+  console.log(JSON.stringify(record));
+  if (values.svg) writeChart(values.svg, servingThroughputChart(record));
 }
 
 await main();

@@ -1,4 +1,4 @@
-// What `loom update apply` costs the clients of a running deployment (issue 22), against what an operator would do
+// What `loom update apply` costs the clients of a running deployment, against what an operator would do
 // without it: stop every process and start it again by hand.
 // Run: npm run build && node dist/bench/update-downtime.js [--modes serve,rolling] [--repeats 3] [--model preset:dtype]
 //        [--threads 1] [--database-url URL] [--redis-url URL] [--quick]

@@ -1,4 +1,4 @@
-// What keeping usage_by_organization (migration 9, issue 21) costs where it matters: the usage commit a response waits
+// What keeping usage_by_organization (migration 9) costs where it matters: the usage commit a response waits
 // for before its last byte. The usage batch statement is timed as shipped and without its organization_days part
 // (the same statement text less that CTE, prepared under another name), on PGlite and on PostgreSQL, one batch at a
 // time, rounds alternating.
