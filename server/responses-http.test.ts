@@ -429,7 +429,7 @@ describe("stored responses belong to their organization (platform on PGlite)", (
   const body = (extra: Json = {}) => ({ model: model.chatModel, input: "Tell me about the storm.", max_output_tokens: 8, temperature: 0, ...extra });
 
   beforeAll(async () => {
-    const fresh = freshPlatform(pglite);
+    const fresh = await freshPlatform(pglite);
     remove = fresh.remove;
     model = await startModelServer({ responses: true, platform: fresh.options });
     const stores = model.platform!.stores;

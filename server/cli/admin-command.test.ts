@@ -16,7 +16,7 @@ import { openDatabase } from "../platform/db/open-database.js";
 import { createPlatformStores } from "../platform/store/platform-stores.js";
 import { UsageWriter } from "../platform/store/usage-writer.js";
 import { PaymentStore } from "../machines/payment-store.js";
-import { TEST_POSTGRES_URL, dropSchema, temporaryDataDir, testSchemaName } from "../platform/testing/test-databases.js";
+import { TEST_POSTGRES_URL, dropSchema, migratedDataDir, temporaryDataDir, testSchemaName } from "../platform/testing/test-databases.js";
 
 const run = promisify(execFile);
 const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
@@ -302,7 +302,7 @@ describe.skipIf(skipOutsideCi(cliReason))(titled("loom admin through a running s
   let requests = 0;
   beforeAll(async () => {
     failIfMissing(cliReason);
-    dataDir = temporaryDataDir();
+    dataDir = await migratedDataDir();
     database = await openDatabase({ dataDir });
     const stores = createPlatformStores(database);
     let token = "";

@@ -16,7 +16,7 @@ import { answerAdminRequest } from "../platform/admin/admin-request.js";
 import type { Database } from "../platform/contract.js";
 import { openDatabase } from "../platform/db/open-database.js";
 import { createPlatformStores } from "../platform/store/platform-stores.js";
-import { temporaryDataDir } from "../platform/testing/test-databases.js";
+import { migratedDataDir } from "../platform/testing/test-databases.js";
 import { CorpusSearch } from "../runs/tools/corpus-search.js";
 import { addCorpusFiles } from "./admin-corpus.js";
 
@@ -73,9 +73,9 @@ describe("corpus add's batches", () => {
 describe.skipIf(skipOutsideCi(cliReason))(titled("loom admin corpus on a PGlite data dir", cliReason), () => {
   let dataDir: string;
   let folder: string;
-  beforeAll(() => {
+  beforeAll(async () => {
     failIfMissing(cliReason);
-    dataDir = temporaryDataDir();
+    dataDir = await migratedDataDir();
     folder = corpusFolder();
   });
   afterAll(() => {
@@ -123,7 +123,7 @@ describe.skipIf(skipOutsideCi(cliReason))(titled("loom admin corpus through a ru
   const bodies: string[] = [];
   beforeAll(async () => {
     failIfMissing(cliReason);
-    dataDir = temporaryDataDir();
+    dataDir = await migratedDataDir();
     folder = corpusFolder();
     database = await openDatabase({ dataDir });
     const stores = createPlatformStores(database);

@@ -9,7 +9,7 @@ import { decodeXPaymentResponse } from "x402-fetch";
 import { generatePrivateKey } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
-import { TEST_BACKENDS, freshPlatform } from "../platform/testing/test-databases.js";
+import { type FreshPlatform, TEST_BACKENDS, freshPlatform } from "../platform/testing/test-databases.js";
 import { serviceWebhookSecret } from "../platform/store/webhook-secret-store.js";
 import { startWebhookReceiver } from "../runs/callbacks/testing/webhook-receiver.js";
 import { fixedTools as tools } from "../runs/testing/fixed-tools.js";
@@ -43,7 +43,7 @@ function settingsFor(mode: "direct" | "facilitator", timeoutSeconds = 20) {
   return resolvePaymentsConfig(localChainPayments(chain, mode === "direct" ? { mode } : { mode, url: facilitator.url }, timeoutSeconds));
 }
 
-async function startPaidServer(mode: "direct" | "facilitator", backend = PGLITE, database?: ReturnType<typeof freshPlatform>): Promise<{ server: RunsServer; engine: ScriptedEngine }> {
+async function startPaidServer(mode: "direct" | "facilitator", backend = PGLITE, database?: FreshPlatform): Promise<{ server: RunsServer; engine: ScriptedEngine }> {
   const engine = new ScriptedEngine();
   engine.script = { deltas: ["Loom pages its KV cache."] };
   const server = await startRunsServer(backend, { engine, runs: { tools }, payments: settingsFor(mode), ...(database ? { database } : {}) });
@@ -362,7 +362,7 @@ describe("machine endpoints when settlement times out (direct, PGlite, local cha
 describe.skipIf(skipOutsideCi(POSTGRES.reason))(titled("machine endpoints, two loom servers on one PostgreSQL", POSTGRES.reason), () => {
   it("20 concurrent submissions of one payment, split across both servers, make exactly one run and one charge", async () => {
     failIfMissing(POSTGRES.reason);
-    const database = freshPlatform(POSTGRES);
+    const database = await freshPlatform(POSTGRES);
     const servers: RunsServer[] = [];
     try {
       for (let i = 0; i < 2; i++) servers.push((await startPaidServer("facilitator", POSTGRES, database)).server);

@@ -30,7 +30,7 @@ for (const backend of TEST_BACKENDS) {
       failIfMissing(backend.reason);
       const chain = await startLocalChain({ payers: 1 });
       const facilitator = await startFacilitatorServer(chain);
-      const fresh = freshPlatform(backend);
+      const fresh = await freshPlatform(backend);
       const configDir = temporaryDataDir();
       try {
         // The database (and its PostgreSQL schema), made and migrated before the server holds it.

@@ -17,7 +17,7 @@ import type { Database, ModelPrice, UsageRow } from "./contract.js";
 import { LOCK_FILE_NAME } from "./db/data-dir-lock.js";
 import type { PlatformOptions } from "./platform.js";
 import { costDollars } from "./pricing.js";
-import { TEST_BACKENDS, TEST_POSTGRES_URL, createTestPostgresDatabase, dropSchema, temporaryDataDir, testSchemaName } from "./testing/test-databases.js";
+import { TEST_BACKENDS, TEST_POSTGRES_URL, createTestPostgresDatabase, dropSchema, migratedDataDir, testSchemaName } from "./testing/test-databases.js";
 
 const PRESET = "tiny-qwen3";
 const modelReason = testModelSkipReason(PRESET);
@@ -29,22 +29,22 @@ const postgresReason = TEST_BACKENDS.find((backend) => backend.name === "Postgre
 interface Backend {
   name: "PGlite" | "PostgreSQL";
   reason: string | undefined;
-  fresh(): { options: PlatformOptions; dispose(): Promise<void> };
+  fresh(): Promise<{ options: PlatformOptions; dispose(): Promise<void> }>;
 }
 
 const BACKENDS: Backend[] = [
   {
     name: "PGlite",
     reason: modelReason,
-    fresh: () => {
-      const dataDir = temporaryDataDir();
+    fresh: async () => {
+      const dataDir = await migratedDataDir();
       return { options: { dataDir }, dispose: async () => rmSync(dataDir, { recursive: true, force: true }) };
     },
   },
   {
     name: "PostgreSQL",
     reason: modelReason ?? postgresReason,
-    fresh: () => {
+    fresh: async () => {
       const schema = testSchemaName();
       return { options: { databaseUrl: TEST_POSTGRES_URL!, schema }, dispose: () => dropSchema(TEST_POSTGRES_URL!, schema) };
     },
@@ -260,7 +260,7 @@ for (const backend of BACKENDS) {
     let dispose: () => Promise<void> = async () => {};
     beforeAll(async () => {
       failIfMissing(backend.reason);
-      const fresh = backend.fresh();
+      const fresh = await backend.fresh();
       dispose = fresh.dispose;
       server = await startModelServer({ preset: PRESET, platform: fresh.options, server: { maxQueue: 1000 } });
     }, 60_000);
@@ -478,7 +478,7 @@ const CRASH_BACKENDS: CrashBackend[] = [
     name: "PGlite",
     reason: modelReason ?? cliReason,
     open: async () => {
-      const dataDir = temporaryDataDir();
+      const dataDir = await migratedDataDir();
       return { where: ["--data-dir", dataDir], dispose: async () => rmSync(dataDir, { recursive: true, force: true }) };
     },
   },

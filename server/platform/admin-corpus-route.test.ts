@@ -8,14 +8,14 @@ import { type LoomServer, startServer } from "../server.js";
 import { readAdminEndpointFile } from "./admin/admin-endpoint-file.js";
 import { sendAdminCommand } from "./admin/admin-request.js";
 import { type Platform, openPlatform } from "./platform.js";
-import { temporaryDataDir } from "./testing/test-databases.js";
+import { migratedDataDir } from "./testing/test-databases.js";
 
 describe("the admin route with corpus documents", () => {
   let dataDir: string;
   let platform: Platform;
   let server: LoomServer;
   beforeAll(async () => {
-    dataDir = temporaryDataDir();
+    dataDir = await migratedDataDir();
     platform = await openPlatform({ dataDir });
     const registry = new ModelRegistry([]);
     server = await startServer({ registry, auth: platform.authenticator, accountant: platform.accountant, endpoints: createEndpoints(registry) }, "127.0.0.1", 0, [platform.surface]);

@@ -20,7 +20,7 @@ import { openDatabase } from "./db/open-database.js";
 import { deleteKeys, inspectionClient, redisMissingReason, TEST_REDIS_URL, testKeyPrefix } from "./limits/testing/redis.js";
 import type { OrganizationPatch } from "./store/organization-patch.js";
 import { createPlatformStores, type PlatformStores } from "./store/platform-stores.js";
-import { dropSchema, schemaUrl, TEST_BACKENDS, TEST_POSTGRES_URL, temporaryDataDir, testSchemaName } from "./testing/test-databases.js";
+import { dropSchema, schemaUrl, TEST_BACKENDS, TEST_POSTGRES_URL, migratedDataDir, temporaryDataDir, testSchemaName } from "./testing/test-databases.js";
 
 const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
 const cliReason = existsSync(CLI) ? undefined : `${CLI} is missing: run \`npm run build\` first`;
@@ -58,8 +58,21 @@ async function viaAnthropic(client: Anthropic, params: Anthropic.MessageCreatePa
   }
 }
 
-/** A raw POST in a format's own way of presenting the key. */
+/**
+ * A raw POST in a format's own way of presenting the key. Sent again once when the connection was reset: fetch reuses
+ * idle keep-alive connections, and on a crowded machine one the server has just closed for idleness can be picked
+ * (the server closed it unread, so sending the request again counts it once).
+ */
 async function post(base: string, format: "openai" | "anthropic", key: string, body: object): Promise<Outcome> {
+  try {
+    return await postOnce(base, format, key, body);
+  } catch (error) {
+    if ((error as { cause?: { code?: string } }).cause?.code !== "ECONNRESET") throw error;
+    return postOnce(base, format, key, body);
+  }
+}
+
+async function postOnce(base: string, format: "openai" | "anthropic", key: string, body: object): Promise<Outcome> {
   const response = await fetch(`${base}${format === "openai" ? "/v1/chat/completions" : "/v1/messages"}`, {
     method: "POST",
     headers: { "content-type": "application/json", ...(format === "openai" ? { authorization: `Bearer ${key}` } : { "x-api-key": key, "anthropic-version": "2023-06-01" }) },
@@ -115,7 +128,7 @@ const refusedOf = (outcomes: Outcome[]) => outcomes.filter((outcome) => outcome.
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("limits through HTTP on one server (PGlite, limits in memory)", () => {
-  const dataDir = temporaryDataDir();
+  let dataDir: string;
   let server: ModelServer;
   let stores: PlatformStores;
   /** Prompt tokens of chatBody's conversation in chat completions, measured by a probe request. */
@@ -130,6 +143,7 @@ describe("limits through HTTP on one server (PGlite, limits in memory)", () => {
   }
 
   beforeAll(async () => {
+    dataDir = await migratedDataDir();
     // maxQueue above the largest burst: requests past the engine queue would be 503s before the limits see them.
     server = await startModelServer({ platform: { dataDir }, server: { maxQueue: 2048 } });
     stores = server.platform!.stores;
@@ -425,7 +439,7 @@ describe.skipIf(skipOutsideCi(cliReason))(titled("loom serve with an unreachable
 
   beforeAll(async () => {
     failIfMissing(cliReason);
-    dataDirs.push(temporaryDataDir(), temporaryDataDir());
+    dataDirs.push(await migratedDataDir(), temporaryDataDir());
     // One organization and key, copied to a second data dir (each process holds its own PGlite).
     const database = await openDatabase({ dataDir: dataDirs[0]! });
     const stores = createPlatformStores(database);

@@ -41,7 +41,7 @@ for (const backend of TEST_BACKENDS) {
 
     beforeAll(async () => {
       failIfMissing(backend.reason);
-      const fresh = freshPlatform(backend);
+      const fresh = await freshPlatform(backend);
       remove = fresh.remove;
       server = await startModelServer({ platform: fresh.options, server: { log } });
       const stores = server.platform!.stores;
@@ -224,7 +224,7 @@ for (const backend of TEST_BACKENDS) {
 describe.skipIf(skipOutsideCi(TEST_BACKENDS[1]!.reason))(titled("the platform when its database goes away", TEST_BACKENDS[1]!.reason), () => {
   it("answers the usage endpoint with 502, and a response whose usage cannot be recorded with an error, never a 500, a success or a hang", async () => {
     failIfMissing(TEST_BACKENDS[1]!.reason);
-    const fresh = freshPlatform(TEST_BACKENDS[1]!, { cacheMs: 60_000 });
+    const fresh = await freshPlatform(TEST_BACKENDS[1]!, { cacheMs: 60_000 });
     const server = await startModelServer({ platform: fresh.options });
     try {
       const stores = server.platform!.stores;

@@ -16,6 +16,7 @@ import { installLayout } from "./install/layout.js";
 import { stopProcess } from "./install/process-control.js";
 import { runningProcesses } from "./install/running-processes.js";
 import { freePort, loom, packageCopy, releaseInto } from "./testing/release-fixtures.js";
+import { copyMigratedDatabase } from "../platform/testing/pglite-template.js";
 
 const dir = mkdtempSync(join(tmpdir(), "loom-update-"));
 const dataDir = join(dir, "data");
@@ -38,6 +39,7 @@ const updateRead = (...args: string[]) => loom(["update", ...args, "--data-dir",
 const health = async () => (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { status: string; version: string };
 
 beforeAll(async () => {
+  await copyMigratedDatabase(dataDir);
   signer = writeKeyPair(join(dir, "keys"));
   writeFileSync(config, JSON.stringify({ updates: { trustedKeys: [signer.publicKeyPath] } }));
   const migration = { version: 11, table: "release_test_marker", keepsPrevious: false };

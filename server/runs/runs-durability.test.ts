@@ -22,7 +22,7 @@ for (const backend of TEST_BACKENDS) {
   describe.skipIf(skipOutsideCi(backend.reason))(titled(`agent runs survive kill -9 of loom serve on ${backend.name}`, backend.reason), () => {
     it(`${RUNS} runs queued or processing at the kill all end, once each`, async () => {
       failIfMissing(backend.reason);
-      const fresh = freshPlatform(backend);
+      const fresh = await freshPlatform(backend);
       const configDir = temporaryDataDir();
       try {
         // The organization and its key, made before the server holds the database.

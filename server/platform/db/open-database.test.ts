@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
 import { DatabaseUnavailableError, type PreparedStatement } from "../contract.js";
-import { TEST_BACKENDS, TEST_POSTGRES_URL, dropSchema, temporaryDataDir, testSchemaName } from "../testing/test-databases.js";
+import { TEST_BACKENDS, TEST_POSTGRES_URL, dropSchema, migratedDataDir, temporaryDataDir, testSchemaName } from "../testing/test-databases.js";
 import { DataDirLockedError, LOCK_FILE_NAME, acquireDataDirLock, liveLockOwner } from "./data-dir-lock.js";
 import { migrate, SchemaTooNewError } from "./migrate.js";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "./migrations/index.js";
@@ -18,10 +18,13 @@ afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
-/** Where a fresh database of `backend` lives, removed after the file's tests. */
-function freshLocation(backend: (typeof TEST_BACKENDS)[number]): { options: OpenDatabaseOptions; location: string } {
+/**
+ * Where a fresh database of `backend` lives, removed after the file's tests. `migrated`: a PGlite data dir starts as a
+ * copy of the migrated test template (pglite-template.ts), for tests whose subject is not the first migration.
+ */
+async function freshLocation(backend: (typeof TEST_BACKENDS)[number], { migrated = false } = {}): Promise<{ options: OpenDatabaseOptions; location: string }> {
   if (backend.name === "PGlite") {
-    const dataDir = temporaryDataDir();
+    const dataDir = migrated ? await migratedDataDir() : temporaryDataDir();
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     return { options: { dataDir }, location: dataDir };
   }
@@ -35,7 +38,7 @@ for (const backend of TEST_BACKENDS) {
   describe.skipIf(skipOutsideCi(backend.reason))(titled(`openDatabase on ${backend.name}`, backend.reason), () => {
     it("applies every migration once; opening again applies none and leaves the record as it was", async () => {
       failIfMissing(backend.reason);
-      const { options } = freshLocation(backend);
+      const { options } = await freshLocation(backend);
       const first = await openDatabase(options);
       const applied = await first.query<{ version: number; applied_at: Date }>("SELECT version, applied_at FROM schema_migrations ORDER BY version");
       expect(applied.map((row) => row.version)).toEqual(MIGRATIONS.map((migration) => migration.version));
@@ -54,7 +57,7 @@ for (const backend of TEST_BACKENDS) {
 
     it("refuses a database migrated by a newer loom, naming both versions, and changes nothing", async () => {
       failIfMissing(backend.reason);
-      const { options, location } = freshLocation(backend);
+      const { options, location } = await freshLocation(backend, { migrated: true });
       const database = await openDatabase(options);
       await database.query("INSERT INTO schema_migrations (version) VALUES ($1)", [LATEST_SCHEMA_VERSION + 1]);
       await database.close();
@@ -69,7 +72,7 @@ for (const backend of TEST_BACKENDS) {
 
     it("opens a database a newer loom migrated when every newer migration kept the previous loom working", async () => {
       failIfMissing(backend.reason);
-      const { options, location } = freshLocation(backend);
+      const { options, location } = await freshLocation(backend, { migrated: true });
       const database = await openDatabase(options);
       const expand = { version: LATEST_SCHEMA_VERSION + 1, description: "expand", keepsPrevious: true, statements: ["CREATE TABLE test_expand (x int)"] };
       expect(await migrate(database, "here", [...MIGRATIONS, expand])).toEqual([LATEST_SCHEMA_VERSION + 1]);
@@ -83,7 +86,7 @@ for (const backend of TEST_BACKENDS) {
 
     it("applies only the migrations a database lacks, all or none", async () => {
       failIfMissing(backend.reason);
-      const { options } = freshLocation(backend);
+      const { options } = await freshLocation(backend);
       const database = await openDatabase(options);
       const extra = { version: LATEST_SCHEMA_VERSION + 1, description: "test", statements: ["CREATE TABLE test_extra (x int)"] };
       expect(await migrate(database, "here", [...MIGRATIONS, extra])).toEqual([LATEST_SCHEMA_VERSION + 1]);
@@ -98,7 +101,7 @@ for (const backend of TEST_BACKENDS) {
 
     it("migration 9 sums the usage already recorded into usage_by_organization", async () => {
       failIfMissing(backend.reason);
-      const { options } = freshLocation(backend);
+      const { options } = await freshLocation(backend);
       const database = await openDatabase(options);
       // Back to version 8, with per-key usage recorded before migration 9 existed.
       for (const table of ["usage_by_organization", "update_approvals", "update_events"]) await database.query(`DROP TABLE ${table}`);
@@ -120,7 +123,7 @@ for (const backend of TEST_BACKENDS) {
 
     it("turns statements on a closed database into DatabaseUnavailableError, keeping the driver's error as cause", async () => {
       failIfMissing(backend.reason);
-      const { options } = freshLocation(backend);
+      const { options } = await freshLocation(backend, { migrated: true });
       const database = await openDatabase(options);
       await database.close();
       const error = await database.query("SELECT 1").then(() => undefined, (e: unknown) => e);
@@ -131,7 +134,7 @@ for (const backend of TEST_BACKENDS) {
 
     it("runs prepared statements with query()'s rows, outside other callers' transactions, and recovers from a failed one", async () => {
       failIfMissing(backend.reason);
-      const { options } = freshLocation(backend);
+      const { options } = await freshLocation(backend, { migrated: true });
       const database = await openDatabase(options);
       const count: PreparedStatement = { name: "test_count_named", text: "SELECT count(*)::int AS n, $1::text AS echo FROM organizations WHERE name = $1" };
       const plain = await database.query("SELECT count(*)::int AS n, $1::text AS echo FROM organizations WHERE name = $1", ["a"]);
@@ -175,7 +178,7 @@ for (const backend of TEST_BACKENDS) {
 
     it("rolls a transaction back when its work throws, passing the work's own error through", async () => {
       failIfMissing(backend.reason);
-      const { options } = freshLocation(backend);
+      const { options } = await freshLocation(backend, { migrated: true });
       const database = await openDatabase(options);
       const mine = new RangeError("mine");
       await expect(
@@ -198,7 +201,7 @@ const postgresBackend = TEST_BACKENDS.find((backend) => backend.name === "Postgr
 describe.skipIf(skipOutsideCi(postgresBackend.reason))(titled("openDatabase on PostgreSQL only", postgresBackend.reason), () => {
   it("migrates once: concurrent openers wait on the advisory lock instead of racing", async () => {
     failIfMissing(postgresBackend.reason);
-    const { options } = freshLocation(postgresBackend);
+    const { options } = await freshLocation(postgresBackend);
     // Separate pools stand for separate loom processes starting together on one fresh schema.
     const databases = await Promise.all(Array.from({ length: 4 }, () => openDatabase(options)));
     const rows = await databases[0]!.query<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version");
@@ -237,7 +240,7 @@ function sleeper(): { pid: number; stop: () => Promise<void> } {
 
 describe("the data dir lock", () => {
   it("refuses a second opener of the same data dir, naming the holder's pid, and frees the dir on close", async () => {
-    const dataDir = temporaryDataDir();
+    const dataDir = await migratedDataDir();
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     const database = await openDatabase({ dataDir });
     expect(readFileSync(join(dataDir, LOCK_FILE_NAME), "utf8").trim()).toBe(String(process.pid));
@@ -253,7 +256,7 @@ describe("the data dir lock", () => {
   });
 
   it("refuses while another live process holds the lock, and takes over a lock whose process is dead", async () => {
-    const dataDir = temporaryDataDir();
+    const dataDir = await migratedDataDir();
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     const other = sleeper();
     try {

@@ -8,6 +8,7 @@ import pg from "pg";
 import type { Database } from "../contract.js";
 import { openDatabase } from "../db/open-database.js";
 import type { PlatformOptions } from "../platform.js";
+import { migratedDataDir } from "./pglite-template.js";
 
 /** A database for one test group, and how to remove it. */
 export interface TestDatabase {
@@ -105,14 +106,16 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
   }
 }
 
-/** A fresh temporary folder for a data dir. */
+export { migratedDataDir } from "./pglite-template.js";
+
+/** A fresh, empty temporary folder for a data dir (migratedDataDir() gives one with a migrated database in it). */
 export function temporaryDataDir(): string {
   return mkdtempSync(join(tmpdir(), "loom-platform-"));
 }
 
-/** A migrated PGlite database in a temporary data dir. */
+/** A migrated PGlite database in a temporary data dir (a copy of a migrated template: pglite-template.ts). */
 export async function openTestPglite(): Promise<TestDatabase> {
-  const dataDir = temporaryDataDir();
+  const dataDir = await migratedDataDir();
   let database: Database;
   try {
     database = await openDatabase({ dataDir });
@@ -152,10 +155,19 @@ export const TEST_BACKENDS: readonly TestBackend[] = [
   { name: "PostgreSQL", reason: postgres.reason, open: openTestPostgres },
 ];
 
-/** Platform options on a fresh database of the back end (a temporary data dir, or a new schema), and how to remove it. */
-export function freshPlatform(backend: TestBackend, extra: Partial<PlatformOptions> = {}): { options: PlatformOptions; remove(): Promise<void> } {
+/** Platform options on a fresh database, and how to remove it. */
+export interface FreshPlatform {
+  options: PlatformOptions;
+  remove(): Promise<void>;
+}
+
+/**
+ * Platform options on a fresh database of the back end (a temporary data dir holding a migrated copy of the template,
+ * or a new schema), and how to remove it.
+ */
+export async function freshPlatform(backend: TestBackend, extra: Partial<PlatformOptions> = {}): Promise<FreshPlatform> {
   if (backend.name === "PGlite") {
-    const dataDir = temporaryDataDir();
+    const dataDir = await migratedDataDir();
     return { options: { dataDir, ...extra }, remove: async () => rmSync(dataDir, { recursive: true, force: true }) };
   }
   const schema = testSchemaName();

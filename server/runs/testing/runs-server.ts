@@ -6,7 +6,7 @@ import type { ModelInfo } from "../../../engine/host/messages.js";
 import { createEndpoints } from "../../adapters/endpoints.js";
 import { ModelRegistry } from "../../models.js";
 import { type Platform, openPlatform } from "../../platform/platform.js";
-import { type TestBackend, freshPlatform } from "../../platform/testing/test-databases.js";
+import { type FreshPlatform, type TestBackend, freshPlatform } from "../../platform/testing/test-databases.js";
 import { type LoomServer, startServer } from "../../server.js";
 import { SCRIPTED_MODEL, ScriptedEngine } from "../../testing/scripted-engine.js";
 import { loopbackOnlyPostForTests } from "../callbacks/testing/loopback-transport.js";
@@ -45,12 +45,12 @@ export async function startRunsServer(backend: TestBackend, options: {
   payments?: PaymentsSettings;
   machines?: MachinesOptions;
   /** A database another server uses too (PostgreSQL: two processes on one database); the caller removes it. */
-  database?: ReturnType<typeof freshPlatform>;
+  database?: FreshPlatform;
 }): Promise<RunsServer> {
   // Callbacks go to receivers on 127.0.0.1 only, retried within milliseconds.
   const callbacks = { post: loopbackOnlyPostForTests, backoff: { baseMs: 50, capMs: 200 }, pollMs: 50, timeoutMs: 1000 };
   const shared = options.database;
-  const fresh = shared ?? freshPlatform(backend);
+  const fresh = shared ?? await freshPlatform(backend);
   const remove = () => (shared ? Promise.resolve() : fresh.remove());
   const engine = options.engine ?? new ScriptedEngine();
   const registry = new ModelRegistry([{ model: options.model ?? SCRIPTED_MODEL, engine, slugs: { openai: [RUNS_TEST_MODEL], anthropic: ["service/test-marathon"] }, created: 0 }]);
