@@ -11,7 +11,7 @@ import { f32ToF16 } from "../kernels/formats/f16.js";
 import { gguf, writeGguf, type GgufTensorInput } from "./model/gguf/writer.js";
 import { ggufTokenizerMetadata } from "./tokenizer/gguf-metadata.js";
 import { loadModel } from "./load.js";
-import { llamaCppGreedy } from "./testing/llama-cpp.js";
+import { type LlamaCppReference, openLlamaCppReference } from "./testing/llama-cpp.js";
 import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "./testing/fixtures.js";
 
 const tokenizer = FIXTURES.stories260kTokenizer;
@@ -70,17 +70,20 @@ describe.skipIf(skipOutsideCi(tokenizerReason))(titled("K-quant decoding against
     ], tensors);
 
     const model = await loadModel(path, { contextSize: 64, threads: 2 });
+    let reference: LlamaCppReference | undefined;
     let agree = 0;
     const trials = 40;
     try {
+      reference = await openLlamaCppReference(path);
       for (let token = 100; token < 100 + trials; token++) {
         const ours = model.runner.forward([{ tokens: [1, token], startPosition: 0, blockTable: [0], wantLogits: true }]);
         let best = 0;
         for (let i = 1; i < ours.length; i++) if (ours[i] > ours[best]) best = i;
-        const [reference] = await llamaCppGreedy(path, [1, token], 1);
-        if (reference === best) agree++;
+        const [expected] = await reference.greedy([1, token], 1);
+        if (expected === best) agree++;
       }
     } finally {
+      await reference?.dispose();
       await model.dispose();
     }
     expect(agree).toBeGreaterThanOrEqual(trials - 1);

@@ -7,7 +7,7 @@ import { ensureTestModel } from "../scripts/test-models.js";
 import { generate } from "./generate.js";
 import { BlockTable } from "./kv/block-pool.js";
 import { type LoadedModel, loadModel } from "./load.js";
-import { llamaCppGreedy, llamaCppTokenize } from "./testing/llama-cpp.js";
+import { type LlamaCppReference, openLlamaCppReference } from "./testing/llama-cpp.js";
 import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "./testing/fixtures.js";
 
 async function loomGreedy(model: LoadedModel, promptTokens: number[], count: number): Promise<number[]> {
@@ -44,13 +44,16 @@ function logitGap(model: LoadedModel, context: number[], a: number, b: number): 
  * a near-tie in our own logits (rounding order then decides); everything after it is not compared.
  */
 async function expectSameGreedy(modelPath: string, prompts: string[], count: number, nearTie = NEAR_TIE): Promise<void> {
+  // Each side loads the model once for all the prompts (llama.cpp's load costs more than its 32 greedy tokens).
   const model = await loadModel(modelPath, { contextSize: 512, threads: 2 });
+  let reference: LlamaCppReference | undefined;
   try {
+    reference = await openLlamaCppReference(modelPath);
     for (const prompt of prompts) {
-      const referencePrompt = await llamaCppTokenize(modelPath, prompt);
+      const referencePrompt = reference.tokenize(prompt);
       const ours = model.tokenizer.encode(prompt, { addSpecial: true, parseSpecial: true });
       expect(ours, `tokenization of ${JSON.stringify(prompt)}`).toEqual(referencePrompt);
-      const expected = await llamaCppGreedy(modelPath, referencePrompt, count);
+      const expected = await reference.greedy(referencePrompt, count);
       const actual = await loomGreedy(model, referencePrompt, count);
       const diverged = actual.findIndex((token, i) => token !== expected[i]);
       if (diverged >= 0) {
@@ -60,6 +63,7 @@ async function expectSameGreedy(modelPath: string, prompts: string[], count: num
       expect(actual).toHaveLength(expected.length);
     }
   } finally {
+    await reference?.dispose();
     await model.dispose();
   }
 }

@@ -7,6 +7,7 @@ import { TINY_PRESET_NAMES, getPreset } from "./model-presets.js";
 import { ensureTestModel, testModelSkipReason } from "./test-models.js";
 import { LOGIT_STD } from "./weight-init.js";
 import { failIfMissing, skipOutsideCi, titled } from "../engine/testing/fixtures.js";
+import { skipResourceSimulation } from "../engine/testing/llama-cpp.js";
 
 const PROMPTS = ["Once upon a time", "def fibonacci(n):", "The capital of France is", "1, 2, 3, 4,"];
 const STEPS = 10;
@@ -20,6 +21,7 @@ const CASES: Array<[string, ModelDtype]> = [
 
 let llama: Llama;
 beforeAll(async () => {
+  skipResourceSimulation();
   llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
 });
 afterAll(async () => {

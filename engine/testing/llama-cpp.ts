@@ -1,5 +1,5 @@
 // llama.cpp (node-llama-cpp's prebuilt CPU build) as the numerical reference in tests and benchmarks.
-import { type Llama, LlamaLogLevel, getLlama } from "node-llama-cpp";
+import { GgufInsights, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, LlamaLogLevel, type Token, getLlama } from "node-llama-cpp";
 
 let instance: Promise<Llama> | undefined;
 
@@ -20,39 +20,84 @@ export const REFERENCE_CONTEXT_OPTIONS = {
 } as const;
 
 /**
- * Greedy continuation of `promptTokens` by llama.cpp, `count` tokens, end-of-generation tokens included.
- * One thread by default: results do not depend on the thread count, and llama.cpp's spinning thread barrier
- * slows down by 10x or more when another process shares the two cores (as parallel test files do).
+ * Turns off node-llama-cpp's resource simulation in this process, for tests. Before every model load and every new
+ * context size it loads the file a second time without tensors to measure memory (0.1-0.5 s of CPU each, most for
+ * large vocabularies): more than the comparisons themselves on tiny models. Without it, node-llama-cpp uses its
+ * estimation heuristic, its own path when a simulation fails; loads, contexts and results are the same. Private
+ * methods of node-llama-cpp 3.22 (pinned): after an upgrade that renames them this does nothing, and tests run slower.
  */
-export async function llamaCppGreedy(modelPath: string, promptTokens: number[], count: number, threads = 1): Promise<number[]> {
-  const llama = await referenceLlama();
-  const model = await llama.loadModel({ modelPath });
-  try {
-    const context = await model.createContext({ contextSize: Math.max(256, promptTokens.length + count + 16), threads, batchSize: 512, ...REFERENCE_CONTEXT_OPTIONS });
-    try {
-      const tokens: number[] = [];
-      for await (const token of context.getSequence().evaluate(promptTokens as never, { temperature: 0 })) {
-        tokens.push(token as number);
-        if (tokens.length >= count) break;
-      }
-      return tokens;
-    } finally {
-      await context.dispose();
-    }
-  } finally {
-    await model.dispose();
+export function skipResourceSimulation(): void {
+  const insights = GgufInsights.prototype as unknown as Record<string, unknown>;
+  for (const method of ["_simulateModelResourceUsage", "_simulateContextResourceUsage"]) {
+    if (typeof insights[method] === "function") insights[method] = async () => null;
   }
 }
 
-/** llama.cpp's tokenization of `text` (special tokens parsed, BOS added when the model adds it, as llama-cli does). */
-export async function llamaCppTokenize(modelPath: string, text: string): Promise<number[]> {
+/** One model file opened in llama.cpp, for the comparisons of a test file: open it once, share it, dispose it. */
+export interface LlamaCppReference {
+  /** llama.cpp's tokenization of `text` (special tokens parsed, BOS added when the model adds it, as llama-cli does). */
+  tokenize(text: string): number[];
+  /**
+   * Greedy continuation of `promptTokens`, `count` tokens, end-of-generation tokens included, each from an empty
+   * KV cache. Not with `vocabOnly`.
+   */
+  greedy(promptTokens: number[], count: number): Promise<number[]>;
+  dispose(): Promise<void>;
+}
+
+/** Options for {@link openLlamaCppReference}. */
+export interface LlamaCppReferenceOptions {
+  /** Load the vocabulary only (enough to tokenize; no weights, no greedy). */
+  vocabOnly?: boolean;
+  /**
+   * Compute threads. One by default: results do not depend on the thread count, and llama.cpp's spinning thread
+   * barrier slows down by 10x or more when another process shares the two cores (as parallel test files do).
+   */
+  threads?: number;
+}
+
+/**
+ * Opens `modelPath` in llama.cpp once, for tests ({@link skipResourceSimulation}). Loading costs more than the
+ * comparisons on tiny models (node-llama-cpp parses the GGUF metadata in JavaScript, then llama.cpp builds the
+ * vocabulary), so a test file opens each model once and shares it. Greedy runs reuse one context, its KV cache
+ * cleared after each run: the same tokens as a fresh context.
+ */
+export async function openLlamaCppReference(modelPath: string, options: LlamaCppReferenceOptions = {}): Promise<LlamaCppReference> {
+  skipResourceSimulation();
   const llama = await referenceLlama();
-  const model = await llama.loadModel({ modelPath, vocabOnly: true });
-  try {
-    const tokens = model.tokenize(text, true) as number[];
-    const bos = model.tokens.bos as number | null;
-    return model.tokens.shouldPrependBosToken && bos !== null ? [bos, ...tokens] : tokens;
-  } finally {
-    await model.dispose();
-  }
+  const model: LlamaModel = await llama.loadModel({ modelPath, vocabOnly: options.vocabOnly ?? false });
+  let context: LlamaContext | undefined;
+  let sequence: LlamaContextSequence | undefined;
+  return {
+    tokenize(text) {
+      const tokens = model.tokenize(text, true) as number[];
+      const bos = model.tokens.bos as number | null;
+      return model.tokens.shouldPrependBosToken && bos !== null ? [bos, ...tokens] : tokens;
+    },
+    async greedy(promptTokens, count) {
+      if (options.vocabOnly) throw new Error("greedy needs the weights: open the reference without vocabOnly");
+      const contextSize = Math.max(256, promptTokens.length + count + 16);
+      if (context !== undefined && context.contextSize < contextSize) {
+        await context.dispose();
+        context = undefined;
+        sequence = undefined;
+      }
+      context ??= await model.createContext({ contextSize, threads: options.threads ?? 1, batchSize: 512, ...REFERENCE_CONTEXT_OPTIONS });
+      sequence ??= context.getSequence();
+      try {
+        const tokens: number[] = [];
+        for await (const token of sequence.evaluate(promptTokens as Token[], { temperature: 0 })) {
+          tokens.push(token as number);
+          if (tokens.length >= count) break;
+        }
+        return tokens;
+      } finally {
+        await sequence.clearHistory();
+      }
+    },
+    async dispose() {
+      await context?.dispose();
+      await model.dispose();
+    },
+  };
 }

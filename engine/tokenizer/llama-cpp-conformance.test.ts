@@ -12,6 +12,7 @@ import { tokenizerFromGguf } from "./gguf.js";
 import { ggufTokenizerMetadata } from "./gguf-metadata.js";
 import { CORPUS, LONG_PROMPT, fuzzCorpus } from "./test-corpus.js";
 import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../testing/fixtures.js";
+import { skipResourceSimulation } from "../testing/llama-cpp.js";
 import type { Tokenizer } from "./tokenizer.js";
 import { wellFormed } from "./unicode.js";
 import { TokenAttribute, TokenType } from "./vocabulary.js";
@@ -29,7 +30,9 @@ let llama: Llama;
 let directory: string;
 
 beforeAll(async () => {
-  // Fatal only: node-llama-cpp's memory estimate tries a full load of these tensor-less files and logs the failure.
+  skipResourceSimulation();
+  // Fatal only: node-llama-cpp's memory estimate, where it is not skipped, tries a full load of these tensor-less files
+  // and logs the failure.
   llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.fatal });
   directory = mkdtempSync(join(tmpdir(), "loom-tokenizer-"));
 });
