@@ -14,6 +14,7 @@ import { PipelineCache } from "./webgpu/shaders.js";
 import type { HostArray } from "./case.js";
 import { nmse } from "./nmse.js";
 import { StepEncoder } from "./webgpu/step-encoder.js";
+import { gpuWait } from "./webgpu/wait.js";
 import type { GpuCaseSetup, GpuKernelCase } from "./gpu-case.js";
 
 const kernelsDir = dirname(fileURLToPath(import.meta.url));
@@ -74,11 +75,11 @@ async function runCase(context: GpuContext, setup: GpuCaseSetup): Promise<Record
   }
   for (const { source, readback } of readbacks) step.copy(source, readback, source.size);
   step.submit();
-  const error = await device.popErrorScope();
+  const error = await gpuWait(device.popErrorScope());
   if (error) throw new Error(`validation: ${error.message}`);
   const out: Record<string, Uint8Array> = {};
   for (const { name, readback } of readbacks) {
-    await readback.mapAsync(GPUMapMode.READ);
+    await gpuWait(readback.mapAsync(GPUMapMode.READ));
     out[name] = new Uint8Array(readback.getMappedRange().slice(0));
     readback.destroy();
   }

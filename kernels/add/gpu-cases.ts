@@ -12,12 +12,14 @@ function addCase(count: number, period = count): GpuKernelCase {
     build() {
       const x = randomF32(count, count, 3);
       const y = randomF32(period, count + 1, 3);
+      const broadcast = new Float32Array(count); // y repeated over the rows (a plain loop: 16M elements)
+      for (let i = 0; i < count; i++) broadcast[i] = y[i % period];
       return {
         shader: { op: "add" },
         bindings: [{ name: "x", contents: x }, { name: "y", contents: y }],
         params: [["u32", count], ["u32", period]],
         workgroups: grid(count, 256),
-        expected: { x: addRef(x, Float32Array.from({ length: count }, (_, i) => y[i % period])) },
+        expected: { x: addRef(x, broadcast) },
       };
     },
   };

@@ -4,6 +4,7 @@
 import { create, globals } from "webgpu";
 import { isSoftwareAdapter } from "./adapter-kind.js";
 import { shaderSource } from "./shaders.js";
+import { gpuWait } from "./wait.js";
 
 // NOTE: Dawn's GPU object must stay reachable while any device lives: if V8 collects it, the process crashes at
 // random (dawn-gpu/node-webgpu#18). It lives here for the life of the process.
@@ -110,8 +111,8 @@ async function subgroupsAreConsecutive(device: GPUDevice): Promise<boolean> {
     pass.end();
     encoder.copyBufferToBuffer(flags, 0, readback, 0, bytes);
     device.queue.submit([encoder.finish()]);
-    if (await device.popErrorScope()) return false;
-    await readback.mapAsync(GPUMapMode.READ);
+    if (await gpuWait(device.popErrorScope())) return false;
+    await gpuWait(readback.mapAsync(GPUMapMode.READ));
     return new Uint32Array(readback.getMappedRange()).every((ok) => ok === 1);
   } catch {
     return false; // a driver that cannot run the probe gets the workgroup-memory kernels

@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PACKAGE_ROOT } from "../package-root.js";
+import { gpuWait } from "./wait.js";
 
 /** Where a kernel's WGSL lives: kernels/<op>/<file>.wgsl (file defaults to op). */
 export interface ShaderRef {
@@ -50,15 +51,15 @@ export class PipelineCache {
 
   private async compile(op: string, file: string, constants: Record<string, number>): Promise<GPUComputePipeline> {
     const module = this.device.createShaderModule({ label: `${op}/${file}.wgsl`, code: shaderSource(op, file) });
-    const info = await module.getCompilationInfo();
+    const info = await gpuWait(module.getCompilationInfo());
     const errors = info.messages.filter((message) => message.type === "error");
     if (errors.length > 0) {
       throw new ShaderCompileError(`kernels/${op}/${file}.wgsl does not compile: ${errors.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join("; ")}`);
     }
     this.device.pushErrorScope("validation");
-    const pipeline = await this.device.createComputePipelineAsync({ label: `${op}/${file}`, layout: "auto", compute: { module, entryPoint: "main", constants } })
+    const pipeline = await gpuWait(this.device.createComputePipelineAsync({ label: `${op}/${file}`, layout: "auto", compute: { module, entryPoint: "main", constants } }))
       .catch((error: Error) => error);
-    const validation = await this.device.popErrorScope();
+    const validation = await gpuWait(this.device.popErrorScope());
     if (pipeline instanceof Error || validation) {
       const message = pipeline instanceof Error ? pipeline.message : validation!.message;
       throw new ShaderCompileError(`kernels/${op}/${file}.wgsl with ${JSON.stringify(constants)}: ${message}`);

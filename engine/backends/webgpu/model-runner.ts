@@ -16,6 +16,7 @@ import type { GpuContext } from "../../../kernels/webgpu/gpu.js";
 import { ropeRotations, splitQ4_0, splitQ8_0 } from "../../../kernels/webgpu/layouts.js";
 import { PipelineCache, type ShaderRef, grid } from "../../../kernels/webgpu/shaders.js";
 import { StepEncoder } from "../../../kernels/webgpu/step-encoder.js";
+import { gpuWait } from "../../../kernels/webgpu/wait.js";
 
 /** Float weight types the matmul and get_rows kernels read, by their WEIGHT_TYPE constant. */
 const FLOAT_WEIGHT_TYPES: Partial<Record<GgmlType, number>> = { [GgmlType.F32]: 0, [GgmlType.F16]: 1, [GgmlType.BF16]: 2 };
@@ -459,7 +460,7 @@ export class WebGpuModelRunner implements ModelRunner {
     const outputs = gather.length;
     if (outputs === 0) {
       step.submit();
-      return this.device.queue.onSubmittedWorkDone().then(() => ({ tokens: new Int32Array(0), logits: new Float32Array(0) }));
+      return gpuWait(this.device.queue.onSubmittedWorkDone()).then(() => ({ tokens: new Int32Array(0), logits: new Float32Array(0) }));
     }
     // Logits only for the last row of the chunks that want them.
     step.dispatch(this.pipeline(getRowsShader(0)), [b.x, b.gatherIds, b.h], [["u32", outputs], ["u32", d], ["u32", 0], ["u32", T]], grid(outputs * d, 256));
@@ -499,10 +500,10 @@ export class WebGpuModelRunner implements ModelRunner {
     }
     step.submit();
     const logitBytes = hostRows * rowBytes;
-    await Promise.all([
+    await gpuWait(Promise.all([
       sampled > 0 ? this.tokenReadback.mapAsync(GPUMapMode.READ, 0, sampled * 4) : undefined,
       hostRows > 0 ? this.readback.mapAsync(GPUMapMode.READ, 0, logitBytes) : this.device.queue.onSubmittedWorkDone(),
-    ]);
+    ]));
     const tokens = new Int32Array(settings.length);
     if (sampled > 0) {
       const deviceTokens = new Int32Array(this.tokenReadback.getMappedRange(0, sampled * 4));
