@@ -18,7 +18,7 @@ let openai: OpenAI;
 let anthropic: Anthropic;
 
 beforeAll(async () => {
-  model = await startModelServer({ key: "sk-cuts" });
+  model = await startModelServer({ key: "sk-cuts", threads: 1 });
   ({ engine, chatModel: chat, messagesModel: messages } = model);
   openai = model.openai();
   anthropic = model.anthropic();

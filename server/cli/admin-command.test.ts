@@ -16,7 +16,7 @@ import { openDatabase } from "../platform/db/open-database.js";
 import { createPlatformStores } from "../platform/store/platform-stores.js";
 import { UsageWriter } from "../platform/store/usage-writer.js";
 import { PaymentStore } from "../machines/payment-store.js";
-import { TEST_POSTGRES_URL, dropSchema, migratedDataDir, temporaryDataDir, testSchemaName } from "../platform/testing/test-databases.js";
+import { TEST_POSTGRES_URL, dropSchema, migratedDataDir, testSchemaName } from "../platform/testing/test-databases.js";
 
 const run = promisify(execFile);
 const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
@@ -47,9 +47,9 @@ async function adminJson(args: string[], environment?: NodeJS.ProcessEnv): Promi
 
 describe.skipIf(skipOutsideCi(cliReason))(titled("loom admin on a PGlite data dir", cliReason), () => {
   let dataDir: string;
-  beforeAll(() => {
+  beforeAll(async () => {
     failIfMissing(cliReason);
-    dataDir = temporaryDataDir();
+    dataDir = await migratedDataDir();
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
   const where = () => ["--data-dir", dataDir];
