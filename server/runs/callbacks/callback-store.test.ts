@@ -10,6 +10,8 @@ import { CallbackStore, enqueueCallback, LOST_ATTEMPT_ERROR } from "./callback-s
 import { insertEndedRun } from "./testing/ended-runs.js";
 
 const URL = "http://127.0.0.1:9/hooks";
+// Backoffs, leases and windows are hundreds of milliseconds, not tens: with test files running in parallel on a
+// loaded machine, the queries between two steps can take tens of milliseconds.
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const payloadOf = (runId: string): RunCallbackPayload => ({ runId, status: "succeeded", result: { answer: "42" }, usage: { inputTokens: 3, outputTokens: 4, durationMs: 5 } });
 
@@ -22,7 +24,7 @@ for (const backend of TEST_BACKENDS) {
       failIfMissing(backend.reason);
       test = await backend.open();
       organizationId = (await new OrganizationStore(test.database).create("Callbacks")).id;
-      store = new CallbackStore(test.database, { baseMs: 40, factor: 2, capMs: 1000, jitter: 0, giveUpAfterMs: 60_000 });
+      store = new CallbackStore(test.database, { baseMs: 400, factor: 2, capMs: 1000, jitter: 0, giveUpAfterMs: 60_000 });
     });
     afterAll(async () => test?.dispose());
 
@@ -83,11 +85,11 @@ for (const backend of TEST_BACKENDS) {
       expect(failed.status).toBe("retrying");
       const pending = await store.deliveryOf(runId);
       expect(pending!.status).toBe("pending");
-      // The first wait is the base, 40 ms (no jitter here), counted on the database's clock.
+      // The first wait is the base, 400 ms (no jitter here), counted on the database's clock.
       const [{ now }] = (await test.database.query<{ now: Date }>("SELECT now()")) as [{ now: Date }];
-      expect(pending!.nextAttemptAt!.getTime() - now.getTime()).toBeLessThanOrEqual(40);
+      expect(pending!.nextAttemptAt!.getTime() - now.getTime()).toBeLessThanOrEqual(400);
       expect(await claim(runId)).toBeUndefined();
-      await sleep(60);
+      await sleep(600);
       const second = await claim(runId);
       expect(second).toMatchObject({ attempt: 2, webhookId: first!.webhookId, payload: first!.payload });
       expect(await store.recordAttempt(second!, { statusCode: 204, error: null, durationMs: 3 })).toEqual({ status: "delivered" });
@@ -106,10 +108,10 @@ for (const backend of TEST_BACKENDS) {
 
     it("takes a claim whose lease lapsed unrecorded again, logging the lost attempt; its late outcome replaces that entry", async () => {
       const runId = await enqueued();
-      const killed = await claim(runId, 50);
+      const killed = await claim(runId, 500);
       expect(killed!.attempt).toBe(1);
       expect(await claim(runId)).toBeUndefined();
-      await sleep(80);
+      await sleep(800);
       const retaken = await claim(runId);
       expect(retaken).toMatchObject({ attempt: 2, webhookId: killed!.webhookId });
       expect((await store.deliveryOf(runId))!.attempts).toMatchObject([{ attempt: 1, statusCode: null, error: LOST_ATTEMPT_ERROR }]);
@@ -125,14 +127,14 @@ for (const backend of TEST_BACKENDS) {
     });
 
     it("starts the last attempt when the window ends, and gives up on its failure", async () => {
-      const windowed = new CallbackStore(test.database, { baseMs: 10_000, factor: 2, capMs: 10_000, jitter: 0, giveUpAfterMs: 150 });
+      const windowed = new CallbackStore(test.database, { baseMs: 10_000, factor: 2, capMs: 10_000, jitter: 0, giveUpAfterMs: 1500 });
       const runId = await enqueued();
       const first = await claim(runId);
       expect(await windowed.recordAttempt(first!, { statusCode: 503, error: null, durationMs: 1 })).toMatchObject({ status: "retrying" });
       const delivery = await windowed.deliveryOf(runId);
-      // Not 10 s later: the window's end (150 ms after the first attempt) comes first.
-      expect(delivery!.nextAttemptAt!.getTime() - delivery!.attempts[0]!.at.getTime()).toBeLessThanOrEqual(151);
-      await sleep(200);
+      // Not 10 s later: the window's end (1.5 s after the first attempt) comes first.
+      expect(delivery!.nextAttemptAt!.getTime() - delivery!.attempts[0]!.at.getTime()).toBeLessThanOrEqual(1501);
+      await sleep(2000);
       const last = await claim(runId);
       expect(last!.attempt).toBe(2);
       expect(await windowed.recordAttempt(last!, { statusCode: null, error: "connection refused", durationMs: 1 })).toEqual({ status: "gave_up" });
