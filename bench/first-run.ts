@@ -338,8 +338,8 @@ async function main(): Promise<void> {
   for (const line of formatFirstRunTable(runs, options.repeat)) console.log(line);
   console.log("");
   console.log("npm start = npm run build (wasm, TypeScript, dashboard) and loom serve --no-auth; first 200 = the first POST /v1/chat/completions");
-  console.log("(max_tokens 8) answered 200; second npm start = the same clone again, nothing changed (npm start builds again; online, the");
-  console.log("model the first start downloaded is cached).");
+  console.log("(max_tokens 8) answered 200; second npm start = the same clone again, nothing changed (a commit with the incremental");
+  console.log("build skips every build step; an older one builds everything again; online, the model the first start downloaded is cached).");
   console.log(`load average at the end (1/5/15 min): ${load()}`);
 }
 
