@@ -29,6 +29,7 @@ import type { WorkerLoadSource } from "../cluster/worker-load.js";
 import { defaultInstallDir } from "../release/install/layout.js";
 import { recordThisProcess, recoverInstall } from "../release/install/this-process.js";
 import { describeDrainEnd, drainMsOf, stopOnSignals } from "./stop-signals.js";
+import { checkNoAuthAddress } from "./no-auth-address.js";
 
 export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
 
@@ -48,7 +49,8 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
                        "payments": { "payTo": "0x...", "network": "base", "settlement": { "mode": "facilitator",
                        "url": "..." } }, "responses": { "retentionDays": N } } (docs/machine-payments.md,
                        docs/api/responses.md)
-  --no-auth            accept requests without an API key (local use); otherwise keys come from the config
+  --no-auth            accept requests without an API key (local use: refused on an address other than loopback
+                       unless --allow-no-auth-on-network says so too); otherwise keys come from the config
                        or LOOM_API_KEYS (comma-separated), or from the platform's database:
   --data-dir <dir>     turn the platform on (organizations, keys, usage, limits) with its embedded database
                        (PGlite) in <dir>; manage it with loom admin (see docs/platform.md)
@@ -96,7 +98,7 @@ export async function runServe(argv: string[]): Promise<void> {
     strict: true,
     options: {
       model: { type: "string" }, host: { type: "string" }, port: { type: "string" }, config: { type: "string" },
-      "no-auth": { type: "boolean" }, "data-dir": { type: "string" }, "database-url": { type: "string" }, "redis-url": { type: "string" },
+      "no-auth": { type: "boolean" }, "allow-no-auth-on-network": { type: "boolean" }, "data-dir": { type: "string" }, "database-url": { type: "string" }, "redis-url": { type: "string" },
       "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, context: { type: "string" }, threads: { type: "string" }, backend: { type: "string" }, simd: { type: "string" }, "drain-seconds": { type: "string" },
       "install-dir": { type: "string" }, help: { type: "boolean", short: "h" },
     },
@@ -122,6 +124,7 @@ export async function runServe(argv: string[]): Promise<void> {
   }
   const port = parseInteger("--port", values.port, 8080, 0);
   const host = values.host ?? "127.0.0.1";
+  const noAuthWarning = checkNoAuthAddress(host, values["no-auth"] ?? false, values["allow-no-auth-on-network"] ?? false);
   const threads = values.threads === undefined ? undefined : parseInteger("--threads", values.threads, 1, 1);
   const backend = parseBackend(values.backend);
   const simd = parseSimd(values.simd);
@@ -167,7 +170,8 @@ export async function runServe(argv: string[]): Promise<void> {
       `  POST /v1/chat/completions  model ${registry.names("openai").join(", ")}\n` +
       `  POST /v1/messages          model ${registry.names("anthropic").join(", ")}\n` +
       `  POST /v1/responses         model ${registry.names("openai").join(", ")} (stored responses: ${service.responsesLocation})\n` +
-      service.surfaces,
+      service.surfaces +
+      (noAuthWarning === undefined ? "" : `loom: ${noAuthWarning}\n`),
   );
   if (installDir !== undefined) recordThisProcess(installDir, "serve", host, service.server.port);
   // Print the port on stdout for scripts and tests that start the server on port 0.

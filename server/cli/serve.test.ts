@@ -92,6 +92,21 @@ describe.skipIf(skipOutsideCi(cliReason))(titled("loom serve", cliReason), () =>
     expect((failure as { stderr: string }).stderr).toMatch(/--no-auth/);
   });
 
+  it("refuses --no-auth on an address other than loopback unless --allow-no-auth-on-network says so, and then warns", async () => {
+    const model = await ensureTestModel("tiny-llama", "gguf", "q8_0");
+    const refused = await serve(["--model", model, "--port", "0", "--no-auth", "--host", "0.0.0.0"]).catch((error: { code: number; stderr: string }) => error);
+    expect(refused).toMatchObject({ code: 2 });
+    expect((refused as { stderr: string }).stderr).toMatch(/--no-auth on --host 0\.0\.0\.0, which is not a loopback address.*--allow-no-auth-on-network/);
+    const meaningless = await serve(["--model", model, "--port", "0", "--allow-no-auth-on-network"], { LOOM_API_KEYS: "k" }).catch((error: { code: number; stderr: string }) => error);
+    expect(meaningless).toMatchObject({ code: 2 });
+    expect((meaningless as { stderr: string }).stderr).toMatch(/--allow-no-auth-on-network goes with --no-auth/);
+
+    const { base, stderr, child } = await serve(["--model", model, "--port", "0", "--no-auth", "--host", "0.0.0.0", "--allow-no-auth-on-network", "--threads", "1"]);
+    expect(stderr()).toContain("loom: WARNING: no authentication on 0.0.0.0 (--allow-no-auth-on-network)");
+    expect((await fetch(`${base}/health`)).status).toBe(200);
+    await stopChild(child);
+  });
+
   it("keeps stored responses without the platform in the data dir's embedded database, across restarts", async () => {
     // What is stored does not depend on the model: tiny-llama loads in less time than tiny-qwen3 (a third of its vocabulary).
     const model = await ensureTestModel("tiny-llama", "gguf", "q8_0");
