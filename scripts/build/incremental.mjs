@@ -1,6 +1,6 @@
 // Incremental build steps: a step runs only when the hash of its inputs differs from the one stamped by its last
-// successful run, or when one of its outputs is missing. Used by scripts/build.mjs (`npm run build`); plain Node ESM
-// with no dependencies, so it runs before anything is built.
+// successful run, or when one of its outputs is missing. Used by scripts/build.mjs (`npm run build`); plain Node ESM,
+// so it runs before anything is built (it reads tsconfig.json with the TypeScript package that npm install put there).
 //
 // A step is { name, inputs, extra?, outputs, run }:
 //   inputs()   relative paths (POSIX separators) of the files the step reads; a missing one hashes as absent
@@ -11,9 +11,10 @@
 // it succeeds, with the hash taken before the run: a failed step, or a source edited while its step ran, runs again.
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join, posix } from "node:path";
+import { createRequire } from "node:module";
+import { dirname, join, posix, relative, sep } from "node:path";
 
-/** Folders no walk enters, as TypeScript's wildcards skip them, besides dot folders (.git, .cache). */
+/** Folders no walk enters: installed packages' folders, besides dot folders (.git, .cache). */
 const SKIPPED_DIRS = new Set(["node_modules", "bower_components", "jspm_packages"]);
 
 /** Every file under `dir` (relative to `root`, POSIX separators, sorted) for which `keep(path)` holds. */
@@ -79,90 +80,29 @@ export function packageVersion(root, name) {
   }
 }
 
-/** JSON with comments and trailing commas (tsconfig.json's dialect) parsed; strings are left alone. */
-export function parseJsonc(text) {
-  let out = "";
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
-      out += text.slice(i, j + 1);
-      i = j;
-    } else if (c === "/" && text[i + 1] === "/") {
-      while (i < text.length && text[i] !== "\n") i++;
-      out += "\n";
-    } else if (c === "/" && text[i + 1] === "*") {
-      const end = text.indexOf("*/", i + 2);
-      i = end < 0 ? text.length : end + 1;
-    } else {
-      out += c;
-    }
-  }
-  return JSON.parse(out.replace(/,(\s*[}\]])/g, "$1"));
-}
-
-/** A tsconfig include/exclude glob as a RegExp over relative POSIX paths (`*`, `?` within a name, `**` across). */
-function globRegExp(spec, mode) {
-  const normal = posix.normalize(spec.replace(/\\/g, "/")).replace(/^\.\//, "").replace(/\/$/, "");
-  const parts = normal === "." ? [] : normal.split("/");
-  const last = parts[parts.length - 1] ?? "";
-  // A path with no wildcard in its last part and no extension names a folder: everything below it.
-  if (mode === "include" && !/[*?]/.test(last) && !/\.\w+$/.test(last)) parts.push("**", "*");
-  let source = "";
-  parts.forEach((part, index) => {
-    const end = index === parts.length - 1;
-    if (part === "**") {
-      source += end ? ".*" : "(?:[^/]+/)*";
-      return;
-    }
-    // In includes, wildcards do not match names starting with a dot (TypeScript's rule).
-    const lead = mode === "include" && /^[*?]/.test(part) ? "(?!\\.)" : "";
-    source += lead + part.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]") + (end ? "" : "/");
-  });
-  // An exclude matches the path itself and everything below it.
-  return new RegExp(`^${source}${mode === "exclude" ? "(?:$|/)" : "$"}`);
-}
-
-const TS_EXTENSIONS = [".d.ts", ".d.cts", ".d.mts", ".ts", ".tsx", ".cts", ".mts"];
-const JS_EXTENSIONS = [".js", ".jsx", ".cjs", ".mjs"];
-
 /**
- * The source files a tsconfig.json compiles (relative to `root`), read from its include/exclude/files the way tsc
- * reads them, and where each one's JavaScript lands. `extends` and `references` are not followed: such a config throws.
+ * The source files a tsconfig.json compiles (relative to `root`, POSIX separators, sorted) and where each one's
+ * JavaScript lands. The file list is tsc's own (TypeScript's config reader: include, exclude, files, extends), so the
+ * inputs hashed are exactly what tsc compiles.
  */
 export function tsconfigProgram(root, configPath) {
-  const config = parseJsonc(readFileSync(join(root, configPath), "utf8"));
-  if (config.extends !== undefined || config.references !== undefined) {
-    throw new Error(`${configPath}: "extends" and "references" are not supported by scripts/build/incremental.mjs`);
-  }
-  const options = config.compilerOptions ?? {};
-  const base = posix.dirname(configPath.replace(/\\/g, "/"));
-  const rel = (spec) => posix.normalize(posix.join(base, spec.replace(/\\/g, "/")));
-  const extensions = options.allowJs ? [...TS_EXTENSIONS, ...JS_EXTENSIONS] : TS_EXTENSIONS;
-  const includes = (config.include ?? (config.files ? [] : ["**/*"])).map((spec) => globRegExp(rel(spec), "include"));
-  const excludes = (config.exclude ?? ["node_modules", "bower_components", "jspm_packages", ...(options.outDir ? [options.outDir] : [])])
-    .map((spec) => globRegExp(rel(spec), "exclude"));
-  const keep = (path) =>
-    extensions.some((ext) => path.endsWith(ext)) && includes.some((re) => re.test(path)) && !excludes.some((re) => re.test(path));
-  // Walk only the folders the includes start from (their parts before the first wildcard).
-  const starts = new Set((config.include ?? (config.files ? [] : ["**/*"])).map((spec) => {
-    const parts = rel(spec).split("/");
-    const wild = parts.findIndex((part) => /[*?]/.test(part));
-    const fixed = wild < 0 ? parts : parts.slice(0, wild);
-    return fixed.join("/") === "." ? "" : fixed.join("/");
-  }));
-  const matched = [...starts].flatMap((start) => listFiles(root, start, keep));
-  const sources = [...new Set([...matched, ...(config.files ?? []).map(rel)])].sort();
-  const outDir = options.outDir === undefined ? undefined : rel(options.outDir);
-  const rootDir = rel(options.rootDir ?? ".");
+  const ts = createRequire(import.meta.url)("typescript");
+  const path = join(root, configPath);
+  const read = ts.readConfigFile(path, ts.sys.readFile);
+  const parsed = read.error ? undefined : ts.parseJsonConfigFileContent(read.config, ts.sys, dirname(path), undefined, path);
+  const errors = read.error ? [read.error] : parsed.errors;
+  if (errors.length > 0) throw new Error(`${configPath}: ${errors.map((error) => ts.flattenDiagnosticMessageText(error.messageText, " ")).join("; ")}`);
+  const rel = (file) => relative(root, file).split(sep).join("/");
+  const sources = parsed.fileNames.map(rel).sort();
+  const outDir = parsed.options.outDir === undefined ? undefined : rel(parsed.options.outDir);
+  const rootDir = rel(parsed.options.rootDir ?? dirname(path));
   /** Where tsc writes the JavaScript of `source` (declaration files have none). */
   const outputOf = (source) => {
     if (/\.d\.[cm]?ts$/.test(source) || outDir === undefined) return undefined;
     const inRoot = posix.relative(rootDir, source);
     return posix.join(outDir, inRoot.replace(/\.(?:tsx?|jsx?)$/, ".js").replace(/\.[cm]ts$/, (ext) => `.${ext[1]}js`));
   };
-  return { sources, outputs: sources.map(outputOf).filter((path) => path !== undefined), options };
+  return { sources, outputs: sources.map(outputOf).filter((output) => output !== undefined) };
 }
 
 /** Formats seconds as "12.3 s". */

@@ -6,7 +6,7 @@ import { dirname, join, relative } from "node:path";
 import ts from "typescript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { REPOSITORY_ROOT } from "../../engine/testing/fixtures.js";
-import { hashInputs, listFiles, parseJsonc, runSteps, tsconfigProgram } from "./incremental.mjs";
+import { hashInputs, listFiles, runSteps, tsconfigProgram } from "./incremental.mjs";
 
 let root: string;
 beforeEach(() => {
@@ -170,15 +170,14 @@ describe("tsconfigProgram", () => {
     expect(program.outputs).toEqual(["out/deep/a/b/keep-1.js", "out/extra/one.js", "out/lib/l.js", "out/src/a.js", "out/src/b.js", "out/src/c.js", "out/src/f.mjs"]);
   });
 
-  it("refuses a tsconfig that extends another (its file list would be wrong)", () => {
+  it("follows extends as tsc does, and names what is wrong with a config it cannot read", () => {
+    write("base.json", `{ "compilerOptions": { "outDir": "out" }, "include": ["src"] }`);
     write("tsconfig.json", `{ "extends": "./base.json" }`);
-    expect(() => tsconfigProgram(root, "tsconfig.json")).toThrow(/"extends" and "references" are not supported/);
-  });
-});
-
-describe("parseJsonc", () => {
-  it("keeps comment-like text inside strings", () => {
-    expect(parseJsonc(`{ "a": "http://x/*y*/", // c\n "b": [1, 2,], }`)).toEqual({ a: "http://x/*y*/", b: [1, 2] });
+    write("src/a.ts", "export {};\n");
+    write("other/b.ts", "export {};\n");
+    expect(tsconfigProgram(root, "tsconfig.json")).toEqual({ sources: ["src/a.ts"], outputs: ["out/src/a.js"] });
+    write("tsconfig.json", `{ "extends": "./missing.json" }`);
+    expect(() => tsconfigProgram(root, "tsconfig.json")).toThrow(/^tsconfig\.json: .*missing\.json/);
   });
 });
 
