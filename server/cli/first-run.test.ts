@@ -16,7 +16,7 @@ import { REPOSITORY_ROOT } from "../../engine/testing/fixtures.js";
 import { tokenizerFromGguf } from "../../engine/tokenizer/gguf.js";
 import { ensureTestModel, testModelSkipReason } from "../../scripts/test-models.js";
 import { BUNDLED_MODEL, DEFAULT_MODEL } from "./default-model.js";
-import { type LoomProcess, startLoomServe } from "../testing/loom-process.js";
+import { startFirstRun } from "../testing/loom-process.js";
 import { closedLoopbackPort } from "../testing/closed-port.js";
 
 const CLI = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
@@ -45,17 +45,6 @@ function escape(text: string): string {
 }
 
 
-/**
- * Starts `loom serve --no-auth` with no model named, the cache in `cache` and the Hub at `endpoint`; resolves once it
- * listens, with its base URL and its stderr so far.
- */
-function firstRun(cache: string, endpoint: string): Promise<LoomProcess> {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOOM_CACHE_DIR: cache, HF_ENDPOINT: endpoint };
-  delete env.LOOM_MODEL;
-  delete env.LOOM_API_KEYS;
-  return startLoomServe(["--no-auth", "--port", "0", "--threads", "1"], { env, children });
-}
-
 /** A file's SHA-256 (comparing 27 MB buffers with toEqual would make a failure's diff exhaust the heap). */
 function sha256(path: string): string {
   return createHash("sha256").update(readFileSync(path)).digest("hex");
@@ -71,7 +60,7 @@ describe.skipIf(!existsSync(CLI) && process.env.CI !== "true")("the first run", 
   it("offline, serves the bundled stories260K, says so, and answers both chat formats through the official SDKs", async () => {
     const cache = emptyCache();
     const endpoint = `http://127.0.0.1:${await closedLoopbackPort()}`;
-    const { base, stderr, child } = await firstRun(cache, endpoint);
+    const { base, stderr, child } = await startFirstRun(cache, endpoint, children);
     expect(stderr()).toMatch(new RegExp(`could not download ${DEFAULT_MODEL.repository}: GET ${endpoint}/\\S+: fetch failed: connect ECONNREFUSED`));
     expect(stderr()).toContain(`loom: serving the bundled model instead: stories260K (${BUNDLED_MODEL.path})`);
     expect(stderr()).toContain("or pass a model: --model <file.gguf or Hugging Face directory>, or LOOM_MODEL");
@@ -136,7 +125,7 @@ describe.skipIf(!existsSync(CLI) && process.env.CI !== "true")("the first run", 
     const cache = emptyCache();
     const directory = join(cache, "models", DEFAULT_MODEL.repository);
 
-    const first = await firstRun(cache, endpoint);
+    const first = await startFirstRun(cache, endpoint, children);
     expect(first.stderr()).toContain(`downloading ${DEFAULT_MODEL.repository} from ${endpoint} into ${directory}`);
     expect(first.stderr()).toContain(`loom: serving ${directory} (`);
     expect(requests).toHaveLength(DEFAULT_MODEL.files.length);
@@ -146,7 +135,7 @@ describe.skipIf(!existsSync(CLI) && process.env.CI !== "true")("the first run", 
     expect(completion.usage?.completion_tokens).toBeGreaterThan(0);
     first.child.kill();
 
-    const second = await firstRun(cache, endpoint);
+    const second = await startFirstRun(cache, endpoint, children);
     expect(requests).toHaveLength(DEFAULT_MODEL.files.length);
     expect(second.stderr()).not.toContain("downloading");
     expect(second.stderr()).toContain(`loom: serving ${directory} (`);

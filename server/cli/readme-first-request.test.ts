@@ -10,7 +10,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPOSITORY_ROOT } from "../../engine/testing/fixtures.js";
 import { closedLoopbackPort } from "../testing/closed-port.js";
-import { LOOM_CLI, type LoomProcess, startLoomServe } from "../testing/loom-process.js";
+import { LOOM_CLI, type LoomProcess, startFirstRun } from "../testing/loom-process.js";
 
 const run = promisify(execFile);
 const README = readFileSync(join(REPOSITORY_ROOT, "README.md"), "utf8");
@@ -37,10 +37,7 @@ describe.skipIf(!existsSync(LOOM_CLI) && process.env.CI !== "true")("the README'
   beforeAll(async () => {
     const cache = mkdtempSync(join(tmpdir(), "loom-readme-"));
     folders.push(cache);
-    const env: NodeJS.ProcessEnv = { ...process.env, LOOM_CACHE_DIR: cache, HF_ENDPOINT: `http://127.0.0.1:${await closedLoopbackPort()}` };
-    delete env.LOOM_MODEL;
-    delete env.LOOM_API_KEYS;
-    loom = await startLoomServe(["--no-auth", "--port", "0", "--threads", "1"], { env, children });
+    loom = await startFirstRun(cache, `http://127.0.0.1:${await closedLoopbackPort()}`, children);
   });
   afterAll(() => {
     for (const child of children) child.kill();

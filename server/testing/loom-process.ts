@@ -27,6 +27,17 @@ export function startLoomServe(args: readonly string[], options: LoomProcessOpti
   return startLoom("serve", args, options);
 }
 
+/**
+ * `loom serve --no-auth` as `npm start` runs it on a fresh machine: no model named, no keys, the model cache in
+ * `cache` and the Hugging Face Hub at `hubEndpoint` (a closed port: offline). Resolves once it listens.
+ */
+export function startFirstRun(cache: string, hubEndpoint: string, children: ChildProcess[]): Promise<LoomProcess> {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOOM_CACHE_DIR: cache, HF_ENDPOINT: hubEndpoint };
+  delete env.LOOM_MODEL;
+  delete env.LOOM_API_KEYS;
+  return startLoomServe(["--no-auth", "--port", "0", "--threads", "1"], { env, children });
+}
+
 /** How a test starts a loom process. */
 export interface LoomProcessOptions {
   node?: string;
