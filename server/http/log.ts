@@ -1,5 +1,8 @@
-// Where the HTTP server reports what went wrong: one line per event on stderr by default, each with the request id
-// the client got in its `x-request-id` header, so that a 500 a user reports can be found.
+// Where the server reports what went wrong: one line per event on stderr by default, each with the request id the
+// client got in its `x-request-id` header, so that a 500 a user reports can be found; and the details of failures a
+// client is told of only in loom's own words (a store, database, chain or facilitator that failed). URLs in either
+// are redacted (redact.ts): an RPC endpoint's API key or a database password never reaches the log.
+import { redactUrls } from "./redact.js";
 
 /** The server's error log. */
 export interface ServerLog {
@@ -11,6 +14,21 @@ export interface ServerLog {
 export const stderrLog: ServerLog = {
   requestError(requestId, route, error) {
     const detail = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
-    process.stderr.write(`loom: request ${requestId} (${route}) failed: ${detail}\n`);
+    process.stderr.write(`loom: request ${requestId} (${route}) failed: ${redactUrls(detail)}\n`);
   },
 };
+
+/**
+ * Reports the details of a failure whose client got loom's own message instead (which must not carry them: a
+ * driver's or a library's text can name hosts, ports and URLs with their keys): `what` failed, then the error's
+ * message, on stderr as `loom: <what>: <message>`, with URLs redacted.
+ */
+export function logFailure(what: string, error: unknown): void {
+  process.stderr.write(`loom: ${what}: ${redactUrls(describeError(error))}\n`);
+}
+
+/** An error in words: its message (its name when it has none), or the value as text. */
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  return error.message || error.name;
+}
