@@ -16,7 +16,6 @@ import { type ModelServer, startModelServer } from "../testing/model-server.js";
 import type { Database, ModelPrice, UsageRow } from "./contract.js";
 import { LOCK_FILE_NAME } from "./db/data-dir-lock.js";
 import type { PlatformOptions } from "./platform.js";
-import { costDollars } from "./pricing.js";
 import { TEST_BACKENDS, TEST_POSTGRES_URL, createTestPostgresDatabase, dropSchema, migratedDataDir, testSchemaName } from "./testing/test-databases.js";
 
 // What is billed does not depend on the model: a test model of a third of tiny-qwen3's vocabulary (the engine samples
@@ -379,7 +378,9 @@ for (const backend of BACKENDS) {
 
         const bill = (rows: UsageRow[]) => rows.map(({ requests, inputTokens, cachedInputTokens, outputTokens, spendDollars }) => ({ requests, inputTokens, cachedInputTokens, outputTokens, spendDollars }));
         expect(bill(streamedRows), format).toEqual(bill(wholeRows));
-        expect(bill(wholeRows), format).toEqual([{ requests: 1, ...reported!, spendDollars: costDollars(price, reported!.inputTokens, reported!.outputTokens) }]);
+        // $3.50/M is 3,500 nano-dollars an input token and $17.25/M 17,250 an output token: whole nano-dollars, exact.
+        const spendNano = reported!.inputTokens * 3_500 + reported!.outputTokens * 17_250;
+        expect(bill(wholeRows), format).toEqual([{ requests: 1, ...reported!, spendDollars: spendNano / 1e9 }]);
         expect(streamedRows[0]!.spendDollars).toBeGreaterThan(0);
       }
     }, 60_000);
@@ -391,7 +392,13 @@ for (const backend of BACKENDS) {
       const { key } = await stores().keys.create(organization.id, "inference", "prepaid");
       const nano = (dollars: number) => Math.round(dollars * 1e9);
       const balance = async () => nano((await stores().organizations.get(organization.id))!.creditBalanceDollars);
-      const costOf = (usage: Reported) => nano(costDollars(price, usage.inputTokens, usage.outputTokens));
+      // The price written out in thousandths of a nano-dollar a token (integers, exact), not taken from pricing.ts:
+      // $1,234.567891/M is 1,234,567.891 nano-dollars an input token, $4,321.987654/M 4,321,987.654 an output token;
+      // a request's sum is rounded up to the nano-dollar.
+      const costNano = (inputTokens: number, outputTokens: number) => Number((BigInt(inputTokens) * 1_234_567_891n + BigInt(outputTokens) * 4_321_987_654n + 999n) / 1000n);
+      // 20 input (24,691,357.820) + 8 output (34,575,901.232) = 59,267,259.052 nano-dollars, rounded up.
+      expect(costNano(20, 8)).toBe(59_267_260);
+      const costOf = (usage: Reported) => costNano(usage.inputTokens, usage.outputTokens);
 
       // N requests of every kind: the balance falls by the sum of their costs, to the nano-dollar.
       const before = await balance();
@@ -425,7 +432,7 @@ for (const backend of BACKENDS) {
       // lower by exactly what the admitted ones cost.
       const race = (index: number): Call => ({ format: index % 2 === 0 ? "openai" : "anthropic", stream: index % 4 < 2, key, system: SYSTEM, user: USERS[1]!, maxTokens: 8 });
       const promptTokens = Math.max(...results.filter((_, index) => calls[index]!.user === USERS[1]).map((result) => result.usage!.inputTokens));
-      const hold = nano(costDollars(price, promptTokens, 8));
+      const hold = costNano(promptTokens, 8);
       const last = 10 * hold + Math.floor(hold / 2);
       await stores().organizations.update(organization.id, { creditBalanceDollars: last / 1e9 });
       const racing = await Promise.all(Array.from({ length: 30 }, (_, index) => send(server.base, modelOf(race(index).format), race(index))));

@@ -15,9 +15,10 @@ export function priceOf(organization: Organization, model: string): ModelPrice |
  */
 export function costDollars(price: ModelPrice, inputTokens: number, outputTokens: number): number {
   // tokens x dollars-per-million = micro-dollars; x 1000 = nano-dollars. The epsilon keeps float noise
-  // (0.30000000000000004) from rounding up a whole nano-dollar.
+  // (0.30000000000000004) from rounding up a whole nano-dollar; max(0, ...) keeps a free request at 0, not -0
+  // (Math.ceil(-1e-6) is -0, which Intl formats as "-0").
   const nanoDollars = (inputTokens * price.inputPerMillion + outputTokens * price.outputPerMillion) * 1000;
-  return Math.ceil(nanoDollars - 1e-6) / 1e9;
+  return Math.max(0, Math.ceil(nanoDollars - 1e-6)) / 1e9;
 }
 
 /**
