@@ -139,6 +139,57 @@ describe("request bodies: bounded in size, time and in total", () => {
     expect(exchange.closed).toBe(true);
   });
 
+  /** One chunk of a chunked body. */
+  const chunk = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+  const chunked = { ...json, "transfer-encoding": "chunked" };
+
+  it("counts a chunked body (no Content-Length) as it arrives: up to the limit it is served, a byte over it is 413", async () => {
+    const { port } = await serve({ maxBodyBytes: 4096 });
+    // A chat body padded with spaces to exactly 4,096 bytes, and to 4,097, each sent as 1 KiB chunks.
+    const padded = (bytes: number) => chatBody() + " ".repeat(bytes - Buffer.byteLength(chatBody()));
+    const chunks = (text: string) => (text.match(/[^]{1,1024}/g) ?? []).map(chunk).join("");
+    const atLimit = await rawExchange(port, rawRequest("POST", "/v1/chat/completions", chunked, `${chunks(padded(4096))}0\r\n\r\n`));
+    expect(atLimit.responses.map((response) => response.status)).toEqual([200]);
+    const over = await rawExchange(port, rawRequest("POST", "/v1/chat/completions", chunked, `${chunks(padded(4097))}0\r\n\r\n`));
+    expect(over.responses.map((response) => response.status)).toEqual([413]);
+    expect(JSON.parse(over.responses[0].body)).toMatchObject({ error: { type: "request_too_large", message: expect.stringContaining("4096 bytes") } });
+    expect(over.closed).toBe(true);
+  });
+
+  it("refuses a chunked body past the limit while it is still arriving, without waiting for its end, and serves its neighbours", async () => {
+    // A body timeout far longer than the exchange: a server that buffered up to the last chunk would say nothing.
+    const { port, url } = await serve({ maxBodyBytes: 4096, maxBufferedBodyBytes: 12 * 1024, bodyTimeoutSeconds: 60 });
+    // 16 chunks of 1 KiB and no last (zero-length) chunk: the body never ends.
+    const endless = rawExchange(port, rawRequest("POST", "/v1/chat/completions", chunked, chunk("x".repeat(1024)).repeat(16)), { quietMs: 2000 });
+    // A neighbour on its own connection while that body is being refused, and one after.
+    const during = fetch(`${url}/v1/chat/completions`, { method: "POST", headers: json, body: chatBody() });
+    const refused = await endless;
+    expect(refused.responses.map((response) => response.status)).toEqual([413]);
+    expect(refused.closed).toBe(true);
+    expect((await during).status).toBe(200);
+    // The 4 KiB the refused body held went back to the server-wide budget of 12 KiB: three stalled bodies of 4,000
+    // bytes (12,000 of 12,288) are all still being read, none refused as overload.
+    const stalled = await Promise.all([0, 1, 2].map(() => rawExchange(port, rawRequest("POST", "/v1/chat/completions", { ...json, "content-length": "4096" }, "x".repeat(4000)), { quietMs: 600 })));
+    expect(stalled.map((exchange) => exchange.responses)).toEqual([[], [], []]);
+    expect((await fetch(`${url}/v1/chat/completions`, { method: "POST", headers: json, body: chatBody() })).status).toBe(200);
+  });
+
+  it("takes a body that lies about its length (more bytes than its Content-Length) as no more than the bytes declared", async () => {
+    const { port, url } = await serve({ maxBodyBytes: 4096 });
+    // The declared bytes are a whole chat request; what follows them is read as the next request's head, never as
+    // body: 16 KiB of it is more head than uWebSockets.js takes (431, and the connection closed); a short line is
+    // not a request it answers. Neither reaches a handler as body (no 413, and the chat request's JSON parses).
+    const body = chatBody();
+    const lying = (tail: string) => rawExchange(port, rawRequest("POST", "/v1/chat/completions", { ...json, "content-length": String(Buffer.byteLength(body)) }, body + tail));
+    const long = await lying("x".repeat(16 * 1024));
+    expect(long.responses.map((response) => response.status).filter((status) => status !== 200)).toEqual([431]);
+    expect(long.closed).toBe(true);
+    const short = await lying(`${"x".repeat(100)}\r\n\r\n`);
+    expect(short.responses.map((response) => response.status)).toEqual([200]);
+    expect(JSON.parse(short.responses[0].body)).toMatchObject({ object: "chat.completion", model: CHAT });
+    expect((await fetch(`${url}/v1/chat/completions`, { method: "POST", headers: json, body })).status).toBe(200);
+  });
+
   it("answers a body that stops arriving with 408 after the timeout, and closes the connection", async () => {
     const { port } = await serve({ bodyTimeoutSeconds: 0.3 });
     const exchange = await rawExchange(port, rawRequest("POST", "/v1/chat/completions", { ...json, "content-length": "200" }, '{"model":'));
