@@ -1,0 +1,14 @@
+// Vitest's configuration under StrykerJS (`npm run test:mutation`): only the test files of the selected mutation groups
+// (scripts/mutation/groups.mjs), none of vitest.config.ts's projects or whole-machine files. Stryker's vitest runner
+// sets the pool (threads, one worker) and, with `related`, narrows these files to those importing the mutated code.
+import { defineConfig } from "vitest/config";
+import { groupsFromEnvironment } from "./scripts/mutation/groups.mjs";
+
+export default defineConfig({
+  test: {
+    include: [...new Set(groupsFromEnvironment().flatMap((group) => group.tests))],
+    exclude: ["**/node_modules/**", ".stryker-tmp/**"],
+    testTimeout: 120_000,
+    hookTimeout: 300_000,
+  },
+});
