@@ -1,4 +1,4 @@
-// The serving engine end to end on small random-weight models: batch invariance, prefix and section reuse,
+// The serving engine end to end on small random-weight models (and stories260K, real weights, for the prefix cache):
 // preemption, aborts, errors and stats.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTestModel } from "../scripts/test-models.js";
@@ -8,6 +8,7 @@ import { kvBlockBytes } from "./kv/budget.js";
 import { type LoadedModel, loadModel } from "./load.js";
 import type { EngineEvent, EngineRequest } from "./request.js";
 import { type Finish, finishOf } from "./testing/engine-tokens.js";
+import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "./testing/fixtures.js";
 
 /** Deterministic prompts of `count` tokens from the ordinary vocabulary. */
 function prompt(seed: number, count: number): number[] {
@@ -271,6 +272,49 @@ describe("Engine auto compaction", () => {
     expect(start.compaction!.overBudget).toBe(false);
     expect(start.promptTokens).toBeLessThanOrEqual(300);
     expect(events.at(-1)).toMatchObject({ type: "finish", usage: { promptTokens: start.promptTokens, completionTokens: 1 } });
+  });
+});
+
+const storiesReason = missingFixtureReason(FIXTURES.stories260kGguf);
+
+describe.skipIf(skipOutsideCi(storiesReason))(titled("Engine prefix cache on stories260K (real weights)", storiesReason), () => {
+  let model: LoadedModel;
+  beforeAll(async () => {
+    failIfMissing(storiesReason);
+    model = await loadModel(FIXTURES.stories260kGguf, { contextSize: 256, threads: 2, kvCache: { bytes: 16 * 1024 * 1024 } });
+  });
+  afterAll(() => model?.dispose());
+
+  it("gives identical outputs with the cache on and off for prompts that differ from a cached one only at the first or last token of a block", async () => {
+    const blockSize = model.kvPool.blockSize;
+    const text = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park with her friends. One day, she saw a big red ball under a tree.";
+    // Three full blocks and a few tokens more.
+    const base = model.tokenizer.encode(text).slice(0, 3 * blockSize + 3);
+    expect(base).toHaveLength(3 * blockSize + 3);
+    // A token the base prompt does not hold: no later section of it can match from there either.
+    const stranger = Array.from({ length: 500 }, (_, i) => i + 10).find((token) => !base.includes(token))!;
+    const off = new Engine(model, { cache: { prefixCaching: false } });
+    const baseTokens = (await finishOf(off, greedy(base, 12))).tokens;
+    let differentOutputs = 0;
+    for (const depth of [0, 1, 2]) {
+      for (const position of [0, blockSize - 1]) {
+        const where = `token ${position} of block ${depth}`;
+        const other = [...base];
+        other[depth * blockSize + position] = stranger;
+        const on = new Engine(model);
+        await finishOf(on, greedy(base, 12)); // caches the base prompt's blocks
+        const cached = await finishOf(on, greedy(other, 12));
+        const fresh = await finishOf(off, greedy(other, 12));
+        expect(cached.tokens, where).toEqual(fresh.tokens);
+        // Reused: the tokens before the one that differs, not one more.
+        expect(cached.usage, where).toMatchObject({ reusedPrefixTokens: depth * blockSize + position, reusedSuffixTokens: 0 });
+        if (fresh.tokens.join() !== baseTokens.join()) differentOutputs++;
+        on.close();
+      }
+    }
+    // The one changed token changes what the model writes for most of them: KV from the base prompt would show.
+    expect(differentOutputs).toBeGreaterThanOrEqual(3);
+    off.close();
   });
 });
 
