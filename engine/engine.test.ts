@@ -1,5 +1,5 @@
-// The serving engine end to end on small random-weight models (and stories260K, real weights, for the prefix cache):
-// preemption, aborts, errors and stats.
+// The serving engine end to end on small random-weight models (stories260K, real weights, where a wrong prefix match
+// must change what is written): batch invariance, prefix and section reuse, preemption, aborts, errors and stats.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTestModel } from "../scripts/test-models.js";
 import type { WasmModelRunner } from "./backends/wasm/model-runner.js";
