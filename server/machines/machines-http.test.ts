@@ -1,7 +1,8 @@
 // The machine endpoints over HTTP against a local EVM chain in this process: the 402 offer in both x402 generations,
 // the official v2 (@x402/fetch) and v1 (x402-fetch) clients paying and getting their run in both settlement modes, the
-// payee's and payer's balances moving by exactly the price, every refusal naming its check with nothing charged, 20
-// concurrent submissions of one payment making one run, and idempotent retries under a payment identifier.
+// payee's and payer's balances moving by exactly the price, every refusal naming its check with nothing charged (an
+// amount over the price as well as under it), 20 concurrent submissions of one payment making one run, and idempotent
+// retries under a payment identifier.
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentRequired } from "@x402/core/types";
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
@@ -196,6 +197,9 @@ describe("machine endpoints, direct settlement (PGlite, local chain)", () => {
       ["wrong signature", { "payment-signature": await sign({ signer: chain.accounts.payers[4]! }) }, /wrong signature/],
       ["wrong recipient", { "payment-signature": await sign({ to: chain.accounts.relayer.address }) }, /wrong recipient/],
       ["amount too low", { "payment-signature": await sign({ value: SEARCH_PRICE - 1n }) }, /amount too low/],
+      // The exact scheme: more than the price is refused too, not kept. The message is loom's own (the facilitator's
+      // names no figures): what the authorization pays and the price.
+      ["amount too high", { "payment-signature": await sign({ value: SEARCH_PRICE + 1n }) }, /amount[^]*100001[^]*100000/],
       ["wrong asset", { "payment-signature": await sign({}, { asset: chain.accounts.deployer.address }) }, /wrong asset/],
       ["wrong chain", { "payment-signature": await sign({}, { network: "eip155:84532" }) }, /wrong chain/],
       ["expired", { "payment-signature": await sign({ validBefore: now - 1n }) }, /authorization expired/],
@@ -300,6 +304,35 @@ describe("machine endpoints, facilitator settlement (PGlite, local chain, in-pro
     expect(decodeXPaymentResponse(run.headers.get("x-payment-response")!)).toMatchObject({ success: true, network: "base" });
     expect(facilitator.counts.settle - settledBefore).toBe(2);
     expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + SEARCH_PRICE + RUN_PRICE);
+  });
+
+  it("refuses an authorization for more or less than the price in both x402 versions, before asking the facilitator, and charges nothing", async () => {
+    const searchUrl = `${server.url}/v1/machines/searches`;
+    const requirements = offerOf(await post(searchUrl, SEARCH_BODY)).accepts[0]!;
+    const payer = chain.accounts.payers[1]!;
+    const v2 = async (value: bigint) => ({ "payment-signature": paymentHeader(await handSignedPayment(chain, payer, requirements, { value })) });
+    // The same signed authorization in x402 v1's shape (scheme and network beside the payload, network by v1 name).
+    const v1 = async (value: bigint) => {
+      const { payload } = await handSignedPayment(chain, payer, requirements, { value });
+      return { "x-payment": Buffer.from(JSON.stringify({ x402Version: 1, scheme: "exact", network: "base", payload })).toString("base64") };
+    };
+    const [payeeBefore, payerBefore] = [await chain.balanceOf(chain.accounts.payTo.address), await chain.balanceOf(payer.address)];
+    const [verifiedBefore, settledBefore] = [facilitator.counts.verify, facilitator.counts.settle];
+    const paymentsBefore = (await server.platform.stores.payments.list({ limit: 1000 })).length;
+    // The price is 100,000 smallest units (0.10 USD): one unit over, twice the price, one unit under.
+    for (const value of [SEARCH_PRICE + 1n, 2n * SEARCH_PRICE, SEARCH_PRICE - 1n]) {
+      for (const [version, headers] of [["v2", await v2(value)], ["v1", await v1(value)]] as const) {
+        const response = await post(searchUrl, SEARCH_BODY, headers);
+        const body = await response.json() as any;
+        // Each refusal names what the authorization pays and the price.
+        expect({ version, value, status: response.status, error: body.error }).toEqual({ version, value, status: 402, error: expect.stringMatching(new RegExp(`amount[^]*${value}[^]*${SEARCH_PRICE}`)) });
+      }
+    }
+    // Refused by loom's own check: the facilitator was never asked to verify, let alone settle.
+    expect([facilitator.counts.verify, facilitator.counts.settle]).toEqual([verifiedBefore, settledBefore]);
+    expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore);
+    expect(await chain.balanceOf(payer.address)).toBe(payerBefore);
+    expect((await server.platform.stores.payments.list({ limit: 1000 })).length).toBe(paymentsBefore);
   });
 });
 
