@@ -4,8 +4,12 @@
 import { groupsFromEnvironment } from "./scripts/mutation/groups.mjs";
 
 const groups = groupsFromEnvironment();
-/** Reports are named after the groups run, so that one group's run leaves the others' reports in place. */
-const label = process.env.LOOM_MUTATION_GROUPS ? groups.map((group) => group.name).join("+") : "all";
+/**
+ * Reports are named after the groups run, so that one group's run leaves the others' reports in place; a run of some
+ * files only (`--mutate`) is "<group>.partial", so that it leaves the group's whole report in place too.
+ */
+const partial = process.argv.some((arg) => arg === "--mutate" || arg === "-m" || arg.startsWith("--mutate="));
+const label = `${process.env.LOOM_MUTATION_GROUPS ? groups.map((group) => group.name).join("+") : "all"}${partial ? ".partial" : ""}`;
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
 export default {

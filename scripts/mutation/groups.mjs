@@ -39,7 +39,7 @@ export const MUTATION_GROUPS = Object.freeze([
     name: "keys",
     title: "Key authentication and key secrets",
     mutate: ["server/platform/keys/key-authenticator.ts", "server/platform/store/key-secret.ts"],
-    tests: ["server/platform/keys/*.test.ts", "server/platform/store/key-store.test.ts"],
+    tests: ["server/platform/keys/*.test.ts", "server/platform/store/key-secret.test.ts", "server/platform/store/key-store.test.ts"],
   },
   {
     name: "usage",

@@ -1,6 +1,6 @@
 // KeyAuthenticator: refusals without a lookup for keys of the wrong form or kind, one lookup per digest shared by
 // concurrent requests, a cache whose lifetime bounds how long a revocation takes, and a bound on cached digests.
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ProtocolError } from "../../protocol/internal.js";
 import type { KeyRecord } from "../contract.js";
 import { digestKey as keyDigest } from "../store/key-secret.js";
@@ -12,6 +12,25 @@ const record = (patch: Partial<KeyRecord> = {}): KeyRecord => ({
   createdAt: new Date(), lastUsedAt: null, limits: {}, allowedModels: null, ...patch,
 });
 
+/** Bearer credentials for `key`. */
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+const inferenceKey = (name: string) => `sk-gw-${name.padEnd(43, "x")}`;
+
+/** A lookup whose reads wait until the test releases them, one by one, counting calls. */
+function gatedTable(records: Map<string, KeyRecord>) {
+  const waiting: Array<() => void> = [];
+  let calls = 0;
+  return {
+    calls: () => calls,
+    releaseNext: () => waiting.shift()!(),
+    lookup: async (digest: string) => {
+      calls++;
+      await new Promise<void>((resolve) => waiting.push(resolve));
+      return records.get(digest);
+    },
+  };
+}
+
 /** A lookup over a mutable table, counting calls. */
 function table(records: Map<string, KeyRecord>) {
   const calls: string[] = [];
@@ -19,6 +38,10 @@ function table(records: Map<string, KeyRecord>) {
 }
 
 describe("KeyAuthenticator", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it("refuses a missing key, a key of another form and a management key without a lookup", () => {
     const { calls, lookup } = table(new Map());
     const keys = new KeyAuthenticator(lookup, "inference");
@@ -97,5 +120,114 @@ describe("KeyAuthenticator", () => {
     const keys = new KeyAuthenticator(lookup, "inference", 60_000, 10);
     for (let i = 0; i < 100; i++) await keys.authenticate({ authorization: `Bearer sk-gw-${String(i).padStart(43, "x")}` }, "openai");
     expect((keys as unknown as { cache: Map<string, unknown> }).cache.size).toBeLessThanOrEqual(10);
+  });
+
+  it("answers every refusal as a 401 authentication error, naming how to send a key in each format", async () => {
+    const { lookup } = table(new Map([[keyDigest(INFERENCE_KEY), record({ isActive: false })]]));
+    const keys = new KeyAuthenticator(lookup, "inference");
+    const refusals = [
+      keys.authenticate({}, "openai"),
+      keys.authenticate({}, "anthropic"),
+      keys.authenticate(bearer("sk-other"), "openai"),
+      keys.authenticate(bearer(`sk-mgmt-${"b".repeat(43)}`), "openai"),
+      await keys.authenticate(bearer(INFERENCE_KEY), "openai"),
+    ] as ProtocolError[];
+    for (const refusal of refusals) {
+      expect(refusal).toBeInstanceOf(ProtocolError);
+      expect([refusal.kind, refusal.status]).toEqual(["authentication", 401]);
+    }
+    expect(refusals[0]!.message).toBe("missing API key: send an Authorization: Bearer <key> header");
+    expect(refusals[1]!.message).toBe("missing API key: send an x-api-key header or Authorization: Bearer <key>");
+    expect(refusals[3]!.message).toBe("invalid API key: this route takes inference keys (sk-gw-...), not management keys");
+    expect(refusals[4]!.message).toBe("invalid API key (unknown or revoked)");
+  });
+
+  it("as the management routes' authenticator, refuses an inference key by name and admits a management key", async () => {
+    const managementKey = `sk-mgmt-${"m".repeat(43)}`;
+    const { calls, lookup } = table(new Map([[keyDigest(managementKey), record({ id: "key_m", kind: "management" })]]));
+    const keys = new KeyAuthenticator(lookup, "management");
+    const refusal = keys.authenticate(bearer(INFERENCE_KEY), "openai") as ProtocolError;
+    expect([refusal.kind, refusal.message]).toEqual(["authentication", "invalid API key: this route takes management keys (sk-mgmt-...), not inference keys"]);
+    expect((keys.authenticate(bearer("sk-other"), "openai") as ProtocolError).message).toBe("invalid API key");
+    expect(calls).toEqual([]);
+    expect(await keys.authenticate(bearer(managementKey), "openai")).toMatchObject({ keyId: "key_m" });
+  });
+
+  it("trusts a cache entry until, not at, its expiry, and reads it again only in the second half of its life", async () => {
+    vi.useFakeTimers({ toFake: ["Date"], now: 1_000_000 });
+    const { calls, lookup } = table(new Map([[keyDigest(INFERENCE_KEY), record()]]));
+    const keys = new KeyAuthenticator(lookup, "inference", 100);
+    await keys.authenticate(bearer(INFERENCE_KEY), "openai");
+    // In the first half of its life (and at exactly half), answered from the cache with no read behind it.
+    for (const at of [1_000_001, 1_000_049, 1_000_050]) {
+      vi.setSystemTime(at);
+      expect(keys.authenticate(bearer(INFERENCE_KEY), "openai"), String(at)).toMatchObject({ keyId: "key_1" });
+    }
+    expect(calls.length).toBe(1);
+    vi.setSystemTime(1_000_051);
+    expect(keys.authenticate(bearer(INFERENCE_KEY), "openai")).toMatchObject({ keyId: "key_1" });
+    expect(calls.length).toBe(2);
+    await Promise.resolve();
+    // The background read (begun at 1_000_051) is trusted until 1_000_151, not at that instant.
+    vi.setSystemTime(1_000_150);
+    expect(keys.authenticate(bearer(INFERENCE_KEY), "openai")).not.toBeInstanceOf(Promise);
+    vi.setSystemTime(1_000_151);
+    expect(keys.authenticate(bearer(INFERENCE_KEY), "openai")).toBeInstanceOf(Promise);
+  });
+
+  it("forgets one key without forgetting the others", async () => {
+    const [first, second] = [inferenceKey("first"), inferenceKey("second")];
+    const { lookup } = table(new Map([[keyDigest(first), record({ id: "key_a" })], [keyDigest(second), record({ id: "key_b" })]]));
+    const keys = new KeyAuthenticator(lookup, "inference", 60_000);
+    await keys.authenticate(bearer(first), "openai");
+    await keys.authenticate(bearer(second), "openai");
+    keys.forget(keyDigest(first));
+    expect(keys.authenticate(bearer(first), "openai")).toBeInstanceOf(Promise);
+    expect(keys.authenticate(bearer(second), "openai")).toMatchObject({ keyId: "key_b" });
+  });
+
+  it("shares the read begun after forget() even when the read forget() abandoned ends first", async () => {
+    const gated = gatedTable(new Map([[keyDigest(INFERENCE_KEY), record()]]));
+    const keys = new KeyAuthenticator(gated.lookup, "inference", 60_000);
+    const abandoned = keys.authenticate(bearer(INFERENCE_KEY), "openai");
+    keys.forget();
+    const current = keys.authenticate(bearer(INFERENCE_KEY), "openai");
+    gated.releaseNext();
+    await abandoned;
+    // Still one read in flight (the second): a third request waits for it rather than reading again.
+    const third = keys.authenticate(bearer(INFERENCE_KEY), "openai");
+    expect(gated.calls()).toBe(2);
+    gated.releaseNext();
+    expect(await current).toMatchObject({ keyId: "key_1" });
+    expect(await third).toMatchObject({ keyId: "key_1" });
+  });
+
+  it("at its bound, drops expired entries before the oldest live ones, and never holds more than maxEntries", async () => {
+    vi.useFakeTimers({ toFake: ["Date"], now: 0 });
+    const [old, expiring, fresh, latest] = [inferenceKey("old"), inferenceKey("expiring"), inferenceKey("fresh"), inferenceKey("latest")];
+    const { lookup } = table(new Map([old, expiring, fresh, latest].map((key, index) => [keyDigest(key), record({ id: `key_${index}` })])));
+    const keys = new KeyAuthenticator(lookup, "inference", 100, 3);
+    const cacheSize = () => (keys as unknown as { cache: Map<string, unknown> }).cache.size;
+    await keys.authenticate(bearer(old), "openai");
+    vi.setSystemTime(50);
+    await keys.authenticate(bearer(expiring), "openai");
+    // `old` expires at 100 and is read again (its entry keeps its place, first): trusted until 200.
+    vi.setSystemTime(100);
+    await keys.authenticate(bearer(old), "openai");
+    vi.setSystemTime(120);
+    await keys.authenticate(bearer(fresh), "openai");
+    // At 150, full: `expiring` is expired (at exactly its expiry) and goes; `old`, older but live, stays.
+    vi.setSystemTime(150);
+    await keys.authenticate(bearer(latest), "openai");
+    expect(cacheSize()).toBe(3);
+    expect(keys.authenticate(bearer(old), "openai")).toMatchObject({ keyId: "key_0" });
+    expect(keys.authenticate(bearer(fresh), "openai")).toMatchObject({ keyId: "key_2" });
+    expect(keys.authenticate(bearer(latest), "openai")).toMatchObject({ keyId: "key_3" });
+    // With every entry live, the oldest goes; the cache never grows past its bound, one key after another.
+    const bounded = new KeyAuthenticator(table(new Map()).lookup, "inference", 60_000, 3);
+    for (let i = 0; i < 10; i++) {
+      await bounded.authenticate(bearer(inferenceKey(`k${i}`)), "openai");
+      expect((bounded as unknown as { cache: Map<string, unknown> }).cache.size).toBe(Math.min(i + 1, 3));
+    }
   });
 });

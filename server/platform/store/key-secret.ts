@@ -28,6 +28,7 @@ export function mintKey(kind: KeyKind): MintedKey {
 
 /** The SHA-256 digest of a full key, lower-case hex: what the database stores and looks keys up by. */
 export function digestKey(key: string): string {
+  // Stryker disable next-line StringLiteral: Node reads a string as UTF-8 when the encoding is "" too
   return createHash("sha256").update(key, "utf8").digest("hex");
 }
 
