@@ -30,14 +30,14 @@ describe("corpus files", () => {
     ]);
   });
 
-  it("titles Markdown by its first heading, HTML by <title>, text by its file name", () => {
-    expect(documentFromText("/d/notes.md", "Intro line\n\n## Second-level first # \n\n# Later")).toMatchObject({ title: "Second-level first", url: "file:///d/notes.md" });
-    expect(documentFromText("/d/notes.md", "Setext title\n===\n\nbody").title).toBe("Setext title");
-    expect(documentFromText("/d/plain.md", "no heading").title).toBe("plain");
-    expect(documentFromText("/d/a page.html", "<html><head><title> Spaced\n title </title></head><body><h1>H</h1><p>text</p></body></html>"))
+  it("titles Markdown by its first heading, HTML by <title>, text by its file name", async () => {
+    expect(await documentFromText("/d/notes.md", "Intro line\n\n## Second-level first # \n\n# Later")).toMatchObject({ title: "Second-level first", url: "file:///d/notes.md" });
+    expect((await documentFromText("/d/notes.md", "Setext title\n===\n\nbody")).title).toBe("Setext title");
+    expect((await documentFromText("/d/plain.md", "no heading")).title).toBe("plain");
+    expect(await documentFromText("/d/a page.html", "<html><head><title> Spaced\n title </title></head><body><h1>H</h1><p>text</p></body></html>"))
       .toEqual({ url: "file:///d/a%20page.html", title: "Spaced title", body: "H\n\ntext" });
-    expect(documentFromText("/d/untitled.htm", "<p>only text</p>").title).toBe("untitled");
-    expect(documentFromText("/d/readme.txt", "\uFEFF  text  \n", "https://example.org/readme")).toEqual({ url: "https://example.org/readme", title: "readme", body: "text" });
+    expect((await documentFromText("/d/untitled.htm", "<p>only text</p>")).title).toBe("untitled");
+    expect(await documentFromText("/d/readme.txt", "\uFEFF  text  \n", "https://example.org/readme")).toEqual({ url: "https://example.org/readme", title: "readme", body: "text" });
   });
 
   it("skips files too large, binary, empty or too long, saying why", async () => {

@@ -69,7 +69,7 @@ export async function readCorpusFile(path: string, options: { maxFileBytes?: num
     if (size > maxFileBytes) return { path: absolute, reason: `${size} bytes is more than the ${maxFileBytes} read per file` };
     const bytes = await readFile(absolute);
     if (bytes.includes(0)) return { path: absolute, reason: "it holds NUL bytes: not a text file" };
-    const document = documentFromText(absolute, new TextDecoder("utf-8").decode(bytes), options.url);
+    const document = await documentFromText(absolute, new TextDecoder("utf-8").decode(bytes), options.url);
     if (document.body.trim() === "") return { path: absolute, reason: "it has no text" };
     if (document.body.length > MAX_CORPUS_BODY_LENGTH) {
       return { path: absolute, reason: `its text is ${document.body.length} characters; a corpus document holds at most ${MAX_CORPUS_BODY_LENGTH}` };
@@ -80,13 +80,16 @@ export async function readCorpusFile(path: string, options: { maxFileBytes?: num
   }
 }
 
-/** A document from a file's text, by its extension (see CORPUS_FILE_EXTENSIONS). */
-export function documentFromText(path: string, text: string, url?: string): CorpusDocument {
+/**
+ * A document from a file's text, by its extension (see CORPUS_FILE_EXTENSIONS). HTML is read on a worker thread.
+ * @throws HtmlTextError when HTML takes longer than its budget (5,000 ms) or its thread's memory to turn into text.
+ */
+export async function documentFromText(path: string, text: string, url?: string): Promise<CorpusDocument> {
   const extension = extname(path).toLowerCase();
   const name = basename(path, extname(path));
   const documentUrl = url ?? pathToFileURL(resolve(path)).href;
   if (extension === ".html" || extension === ".htm") {
-    const { title, text: body } = readableHtml(text);
+    const { title, text: body } = await readableHtml(text);
     return { url: documentUrl, title: clip(title ?? name), body };
   }
   const body = text.replace(/^\uFEFF/, "").trim();

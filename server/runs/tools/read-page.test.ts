@@ -1,6 +1,6 @@
 // read_page on pages served in this process on 127.0.0.1 (the policy allows loopback here, as a test configuration
 // would): HTML to readable text with its title, plain text and Markdown as they are, other types refused, the
-// output bounded; and the default policy refusing loopback.
+// output bounded; a page past the parse budget refused with a clear error; and the default policy refusing loopback.
 import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -39,6 +39,7 @@ describe("read_page", () => {
         case "/notes.md": return void response.writeHead(200, { "content-type": "text/markdown" }).end("# Notes\n\n*KV cache* blocks of 16 tokens.");
         case "/latin1": return void response.writeHead(200, { "content-type": "text/plain; charset=iso-8859-1" }).end(Buffer.from([0x63, 0x61, 0x66, 0xe9]));
         case "/long": return void response.writeHead(200, { "content-type": "text/plain" }).end("word ".repeat(10_000));
+        case "/nested": return void response.writeHead(200, { "content-type": "text/html" }).end(`${"<div>".repeat(95_000)}x${"</div>".repeat(95_000)}`);
         case "/image.png": return void response.writeHead(200, { "content-type": "image/png" }).end(Buffer.alloc(10));
         default: return void response.writeHead(404, { "content-type": "text/plain" }).end("no such page");
       }
@@ -68,6 +69,12 @@ describe("read_page", () => {
     expect(long.endsWith(`\n\n${"word ".repeat(20).slice(0, 100)}`)).toBe(true);
     const cut = await new ReadPageTool({ policy: { allowPrivate: true }, limits: { maxBytes: 1000 } }).run({ url: `${base}/long` }, { signal });
     expect(cut).toContain("Note: the page is longer than 1000 bytes; only its beginning was read.");
+  });
+
+  it("tells the model when a page's HTML takes longer than its budget to turn into text", async () => {
+    const hurried = new ReadPageTool({ policy: { allowHosts: ["127.0.0.1"] }, limits: { parseBudgetMs: 1 } });
+    await expect(hurried.run({ url: `${base}/nested` }, { signal })).rejects.toThrow(`read_page gave up on ${base}/nested: the HTML took longer than 1 ms to turn into text, so it was given up`);
+    expect(await tool().run({ url: `${base}/nested` }, { signal })).toBe(`Title: (none)\nURL: ${base}/nested\n\nx`);
   });
 
   it("refuses other content types, error statuses, bad arguments and, by default, loopback", async () => {

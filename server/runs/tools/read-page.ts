@@ -1,7 +1,7 @@
 // The read_page tool: fetches a URL through safeRequest and gives the model its title and readable text (HTML
 // converted, plain text and Markdown as they are), bounded in size.
 import type { NetworkPolicy } from "./network-policy.js";
-import { readableHtml } from "./html-text.js";
+import { DEFAULT_HTML_TEXT_BUDGET_MS, HtmlTextError, readableHtml } from "./html-text.js";
 import { safeRequest } from "./safe-http.js";
 import type { RunTool, ToolContext } from "./tool.js";
 
@@ -15,9 +15,16 @@ export interface ReadPageLimits {
   maxChars: number;
   /** Default 5. */
   maxRedirects: number;
+  /**
+   * How long turning a page's HTML into text may take, on a worker thread; past it the thread is terminated and the
+   * model told so. Default 5,000 ms.
+   */
+  parseBudgetMs: number;
 }
 
-export const DEFAULT_READ_PAGE_LIMITS: ReadPageLimits = { timeoutMs: 15_000, maxBytes: 2 * 1024 * 1024, maxChars: 20_000, maxRedirects: 5 };
+export const DEFAULT_READ_PAGE_LIMITS: ReadPageLimits = {
+  timeoutMs: 15_000, maxBytes: 2 * 1024 * 1024, maxChars: 20_000, maxRedirects: 5, parseBudgetMs: DEFAULT_HTML_TEXT_BUDGET_MS,
+};
 
 /** Options of a ReadPageTool. */
 export interface ReadPageOptions {
@@ -53,7 +60,7 @@ export class ReadPageTool implements RunTool {
     if (typeof url !== "string" || url.trim() === "" || url.length > MAX_URL_LENGTH) {
       throw new Error(`read_page needs "url": an http or https URL of at most ${MAX_URL_LENGTH} characters`);
     }
-    const { timeoutMs, maxBytes, maxRedirects, maxChars } = this.limits;
+    const { timeoutMs, maxBytes, maxRedirects, maxChars, parseBudgetMs } = this.limits;
     const response = await safeRequest({
       url: url.trim(), timeoutMs, maxBytes, maxRedirects, overflow: "truncate", policy: this.policy, signal: context.signal,
       headers: { accept: "text/html, application/xhtml+xml, text/plain;q=0.9, text/markdown;q=0.9, */*;q=0.1" },
@@ -64,7 +71,12 @@ export class ReadPageTool implements RunTool {
     let title: string | undefined;
     let text: string;
     if (HTML_TYPES.has(mediaType) || (mediaType === "" && /<(html|body|p|div)[\s>]/i.test(body))) {
-      ({ title, text } = readableHtml(body));
+      try {
+        ({ title, text } = await readableHtml(body, { budgetMs: parseBudgetMs, signal: context.signal }));
+      } catch (error) {
+        if (error instanceof HtmlTextError) throw new Error(`read_page gave up on ${response.url}: ${error.message}`);
+        throw error;
+      }
     } else if (TEXT_TYPES.has(mediaType) || mediaType === "") {
       text = body.trim();
     } else {
