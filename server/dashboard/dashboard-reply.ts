@@ -7,7 +7,7 @@ import type { ServerContext } from "../http/context.js";
 import type { ErrorResponder } from "../http/guard.js";
 import type { Connection } from "../http/reply.js";
 import { ProtocolError } from "../protocol/internal.js";
-import { platformError } from "../platform/route-helpers.js";
+import { clientErrorOf, platformError } from "../platform/route-helpers.js";
 import { DASHBOARD_API_HEADERS } from "./api-headers.js";
 
 /** The platform's `{error, field}` shape (Retry-After where the error has one) with the dashboard's headers. */
@@ -23,15 +23,17 @@ export class DashboardReply {
 
 /**
  * Runs `work` and answers what it returns (a body, answered 200, or a {@link DashboardReply}), or its ProtocolError in
- * the `{error}` shape; every answer with DASHBOARD_API_HEADERS. Anything else `work` throws is the guard's (a 500).
+ * the `{error}` shape (clientErrorOf: text the database refused is a 400 too); every answer with DASHBOARD_API_HEADERS.
+ * Anything else `work` throws is the guard's (a 500).
  * `closeConnection`: close the socket after the answer (a body was left unread).
  */
 export async function answerDashboard(context: ServerContext, route: string, connection: Connection, work: () => Promise<unknown>, closeConnection = false): Promise<void> {
   let result: unknown;
   try {
     result = await work();
-  } catch (error) {
-    if (!(error instanceof ProtocolError)) throw error;
+  } catch (thrown) {
+    const error = clientErrorOf(thrown);
+    if (error === undefined) throw thrown;
     const { status, body, headers } = dashboardError(error);
     context.metrics.request(route, status);
     connection.sendJson(status, body, headers, closeConnection);

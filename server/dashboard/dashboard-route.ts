@@ -45,16 +45,17 @@ export interface DashboardEndpoint<P> {
  */
 export function addDashboardEndpoint<P>(context: ServerContext, routes: Routes, authorize: (req: HttpRequest, changesState: boolean) => Promise<P>, endpoint: DashboardEndpoint<P>): void {
   const route = endpoint.pattern.replace(/:(\w+)/g, "{$1}");
-  const parameterCount = endpoint.pattern.split("/").filter((segment) => segment.startsWith(":")).length;
+  // The path parameters' names (`id`, `keyId`): the field a bad one is refused under.
+  const parameterNames = endpoint.pattern.split("/").filter((segment) => segment.startsWith(":")).map((segment) => segment.slice(1));
   routes.add(endpoint.method, endpoint.pattern, () => dashboardError, (connection, req) => {
     // Everything read from `req` is read now: it is invalid once the handler awaits.
     const caller = authorize(req, endpoint.method !== "GET");
     caller.catch(() => undefined); // answered below
-    const rawParams = Array.from({ length: parameterCount }, (_, i) => req.getParameter(i) ?? "");
+    const rawParams = parameterNames.map((_, i) => req.getParameter(i) ?? "");
     const rawQuery = req.getQuery() ?? "";
     const work = async (body: unknown) => {
       const who = await caller;
-      const params = rawParams.map((raw) => pathId(raw));
+      const params = rawParams.map((raw, i) => pathId(raw, parameterNames[i]!));
       const query = new QueryParams(rawQuery, endpoint.query ?? []);
       const result = await endpoint.work({ caller: who, params, query, body });
       return endpoint.status === undefined ? result : new DashboardReply(result, {}, endpoint.status);
@@ -64,9 +65,9 @@ export function addDashboardEndpoint<P>(context: ServerContext, routes: Routes, 
   }, route);
 }
 
-/** A path parameter, decoded; one too long to be an id is not found. */
-function pathId(raw: string): string {
-  const id = decodePathSegment(raw, "id");
-  if (id.length > MAX_PATH_ID_CHARS) throw new ProtocolError("not_found", `no such object: the id is longer than ${MAX_PATH_ID_CHARS} characters`, "id");
+/** The path parameter `name`, decoded (a 400 naming it when malformed or holding %00); one too long to be an id: 404. */
+function pathId(raw: string, name: string): string {
+  const id = decodePathSegment(raw, name, name);
+  if (id.length > MAX_PATH_ID_CHARS) throw new ProtocolError("not_found", `no such object: the ${name} is longer than ${MAX_PATH_ID_CHARS} characters`, name);
   return id;
 }

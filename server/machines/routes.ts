@@ -7,7 +7,7 @@ import type { ServerContext } from "../http/context.js";
 import type { ErrorResponder } from "../http/guard.js";
 import type { Connection } from "../http/reply.js";
 import type { Routes, Surface } from "../http/routes.js";
-import { answer, decodePathSegment, platformError, read } from "../platform/route-helpers.js";
+import { answer, clientErrorOf, decodePathSegment, platformError, read } from "../platform/route-helpers.js";
 import { ProtocolError } from "../protocol/internal.js";
 import type { RunKind } from "../runs/contract.js";
 import { RUN_LIMITS } from "../runs/create-request.js";
@@ -94,8 +94,9 @@ async function create(context: ServerContext, services: MachineServices, endpoin
     if ("answer" in checked) return sendAnswer(checked.answer);
     const purchase = await read("the payment could not be recorded", () => payments.checkout.buy(checked.verified, spec));
     return await answerPurchase(purchase, payments.gate, endpoint, request, send, sendAnswer);
-  } catch (error) {
-    if (!(error instanceof ProtocolError)) throw error;
+  } catch (thrown) {
+    const error = clientErrorOf(thrown);
+    if (error === undefined) throw thrown;
     const { status, body, headers } = platformError(error);
     send(status, body, headers);
   }
@@ -111,7 +112,7 @@ async function answerPurchase(purchase: Purchase, gate: PaymentGate, endpoint: M
 /** GET: a machine run of this endpoint's kind by id; any other run (another kind, a legacy run) is not found. */
 function poll(context: ServerContext, services: MachineServices, endpoint: MachineEndpoint, connection: Connection, raw: string): Promise<void> {
   return answer(context, `${MACHINE_PATHS[endpoint]}/{runId}`, connection, async () => {
-    const id = decodePathSegment(raw, "run id");
+    const id = decodePathSegment(raw, "run id", "runId");
     const run = await read("the run could not be read", () => services.store.get(id));
     if (!run || run.kind !== KIND_OF[endpoint]) throw new ProtocolError("not_found", `no ${endpoint === "search" ? "search" : "run"} ${JSON.stringify(id.slice(0, 100))}`, "runId");
     return pollShape(run);

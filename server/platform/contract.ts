@@ -164,6 +164,23 @@ export class DatabaseUnavailableError extends Error {
 }
 
 /**
+ * A statement was given text the database cannot store (U+0000, a lone UTF-16 surrogate; db/storable-text.ts), so it
+ * did not run. Request parsers refuse such fields by name first; this is the last guard, which HTTP surfaces answer
+ * with a 400 too (never a 500).
+ */
+export class UnstorableTextError extends Error {
+  override readonly name = "UnstorableTextError";
+  constructor(
+    message: string,
+    /** The statement parameter that held it (1 for `$1`); undefined when the database refused escaped JSON text. */
+    readonly parameter?: number,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/**
  * An input the platform refuses (an admin command's or an API request's field): `field` names it as the data names it
  * (e.g. `name`, `requestsPerMinute`, `organizationId`), so each surface can point at its own spelling (a CLI flag, a
  * JSON field). HTTP surfaces answer 400 (404 where `notFound`).

@@ -1,6 +1,7 @@
 // The field checks of run create bodies (legacy runs and machine runs): each error is a 400 naming the field as the
 // client wrote it (`input.tools[1].id`), with the rule it breaks and what was sent.
 import { PlatformInputError } from "../platform/contract.js";
+import { unstorableCharacter, unstorableInJson, unstorableTextMessage } from "../platform/db/storable-text.js";
 import { ProtocolError } from "../protocol/internal.js";
 import { validateCallbackUrl } from "./callbacks/callback-url.js";
 import type { RunSpec } from "./contract.js";
@@ -14,6 +15,9 @@ export function formatsAndCallback(input: Record<string, unknown>, outputField: 
   for (const field of ["answerFormat", "reasoningFormat"] as const) {
     if (input[field] === undefined) continue;
     const schema = object(`input.${field}`, input[field]);
+    // Stored with the run (jsonb): a string or key the database cannot store is refused by its path.
+    const unstorable = unstorableInJson(schema, `input.${field}`);
+    if (unstorable) throw invalid(unstorable.field, unstorableTextMessage(unstorable.field, unstorable.found, unstorable.inKey));
     checkSchema(schema, `input.${field}`);
     chosen[field] = schema;
   }
@@ -62,11 +66,13 @@ export function array(field: string, value: unknown, maxItems: number): unknown[
   return value;
 }
 
-/** A string that is not blank, of at most `maxChars` UTF-16 units. */
+/** A string that is not blank, of at most `maxChars` UTF-16 units, storable (no U+0000, no lone surrogate). */
 export function text(field: string, value: unknown, maxChars: number): string {
   if (typeof value !== "string") throw invalid(field, `${field} must be a string, got ${quote(value)}`);
   if (value.trim() === "") throw invalid(field, `${field} must not be empty`);
   if (value.length > maxChars) throw invalid(field, `${field} is ${value.length} characters; at most ${maxChars}`);
+  const found = unstorableCharacter(value);
+  if (found) throw invalid(field, unstorableTextMessage(field, found));
   return value;
 }
 

@@ -6,7 +6,7 @@ import type { PaymentStatus } from "../store/payment-ledger.js";
 import { type KeyOptions, validateKeyOptions } from "../store/key-store.js";
 import { type OrganizationPatch, validateOrganizationPatch } from "../store/organization-patch.js";
 import { type NewUpdateEvent, UPDATE_ACTIONS, UPDATE_OUTCOMES, requirePackageSha256 } from "../store/update-ledger.js";
-import { quote, refuseUnknownFields, requireChoice, requireDay, requireId, requireInteger, requireName, requireObject } from "../store/validate.js";
+import { quote, refuseUnknownFields, requireChoice, requireDay, requireId, requireInteger, requireName, requireObject, requireStorableText } from "../store/validate.js";
 
 /** One admin command. `command` says which; the other fields are its arguments. */
 export type AdminCommand =
@@ -122,7 +122,7 @@ export function validateAdminCommand(input: unknown): AdminCommand {
       };
     case "corpus.remove":
       if (typeof raw.url !== "string" || raw.url === "") throw new PlatformInputError("url", `url must be a document's URL, got ${quote(raw.url)}`);
-      return { command, url: raw.url };
+      return { command, url: requireStorableText("url", raw.url) };
     case "corpus.clear":
       return { command };
     case "payments.list":
@@ -160,6 +160,6 @@ function validateUpdateEvent(input: unknown): NewUpdateEvent {
     fromVersion: version("fromVersion"),
     toVersion: version("toVersion"),
     actor: requireName("event.actor", raw.actor),
-    detail: raw.detail,
+    detail: requireStorableText("event.detail", raw.detail),
   };
 }

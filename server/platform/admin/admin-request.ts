@@ -1,7 +1,7 @@
 // Admin commands over HTTP: the server side as a transport-free function (the server's route passes the header and
 // body in and writes the answer out), and the client side `loom admin` uses to reach a running server.
 import { createHash, timingSafeEqual } from "node:crypto";
-import { DatabaseUnavailableError, PlatformInputError } from "../contract.js";
+import { DatabaseUnavailableError, PlatformInputError, UnstorableTextError } from "../contract.js";
 import type { PlatformStores } from "../store/platform-stores.js";
 import type { AdminEndpoint } from "./admin-endpoint-file.js";
 import { type AdminResult, runAdminCommand } from "./run-admin-command.js";
@@ -42,6 +42,7 @@ export async function answerAdminRequest(request: {
     return { status: 200, body: { result: await runAdminCommand(request.stores, command) } };
   } catch (error) {
     if (error instanceof PlatformInputError) return { status: 400, body: { error: error.message, field: error.field } };
+    if (error instanceof UnstorableTextError) return { status: 400, body: { error: error.message } };
     if (error instanceof DatabaseUnavailableError) return { status: 502, body: { error: error.message } };
     return { status: 500, body: { error: "the admin command failed inside the server (see its log)" }, cause: error };
   }

@@ -3,6 +3,7 @@ import { parse, PGlite, protocol, type Transaction } from "@electric-sql/pglite"
 import type { Database, PreparedStatement, Sql } from "../contract.js";
 import { translateDriverError } from "./errors.js";
 import { requireOneText } from "./prepared.js";
+import { requireStorableParameters } from "./storable-text.js";
 
 /**
  * A Database over one PGlite instance. PGlite runs one statement at a time and queues the rest; its transaction()
@@ -27,15 +28,17 @@ export class PgliteDatabase implements Database {
   ) {}
 
   async query<Row extends Record<string, unknown>>(text: string, params: readonly unknown[] = []): Promise<Row[]> {
+    requireStorableParameters(params);
     try {
       return (await this.pglite.query<Row>(text, [...params])).rows;
     } catch (error) {
-      throw translateDriverError(error, this.location);
+      throw translateDriverError(error, this.location, params);
     }
   }
 
   async queryPrepared<Row extends Record<string, unknown>>(statement: PreparedStatement, params: readonly (string | null)[]): Promise<Row[]> {
     requireOneText(this.#statements, statement);
+    requireStorableParameters(params);
     const { serialize } = protocol;
     try {
       // PGlite's query() parses, describes and plans every time, in five calls into its WebAssembly; a statement
@@ -55,7 +58,7 @@ export class PgliteDatabase implements Database {
         return parse.parseResults(messages, this.pglite.parsers)[0]!.rows as Row[];
       }));
     } catch (error) {
-      throw translateDriverError(error, this.location);
+      throw translateDriverError(error, this.location, params);
     }
   }
 
@@ -91,10 +94,11 @@ export class PgliteDatabase implements Database {
 function transactionSql(tx: Transaction, location: string): Sql {
   return {
     async query<Row extends Record<string, unknown>>(text: string, params: readonly unknown[] = []): Promise<Row[]> {
+      requireStorableParameters(params);
       try {
         return (await tx.query<Row>(text, [...params])).rows;
       } catch (error) {
-        throw translateDriverError(error, location);
+        throw translateDriverError(error, location, params);
       }
     },
   };

@@ -3,6 +3,7 @@ import pg from "pg";
 import type { Database, PreparedStatement, Sql } from "../contract.js";
 import { requireOneText } from "./prepared.js";
 import { translateDriverError } from "./errors.js";
+import { requireStorableParameters } from "./storable-text.js";
 import { ADVISORY_LOCK_CLASS } from "./migrate.js";
 
 /** Options of a PostgreSQL connection pool. */
@@ -80,20 +81,22 @@ export class PostgresDatabase implements Database {
   }
 
   async query<Row extends Record<string, unknown>>(text: string, params: readonly unknown[] = []): Promise<Row[]> {
+    requireStorableParameters(params);
     try {
       return (await this.#pool.query<Row>(text, [...params])).rows;
     } catch (error) {
-      throw translateDriverError(error, this.#location);
+      throw translateDriverError(error, this.#location, params);
     }
   }
 
   async queryPrepared<Row extends Record<string, unknown>>(statement: PreparedStatement, params: readonly (string | null)[]): Promise<Row[]> {
     requireOneText(this.#statements, statement);
+    requireStorableParameters(params);
     try {
       // pg parses a named statement once per connection and then only binds and executes it.
       return (await this.#pool.query<Row>({ name: statement.name, text: statement.text, values: [...params] })).rows;
     } catch (error) {
-      throw translateDriverError(error, this.#location);
+      throw translateDriverError(error, this.#location, params);
     }
   }
 
@@ -107,10 +110,11 @@ export class PostgresDatabase implements Database {
     const location = this.#location;
     const sql: Sql = {
       async query<Row extends Record<string, unknown>>(text: string, params: readonly unknown[] = []): Promise<Row[]> {
+        requireStorableParameters(params);
         try {
           return (await client.query<Row>(text, [...params])).rows;
         } catch (error) {
-          throw translateDriverError(error, location);
+          throw translateDriverError(error, location, params);
         }
       },
     };

@@ -3,7 +3,7 @@
 // `loom admin corpus add`. Here so that admin commands, which live in the platform, can run it.
 import { PlatformInputError, type Sql } from "../contract.js";
 import { newId } from "./ids.js";
-import { quote, refuseUnknownFields, requireObject } from "./validate.js";
+import { quote, refuseUnknownFields, requireObject, requireStorableText } from "./validate.js";
 
 /** A document of the corpus: the URL it is known by (a web URL, or `file://` and its path), its title and text. */
 export interface CorpusDocument {
@@ -42,9 +42,7 @@ export function validateCorpusDocument(input: unknown, field = "document"): Corp
     if (typeof value !== "string" || (!allowEmpty && value.trim() === "") || value.length > maximum) {
       throw new PlatformInputError(`${field}.${name}`, `${field}.${name} must be a ${allowEmpty ? "" : "non-empty "}string of at most ${maximum} characters, got ${quote(typeof value === "string" && value.length > maximum ? `${value.length} characters` : value)}`);
     }
-    // PostgreSQL text cannot hold NUL.
-    if (value.includes("\u0000")) throw new PlatformInputError(`${field}.${name}`, `${field}.${name} must not contain NUL characters`);
-    return value;
+    return requireStorableText(`${field}.${name}`, value);
   };
   return { url: text("url", MAX_CORPUS_URL_LENGTH, false), title: text("title", MAX_CORPUS_TITLE_LENGTH, true), body: text("body", MAX_CORPUS_BODY_LENGTH, true) };
 }

@@ -12,6 +12,7 @@ import {
   requireLimit,
   requireName,
   requireObject,
+  requireStorableText,
 } from "./validate.js";
 
 /** Changes to an organization. An absent field stays as it is; null clears a nullable one. */
@@ -85,7 +86,7 @@ function validatePrices(input: unknown): Record<string, ModelPrice | null> {
   const raw = requireObject("prices", input);
   const prices: Record<string, ModelPrice | null> = {};
   for (const [model, value] of Object.entries(raw)) {
-    requireId("prices (a model slug)", model);
+    requireId("prices (a model slug)", requireStorableText("prices", model, true));
     const field = `prices.${model}`;
     if (value === null) {
       prices[model] = null;

@@ -1,5 +1,6 @@
 // Checks of the platform's input fields, each throwing a PlatformInputError that names the field and says what it got.
 import { PlatformInputError } from "../contract.js";
+import { unstorableCharacter, unstorableTextMessage } from "../db/storable-text.js";
 
 /** The largest magnitude a numeric(20,9) column holds: 11 digits before the point. */
 export const MAX_DOLLARS = 99_999_999_999;
@@ -16,22 +17,33 @@ export function quote(value: unknown): string {
   }
 }
 
-/** A display name: a string of 1 to 255 characters (code points), not blank. Returned as given. */
+/**
+ * Text the database can store: no U+0000 and no lone UTF-16 surrogate (db/storable-text.ts). Every string field the
+ * platform stores passes here (the checks below call it), so that such text is a 400 naming its field, not a
+ * database error. `inKey`: `value` is a key of the object `field` (a model slug of `prices`).
+ */
+export function requireStorableText(field: string, value: string, inKey = false): string {
+  const found = unstorableCharacter(value);
+  if (found) throw new PlatformInputError(field, unstorableTextMessage(field, found, inKey));
+  return value;
+}
+
+/** A display name: a string of 1 to 255 characters (code points), not blank, storable. Returned as given. */
 export function requireName(field: string, value: unknown): string {
   if (typeof value !== "string") throw new PlatformInputError(field, `${field} must be a string of 1 to 255 characters, got ${quote(value)}`);
   if (value.trim() === "") throw new PlatformInputError(field, `${field} must not be empty or only whitespace`);
   const length = [...value].length;
   if (length > 255) throw new PlatformInputError(field, `${field} must be at most 255 characters, got ${length}`);
-  return value;
+  return requireStorableText(field, value);
 }
 
-/** A short label (plan label, plan status): 1 to 100 characters, not blank; or null when `nullable`. */
+/** A short label (plan label, plan status): 1 to 100 characters, not blank, storable; or null when `nullable`. */
 export function requireLabel(field: string, value: unknown): string | null {
   if (value === null) return null;
   if (typeof value !== "string" || value.trim() === "" || [...value].length > 100) {
     throw new PlatformInputError(field, `${field} must be a non-empty string of at most 100 characters or null, got ${quote(value)}`);
   }
-  return value.trim();
+  return requireStorableText(field, value.trim());
 }
 
 export function requireBoolean(field: string, value: unknown): boolean {
@@ -73,12 +85,12 @@ export function requireDollars(field: string, value: unknown, minimum = 0): numb
   return value;
 }
 
-/** A non-empty identifier-like string (an id, a model slug) of at most 255 characters. */
+/** A non-empty identifier-like string (an id, a model slug) of at most 255 characters, storable. */
 export function requireId(field: string, value: unknown): string {
   if (typeof value !== "string" || value.trim() === "" || value.length > 255) {
     throw new PlatformInputError(field, `${field} must be a non-empty string of at most 255 characters, got ${quote(value)}`);
   }
-  return value;
+  return requireStorableText(field, value);
 }
 
 /** A UTC day, YYYY-MM-DD, that exists on the calendar. */
