@@ -4,6 +4,7 @@
 // runs with a lease it renews; a run whose lease ran out (its worker died) is taken again once, then failed.
 import { randomBytes } from "node:crypto";
 import type { Database, Sql } from "../platform/contract.js";
+import { storableJson } from "../platform/db/storable-text.js";
 import { toNumber } from "../platform/store/numbers.js";
 import { recordUsageIn, type UsageRecord } from "../platform/store/usage-writer.js";
 import { type Page, checkedLimit, pageOf } from "../platform/store/page.js";
@@ -188,7 +189,7 @@ export class RunStore {
       await tx.query(
         `INSERT INTO run_steps (run_id, index, attempt, kind, status, detail, input_tokens, output_tokens, duration_ms)
          VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9)`,
-        [runId, index, step.attempt, step.kind, step.status, JSON.stringify(step.detail), step.inputTokens, step.outputTokens, step.durationMs ?? null],
+        [runId, index, step.attempt, step.kind, step.status, jsonOf(step.detail), step.inputTokens, step.outputTokens, step.durationMs ?? null],
       );
       if (step.inputTokens > 0 || step.outputTokens > 0) {
         await tx.query(`UPDATE runs SET input_tokens = input_tokens + $2, output_tokens = output_tokens + $3 WHERE id = $1`, [runId, step.inputTokens, step.outputTokens]);
@@ -222,7 +223,7 @@ export class RunStore {
       `UPDATE run_steps SET status = $4, detail = $5::jsonb, duration_ms = $6
        WHERE run_id = $1 AND index = $3 AND EXISTS (SELECT 1 FROM runs WHERE id = $1 AND lease_owner = $2 AND status = 'processing')
        RETURNING index`,
-      [runId, owner, index, status, JSON.stringify(detail), durationMs],
+      [runId, owner, index, status, jsonOf(detail), durationMs],
     );
     return rows.length > 0;
   }
@@ -269,7 +270,7 @@ export class RunStore {
       `UPDATE runs SET status = $2, result = $3::jsonb, error = $4::jsonb, lease_owner = NULL, lease_expires_at = NULL, finished_at = now(),
          duration_ms = CASE WHEN started_at IS NULL THEN 0 ELSE GREATEST(0, (extract(epoch FROM now() - started_at) * 1000)::bigint) END
        WHERE id = $1 RETURNING ${RUN_COLUMNS}`,
-      "result" in outcome ? [runId, "succeeded", JSON.stringify(outcome.result), null] : [runId, "failed", null, JSON.stringify(outcome.error)],
+      "result" in outcome ? [runId, "succeeded", jsonOf(outcome.result), null] : [runId, "failed", null, jsonOf(outcome.error)],
     );
     await this.onEnd(tx, runFromRow(rows[0]!));
   }
@@ -280,8 +281,16 @@ async function appendNote(tx: Sql, run: RunRecord, detail: Record<string, unknow
   await tx.query(
     `INSERT INTO run_steps (run_id, index, attempt, kind, status, detail)
      SELECT $1, COALESCE(max(index) + 1, 0), $2, 'note', 'finished', $3::jsonb FROM run_steps WHERE run_id = $1`,
-    [run.id, Math.max(1, run.attempts), JSON.stringify(detail)],
+    [run.id, Math.max(1, run.attempts), jsonOf(detail)],
   );
+}
+
+/**
+ * What a run writes of its own (steps, result, error: a model's text, a tool's result), as jsonb can hold it: U+0000
+ * and lone surrogates become U+FFFD, since no client can be asked to remove them (its request's were refused).
+ */
+function jsonOf(value: unknown): string {
+  return JSON.stringify(storableJson(value));
 }
 
 function runFromRow(row: Record<string, unknown>): RunRecord {

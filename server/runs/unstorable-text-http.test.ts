@@ -4,7 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
 import { resolvePaymentsConfig } from "../machines/payments-config.js";
+import { utcDay } from "../platform/limits/daily.js";
 import { TEST_BACKENDS } from "../platform/testing/test-databases.js";
+import { ScriptedEngine } from "../testing/scripted-engine.js";
 import { fixedTools as tools } from "./testing/fixed-tools.js";
 import { type RunsServer, startRunsServer } from "./testing/runs-server.js";
 
@@ -17,6 +19,7 @@ const PAYMENTS = resolvePaymentsConfig({ payTo: `0x${"1".repeat(40)}`, settlemen
 for (const backend of TEST_BACKENDS) {
   describe.skipIf(skipOutsideCi(backend.reason))(titled(`text the database cannot store, over HTTP on ${backend.name}`, backend.reason), () => {
     let server: RunsServer;
+    let engine: ScriptedEngine;
     let management: string;
     const expectRefused = (answer: { status: number; body: any }, field: string, what: string) => {
       expect(answer.status, `${what}: ${JSON.stringify(answer.body)}`).toBe(400);
@@ -25,7 +28,8 @@ for (const backend of TEST_BACKENDS) {
 
     beforeAll(async () => {
       failIfMissing(backend.reason);
-      server = await startRunsServer(backend, { runs: { tools }, payments: PAYMENTS });
+      engine = new ScriptedEngine();
+      server = await startRunsServer(backend, { engine, runs: { tools }, payments: PAYMENTS });
       management = (await server.platform.stores.keys.create(server.owner.organizationId, "management", "ops")).key;
     }, 60_000);
     afterAll(async () => server?.close());
@@ -56,6 +60,22 @@ for (const backend of TEST_BACKENDS) {
         expectRefused(await server.call("POST", "/v1/runs", { ...input({}), output: { callbackUrl: `https://hooks.example/${bad}` } }), "output.callbackUrl", `callbackUrl ${shown}`);
       }
       expect(await server.platform.database.query("SELECT id FROM runs")).toEqual([]);
+    });
+
+    it("stores a model's answer holding U+0000 and lone surrogates with U+FFFD in their place: the run succeeds and its usage counts", async () => {
+      engine.queue.push({ deltas: ["Half\u0000", " a\ud800 pair", " \ud83d\ude00\udc00."] });
+      const created = await server.call("POST", "/v1/runs", { engine: "tim", input: { instructions: "Answer." } });
+      expect(created.status).toBe(202);
+      let run: any;
+      for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((resolve) => setTimeout(resolve, 20))) {
+        run = (await server.call("GET", `/v1/runs/${created.body.runId}`)).body;
+        if (run.status === "succeeded" || run.status === "failed") break;
+      }
+      expect(run).toMatchObject({ status: "succeeded", result: { answer: "Half\ufffd a\ufffd pair \ud83d\ude00\ufffd." } });
+      const steps = (await server.call("GET", `/v1/runs/${created.body.runId}/steps`)).body.steps;
+      expect(steps.map((step: any) => [step.kind, step.status])).toEqual([["model", "finished"]]);
+      const rows = await server.platform.stores.usage.rows(server.owner.organizationId, utcDay(Date.now()));
+      expect(rows.reduce((sum, row) => sum + row.outputTokens, 0)).toBe(3);
     });
 
     it("refuses U+0000 and lone surrogates in a machine endpoint's body before any payment, naming the field", async () => {

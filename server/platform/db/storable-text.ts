@@ -104,3 +104,25 @@ export function requireStorableParameters(params: readonly unknown[]): void {
   }
 }
 
+/**
+ * A copy of a JSON value the database can store, for what no client can be asked to fix (a model's output, a tool's
+ * result, a response as answered): in strings and keys, U+0000 and each lone surrogate become U+FFFD, the replacement
+ * character. Client fields are refused instead (above), naming the field.
+ */
+export function storableJson(value: unknown): unknown {
+  if (typeof value === "string") return storableText(value);
+  if (Array.isArray(value)) return value.map(storableJson);
+  if (typeof value === "object" && value !== null && !(value instanceof Date)) {
+    return Object.fromEntries(Object.entries(value).map(([key, entry]) => [storableText(key), storableJson(entry)]));
+  }
+  return value;
+}
+
+/** Every character the database cannot store (U+0000, lone surrogates). */
+const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, "g");
+
+/** `text` with U+FFFD for each character the database cannot store, as storableJson writes strings. */
+export function storableText(text: string): string {
+  // Most text has neither, and is returned as it is.
+  return unstorableCharacter(text) === undefined ? text : text.replace(UNSTORABLE_ALL, "\ufffd");
+}

@@ -203,6 +203,24 @@ for (const backend of TEST_BACKENDS) {
       await expect(store.inputItems(owner, saved.id, { limit: 20, order: "sideways" as "asc" })).rejects.toMatchObject({ field: "order" });
     });
 
+    it("stores U+0000 and lone surrogates as U+FFFD, and finds nothing (never a database error) for an id holding them", async () => {
+      const owner = newOwner();
+      const saved = record(owner, { inputItems: [{ id: "msg_\u0000", type: "message", content: [{ type: "input_text", text: "a\u0000b\ud800" }] }, ...items(2)] });
+      saved.response = { ...saved.response, instructions: "x\udc00y", metadata: { ["k\u0000"]: "v" } };
+      await store.save(saved);
+      const got = await store.get(owner, saved.id);
+      expect(got!.response).toMatchObject({ instructions: "x\ufffdy", metadata: { "k\ufffd": "v" } });
+      expect(got!.inputItems[0]).toEqual({ id: "msg_\ufffd", type: "message", content: [{ type: "input_text", text: "a\ufffdb\ufffd" }] });
+      // An item's id is looked up as it was stored.
+      expect(ids(await store.inputItems(owner, saved.id, { limit: 20, order: "asc", after: "msg_\u0000" }))).toEqual(["msg_0", "msg_1"]);
+      for (const id of [`${saved.id}\u0000`, "resp_\ud800"]) {
+        expect(await store.get(owner, id)).toBeUndefined();
+        expect(await store.inputItems(owner, id, { limit: 20, order: "asc" })).toBeUndefined();
+        expect(await store.delete(owner, id)).toBe(false);
+      }
+      expect(await store.get(owner, saved.id)).toBeDefined();
+    });
+
     it("deletes only expired responses, at most limit of them at a time, the oldest first", async () => {
       await emptyTable();
       const owner = newOwner();

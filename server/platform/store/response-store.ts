@@ -3,6 +3,7 @@
 // expires; ResponseCleanup (response-cleanup.ts) removes it later.
 import type { InputItemsPage, JsonRecord, ResponseRecord, ResponseStore } from "../../adapters/responses/store.js";
 import { PlatformInputError, type Sql } from "../contract.js";
+import { storableJson, storableText, unstorableCharacter } from "../db/storable-text.js";
 import { quote, requireChoice, requireId, requireInteger, requireObject } from "./validate.js";
 
 /**
@@ -59,13 +60,17 @@ export class SqlResponseStore implements ResponseStore {
     requireObject("response", record.response);
     requireItems(record.inputItems);
     // JSON text cast to jsonb in the statement: both drivers send it as it is (a JS array would become a SQL array).
+    // U+0000 and lone surrogates (which any client may send and a model may write) become U+FFFD. NOTE: the only way
+    // a stored response differs from the one answered.
     await this.sql.query(
       "INSERT INTO responses (id, owner, created_at, expires_at, response, input_items) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)",
-      [record.id, record.owner, record.createdAt, record.expiresAt, JSON.stringify(jsonbSafe(record.response)), JSON.stringify(jsonbSafe(record.inputItems))],
+      [record.id, record.owner, record.createdAt, record.expiresAt, JSON.stringify(storableJson(record.response)), JSON.stringify(storableJson(record.inputItems))],
     );
   }
 
   async get(owner: string, id: string): Promise<Pick<ResponseRecord, "id" | "response" | "inputItems"> | undefined> {
+    // No response id holds what the database cannot store (ids are made here): such an id is not found.
+    if (unstorableCharacter(id)) return undefined;
     const [row] = await this.sql.query<{ id: string; response: JsonRecord; input_items: JsonRecord[] }>(
       "SELECT id, response, input_items FROM responses WHERE id = $1 AND owner = $2 AND expires_at > $3",
       [id, owner, this.now()],
@@ -74,6 +79,7 @@ export class SqlResponseStore implements ResponseStore {
   }
 
   async delete(owner: string, id: string): Promise<boolean> {
+    if (unstorableCharacter(id)) return false;
     const rows = await this.sql.query("DELETE FROM responses WHERE id = $1 AND owner = $2 AND expires_at > $3 RETURNING id", [id, owner, this.now()]);
     return rows.length > 0;
   }
@@ -86,7 +92,10 @@ export class SqlResponseStore implements ResponseStore {
   async inputItems(owner: string, id: string, page: { limit: number; order: "asc" | "desc"; after?: string }): Promise<InputItemsPage | undefined> {
     const limit = requireInteger("limit", page.limit, 1);
     const order = requireChoice("order", page.order, ["asc", "desc"] as const);
-    const rows = await this.sql.query<{ item: JsonRecord | null }>(INPUT_ITEMS[order], [id, owner, this.now(), page.after ?? null, limit + 1]);
+    if (unstorableCharacter(id)) return undefined;
+    // Item ids were stored as storableJson wrote them: `after` is looked up so too.
+    const after = page.after === undefined ? null : storableText(page.after);
+    const rows = await this.sql.query<{ item: JsonRecord | null }>(INPUT_ITEMS[order], [id, owner, this.now(), after, limit + 1]);
     if (rows.length === 0) return undefined;
     // An empty page is the response's row with no item beside it.
     const items = rows.flatMap((row) => (row.item === null ? [] : [row.item]));
@@ -111,28 +120,6 @@ export class SqlResponseStore implements ResponseStore {
     );
     return row!.deleted;
   }
-}
-
-/**
- * A copy jsonb can hold: jsonb refuses U+0000 and lone surrogates (which any client may send and a model may write),
- * so in strings and keys each becomes U+FFFD, the replacement character. NOTE: the only way a stored response differs
- * from the one answered.
- */
-export function jsonbSafe(value: unknown): unknown {
-  if (typeof value === "string") return safeText(value);
-  if (Array.isArray(value)) return value.map(jsonbSafe);
-  if (typeof value === "object" && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([key, entry]) => [safeText(key), jsonbSafe(entry)]));
-  }
-  return value;
-}
-
-/** A surrogate that is not half of a pair (matched per UTF-16 code unit: no `u` flag). */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-
-function safeText(text: string): string {
-  // Most text has neither, and is returned as it is.
-  return /[\u0000\ud800-\udfff]/.test(text) ? text.replaceAll("\u0000", "\ufffd").replace(LONE_SURROGATE, "\ufffd") : text;
 }
 
 function requireDate(field: string, value: unknown): Date {
