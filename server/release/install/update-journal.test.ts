@@ -78,6 +78,15 @@ function otherProcess(): ChildProcess {
   return child;
 }
 
+/** Takes the lock over for "rollback": it then names this process and refuses another taker, until released. */
+function expectTakenOver(layout: InstallLayout): void {
+  const release = acquireUpdateLock(layout, "rollback");
+  expect(JSON.parse(readFileSync(updateLockPath(layout), "utf8"))).toMatchObject({ pid: process.pid, operation: "rollback" });
+  expect(() => acquireUpdateLock(layout, "apply")).toThrow(`another loom update (process ${process.pid}, rollback since`);
+  release();
+  expect(existsSync(updateLockPath(layout))).toBe(false);
+}
+
 describe("the update lock", () => {
   it("admits one change at a time, naming the holder, and is free again once released", () => {
     const { layout } = fixture();
@@ -94,7 +103,7 @@ describe("the update lock", () => {
     await new Promise((resolve) => gone.once("exit", resolve));
     mkdirSync(layout.root, { recursive: true });
     writeFileSync(updateLockPath(layout), JSON.stringify({ pid: gone.pid, operation: "apply", since: "then" }));
-    acquireUpdateLock(layout, "apply")();
+    expectTakenOver(layout);
   });
 
   it("refuses while a live process holds it, and a loom starting meanwhile leaves that process's journal alone", async () => {
@@ -122,7 +131,7 @@ describe("the update lock", () => {
     expect(() => acquireUpdateLock(layout, "apply")).toThrow(UpdateInProgressError); // made after it started: its own
     const anHourAgo = new Date(Date.now() - 3_600_000);
     utimesSync(updateLockPath(layout), anHourAgo, anHourAgo);
-    acquireUpdateLock(layout, "apply")();
+    expectTakenOver(layout);
   });
 
   it("lets one of many processes that find the same stale lock take it", { timeout: 30_000 }, async () => {
