@@ -5,6 +5,7 @@ import type { HttpRequest } from "uWebSockets.js";
 import { readJsonBody } from "../http/body.js";
 import type { ServerContext } from "../http/context.js";
 import type { ErrorResponder } from "../http/guard.js";
+import { logFailure } from "../http/log.js";
 import type { Connection } from "../http/reply.js";
 import type { Routes, Surface } from "../http/routes.js";
 import { answer, clientErrorOf, decodePathSegment, platformError, read } from "../platform/route-helpers.js";
@@ -82,7 +83,8 @@ async function create(context: ServerContext, services: MachineServices, endpoin
     try {
       await payments.gate.initialize();
     } catch (error) {
-      return send(503, { error: `payments cannot be taken now: the facilitator did not answer (${(error as Error).message}); retry later` }, { "retry-after": "5" });
+      logFailure("payments: the facilitator did not say what it supports (answered 503)", error);
+      return send(503, { error: "payments cannot be taken now: the facilitator did not answer; retry later" }, { "retry-after": "5" });
     }
     const decoded = await payments.gate.decode(endpoint, request);
     if ("answer" in decoded) return sendAnswer(decoded.answer);

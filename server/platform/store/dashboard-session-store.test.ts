@@ -65,7 +65,7 @@ for (const backend of TEST_BACKENDS) {
     it("keeps the CSRF digest it was made with: a row whose stored digest differs refuses the derived token", async () => {
       const created = await sessions.create(operator, HOUR);
       await test.database.query("UPDATE dashboard_sessions SET csrf_digest = $2 WHERE digest = $1", [digestKey(created.token), digestKey("another")]);
-      expect(await sessions.find(created.token)).toBeDefined();
+      expect(await sessions.find(created.token)).toMatchObject(operator);
       expect(await sessions.find(created.token, created.csrfToken)).toBeUndefined();
     });
 
@@ -104,7 +104,7 @@ for (const backend of TEST_BACKENDS) {
 
       const ownKey = (await keys.create(organizationId, "management", "to revoke")).record.id;
       const keyed = await sessions.create({ kind: "organization", organizationId, keyId: ownKey }, HOUR);
-      expect(await sessions.find(keyed.token)).toBeDefined();
+      expect(await sessions.find(keyed.token)).toMatchObject({ kind: "organization", organizationId, keyId: ownKey });
       await keys.revoke(organizationId, ownKey);
       expect(await sessions.find(keyed.token)).toBeUndefined();
     });
@@ -129,7 +129,7 @@ for (const backend of TEST_BACKENDS) {
         deleted += batch;
       }
       expect(deleted).toBeGreaterThan(2);
-      expect(await sessions.find(live.token)).toBeDefined();
+      expect(await sessions.find(live.token)).toMatchObject({ ...operator, expiresAt: new Date(clock.getTime() + 10 * HOUR) });
       const [{ count }] = await test.database.query<{ count: number }>("SELECT count(*)::int AS count FROM dashboard_sessions WHERE expires_at <= $1 OR revoked_at <= $1", [before]);
       expect(count).toBe(0);
     });
@@ -150,7 +150,7 @@ for (const backend of TEST_BACKENDS) {
       batches.length = 0;
       expect(await new DashboardSessionCleanup(counting, { batch: 2, now: () => later }).runOnce()).toBe(4);
       expect(batches).toEqual([2, 2, 0]);
-      expect(await sessions.find(live.token)).toBeDefined();
+      expect(await sessions.find(live.token)).toMatchObject({ ...operator, expiresAt: new Date(clock.getTime() + 10 * HOUR) });
       const digests = ended.map((session) => digestKey(session.token));
       const [{ count }] = await test.database.query<{ count: number }>("SELECT count(*)::int AS count FROM dashboard_sessions WHERE digest = ANY($1)", [digests]);
       expect(count).toBe(0);

@@ -114,7 +114,7 @@ for (const backend of TEST_BACKENDS) {
       expect(await store.get(other, saved.id)).toBeUndefined();
       expect(await store.inputItems(other, saved.id, { limit: 20, order: "asc" })).toBeUndefined();
       expect(await store.delete(other, saved.id)).toBe(false);
-      expect(await store.get(owner, saved.id)).toBeDefined();
+      expect(await store.get(owner, saved.id)).toEqual({ id: saved.id, response: saved.response, inputItems: saved.inputItems });
       expect(ids(await store.inputItems(owner, saved.id, { limit: 20, order: "asc" }))).toEqual(["msg_0", "msg_1"]);
       expect(await store.get(owner, newResponseId())).toBeUndefined();
       expect(await store.inputItems(owner, newResponseId(), { limit: 20, order: "asc" })).toBeUndefined();
@@ -136,7 +136,7 @@ for (const backend of TEST_BACKENDS) {
       await store.save(later);
       const before = new SqlResponseStore(test.database, () => new Date(expiresAt.getTime() - 1));
       const at = new SqlResponseStore(test.database, () => expiresAt);
-      expect(await before.get(owner, later.id)).toBeDefined();
+      expect(await before.get(owner, later.id)).toEqual({ id: later.id, response: later.response, inputItems: later.inputItems });
       expect(await at.get(owner, later.id)).toBeUndefined();
       expect(await at.delete(owner, later.id)).toBe(false);
       expect(await before.delete(owner, later.id)).toBe(true);
@@ -218,7 +218,7 @@ for (const backend of TEST_BACKENDS) {
         expect(await store.inputItems(owner, id, { limit: 20, order: "asc" })).toBeUndefined();
         expect(await store.delete(owner, id)).toBe(false);
       }
-      expect(await store.get(owner, saved.id)).toBeDefined();
+      expect(await store.get(owner, saved.id)).toMatchObject({ id: saved.id, response: { id: saved.id, instructions: "x\ufffdy" } });
     });
 
     it("deletes only expired responses, at most limit of them at a time, the oldest first", async () => {
@@ -237,7 +237,7 @@ for (const backend of TEST_BACKENDS) {
       expect(await store.deleteExpired(now, 10)).toBe(4);
       expect(await left()).toEqual(live.map((saved) => saved.id));
       expect(await store.deleteExpired(now, 10)).toBe(0);
-      expect(await store.get(live[1]!.owner, live[1]!.id)).toBeDefined();
+      expect(await store.get(live[1]!.owner, live[1]!.id)).toMatchObject({ id: live[1]!.id, response: live[1]!.response });
       await expect(store.deleteExpired(now, 0)).rejects.toMatchObject({ field: "limit" });
     });
 
@@ -260,7 +260,7 @@ for (const backend of TEST_BACKENDS) {
       expect(await cleanup.runOnce()).toBe(7);
       expect(batches).toEqual([3, 3, 1]);
       expect(await countRows()).toBe(1);
-      expect(await store.get(owner, live.id)).toBeDefined();
+      expect(await store.get(owner, live.id)).toMatchObject({ id: live.id, response: live.response });
       expect(await cleanup.runOnce()).toBe(0);
 
       // A multiple of the batch ends with an empty batch.

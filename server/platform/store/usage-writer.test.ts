@@ -183,7 +183,8 @@ for (const backend of TEST_BACKENDS) {
       for (const result of [badResult, sharingResult]) {
         expect(result.status).toBe("rejected");
         expect((result as PromiseRejectedResult).reason).toBeInstanceOf(DatabaseUnavailableError);
-        expect(((result as PromiseRejectedResult).reason as Error).cause).toBeDefined();
+        // The driver's own error: PostgreSQL's foreign key violation.
+        expect(((result as PromiseRejectedResult).reason as Error).cause).toMatchObject({ code: "23503" });
       }
       await writer.record(increment(key!.id, 1000));
       const rows = await usage.rows(organization.id, DAY);
