@@ -21,14 +21,21 @@ export const stderrLog: ServerLog = {
 /**
  * Reports the details of a failure whose client got loom's own message instead (which must not carry them: a
  * driver's or a library's text can name hosts, ports and URLs with their keys): `what` failed, then the error's
- * message, on stderr as `loom: <what>: <message>`, with URLs redacted.
+ * message and its causes', on stderr as `loom: <what>: <message>`, with URLs redacted.
  */
 export function logFailure(what: string, error: unknown): void {
   process.stderr.write(`loom: ${what}: ${redactUrls(describeError(error))}\n`);
 }
 
-/** An error in words: its message (its name when it has none), or the value as text. */
+/** An error in words: its message (its name when it has none), then its causes', or the value as text. */
 function describeError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  return error.message || error.name;
+  const parts: string[] = [];
+  // A library's error often says only what failed and keeps why in `cause` (three deep at most: enough to say why).
+  for (let current = error, depth = 0; current !== undefined && current !== null && depth < 4; current = (current as { cause?: unknown }).cause, depth++) {
+    const text = current instanceof Error ? current.message || current.name : String(current);
+    // Wrappers often repeat their cause's message (the database's errors do): said once.
+    if (!parts.some((part) => part.includes(text))) parts.push(text);
+    if (!(current instanceof Error)) break;
+  }
+  return parts.join("; caused by: ");
 }

@@ -63,15 +63,19 @@ describe("the log", () => {
     return lines;
   }
 
-  it("logFailure writes what failed and the error's message, with URLs redacted", () => {
+  it("logFailure writes what failed and the error's message with its causes, URLs redacted", () => {
     const lines = captureStderr();
     logFailure("payments: the chain could not be read", new Error("HTTP request failed.\nURL: https://eth-mainnet.g.alchemy.com/v2/SECRET"));
     logFailure("the limit store", "redis://:SECRET@10.0.0.5:6379 refused");
     logFailure("nameless", Object.assign(new Error(""), { name: "AbortError" }));
+    logFailure("the facilitator", new Error("Failed to initialize", { cause: new Error("getSupported failed (500): see https://f.example/SECRET", { cause: "ECONNRESET" }) }));
+    logFailure("the database", new Error("the database at h:5432 is unavailable: connect ECONNREFUSED", { cause: new Error("connect ECONNREFUSED") }));
     expect(lines).toEqual([
       "loom: payments: the chain could not be read: HTTP request failed.\nURL: https://eth-mainnet.g.alchemy.com/***\n",
       "loom: the limit store: redis://***@10.0.0.5:6379 refused\n",
       "loom: nameless: AbortError\n",
+      "loom: the facilitator: Failed to initialize; caused by: getSupported failed (500): see https://f.example/***; caused by: ECONNRESET\n",
+      "loom: the database: the database at h:5432 is unavailable: connect ECONNREFUSED\n",
     ]);
   });
 

@@ -2,6 +2,7 @@
 // authorization (a replay loses the insert), settle it, then record the settlement and create the run in one
 // transaction. A payment whose outcome is unknown (a crash, a timeout) stays `settling` until the reconciler finishes
 // it from the chain: used on chain means charged, so the run is created; unused and expired means never charged.
+import { logFailure } from "../http/log.js";
 import type { RunSpec } from "../runs/contract.js";
 import type { AuthorizationState, ChainState } from "./chain-state.js";
 import type { DecodedPayment, PaymentGate, SettlementOutcome, VerifiedPayment } from "./payment-gate.js";
@@ -82,7 +83,7 @@ export class Checkout {
   private async afterSettle(record: PaymentRecord, outcome: SettlementOutcome): Promise<Purchase> {
     if (outcome.settled === true) return this.bought(await this.payments.settle(record.id, outcome.transaction));
     if (outcome.settled === false) return this.fromChain(record, outcome.reason, !NEVER_SENT.has(outcome.code));
-    return this.fromChain(record, `the facilitator gave no outcome: ${outcome.error}`, true);
+    return this.fromChain(record, "the facilitator gave no outcome (no answer in time, or a network failure)", true);
   }
 
   /**
@@ -178,7 +179,8 @@ export class Checkout {
   private async stateOf(record: PaymentRecord): Promise<AuthorizationState | undefined> {
     try {
       return await this.chain.authorization(record.payer as `0x${string}`, record.nonce as `0x${string}`);
-    } catch {
+    } catch (error) {
+      logFailure(`payments: the chain could not be read for payment ${record.id} (it stays unfinished)`, error);
       return undefined;
     }
   }

@@ -2,6 +2,7 @@
 // payments journal, checkout, the reconciler that finishes payments a crash left unfinished, and the routes. Without
 // a payment configuration the routes still answer, with 503 saying the endpoints are off.
 import type { ServerContext } from "../http/context.js";
+import { logFailure } from "../http/log.js";
 import type { Surface } from "../http/routes.js";
 import type { Platform } from "../platform/platform.js";
 import type { Runs } from "../runs/runs.js";
@@ -42,7 +43,7 @@ export function openMachines(platform: Platform, runs: Runs, settings: PaymentsS
     settlementTimeoutMs: settings.settlement.timeoutMs,
     runCreated: () => runs.worker.notify(),
   });
-  const onError = options.onError ?? ((error: unknown) => process.stderr.write(`loom: payments reconciliation: ${(error as Error).message ?? String(error)}\n`));
+  const onError = options.onError ?? ((error: unknown) => logFailure("payments reconciliation", error));
   let running: Promise<void> | undefined;
   const reconcile = () => {
     // One pass at a time (a tick during a pass joins it); a pass goes on while batches finish payments.

@@ -11,9 +11,10 @@ import { ExactEvmScheme } from "@x402/evm/exact/server";
 import { getAddress } from "viem";
 import { bazaarResourceServerExtension } from "@x402/extensions/bazaar";
 import { extractPaymentIdentifier, PAYMENT_IDENTIFIER, paymentIdentifierResourceServerExtension } from "@x402/extensions/payment-identifier";
+import { logFailure } from "../http/log.js";
 import { machineRouteConfig, MACHINE_PATHS, type MachineEndpoint, v1Requirements } from "./machine-offers.js";
 import type { PaymentsSettings } from "./payments-config.js";
-import { describeRefusal } from "./refusal-reasons.js";
+import { describeRefusal, isReasonCode } from "./refusal-reasons.js";
 
 /** What the gate needs of an HTTP request, read synchronously from uWebSockets.js before any await. */
 export interface CapturedRequest {
@@ -62,15 +63,24 @@ export interface VerifiedPayment extends Omit<DecodedPayment, "header"> {
   declaredExtensions?: Record<string, unknown>;
 }
 
-/** A settlement's outcome as the facilitator reported it; "unknown" when it could not say (timeout, network). */
+/**
+ * A settlement's outcome as the facilitator reported it; "unknown" when it could not say (timeout, network), whose
+ * details are logged: they are no client's to see.
+ */
 export type SettlementOutcome =
   | { settled: true; transaction: string; payer?: string }
-  /** `code`: the facilitator's reason code; `reason`: in words. */
+  /** `code`: the facilitator's reason code; `reason`: in loom's words, fit to answer a client. */
   | { settled: false; code: string; reason: string }
-  | { settled: "unknown"; error: string };
+  | { settled: "unknown" };
 
 /** A refusal from inside the checks: answered as a 402 whose error says which check failed. */
 class Refused extends Error {}
+
+/** The facilitator failed rather than refused (v2, where the resource server passes a thrown error on as text). */
+class FacilitatorFailed extends Error {}
+
+/** The 503 of a payment the facilitator could not verify: loom's words only (the log has what went wrong). */
+const NOT_VERIFIED = "the payment could not be verified now: the facilitator did not answer; nothing was charged: retry";
 
 /** Verifies and settles x402 payments for the two machine endpoints. */
 export class PaymentGate {
@@ -134,12 +144,13 @@ export class PaymentGate {
         if (typeof reason === "string") return { isValid: false, invalidReason: reason, invalidMessage: (error as { invalidMessage?: string }).invalidMessage };
         throw error;
       });
-      if (!result.isValid) throw new Refused(describeRefusal(result.invalidReason, result.invalidMessage));
+      if (!result.isValid) throw new Refused(refusal("verification", result.invalidReason, result.invalidMessage));
       return { verified: { endpoint, ...payment, requirements } };
     } catch (error) {
       if (error instanceof Refused) return { answer: await this.challenge(endpoint, request, error.message) };
       // Nothing was charged: the facilitator could not be asked. The client may retry the same payment.
-      return { answer: { status: 503, headers: { "retry-after": "5" }, body: { error: `the payment could not be verified now (${(error as Error).message ?? String(error)}); nothing was charged: retry` } } };
+      logFailure("payments: a payment could not be verified (answered 503)", error);
+      return { answer: { status: 503, headers: { "retry-after": "5" }, body: { error: NOT_VERIFIED } } };
     }
   }
 
@@ -153,10 +164,11 @@ export class PaymentGate {
     } catch (error) {
       // The library throws a SettleError for a refused settlement: that one has a definite reason.
       const reason = (error as { errorReason?: unknown }).errorReason;
-      if (typeof reason === "string" && reason !== "") return { settled: false, code: reason, reason: describeRefusal(reason, (error as { errorMessage?: string }).errorMessage) };
-      return { settled: "unknown", error: (error as Error).message ?? String(error) };
+      if (typeof reason === "string" && reason !== "") return { settled: false, code: reason, reason: refusal("settlement", reason, (error as { errorMessage?: string }).errorMessage) };
+      logFailure("payments: a settlement got no outcome from the facilitator", error);
+      return { settled: "unknown" };
     }
-    if (!result.success) return { settled: false, code: result.errorReason ?? "unknown_reason", reason: describeRefusal(result.errorReason, result.errorMessage) };
+    if (!result.success) return { settled: false, code: result.errorReason ?? "unknown_reason", reason: refusal("settlement", result.errorReason, result.errorMessage) };
     return { settled: true, transaction: result.transaction, ...(result.payer ? { payer: result.payer } : {}) };
   }
 
@@ -223,8 +235,24 @@ export class PaymentGate {
     if (processed.type === "no-payment-required") throw new Error(`the x402 resource server has no route for ${path}`);
     const encoded = processed.response.headers["PAYMENT-REQUIRED"];
     const reason = encoded ? decodePaymentRequiredHeader(encoded).error : undefined;
-    throw new Refused(reason === "No matching payment requirements" ? "the payment's accepted requirements match none offered (compare scheme, network, asset, amount, payTo, maxTimeoutSeconds and extra with the 402)" : describeRefusal(reason));
+    if (reason === "No matching payment requirements") throw new Refused("the payment's accepted requirements match none offered (compare scheme, network, asset, amount, payTo, maxTimeoutSeconds and extra with the 402)");
+    // The resource server answers a facilitator that threw (an HTTP error, a timeout) with the error's message as the
+    // reason: that is the facilitator failing, not the payment refused, and its text is the log's.
+    if (reason !== undefined && !isReasonCode(reason)) throw new FacilitatorFailed(reason);
+    throw new Refused(describeRefusal(reason));
   }
+}
+
+/**
+ * A refusal's message for the client (describeRefusal: loom's words and the reason code); what the facilitator said
+ * beyond its code, which can quote its RPC endpoint with the key in the URL, goes to the log.
+ */
+function refusal(stage: "verification" | "settlement", reason: string | undefined, message: string | undefined): string {
+  const said: string[] = [];
+  if (reason && !isReasonCode(reason)) said.push(reason);
+  if (message && message !== reason) said.push(message);
+  if (said.length > 0) logFailure(`payments: a payment's ${stage} failed (${isReasonCode(reason) ? reason : "no reason code"})`, said.join("; "));
+  return describeRefusal(reason);
 }
 
 /** The resource server's view of a request (HTTPAdapter), over what was captured from it. */

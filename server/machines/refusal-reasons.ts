@@ -1,5 +1,6 @@
 // Why a payment was refused, in words: each 402 says which check failed. The facilitator's reason codes (those of
-// @x402/evm's exact scheme) are kept at the end of the message, so clients that match on them still can.
+// @x402/evm's exact scheme) are kept at the end of the message, so clients that match on them still can; the
+// facilitator's free text is not (it goes to the log).
 
 const REASONS: Record<string, string> = {
   invalid_exact_evm_signature: "wrong signature: the authorization is not signed by its payer for this token",
@@ -52,10 +53,21 @@ export const NEVER_SENT = new Set([
   "invalid_x402_version",
 ]);
 
-/** A refusal's message from a facilitator's reason code (and message, when it gave one). */
-export function describeRefusal(reason: string | undefined, message?: string): string {
-  const code = reason ?? "unknown_reason";
+/** A facilitator's reason code: snake_case words, as the x402 packages and the facilitator API name them. */
+const REASON_CODE = /^[a-z][a-z0-9_]{0,99}$/;
+
+/** Whether `reason` is a reason code, rather than free text (a thrown error's message that a library passed on). */
+export function isReasonCode(reason: string | undefined): reason is string {
+  return reason !== undefined && REASON_CODE.test(reason);
+}
+
+/**
+ * A refusal's message from a facilitator's reason code: loom's words for it, then the code. Only the code is taken
+ * from the facilitator: its message, and a reason that is not a code, can quote the RPC endpoint (with the API key in
+ * its URL) or the facilitator's own internals: payment-gate.ts logs those and never answers them.
+ */
+export function describeRefusal(reason: string | undefined): string {
+  const code = isReasonCode(reason) ? reason : "unknown_reason";
   const known = REASONS[code];
-  const detail = message && message !== code ? `: ${message.slice(0, 300)}` : "";
-  return known ? `${known}${detail} (${code})` : `payment refused${detail} (${code})`;
+  return known ? `${known} (${code})` : `payment refused (${code})`;
 }
