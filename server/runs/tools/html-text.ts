@@ -138,7 +138,8 @@ export class HtmlTextReader {
   }
 
   #spawn(): Thread {
-    const worker = new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: this.#maxHeapMb } });
+    // No inherited Node flags: the thread runs one plain module, and some flags (--input-type, say) fail a worker's start.
+    const worker = new Worker(WORKER_URL, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: this.#maxHeapMb } });
     const thread: Thread = { worker, job: undefined, idleTimer: undefined, error: undefined, ended: false, ready: false };
     this.#threads.add(thread);
     worker.on("message", (message: FromWorker) => this.#answered(thread, message));
