@@ -28,7 +28,10 @@ export class HtmlTextError extends Error {
 
 /** Options of an HtmlTextReader. */
 export interface HtmlTextReaderOptions {
-  /** How long a page may take to turn into text (its wait for a thread, and a new thread's start, not counted). Default 5,000 ms. */
+  /**
+   * How long a page may take to turn into text (its wait for a thread, and a new thread's start, not counted).
+   * Default 5,000 ms.
+   */
   budgetMs?: number;
   /** Threads at most; more pages wait their turn. Default 2. */
   maxThreads?: number;
