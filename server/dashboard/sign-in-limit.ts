@@ -1,6 +1,7 @@
 // The limit on dashboard sign-in attempts: so many per minute per client address, counted in the platform's limit
 // store (Redis when configured, so that every gateway shares the count), as a window bucket like the request limits.
 import ipaddr from "ipaddr.js";
+import { logFailure } from "../http/log.js";
 import { ProtocolError } from "../protocol/internal.js";
 import { type LimitStore, LimitStoreUnavailableError } from "../platform/contract.js";
 
@@ -31,8 +32,10 @@ export async function admitSignIn(limit: SignInLimit, address: string, nowMs = D
     result = await limit.limits.reserve([bucket], nowMs);
   } catch (error) {
     if (!(error instanceof LimitStoreUnavailableError)) throw error;
+    // The store's address and the driver's words go to the log; the client gets loom's own message.
+    logFailure(`sign-in attempts cannot be counted (${limit.failOpen ? "admitted: --limits-fail-open" : "refused"})`, error);
     if (limit.failOpen) return;
-    throw new ProtocolError("bad_gateway", `sign-in attempts cannot be counted: the rate-limit store did not answer (${error.message})`);
+    throw new ProtocolError("bad_gateway", "sign-in attempts cannot be counted: the rate-limit store did not answer");
   }
   if (result.admitted) return;
   const retryAfterSeconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));

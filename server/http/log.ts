@@ -18,13 +18,28 @@ export const stderrLog: ServerLog = {
   },
 };
 
+/** How long after a failure is logged the same `what` is only counted (an outage fails every request alike). */
+export const REPEAT_WINDOW_MS = 10_000;
+
+/** Per `what` logged: until when repeats are only counted, and how many were. */
+const recent = new Map<string, { until: number; repeats: number }>();
+
 /**
  * Reports the details of a failure whose client got loom's own message instead (which must not carry them: a
  * driver's or a library's text can name hosts, ports and URLs with their keys): `what` failed, then the error's
- * message and its causes', on stderr as `loom: <what>: <message>`, with URLs redacted.
+ * message and its causes', on stderr as `loom: <what>: <message>`, with URLs redacted. The same `what` is written
+ * once per {@link REPEAT_WINDOW_MS}; the next line after a window says how many were left out.
  */
-export function logFailure(what: string, error: unknown): void {
-  process.stderr.write(`loom: ${what}: ${redactUrls(describeError(error))}\n`);
+export function logFailure(what: string, error: unknown, nowMs = Date.now()): void {
+  const last = recent.get(what);
+  if (last && nowMs < last.until) {
+    last.repeats += 1;
+    return;
+  }
+  if (recent.size >= 1000) recent.clear();
+  recent.set(what, { until: nowMs + REPEAT_WINDOW_MS, repeats: 0 });
+  const repeats = last && last.repeats > 0 ? ` (and ${last.repeats} more like it since the last such line)` : "";
+  process.stderr.write(`loom: ${what}${repeats}: ${redactUrls(describeError(error))}\n`);
 }
 
 /** An error in words: its message (its name when it has none), then its causes', or the value as text. */

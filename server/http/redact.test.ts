@@ -1,7 +1,7 @@
 // URLs in what loom logs: keys in paths and queries, user:password, cut out of free text (viem's multi-line errors,
 // driver messages, stack traces) with the scheme, host and port kept; URLs without a host left as they are.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { logFailure, stderrLog } from "./log.js";
+import { REPEAT_WINDOW_MS, logFailure, stderrLog } from "./log.js";
 import { redactUrls } from "./redact.js";
 
 describe("redactUrls", () => {
@@ -76,6 +76,19 @@ describe("the log", () => {
       "loom: nameless: AbortError\n",
       "loom: the facilitator: Failed to initialize; caused by: getSupported failed (500): see https://f.example/***; caused by: ECONNRESET\n",
       "loom: the database: the database at h:5432 is unavailable: connect ECONNREFUSED\n",
+    ]);
+  });
+
+  it("logFailure writes the same failure once per window, then says how many it left out", () => {
+    const lines = captureStderr();
+    const start = 1_000_000;
+    for (let i = 0; i < 5; i++) logFailure("the rate-limit store cannot be reached", new Error(`refused ${i}`), start + i);
+    logFailure("another failure", new Error("its own line"), start + 5);
+    logFailure("the rate-limit store cannot be reached", new Error("refused again"), start + REPEAT_WINDOW_MS);
+    expect(lines).toEqual([
+      "loom: the rate-limit store cannot be reached: refused 0\n",
+      "loom: another failure: its own line\n",
+      "loom: the rate-limit store cannot be reached (and 4 more like it since the last such line): refused again\n",
     ]);
   });
 

@@ -3,6 +3,7 @@
 // prepaid credit hold; settlement corrects the reservations to what the request used and records its usage durably
 // (group commit, usage-writer) before the response's last byte.
 import type { Accountant, Admission, AdmissionRequest } from "../http/accounting.js";
+import { logFailure } from "../http/log.js";
 import { type InternalUsage, ProtocolError, type WireFormat } from "../protocol/internal.js";
 import { type BucketState, type LimitBucket, type LimitStore, LimitStoreUnavailableError, type Organization, type UsageIncrement } from "./contract.js";
 import { utcDay } from "./limits/daily.js";
@@ -43,6 +44,15 @@ interface NamedBucket {
   description: string;
   /** How the request's actual use maps onto this bucket's units, at settlement. */
   actual: (usage: InternalUsage) => number;
+}
+
+/**
+ * The 502 of a read or write the database did not answer: `what` in loom's words for the client; the driver's error
+ * (which names the database's host, port, user or data dir) goes to the log.
+ */
+function unanswered(what: string, error: unknown): ProtocolError {
+  logFailure(what, error);
+  return new ProtocolError("bad_gateway", `${what}: the platform database did not answer`);
 }
 
 /** Admits and settles requests for the platform. */
@@ -87,7 +97,9 @@ export class PlatformAccountant implements Accountant {
       }
     } catch (error) {
       if (!(error instanceof LimitStoreUnavailableError)) throw error;
-      if (!this.options.failOpen) throw new ProtocolError("overloaded", `the rate-limit store cannot be reached (${error.message}); retry shortly`, undefined, 1);
+      // Its address and the driver's words are the operator's: the log has them, the client loom's own message.
+      logFailure(`the rate-limit store cannot be reached (requests ${this.options.failOpen ? "admitted: --limits-fail-open" : "refused"})`, error);
+      if (!this.options.failOpen) throw new ProtocolError("overloaded", "the rate-limit store cannot be reached; retry shortly", undefined, 1);
       return this.admission(request, principal, organization, [], {}, undefined);
     }
     const headers = this.headers(buckets, states, request.format);
@@ -100,7 +112,7 @@ export class PlatformAccountant implements Accountant {
       }
       const hold = await this.store.holdCredits(organization.id, costDollars(price, inputTokens, maxOutputTokens), this.options.creditHoldMs ?? 15 * MINUTE_MS).catch(async (error: unknown) => {
         await this.giveBack(buckets);
-        throw new ProtocolError("bad_gateway", `the credit balance could not be read: ${(error as Error).message}`);
+        throw unanswered("the credit balance could not be read", error);
       });
       if (hold === "insufficient") {
         await this.giveBack(buckets);
@@ -128,7 +140,7 @@ export class PlatformAccountant implements Accountant {
             ...(creditHoldId ? { creditHoldId } : {}),
           });
         } catch (error) {
-          throw new ProtocolError("bad_gateway", `the request's usage could not be recorded: ${(error as Error).message}`);
+          throw unanswered("the request's usage could not be recorded", error);
         } finally {
           await correction;
         }
@@ -141,7 +153,7 @@ export class PlatformAccountant implements Accountant {
     try {
       organization = await this.store.organization(id);
     } catch (error) {
-      throw new ProtocolError("bad_gateway", `the organization could not be read: ${(error as Error).message}`);
+      throw unanswered("the organization could not be read", error);
     }
     if (!organization) throw new ProtocolError("authentication", "invalid API key (its organization no longer exists)");
     return organization;

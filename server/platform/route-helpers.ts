@@ -4,6 +4,7 @@ import type { HttpRequest } from "uWebSockets.js";
 import { readJsonBody } from "../http/body.js";
 import type { ServerContext } from "../http/context.js";
 import type { ErrorResponder } from "../http/guard.js";
+import { logFailure } from "../http/log.js";
 import type { Connection } from "../http/reply.js";
 import { ProtocolError } from "../protocol/internal.js";
 import { DatabaseUnavailableError, PlatformInputError, UnstorableTextError } from "./contract.js";
@@ -98,7 +99,11 @@ export async function read<T>(what: string, query: () => Promise<T>): Promise<T>
   } catch (error) {
     if (error instanceof PlatformInputError) throw new ProtocolError(error.notFound ? "not_found" : "invalid_request", error.message, error.field);
     if (error instanceof UnstorableTextError) throw new ProtocolError("invalid_request", error.message);
-    if (error instanceof DatabaseUnavailableError) throw new ProtocolError("bad_gateway", `${what}: the platform database did not answer (${error.message})`);
+    if (error instanceof DatabaseUnavailableError) {
+      // The error names the database (host, port, user, data dir): the operator's to read in the log, not the client's.
+      logFailure(what, error);
+      throw new ProtocolError("bad_gateway", `${what}: the platform database did not answer`);
+    }
     throw error;
   }
 }

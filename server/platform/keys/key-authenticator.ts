@@ -3,6 +3,7 @@
 // that time without a database read per request. Keys that cannot be inference keys are refused at once.
 import type { Authenticator, Credentials, Principal } from "../../http/auth.js";
 import { presentedKey } from "../../http/auth.js";
+import { logFailure } from "../../http/log.js";
 import { ProtocolError, type WireFormat } from "../../protocol/internal.js";
 import type { KeyKind, KeyRecord } from "../contract.js";
 import { KEY_PREFIXES, digestKey } from "../store/key-secret.js";
@@ -52,7 +53,11 @@ export class KeyAuthenticator implements Authenticator {
     }
     return this.lookUp(digest).then(
       (record) => this.verdict(record),
-      (error: unknown) => new ProtocolError("bad_gateway", `the key could not be checked: the platform database did not answer (${(error as Error).message})`),
+      (error: unknown) => {
+        // The driver's error names the database: the log's, not the client's.
+        logFailure("the key could not be checked", error);
+        return new ProtocolError("bad_gateway", "the key could not be checked: the platform database did not answer");
+      },
     );
   }
 
