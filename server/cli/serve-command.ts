@@ -10,6 +10,8 @@ import { createEndpoints } from "../adapters/endpoints.js";
 import { type Authenticator, OpenAccess, StaticKeys, keysFromEnvironment } from "../http/auth.js";
 import { type LoomServer, startServer } from "../server.js";
 import { type PlatformOptions, openPlatform } from "../platform/platform.js";
+import { logFailure } from "../http/log.js";
+import { redactUrls } from "../http/redact.js";
 import { loadUws } from "../http/uws.js";
 import { ModelRegistry, defaultSlugs } from "../models.js";
 import { type CheckedServeConfig, type ModelConfigEntry, type ServeConfig, readServeConfig } from "./config.js";
@@ -237,13 +239,13 @@ export async function startService(setup: ServiceSetup): Promise<StartedService>
     ...(config.responses?.retentionDays !== undefined ? { retentionDays: config.responses.retentionDays } : {}),
     // A conversation too big to send as one request body is too big to keep continuing.
     ...(config.maxBodyBytes !== undefined ? { maxConversationBytes: config.maxBodyBytes } : {}),
-    onError: (error) => process.stderr.write(`loom: removing expired stored responses failed: ${(error as Error).message}\n`),
+    onError: (error) => logFailure("removing expired stored responses failed", error),
   });
   // The web dashboard: where the platform is (someone to sign in), with the cleanup of its ended sessions.
   const dashboardSessions = platform ? new DashboardSessionStore(platform.database) : undefined;
   const dashboardFiles = platform ? loadDashboardFiles() : undefined;
   const sessionCleanup = dashboardSessions
-    ? new DashboardSessionCleanup(dashboardSessions, { onError: (error) => process.stderr.write(`loom: removing ended dashboard sessions failed: ${(error as Error).message}\n`) })
+    ? new DashboardSessionCleanup(dashboardSessions, { onError: (error) => logFailure("removing ended dashboard sessions failed", error) })
     : undefined;
   sessionCleanup?.start();
   const dashboard = platform && runs && dashboardSessions && dashboardFiles
@@ -320,7 +322,8 @@ function describeDashboard(files: DashboardFiles, url: string): string {
 function describePayments(settings: PaymentsSettings | undefined): string {
   if (!settings) return "off (503): no payments in the config";
   const { prices, network, asset, settlement } = settings;
-  const how = settlement.mode === "facilitator" ? `facilitator ${settlement.url}` : `direct through ${settlement.rpcUrl}`;
+  // The banner is the log: an RPC endpoint's or a facilitator's key in its URL stays out of it.
+  const how = settlement.mode === "facilitator" ? `facilitator ${redactUrls(settlement.url)}` : `direct through ${redactUrls(settlement.rpcUrl)}`;
   return `pay per run over x402: ${prices.search.usd} / ${prices.run.usd} USD in ${asset.name} (${asset.address}) on ${network.caip2} to ${settings.payTo}, settled ${how}`;
 }
 

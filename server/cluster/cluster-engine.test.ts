@@ -69,6 +69,8 @@ describe("ClusterEngine when a worker is lost", () => {
     await done;
     expect(events.map((event) => event.type)).toEqual(["start", "admitted", "text", "error"]);
     expect((events.at(-1) as { error: Error }).error.message).toMatch(/the worker running this request was lost/);
+    // The client is not told where the worker was (the log is).
+    expect((events.at(-1) as { error: Error }).error.message).not.toContain(new URL(a.link.url).host);
   });
 
   it("fails at once, saying why, when no worker is connected", async () => {

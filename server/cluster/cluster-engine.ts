@@ -5,6 +5,7 @@
 import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import { EventChannel } from "../../engine/event-channel.js";
 import { EngineError, type EngineEvent, type EngineRequest, type EngineStats } from "../../engine/request.js";
+import { logFailure } from "../http/log.js";
 import { type RoutingCounters, type RoutingPolicy, cacheAware, leastLoaded, noRouting } from "./routing.js";
 import type { WorkerLink } from "./worker-link.js";
 
@@ -111,7 +112,11 @@ export class ClusterEngine implements ServingEngine {
           this.#running.delete(id);
           // Not started: nothing reached the client, so another worker can run it from the start (once).
           if (!started && !retried) send(new Set([...excluded, link]), true);
-          else fail(`the worker running this request was lost: ${error.message}`, error);
+          else {
+            // The worker's address and the socket's words are the operator's (the log), not the client's.
+            logFailure(`cluster: a worker of the pool '${this.pool}' was lost while it ran a request`, error);
+            fail("the worker running this request was lost", error);
+          }
         },
       }, prompt?.hashes);
       if (!sent) send(new Set([...excluded, link]), retried);

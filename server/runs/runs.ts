@@ -1,6 +1,7 @@
 // Agent runs assembled on a platform: the run store over its database, the worker on the served models, and the runs
 // routes. `loom serve` opens them whenever the platform is on.
 import type { ServerContext } from "../http/context.js";
+import { logFailure } from "../http/log.js";
 import type { Surface } from "../http/routes.js";
 import type { ModelRegistry } from "../models.js";
 import type { Platform } from "../platform/platform.js";
@@ -64,7 +65,7 @@ export function openRuns(platform: Platform, registry: ModelRegistry, options: R
     secretFor: organizationSecretResolver(platform.database, () => serviceWebhookSecret(platform.database)),
     ...(options.callbacks.pollMs !== undefined ? { pollIntervalMs: options.callbacks.pollMs } : {}),
     ...(options.callbacks.timeoutMs !== undefined ? { timeoutMs: options.callbacks.timeoutMs } : {}),
-    onError: (error) => process.stderr.write(`loom: run callbacks: ${(error as Error).message ?? String(error)}\n`),
+    onError: (error) => logFailure("run callbacks", error),
   });
   const store = new RunStore(platform.database, enqueueRunCallback, () => deliverer.notify());
   // A configured name may be an alias: runs are recorded and billed under the slug it stands for.

@@ -4,6 +4,7 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { ServingEngine } from "../../engine/engine.js";
+import { logFailure } from "../http/log.js";
 import type { UsageRecord } from "../platform/store/usage-writer.js";
 import type { InternalUsage } from "../protocol/internal.js";
 import type { RunRecord } from "./contract.js";
@@ -159,7 +160,8 @@ export class RunWorker {
       if (!(await store.finish(run.id, this.owner, { result }))) return;
     } catch (error) {
       if (error instanceof LeaseLostError) return;
-      const failure = error instanceof RunFailure ? error : new RunFailure("internal", `the run failed inside loom: ${(error as Error).message ?? String(error)}`);
+      // Not the run's own failure (a database that went away, a bug): its text is the log's (#report), not the caller's.
+      const failure = error instanceof RunFailure ? error : new RunFailure("internal", "the run failed inside loom; the server log has the details");
       if (!(error instanceof RunFailure)) this.#report(error);
       await store.finish(run.id, this.owner, { error: { code: failure.code, message: failure.message } });
     } finally {
@@ -249,6 +251,6 @@ export class RunWorker {
 
   readonly #report = (error: unknown): void => {
     if (this.#options.onError) this.#options.onError(error);
-    else process.stderr.write(`loom: run worker: ${(error as Error).message ?? String(error)}\n`);
+    else logFailure("run worker", error);
   };
 }

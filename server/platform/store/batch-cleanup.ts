@@ -1,6 +1,7 @@
 // A background job that deletes rows nobody reads any more (expired stored responses, ended dashboard sessions):
 // reads already ignore them, so this only gives the space back. Each run deletes in bounded batches, so that no
 // statement holds many row locks or runs long, until a batch comes back short.
+import { logFailure } from "../../http/log.js";
 
 /** Deletes at most `limit` rows that ended before `now`; returns how many went. */
 export type DeleteBatch = (now: Date, limit: number) => Promise<number>;
@@ -39,7 +40,7 @@ export class BatchCleanup {
     this.#deleteBatch = deleteBatch;
     this.#intervalMs = intervalMs;
     this.#batch = batch;
-    this.#onError = options.onError ?? ((error) => process.stderr.write(`loom: ${what} cleanup: ${(error as Error)?.message ?? String(error)}\n`));
+    this.#onError = options.onError ?? ((error) => logFailure(`${what} cleanup`, error));
     this.#now = options.now ?? (() => new Date());
   }
 
