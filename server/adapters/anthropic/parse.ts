@@ -23,6 +23,7 @@ import type { ThinkingSigner } from "./thinking-signature.js";
 import { parseToolChoice, parseTools } from "./tools.js";
 import { checkTopLevelFields } from "./top-level.js";
 import { checkConstraint } from "../../protocol/constraint.js";
+import { checkCount, REQUEST_LIMITS } from "../../protocol/request-limits.js";
 
 /** Most stop sequences a request may carry. */
 export const MAX_STOP_SEQUENCES = 16;
@@ -192,6 +193,7 @@ function parseMessages(value: unknown, context: ConversationContext): ChatMessag
   if (isUnset(value)) throw invalid("messages", "is required and must be a non-empty array of messages");
   const items = readArray(value, "messages");
   if (items.length === 0) throw invalid("messages", "must contain at least one message");
+  checkCount("messages", "messages", items.length, REQUEST_LIMITS.messages);
   const out: ChatMessage[] = [];
   items.forEach((item, index) => {
     for (const message of parseMessage(item, index, index === items.length - 1, context)) appendMerged(out, message);
@@ -215,7 +217,8 @@ function appendMerged(out: ChatMessage[], message: ChatMessage): void {
   if (message.reasoning_content !== undefined) {
     last.reasoning_content = joinNonEmpty(last.reasoning_content ?? "", message.reasoning_content);
   }
-  if (message.tool_calls !== undefined) last.tool_calls = [...(last.tool_calls ?? []), ...message.tool_calls];
+  // Appended in place: a run of n merged messages stays linear (a copy per merge would be quadratic).
+  if (message.tool_calls !== undefined) for (const call of message.tool_calls) (last.tool_calls ??= []).push(call);
 }
 
 function joinNonEmpty(a: string, b: string): string {

@@ -1,6 +1,7 @@
 // The Anthropic `tools` and `tool_choice` fields: client tools with a JSON schema, and how the model must use them.
 // Server tools (web search, bash, ...) have a `type` of their own and are rejected: this server runs no tools.
 import type { ToolChoice, ToolDefinition } from "../../protocol/internal.js";
+import { checkToolsLimits } from "../../protocol/request-limits.js";
 import { child, invalid, isUnset, own, readArray, readBoolean, readObject, readString } from "./fields.js";
 
 /** Anthropic's rule for tool names. */
@@ -12,7 +13,9 @@ const CHOICE_TYPES = ["auto", "any", "none", "tool"] as const;
 /** Parses `tools`: [{name, description?, input_schema: {type: "object", ...}}]; names must be unique. */
 export function parseTools(value: unknown, param: string): ToolDefinition[] {
   const seen = new Set<string>();
-  return readArray(value, param).map((item, index) => {
+  const items = readArray(value, param);
+  checkToolsLimits(param, items);
+  return items.map((item, index) => {
     const path = child(param, index);
     const tool = readObject(item, path);
     const type = own(tool, "type");

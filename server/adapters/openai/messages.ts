@@ -2,6 +2,7 @@
 // string or content-part content, assistant tool calls and reasoning, and tool results answering those calls.
 import type { ChatMessage, ChatRole, ChatToolCall } from "../../../engine/chat/messages.js";
 import { ProtocolError } from "../../protocol/internal.js";
+import { checkCount, REQUEST_LIMITS } from "../../protocol/request-limits.js";
 import { own, invalid, isUnset, optionalString, quote, quoteList, requireObject, requireString, unsupported, type JsonObject } from "./fields.js";
 
 /** What message parsing needs to know about the requested model. */
@@ -33,6 +34,7 @@ export function parseMessages(value: unknown, context: MessageContext): ChatMess
     throw new ProtocolError("invalid_request", "messages is required: a non-empty array of {role, content} objects", "messages");
   }
   if (!Array.isArray(value) || value.length === 0) invalid("messages", "a non-empty array of {role, content} objects", value);
+  checkCount("messages", "messages", value.length, REQUEST_LIMITS.messages);
 
   const messages: ChatMessage[] = [];
   // Ids of the tool calls made by the latest assistant message, while only tool messages have followed it.

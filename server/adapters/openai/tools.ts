@@ -1,5 +1,6 @@
 // Parses `tools` and `tool_choice` of a chat-completions request into the internal ToolDefinition and ToolChoice.
 import type { ToolChoice, ToolDefinition } from "../../protocol/internal.js";
+import { checkToolsLimits } from "../../protocol/request-limits.js";
 import { own, invalid, isUnset, isObject, optionalBoolean, optionalObject, optionalString, quote, quoteList, requireObject, requireString, unsupported } from "./fields.js";
 
 /** OpenAI's rule for function names. */
@@ -12,6 +13,7 @@ const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export function parseTools(value: unknown): ToolDefinition[] | undefined {
   if (isUnset(value)) return undefined;
   if (!Array.isArray(value) || value.length === 0) invalid("tools", "a non-empty array of function tools", value);
+  checkToolsLimits("tools", value);
   const seen = new Set<string>();
   return value.map((item: unknown, index): ToolDefinition => {
     const path = `tools[${index}]`;

@@ -3,6 +3,7 @@
 import { randomBytes } from "node:crypto";
 import type { ChatMessage, ChatToolCall } from "../../../engine/chat/messages.js";
 import { ProtocolError } from "../../protocol/internal.js";
+import { checkCount, REQUEST_LIMITS } from "../../protocol/request-limits.js";
 import { invalid, isUnset, optionalString, own, quote, quoteList, requireObject, requireString, unsupported, type JsonObject } from "../openai/fields.js";
 import type { JsonRecord } from "./store.js";
 
@@ -107,6 +108,7 @@ export function parseInput(value: unknown, ids: ItemIds = new ItemIds()): InputI
   if (isUnset(value)) throw new ProtocolError("invalid_request", "input is required: a string or a non-empty array of input items", "input");
   if (typeof value === "string") return [{ id: ids.next("msg_", "i"), type: "message", role: "user", status: "completed", content: [{ type: "input_text", text: value }] }];
   if (!Array.isArray(value) || value.length === 0) invalid("input", "a string or a non-empty array of input items", value);
+  checkCount("input", "items", value.length, REQUEST_LIMITS.messages);
   return value.map((item: unknown, index) => parseItem(requireObject(item, `input[${index}]`), `input[${index}]`, ids));
 }
 
@@ -247,11 +249,22 @@ export function chatMessagesOf(instructions: string | undefined, parts: Conversa
       unsupported(pathOf(pending.index), `${pathOf(pending.index)} is a reasoning item without the assistant message or function call that follows it`);
     }
     messages.push({ role: "assistant", content: "", reasoning_content: pending.text });
+    newTurn([]);
     turn = undefined;
     reasoning = undefined;
   };
   /** Call ids of the latest assistant turn that no function_call_output has answered yet. */
   const unanswered = new Set<string>();
+  /**
+   * Call ids of the latest assistant message, while only tool results have followed it: what an output may answer.
+   * NOTE: kept as the items go, not looked up per output: a turn of n calls and n outputs stays linear.
+   */
+  let answerable: string[] = [];
+  let answerableIds = new Set<string>();
+  const newTurn = (callIds: string[]) => {
+    answerable = callIds;
+    answerableIds = new Set(callIds);
+  };
   const refuseUnanswered = (path: string, where: string) => {
     const one = unanswered.size === 1;
     unsupported(path, `${where} ${one ? "function call" : "function calls"} ${quoteList([...unanswered])} ${one ? "has" : "have"} no function_call_output: send ${one ? "its result" : "their results"} first`);
@@ -270,6 +283,7 @@ export function chatMessagesOf(instructions: string | undefined, parts: Conversa
         if (item.role === "assistant" && reasoning) message.reasoning_content = reasoning.text;
         reasoning = undefined;
         messages.push(message);
+        newTurn([]);
         turn = item.role === "assistant" ? message : undefined;
         return;
       }
@@ -279,16 +293,18 @@ export function chatMessagesOf(instructions: string | undefined, parts: Conversa
           turn = { role: "assistant", content: "" };
           if (reasoning) turn.reasoning_content = reasoning.text;
           messages.push(turn);
+          newTurn([]);
         }
         reasoning = undefined;
         (turn.tool_calls ??= []).push(call);
+        answerable.push(item.call_id);
+        answerableIds.add(item.call_id);
         unanswered.add(item.call_id);
         return;
       }
       case "function_call_output": {
-        const calls = lastCalls(messages);
-        if (!calls.some((call) => call.id === item.call_id)) {
-          const made = calls.length > 0 ? `its calls: ${quoteList(calls.map((call) => call.id ?? ""))}` : "it made none";
+        if (!answerableIds.has(item.call_id)) {
+          const made = answerable.length > 0 ? `its calls: ${quoteList(answerable)}` : "it made none";
           unsupported(`${pathOf(index)}.call_id`, `${pathOf(index)}.call_id ${quote(item.call_id)} answers no function call of the turn before it (${made})`);
         }
         messages.push({ role: "tool", tool_call_id: item.call_id, content: item.output });
@@ -301,16 +317,6 @@ export function chatMessagesOf(instructions: string | undefined, parts: Conversa
   if (reasoning) endTurn(reasoning);
   if (unanswered.size > 0) refuseUnanswered("input", "input ends after an assistant turn whose");
   return messages;
-}
-
-/** The tool calls of the latest assistant message, if only tool messages follow it. */
-function lastCalls(messages: readonly ChatMessage[]): readonly ChatToolCall[] {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i]!;
-    if (message.role === "tool") continue;
-    return message.role === "assistant" ? message.tool_calls ?? [] : [];
-  }
-  return [];
 }
 
 /** Items as stored (plain JSON). Every reference must have been resolved: a reference is never kept. */

@@ -2,6 +2,7 @@
 // with it (ResponsesState: the input items, instructions, storage, and what the response object echoes). Every
 // rejection is a ProtocolError naming the field; features this server does not implement are refused, never ignored.
 import { checkConstraint } from "../../protocol/constraint.js";
+import { checkToolsLimits, REQUEST_LIMITS } from "../../protocol/request-limits.js";
 import { ProtocolError, type InternalRequest, type ServedModels, type ToolChoice, type ToolDefinition } from "../../protocol/internal.js";
 import {
   describe,
@@ -195,6 +196,11 @@ export function needsStore(input: readonly InputItem[]): boolean {
  */
 export function continueConversation(request: InternalRequest, earlier: ConversationItem[], input: ConversationItem[]): void {
   const state = responsesStateOf(request);
+  const items = earlier.length + input.length;
+  if (items > REQUEST_LIMITS.messages) {
+    const param = state.previousResponseId === undefined ? "input" : "previous_response_id";
+    throw new ProtocolError("invalid_request", `the conversation has ${items} items (${earlier.length} stored, ${input.length} in input); a request may have at most ${REQUEST_LIMITS.messages} (limit on messages per request): start a new one with the turns that matter as input`, param);
+  }
   state.earlier = earlier;
   state.input = input;
   request.messages = chatMessagesOf(state.instructions, { earlier, input });
@@ -245,6 +251,7 @@ function parseTools(value: unknown): { tools?: ToolDefinition[]; wireTools: Json
   if (isUnset(value)) return { wireTools: [] };
   if (!Array.isArray(value)) return invalid("tools", "an array of function tools", value);
   if (value.length === 0) return { wireTools: [] };
+  checkToolsLimits("tools", value);
   const seen = new Set<string>();
   const wireTools: JsonRecord[] = [];
   const tools = value.map((item: unknown, index): ToolDefinition => {
