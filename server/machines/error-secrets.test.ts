@@ -1,11 +1,10 @@
 // The machine endpoints' failures behind secret-bearing URLs: an RPC endpoint with its API key in the path (as Alchemy,
 // Infura and QuickNode put it) and a facilitator with one. Anyone can provoke these without paying (three
-// authorizations from a payer whose balance covers one, a slow or unreachable chain, a facilitator that fails), so
+// authorizations from a payer whose balance covers one, a slow or rate-limiting chain, a facilitator that fails), so
 // every 402, 503 and header they answer is checked for the keys and the endpoints' host:port, and the log for the
 // keys; the details go to the log, redacted.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { decodePaymentRequiredHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { TEST_BACKENDS } from "../platform/testing/test-databases.js";
