@@ -13,7 +13,7 @@ import { SchemaError } from "./grammar/schema/errors.js";
 import { tokenTrie } from "./grammar/token-trie.js";
 import { KvCacheManager, type KvCacheOptions } from "./kv/kv-cache.js";
 import type { LoadedModel } from "./load.js";
-import { type PreparedPrompt, preparePrompt } from "./prompt.js";
+import { type PreparedPrompt, type PromptSettings, prepareRequestPrompt } from "./prompt.js";
 import { EngineError, type EngineEvent, type EngineFinishReason, type EngineRequest, type EngineStats, type PrefixCacheSnapshot, type PrefixCacheUpdate } from "./request.js";
 import { SamplingParamError, StopSequenceError } from "./sample/errors.js";
 import { Sampler, checkDeviceToken } from "./sample/sampler.js";
@@ -153,15 +153,17 @@ export class Engine implements ServingEngine {
   /**
    * Queues a request and returns its events. A request that is invalid or can never fit yields one `error` event.
    * Breaking out of the iteration aborts the request.
+   * @param prepared the request's prompt, prepared on another thread with this engine's {@link promptSettings}
+   *   (a WorkerEngine's prompt thread): used instead of preparing `request.input` here.
    */
-  submit(request: EngineRequest): EngineStream {
+  submit(request: EngineRequest, prepared?: PreparedPrompt): EngineStream {
     const id = request.id ?? `req-${++this.arrivals}-${Date.now().toString(36)}`;
     const channel = new EventChannel<EngineEvent>(() => this.abort(id));
     const stream = { id, [Symbol.asyncIterator]: () => channel[Symbol.asyncIterator]() };
     try {
       if (this.closed) throw new EngineError("internal", "the engine is closed");
       if (this.requests.has(id)) throw new EngineError("invalid_request", `a request with id ${id} is already running`, "id");
-      const active = this.accept(id, request, channel);
+      const active = this.accept(id, request, channel, prepared);
       this.requests.set(id, active);
       this.scheduler.add(active);
       this.wake();
@@ -219,15 +221,16 @@ export class Engine implements ServingEngine {
     return this.preparePrompt(request).tokens.length;
   }
 
+  /** What preparing a prompt needs of this engine: its prompt limit and compaction (another thread may prepare). */
+  get promptSettings(): PromptSettings {
+    const kvPositions = this.model.kvPool.capacity * this.model.kvPool.blockSize;
+    return { limit: Math.min(this.model.contextSize, kvPositions) - 1, compaction: this.compaction };
+  }
+
   /** The request's prompt, rendered, compacted and tokenized; it must leave room for one generated token. */
   private preparePrompt(request: EngineRequest): PreparedPrompt {
-    const kvPositions = this.model.kvPool.capacity * this.model.kvPool.blockSize;
-    const compaction = request.enableAutoCompaction === false ? undefined : this.compaction;
-    const promptLimit = Math.min(this.model.contextSize, kvPositions) - 1;
     const model = { tokenizer: this.model.tokenizer, chatTemplate: this.model.chatTemplate, vocabSize: this.model.config.vocab_size };
-    const prompt = preparePrompt(model, request.input, compaction, promptLimit);
-    if (prompt.tokens.length === 0) throw new EngineError("invalid_request", "the prompt is empty: it must contain at least one token", "input");
-    return prompt;
+    return prepareRequestPrompt(model, request, this.promptSettings);
   }
 
   /**
@@ -241,7 +244,7 @@ export class Engine implements ServingEngine {
   }
 
   /** Validates a request and builds its state; throws EngineError. */
-  private accept(id: string, request: EngineRequest, channel: EventChannel<EngineEvent>): ActiveRequest {
+  private accept(id: string, request: EngineRequest, channel: EventChannel<EngineEvent>, prepared?: PreparedPrompt): ActiveRequest {
     if (typeof request !== "object" || request === null) throw new EngineError("invalid_request", "the request must be an object");
     const maxTokens = request.maxTokens ?? DEFAULT_MAX_TOKENS;
     if (maxTokens !== "context" && (!Number.isSafeInteger(maxTokens) || maxTokens < 1)) {
@@ -263,7 +266,7 @@ export class Engine implements ServingEngine {
       throw error;
     }
     const contextSize = this.model.contextSize;
-    const prompt = this.preparePrompt(request);
+    const prompt = prepared ?? this.preparePrompt(request);
     const tokens = prompt.tokens;
     const room = contextSize - tokens.length;
     if (typeof maxTokens === "number" && request.maxTokens !== undefined && maxTokens > room && !request.maxTokensUpToContext) {

@@ -23,6 +23,13 @@ export interface PromptModelSource {
   vocabSize: number;
 }
 
+/** The tokenizer and chat template that {@link PromptCounter.readSource}'s data describes, ready to prepare prompts. */
+export function promptModelOf(source: PromptModelSource): PromptModel {
+  const { strip, ...vocabulary } = source.vocabulary;
+  const spec: VocabularySpec = { ...vocabulary, ...(strip ? { strip: new Map(strip.map(([id, lstrip, rstrip]) => [id, { lstrip, rstrip }])) } : {}) };
+  return { tokenizer: new Tokenizer(spec), chatTemplate: source.chatTemplate, vocabSize: source.vocabSize };
+}
+
 /** Prompts whose tokens a counter remembers. */
 const RECENT_PROMPTS = 16;
 
@@ -53,9 +60,7 @@ export class PromptCounter {
 
   /** A counter from {@link readSource}'s data (read here, or received from another process). */
   static fromSource(source: PromptModelSource): PromptCounter {
-    const { strip, ...vocabulary } = source.vocabulary;
-    const spec: VocabularySpec = { ...vocabulary, ...(strip ? { strip: new Map(strip.map(([id, lstrip, rstrip]) => [id, { lstrip, rstrip }])) } : {}) };
-    return new PromptCounter({ tokenizer: new Tokenizer(spec), chatTemplate: source.chatTemplate, vocabSize: source.vocabSize });
+    return new PromptCounter(promptModelOf(source));
   }
 
   /**

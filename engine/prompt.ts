@@ -4,7 +4,7 @@ import { chatFormatOf } from "./chat/default-template.js";
 import type { ChatMessage } from "./chat/messages.js";
 import { renderChatTemplate } from "./chat/template.js";
 import { type CompactionOptions, type CompactionResult, compactConversation } from "./compaction/index.js";
-import { EngineError, type EngineInput } from "./request.js";
+import { EngineError, type EngineInput, type EngineRequest } from "./request.js";
 import { OversizedWordError, TokenLimitError } from "./tokenizer/errors.js";
 import type { Tokenizer } from "./tokenizer/tokenizer.js";
 
@@ -24,6 +24,27 @@ export interface PreparedPrompt {
   endOfTurn?: readonly string[];
 }
 
+
+/** What preparing a request's prompt needs besides the model: the engine's own limits. Plain data: it crosses threads. */
+export interface PromptSettings {
+  /** The most prompt tokens: the context (or the KV cache, if smaller) less one for the first generated token. */
+  limit: number;
+  /** Auto compaction as the engine resolved it (requests may turn it off). */
+  compaction: CompactionOptions;
+}
+
+/**
+ * The prompt `request` runs with, as its engine prepares it: rendered, compacted unless the request turns compaction
+ * off, tokenized, at most `settings.limit` tokens and not empty. Pure: the engine thread and a WorkerEngine's prompt
+ * thread (engine/host/prompt-worker.ts) give the same tokens for the same request.
+ * @throws EngineError as {@link preparePrompt}, and for an empty prompt.
+ */
+export function prepareRequestPrompt(model: PromptModel, request: EngineRequest, settings: PromptSettings): PreparedPrompt {
+  const compaction = request.enableAutoCompaction === false ? undefined : settings.compaction;
+  const prompt = preparePrompt(model, request.input, compaction, settings.limit);
+  if (prompt.tokens.length === 0) throw new EngineError("invalid_request", "the prompt is empty: it must contain at least one token", "input");
+  return prompt;
+}
 
 /**
  * Renders and tokenizes `input`; throws {@link EngineError} naming the field at fault, or "too_long" once the prompt

@@ -21,7 +21,7 @@ const enginePromise = modelPromise.then((model) => {
   const engine = new Engine(model, data.engine);
   engine.prepare(); // the vocabulary trie and token bounds, so the first request does not wait for them
   engine.onPrefixCacheChange((update) => send({ type: "cache", update }));
-  send({ type: "ready", model: describeModel(model) });
+  send({ type: "ready", model: describeModel(model), prompt: engine.promptSettings });
   return engine;
 });
 enginePromise.catch((error: unknown) => {
@@ -41,7 +41,7 @@ port.on("message", (message: ToWorker) => {
 function handle(engine: Engine, message: ToWorker): void {
   switch (message.type) {
     case "submit":
-      void relay(engine, message.request);
+      void relay(engine, message);
       return;
     case "abort":
       engine.abort(message.id);
@@ -67,9 +67,9 @@ function handle(engine: Engine, message: ToWorker): void {
  * Streams one request's events back; the request ends (finish or error) on the engine's side, not here. NOTE: a
  * failure here fails this request only: an unhandled rejection would end the thread, and every request with it.
  */
-async function relay(engine: Engine, request: Extract<ToWorker, { type: "submit" }>["request"]): Promise<void> {
+async function relay(engine: Engine, { request, prepared }: Extract<ToWorker, { type: "submit" }>): Promise<void> {
   try {
-    for await (const event of engine.submit(request)) send({ type: "event", event: sendableEvent(event) });
+    for await (const event of engine.submit(request, prepared)) send({ type: "event", event: sendableEvent(event) });
   } catch (error) {
     engine.abort(request.id);
     const failure = new EngineError("internal", `the engine thread could not relay this request: ${(error as Error)?.message ?? String(error)}`);

@@ -3,6 +3,7 @@
 import { chatFormatOf } from "../chat/default-template.js";
 import type { EngineOptions } from "../engine.js";
 import type { BackendName, LoadedModel, LoadOptions } from "../load.js";
+import type { PreparedPrompt, PromptSettings } from "../prompt.js";
 import { EngineError, type EngineErrorKind, type EngineEvent, type EngineRequest, type EngineStats, type PrefixCacheSnapshot, type PrefixCacheUpdate } from "../request.js";
 
 /** What a server needs to know about a loaded model without holding it. */
@@ -60,7 +61,8 @@ export type SentEvent = Exclude<EngineEvent, { type: "error" }> | { type: "error
 
 /** Server thread to worker. */
 export type ToWorker =
-  | { type: "submit"; request: EngineRequest & { id: string } }
+  /** `prepared`: the prompt, prepared on the prompt thread (the request's input then holds its tokens). */
+  | { type: "submit"; request: EngineRequest & { id: string }; prepared?: PreparedPrompt }
   | { type: "abort"; id: string }
   /** A question with an answer: the engine's stats, or the prompt tokens a request would run with. */
   | { type: "call"; call: number; question: EngineQuestion }
@@ -75,7 +77,8 @@ export type ToWorker =
 /** Worker to server thread. */
 export type FromWorker =
   | { type: "progress"; loadedBytes: number; totalBytes: number }
-  | { type: "ready"; model: ModelInfo }
+  /** `prompt`: what preparing a prompt needs of this engine, for the prompt thread. */
+  | { type: "ready"; model: ModelInfo; prompt: PromptSettings }
   | { type: "load-failed"; error: SentError }
   | { type: "event"; event: SentEvent }
   /** The prefix cache changed in the last step (sent only while the server thread listens: always, for now). */

@@ -70,6 +70,52 @@ describe("WorkerEngine", () => {
     }
   });
 
+  it("prepares conversations on its prompt thread with the engine's own tokens, compaction and errors", async () => {
+    const inProcess = new Engine(model);
+    // Past the 256-token context: auto compaction drops middle turns, the same ones on either thread.
+    const turns = Array.from({ length: 40 }, (_, i) => ({ role: i % 2 === 0 ? "user" as const : "assistant" as const, content: `turn ${i} of a long talk about cats and dogs` }));
+    const conversation: EngineRequest = { input: { messages: [...turns, { role: "user", content: "And then?" }] }, maxTokens: 8, sampling: { temperature: 0 }, ignoreEndOfGeneration: true };
+    const short: EngineRequest = { input: { messages: [{ role: "user", content: "Once upon a time" }] }, maxTokens: 8, sampling: { temperature: 0 } };
+    const badRole = { input: { messages: [{ role: "narrator", content: "hi" }] } } as unknown as EngineRequest;
+    const tooLong: EngineRequest = { input: { messages: [{ role: "user", content: "word ".repeat(400) }] }, enableAutoCompaction: false };
+    const startOf = (events: EngineEvent[]) => {
+      const { requestId: _, ...start } = events.find((event) => event.type === "start") as Extract<EngineEvent, { type: "start" }>;
+      return start;
+    };
+    try {
+      for (const request of [conversation, short]) {
+        const expected = await eventsOf(inProcess, request);
+        const got = await eventsOf(worker, request);
+        expect(comparable(got)).toEqual(comparable(expected));
+        expect(startOf(got)).toEqual(startOf(expected));
+        expect(await worker.countTokens(request)).toBe(inProcess.countTokens(request));
+      }
+      expect(startOf(await eventsOf(worker, conversation)).compaction?.pruned.length).toBeGreaterThan(0);
+      for (const request of [badRole, tooLong]) {
+        const expected = (await eventsOf(inProcess, request)).at(-1) as Extract<EngineEvent, { type: "error" }>;
+        const got = (await eventsOf(worker, request)).at(-1) as Extract<EngineEvent, { type: "error" }>;
+        expect(got.type).toBe("error");
+        expect({ kind: got.error.kind, field: got.error.field, message: got.error.message }).toEqual({ kind: expected.error.kind, field: expected.error.field, message: expected.error.message });
+        await expect(worker.countTokens(request)).rejects.toMatchObject({ kind: expected.error.kind, field: expected.error.field });
+      }
+    } finally {
+      inProcess.close();
+    }
+  });
+
+  it("ends a request aborted while its prompt is prepared as aborted, and frees it", async () => {
+    const request: EngineRequest = { input: { messages: [{ role: "user", content: "Tell me a long story" }] }, maxTokens: 200, sampling: { temperature: 0 }, ignoreEndOfGeneration: true, id: "aborted-early" };
+    const stream = worker.submit(request);
+    expect(worker.abort("aborted-early")).toBe(true);
+    const events: EngineEvent[] = [];
+    for await (const event of stream) events.push(event);
+    expect(events.at(-1)).toMatchObject({ type: "finish", reason: "aborted" });
+    expect(events.filter((event) => event.type === "text")).toHaveLength(0);
+    await idle(worker);
+    expect(worker.queueDepth).toBe(0);
+    expect((await worker.stats()).kvBlocks.used).toBe(0);
+  });
+
   it("keeps an error's kind and field across the thread boundary", async () => {
     const [event] = await eventsOf(worker, { ...greedy("hi"), sampling: { topP: 5 } });
     expect(event.type).toBe("error");

@@ -11,7 +11,9 @@ import { EventChannel } from "../event-channel.js";
 import type { LoadOptions } from "../load.js";
 import { PACKAGE_ROOT } from "../../kernels/package-root.js";
 import { EngineError, type EngineEvent, type EngineRequest, type EngineStats, type PrefixCacheSnapshot, type PrefixCacheUpdate } from "../request.js";
+import type { PreparedPrompt, PromptSettings } from "../prompt.js";
 import { PendingCalls } from "./pending-calls.js";
+import { PromptThread } from "./prompt-thread.js";
 import { type EngineQuestion, type EngineWorkerData, type FromWorker, type ModelInfo, type ToWorker, receivedError, receivedEvent } from "./messages.js";
 
 /** Options for {@link WorkerEngine.start}. */
@@ -43,6 +45,10 @@ const STOP_GRACE_MS = 5_000;
 interface InFlight {
   channel: EventChannel<EngineEvent>;
   admitted: boolean;
+  /** Whether the engine thread has the request (false while the prompt thread prepares it). */
+  submitted: boolean;
+  /** Aborted while still being prepared: aborted as soon as the engine thread has it. */
+  abortRequested?: boolean;
 }
 
 /** One engine thread and what it was asked. */
@@ -64,6 +70,9 @@ export class WorkerEngine implements ServingEngine {
   /** Questions sent to the engine thread and not yet answered. */
   readonly #calls = new PendingCalls();
   readonly #cacheListeners = new Set<(update: PrefixCacheUpdate) => void>();
+  /** Prepares prompts off the engine thread; `#promptSettings` (from the engine thread) says with what limits. */
+  readonly #prompts: PromptThread;
+  #promptSettings: PromptSettings | undefined;
   #waiting = 0;
   #arrivals = 0;
   #closing = false;
@@ -73,6 +82,7 @@ export class WorkerEngine implements ServingEngine {
   private constructor(path: string, data: EngineWorkerData) {
     this.#path = path;
     this.#data = data;
+    this.#prompts = new PromptThread(data.path);
   }
 
   /**
@@ -82,10 +92,11 @@ export class WorkerEngine implements ServingEngine {
   static async start(path: string, options: WorkerEngineOptions = {}): Promise<WorkerEngine> {
     const data: EngineWorkerData = { path, load: options.load ?? {}, engine: options.engine ?? {}, ...(options.testHooks ? { testHooks: true } : {}) };
     const engine = new WorkerEngine(engineWorkerPath(), data);
+    engine.#prompts.warm(); // reads the tokenizer while the engine thread loads the weights
     try {
       engine.#model = await engine.#spawn(options.onProgress);
     } catch (error) {
-      await engine.#thread.worker.terminate();
+      await Promise.all([engine.#thread.worker.terminate(), engine.#prompts.close()]);
       throw error;
     }
     return engine;
@@ -118,19 +129,56 @@ export class WorkerEngine implements ServingEngine {
     if (this.#closing) return refuse(new EngineError("internal", "the engine is closed"));
     if (this.#unavailable) return refuse(new EngineError("internal", this.#unavailable.message));
     if (this.#streams.has(id)) return refuse(new EngineError("invalid_request", `a request with id ${id} is already running`, "id"));
+    const identified = { ...request, id };
+    const settings = this.#promptSettings;
+    if (settings && this.#prompts.available && typeof request.input === "object" && request.input !== null && !("tokens" in request.input)) {
+      const inFlight: InFlight = { channel, admitted: false, submitted: false };
+      this.#streams.set(id, inFlight);
+      this.#waiting++;
+      void this.#prepareThenSubmit(identified, settings, inFlight);
+      return stream;
+    }
     try {
-      this.#post({ type: "submit", request: { ...request, id } });
+      this.#post({ type: "submit", request: identified });
     } catch (error) {
       return refuse(new EngineError("invalid_request", `the request cannot be sent to the engine thread: ${(error as Error).message}`));
     }
-    this.#streams.set(id, { channel, admitted: false });
+    this.#streams.set(id, { channel, admitted: false, submitted: true });
     this.#waiting++;
     return stream;
   }
 
+  /**
+   * Has the prompt thread render, compact and tokenize the request's prompt, then hands the request to the engine
+   * thread with it. A prompt error ends the request as the engine would have; a prompt thread that failed (not the
+   * request) leaves the preparation to the engine thread.
+   */
+  async #prepareThenSubmit(request: EngineRequest & { id: string }, settings: PromptSettings, inFlight: InFlight): Promise<void> {
+    let prepared: PreparedPrompt | undefined;
+    try {
+      prepared = await this.#prompts.prepare(request, settings);
+    } catch (error) {
+      if (error instanceof EngineError) {
+        if (this.#streams.get(request.id) === inFlight) this.#deliver({ type: "error", requestId: request.id, error });
+        return;
+      }
+    }
+    if (this.#streams.get(request.id) !== inFlight) return; // failed or closed meanwhile (a restart, close)
+    try {
+      this.#post(prepared ? { type: "submit", request: { ...request, input: { tokens: prepared.tokens } }, prepared } : { type: "submit", request });
+    } catch (error) {
+      this.#deliver({ type: "error", requestId: request.id, error: new EngineError("invalid_request", `the request cannot be sent to the engine thread: ${(error as Error).message}`) });
+      return;
+    }
+    inFlight.submitted = true;
+    if (inFlight.abortRequested) this.#post({ type: "abort", id: request.id });
+  }
+
   abort(id: string): boolean {
-    if (!this.#streams.has(id)) return false;
-    this.#post({ type: "abort", id });
+    const inFlight = this.#streams.get(id);
+    if (!inFlight) return false;
+    if (!inFlight.submitted) inFlight.abortRequested = true;
+    else this.#post({ type: "abort", id });
     return true;
   }
 
@@ -138,7 +186,17 @@ export class WorkerEngine implements ServingEngine {
     return this.#ask({ method: "stats" });
   }
 
-  countTokens(request: EngineRequest): Promise<number> {
+  /** Counted on the prompt thread (else by the engine thread, which answers only between steps). */
+  async countTokens(request: EngineRequest): Promise<number> {
+    const settings = this.#promptSettings;
+    if (settings && this.#prompts.available && !this.#unavailable) {
+      try {
+        return await this.#prompts.count(request, settings);
+      } catch (error) {
+        if (error instanceof EngineError) throw error;
+        // The prompt thread failed, not the request: the engine thread counts it.
+      }
+    }
     return this.#ask({ method: "countTokens", request });
   }
 
@@ -192,7 +250,7 @@ export class WorkerEngine implements ServingEngine {
   async close(): Promise<void> {
     this.#closing = true;
     this.#failInFlight("the engine was closed");
-    await this.#stop(this.#thread);
+    await Promise.all([this.#stop(this.#thread), this.#prompts.close()]);
   }
 
   /**
@@ -228,6 +286,7 @@ export class WorkerEngine implements ServingEngine {
             return;
           case "ready":
             thread.ready = true;
+            this.#promptSettings = message.prompt;
             resolve(message.model);
             return;
           case "load-failed":
