@@ -7,7 +7,7 @@ import { EventChannel } from "../../engine/event-channel.js";
 import { EngineError, type EngineEvent, type EngineRequest, type EngineStats } from "../../engine/request.js";
 import { logFailure } from "../http/log.js";
 import { type RoutingCounters, type RoutingPolicy, cacheAware, leastLoaded, noRouting } from "./routing.js";
-import type { WorkerLink } from "./worker-link.js";
+import { type WorkerLink, WorkerLinkLostError } from "./worker-link.js";
 
 /** The mean output length assumed before any request finished. */
 const INITIAL_MEAN_OUTPUT_TOKENS = 32;
@@ -115,7 +115,7 @@ export class ClusterEngine implements ServingEngine {
           else {
             // The worker's address and the socket's words are the operator's (the log), not the client's.
             logFailure(`cluster: a worker of the pool '${this.pool}' was lost while it ran a request`, error);
-            fail("the worker running this request was lost", error);
+            fail(`the worker running this request was lost${error instanceof WorkerLinkLostError ? `: ${error.reason}` : ""}`, error);
           }
         },
       }, prompt?.hashes);

@@ -10,6 +10,18 @@ import type { EngineEvent, EngineRequest } from "../../engine/request.js";
 import { FROM_WORKER_TYPES, type FromWorkerFrame, MAX_FRAME_BYTES, STREAM_WINDOW, type ToWorkerFrame, type WorkerDescription, decodeFrame, encodeFrame } from "./frames.js";
 
 /** Where a request's events go. */
+
+/**
+ * Why a worker's connection ended: the full message names the worker's address (for the log); `reason` says why in
+ * words a client may see ("its heartbeat lapsed"), without it.
+ */
+export class WorkerLinkLostError extends Error {
+  constructor(message: string, readonly reason: string) {
+    super(message);
+    this.name = "WorkerLinkLostError";
+  }
+}
+
 export interface LinkedRequest {
   event(event: EngineEvent): void;
   /** The connection dropped before the request's last event; `started`: the worker had admitted it (sent more than its "start"). */
@@ -77,7 +89,7 @@ export class WorkerLink {
           frame = decodeFrame<FromWorkerFrame>(data, FROM_WORKER_TYPES);
         } catch (error) {
           socket.terminate();
-          this.#end(new Error(`the worker at ${url} sent a malformed frame: ${(error as Error).message}`), onClose);
+          this.#end(new WorkerLinkLostError(`the worker at ${url} sent a malformed frame: ${(error as Error).message}`, "it sent a malformed frame"), onClose);
           return;
         }
         if (frame.type === "hello") {
@@ -89,7 +101,7 @@ export class WorkerLink {
       });
       socket.on("error", (error) => reject(new Error(`cannot reach the worker at ${url}: ${error.message}`)));
       socket.on("close", (code, reason) => {
-        const error = new Error(`the connection to the worker at ${url} closed (${code}${reason.length > 0 ? ` ${reason.toString()}` : ""})`);
+        const error = new WorkerLinkLostError(`the connection to the worker at ${url} closed (${code}${reason.length > 0 ? ` ${reason.toString()}` : ""})`, "its connection closed");
         reject(error);
         this.#end(error, onClose);
       });
@@ -190,7 +202,7 @@ export class WorkerLink {
    */
   close(reason: string): void {
     this.#socket.terminate();
-    this.#end(new Error(`the gateway dropped the connection to the worker at ${this.url}: ${reason}`), this.#onClose);
+    this.#end(new WorkerLinkLostError(`the gateway dropped the connection to the worker at ${this.url}: ${reason}`, reason), this.#onClose);
   }
 
   #send(frame: ToWorkerFrame): void {
