@@ -64,6 +64,8 @@ describe("rate-limit headers", () => {
       "1h2m3s",
       "1h0m0s",
     ]);
+    // Milliseconds keep their leading zeros and lose only their trailing ones.
+    expect([1050, 1005, 60_010, 3_600_100].map(durationText)).toEqual(["1.05s", "1.005s", "1m0.01s", "1h0m0.1s"]);
   });
 
   it("rounds times and Retry-After up, never down", () => {

@@ -128,4 +128,47 @@ describe("MemoryLimitStore on a driven clock", () => {
     await store.close();
     await expect(store.reserve([], 0)).rejects.toThrow(/closed/);
   });
+
+  it("drops a window counter given back to empty at once, and leaves alone a day it does not hold", async () => {
+    const now = Date.UTC(2025, 0, 15, 12, 0, 0);
+    const store = new MemoryLimitStore();
+    const bucket: LimitBucket = { kind: "window", key: "refunded", limit: 10, windowMs: MINUTE, cost: 2 };
+    await store.reserve([bucket], now);
+    expect(store.size).toBe(1);
+    await store.adjust([{ bucket, delta: -2 }], now);
+    expect(store.size).toBe(0);
+    const day: LimitBucket = { kind: "daily", key: "unseen", limit: 100, day: "2025-01-15", cost: 1, seed: async () => 0 };
+    await store.adjust([{ bucket: day, delta: -5 }], now);
+    expect(store.size).toBe(0);
+    await store.close();
+  });
+
+  it("sweeps idle counters at most every 10 s, and a day's counter from the instant its hour of slack ends", async () => {
+    const start = Date.UTC(2025, 0, 15, 12, 0, 0);
+    const store = new MemoryLimitStore();
+    const window = (key: string): LimitBucket => ({ kind: "window", key, limit: 10, windowMs: 1000, cost: 1 }); // 100 ms backlog each
+    await store.reserve([window("a")], start);
+    // Idle since 4.9 s, but the last sweep was 5 s ago: kept until the next.
+    await store.reserve([window("b")], start + 5000);
+    expect(store.size).toBe(2);
+    await store.reserve([window("c")], start + 10_000);
+    expect(store.size).toBe(1);
+
+    const day: LimitBucket = { kind: "daily", key: "tpd", limit: 100, day: "2025-01-15", cost: 1, seed: async () => 0 };
+    const dropAt = nextUtcMidnightMs("2025-01-15") + 3_600_000;
+    await store.reserve([day], start + 20_000);
+    // A sweep at dropAt - 10 s keeps it; the next is due at dropAt exactly, when the counter goes.
+    await store.adjust([], dropAt - 10_000);
+    expect(store.size).toBe(1);
+    await store.adjust([], dropAt);
+    expect(store.size).toBe(0);
+  });
+
+  it("refuses a time that is not a finite number, naming it", async () => {
+    const store = new MemoryLimitStore();
+    const bucket: LimitBucket = { kind: "window", key: "k", limit: 10, windowMs: MINUTE, cost: 1 };
+    await expect(store.reserve([bucket], Number.NaN)).rejects.toThrow(new RangeError("nowMs must be a finite number, got NaN"));
+    await expect(store.adjust([{ bucket, delta: 1 }], Number.POSITIVE_INFINITY)).rejects.toThrow(new RangeError("nowMs must be a finite number, got Infinity"));
+    await store.close();
+  });
 });

@@ -2,6 +2,7 @@
 // and between processes (a second Node process), seed a day once among racing processes, and fail fast with
 // LimitStoreUnavailableError when Redis is down or silent.
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
@@ -11,7 +12,7 @@ import { failIfMissing, REPOSITORY_ROOT, skipOutsideCi, titled } from "../../../
 import { closedLoopbackPort } from "../../testing/closed-port.js";
 import { type LimitBucket, LimitStoreUnavailableError } from "../contract.js";
 import { DAILY_SLACK_MS, nextUtcMidnightMs, utcDay } from "./daily.js";
-import { RedisLimitStore } from "./redis-store.js";
+import { DEFAULT_LIMIT_KEY_PREFIX, RedisLimitStore, redisAddress } from "./redis-store.js";
 import { deleteKeys, inspectionClient, redisMissingReason, TEST_REDIS_URL, testKeyPrefix } from "./testing/redis.js";
 
 const redisReason = await redisMissingReason();
@@ -145,6 +146,51 @@ describe.skipIf(skipOutsideCi(redisReason))(titled("RedisLimitStore against Redi
     }
   });
 
+  it.skipIf(TEST_REDIS_URL !== "redis://127.0.0.1:6379")("by default reaches redis://127.0.0.1:6379 and writes under loom:limits:", async () => {
+    const store = new RedisLimitStore();
+    stores.push(store);
+    const key = `default-${randomUUID()}`;
+    expect(store.keyPrefix).toBe(DEFAULT_LIMIT_KEY_PREFIX);
+    expect((await store.reserve([{ kind: "window", key, limit: 10, windowMs: 60_000, cost: 1 }], Date.now())).admitted).toBe(true);
+    const inspect = inspectionClient();
+    try {
+      expect(await inspect.exists(`loom:limits:window:${key}`)).toBe(1);
+      await inspect.del(`loom:limits:window:${key}`);
+    } finally {
+      inspect.disconnect();
+    }
+    await store.close();
+    await expect(store.reserve([{ kind: "window", key, limit: 10, windowMs: 60_000, cost: 1 }], Date.now())).rejects.toThrow("Redis limit store at 127.0.0.1:6379 is closed");
+  });
+
+  it("gives up after three runs when daily counters keep disappearing while being seeded", async () => {
+    const store = openStore();
+    const day = utcDay(Date.now());
+    const bucket = (key: string, seed: () => Promise<number>): LimitBucket => ({ kind: "daily", key, limit: 100, day, cost: 1, seed });
+    for (const key of ["b", "c"]) await store.reserve([bucket(key, async () => 0)], Date.now());
+    const inspect = inspectionClient();
+    const remove = (key: string) => async () => (await inspect.del(`${store.keyPrefix}daily:${key}:${day}`), 0);
+    const seeded: string[] = [];
+    try {
+      // Seeding a deletes b's counter, seeding b deletes c's: each run finds another one missing.
+      const reserve = store.reserve([
+        bucket("a", async () => (seeded.push("a"), remove("b")())),
+        bucket("b", async () => (seeded.push("b"), remove("c")())),
+        bucket("c", async () => (seeded.push("c"), 0)),
+      ], Date.now());
+      await expect(reserve).rejects.toThrow(new LimitStoreUnavailableError(`Redis limit store at ${redisAddress(TEST_REDIS_URL)}: daily counters kept disappearing while being seeded`));
+      expect(seeded).toEqual(["a", "b", "c"]);
+    } finally {
+      inspect.disconnect();
+    }
+  });
+
+  it("adjusts nothing without asking Redis, closed or not", async () => {
+    const store = openStore();
+    await store.close();
+    await expect(store.adjust([], Date.now())).resolves.toBeUndefined();
+  });
+
   it("times windows by Redis's clock, not the nowMs a caller passes", async () => {
     const store = openStore();
     const bucket: LimitBucket = { kind: "window", key: "skewed", limit: 2, windowMs: 60_000, cost: 1 };
@@ -201,12 +247,55 @@ describe("RedisLimitStore when Redis is unreachable", () => {
     });
   }
 
+  it("names the address and the cause, refuses at once while Redis was just found down, then waits afresh", async () => {
+    const port = await closedLoopbackPort();
+    const store = new RedisLimitStore({ url: `redis://127.0.0.1:${port}`, timeoutMs: 1000 });
+    const listeners = (store as unknown as { client: { listenerCount(event: string): number } }).client;
+    const readyListeners = listeners.listenerCount("ready");
+    try {
+      const first = (await store.reserve([bucket], Date.now()).catch((error: unknown) => error)) as LimitStoreUnavailableError;
+      expect(first).toBeInstanceOf(LimitStoreUnavailableError);
+      expect(first.message).toBe(`Redis limit store at 127.0.0.1:${port} unavailable: connect ECONNREFUSED 127.0.0.1:${port}`);
+      expect((first.cause as Error).message).toBe(`connect ECONNREFUSED 127.0.0.1:${port}`);
+      // Within timeoutMs of that wait: refused at once, with the same reason, instead of waiting out a timeout again.
+      const started = performance.now();
+      const second = (await store.reserve([bucket], Date.now()).catch((error: unknown) => error)) as LimitStoreUnavailableError;
+      expect(performance.now() - started).toBeLessThan(500);
+      expect(second.message).toBe(first.message);
+      // After it: a new wait (not the old one's answer), which leaves no listener behind either.
+      await new Promise((resolve) => setTimeout(resolve, 1050));
+      const third = await store.reserve([bucket], Date.now()).catch((error: unknown) => error);
+      expect(third).toBeInstanceOf(LimitStoreUnavailableError);
+      expect(third).not.toBe(first);
+      expect(listeners.listenerCount("ready")).toBe(readyListeners);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("says when a silent Redis gave no connection in time, and no connection while it was just found down", async () => {
+    const port = await silentPort();
+    const store = new RedisLimitStore({ url: `redis://127.0.0.1:${port}`, timeoutMs: 300 });
+    try {
+      await expect(store.reserve([bucket], Date.now())).rejects.toThrow(`Redis limit store at 127.0.0.1:${port} unavailable: no connection within 300 ms (status connect)`);
+      await expect(store.reserve([bucket], Date.now())).rejects.toThrow(new LimitStoreUnavailableError(`Redis limit store at 127.0.0.1:${port} unavailable: no connection`));
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("names a Redis by host and port only", () => {
+    expect(redisAddress("redis://user:secret@redis.example:6380/2")).toBe("redis.example:6380");
+    expect(redisAddress("redis://redis.example")).toBe("redis.example:6379");
+    expect(redisAddress("not a url")).toBe("(unparsable URL)");
+  });
+
   it("rejects with LimitStoreUnavailableError after close", async () => {
     const store = new RedisLimitStore({ url: `redis://127.0.0.1:${await closedLoopbackPort()}` });
     await store.close();
     const started = performance.now();
     await expect(store.reserve([bucket], Date.now())).rejects.toThrow(LimitStoreUnavailableError);
-    await expect(store.reserve([bucket], Date.now())).rejects.toThrow(/is closed/);
+    await expect(store.reserve([bucket], Date.now())).rejects.toThrow(/^Redis limit store at 127\.0\.0\.1:\d+ is closed$/);
     expect(performance.now() - started).toBeLessThan(100);
   });
 });
