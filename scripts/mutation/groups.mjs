@@ -55,11 +55,10 @@ export const MUTATION_GROUPS = Object.freeze([
   },
   {
     name: "callbacks",
-    title: "Run callbacks: signing, signing secrets, the URL check and the signed body",
+    title: "Run callbacks: the signature, the signing secrets and the signed body",
     mutate: [
       "server/runs/callbacks/callback-signing.ts",
       "server/runs/callbacks/callback-secrets.ts",
-      "server/runs/callbacks/callback-url.ts",
       "server/runs/callbacks/callback-payload.ts",
       "server/platform/store/webhook-secret-store.ts",
     ],
@@ -80,6 +79,8 @@ export const MUTATION_GROUPS = Object.freeze([
     tests: [
       "server/release/keys.test.ts",
       "server/release/dsse.test.ts",
+      "server/release/manifest.test.ts",
+      "server/release/model-manifest.test.ts",
       "server/release/release.test.ts",
       "server/release/model-release.test.ts",
     ],
