@@ -6,7 +6,7 @@ import { failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fi
 import { PlatformInputError } from "../contract.js";
 import { TEST_BACKENDS, type TestDatabase } from "../testing/test-databases.js";
 import { OrganizationStore } from "./organization-store.js";
-import { newWebhookSecret, WebhookSecretStore } from "./webhook-secret-store.js";
+import { newWebhookSecret, serviceWebhookSecret, WebhookSecretStore } from "./webhook-secret-store.js";
 
 describe("newWebhookSecret", () => {
   it("is whsec_ and the base64 of 32 random bytes, which the standardwebhooks package accepts", () => {
@@ -44,6 +44,15 @@ for (const backend of TEST_BACKENDS) {
       expect(await secrets.webhookSecretOf(organization.id)).toBe(secret);
     });
 
+    it("reads a secret it has without writing the organization's row (no lock taken per callback)", async () => {
+      const organization = await organizations.create("Read only");
+      await secrets.webhookSecretOf(organization.id);
+      const version = async () => (await test.database.query<{ xmin: string }>("SELECT xmin::text AS xmin FROM organizations WHERE id = $1", [organization.id]))[0]!.xmin;
+      const before = await version();
+      await secrets.webhookSecretOf(organization.id);
+      expect(await version()).toBe(before);
+    });
+
     it("gives concurrent first callers one secret", async () => {
       const organization = await organizations.create("Racing");
       const answers = await Promise.all(Array.from({ length: 12 }, () => secrets.webhookSecretOf(organization.id)));
@@ -66,6 +75,17 @@ for (const backend of TEST_BACKENDS) {
       expect(await secrets.webhookSecretOf(organization.id)).toBe(second);
     });
 
+    it("makes the service-wide secret once, in the database, and gives concurrent first callers that one", async () => {
+      const stored = async () => (await test.database.query<{ value: string }>("SELECT value FROM service_settings WHERE name = 'webhook_secret'"))[0]?.value;
+      const initially = await stored();
+      const answers = await Promise.all(Array.from({ length: 8 }, () => serviceWebhookSecret(test.database)));
+      expect(new Set(answers).size).toBe(1);
+      expect(answers[0]).toMatch(/^whsec_[A-Za-z0-9+/=]{32,}$/);
+      expect(await stored()).toBe(answers[0]);
+      if (initially !== undefined) expect(answers[0]).toBe(initially);
+      expect(await serviceWebhookSecret(test.database)).toBe(answers[0]);
+    });
+
     it("names organizationId for an unknown or malformed organization", async () => {
       // Each call starts only when awaited: a second promise made up front rejects unobserved while the first is awaited.
       for (const call of [() => secrets.webhookSecretOf("org_missing"), () => secrets.rotateWebhookSecret("org_missing")]) {
@@ -74,6 +94,8 @@ for (const backend of TEST_BACKENDS) {
         expect(error).toMatchObject({ field: "organizationId", notFound: true });
       }
       await expect(secrets.webhookSecretOf("")).rejects.toMatchObject({ field: "organizationId" });
+      await expect(secrets.rotateWebhookSecret("")).rejects.toMatchObject({ field: "organizationId" });
+      await expect(secrets.webhookSecretOf("org_missing")).rejects.toThrow("no organization org_missing");
     });
   });
 }
