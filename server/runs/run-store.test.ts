@@ -71,8 +71,6 @@ describe.skipIf(skipOutsideCi(POSTGRES.reason))(titled("run claiming by two work
       );
       const ownerOf = new Map(claims.map((claim) => [claim.id, claim.owner]));
       expect(rows.map((row) => [row.id, row.status, row.attempts, row.lease_owner]), where).toEqual([...ids].sort().map((id) => [id, "processing", 1, ownerOf.get(id)]));
-      // Both took part (neither starved behind the other's locks).
-      expect(new Set(claims.map((claim) => claim.owner)).size, where).toBe(2);
     }
   }, 120_000);
 
