@@ -3,13 +3,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
 import { seededRandom as random } from "../../../engine/testing/seeded-random.js";
-import { type Database, DatabaseUnavailableError, type KeyRecord, type Organization, PlatformInputError, type UsageIncrement } from "../contract.js";
+import { type Database, DatabaseUnavailableError, type KeyRecord, type Organization, PlatformInputError, type Sql, type UsageIncrement } from "../contract.js";
 import { TEST_BACKENDS, type TestDatabase } from "../testing/test-databases.js";
 import { CreditStore } from "./credit-store.js";
 import { KeyStore } from "./key-store.js";
 import { OrganizationStore } from "./organization-store.js";
 import { UsageStore } from "./usage-store.js";
-import { UsageWriter } from "./usage-writer.js";
+import { recordUsageIn, UsageWriter } from "./usage-writer.js";
 
 /**
  * The real database, counting the commits made through it: each transaction, and each statement run on its own
@@ -37,6 +37,29 @@ function countingTransactions(database: Database): { database: Database; transac
     transactions: () => transactions,
   };
 }
+
+/**
+ * The real database, whose batch statements first fail with `failures` in turn (as a deadlock, 40P01, arrives from
+ * the driver: an error with its SQLSTATE in `code`), counting the attempts.
+ */
+function failingFirst(database: Database, failures: Error[]): { database: Database; attempts: () => number } {
+  let attempts = 0;
+  return {
+    database: {
+      kind: database.kind,
+      query: (text, params) => database.query(text, params),
+      transaction: (work) => database.transaction(work),
+      close: () => database.close(),
+      queryPrepared: (statement, params) => {
+        const failure = failures[attempts++];
+        return failure ? Promise.reject(failure) : database.queryPrepared(statement, params);
+      },
+    },
+    attempts: () => attempts,
+  };
+}
+
+const sqlError = (message: string, code?: string): Error => Object.assign(new Error(message), code === undefined ? {} : { code });
 
 const DAY = "2031-03-04";
 
@@ -202,13 +225,65 @@ for (const backend of TEST_BACKENDS) {
         writer.record({ ...good, day: "2031-02-30" }),
         writer.record({ ...good, inputTokens: 1.5 }),
         writer.record({ ...good, spendDollars: Number.NaN }),
+        writer.record({ ...good, organizationId: "" }),
+        writer.record({ ...good, keyId: " " }),
+        writer.record({ ...good, model: 7 as unknown as string }),
+        writer.record({ ...good, creditHoldId: "" }),
         writer.record(good),
       ]);
-      expect(results.map((result) => result.status)).toEqual(["fulfilled", "rejected", "rejected", "rejected", "rejected", "fulfilled"]);
-      expect(results.slice(1, 5).map((result) => ((result as PromiseRejectedResult).reason as PlatformInputError).field)).toEqual(
-        ["outputTokens", "day", "inputTokens", "spendDollars"],
+      expect(results.map((result) => result.status)).toEqual(["fulfilled", ...Array(8).fill("rejected"), "fulfilled"]);
+      expect(results.slice(1, 9).map((result) => ((result as PromiseRejectedResult).reason as PlatformInputError).field)).toEqual(
+        ["outputTokens", "day", "inputTokens", "spendDollars", "organizationId", "keyId", "model", "creditHoldId"],
       );
       expect((await usage.rows(organization.id))[0]).toMatchObject({ requests: 2, inputTokens: 6, outputTokens: 8 });
+    });
+
+    it("retries a batch PostgreSQL rolled back (class 40) up to three attempts, and no other failure", async () => {
+      const { organization, keys: [key] } = await organizationWithKeys("Retries");
+      const increment: UsageIncrement = { organizationId: organization.id, keyId: key!.id, model: "m", day: DAY, requests: 1, inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, spendDollars: 0 };
+      const deadlock = () => sqlError("deadlock detected", "40P01");
+      const twice = failingFirst(test.database, [deadlock(), sqlError("could not serialize access", "40001")]);
+      await new UsageWriter(twice.database).record(increment);
+      expect(twice.attempts()).toBe(3);
+      expect((await usage.rows(organization.id))[0]).toMatchObject({ requests: 1 });
+
+      const always = failingFirst(test.database, [deadlock(), deadlock(), deadlock(), deadlock()]);
+      const error = await new UsageWriter(always.database).record(increment).then(() => undefined, (e: unknown) => e);
+      expect(always.attempts()).toBe(3);
+      expect(error).toBeInstanceOf(DatabaseUnavailableError);
+      expect((error as Error).message).toBe("usage was not recorded: deadlock detected");
+      expect((await usage.rows(organization.id))[0]).toMatchObject({ requests: 1 });
+
+      // Another SQLSTATE (a foreign key, 23503; one ending in 40), or none: the first failure is the answer.
+      for (const failure of [sqlError("violates foreign key", "23503"), sqlError("other", "XX040"), sqlError("connection lost")]) {
+        const once = failingFirst(test.database, [failure, failure]);
+        await expect(new UsageWriter(once.database).record(increment)).rejects.toThrow(new DatabaseUnavailableError(`usage was not recorded: ${failure.message}`));
+        expect(once.attempts(), failure.message).toBe(1);
+      }
+      const unavailable = new DatabaseUnavailableError("the database is down");
+      const passed = failingFirst(test.database, [unavailable]);
+      expect(await new UsageWriter(passed.database).record(increment).then(() => undefined, (e: unknown) => e)).toBe(unavailable);
+    });
+
+    it("adds usage inside the caller's transaction: committed with it, rolled back with it, checked first", async () => {
+      const { organization, keys: [key] } = await organizationWithKeys("In a transaction", { billingMode: "prepaid", creditBalanceDollars: 1 });
+      const increment: UsageIncrement = { organizationId: organization.id, keyId: key!.id, model: "m", day: DAY, requests: 1, inputTokens: 7, cachedInputTokens: 0, outputTokens: 3, spendDollars: 0.25 };
+      const at = new Date("2031-03-04T12:00:00.000Z");
+      await test.database.transaction((tx) => recordUsageIn(tx, [increment, { ...increment, outputTokens: 5 }], at));
+      expect((await usage.rows(organization.id))[0]).toMatchObject({ requests: 2, inputTokens: 14, outputTokens: 8 });
+      expect((await organizations.get(organization.id))!.creditBalanceDollars).toBe(0.5);
+      expect((await keys.get(organization.id, key!.id))!.lastUsedAt).toEqual(at);
+      await expect(test.database.transaction(async (tx) => {
+        await recordUsageIn(tx, [increment]);
+        throw new Error("the run's step failed");
+      })).rejects.toThrow("the run's step failed");
+      expect((await usage.rows(organization.id))[0]).toMatchObject({ requests: 2 });
+      // Nothing to add: not a statement. A malformed increment: refused before any.
+      const statements: string[] = [];
+      const counting = { query: (text: string, params?: unknown[]) => (statements.push(text), test.database.query(text, params)) } as Sql;
+      await recordUsageIn(counting, []);
+      await expect(recordUsageIn(counting, [increment, { ...increment, keyId: "" }])).rejects.toMatchObject({ field: "keyId" });
+      expect(statements).toEqual([]);
     });
 
     it("flush() waits for what was recorded; close() refuses later records", async () => {
@@ -219,7 +294,11 @@ for (const backend of TEST_BACKENDS) {
       await writer.flush();
       expect((await usage.rows(organization.id))[0]?.requests).toBe(20);
       await Promise.all(pending);
+      // close() waits for the batch committing and the records queued behind it.
+      const queued = Array.from({ length: 5 }, () => writer.record(increment));
       await writer.close();
+      expect((await usage.rows(organization.id))[0]?.requests).toBe(25);
+      await Promise.all(queued);
       await expect(writer.record(increment)).rejects.toThrow("the usage writer is closed");
     });
   });
