@@ -5,11 +5,15 @@
 // The peer: llama.cpp's server interleaves decodes between prefill micro-batches of n_ubatch (512) prompt tokens,
 // so its longest gap is about one 512-token prefill, timed here with node-llama-cpp on the same file.
 // Run: npm run build && node dist/bench/stall.js [--threads 2] [--repeats 3]
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { WorkerEngine } from "../engine/host/worker-engine.js";
 import { REFERENCE_CONTEXT_OPTIONS, referenceLlama } from "../engine/testing/llama-cpp.js";
 import { createEndpoints } from "../server/adapters/endpoints.js";
 import { OpenAccess } from "../server/http/auth.js";
+import { openResponseStorage } from "../server/platform/store/response-storage.js";
 import { startServer } from "../server/server.js";
 import { ModelRegistry, defaultSlugs } from "../server/models.js";
 import { benchModelPath, f32KvBytes, median, printHeader, randomTokens, seededRandom } from "./bench-models.js";
@@ -18,17 +22,34 @@ const PRESET = "smollm2-135m";
 const DTYPE = "q8_0";
 const CONTEXT = 4096;
 
-/** What the other client sends. */
+/** What the other client sends, and where. */
 interface Scenario {
   name: string;
-  body(model: string): string;
+  /** The route it goes to (default /v1/chat/completions). */
+  path?: string;
+  /** Whether it prefills a long prompt (measured again with pacing off, to show what pacing does). */
+  prefills?: boolean;
+  /** The body; none: the baseline, nothing sent for two seconds. */
+  body?(model: string): string;
 }
 
 const words = (count: number) => Array.from({ length: count }, (_, i) => `word${i % 977}`).join(" ");
+/** `count` short chat messages, users and assistants in turn, a user last. */
+const shortMessages = (count: number) => Array.from({ length: count }, (_, i) => ({ role: (count - 1 - i) % 2 === 0 ? "user" : "assistant", content: `hello ${i % 97}` }));
+/** `count` tools, each with `properties` string properties. */
+const tools = (count: number, properties: number, shape: "openai" | "anthropic" | "responses") => Array.from({ length: count }, (_, i) => {
+  const schema = { type: "object", properties: Object.fromEntries(Array.from({ length: properties }, (_, p) => [`field${p}`, { type: "string", description: `field ${p}` }])) };
+  const name = `tool_${i}`;
+  const description = `does thing ${i}`;
+  if (shape === "anthropic") return { name, description, input_schema: schema };
+  if (shape === "responses") return { type: "function", name, description, parameters: schema };
+  return { type: "function", function: { name, description, parameters: schema } };
+});
 
 const SCENARIOS: Scenario[] = [
+  { name: "nothing (the baseline: two seconds of the stream alone)" },
   { name: "8 MB prompt (refused: past the context)", body: (model) => JSON.stringify({ model, max_tokens: 1, messages: [{ role: "user", content: "lorem ipsum dolor sit amet ".repeat(300_000) }] }) },
-  { name: "3,300-token prompt (prefilled, 1 token out)", body: (model) => JSON.stringify({ model, max_tokens: 1, messages: [{ role: "user", content: words(850) }] }) },
+  { name: "3,300-token prompt (prefilled, 1 token out)", prefills: true, body: (model) => JSON.stringify({ model, max_tokens: 1, messages: [{ role: "user", content: words(850) }] }) },
   {
     name: "schema with 20,000 required properties",
     body: (model) => {
@@ -37,6 +58,17 @@ const SCENARIOS: Scenario[] = [
       return JSON.stringify({ model, max_tokens: 4, messages: [{ role: "user", content: "JSON please" }], response_format: { type: "json_schema", json_schema: { name: "big", schema } } });
     },
   },
+  { name: "chat: 1,000 two-word messages", body: (model) => JSON.stringify({ model, max_tokens: 1, messages: shortMessages(1_000) }) },
+  { name: "chat: 10,000 two-word messages", body: (model) => JSON.stringify({ model, max_tokens: 1, messages: shortMessages(10_000) }) },
+  { name: "chat: 10,000 two-word messages, compaction off", body: (model) => JSON.stringify({ model, max_tokens: 1, messages: shortMessages(10_000), chat_template_kwargs: { enable_auto_compaction: false } }) },
+  { name: "responses: 3,000 input items", path: "/v1/responses", body: (model) => JSON.stringify({ model, max_output_tokens: 16, input: shortMessages(3_000) }) },
+  { name: "responses: 30,000 input items", path: "/v1/responses", body: (model) => JSON.stringify({ model, max_output_tokens: 16, input: shortMessages(30_000) }) },
+  { name: "responses: 100,000 input items", path: "/v1/responses", body: (model) => JSON.stringify({ model, max_output_tokens: 16, input: shortMessages(100_000) }) },
+  { name: "chat: 1,000 tools", body: (model) => JSON.stringify({ model, max_tokens: 1, messages: shortMessages(1), tools: tools(1_000, 2, "openai") }) },
+  { name: "chat: 256 tools of 15 properties (the most the limits let through)", body: (model) => JSON.stringify({ model, max_tokens: 1, messages: shortMessages(1), tools: tools(256, 15, "openai") }) },
+  { name: "chat: 10,000 tools", body: (model) => JSON.stringify({ model, max_tokens: 1, messages: shortMessages(1), tools: tools(10_000, 2, "openai") }) },
+  { name: "messages: 1,000 tools of 50 properties", path: "/v1/messages", body: (model) => JSON.stringify({ model, max_tokens: 1, messages: shortMessages(1), tools: tools(1_000, 50, "anthropic") }) },
+  { name: "responses: 1,000 tools of 50 properties", path: "/v1/responses", body: (model) => JSON.stringify({ model, max_output_tokens: 16, input: "hello", tools: tools(1_000, 50, "responses") }) },
 ];
 
 interface Measurement {
@@ -58,10 +90,15 @@ async function measure(engine: WorkerEngine, port: number, slug: string, scenari
   })();
   while (arrivals.length < 5) await new Promise((resolve) => setTimeout(resolve, 20));
   await new Promise((resolve) => setTimeout(resolve, 1000));
-  const body = scenario.body(slug);
+  const body = scenario.body?.(slug);
   const sent = performance.now();
-  const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body });
-  await response.text();
+  let status = 0;
+  if (body === undefined) await new Promise((resolve) => setTimeout(resolve, 2000));
+  else {
+    const response = await fetch(`http://127.0.0.1:${port}${scenario.path ?? "/v1/chat/completions"}`, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" }, body });
+    await response.text();
+    status = response.status;
+  }
   const answered = performance.now();
   inFlight = [sent, answered];
   await stream;
@@ -72,7 +109,7 @@ async function measure(engine: WorkerEngine, port: number, slug: string, scenari
   };
   const during = gaps(sent, answered);
   const before = gaps(0, sent - 1);
-  return { medianGapMs: median(before), maxGapMs: Math.max(0, ...during), status: response.status, requestMs: answered - sent };
+  return { medianGapMs: median(before), maxGapMs: Math.max(0, ...during), status, requestMs: answered - sent };
 }
 
 /** llama.cpp's time to prefill 512 tokens (one n_ubatch) on the same file: the longest stall its server's interleaving allows. */
@@ -98,7 +135,7 @@ async function llamaCppUbatchMs(path: string, threads: number, vocabSize: number
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { threads: { type: "string" }, repeats: { type: "string" } } });
+  const { values } = parseArgs({ options: { threads: { type: "string" }, repeats: { type: "string" }, only: { type: "string" } } });
   const threads = Number(values.threads ?? 2);
   const repeats = Number(values.repeats ?? 3);
   const path = await benchModelPath(PRESET, DTYPE);
@@ -110,25 +147,30 @@ async function main(): Promise<void> {
   console.log("");
   console.log("| other request | stepTargetMs | its status | its time (ms) | stream median gap (ms) | stream longest gap while it ran (ms), runs | vs median |");
   console.log("|---|---|---|---|---|---|---|");
-  for (const scenario of SCENARIOS) {
-    for (const stepTargetMs of [200, 0]) {
+  for (const scenario of SCENARIOS.filter((s) => values.only === undefined || s.name.includes(values.only))) {
+    for (const stepTargetMs of scenario.prefills ? [200, 0] : [200]) {
       const runs: Measurement[] = [];
       for (let run = 0; run < repeats; run++) {
         const engine = await WorkerEngine.start(path, { load: { threads, contextSize: CONTEXT, maxSequences: 4, kvCache: { bytes: f32KvBytes(path, CONTEXT, 3), dtype: "f32" } }, engine: { stepTargetMs } });
         const slugs = defaultSlugs(engine.model);
         const registry = new ModelRegistry([{ model: engine.model, engine, slugs, created: 1 }]);
-        const server = await startServer({ registry, auth: new OpenAccess(), endpoints: createEndpoints(registry) }, "127.0.0.1", 0);
+        // Stored responses (PGlite in a scratch dir, as `loom serve` keeps them), so that /v1/responses is served.
+        const responsesDir = mkdtempSync(join(tmpdir(), "loom-stall-"));
+        const responses = openResponseStorage({ dataDir: responsesDir });
+        const server = await startServer({ registry, auth: new OpenAccess(), endpoints: createEndpoints(registry, { responses: responses.storage }) }, "127.0.0.1", 0);
         try {
-          runs.push(await measure(engine, server.port, slugs.openai[0]!, scenario, prompt));
+          const slug = scenario.path === "/v1/messages" ? slugs.anthropic[0]! : slugs.openai[0]!;
+          runs.push(await measure(engine, server.port, slug, scenario, prompt));
         } finally {
           server.close();
           await engine.close();
+          await responses.close();
+          rmSync(responsesDir, { recursive: true, force: true });
         }
       }
       const worst = Math.max(...runs.map((r) => r.maxGapMs));
       const medianGap = median(runs.map((r) => r.medianGapMs));
       console.log(`| ${scenario.name} | ${stepTargetMs} | ${[...new Set(runs.map((r) => r.status))].join("/")} | ${median(runs.map((r) => r.requestMs)).toFixed(0)} | ${medianGap.toFixed(1)} | ${worst.toFixed(0)} (${runs.map((r) => r.maxGapMs.toFixed(0)).join(", ")}) | ${(worst / medianGap).toFixed(1)}x |`);
-      if (scenario.name.startsWith("8 MB") && stepTargetMs === 0) break; // refused before any prefill: pacing plays no part
     }
   }
   const ubatch = await llamaCppUbatchMs(path, threads, 49152);

@@ -8,9 +8,15 @@ export interface StepPacerOptions {
   targetMs: number;
   /** The runner's batch size: the most tokens any step may compute. */
   maxTokens: number;
-  /** The fewest prefill tokens a paced step still computes, so that a prompt always progresses. */
+  /**
+   * The fewest prefill tokens a paced step still computes, so that a prompt always progresses (default 4: deep in a
+   * long prompt a token can cost 15-25 ms on a 2-core CPU, and a floor of 16 made such steps 250-450 ms by itself).
+   */
   minChunkTokens?: number;
 }
+
+/** Default of {@link StepPacerOptions.minChunkTokens}. */
+const DEFAULT_MIN_CHUNK_TOKENS = 4;
 
 /** Weight of the newest measurement in the running averages. */
 const SMOOTHING = 0.25;
@@ -30,7 +36,7 @@ export class StepPacer {
 
   constructor(readonly options: StepPacerOptions) {
     if (!Number.isFinite(options.targetMs) || options.targetMs < 0) throw new RangeError(`stepTargetMs must be a number >= 0, got ${options.targetMs}`);
-    this.minChunk = Math.min(options.minChunkTokens ?? 16, options.maxTokens);
+    this.minChunk = Math.min(options.minChunkTokens ?? DEFAULT_MIN_CHUNK_TOKENS, options.maxTokens);
   }
 
   /** The next step's token budget when `decoding` requests each need one token. */
