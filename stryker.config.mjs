@@ -17,6 +17,9 @@ export default {
   plugins: ["@stryker-mutator/vitest-runner"],
   vitest: { configFile: "stryker.vitest.config.ts", related: true },
   mutate: groups.flatMap((group) => group.mutate),
+  // Vitest strips types without checking them: no need for Stryker's @ts-nocheck pass (which also chokes on the
+  // AssemblyScript kernels' decorators).
+  disableTypeChecks: false,
   // Each mutant runs only the tests that reached its code in the first, instrumented run.
   coverageAnalysis: "perTest",
   // Two cores shared by several people: one test process by default (`-- --concurrency 2` for two).

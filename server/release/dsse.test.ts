@@ -71,3 +71,68 @@ describe("parseEnvelope", () => {
     expect(() => parseEnvelope(value, "m.json")).toThrow(message);
   });
 });
+
+describe("parseEnvelope, every field", () => {
+  const sig = Buffer.alloc(64, 1).toString("base64");
+  const envelope = { payloadType: "t", payload: "eyJ9", signatures: [{ keyid: "k", sig }] };
+
+  it("returns a well-formed envelope as it is", () => {
+    expect(parseEnvelope(envelope, "m.json")).toBe(envelope);
+    const empty = { ...envelope, payload: "" };
+    expect(parseEnvelope(empty, "m.json")).toBe(empty);
+  });
+
+  it("refuses each malformed field with a DsseError naming the file", () => {
+    const cases: Array<[unknown, string]> = [
+      [null, "must be a JSON object"],
+      ["envelope", "must be a JSON object"],
+      [{ ...envelope, payloadType: 7 }, "payloadType must be a non-empty string"],
+      [{ ...envelope, payload: 7 }, "payload must be a base64 string"],
+      [{ ...envelope, payload: "abc" }, "payload must be a base64 string"],
+      [{ ...envelope, payload: "!abc" }, "payload must be a base64 string"],
+      [{ ...envelope, payload: "abc!" }, "payload must be a base64 string"],
+      [{ ...envelope, payload: "ab=c" }, "payload must be a base64 string"],
+      [{ ...envelope, signatures: { 0: envelope.signatures[0] } }, "signatures must be a non-empty array"],
+      [{ ...envelope, signatures: [envelope.signatures[0], { keyid: 7, sig }] }, "signatures[1] must be { keyid: string, sig: base64 string }"],
+      [{ ...envelope, signatures: [{ keyid: "k", sig: 7 }] }, "signatures[0] must be { keyid: string, sig: base64 string }"],
+      [{ ...envelope, signatures: [{ keyid: "k", sig: "not base64!" }] }, "signatures[0] must be { keyid: string, sig: base64 string }"],
+      [{ ...envelope, signatures: [null] }, "signatures[0] must be { keyid: string, sig: base64 string }"],
+    ];
+    for (const [value, message] of cases) {
+      let thrown: unknown;
+      try {
+        parseEnvelope(value, "feed/m.json");
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, message).toBeInstanceOf(DsseError);
+      expect((thrown as DsseError).name).toBe("DsseError");
+      expect((thrown as DsseError).message).toBe(`feed/m.json: not a DSSE envelope: ${message}`);
+    }
+  });
+});
+
+describe("verifyEnvelope, several signatures", () => {
+  const second = generateKeyPairSync("ed25519");
+  const secondId = keyIdOf(second.publicKey);
+
+  it("passes when any trusted signature verifies, and names every trusted key whose signature does not", () => {
+    const envelope = signEnvelope(payload, RELEASE_PAYLOAD_TYPE, privateKey, keyid);
+    const both = new Map([[keyid, publicKey], [secondId, second.publicKey]]);
+    const forged = { ...envelope, signatures: [{ keyid: secondId, sig: envelope.signatures[0]!.sig }, ...envelope.signatures] };
+    expect(verifyEnvelope(forged, RELEASE_PAYLOAD_TYPE, both, "m.json").keyid).toBe(keyid);
+    const bothForged = { ...envelope, signatures: [{ keyid: secondId, sig: envelope.signatures[0]!.sig }, { keyid, sig: Buffer.alloc(64).toString("base64") }, { keyid: "stranger", sig: "" }] };
+    expect(() => verifyEnvelope(bothForged, RELEASE_PAYLOAD_TYPE, both, "m.json")).toThrow(
+      new DsseError(`m.json: the signature by trusted key ${secondId}, ${keyid} does not verify (the manifest or signature was changed)`),
+    );
+  });
+
+  it("names every unknown key and the trusted ones, or that none is configured", () => {
+    const envelope = signEnvelope(payload, RELEASE_PAYLOAD_TYPE, privateKey, keyid);
+    const twice = { ...envelope, signatures: [...envelope.signatures, { keyid: "other", sig: envelope.signatures[0]!.sig }] };
+    expect(() => verifyEnvelope(twice, RELEASE_PAYLOAD_TYPE, new Map([[secondId, second.publicKey], ["third", second.publicKey]]), "m.json")).toThrow(
+      new DsseError(`m.json: signed by unknown key ${keyid}, other (trusted: ${secondId}, third)`),
+    );
+    expect(() => verifyEnvelope(envelope, RELEASE_PAYLOAD_TYPE, new Map(), "m.json")).toThrow(new DsseError(`m.json: signed by unknown key ${keyid} (trusted: none configured)`));
+  });
+});

@@ -1,6 +1,6 @@
 // Signing keys: the private key's file mode, the key id's derivation, and trusted keys read from the config.
-import { createHash, createPublicKey, generateKeyPairSync } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash, createPublicKey, createSecretKey, generateKeyPairSync } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -24,8 +24,28 @@ describe("writeKeyPair", () => {
     expect(readPrivateKey(keys.privateKeyPath).keyId).toBe(keys.keyId);
   });
 
+  it("names the files release-key.pem and release-key.pub.pem in the folder it makes", () => {
+    expect(keys.privateKeyPath).toBe(join(dir, "new", "keys", "release-key.pem"));
+    expect(keys.publicKeyPath).toBe(join(dir, "new", "keys", "release-key.pub.pem"));
+    expect(readFileSync(keys.privateKeyPath, "utf8")).toMatch(/^-----BEGIN PRIVATE KEY-----\n/);
+    expect(readFileSync(keys.publicKeyPath, "utf8")).toMatch(/^-----BEGIN PUBLIC KEY-----\n/);
+  });
+
   it("never overwrites an existing key", () => {
     expect(() => writeKeyPair(join(dir, "new", "keys"))).toThrow(/EEXIST.*release-key\.pem/);
+    // A public key alone in the folder is kept too.
+    const folder = join(dir, "public-only");
+    mkdirSync(folder);
+    writeFileSync(join(folder, "release-key.pub.pem"), "kept");
+    expect(() => writeKeyPair(folder)).toThrow(/EEXIST.*release-key\.pub\.pem/);
+    expect(readFileSync(join(folder, "release-key.pub.pem"), "utf8")).toBe("kept");
+  });
+});
+
+describe("keyIdOf", () => {
+  it("refuses a key that is not Ed25519, naming its type", () => {
+    expect(() => keyIdOf(generateKeyPairSync("ec", { namedCurve: "P-256" }).publicKey)).toThrow(new Error("release keys are Ed25519, got ec"));
+    expect(() => keyIdOf(createSecretKey(Buffer.alloc(32)))).toThrow(new Error("release keys are Ed25519, got a symmetric key"));
   });
 });
 
@@ -50,12 +70,13 @@ describe("readTrustedKeys", () => {
     expect([...keys.keys()]).toEqual([keyIdOf(publicKey), keyIdOf(other)]);
   });
 
+  // Named by what they are, not by the PEM text: a test name holding newlines cannot be picked out by name.
   it.each([
-    ["missing.pub.pem", /loom\.json: updates\.trustedKeys\[0\]: cannot read .*missing\.pub\.pem/],
-    ["-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n", /updates\.trustedKeys\[0\]: not a PEM public key/],
-    [privateKey.export({ format: "pem", type: "pkcs8" }).toString(), /updates\.trustedKeys\[0\]: a private key; trust the public key/],
-    [generateKeyPairSync("ec", { namedCurve: "P-256" }).publicKey.export({ format: "pem", type: "spki" }).toString(), /updates\.trustedKeys\[0\]: an ec key; release keys are Ed25519/],
-  ])("refuses %s naming the entry", (entry, message) => {
+    ["a missing file", "missing.pub.pem", /loom\.json: updates\.trustedKeys\[0\]: cannot read .*missing\.pub\.pem/],
+    ["malformed PEM", "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n", /updates\.trustedKeys\[0\]: not a PEM public key/],
+    ["a private key", privateKey.export({ format: "pem", type: "pkcs8" }).toString(), /^.*loom\.json: updates\.trustedKeys\[0\]: a private key; trust the public key \(release-key\.pub\.pem\) instead$/],
+    ["an EC key", generateKeyPairSync("ec", { namedCurve: "P-256" }).publicKey.export({ format: "pem", type: "spki" }).toString(), /^.*loom\.json: updates\.trustedKeys\[0\]: an ec key; release keys are Ed25519$/],
+  ])("refuses %s, naming the entry", (_what, entry, message) => {
     expect(() => readTrustedKeys([entry], config)).toThrow(message);
   });
 });

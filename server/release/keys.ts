@@ -59,6 +59,7 @@ export function readTrustedKeys(entries: readonly string[], configPath: string):
     else {
       const path = isAbsolute(entry) ? entry : resolve(dirname(configPath), entry);
       try {
+        // Stryker disable next-line StringLiteral: read as a Buffer (no encoding), the PEM checks below behave the same
         pem = readFileSync(path, "utf8");
       } catch (error) {
         throw new Error(`${where}: cannot read ${path} (${(error as Error).message})`);

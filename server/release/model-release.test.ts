@@ -9,12 +9,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { PACKAGE_ROOT } from "../../kernels/package-root.js";
 import { buildModelRelease } from "./build-model-release.js";
-import { MODEL_PAYLOAD_TYPE } from "./dsse.js";
+import { DsseError, MODEL_PAYLOAD_TYPE, signEnvelope } from "./dsse.js";
 import { parseFeedIndex } from "./feed-index.js";
 import { type FeedSource, openFeed } from "./feed-source.js";
 import { FETCH_MODEL_USAGE, runFetchModel } from "./fetch-model-command.js";
-import { fetchModel } from "./fetch-model.js";
-import { readTrustedKeys, writeKeyPair } from "./keys.js";
+import { fetchModel, ModelVerificationError } from "./fetch-model.js";
+import { readPrivateKey, readTrustedKeys, writeKeyPair } from "./keys.js";
 
 const MODEL = join(PACKAGE_ROOT, "models", "stories260K", "stories260K.gguf");
 const MODEL_BYTES = readFileSync(MODEL);
@@ -174,11 +174,25 @@ describe("fetchModel", () => {
     const again = await fetchModel({ feed: source, slug: "stories260k", trusted, destinationDir: models });
     expect(again).toMatchObject({ downloaded: false, path: join(models, "stories260K.gguf") });
     expect(source.streams).toBe(1);
-    // A file of that name with other bytes is no proof: it is fetched again.
+    // A file of that name with other bytes is no proof: it is fetched again, of another size or of the same.
     writeFileSync(join(models, "stories260K.gguf"), "GGUF not the model");
     expect(await fetchModel({ feed: source, slug: "stories260k", trusted, destinationDir: models })).toMatchObject({ downloaded: true });
     expect(source.streams).toBe(2);
     expect(readFileSync(join(models, "stories260K.gguf")).equals(MODEL_BYTES)).toBe(true);
+    writeFileSync(join(models, "stories260K.gguf"), Buffer.from(MODEL_BYTES.map((byte, index) => (index === 100 ? byte ^ 1 : byte))));
+    expect(await fetchModel({ feed: source, slug: "stories260k", trusted, destinationDir: models })).toMatchObject({ downloaded: true });
+    expect(source.streams).toBe(3);
+    expect(readFileSync(join(models, "stories260K.gguf")).equals(MODEL_BYTES)).toBe(true);
+  });
+
+  it("fetches the newest release of the slug by date even when the index lists it after an older one", async () => {
+    const reordered = fresh("reordered-feed");
+    const first = await release(reordered, { file: otherModel("stories260K.gguf", "first"), now: new Date("2026-11-01T00:00:00.000Z") });
+    const newest = await release(reordered, { now: new Date("2026-11-05T00:00:00.000Z") });
+    const index = readIndex(reordered);
+    index.models = [first.entry, newest.entry];
+    writeFileSync(join(reordered, "index.json"), JSON.stringify(index));
+    expect(await fetchModel({ feed: openFeed(reordered), slug: "stories260k", trusted, destinationDir: fresh("models") })).toMatchObject({ sha256: MODEL_SHA256, date: "2026-11-05T00:00:00.000Z" });
   });
 
   it("names a slug the feed does not have", async () => {
@@ -221,6 +235,70 @@ describe("fetchModel", () => {
       writeFileSync(join(swapped, "index.json"), JSON.stringify(index));
       await expect(fetchModel({ feed: openFeed(swapped), slug: "wanted", trusted, destinationDir: fresh("models") })).rejects.toThrow(`${join(swapped, other.entry.files.manifest)}: the signed manifest is for model other, the index says wanted`);
       expect(wanted.entry.sha256).toBe(MODEL_SHA256);
+    });
+
+    it("a SHA-256 that is not one, before reading the feed", async () => {
+      await expect(fetchModel({ feed: openFeed(fresh("no-feed")), slug: "stories260k", trusted, destinationDir: fresh("models"), sha256: "abc" })).rejects.toThrow(
+        new Error("sha256 abc: not a SHA-256 (64 hex digits)"),
+      );
+    });
+
+    it("a feed without models, and a SHA-256 the slug lacks, listing what the feed has", async () => {
+      const empty = fresh("no-models-feed");
+      writeFileSync(join(empty, "index.json"), JSON.stringify({ format: "loom-release-feed", formatVersion: 1, releases: [] }));
+      await expect(fetchModel({ feed: openFeed(empty), slug: "stories260k", trusted, destinationDir: fresh("models") })).rejects.toThrow(
+        new Error(`${join(empty, "index.json")}: no release of model stories260k (the feed has no models)`),
+      );
+      const missing = "0".repeat(64);
+      const listed = [...readIndex(feed).models].filter((model: { slug: string }) => model.slug === "stories260k").map((model: { sha256: string }) => model.sha256).join(", ");
+      await expect(fetchModel({ feed: openFeed(feed), slug: "stories260k", trusted, destinationDir: fresh("models"), sha256: missing })).rejects.toThrow(
+        new Error(`${join(feed, "index.json")}: model stories260k has no release with SHA-256 ${missing} (it has ${listed})`),
+      );
+    });
+
+    it("an index or a manifest payload that is not JSON, naming it", async () => {
+      const broken = fresh("broken-feed");
+      writeFileSync(join(broken, "index.json"), "{ not json");
+      await expect(fetchModel({ feed: openFeed(broken), slug: "stories260k", trusted, destinationDir: fresh("models") })).rejects.toThrow(`${join(broken, "index.json")}: not JSON (`);
+      const signedGarbage = fresh("garbage-feed");
+      const built = await release(signedGarbage);
+      const manifest = join(signedGarbage, built.entry.files.manifest);
+      const { privateKey, keyId } = readPrivateKey(signer.privateKeyPath);
+      writeFileSync(manifest, JSON.stringify(signEnvelope(Buffer.from("not json"), MODEL_PAYLOAD_TYPE, privateKey, keyId)));
+      await expect(fetchModel({ feed: openFeed(signedGarbage), slug: "stories260k", trusted, destinationDir: fresh("models") })).rejects.toThrow(`${manifest} (payload): not JSON (`);
+      writeFileSync(manifest, JSON.stringify(signEnvelope(Buffer.from("{}"), MODEL_PAYLOAD_TYPE, privateKey, keyId)));
+      await expect(fetchModel({ feed: openFeed(signedGarbage), slug: "stories260k", trusted, destinationDir: fresh("models") })).rejects.toThrow(`${manifest} (payload): malformed model manifest: format must be "loom-model-manifest"`);
+    });
+
+    it("a signed manifest naming another file or another SHA-256 than the index entry", async () => {
+      const edited = fresh("edited-feed");
+      const built = await release(edited);
+      const manifest = join(edited, built.entry.files.manifest);
+      const renamed = built.entry.files.model.replace(/stories260K\.gguf$/, "renamed.gguf");
+      copyFileSync(join(edited, built.entry.files.model), join(edited, renamed));
+      const index = readIndex(edited);
+      index.models[0].files.model = renamed;
+      writeFileSync(join(edited, "index.json"), JSON.stringify(index));
+      await expect(fetchModel({ feed: openFeed(edited), slug: "stories260k", trusted, destinationDir: fresh("models") })).rejects.toThrow(
+        new DsseError(`${manifest}: the signed manifest names file stories260K.gguf, the index ${renamed}`),
+      );
+      index.models[0] = { ...built.entry, sha256: "f".repeat(64) };
+      writeFileSync(join(edited, "index.json"), JSON.stringify(index));
+      await expect(fetchModel({ feed: openFeed(edited), slug: "stories260k", trusted, destinationDir: fresh("models") })).rejects.toThrow(
+        new DsseError(`${manifest}: the signed manifest gives SHA-256 ${MODEL_SHA256}, the index ${"f".repeat(64)}`),
+      );
+    });
+
+    it("a destination it cannot read, naming it, and says ModelVerificationError for a file that does not match", async () => {
+      const models = fresh("models");
+      mkdirSync(join(models, "stories260K.gguf"));
+      await expect(fetchModel({ feed: openFeed(feed), slug: "stories260k", trusted, destinationDir: models })).rejects.toThrow(`cannot read ${join(models, "stories260K.gguf")}: EISDIR`);
+      const tampered = fresh("tampered-name-feed");
+      const built = await release(tampered);
+      writeFileSync(join(tampered, built.entry.files.model), MODEL_BYTES.subarray(1));
+      const error = await fetchModel({ feed: openFeed(tampered), slug: "stories260k", trusted, destinationDir: fresh("models") }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ModelVerificationError);
+      expect((error as Error).name).toBe("ModelVerificationError");
     });
 
     it("an index entry pointing outside the feed", async () => {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PACKAGE_ROOT } from "../../kernels/package-root.js";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../platform/db/migrations/index.js";
 import { buildRelease } from "./build-release.js";
-import { checkUpdates } from "./check-updates.js";
+import { checkUpdates, fetchVerifiedRelease, readFeedIndex } from "./check-updates.js";
 import { RELEASE_PAYLOAD_TYPE, signEnvelope } from "./dsse.js";
 import { openFeed } from "./feed-source.js";
 import { readPrivateKey, readTrustedKeys, writeKeyPair } from "./keys.js";
@@ -157,6 +157,66 @@ describe("checkUpdates", () => {
     const [release] = (await checkUpdates(openFeed(malformed), "0.3.0", trusted)).releases;
     expect(release!.problems).toEqual([`${path} (payload): malformed release manifest: date must be an ISO 8601 date`]);
   }, 30_000);
+
+  it("fetches a release to install only verified: its manifest, package bytes and signer; else every problem, named", async () => {
+    const source = openFeed(feed);
+    const release = (await readFeedIndex(source)).releases.find((entry) => entry.version === "0.4.0")!;
+    const verified = await fetchVerifiedRelease(source, release, trusted);
+    expect(verified.release).toBe(release);
+    expect(verified.signedBy).toBe(signer.keyId);
+    expect(verified.manifest).toMatchObject({ version: "0.4.0", notes: "Notes of 0.4.0.\n" });
+    expect(verified.tgz.equals(readFileSync(join(feed, release.files.package)))).toBe(true);
+    const manifestPath = join(feed, release.files.manifest);
+    await expect(fetchVerifiedRelease(source, release, readTrustedKeys([stranger.publicKeyPath], config))).rejects.toThrow(
+      `release 0.4.0 does not verify: ${manifestPath}: signed by unknown key ${signer.keyId} (trusted: ${stranger.keyId})`,
+    );
+
+    const tamperedFeed = join(dir, "fetch-tampered-feed");
+    await build(tamperedFeed, "0.6.1");
+    const tampered = (await readFeedIndex(openFeed(tamperedFeed))).releases[0]!;
+    const tgzPath = join(tamperedFeed, tampered.files.package);
+    const original = readFileSync(tgzPath);
+    const sha = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
+    // A changed byte, and the same bytes with one more: the hash, then the size, disagree with the signed manifest.
+    for (const bytes of [Buffer.from(original.map((byte, index) => (index === original.length - 1 ? byte ^ 1 : byte))), Buffer.concat([original, Buffer.from([0])])]) {
+      writeFileSync(tgzPath, bytes);
+      await expect(fetchVerifiedRelease(openFeed(tamperedFeed), tampered, trusted)).rejects.toThrow(
+        `release 0.6.1 does not verify: ${tgzPath}: SHA-256 ${sha(bytes)} (${bytes.length} bytes) does not match the signed manifest's ${sha(original)} (${original.length} bytes): the package was changed`,
+      );
+    }
+  }, 30_000);
+
+  it("orders the newer releases newest first whatever the index's order", async () => {
+    const shuffled = join(dir, "shuffled-feed");
+    for (const version of ["0.4.1", "0.10.0", "0.5.0"]) await build(shuffled, version);
+    const indexPath = join(shuffled, "index.json");
+    const index = JSON.parse(readFileSync(indexPath, "utf8"));
+    index.releases.reverse();
+    writeFileSync(indexPath, JSON.stringify(index));
+    expect((await checkUpdates(openFeed(shuffled), "0.4.0", trusted)).releases.map((release) => release.version)).toEqual(["0.10.0", "0.5.0", "0.4.1"]);
+  }, 30_000);
+
+  it("names what it cannot read or parse: notes (shown empty), the package, a payload, a package the manifest does not name", async () => {
+    const broken = join(dir, "unreadable-parts-feed");
+    for (const version of ["1.0.0", "1.1.0", "1.2.0", "1.3.0"]) await build(broken, version);
+    const folder = (version: string) => join(broken, "releases", version);
+    // 1.0.0: signed by a stranger and without its notes file: unverified, its notes shown empty.
+    writeFileSync(join(folder("1.0.0"), "manifest.dsse.json"), readFileSync(join(folder("1.0.0"), "manifest.dsse.json"), "utf8").replace(signer.keyId, stranger.keyId));
+    rmSync(join(folder("1.0.0"), "notes.md"));
+    // 1.1.0: its package gone.
+    rmSync(join(folder("1.1.0"), "loom-1.1.0.tgz"));
+    // 1.2.0: a signed payload that is not JSON.
+    const { privateKey, keyId } = readPrivateKey(signer.privateKeyPath);
+    writeFileSync(join(folder("1.2.0"), "manifest.dsse.json"), JSON.stringify(signEnvelope(Buffer.from("not json"), RELEASE_PAYLOAD_TYPE, privateKey, keyId)));
+    // 1.3.0: the index names another package file than the signed manifest.
+    const indexPath = join(broken, "index.json");
+    writeFileSync(indexPath, readFileSync(indexPath, "utf8").replace("releases/1.3.0/loom-1.3.0.tgz", "releases/1.3.0/other.tgz"));
+    const byVersion = new Map((await checkUpdates(openFeed(broken), "0.1.0", trusted)).releases.map((release) => [release.version, release]));
+    expect(byVersion.get("1.0.0")).toMatchObject({ notes: "", signedBy: null, verified: false, problems: [expect.stringContaining(`signed by unknown key ${stranger.keyId}`)] });
+    expect(byVersion.get("1.1.0")).toMatchObject({ notes: "Notes of 1.1.0.\n", signedBy: signer.keyId, packageMatches: null, verified: false, problems: [expect.stringContaining(`cannot read ${join(folder("1.1.0"), "loom-1.1.0.tgz")}`)] });
+    expect(byVersion.get("1.2.0")!.problems).toEqual([expect.stringMatching(new RegExp(`^${join(folder("1.2.0"), "manifest.dsse.json").replace(/[.]/g, "\\.")} \\(payload\\): not JSON \\(`))]);
+    expect(byVersion.get("1.3.0")).toMatchObject({ signedBy: null, verified: false, problems: [`${join(folder("1.3.0"), "manifest.dsse.json")}: the signed manifest names package loom-1.3.0.tgz, the index releases/1.3.0/other.tgz`] });
+  }, 60_000);
 
   it("fails on an unreadable feed or a malformed index, naming it", async () => {
     await expect(checkUpdates(openFeed(join(dir, "nowhere")), "0.3.0", trusted)).rejects.toThrow(`cannot read ${join(dir, "nowhere", "index.json")}: `);
