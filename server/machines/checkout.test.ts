@@ -8,7 +8,7 @@ import type { PaymentRequirements } from "@x402/core/types";
 import { PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
 import { createWalletClient, http, parseSignature, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { openTestPglite, type TestDatabase } from "../platform/testing/test-databases.js";
 import type { RunSpec } from "../runs/contract.js";
 import { RunStore } from "../runs/run-store.js";
@@ -53,6 +53,10 @@ afterAll(async () => {
   await test?.dispose();
   await chain?.close();
 });
+afterEach(() => {
+  chain.setIntercept(undefined);
+  vi.restoreAllMocks();
+});
 
 /** A checkout over `paymentGate` and `chainState` (default: the working ones), counting the runs it says it created. */
 function checkoutWith(options: Partial<CheckoutOptions> & { paymentGate?: PaymentGate; chainState?: ChainState } = {}): Checkout {
@@ -90,6 +94,21 @@ async function rowOf(decoded: DecodedPayment) {
 
 /** Waits `ms` milliseconds (for a lease, an authorization's validity, or another request to run out). */
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until the clock reaches the start of Unix second `second` (an authorization's validBefore: expired from then). */
+const untilSecond = (second: bigint) => pause(Math.max(0, Number(second) * 1000 - Date.now()));
+
+/** Runs `action` once, when the next JSON-RPC call of `method` reaches the chain, before it is answered. */
+function onceBefore(method: string, action: () => Promise<unknown>): void {
+  let done = false;
+  chain.setIntercept(async (call, forward) => {
+    if (!done && call.method === method) {
+      done = true;
+      await action();
+    }
+    return forward();
+  });
+}
 
 /** The payer cancels an authorization on the token (EIP-3009 cancelAuthorization), sent by the relayer. */
 async function cancelOnChain(payer: ChainAccount, nonce: Hex): Promise<void> {
@@ -150,6 +169,24 @@ describe("Checkout.buy", () => {
     expect(await chain.balanceOf(chain.accounts.broke.address)).toBe(0n);
   });
 
+  it("answers with what the journal says when another process failed the payment while it settled (no run announced)", async () => {
+    const decoded = await decodedPayment(chain.accounts.payers[3]!);
+    // While the transfer is being sent, someone else (a reconciler) records the payment as failed.
+    onceBefore("eth_sendRawTransaction", async () => payments.fail((await rowOf(decoded)).id, "failed by another process (test)"));
+    const createdBefore = created;
+    expect(await checkoutWith().buy(verifiedOf(decoded), SPEC)).toEqual({ refused: "failed by another process (test)" });
+    expect(created).toBe(createdBefore);
+  });
+
+  it("refuses, not charged, a payment with no settlement outcome whose authorization has expired unused (from its validBefore second on)", async () => {
+    const validBefore = BigInt(Math.floor(Date.now() / 1000)) + 2n;
+    const decoded = await decodedPayment(chain.accounts.payers[1]!, { validBefore });
+    await untilSecond(validBefore);
+    const purchase = await checkoutWith({ paymentGate: silentGate }).buy(verifiedOf(decoded), SPEC);
+    expect(purchase).toEqual({ refused: "the facilitator gave no outcome (no answer in time, or a network failure)" });
+    expect(await rowOf(decoded)).toMatchObject({ status: "failed" });
+  });
+
   it("keeps a payment whose settlement has no outcome as settling, and answers pending with the run it will have", async () => {
     const checkout = checkoutWith({ paymentGate: silentGate });
     const decoded = await decodedPayment(chain.accounts.payers[1]!);
@@ -182,13 +219,19 @@ describe("Checkout.previous: retries under a payment identifier", () => {
     const bought = await checkout.buy(verifiedOf(first), SPEC);
     if (!("bought" in bought)) throw new Error(JSON.stringify(bought));
     const createdBefore = created;
-    expect(await checkout.previous(first)).toEqual(bought);
+    // Settled already: answered at once, whatever the wait for a settling one would be.
+    expect(await checkoutWith({ duplicateWaitMs: 60_000 }).previous(first)).toEqual(bought);
     expect(created).toBe(createdBefore + 1); // the run is announced again (it may not have been picked up)
+    expect(await checkout.previous(first)).toEqual(bought);
     const other = await decodedPayment(payer, {}, id);
     expect(await checkout.previous(other)).toEqual({ conflict: `payment-identifier ${id} was used with a different payment; use a new identifier for a new payment` });
     // The other payment submitted under the same identifier is refused as a conflict too, not charged.
     expect(await checkout.buy(verifiedOf(other), SPEC)).toEqual({ conflict: expect.stringContaining(`payment-identifier ${id} was used with a different payment`) });
     expect(await checkout.previous(await decodedPayment(payer))).toBeUndefined();
+    // The first authorization again, under an identifier of its own: a replay of a used authorization, not a retry.
+    const { authorization } = first;
+    const replayed = await decodedPayment(payer, { nonce: authorization.nonce, validAfter: BigInt(authorization.validAfter), validBefore: BigInt(authorization.validBefore) }, `${id}_other`);
+    expect(await checkout.buy(verifiedOf(replayed), SPEC)).toEqual({ refused: "payment already used: this authorization (payer and nonce) was already submitted" });
   });
 
   it("waits a little for a payment still settling, then says to retry; reports a failed one as refused", async () => {
@@ -197,7 +240,14 @@ describe("Checkout.previous: retries under a payment identifier", () => {
     const decoded = await decodedPayment(payer, {}, id);
     expect(await checkoutWith({ paymentGate: silentGate }).buy(verifiedOf(decoded), SPEC)).toHaveProperty("pending");
     expect(await checkoutWith({ duplicateWaitMs: 300 }).previous(decoded)).toEqual({ conflict: `payment-identifier ${id} is still being settled; retry shortly`, retryAfterSeconds: 1 });
-    // Finished meanwhile by someone else: the waiting retry reports what it came to.
+    // Settled by someone else after the 300 ms this checkout waits: not seen. By default it waits up to 10 s: seen.
+    const later = await decodedPayment(payer, {}, `${id}_later`);
+    expect(await checkoutWith({ paymentGate: silentGate }).buy(verifiedOf(later), SPEC)).toHaveProperty("pending");
+    const laterRow = await rowOf(later);
+    setTimeout(() => void payments.settle(laterRow.id, `0x${"cd".repeat(32)}`), 1000);
+    expect(await checkoutWith({ duplicateWaitMs: 300 }).previous(later)).toMatchObject({ conflict: expect.stringContaining("still being settled") });
+    expect(await checkoutWith({ duplicateWaitMs: undefined }).previous(later)).toMatchObject({ bought: { runId: laterRow.runId } });
+    // Failed meanwhile by someone else: the waiting retry reports what it came to.
     const row = await rowOf(decoded);
     const waiting = checkoutWith({ duplicateWaitMs: 5000 }).previous(decoded);
     await pause(150);
@@ -253,9 +303,9 @@ describe("Checkout.reconcile", () => {
     const payer = chain.accounts.payers[2]!;
     const cancelled = await leftSettling(payer);
     await cancelOnChain(payer, cancelled.authorization.nonce);
-    const now = BigInt(Math.floor(Date.now() / 1000));
-    const expiring = await leftSettling(payer, { validBefore: now + 2n });
-    await pause(2500);
+    const validBefore = BigInt(Math.floor(Date.now() / 1000)) + 2n;
+    const expiring = await leftSettling(payer, { validBefore });
+    await untilSecond(validBefore);
     const [createdBefore, balanceBefore] = [created, await chain.balanceOf(payer.address)];
     expect(await checkoutWith().reconcile()).toBe(2);
     expect(await rowOf(cancelled)).toMatchObject({ status: "failed", error: "the payer cancelled the authorization (not charged); reconciled" });
@@ -266,11 +316,30 @@ describe("Checkout.reconcile", () => {
   it("keeps a payment settling while the chain cannot be read, and finishes it once it can", async () => {
     const decoded = await leftSettling(chain.accounts.payers[3]!);
     const blind = checkoutWith({ chainState: new ChainState("http://127.0.0.1:9", chain.token, 1000), settlementTimeoutMs: 50 });
+    const logged: string[] = [];
+    vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => logged.push(String(chunk)) > 0);
     expect(await blind.reconcile()).toBe(0);
+    const { id } = await rowOf(decoded);
     expect(await rowOf(decoded)).toMatchObject({ status: "settling" });
+    // The operator is told why, in the log.
+    expect(logged.join("")).toContain(`loom: payments: the chain could not be read for payment ${id} (it stays unfinished): `);
+    vi.restoreAllMocks();
     await pause(150);
     expect(await checkoutWith().reconcile()).toBe(1);
     expect(await rowOf(decoded)).toMatchObject({ status: "settled" });
+  });
+
+  it("reports as bought a payment another process settled while this one found it expired", async () => {
+    const validBefore = BigInt(Math.floor(Date.now() / 1000)) + 2n;
+    const decoded = await leftSettling(chain.accounts.payers[0]!, { validBefore });
+    await untilSecond(validBefore);
+    const row = await rowOf(decoded);
+    // While the chain is read, the request that settled it (its answer slow) records the settlement.
+    onceBefore("eth_call", () => payments.settle(row.id, `0x${"ef".repeat(32)}`));
+    const createdBefore = created;
+    expect(await checkoutWith().reconcile()).toBe(1);
+    expect(await rowOf(decoded)).toMatchObject({ status: "settled", transaction: `0x${"ef".repeat(32)}` });
+    expect(created).toBe(createdBefore + 1);
   });
 
   it("takes at most `limit` payments a pass", async () => {

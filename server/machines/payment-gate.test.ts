@@ -10,9 +10,10 @@ import { decodeXPaymentResponse } from "x402-fetch";
 import { getAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openFacilitator } from "./facilitator.js";
-import { type CapturedRequest, type DecodedPayment, PaymentGate } from "./payment-gate.js";
+import { type CapturedRequest, type DecodedPayment, PaymentGate, type VerifiedPayment } from "./payment-gate.js";
 import { type PaymentsSettings, resolvePaymentsConfig } from "./payments-config.js";
 import { type LocalChain, startLocalChain } from "./testing/local-chain.js";
+import { type FacilitatorServer, startFacilitatorServer } from "./testing/facilitator-server.js";
 import { localChainPayments } from "./testing/local-payments.js";
 import { handSignedPayment, paymentHeader } from "./testing/paying-clients.js";
 
@@ -98,6 +99,14 @@ describe("PaymentGate.decode: what the header must be", () => {
     const prefix = "malformed PAYMENT-SIGNATURE header: payload.";
     const cases: Array<[Record<string, string>, string]> = [
       [withPayload(undefined), `${prefix} must be an object with signature and authorization`],
+      [withPayload(null), `${prefix} must be an object with signature and authorization`],
+      [withPayload({ ...payload.payload, signature: [payload.payload.signature] }), `${prefix}signature must be a 0x-prefixed hex string`],
+      [withPayload({ ...payload.payload, signature: `zz${payload.payload.signature}` }), `${prefix}signature must be a 0x-prefixed hex string`],
+      [withPayload({ ...payload.payload, authorization: null }), `${prefix}authorization must be an object (EIP-3009 transferWithAuthorization)`],
+      [withAuth({ from: [auth.from] }), `${prefix}authorization.from must be an address`],
+      [withAuth({ to: `zz${auth.to}` }), `${prefix}authorization.to must be an address`],
+      [withAuth({ nonce: [auth.nonce] }), `${prefix}authorization.nonce must be 32 bytes of hex`],
+      [withAuth({ nonce: `zz${auth.nonce}` }), `${prefix}authorization.nonce must be 32 bytes of hex`],
       [withPayload("0x12"), `${prefix} must be an object with signature and authorization`],
       [withPayload({ ...payload.payload, signature: 12 }), `${prefix}signature must be a 0x-prefixed hex string`],
       [withPayload({ ...payload.payload, signature: "12ab" }), `${prefix}signature must be a 0x-prefixed hex string`],
@@ -163,6 +172,9 @@ describe("PaymentGate.decode: the payment against the offer", () => {
       [v1({ scheme: "upto" }), "wrong scheme: \"upto\"; only \"exact\" is accepted"],
       [v1({ network: "base-sepolia" }), "wrong chain: \"base-sepolia\"; pay on base"],
       [v1({ network: "eip155:8453" }), "wrong chain: \"eip155:8453\"; pay on base"],
+      // A value is quoted whole up to 100 characters of JSON, and cut to 97 and "..." past that.
+      [v2({ ...requirements, scheme: "u".repeat(98) }), `wrong scheme: "${"u".repeat(98)}"; only "exact" is accepted`],
+      [v2({ ...requirements, scheme: "u".repeat(99) }), `wrong scheme: "${"u".repeat(96)}...; only "exact" is accepted`],
     ];
     for (const [headers, error] of cases) expect(await decodeWith(headers), error).toBe(error);
   });
@@ -197,9 +209,12 @@ describe("PaymentGate.decode: the payment against the offer", () => {
     const payload = await signedPayload();
     const withId = (info: unknown) => ({ "payment-signature": encoded({ ...payload, extensions: { [PAYMENT_IDENTIFIER]: { info } } }) });
     expect(await decodeWith(withId({ id: "loomtest_0123456789abcdef" }))).toMatchObject({ paymentIdentifier: "loomtest_0123456789abcdef" });
-    // The offer's declaration echoed back without an id: no identifier.
+    // The offer's declaration echoed back without an id, or the extension without even its info: no identifier.
     const echoed = await decodeWith(withId({ required: false })) as DecodedPayment;
     expect(echoed).not.toHaveProperty("paymentIdentifier");
+    const bare = await decodeWith({ "payment-signature": encoded({ ...payload, extensions: { [PAYMENT_IDENTIFIER]: {} } }) }) as DecodedPayment;
+    expect(bare).toMatchObject({ x402Version: 2 });
+    expect(bare).not.toHaveProperty("paymentIdentifier");
     for (const id of ["short", "x".repeat(129), "has spaces in it, sixteen+"]) {
       expect(await decodeWith(withId({ id }))).toBe("malformed payment-identifier extension: info.id must be 16 to 128 characters of letters, digits, _ and -");
     }
@@ -212,6 +227,8 @@ describe("PaymentGate.verify and settle with the official facilitator", () => {
     if (!("decoded" in v2)) throw new Error(JSON.stringify(v2.answer.body));
     const verifiedV2 = await gate.verify(request({}), v2.decoded);
     expect(verifiedV2).toMatchObject({ verified: { x402Version: 2, requirements: { amount: String(SEARCH_PRICE), network: "eip155:8453" } } });
+    // The offer's extensions go on to settlement with the payment.
+    expect(Object.keys((verifiedV2 as { verified: VerifiedPayment }).verified.declaredExtensions ?? {})).toEqual(expect.arrayContaining(["bazaar", PAYMENT_IDENTIFIER]));
     expect(verifiedV2).not.toHaveProperty("verified.header");
 
     const v1 = await gate.decode("search", request({ "x-payment": encoded(asV1(await signedPayload())) }));
@@ -261,6 +278,98 @@ describe("PaymentGate.verify and settle with the official facilitator", () => {
   });
 });
 
+describe("PaymentGate: more of verification and settlement", () => {
+  /** Decodes and verifies a payment with `paymentGate`; the verified payment, or the answer. */
+  async function verifiedWith(paymentGate: PaymentGate, header: Record<string, string>) {
+    const decoded = await gate.decode("search", request(header));
+    if (!("decoded" in decoded)) throw new Error(JSON.stringify(decoded.answer.body));
+    return paymentGate.verify(request({}), decoded.decoded);
+  }
+
+  it("settles a v1 payment through the facilitator's v1 scheme, once", async () => {
+    const payer = chain.accounts.payers[2]!;
+    const verified = await verifiedWith(gate, { "x-payment": encoded(asV1(JSON.parse(JSON.stringify(await handSignedPayment(chain, payer, requirements))))) });
+    if (!("verified" in verified)) throw new Error(JSON.stringify(verified.answer.body));
+    const before = await chain.balanceOf(payer.address);
+    expect(await gate.settle(verified.verified)).toEqual({ settled: true, transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/), payer: payer.address });
+    expect(await chain.balanceOf(payer.address)).toBe(before - SEARCH_PRICE);
+    // Refused: the v1 scheme passes on the chain's revert as its reason (text, not a code), so loom's words say only that.
+    expect(await gate.settle(verified.verified)).toEqual({ settled: false, code: expect.any(String), reason: expect.stringMatching(/^payment refused \(unknown_reason\)$|\(invalid_exact_evm_\w+\)$/) });
+  });
+
+  it("refuses a v2 payment whose accepted requirements match none offered, though each field loom checks is right", async () => {
+    // The authorization pays the price; the requirements it says it accepted name another amount.
+    const payload = await signedPayload({}, { amount: "1" });
+    const result = await verifiedWith(gate, { "payment-signature": encoded(payload) });
+    expect(result).toMatchObject({ answer: { status: 402, body: { error: "the payment's accepted requirements match none offered (compare scheme, network, asset, amount, payTo, maxTimeoutSeconds and extra with the 402)" } } });
+  });
+
+  describe("through a facilitator over HTTP", () => {
+    let facilitator: FacilitatorServer;
+    let httpGate: PaymentGate;
+    beforeAll(async () => {
+      facilitator = await startFacilitatorServer(chain);
+      httpGate = new PaymentGate(settings, new HTTPFacilitatorClient({ url: facilitator.url, timeoutMs: 20_000 }));
+      await httpGate.initialize();
+    });
+    afterAll(async () => facilitator?.close());
+
+    it("takes a refusal answered with 400 (as hosted facilitators answer) as a refusal: 402, or a settlement refused", async () => {
+      facilitator.refusalStatus = 400;
+      const stranger = chain.accounts.payers[2]!;
+      for (const header of [
+        { "x-payment": encoded(asV1(await signedPayload({ signer: stranger }))) },
+        { "payment-signature": encoded(await signedPayload({ signer: stranger })) },
+      ]) {
+        const result = await verifiedWith(httpGate, header);
+        expect(result, Object.keys(header)[0]).toMatchObject({ answer: { status: 402, body: { error: expect.stringMatching(/^wrong signature.*\(invalid_exact_evm_signature\)$/) } } });
+      }
+      const payer = chain.accounts.payers[0]!;
+      for (const header of [
+        { "x-payment": encoded(asV1(JSON.parse(JSON.stringify(await handSignedPayment(chain, payer, requirements))))) },
+        { "payment-signature": paymentHeader(await handSignedPayment(chain, payer, requirements)) },
+      ]) {
+        const verified = await verifiedWith(httpGate, header);
+        if (!("verified" in verified)) throw new Error(JSON.stringify(verified.answer.body));
+        expect(await httpGate.settle(verified.verified), Object.keys(header)[0]).toMatchObject({ settled: true });
+        // Settled once: the second settlement is refused with 400, a definite refusal with its reason code.
+        expect(await httpGate.settle(verified.verified), Object.keys(header)[0]).toEqual({ settled: false, code: expect.any(String), reason: expect.stringMatching(/^payment refused \(unknown_reason\)$|\(invalid_exact_evm_\w+\)$/) });
+      }
+      facilitator.refusalStatus = 200;
+    });
+
+    it("answers 503 when the facilitator fails verification (a 500), and has no outcome when it fails settlement", async () => {
+      const payer = chain.accounts.payers[1]!;
+      const headers = [
+        { "x-payment": encoded(asV1(JSON.parse(JSON.stringify(await handSignedPayment(chain, payer, requirements))))) },
+        { "payment-signature": paymentHeader(await handSignedPayment(chain, payer, requirements)) },
+      ];
+      facilitator.failing.add("/verify");
+      for (const header of headers) {
+        expect(await verifiedWith(httpGate, header), Object.keys(header)[0]).toMatchObject({ answer: { status: 503, headers: { "retry-after": "5" } } });
+      }
+      facilitator.failing.clear();
+      facilitator.failing.add("/settle");
+      for (const header of headers) {
+        const verified = await verifiedWith(httpGate, header);
+        if (!("verified" in verified)) throw new Error(JSON.stringify(verified.answer.body));
+        expect(await httpGate.settle(verified.verified), Object.keys(header)[0]).toEqual({ settled: "unknown" });
+      }
+      facilitator.failing.clear();
+    });
+  });
+
+  it("offers no v1 requirements on a network x402 v1 has no name for, only v2's", async () => {
+    const unnamed = resolvePaymentsConfig({ ...localChainPayments(chain, { mode: "direct" }, 20), network: "eip155:424242" });
+    expect(unnamed.network.v1Name).toBeUndefined();
+    const unnamedGate = new PaymentGate(unnamed, openFacilitator(unnamed.settlement, unnamed.network));
+    await unnamedGate.initialize();
+    const answer = await unnamedGate.challenge("search", request({}), "payment required");
+    expect(answer.body).toEqual({ x402Version: 1, error: "payment required", accepts: [] });
+    expect(decodePaymentRequiredHeader(answer.headers["PAYMENT-REQUIRED"]!).accepts).toEqual([expect.objectContaining({ network: "eip155:424242", amount: String(SEARCH_PRICE) })]);
+  });
+});
+
 describe("PaymentGate.settlementHeaders", () => {
   it("says in each version's header that the payment settled, on which chain, by whom (checksummed)", () => {
     const payer = chain.accounts.payers[0]!.address.toLowerCase();
@@ -268,6 +377,8 @@ describe("PaymentGate.settlementHeaders", () => {
     const v2 = gate.settlementHeaders(2, transaction, payer);
     expect(Object.keys(v2)).toContain("PAYMENT-RESPONSE");
     expect(decodePaymentResponseHeader(v2["PAYMENT-RESPONSE"]!)).toMatchObject({ success: true, transaction, network: "eip155:8453", payer: getAddress(payer) });
+    // A payment reconciled without its transaction's hash (its event past the lookback): an empty transaction.
+    expect(decodePaymentResponseHeader(gate.settlementHeaders(2, undefined, payer)["PAYMENT-RESPONSE"]!)).toMatchObject({ success: true, transaction: "" });
     const v1 = gate.settlementHeaders(1, undefined, payer);
     expect(Object.keys(v1)).toEqual(["X-PAYMENT-RESPONSE"]);
     expect(decodeXPaymentResponse(v1["X-PAYMENT-RESPONSE"]!)).toMatchObject({ success: true, transaction: "", network: "base", payer: getAddress(payer) });
