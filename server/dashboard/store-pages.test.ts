@@ -105,14 +105,16 @@ for (const backend of TEST_BACKENDS) {
       const strangerKey = (await stores.keys.create(stranger.id, "inference", "runs")).record.id;
       const runs = new RunStore(test.database);
       const made: string[] = [];
-      for (let i = 0; i < 5; i++) {
-        const content = i === 0 ? ["x".repeat(300)] : i === 1 ? [] : [`question ${i}`, "second part"];
-        made.push((await runs.create({ kind: "legacy", organizationId: owner.id, keyId: ownerKey, spec: { ...SPEC, content } }))!.id);
+      for (let i = 0; i < 6; i++) {
+        const content = i === 0 ? ["x".repeat(300)] : i === 1 ? [] : i === 5 ? [] : [`question ${i}`, "second part"];
+        // The last run is given as input.instructions alone: its instructions are its question.
+        const instructions = i === 5 ? `instructions ${"y".repeat(300)}` : i === 2 ? "not the question" : undefined;
+        made.push((await runs.create({ kind: "legacy", organizationId: owner.id, keyId: ownerKey, spec: { ...SPEC, content, ...(instructions ? { instructions } : {}) } }))!.id);
         await runs.create({ kind: "legacy", organizationId: stranger.id, keyId: strangerKey, spec: SPEC });
       }
       const all = await readAll(() => runs.pageOfOrganization(owner.id, { limit: 2 }), (before) => runs.pageOfOrganization(owner.id, { limit: 2, before }));
       expect(all.items.map((listed) => listed.run.id)).toEqual([...made].reverse());
-      expect(all.items.map((listed) => listed.question)).toEqual(["question 4", "question 3", "question 2", null, "x".repeat(200)]);
+      expect(all.items.map((listed) => listed.question)).toEqual([`instructions ${"y".repeat(187)}`, "question 4", "question 3", "question 2", null, "x".repeat(200)]);
       expect(all.items[0]!.run).not.toHaveProperty("spec");
       // Two taken by a worker: the filter shows those only.
       await test.database.query(`UPDATE runs SET status = 'processing', lease_expires_at = now() + interval '1 minute' WHERE id = ANY($1::text[])`, [[made[1], made[3]]]);

@@ -30,7 +30,10 @@ const RUN_COLUMNS = `id, kind, organization_id, key_id, engine, request, status,
 /** A run without its request (what polling shows), for listings: a request can be megabytes. */
 export type RunSummary = Omit<RunRecord, "spec">;
 
-/** A run in an organization's listing: its summary and the first 200 characters of its first content part. */
+/**
+ * A run in an organization's listing: its summary and the first 200 characters of its first content part, or of its
+ * instructions when it has no content (a run may be given as input.instructions alone).
+ */
 export interface ListedRun {
   run: RunSummary;
   question: string | null;
@@ -88,7 +91,7 @@ export class RunStore {
     if (options.status !== undefined) conditions.push(`status = $${params.push(options.status)}`);
     if (options.before !== undefined) conditions.push(`created_order < $${params.push(options.before)}::bigint`);
     const rows = await this.database.query(
-      `SELECT ${SUMMARY_COLUMNS}, created_order::text AS keyset, left(request->'content'->>0, 200) AS question
+      `SELECT ${SUMMARY_COLUMNS}, created_order::text AS keyset, left(coalesce(request->'content'->>0, request->>'instructions'), 200) AS question
        FROM runs WHERE ${conditions.join(" AND ")} ORDER BY created_order DESC LIMIT $2`,
       params,
     );
