@@ -6,6 +6,7 @@ import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import { EventChannel } from "../../engine/event-channel.js";
 import { EngineError, type EngineEvent, type EngineRequest, type EngineStats } from "../../engine/request.js";
 import { logFailure } from "../http/log.js";
+import { RecentPrompts } from "./recent-prompts.js";
 import { type RoutingCounters, type RoutingPolicy, cacheAware, leastLoaded, noRouting } from "./routing.js";
 import { type WorkerLink, WorkerLinkLostError } from "./worker-link.js";
 
@@ -38,6 +39,8 @@ export class ClusterEngine implements ServingEngine {
   /** What routing did (see RoutingCounters). */
   readonly routing: RoutingCounters = noRouting();
   #turn = 0;
+  /** The last requests' prompts and workers: the prefix most of them share is no match; a miss prefers the worker that took fewest. */
+  readonly #recent = new RecentPrompts<WorkerLink>();
   /** The running mean of output tokens per finished request (what a request in flight costs a new one per step). */
   #meanOutput = INITIAL_MEAN_OUTPUT_TOKENS;
 
@@ -167,10 +170,11 @@ export class ClusterEngine implements ServingEngine {
   /** The worker for a request among `links` by the cluster's policy (routing.ts), counted in `routing`. */
   #route(links: WorkerLink[], prompt: { hashes: string[]; promptTokens: number; blockSize: number } | undefined): WorkerLink | undefined {
     const hashes = prompt?.hashes;
-    const candidates = links.map((link) => ({ link, load: link.load, capacity: link.capacity, cachedBlocks: hashes ? link.cachedBlocks(this.modelKey, hashes) : 0 }));
+    const candidates = links.map((link) => ({ link, load: link.load, capacity: link.capacity, recent: this.#recent.routedTo(link), cachedBlocks: hashes ? link.cachedBlocks(this.modelKey, hashes) : 0 }));
     if (candidates.length === 0) return undefined;
     const policy = this.cluster.policy;
-    const options = { blockSize: prompt?.blockSize ?? 1, promptTokens: prompt?.promptTokens ?? 0, meanOutputTokens: this.#meanOutput, fixedMargin: this.cluster.loadMargin };
+    const commonBlocks = hashes ? this.#recent.commonBlocks(hashes) : 0;
+    const options = { blockSize: prompt?.blockSize ?? 1, promptTokens: prompt?.promptTokens ?? 0, meanOutputTokens: this.#meanOutput, fixedMargin: this.cluster.loadMargin, commonBlocks };
     const chosen = policy === "cache-aware" ? cacheAware(candidates, options, this.random)!
       : policy === "least-load" ? leastLoaded(candidates, this.random)!
       : candidates[this.#turn++ % candidates.length]!;
@@ -182,6 +186,7 @@ export class ClusterEngine implements ServingEngine {
     counters.cachedBlocksChosen += chosen.cachedBlocks;
     counters.cachedBlocksBest += best;
     counters.promptBlocks += hashes?.length ?? 0;
+    this.#recent.record(hashes ?? [], chosen.link);
     return chosen.link;
   }
 

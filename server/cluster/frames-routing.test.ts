@@ -37,6 +37,12 @@ describe("leastLoaded", () => {
     const picked = [0, 0.34, 0.67, 0.99].map((r) => leastLoaded(tied, () => r)?.name);
     expect(picked).toEqual(["a", "b", "c", "c"]);
   });
+
+  it("among equal loads, picks the candidate with the fewest recent requests before drawing at random", () => {
+    const tied = [{ ...worker("a", 1, 8), recent: 5 }, { ...worker("b", 1, 8), recent: 2 }, { ...worker("c", 1, 8), recent: 2 }, { ...worker("d", 0, 8), recent: 9 }];
+    expect(leastLoaded(tied, () => 0)?.name).toBe("d"); // load first
+    expect([0, 0.99].map((r) => leastLoaded(tied.slice(0, 3), () => r)?.name)).toEqual(["b", "c"]);
+  });
 });
 
 describe("cacheAware", () => {
@@ -63,6 +69,13 @@ describe("cacheAware", () => {
   it("falls back to the least loaded worker when no worker holds any of the prompt", () => {
     expect(cacheAware([worker("a", 3, 0), worker("b", 1, 0)], fixed(4))?.name).toBe("b");
     expect(cacheAware([], fixed(4))).toBeUndefined();
+  });
+
+  it("counts a prefix that most recent prompts share as no match: the least loaded candidate takes the request", () => {
+    const template = { ...fixed(4), commonBlocks: 1 };
+    expect(cacheAware([worker("a", 0, 1), worker("b", 0, 0)], template, () => 0.99)?.name).toBe("b"); // a tie at random, not the holder
+    expect(cacheAware([{ ...worker("a", 0, 1), recent: 3 }, { ...worker("b", 0, 1), recent: 1 }], template)?.name).toBe("b");
+    expect(cacheAware([worker("a", 2, 2), worker("b", 0, 1)], template)?.name).toBe("a"); // a holds one block beyond: a match
   });
 
   it("among holders of equally long prefixes, takes the least loaded", () => {

@@ -1,7 +1,9 @@
 // Which worker takes a request. The worker holding the longest cached prefix of its prompt (exactly: the gateway
 // mirrors every worker's prefix cache), unless that worker's load exceeds the least loaded worker's by more than a
-// margin; with no cached prefix anywhere, the least loaded worker relative to its capacity, ties broken at random
-// (sending every tie to the first worker would pile a burst onto one).
+// margin. A prefix most recent prompts share (the chat template's first block) is no match: it lives on every worker
+// that served anything. On a miss, the least loaded worker relative to its capacity; among equals, the one that took
+// fewest recent requests (a worker added since takes new tenants), then one at random (sending every tie to the
+// first worker would pile a burst onto one).
 
 /** How a gateway picks workers: cacheAware (the default), leastLoaded, or in turn (for comparison). */
 export type RoutingPolicy = "cache-aware" | "least-load" | "round-robin";
@@ -42,18 +44,26 @@ export interface RouteCandidate {
   load: number;
   /** Sequences it runs at once. */
   capacity: number;
+  /** Recent requests sent to it (recent-prompts.ts); among equal loads the fewest wins. Undefined counts as 0. */
+  recent?: number;
 }
 
-/** The least loaded candidate relative to its capacity, a random one among equals; undefined when there is none. */
+/**
+ * The least loaded candidate relative to its capacity; among equals, the one with the fewest recent requests, then a
+ * random one; undefined when there is none.
+ */
 export function leastLoaded<T extends RouteCandidate>(candidates: readonly T[], random: () => number = Math.random): T | undefined {
   let best: T[] = [];
   let bestLoad = Number.POSITIVE_INFINITY;
+  let bestRecent = Number.POSITIVE_INFINITY;
   for (const candidate of candidates) {
     const load = candidate.load / Math.max(1, candidate.capacity);
-    if (load < bestLoad) {
+    const recent = candidate.recent ?? 0;
+    if (load < bestLoad || (load === bestLoad && recent < bestRecent)) {
       best = [candidate];
       bestLoad = load;
-    } else if (load === bestLoad) {
+      bestRecent = recent;
+    } else if (load === bestLoad && recent === bestRecent) {
       best.push(candidate);
     }
   }
@@ -76,11 +86,14 @@ export interface CacheRouteOptions {
   meanOutputTokens: number;
   /** A fixed margin in requests (`--cache-load-margin`) instead of the derived one. */
   fixedMargin?: number;
+  /** Leading blocks of the prompt most recent prompts share (recent-prompts.ts): holding no more is no match. */
+  commonBlocks?: number;
 }
 
 /**
  * The candidate holding the most leading blocks of the prompt (the least loaded of those that tie), unless its load
- * exceeds the least loaded candidate's by more than a margin: then the least loaded one.
+ * exceeds the least loaded candidate's by more than a margin: then the least loaded one. Holding no more than the
+ * prefix most recent prompts share (`commonBlocks`) is a miss, which the least loaded candidate takes.
  *
  * The margin is derived unless fixed: each request in flight on a worker takes a share of every step while the new
  * request generates, so a worker's work for it is about its uncached prompt tokens plus its requests in flight times
@@ -92,7 +105,7 @@ export function cacheAware<T extends CacheRouteCandidate>(candidates: readonly T
   const least = leastLoaded(candidates, random);
   if (!least) return undefined;
   const most = Math.max(...candidates.map((candidate) => candidate.cachedBlocks));
-  if (most === 0) return least;
+  if (most <= (options.commonBlocks ?? 0)) return least;
   const holder = leastLoaded(candidates.filter((candidate) => candidate.cachedBlocks === most), random)!;
   const extraLoad = holder.load - least.load;
   if (options.fixedMargin !== undefined) return extraLoad <= options.fixedMargin ? holder : least;
