@@ -223,7 +223,20 @@ describe.skipIf(skipOutsideCi(undefined))(titled("the dashboard's data endpoints
     expect(dashboard.body.series).toEqual([{
       day: today, model: server.chatModel, requests: sum((row) => row.requests), inputTokens: sum((row) => row.inputTokens),
       cachedInputTokens: sum((row) => row.cachedInputTokens), outputTokens: sum((row) => row.outputTokens),
+      spendDollars: expect.closeTo(sum((row) => row.spendDollars), 9),
     }]);
+    // Acme has prices: the day cost something.
+    expect(dashboard.body.series[0].spendDollars).toBeGreaterThan(0);
+    // Per key: each key's own rows, most tokens first, named as its listing names it.
+    const keyRecords = await server.platform!.stores.keys.list(acme.id);
+    const perKey = [...new Set(rows.map((row) => row.keyId))].map((keyId) => {
+      const own = rows.filter((row) => row.keyId === keyId);
+      const total = (pick: (row: (typeof rows)[number]) => number) => own.reduce((sum, row) => sum + pick(row), 0);
+      const record = keyRecords.find((key) => key.id === keyId)!;
+      return { keyId, name: record.name, keyPrefix: record.keyPrefix, requests: total((row) => row.requests), inputTokens: total((row) => row.inputTokens), cachedInputTokens: total((row) => row.cachedInputTokens), outputTokens: total((row) => row.outputTokens), spendDollars: total((row) => row.spendDollars) };
+    }).sort((a, b) => b.inputTokens + b.outputTokens - (a.inputTokens + a.outputTokens) || (a.keyId < b.keyId ? -1 : 1));
+    expect(dashboard.body.keys.map((key: Json) => ({ ...key, spendDollars: Number(key.spendDollars.toFixed(9)) }))).toEqual(perKey.map((key) => ({ ...key, spendDollars: Number(key.spendDollars.toFixed(9)) })));
+    expect(dashboard.body.keysWithUse).toBe(perKey.length);
 
     // Globex is not in the closed beta: the dashboard shows its usage all the same.
     const globexUsage = await call("GET", "/api/v1/dashboard/usage", globexManagement);
@@ -332,10 +345,18 @@ describe.skipIf(skipOutsideCi(undefined))(titled("the dashboard's data endpoints
     expect(await runs.finish(runId, "finisher", { result: { answer: "42", reasoning: "" } })).toBe(true);
   }
 
-  it("models: the slugs served here and the default", async () => {
+  it("models: the slugs served here, which API takes each, and each API's default", async () => {
     const { status, body } = await call("GET", "/api/v1/dashboard/models", acmeManagement);
     expect(status).toBe(200);
-    expect(body).toEqual({ models: [{ id: server.chatModel, default: true }, { id: server.messagesModel, default: false }] });
+    expect(body).toEqual({ models: [{ id: server.chatModel, formats: ["openai"], default: true }, { id: server.messagesModel, formats: ["anthropic"], default: true }] });
+    // Each name works in its own API (the quick start's snippets use them so).
+    const messages = await fetch(`${server.base}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": acmeKey, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+      body: JSON.stringify({ model: server.messagesModel, max_tokens: 2, messages: [{ role: "user", content: "Hi" }] }),
+    });
+    expect(messages.status).toBe(200);
+    expect((await chat(acmeKey, 2)).status).toBe(200);
   });
 
   it("operator: organizations paged oldest first, created and patched as loom admin does, each bad field named", async () => {
@@ -367,6 +388,13 @@ describe.skipIf(skipOutsideCi(undefined))(titled("the dashboard's data endpoints
     const all = await server.platform!.stores.organizations.list();
     expect(items).toEqual(all.map(organizationJson));
     expect(sizes.slice(0, -1).every((size) => size === 2)).toBe(true);
+
+    // Search: by part of the name (any case) or the id, with paging; a bad search is a 400 naming it.
+    const found = await allPages("/api/v1/operator/organizations?limit=1&search=INITECH", "organizations", operatorToken);
+    expect(found.items).toEqual([organizationJson((await server.platform!.stores.organizations.get(stored.id))!)]);
+    expect((await operator("GET", `/api/v1/operator/organizations?search=${acme.id}`)).body.organizations.map((organization: Json) => organization.id)).toEqual([acme.id]);
+    expect((await operator("GET", "/api/v1/operator/organizations?search=%25")).body).toEqual({ organizations: [], nextCursor: null });
+    for (const search of ["", "x".repeat(256), "a%00b"]) expectBadRequest(await operator("GET", `/api/v1/operator/organizations?search=${search}`), "search");
   });
 
   it("operator: any organization's keys, listed by kind, created of either kind, revoked at once", async () => {

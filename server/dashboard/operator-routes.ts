@@ -30,6 +30,8 @@ export interface OperatorServices {
 
 const KEY_KINDS: readonly KeyKind[] = ["inference", "management"];
 const PAYMENT_STATUSES: readonly PaymentStatus[] = ["settling", "settled", "failed"];
+/** The longest organization search: a name is at most 255 characters. */
+const MAX_SEARCH_CHARS = 255;
 
 /** The `/api/v1/operator/` endpoints on a server. */
 export function operatorSurface(services: OperatorServices): (context: ServerContext) => Surface {
@@ -55,11 +57,13 @@ function operatorEndpoints(services: OperatorServices, context: ServerContext): 
     {
       method: "GET",
       pattern: "/api/v1/operator/organizations",
-      query: ["limit", "cursor"],
+      query: ["limit", "cursor", "search"],
       work: async ({ query }) => {
         const limit = query.limit();
         const after = query.cursor(decodeOrderCursor);
-        const page = await read("the organizations could not be read", () => stores.organizations.page({ limit, ...(after ? { after } : {}) }));
+        // A name (at most 255 characters) or an id: longer text matches nothing.
+        const search = query.text("search", MAX_SEARCH_CHARS);
+        const page = await read("the organizations could not be read", () => stores.organizations.page({ limit, ...(after ? { after } : {}), ...(search !== undefined ? { search } : {}) }));
         return { organizations: page.items.map(organizationJson), nextCursor: page.next ? encodeOrderCursor(page.next) : null };
       },
     },

@@ -3,7 +3,6 @@
 // the DashboardAuth says; everything read is that organization's, and another organization's key or run is a 404.
 import type { ServerContext } from "../http/context.js";
 import type { Routes, Surface } from "../http/routes.js";
-import { metricsName } from "../models.js";
 import { ProtocolError } from "../protocol/internal.js";
 import type { RunStatus } from "../runs/contract.js";
 import { callbackShape, pollShape, type RunServices, stepShape } from "../runs/routes.js";
@@ -18,6 +17,7 @@ import { decodeOrderCursor, decodeTimeCursor, encodeOrderCursor, encodeTimeCurso
 import type { DashboardAuth, OrganizationCaller } from "./dashboard-auth.js";
 import { dashboardError } from "./dashboard-reply.js";
 import { type DashboardEndpoint, addDashboardEndpoint } from "./dashboard-route.js";
+import { servedModelNames } from "./model-names.js";
 import { keyBody, organizationKeyJson } from "./shapes.js";
 
 /** What an organization's dashboard endpoints need. */
@@ -34,6 +34,8 @@ export interface DashboardOrganizationServices {
 const RUN_STATUSES: readonly RunStatus[] = ["queued", "processing", "succeeded", "failed"];
 /** `days` of the usage series: 1 to 90, default 30. */
 const SERIES_DAYS = { min: 1, max: 90, default: 30 };
+/** Keys listed in the usage per key (those that used the most tokens); `keysWithUse` says how many had use. */
+const KEYS_IN_USAGE = 100;
 /** Characters of a run's first content part shown as its question. */
 const QUESTION_CHARS = 200;
 
@@ -114,11 +116,12 @@ function organizationEndpoints(services: DashboardOrganizationServices, context:
         const now = Date.now();
         const to = utcDay(now);
         const from = utcDay(now - (days - 1) * 86_400_000);
-        const [today, series] = await read("usage could not be read", () => Promise.all([
+        const [today, series, perKey] = await read("usage could not be read", () => Promise.all([
           stores.usage.today(organization.id, to),
           stores.usage.series(organization.id, from, to),
+          stores.usage.keyTotals(organization.id, from, to, KEYS_IN_USAGE),
         ]));
-        return { today: usageSnapshot(organization, today, now), series, from, to };
+        return { today: usageSnapshot(organization, today, now), series, keys: perKey.keys, keysWithUse: perKey.keysWithUse, from, to };
       },
     },
     {
@@ -162,13 +165,7 @@ function organizationEndpoints(services: DashboardOrganizationServices, context:
     {
       method: "GET",
       pattern: "/api/v1/dashboard/models",
-      work: async () => {
-        const entries = context.options.registry.entries;
-        // The default is the model a request without one would get: the first served (as agent runs pick it).
-        const preferred = entries[0] ? metricsName(entries[0]) : undefined;
-        const slugs = [...new Set(entries.flatMap((entry) => [...entry.slugs.openai, ...entry.slugs.anthropic]))];
-        return { models: slugs.map((id) => ({ id, default: id === preferred })) };
-      },
+      work: async () => ({ models: servedModelNames(context.options.registry.entries) }),
     },
   ];
 }

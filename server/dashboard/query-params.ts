@@ -51,6 +51,16 @@ export class QueryParams {
     return value;
   }
 
+  /** A text parameter of 1 to `maxChars` characters, without NUL (a database refuses it), or undefined when absent. */
+  text(name: string, maxChars: number): string | undefined {
+    const raw = this.get(name);
+    if (raw === undefined) return undefined;
+    const length = [...raw].length;
+    if (length === 0 || length > maxChars) throw new ProtocolError("invalid_request", `${name} must be 1 to ${maxChars} characters, got ${length}`, name);
+    if (raw.includes("\0")) throw new ProtocolError("invalid_request", `${name} must not contain NUL characters`, name);
+    return raw;
+  }
+
   /** One of `choices`, or undefined when absent. */
   choice<T extends string>(name: string, choices: readonly T[]): T | undefined {
     const raw = this.get(name);

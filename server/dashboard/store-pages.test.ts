@@ -79,6 +79,19 @@ for (const backend of TEST_BACKENDS) {
       expect(all.items.slice(-5).map((organization) => organization.name)).toEqual(names);
     });
 
+    it("searches organizations by a part of the name (any case, no wildcards) or the whole id, paged", async () => {
+      const made = [];
+      for (const name of ["Zeta Searchable one", "zeta SEARCHABLE two", "Other 100%_x", "Zeta searchable three"]) made.push(await stores.organizations.create(name));
+      const search = async (text: string, limit = 1) => (await readAll(() => stores.organizations.page({ limit, search: text }), (after) => stores.organizations.page({ limit, after, search: text }))).items.map((organization) => organization.name);
+      expect(await search("zeta searchable")).toEqual(["Zeta Searchable one", "zeta SEARCHABLE two", "Zeta searchable three"]);
+      expect(await search("%")).toEqual(["Other 100%_x"]);
+      expect(await search("0%_")).toEqual(["Other 100%_x"]);
+      expect(await search("_")).toEqual(["Other 100%_x"]);
+      expect(await search(made[1]!.id)).toEqual(["zeta SEARCHABLE two"]);
+      expect(await search(made[1]!.id.slice(0, -1))).toEqual([]);
+      expect(await search("no such organization", 50)).toEqual([]);
+    });
+
     it("pages payments newest first, with a status filter and microsecond ties", async () => {
       const ids: Array<{ id: string; status: string; at: string }> = [];
       const statuses = ["settled", "failed", "settling"] as const;
@@ -128,7 +141,7 @@ for (const backend of TEST_BACKENDS) {
       const [a, b] = [(await stores.keys.create(acme.id, "inference", "a")).record.id, (await stores.keys.create(acme.id, "inference", "b")).record.id];
       const o = (await stores.keys.create(other.id, "inference", "o")).record.id;
       const row = (organizationId: string, keyId: string, model: string, day: string, n: number) =>
-        ({ organizationId, keyId, model, day, requests: n, inputTokens: 10 * n, cachedInputTokens: n, outputTokens: 100 * n, spendDollars: 0 });
+        ({ organizationId, keyId, model, day, requests: n, inputTokens: 10 * n, cachedInputTokens: n, outputTokens: 100 * n, spendDollars: n / 1000 });
       await test.database.transaction((tx) => recordUsageIn(tx, [
         row(acme.id, a, "m-b", "2032-03-02", 1), row(acme.id, b, "m-b", "2032-03-02", 2), row(acme.id, a, "m-a", "2032-03-02", 4),
         row(acme.id, a, "m-a", "2032-03-01", 8), row(acme.id, a, "m-a", "2032-02-29", 16), row(acme.id, b, "m-a", "2032-03-04", 32),
@@ -136,14 +149,25 @@ for (const backend of TEST_BACKENDS) {
       ]));
       const series = await stores.usage.series(acme.id, "2032-03-01", "2032-03-03");
       expect(series).toEqual([
-        { day: "2032-03-01", model: "m-a", requests: 8, inputTokens: 80, cachedInputTokens: 8, outputTokens: 800 },
-        { day: "2032-03-02", model: "m-a", requests: 4, inputTokens: 40, cachedInputTokens: 4, outputTokens: 400 },
-        { day: "2032-03-02", model: "m-b", requests: 3, inputTokens: 30, cachedInputTokens: 3, outputTokens: 300 },
+        { day: "2032-03-01", model: "m-a", requests: 8, inputTokens: 80, cachedInputTokens: 8, outputTokens: 800, spendDollars: 0.008 },
+        { day: "2032-03-02", model: "m-a", requests: 4, inputTokens: 40, cachedInputTokens: 4, outputTokens: 400, spendDollars: 0.004 },
+        { day: "2032-03-02", model: "m-b", requests: 3, inputTokens: 30, cachedInputTokens: 3, outputTokens: 300, spendDollars: 0.003 },
       ]);
       expect(await stores.usage.series(acme.id, "2032-01-01", "2032-01-01")).toEqual([]);
       await expect(stores.usage.series(acme.id, "2032-01-01", "2032-04-01")).rejects.toMatchObject({ field: "from" });
       await expect(stores.usage.series(acme.id, "2032-03-02", "2032-03-01")).rejects.toMatchObject({ field: "from" });
       await expect(stores.usage.series(acme.id, "2032-02-30", "2032-03-01")).rejects.toMatchObject({ field: "from" });
+
+      // Per key over the same days, summed over models: b used more tokens than a there (32 on 03-04 is outside).
+      const figures = (n: number) => ({ requests: n, inputTokens: 10 * n, cachedInputTokens: n, outputTokens: 100 * n, spendDollars: n / 1000 });
+      expect(await stores.usage.keyTotals(acme.id, "2032-03-01", "2032-03-03", 10)).toEqual({
+        keys: [{ keyId: a, name: "a", keyPrefix: expect.any(String), ...figures(13) }, { keyId: b, name: "b", keyPrefix: expect.any(String), ...figures(2) }],
+        keysWithUse: 2,
+      });
+      expect(await stores.usage.keyTotals(acme.id, "2032-03-01", "2032-03-04", 1)).toEqual({ keys: [{ keyId: b, name: "b", keyPrefix: expect.any(String), ...figures(34) }], keysWithUse: 2 });
+      expect(await stores.usage.keyTotals(acme.id, "2032-01-01", "2032-01-01", 10)).toEqual({ keys: [], keysWithUse: 0 });
+      await expect(stores.usage.keyTotals(acme.id, "2032-01-01", "2032-04-01", 10)).rejects.toMatchObject({ field: "from" });
+      await expect(stores.usage.keyTotals(acme.id, "2032-03-01", "2032-03-02", 0)).rejects.toMatchObject({ field: "limit" });
     });
   });
 }

@@ -82,13 +82,22 @@ export class OrganizationStore {
 
   /**
    * One page of organizations, oldest first (creation order), after `after` (the previous page's `next`: a creation
-   * order number, as decimal text).
+   * order number, as decimal text). With `search`, only those whose name contains it (ignoring case) or whose id is
+   * it: the text is matched as it is, with no wildcards.
    */
-  async page(options: { limit: number; after?: string }): Promise<Page<Organization, string>> {
+  async page(options: { limit: number; after?: string; search?: string }): Promise<Page<Organization, string>> {
     const limit = checkedLimit(options.limit);
-    const rows = options.after === undefined
-      ? await this.database.query(`SELECT ${COLUMNS}, created_order::text AS keyset FROM organizations ORDER BY created_order LIMIT $1`, [limit + 1])
-      : await this.database.query(`SELECT ${COLUMNS}, created_order::text AS keyset FROM organizations WHERE created_order > $2::bigint ORDER BY created_order LIMIT $1`, [limit + 1, options.after]);
+    const params: unknown[] = [limit + 1];
+    const conditions: string[] = [];
+    if (options.after !== undefined) conditions.push(`created_order > $${params.push(options.after)}::bigint`);
+    if (options.search !== undefined) {
+      const search = params.push(options.search);
+      conditions.push(`(strpos(lower(name), lower($${search})) > 0 OR id = $${search})`);
+    }
+    const rows = await this.database.query(
+      `SELECT ${COLUMNS}, created_order::text AS keyset FROM organizations ${conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : ""} ORDER BY created_order LIMIT $1`,
+      params,
+    );
     return pageOf(rows, limit, organizationFromRow, (row) => row.keyset as string);
   }
 

@@ -1,5 +1,5 @@
-// Reading usage: per-model totals of an organization's days, raw rows, and the tokens consumed in a day (to seed daily
-// limits). Writing is the UsageWriter's (group commit). Organization-wide sums read usage_by_organization (migration
+// Reading usage: per-model totals of an organization's days, per-key totals of a span of days, raw rows, and the
+// tokens consumed in a day (to seed daily limits). Writing is the UsageWriter's (group commit). Organization-wide sums read usage_by_organization (migration
 // 9: at most days x models rows, whatever the number of keys); per-key figures and the daily limits' seed read
 // usage_daily.
 import { PlatformInputError, type Sql, type UsageRow } from "../contract.js";
@@ -25,6 +25,21 @@ export interface DailyModelUsage {
   inputTokens: number;
   cachedInputTokens: number;
   outputTokens: number;
+  /** What the organization's prices made of it (0 where no price applied). */
+  spendDollars: number;
+}
+
+/** One key's use over a span of days, summed over models (the dashboard's usage per key). */
+export interface KeyUsage {
+  keyId: string;
+  /** The key's name and prefix, as its listing shows them (a revoked key's too). */
+  name: string;
+  keyPrefix: string;
+  requests: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  spendDollars: number;
 }
 
 /** The most days one series spans (its query reads at most this many days of one organization). */
@@ -56,12 +71,9 @@ export class UsageStore {
    * @throws PlatformInputError naming `from` or `to`.
    */
   async series(organizationId: string, from: string, to: string): Promise<DailyModelUsage[]> {
-    requireDay("from", from);
-    requireDay("to", to);
-    const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
-    if (days < 1 || days > MAX_SERIES_DAYS) throw new PlatformInputError("from", `a usage series spans 1 to ${MAX_SERIES_DAYS} days, from ${from} through ${to} is ${days}`);
+    requireSpan(from, to);
     const rows = await this.sql.query(
-      `SELECT day::text AS day, model, requests, input_tokens, cached_input_tokens, output_tokens
+      `SELECT day::text AS day, model, requests, input_tokens, cached_input_tokens, output_tokens, spend
        FROM usage_by_organization WHERE organization_id = $1 AND day BETWEEN $2::date AND $3::date
        ORDER BY day, model COLLATE "C"`,
       [organizationId, from, to],
@@ -73,7 +85,44 @@ export class UsageStore {
       inputTokens: toNumber(row.input_tokens),
       cachedInputTokens: toNumber(row.cached_input_tokens),
       outputTokens: toNumber(row.output_tokens),
+      spendDollars: toNumber(row.spend),
     }));
+  }
+
+  /**
+   * The organization's use per key from `from` through `to` (UTC days, at most MAX_SERIES_DAYS of them), summed over
+   * models; keys without use absent. The `limit` keys that used the most tokens (input + output), then by key id;
+   * `keysWithUse` counts them all, so a caller can say how many were left out. Reads usage_daily through its
+   * (organization_id, day) index: at most keys x models x days rows.
+   * @throws PlatformInputError naming `from`, `to` or `limit`.
+   */
+  async keyTotals(organizationId: string, from: string, to: string, limit: number): Promise<{ keys: KeyUsage[]; keysWithUse: number }> {
+    requireSpan(from, to);
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_KEY_TOTALS) throw new PlatformInputError("limit", `limit must be an integer from 1 to ${MAX_KEY_TOTALS}, got ${limit}`);
+    const rows = await this.sql.query(
+      `WITH per_key AS (
+         SELECT key_id, sum(requests) AS requests, sum(input_tokens) AS input_tokens, sum(cached_input_tokens) AS cached_input_tokens,
+           sum(output_tokens) AS output_tokens, sum(spend) AS spend
+         FROM usage_daily WHERE organization_id = $1 AND day BETWEEN $2::date AND $3::date GROUP BY key_id
+       )
+       SELECT per_key.*, k.name, k.key_prefix, count(*) OVER () AS keys_with_use
+       FROM per_key JOIN api_keys k ON k.id = per_key.key_id
+       ORDER BY per_key.input_tokens + per_key.output_tokens DESC, per_key.key_id COLLATE "C" LIMIT $4`,
+      [organizationId, from, to, limit],
+    );
+    return {
+      keys: rows.map((row) => ({
+        keyId: row.key_id as string,
+        name: row.name as string,
+        keyPrefix: row.key_prefix as string,
+        requests: toNumber(row.requests),
+        inputTokens: toNumber(row.input_tokens),
+        cachedInputTokens: toNumber(row.cached_input_tokens),
+        outputTokens: toNumber(row.output_tokens),
+        spendDollars: toNumber(row.spend),
+      })),
+      keysWithUse: rows.length === 0 ? 0 : toNumber(rows[0]!.keys_with_use),
+    };
   }
 
   /** The organization's rows (of `day`, when given), by day, key and model. */
@@ -112,6 +161,17 @@ export class UsageStore {
     );
     return { tokens: toNumber(row!.tokens), spendDollars: toNumber(row!.spend) };
   }
+}
+
+/** The most keys one answer of keyTotals lists. */
+export const MAX_KEY_TOTALS = 1000;
+
+/** Checks a span of days: both YYYY-MM-DD, `from` not after `to`, at most MAX_SERIES_DAYS. */
+function requireSpan(from: string, to: string): void {
+  requireDay("from", from);
+  requireDay("to", to);
+  const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
+  if (days < 1 || days > MAX_SERIES_DAYS) throw new PlatformInputError("from", `a usage series spans 1 to ${MAX_SERIES_DAYS} days, from ${from} through ${to} is ${days}`);
 }
 
 /** A summed row's figures. */
