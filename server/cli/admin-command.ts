@@ -1,5 +1,6 @@
 // `loom admin`: the operator's commands (organizations, keys, usage, operator tokens) on a data dir or a PostgreSQL URL; when a running
 // loom server holds the data dir, the command goes to that server instead (PGlite admits one process).
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { setFlagsFromString } from "node:v8";
 import { UsageError } from "../../engine/cli/arguments.js";
@@ -314,7 +315,8 @@ export function databaseLocationOf(values: Values): { url: string } | { dataDir:
   const flagDir = values["data-dir"] as string | undefined;
   if (flagUrl !== undefined && flagDir !== undefined) throw new UsageError("--data-dir and --database-url name two databases: give one");
   const url = flagUrl ?? (flagDir === undefined ? process.env.LOOM_DATABASE_URL || undefined : undefined);
-  return url !== undefined ? { url } : { dataDir: flagDir ?? defaultDataDir() };
+  // Absolute from here on: `loom update` writes it into its journal, which another working folder may read.
+  return url !== undefined ? { url } : { dataDir: resolve(flagDir ?? defaultDataDir()) };
 }
 
 /** Where admin commands run: the database, or the running server holding it. */

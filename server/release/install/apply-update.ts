@@ -22,7 +22,8 @@ import { runMigrations } from "./run-migrations.js";
 import { type RunningProcess, runningProcesses } from "./running-processes.js";
 import { type SwitchTiming, processesToStart, rollProcesses, startAll, stopAll } from "./switch-processes.js";
 import { unpackRelease } from "./unpack-release.js";
-import { type InstalledVersion, clearJournal, recoverInterruptedUpdate, writeJournal } from "./update-journal.js";
+import { recoverAndRestart } from "./restart-after-recovery.js";
+import { type InstalledVersion, clearJournal, writeJournal } from "./update-journal.js";
 import { UpdateInProgressError, acquireUpdateLock } from "./update-lock.js";
 import { installedVersion, readBuiltSchema, sameSchema } from "./installed-version.js";
 
@@ -112,8 +113,11 @@ export async function underUpdateLock<T>(layout: InstallLayout, database: Update
 
 async function applyLocked(options: ApplyOptions): Promise<ApplyResult> {
   const { layout, onProgress } = options;
-  const recovered = await recoverInterruptedUpdate(layout);
-  if (recovered !== undefined) onProgress(recovered);
+  const recovery = await recoverAndRestart(layout, options);
+  // An apply of this release cut off after its switch is done once its processes run again: not applied twice.
+  if (recovery !== undefined && recovery.recovered.finished && recovery.recovered.journal.operation === "apply" && (options.version === undefined || options.version === recovery.recovered.journal.to.version)) {
+    return finishRecoveredApply(options, recovery);
+  }
   const processes = runningProcesses(layout);
   const from = installedVersion(currentRoot(layout) ?? processes[0]?.root ?? options.fallbackRoot);
   const event = (outcome: NewUpdateEvent["outcome"], toVersion: string | null, detail: string): NewUpdateEvent => ({ action: "apply", outcome, fromVersion: from.version, toVersion, actor: options.actor, detail });
@@ -152,6 +156,16 @@ async function applyLocked(options: ApplyOptions): Promise<ApplyResult> {
   const detail = `package SHA-256 ${verified.manifest.package.sha256}; migrations ${result.migrations.join(", ") || "none"}; backup ${result.backup ?? "none"}; processes ${result.restarted.join(", ") || "none running"}`;
   await options.records.record(event("ok", to.version, detail)).catch((error: Error) => onProgress(`warning: the apply succeeded but its audit record was not written: ${error.message}`));
   return result;
+}
+
+/** The result of an apply that recovery finished (the release was switched to before the crash). */
+async function finishRecoveredApply(options: ApplyOptions, recovery: NonNullable<Awaited<ReturnType<typeof recoverAndRestart>>>): Promise<ApplyResult> {
+  const { journal, said } = recovery.recovered;
+  const restarted = recovery.restarted.map((process_) => process_.pid);
+  const detail = `${said}; processes started again: ${restarted.join(", ") || "none (none had stopped)"}`;
+  await options.records.record({ action: "apply", outcome: "ok", fromVersion: journal.from.version, toVersion: journal.to.version, actor: options.actor, detail })
+    .catch((error: Error) => options.onProgress(`warning: the apply was finished but its audit record was not written: ${error.message}`));
+  return { from: journal.from, to: journal.to, restarted, backup: journal.backup, migrations: [] };
 }
 
 /**
@@ -212,7 +226,7 @@ async function applyInPlace(options: ApplyOptions, from: InstalledVersion, to: I
   const { layout, onProgress, database } = options;
   const dataDir = "dataDir" in database ? database.dataDir : null;
   const priorState = readInstallState(layout) ?? null;
-  const journal = { operation: "apply" as const, from, to, dataDir, backup: null as string | null, priorState, startedAt: new Date().toISOString() };
+  const journal = { operation: "apply" as const, from, to, dataDir, backup: null as string | null, priorState, processes: [...processes], startedAt: new Date().toISOString() };
   writeJournal(layout, { ...journal, phase: "stopping" });
   const toStart = processesToStart(processes);
   try {
@@ -269,7 +283,7 @@ async function applyInPlace(options: ApplyOptions, from: InstalledVersion, to: I
 async function applyRolling(options: ApplyOptions, from: InstalledVersion, to: InstalledVersion, processes: ReturnType<typeof runningProcesses>): Promise<ApplyResult> {
   const { layout, onProgress, database } = options;
   const priorState = readInstallState(layout) ?? null;
-  const journal = { operation: "apply" as const, from, to, dataDir: null, backup: null, priorState, startedAt: new Date().toISOString() };
+  const journal = { operation: "apply" as const, from, to, dataDir: null, backup: null, priorState, processes: [...processes], startedAt: new Date().toISOString() };
   writeJournal(layout, { ...journal, phase: "migrating" });
   let migrations: number[];
   try {

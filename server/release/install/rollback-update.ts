@@ -10,7 +10,8 @@ import { readBuiltSchema } from "./installed-version.js";
 import { type InstallLayout, pointCurrentAt } from "./layout.js";
 import { runningProcesses } from "./running-processes.js";
 import { type SwitchTiming, processesToStart, startAll, stopAll } from "./switch-processes.js";
-import { type InstalledVersion, clearJournal, recoverInterruptedUpdate, writeJournal } from "./update-journal.js";
+import { recoverAndRestart } from "./restart-after-recovery.js";
+import { type InstalledVersion, clearJournal, writeJournal } from "./update-journal.js";
 
 /** What rollback needs. */
 export interface RollbackOptions extends SwitchTiming {
@@ -38,8 +39,16 @@ export async function rollbackUpdate(options: RollbackOptions): Promise<Rollback
 
 async function rollbackLocked(options: RollbackOptions): Promise<RollbackResult> {
   const { layout, onProgress } = options;
-  const recovered = await recoverInterruptedUpdate(layout);
-  if (recovered !== undefined) onProgress(recovered);
+  const recovery = await recoverAndRestart(layout, options);
+  // A rollback cut off after its switch is done once its processes run again: rolling back again would undo it.
+  if (recovery !== undefined && recovery.recovered.finished && recovery.recovered.journal.operation === "rollback") {
+    const { journal, said } = recovery.recovered;
+    const restarted = recovery.restarted.map((process_) => process_.pid);
+    const detail = `${said}; processes started again: ${restarted.join(", ") || "none (none had stopped)"}`;
+    await options.records.record({ action: "rollback", outcome: "ok", fromVersion: journal.from.version, toVersion: journal.to.version, actor: options.actor, detail })
+      .catch((error: Error) => onProgress(`warning: the rollback was finished but its audit record was not written: ${error.message}`));
+    return { from: journal.from, to: journal.to, restarted, replacedData: null };
+  }
   const state = readInstallState(layout);
   const event = (outcome: NewUpdateEvent["outcome"], detail: string): NewUpdateEvent => ({ action: "rollback", outcome, fromVersion: state?.current.version ?? null, toVersion: state?.previous.version ?? null, actor: options.actor, detail });
   try {
@@ -52,14 +61,14 @@ async function rollbackLocked(options: RollbackOptions): Promise<RollbackResult>
   const { previous: to, current: from } = state!;
   const dataDir = "dataDir" in options.database ? options.database.dataDir : null;
   const backup = options.restoreData ? state!.backup : null;
-  const journal = { operation: "rollback" as const, from, to, dataDir, backup, priorState: state!, startedAt: new Date().toISOString() };
+  const processes = runningProcesses(layout);
+  const journal = { operation: "rollback" as const, from, to, dataDir, backup, priorState: state!, processes, startedAt: new Date().toISOString() };
   // A restore takes the audit trail back too: what was recorded since is read now and recorded again after.
   const trail = backup === null ? [] : await options.records.history(MAX_UPDATE_HISTORY).catch((error: Error) => {
     onProgress(`warning: the audit records could not be read before the restore, so those written since the backup will be missing: ${error.message}`);
     return [];
   });
   writeJournal(layout, { ...journal, phase: "stopping" });
-  const processes = runningProcesses(layout);
   const toStart = processesToStart(processes);
   let replacedData: string | null = null;
   try {

@@ -25,7 +25,7 @@ export async function recoverInstall(installDir: string): Promise<string | undef
     return said;
   }
   try {
-    const done = await recoverInterruptedUpdate(layout);
+    const done = (await recoverInterruptedUpdate(layout))?.said;
     if (done !== undefined) process.stderr.write(`loom: ${done}\n`);
     return done;
   } finally {

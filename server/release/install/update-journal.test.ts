@@ -16,6 +16,7 @@ import { rollProcesses } from "./switch-processes.js";
 import { recoverInstall } from "./this-process.js";
 import { type UpdateJournal, readJournal, recoverInterruptedUpdate, writeJournal } from "./update-journal.js";
 import { UpdateInProgressError, acquireUpdateLock, updateLockPath } from "./update-lock.js";
+import { fakePackageRoot } from "../testing/fake-package-root.js";
 
 const dir = mkdtempSync(join(tmpdir(), "loom-journal-"));
 const children: ChildProcess[] = [];
@@ -36,33 +37,10 @@ function fixture() {
   writeFileSync(join(dataDir, "pglite", "marker"), "migrated");
   mkdirSync(join(backup, "pglite"), { recursive: true });
   writeFileSync(join(backup, "pglite", "marker"), "backed up");
-  const from = { version: "0.1.0", root: packageRoot(root, "0.1.0") };
-  const to = { version: "0.3.0", root: packageRoot(root, "0.3.0") };
+  const from = { version: "0.1.0", root: fakePackageRoot(root, "0.1.0") };
+  const to = { version: "0.3.0", root: fakePackageRoot(root, "0.3.0") };
   const marker = () => readFileSync(join(dataDir, "pglite", "marker"), "utf8");
   return { layout, dataDir, backup, from, to, marker };
-}
-
-/** A package root whose CLI records itself as a worker of `version` and answers /health (or, broken, exits). */
-function packageRoot(parent: string, version: string, broken = false): string {
-  const root = join(parent, `package-${version}`);
-  mkdirSync(join(root, "dist", "server", "cli"), { recursive: true });
-  writeFileSync(join(root, "package.json"), JSON.stringify({ version }));
-  writeFileSync(join(root, "dist", "server", "cli", "main.js"), broken ? "process.exit(3);\n" : `
-const { createServer } = require("node:http");
-const { mkdirSync, writeFileSync, rmSync } = require("node:fs");
-const { join } = require("node:path");
-const installDir = process.argv[process.argv.indexOf("--install-dir") + 1];
-const server = createServer((request, response) => response.end(JSON.stringify({ status: "ok", version: ${JSON.stringify(version)} })));
-server.listen(0, "127.0.0.1", () => {
-  const run = join(installDir, "run");
-  mkdirSync(run, { recursive: true });
-  const path = join(run, process.pid + ".json");
-  writeFileSync(path, JSON.stringify({ pid: process.pid, role: "worker", version: ${JSON.stringify(version)}, root: ${JSON.stringify(root)}, execPath: process.execPath, execArgv: [], argv: process.argv.slice(2), cwd: process.cwd(), url: "http://127.0.0.1:" + server.address().port, startedAt: new Date().toISOString() }));
-  process.on("SIGTERM", () => { rmSync(path, { force: true }); process.exit(0); });
-});
-`);
-  writeFileSync(join(root, "dist", "server", "cli", "package.json"), JSON.stringify({ type: "commonjs" }));
-  return root;
 }
 
 function journalOf(f: ReturnType<typeof fixture>, operation: UpdateJournal["operation"], phase: UpdateJournal["phase"]): UpdateJournal {
@@ -171,7 +149,7 @@ describe("recovery of a journal cut off", () => {
       const journal = journalOf(f, operation, phase);
       writeInstallState(f.layout, journal.priorState!);
       writeJournal(f.layout, journal);
-      const said = await recoverInterruptedUpdate(f.layout);
+      const said = (await recoverInterruptedUpdate(f.layout))?.said;
       expect(said).toContain(`an interrupted ${operation} from 0.1.0 to 0.3.0 (cut off while ${phase}) was recovered`);
       expect(f.marker()).toBe(data);
       expect(readJournal(f.layout)).toBeUndefined();
@@ -181,12 +159,52 @@ describe("recovery of a journal cut off", () => {
   }
 });
 
+describe("recovery started from another working folder", () => {
+  /** Runs `body` with the working folder at a new folder holding a data dir of its own (marker "someone else's"). */
+  async function elsewhere<T>(body: (otherData: string) => Promise<T>): Promise<T> {
+    const folder = join(dir, `elsewhere-${count++}`);
+    mkdirSync(join(folder, "data", "pglite"), { recursive: true });
+    writeFileSync(join(folder, "data", "pglite", "marker"), "someone else's");
+    const before = process.cwd();
+    process.chdir(folder);
+    try {
+      return await body(join(folder, "data"));
+    } finally {
+      process.chdir(before);
+    }
+  }
+
+  it("restores the journal's absolute data dir, as a service manager starting loom from another folder would, and leaves the data/ there alone", async () => {
+    const f = fixture();
+    pointCurrentAt(f.layout, f.from.root);
+    writeJournal(f.layout, journalOf(f, "apply", "migrating"));
+    await elsewhere(async (otherData) => {
+      expect(await recoverInstall(f.layout.root)).toContain("restored the data backed up before the update");
+      expect(readFileSync(join(otherData, "pglite", "marker"), "utf8")).toBe("someone else's");
+    });
+    expect(f.marker()).toBe("backed up");
+    expect(readJournal(f.layout)).toBeUndefined();
+  });
+
+  it("refuses a journal naming the data dir relatively (older looms wrote it as typed): nothing restored, the journal kept", async () => {
+    const f = fixture();
+    pointCurrentAt(f.layout, f.from.root);
+    writeJournal(f.layout, { ...journalOf(f, "apply", "migrating"), dataDir: "data" });
+    await elsewhere(async (otherData) => {
+      await expect(recoverInterruptedUpdate(f.layout)).rejects.toThrow(`${f.layout.journal} names the data dir as "data", relative to a working folder it does not record`);
+      expect(readFileSync(join(otherData, "pglite", "marker"), "utf8")).toBe("someone else's");
+    });
+    expect(f.marker()).toBe("migrated");
+    expect(readJournal(f.layout)?.dataDir).toBe("data");
+  });
+});
+
 describe("a rolling update whose new worker never becomes healthy", () => {
   it("starts the stopped worker again on its old version and says why", async () => {
     const parent = join(dir, "rolling");
     const layout: InstallLayout = installLayout(join(parent, "install"));
-    const old = packageRoot(parent, "0.1.0");
-    const broken = { version: "0.2.0", root: packageRoot(parent, "0.2.0", true) };
+    const old = fakePackageRoot(parent, "0.1.0");
+    const broken = { version: "0.2.0", root: fakePackageRoot(parent, "0.2.0", true) };
     const worker = spawn(process.execPath, [join(old, "dist", "server", "cli", "main.js"), "worker", "--install-dir", layout.root], { stdio: "ignore" });
     children.push(worker);
     for (let tries = 0; runningProcesses(layout).length === 0; tries++) {
