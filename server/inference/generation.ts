@@ -4,8 +4,7 @@
 // (durably, when the platform meters it) before the response's last byte, whatever its end.
 import type { HttpRequest } from "uWebSockets.js";
 import type { ServingEngine } from "../../engine/engine.js";
-import type { PromptCounter } from "../../engine/prompt-counter.js";
-import { EngineError, type EngineRequest } from "../../engine/request.js";
+import { EngineError } from "../../engine/request.js";
 import type { Admission } from "../http/accounting.js";
 import type { Principal } from "../http/auth.js";
 import { readJsonBody } from "../http/body.js";
@@ -15,6 +14,7 @@ import { type Connection, EventStream } from "../http/reply.js";
 import { type ServedModel, engineFor, metricsName } from "../models.js";
 import { type InternalEvent, type InternalRequest, type InternalUsage, ProtocolError } from "../protocol/internal.js";
 import { protocolErrorOf, runRequest, toEngineRequest } from "../protocol/run.js";
+import { admissionRequestOf } from "./admission-request.js";
 
 /** The request head a body handler needs, read before the first await (uWS request objects die then). */
 interface RequestHead {
@@ -96,38 +96,7 @@ function checkCapacity(context: ServerContext, engine: ServingEngine): void {
 
 /** Admits a request against its key's limits, counting its prompt only where a token limit needs it. */
 function admitUsage(context: ServerContext, endpoint: WireEndpoint, served: ServedModel, request: InternalRequest, principal: Principal): Promise<Admission> {
-  const wireField = wireFieldOf(endpoint, request);
-  return context.options.accountant.admit({
-    principal,
-    format: endpoint.format,
-    model: request.model,
-    inputTokens: async () => {
-      const counted = toEngineRequest("count", request, {});
-      try {
-        // Here when the prompt is small: the engine thread answers only between steps. A longer prompt, or one that
-        // only auto compaction could fit, is counted by the engine.
-        const local = served.promptCounter ? countHere(served.promptCounter, counted, Math.min(LOCAL_COUNT_MAX_TOKENS, served.model.contextSize - 1)) : undefined;
-        return local ?? (await served.engine.countTokens(counted));
-      } catch (error) {
-        if (error instanceof EngineError) throw protocolErrorOf(error, wireField);
-        throw error;
-      }
-    },
-    maxOutputTokens: (inputTokens) => request.maxTokens ?? Math.max(0, served.model.contextSize - inputTokens),
-  });
-}
-
-/** The most prompt tokens counted on the HTTP thread (a few milliseconds at most); longer prompts go to the engine. */
-const LOCAL_COUNT_MAX_TOKENS = 2048;
-
-/** The prompt's tokens counted on this thread, or undefined when they are more than `limit`. */
-function countHere(counter: PromptCounter, request: EngineRequest, limit: number): number | undefined {
-  try {
-    return counter.count(request, limit);
-  } catch (error) {
-    if (error instanceof EngineError && error.kind === "too_long") return undefined;
-    throw error;
-  }
+  return context.options.accountant.admit(admissionRequestOf(served, request, principal, endpoint.format, wireFieldOf(endpoint, request)));
 }
 
 /** POST to a generation endpoint. NOTE: everything read from `req` is read before the first await. */

@@ -1,0 +1,51 @@
+// What admission asks of a request about to run on a served model: its prompt's tokens, counted only when a token
+// limit or a prepaid balance needs them (on this thread when the prompt is small, else by the engine), and the most
+// output tokens it may produce. Chat routes and agent-run turns are admitted through this one description.
+import type { PromptCounter } from "../../engine/prompt-counter.js";
+import { EngineError, type EngineRequest } from "../../engine/request.js";
+import type { AdmissionRequest } from "../http/accounting.js";
+import type { Principal } from "../http/auth.js";
+import type { ServedModel } from "../models.js";
+import type { InternalRequest, WireFormat } from "../protocol/internal.js";
+import { protocolErrorOf, toEngineRequest, type WireFieldNames } from "../protocol/run.js";
+
+/** The most prompt tokens counted on the calling thread (a few milliseconds at most); longer prompts go to the engine. */
+const LOCAL_COUNT_MAX_TOKENS = 2048;
+
+/**
+ * The admission request of `request` by `principal` on `served`.
+ * `upToContext`: the request's max_tokens is a ceiling the context may lower (agent turns), so what it may produce is
+ * the smaller of the two; otherwise max_tokens as given, else what the context leaves.
+ * @throws ProtocolError (from inputTokens) when the engine cannot count the prompt (fields named by `wireField`).
+ */
+export function admissionRequestOf(served: ServedModel, request: InternalRequest, principal: Principal, format: WireFormat, wireField: WireFieldNames, upToContext = false): AdmissionRequest {
+  const room = (inputTokens: number) => Math.max(0, served.model.contextSize - inputTokens);
+  return {
+    principal,
+    format,
+    model: request.model,
+    inputTokens: async () => {
+      const counted = toEngineRequest("count", request, {});
+      try {
+        // Here when the prompt is small: the engine thread answers only between steps. A longer prompt, or one that
+        // only auto compaction could fit, is counted by the engine.
+        const local = served.promptCounter ? countHere(served.promptCounter, counted, Math.min(LOCAL_COUNT_MAX_TOKENS, served.model.contextSize - 1)) : undefined;
+        return local ?? (await served.engine.countTokens(counted));
+      } catch (error) {
+        if (error instanceof EngineError) throw protocolErrorOf(error, wireField);
+        throw error;
+      }
+    },
+    maxOutputTokens: (inputTokens) => request.maxTokens === undefined ? room(inputTokens) : upToContext ? Math.min(request.maxTokens, room(inputTokens)) : request.maxTokens,
+  };
+}
+
+/** The prompt's tokens counted on this thread, or undefined when they are more than `limit`. */
+function countHere(counter: PromptCounter, request: EngineRequest, limit: number): number | undefined {
+  try {
+    return counter.count(request, limit);
+  } catch (error) {
+    if (error instanceof EngineError && error.kind === "too_long") return undefined;
+    throw error;
+  }
+}
