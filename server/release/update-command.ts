@@ -19,13 +19,14 @@ import { type UpdateCheck, checkUpdates, fetchVerifiedRelease, readFeedIndex } f
 import { openFeed } from "./feed-source.js";
 import { runFetchModel } from "./fetch-model-command.js";
 import { readTrustedKeys } from "./keys.js";
-import { type UpdateDatabase, type UpdateRecords, applyUpdate } from "./install/apply-update.js";
+import { type UpdateDatabase, type UpdateRecords, UpdateRefusedError, applyUpdate } from "./install/apply-update.js";
 import { installedVersion } from "./install/installed-version.js";
 import { readInstallState } from "./install/install-state.js";
 import { currentRoot, defaultInstallDir, installLayout } from "./install/layout.js";
 import { rollbackUpdate } from "./install/rollback-update.js";
 import { runningProcesses } from "./install/running-processes.js";
 import { readJournal } from "./install/update-journal.js";
+import { compareSemVer } from "./semver.js";
 
 export const UPDATE_USAGE = `Usage: loom update <command> [options]
 
@@ -33,6 +34,7 @@ export const UPDATE_USAGE = `Usage: loom update <command> [options]
                          verifies (signature by a key in updates.trustedKeys, package SHA-256); installs nothing;
                          exits 1 when a newer release fails a check
   approve VERSION        verify VERSION in the feed and record the operator's approval of its package (who, when)
+    --allow-downgrade    approve a release older than the installed one (refused without it)
   apply [VERSION]        install an approved release (default: the newest approved one newer than the installed
                          version): verify it, unpack it into <install-dir>/releases/VERSION, stop the running loom
                          (it drains: streams and runs finish, up to updates.drainSeconds), back up the embedded
@@ -45,6 +47,8 @@ export const UPDATE_USAGE = `Usage: loom update <command> [options]
                          migration since keeps it working)
     --restore-data       and put the data back as backed up before the current version's migrations (what was
                          written since is kept aside); asks for confirmation, or --yes
+                         after a crash (kill -9) of an apply or rollback, the next one first finishes or undoes it
+                         and starts the loom processes it had stopped, healthy, or exits 1 naming what to start
   status                 the installed version, the previous one, the running processes and any update under way
   history [--limit N]    the audit records of checks, approvals, applies and rollbacks, newest first (default 50)
   migrate                bring the platform database to this loom's schema (what apply runs from a new release)
@@ -74,12 +78,12 @@ const OPTIONS = {
 /** Which options and how many positionals each command takes. */
 const COMMANDS: Record<string, { options: readonly string[]; positionals: 0 | 1 | "0-1" }> = {
   check: { options: ["feed", "config", "data-dir", "database-url", "by", "json"], positionals: 0 },
-  approve: { options: ["feed", "config", "data-dir", "database-url", "by", "json"], positionals: 1 },
+  approve: { options: ["feed", "config", "data-dir", "database-url", "install-dir", "by", "allow-downgrade", "json"], positionals: 1 },
   apply: { options: ["feed", "config", "data-dir", "database-url", "install-dir", "by", "allow-downgrade", "rolling", "drain-seconds", "health-timeout-seconds", "json"], positionals: "0-1" },
   rollback: { options: ["config", "data-dir", "database-url", "install-dir", "by", "restore-data", "yes", "drain-seconds", "health-timeout-seconds", "json"], positionals: 0 },
   status: { options: ["config", "data-dir", "database-url", "install-dir", "json"], positionals: 0 },
-  history: { options: ["data-dir", "database-url", "limit", "json"], positionals: 0 },
-  migrate: { options: ["data-dir", "database-url", "json"], positionals: 0 },
+  history: { options: ["config", "data-dir", "database-url", "limit", "json"], positionals: 0 },
+  migrate: { options: ["config", "data-dir", "database-url", "json"], positionals: 0 },
 };
 
 type Parsed = { values: Values & Record<string, string | boolean | undefined>; positionals: string[] };
@@ -138,7 +142,9 @@ async function check({ values }: Parsed, currentVersion: string | undefined): Pr
   // Recorded where a database is named (a check alone never creates one).
   if (values["data-dir"] !== undefined || "databaseUrl" in databaseOf(values)) {
     const detail = result.releases.map((release) => `${release.version}: ${release.verified ? "verified" : `not verified (${release.problems.join("; ")})`}`).join("; ") || "no newer release";
-    await recordsOf(values).record({ action: "check", outcome: "ok", fromVersion: version, toVersion: result.releases[0]?.version ?? null, actor: actorOf(values), detail: `${feed.location}: ${detail}` });
+    // A release that failed verification makes the check a failure in the audit trail too, not "check ok".
+    const outcome = result.releases.every((release) => release.verified) ? "ok" : "failed";
+    await recordsOf(values).record({ action: "check", outcome, fromVersion: version, toVersion: result.releases[0]?.version ?? null, actor: actorOf(values), detail: `${feed.location}: ${detail}` });
   }
   return result.releases.every((release) => release.verified) ? 0 : 1;
 }
@@ -155,6 +161,7 @@ async function approve({ values, positionals }: Parsed): Promise<number> {
     const release = index.releases.find((entry) => entry.version === version);
     if (release === undefined) throw new Error(`the feed ${feed.location} has no release ${version}`);
     const verified = await fetchVerifiedRelease(feed, release, trustedKeys(values, config));
+    refuseUnaskedDowngrade(version, values, config);
     approval = (await executeAdminCommand({ command: "update.approve", version, packageSha256: verified.manifest.package.sha256, approvedBy: actor }, values)) as UpdateApprovalJson;
   } catch (error) {
     await records.record({ action: "approve", outcome: "refused", fromVersion: null, toVersion: version, actor, detail: (error as Error).message }).catch(() => undefined);
@@ -163,6 +170,18 @@ async function approve({ values, positionals }: Parsed): Promise<number> {
   await records.record({ action: "approve", outcome: "ok", fromVersion: null, toVersion: version, actor, detail: `package SHA-256 ${approval.packageSha256}` });
   process.stdout.write(values.json ? `${JSON.stringify(approval)}\n` : `approved ${version} (package SHA-256 ${approval.packageSha256}) by ${approval.approvedBy} at ${approval.approvedAt}\n`);
   return 0;
+}
+
+/**
+ * Approving a release older than the installed one needs --allow-downgrade, as applying it does: a mistyped version
+ * is caught when it is approved, not when the approval is used. @throws UsageError naming both versions.
+ */
+function refuseUnaskedDowngrade(version: string, values: Parsed["values"], config: CheckedServeConfig): void {
+  if (values["allow-downgrade"] === true) return;
+  const installed = installedVersion(currentRoot(layoutOf(values, config)) ?? PACKAGE_ROOT).version;
+  if (compareSemVer(version, installed) < 0) {
+    throw new UpdateRefusedError(`${version} is older than the installed ${installed}: pass --allow-downgrade to approve an older release (apply needs it too)`);
+  }
 }
 
 async function apply({ values, positionals }: Parsed): Promise<number> {
@@ -192,7 +211,7 @@ async function rollback({ values }: Parsed): Promise<number> {
   const restoreData = values["restore-data"] === true;
   if (restoreData && values.yes !== true) await confirmRestore(layout);
   const result = await rollbackUpdate({ layout, database: databaseOf(values), records: recordsOf(values), actor: actorOf(values), restoreData, ...timingOf(values, config) });
-  process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `rolled back ${result.from.version} -> ${result.to.version}${result.replacedData === null ? "" : `; the data it replaced is kept at ${result.replacedData}`}; running: ${result.restarted.join(", ") || "none"}\n`);
+  process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `rolled back ${result.from.version} -> ${result.to.version}${result.replacedData === null ? "" : `; the data it replaced is kept at ${result.replacedData}`}; running: ${result.restarted.join(", ") || "no process was running: start it from the install's current folder"}\n`);
   return 0;
 }
 
@@ -221,6 +240,7 @@ function status({ values }: Parsed): number {
 }
 
 async function history({ values }: Parsed): Promise<number> {
+  readServeConfig(values.config as string | undefined); // checked like its siblings', though history needs none of it
   const limit = values.limit === undefined ? 50 : Number(values.limit);
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) throw new UsageError(`--limit must be an integer from 1 to 1000, got '${values.limit}'`);
   const { events } = (await executeAdminCommand({ command: "update.history", limit }, values)) as { events: UpdateEventJson[] };
@@ -229,6 +249,7 @@ async function history({ values }: Parsed): Promise<number> {
 }
 
 async function migrateCommand({ values }: Parsed): Promise<number> {
+  readServeConfig(values.config as string | undefined); // checked like its siblings', though migrate needs none of it
   const database = databaseOf(values);
   let applied: number[] = [];
   const opened = await openDatabase("dataDir" in database ? { dataDir: database.dataDir } : { url: database.databaseUrl, poolSize: 1 }, (versions) => { applied = versions; });
