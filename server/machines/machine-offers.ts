@@ -49,7 +49,9 @@ const INPUT_SCHEMAS: Record<MachineEndpoint, Record<string, unknown>> = {
         },
         required: ["instructions"],
       },
-      output: { type: "object", properties: { callbackUrl: { type: "string", format: "uri" } } },
+      // A pattern, not `format: "uri"`: the official Bazaar validator (Ajv without format plugins) warns on formats
+      // and checks none.
+      output: { type: "object", properties: { callbackUrl: { type: "string", pattern: "^https?://[^\\s]+$", description: "http(s) URL called when the run ends" } } },
     },
     required: ["engine", "input"],
     additionalProperties: false,
