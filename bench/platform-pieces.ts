@@ -142,6 +142,7 @@ export async function isolatedPieces(platform: Platform, key: string, engine: Wo
     consumed: async () => ({ tokens: 0, spendDollars: 0 }),
     record: async () => undefined,
     holdCredits: async () => "insufficient",
+    releaseCredits: async () => undefined,
   }, new MemoryLimitStore());
   const admission: AdmissionRequest = { principal, format: "openai", model, inputTokens: async () => 58, maxOutputTokens: () => 4 };
   const usage = { promptTokens: 58, cachedTokens: 48, completionTokens: 4 };

@@ -1,7 +1,8 @@
 // The platform's Accountant: admission of a request against every limit that applies to its key and organization, in
 // one all-or-nothing reservation (requests and tokens per minute, tokens per day, a hard daily allowance), then the
 // prepaid credit hold; settlement corrects the reservations to what the request used and records its usage durably
-// (group commit, usage-writer) before the response's last byte.
+// (group commit, usage-writer) before the response's last byte. Agent-run turns go through the same admission, and
+// commit their usage with their step (settleWith).
 import type { Accountant, Admission, AdmissionRequest } from "../http/accounting.js";
 import { logFailure } from "../http/log.js";
 import { type InternalUsage, ProtocolError, type WireFormat } from "../protocol/internal.js";
@@ -10,6 +11,7 @@ import { utcDay } from "./limits/daily.js";
 import type { KeyPrincipal } from "./keys/key-authenticator.js";
 import { rateLimitHeaders } from "./limits/headers.js";
 import { costDollars, priceOf, usageIncrementOf } from "./pricing.js";
+import type { UsageRecord } from "./store/usage-writer.js";
 
 /** What the accountant needs of the database. */
 export interface AccountingStore {
@@ -21,6 +23,23 @@ export interface AccountingStore {
   record(increment: UsageIncrement & { creditHoldId?: string }): Promise<void>;
   /** Holds `dollars` of a prepaid balance for `ttlMs`, or says the balance cannot cover it. */
   holdCredits(organizationId: string, dollars: number, ttlMs: number): Promise<string | "insufficient">;
+  /** Drops a credit hold at once (an admission given back unused). */
+  releaseCredits(holdId: string): Promise<void>;
+}
+
+/** A platform admission, with the two ends other writers of usage need beside settle(). */
+export interface PlatformAdmission extends Admission {
+  /**
+   * settle(), but the usage record (with its credit hold, which goes with it) is committed by `commit`, in a
+   * transaction of the caller's (an agent run's step and its tokens, counted once together). `commit` resolves
+   * whether it committed the record; when it did not (the step was not written: the run is no longer the caller's),
+   * the usage is recorded on its own, as settle() does, since the engine computed it all the same. Called exactly
+   * once, instead of settle() or release().
+   * @throws ProtocolError (bad_gateway) when the usage cannot be recorded; what `commit` throws.
+   */
+  settleWith(usage: InternalUsage, commit: (record: UsageRecord) => Promise<boolean>): Promise<void>;
+  /** Gives the whole admission back (its reservations and credit hold): the request never reached the engine. */
+  release(): Promise<void>;
 }
 
 export interface AccountantOptions {
@@ -63,7 +82,7 @@ export class PlatformAccountant implements Accountant {
     this.now = options.now ?? Date.now;
   }
 
-  async admit(request: AdmissionRequest): Promise<Admission> {
+  async admit(request: AdmissionRequest): Promise<PlatformAdmission> {
     const principal = request.principal as KeyPrincipal;
     if (!principal.key) throw new ProtocolError("internal", "the platform accountant got a request without a platform key");
     const organization = await this.organizationOf(principal.organizationId);
@@ -125,25 +144,30 @@ export class PlatformAccountant implements Accountant {
     return this.admission(request, principal, organization, buckets, headers, creditHoldId);
   }
 
-  private admission(request: AdmissionRequest, principal: KeyPrincipal, organization: Organization, buckets: NamedBucket[], headers: Record<string, string>, creditHoldId: string | undefined): Admission {
+  private admission(request: AdmissionRequest, principal: KeyPrincipal, organization: Organization, buckets: NamedBucket[], headers: Record<string, string>, creditHoldId: string | undefined): PlatformAdmission {
+    const settleWith = async (usage: InternalUsage, commit: (record: UsageRecord) => Promise<boolean>) => {
+      const adjustments = buckets
+        .map(({ bucket, actual }) => ({ bucket, delta: actual(usage) - bucket.cost }))
+        .filter(({ delta }) => delta !== 0);
+      const correction = adjustments.length > 0 ? this.limits.adjust(adjustments, this.now()).catch(() => undefined) : undefined;
+      const record: UsageRecord = { ...usageIncrementOf(principal, organization, request.model, usage, this.now()), ...(creditHoldId ? { creditHoldId } : {}) };
+      try {
+        if (await commit(record)) return;
+        await this.store.record(record).catch((error: unknown) => {
+          throw unanswered("the request's usage could not be recorded", error);
+        });
+      } finally {
+        await correction;
+      }
+    };
     return {
       headers,
       ...(organization.pool === null ? {} : { pool: organization.pool }),
-      settle: async (usage) => {
-        const adjustments = buckets
-          .map(({ bucket, actual }) => ({ bucket, delta: actual(usage) - bucket.cost }))
-          .filter(({ delta }) => delta !== 0);
-        const correction = adjustments.length > 0 ? this.limits.adjust(adjustments, this.now()).catch(() => undefined) : undefined;
-        try {
-          await this.store.record({
-            ...usageIncrementOf(principal, organization, request.model, usage, this.now()),
-            ...(creditHoldId ? { creditHoldId } : {}),
-          });
-        } catch (error) {
-          throw unanswered("the request's usage could not be recorded", error);
-        } finally {
-          await correction;
-        }
+      settle: (usage) => settleWith(usage, async () => false),
+      settleWith,
+      release: async () => {
+        await this.giveBack(buckets);
+        if (creditHoldId) await this.store.releaseCredits(creditHoldId).catch((error: unknown) => logFailure("a credit hold could not be dropped (it expires on its own)", error));
       },
     };
   }

@@ -1,7 +1,6 @@
 // The platform assembled: the database (PGlite in a data dir, or PostgreSQL), its stores and usage writer, the limit
 // store (Redis when given, else memory), and what the server is given of them: the inference keys' Authenticator,
 // the Accountant, and the platform routes. loom serve opens it with --data-dir or --database-url.
-import type { Accountant } from "../http/accounting.js";
 import type { Authenticator } from "../http/auth.js";
 import type { ServerContext } from "../http/context.js";
 import type { Surface } from "../http/routes.js";
@@ -15,9 +14,7 @@ import { MemoryLimitStore } from "./limits/memory-store.js";
 import { RedisLimitStore } from "./limits/redis-store.js";
 import { platformSurface } from "./routes.js";
 import { type PlatformStores, createPlatformStores } from "./store/platform-stores.js";
-import { type UsageRecord, UsageWriter } from "./store/usage-writer.js";
-import { usageIncrementOf } from "./pricing.js";
-import type { InternalUsage } from "../protocol/internal.js";
+import { UsageWriter } from "./store/usage-writer.js";
 
 /** Where the platform keeps its data, and how strict it is. */
 export interface PlatformOptions {
@@ -51,16 +48,12 @@ export interface Platform {
   readonly limits: LimitStore;
   /** Whether requests are admitted while the limit store cannot be reached (--limits-fail-open). */
   readonly limitsFailOpen: boolean;
-  readonly accountant: Accountant;
+  /** Admission and settlement of requests: the inference routes', and agent-run turns' (settleWith). */
+  readonly accountant: PlatformAccountant;
   /** The platform routes, for startServer's surfaces. */
   readonly surface: (context: ServerContext) => Surface;
   /** Where it keeps its data, for the start banner ("PGlite in DIR", "PostgreSQL at URL"). */
   readonly description: string;
-  /**
-   * A model turn of an agent run as an increment of its organization's usage (priced as the organization's model
-   * price says); undefined for runs without an organization and key (paid machine runs).
-   */
-  usageRecordOf(run: { organizationId?: string; keyId?: string }, model: string, usage: InternalUsage): Promise<UsageRecord | undefined>;
   /** Offers the admin endpoint once the server listens on `port` (embedded database only: writes admin.json). */
   offerAdminEndpoint(port: number): void;
   /** Commits pending usage, removes admin.json, and closes the limit store and the database. */
@@ -92,6 +85,9 @@ export async function openPlatform(options: PlatformOptions): Promise<Platform> 
       const hold = await stores.credits.hold(organizationId, dollars, ttlMs);
       return hold.admitted ? hold.holdId : "insufficient";
     },
+    releaseCredits: async (holdId) => {
+      await stores.credits.release(holdId);
+    },
   }, limits, { failOpen: options.failOpen ?? false });
 
   let adminToken: string | undefined;
@@ -118,11 +114,6 @@ export async function openPlatform(options: PlatformOptions): Promise<Platform> 
     limits,
     limitsFailOpen: options.failOpen ?? false,
     accountant,
-    async usageRecordOf(run, model, usage) {
-      if (run.organizationId === undefined || run.keyId === undefined) return undefined;
-      const ids = { organizationId: run.organizationId, keyId: run.keyId };
-      return usageIncrementOf(ids, await organizations.get(run.organizationId), model, usage, Date.now());
-    },
     surface,
     description: `${description}; limits in ${options.redisUrl ? "Redis" : "memory"}`,
     offerAdminEndpoint(port) {

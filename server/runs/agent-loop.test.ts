@@ -25,7 +25,10 @@ function setup(history: RunStep[]) {
     run: async () => `result ${++searches}`,
   };
   const log: StepLog = {
-    model: async (detail) => void written.push({ kind: "model", detail }),
+    modelTurn: async () => ({
+      write: async (status, detail) => void written.push({ kind: status === "finished" ? "model" : "model cut", detail }),
+      release: async () => undefined,
+    }),
     toolStarted: async (detail) => written.push({ kind: "tool", detail }) - 1,
     toolEnded: async (index, status, detail) => void (written[index] = { kind: `tool ${status}`, detail }),
     note: async (detail) => void written.push({ kind: "note", detail }),
@@ -74,5 +77,14 @@ describe("runAgentLoop resuming from a step log", () => {
     ]);
     expect(await runAgentLoop(input)).toEqual({ answer: "Already answered.", reasoning: "" });
     expect(engine.requests).toHaveLength(0);
+  });
+
+  it("asks again for a turn an earlier take cut (its step failed: cancelled, timed out, its worker stopped)", async () => {
+    const { engine, input } = setup([
+      step(0, "model", "failed", { turn: 1, text: "Half an ans", thinking: "", toolCalls: [], finish: "cut", cut: { code: "stopped", message: "the worker is shutting down" } }),
+    ]);
+    engine.queue.push({ deltas: ["The whole answer."] });
+    expect(await runAgentLoop(input)).toEqual({ answer: "The whole answer.", reasoning: "" });
+    expect(engine.requests).toHaveLength(1);
   });
 });

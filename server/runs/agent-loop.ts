@@ -25,11 +25,27 @@ export class LeaseLostError extends Error {
 
 /** Where the loop writes its steps (the run store, for the run's current take). Each throws LeaseLostError. */
 export interface StepLog {
-  model(detail: Record<string, unknown>, usage: InternalUsage, durationMs: number): Promise<void>;
+  /**
+   * Admits a model turn as a request of the run's organization (its limits and prepaid balance) before it reaches the
+   * engine; the step is written through what it returns.
+   * @throws RunFailure when a limit or the balance refuses the turn.
+   */
+  modelTurn(request: InternalRequest): Promise<ModelStep>;
   /** Writes a tool step as `started`; returns its index for toolEnded. */
   toolStarted(detail: Record<string, unknown>): Promise<number>;
   toolEnded(index: number, status: "finished" | "failed", detail: Record<string, unknown>, durationMs: number): Promise<void>;
   note(detail: Record<string, unknown>): Promise<void>;
+}
+
+/** A model turn admitted: its step is written once, with what the engine computed, or the admission given back. */
+export interface ModelStep {
+  /**
+   * Writes the turn's step, `finished`, or `failed` when it was cut (cancel, timeout, an engine error, a worker
+   * stopping), with the tokens the engine computed; the organization is billed those with the step.
+   */
+  write(status: "finished" | "failed", detail: Record<string, unknown>, usage: InternalUsage, durationMs: number): Promise<void>;
+  /** The turn never reached the engine: its admission is given back and nothing is written. */
+  release(): Promise<void>;
 }
 
 /** What one run's loop needs. */
@@ -90,14 +106,10 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<RunResult> {
     const last = state.turns >= config.maxSteps - 1;
     const toolsAllowed = input.tools.size > 0 && !last && state.toolCalls < config.maxToolCalls;
     const choice: ToolChoice = !toolsAllowed ? { type: "none" } : state.turns < config.forcedToolTurns ? { type: "any" } : { type: "auto" };
-    const started = performance.now();
-    const turn = await modelTurn(input, messages, choice, maxTokens, spec.answerFormat);
-    state.turns += 1;
-    await input.log.model(
-      { turn: state.turns, toolChoice: choice.type, thinking: turn.thinking, text: turn.text, toolCalls: turn.calls.map(callRecord), finish: turn.reason },
-      turn.usage,
-      Math.round(performance.now() - started),
-    );
+    const number = state.turns + 1;
+    const turn = await modelTurn(input, messages, choice, maxTokens, spec.answerFormat, (done) =>
+      ({ turn: number, toolChoice: choice.type, thinking: done.thinking, text: done.text, toolCalls: done.calls.map(callRecord), finish: done.reason }));
+    state.turns = number;
     if (turn.thinking) reasoning.push(turn.thinking);
     if (turn.calls.length === 0 && turn.reason === "max_tokens" && turn.text.trim() === "") {
       throw new RunFailure("step_budget", `the model spent its whole turn (${maxTokens} tokens) before answering or calling a tool; raise options.max_step_tokens`);
@@ -136,7 +148,8 @@ async function replayHistory(input: AgentLoopInput, messages: ChatMessage[], rea
   const results = new Map<string, RunStep>();
   for (const step of input.history) if (step.kind === "tool" && typeof step.detail.callId === "string") results.set(step.detail.callId, step);
   for (const step of input.history) {
-    if (step.kind !== "model" || step.detail.purpose === "reasoning") continue;
+    // A cut turn (its step `failed`: cancelled, timed out, its worker stopped) gave the conversation nothing.
+    if (step.kind !== "model" || step.status !== "finished" || step.detail.purpose === "reasoning") continue;
     const turn = { thinking: String(step.detail.thinking ?? ""), text: String(step.detail.text ?? ""), calls: (step.detail.toolCalls as InternalToolCall[] | undefined) ?? [] };
     state.turns += 1;
     if (turn.thinking) reasoning.push(turn.thinking);
@@ -159,20 +172,37 @@ async function replayHistory(input: AgentLoopInput, messages: ChatMessage[], rea
   return undefined;
 }
 
-/** One model turn on the engine; aborted with the run. */
-async function modelTurn(input: AgentLoopInput, messages: ChatMessage[], choice: ToolChoice, maxTokens: number, answerFormat: Record<string, unknown> | undefined): Promise<Turn> {
+/** One model turn on the engine, written to the step log as `describe` says; aborted with the run. */
+async function modelTurn(input: AgentLoopInput, messages: ChatMessage[], choice: ToolChoice, maxTokens: number, answerFormat: Record<string, unknown> | undefined, describe: (turn: Turn) => Record<string, unknown>): Promise<Turn> {
+  const request = toolTurnRequest(input, messages, choice, maxTokens, answerFormat);
+  return collectTurn(input, request, describe);
+}
+
+/** A turn's request offering `choice` of the run's tools, and with an answerFormat, constrained to it. */
+function toolTurnRequest(input: Pick<AgentLoopInput, "config" | "model" | "tools">, messages: readonly ChatMessage[], choice: ToolChoice, maxTokens: number, answerFormat: Record<string, unknown> | undefined): InternalRequest {
   const offered = choice.type === "none" ? [] : [...input.tools.values()];
   // Reasoning may take half of the turn, so that a call or an answer always has room after it.
-  const request = turnRequest(input, [...messages], maxTokens, {
+  return turnRequest(input, [...messages], maxTokens, {
     ...(offered.length > 0 ? { tools: offered.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters })), toolChoice: choice } : {}),
     ...(answerFormat ? { responseFormat: { type: "json_schema" as const, schema: answerFormat } } : {}),
     thinking: input.config.thinking ? { enabled: true, budgetTokens: Math.max(1, Math.floor(maxTokens / 2)) } : { enabled: false },
   });
-  return collectTurn(input, request);
+}
+
+/**
+ * The request of a run's first model turn (the task, the tools its engine offers first): what creating a run must be
+ * able to pay for. Later turns are longer (the conversation grows) and are admitted each on its own.
+ */
+export function firstTurnRequest(input: Pick<AgentLoopInput, "config" | "model" | "tools" | "spec">): InternalRequest {
+  const { config, spec } = input;
+  const maxTokens = Math.min(config.maxStepTokens, spec.maxStepTokens ?? Number.POSITIVE_INFINITY);
+  const toolsAllowed = input.tools.size > 0 && config.maxSteps > 1 && config.maxToolCalls > 0;
+  const choice: ToolChoice = !toolsAllowed ? { type: "none" } : config.forcedToolTurns > 0 ? { type: "any" } : { type: "auto" };
+  return toolTurnRequest(input, initialMessages(spec), choice, maxTokens, spec.answerFormat);
 }
 
 /** A model turn's request: the run's model and temperature, `maxTokens`, and what the turn adds (tools, format, thinking). */
-function turnRequest(input: AgentLoopInput, messages: ChatMessage[], maxTokens: number, turn: Pick<InternalRequest, "thinking"> & Partial<InternalRequest>): InternalRequest {
+function turnRequest(input: Pick<AgentLoopInput, "config" | "model">, messages: ChatMessage[], maxTokens: number, turn: Pick<InternalRequest, "thinking"> & Partial<InternalRequest>): InternalRequest {
   return {
     format: "openai",
     model: input.model,
@@ -187,14 +217,29 @@ function turnRequest(input: AgentLoopInput, messages: ChatMessage[], maxTokens: 
   };
 }
 
-/** Runs a request and gathers its output; engine errors fail the run with `model_error`. */
-async function collectTurn(input: AgentLoopInput, request: InternalRequest): Promise<Turn> {
+/**
+ * Runs a turn's request, admitted first (StepLog.modelTurn), and gathers its output. Its step is written however it
+ * ends, with what the engine computed: `finished`, or `failed` when it was cut (then the run's own reason, a cancel or
+ * a timeout, is thrown) or the engine failed (the run fails with `model_error`).
+ */
+async function collectTurn(input: AgentLoopInput, request: InternalRequest, describe: (turn: Turn) => Record<string, unknown>): Promise<Turn> {
   input.signal.throwIfAborted();
-  // A turn's budget is a ceiling: a long conversation gets what the context still holds.
-  const running = runRequest(input.engine, input.requestId(), request, { priority: input.priority, maxTokensUpToContext: true });
+  const step = await input.log.modelTurn(request);
+  const started = performance.now();
+  let computed: InternalUsage = { promptTokens: 0, cachedTokens: 0, completionTokens: 0 };
+  let running: ReturnType<typeof runRequest>;
+  try {
+    input.signal.throwIfAborted();
+    // A turn's budget is a ceiling: a long conversation gets what the context still holds.
+    running = runRequest(input.engine, input.requestId(), request, { priority: input.priority, maxTokensUpToContext: true, onUsage: (usage) => { computed = usage; } });
+  } catch (error) {
+    await step.release();
+    throw error;
+  }
   const abort = () => running.abort();
   input.signal.addEventListener("abort", abort, { once: true });
-  const turn: Turn = { thinking: "", text: "", calls: [], reason: "end_turn", usage: { promptTokens: 0, cachedTokens: 0, completionTokens: 0 } };
+  const turn: Turn = { thinking: "", text: "", calls: [], reason: "end_turn", usage: computed };
+  let failure: unknown;
   try {
     for await (const event of running) {
       if (event.type === "thinking") turn.thinking += event.text;
@@ -203,14 +248,24 @@ async function collectTurn(input: AgentLoopInput, request: InternalRequest): Pro
       else if (event.type === "finish") {
         turn.reason = event.reason;
         turn.usage = event.usage;
-      } else if (event.type === "error") throw new RunFailure("model_error", `the model could not run the turn: ${event.error.message}`);
+      } else if (event.type === "error") failure = new RunFailure("model_error", `the model could not run the turn: ${event.error.message}`);
     }
+  } catch (error) {
+    failure = error;
   } finally {
     input.signal.removeEventListener("abort", abort);
   }
-  // An aborted request ends without a finish: the run's own reason (cancel or timeout) says why.
-  input.signal.throwIfAborted();
-  return turn;
+  // An aborted request ends without a finish: the run's own reason (cancel, timeout, a worker stopping) says why.
+  if (failure === undefined && input.signal.aborted) failure = input.signal.reason;
+  const durationMs = Math.round(performance.now() - started);
+  if (failure === undefined) {
+    await step.write("finished", describe(turn), turn.usage, durationMs);
+    return turn;
+  }
+  // Cut: billed and logged for what the engine computed; a resumed run asks for the turn again.
+  const cut = failure instanceof RunFailure ? { code: failure.code, message: failure.message } : { code: "stopped", message: (failure as Error).message ?? String(failure) };
+  await step.write("failed", { ...describe(turn), finish: "cut", cut }, computed, durationMs);
+  throw failure;
 }
 
 /** The run's result from its answering turn (and, with a reasoningFormat, one more turn shaping the reasoning). */
@@ -219,24 +274,18 @@ async function finalResult(input: AgentLoopInput, messages: ChatMessage[], turn:
   let answer: unknown = turn.text.trim();
   if (spec.answerFormat) answer = parseJson(turn, "answer", maxTokens);
   if (!spec.reasoningFormat) return { answer, reasoning: reasoning.join("\n\n") };
-  const shapedBefore = input.history.find((step) => step.kind === "model" && step.detail.purpose === "reasoning");
+  const shapedBefore = input.history.find((step) => step.kind === "model" && step.status === "finished" && step.detail.purpose === "reasoning");
   if (shapedBefore) {
     const reason = (shapedBefore.detail.finish as InternalStopReason | undefined) ?? "end_turn";
     return { answer, reasoning: parseJson({ thinking: "", text: String(shapedBefore.detail.text ?? ""), calls: [], reason, usage: turn.usage }, "reasoning", maxTokens) };
   }
-  const started = performance.now();
   const request = turnRequest(
     input,
     [...messages, { role: "assistant", content: turn.text, ...(turn.thinking ? { reasoning_content: turn.thinking } : {}) }, { role: "user", content: REASONING_PROMPT }],
     maxTokens,
     { responseFormat: { type: "json_schema", schema: spec.reasoningFormat }, thinking: { enabled: false } },
   );
-  const shaped = await collectTurn(input, request);
-  await input.log.model(
-    { purpose: "reasoning", text: shaped.text, finish: shaped.reason },
-    shaped.usage,
-    Math.round(performance.now() - started),
-  );
+  const shaped = await collectTurn(input, request, (done) => ({ purpose: "reasoning", text: done.text, finish: done.reason }));
   return { answer, reasoning: parseJson(shaped, "reasoning", maxTokens) };
 }
 

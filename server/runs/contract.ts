@@ -46,6 +46,12 @@ export type RunErrorCode =
   | "worker_lost"
   | "model_error"
   | "no_model"
+  /** A turn was refused by a limit of its organization or key: requests or tokens per minute, tokens per day, the daily allowance. */
+  | "rate_limit"
+  /** A turn was refused: the prepaid balance cannot pay for it. */
+  | "insufficient_quota"
+  /** A turn was refused: its key was revoked, may not use the model, or the model has no price for a prepaid organization. */
+  | "permission"
   | "internal";
 
 export interface RunError {

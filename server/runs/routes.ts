@@ -4,11 +4,11 @@
 import type { ServerContext } from "../http/context.js";
 import type { ErrorResponder } from "../http/guard.js";
 import type { Routes, Surface } from "../http/routes.js";
-import type { KeyAuthenticator } from "../platform/keys/key-authenticator.js";
+import type { KeyAuthenticator, KeyPrincipal } from "../platform/keys/key-authenticator.js";
 import { answer, authenticate, decodePathSegment, platformError, read, withBody } from "../platform/route-helpers.js";
 import { checkConstraint } from "../protocol/constraint.js";
 import { type InternalRequest, ProtocolError } from "../protocol/internal.js";
-import type { RunRecord, RunStep } from "./contract.js";
+import type { RunRecord, RunSpec, RunStep } from "./contract.js";
 import { parseLegacyRunBody, RUN_LIMITS } from "./create-request.js";
 import type { AgentEngine, EngineName } from "./engines.js";
 import type { CallbackDelivery } from "./callbacks/callback-store.js";
@@ -21,6 +21,11 @@ export interface RunServices {
   engines: Readonly<Record<EngineName, AgentEngine>>;
   /** Whether a configured model slug (undefined: the default model) is served here. */
   serves(slug: string | undefined): boolean;
+  /**
+   * Refuses a run whose organization cannot pay for its first turn now (the turn admitted as a chat request is, then
+   * given back): throws the admission's ProtocolError (429 rate_limit or insufficient_quota, 403 permission).
+   */
+  admitFirstTurn(spec: RunSpec, principal: KeyPrincipal): Promise<void>;
   /** Most runs an organization may have queued or processing at once. */
   maxActivePerOrganization: number;
   /** Wakes this process's worker (a run was created). */
@@ -97,6 +102,7 @@ export function runsSurface(services: RunServices): (context: ServerContext) => 
           if (engine.model === null || !services.serves(engine.model)) {
             throw new ProtocolError("invalid_request", `engine '${spec.engine}' has no model to run on in this deployment (see docs/agent-runs.md: runs.engines in the config)`, "engine");
           }
+          await services.admitFirstTurn(spec, principal);
           const run = await read("the run could not be created", () => services.store.create({ kind: "legacy", organizationId: principal.organizationId, keyId: principal.keyId, spec }, services.maxActivePerOrganization));
           if (!run) {
             throw new ProtocolError("rate_limit", `this organization already has ${services.maxActivePerOrganization} runs queued or processing, the most it may have; retry when some have ended`, undefined, 10);

@@ -36,6 +36,11 @@ async function settle(server: RunsServer, runId: string, key?: string, timeoutMs
   }
 }
 
+/** The requests the engine ran (model turns), without those it only counted (each turn's admission). */
+function submitted(engine: ScriptedEngine): EngineRequest[] {
+  return engine.requests.filter((request) => request.id !== "count");
+}
+
 /** The messages of the engine request a turn sent. */
 function messagesOf(request: EngineRequest): Array<{ role: string; content: string }> {
   return (request.input as { messages: Array<{ role: string; content: string }> }).messages;
@@ -78,7 +83,7 @@ for (const backend of TEST_BACKENDS) {
       ]);
       expect(body.steps[3].result).toBe(PAGES["https://docs.example/loom"]);
       // The page's text reached the model in the last turn, as the result of its call.
-      const last = engine.requests.at(-1)!;
+      const last = submitted(engine).at(-1)!;
       expect(messagesOf(last).at(-1)).toMatchObject({ role: "tool", content: PAGES["https://docs.example/loom"] });
       expect(last.priority).toBe(1);
 
@@ -95,16 +100,16 @@ for (const backend of TEST_BACKENDS) {
       expect(run).toMatchObject({ status: "succeeded", result: { answer: "The page is missing." } });
       const { body } = await server.call("GET", `/v1/runs/${created.body.runId}/steps`);
       expect(body.steps[1]).toMatchObject({ kind: "tool", status: "failed", error: expect.stringContaining("404 Not Found") });
-      expect(messagesOf(engine.requests.at(-1)!).at(-1)!.content).toContain("Error: could not read https://docs.example/missing: 404 Not Found");
+      expect(messagesOf(submitted(engine).at(-1)!).at(-1)!.content).toContain("Error: could not read https://docs.example/missing: 404 Not Found");
     });
 
     it("ends within the step budget: the last allowed turn offers no tools, so the run answers", async () => {
-      const before = engine.requests.length;
+      const before = submitted(engine).length;
       engine.queue.push(call("web_search", { query: "a" }), call("web_search", { query: "b" }), answer("Done searching."));
       const created = await server.call("POST", "/v1/runs", { engine: "tim-edge", input: { instructions: "Search forever.", tools: ALL_TOOLS } });
       const run = await settle(server, created.body.runId);
       expect(run).toMatchObject({ status: "succeeded", result: { answer: "Done searching." } });
-      const turns = engine.requests.slice(before);
+      const turns = submitted(engine).slice(before);
       expect(turns).toHaveLength(3);
       expect(turns.map((request) => request.constraint?.format.type ?? "free")).toEqual(["tool_calls", "tool_calls", "free"]);
       expect((turns[2]!.input as { tools?: unknown[] }).tools ?? []).toEqual([]);
@@ -120,7 +125,7 @@ for (const backend of TEST_BACKENDS) {
       const ajv = new Ajv();
       expect(ajv.validate(answerFormat, run.result.answer)).toBe(true);
       expect(ajv.validate(reasoningFormat, run.result.reasoning)).toBe(true);
-      const [answerTurn, reasoningTurn] = engine.requests.slice(-2);
+      const [answerTurn, reasoningTurn] = submitted(engine).slice(-2);
       expect(answerTurn!.constraint?.format).toMatchObject({ type: "json_schema", schema: answerFormat });
       expect(reasoningTurn!.constraint?.format).toMatchObject({ type: "json_schema", schema: reasoningFormat });
     });

@@ -5,7 +5,9 @@ import { logFailure } from "../http/log.js";
 import type { Surface } from "../http/routes.js";
 import type { ModelRegistry } from "../models.js";
 import type { Platform } from "../platform/platform.js";
-import type { RunRecord, ToolName } from "./contract.js";
+import type { RunSpec, ToolName } from "./contract.js";
+import { firstTurnRequest } from "./agent-loop.js";
+import { admitRunRequest, runTurnAdmitter } from "./turn-admission.js";
 import { type AgentEngine, type EngineName, type EngineOverrides, resolveEngines } from "./engines.js";
 import { runsSurface } from "./routes.js";
 import { type RunEndHook, RunStore } from "./run-store.js";
@@ -71,18 +73,19 @@ export function openRuns(platform: Platform, registry: ModelRegistry, options: R
   // A configured name may be an alias: runs are recorded and billed under the slug it stands for.
   const findModel = (name: string | undefined) => {
     const entry = name === undefined ? registry.entries[0] : registry.find(name, "openai");
-    return entry ? { slug: (name === undefined ? undefined : registry.resolve(name, "openai")) ?? entry.slugs.openai[0]!, engine: entry.engine } : undefined;
+    return entry ? { slug: (name === undefined ? undefined : registry.resolve(name, "openai")) ?? entry.slugs.openai[0]!, engine: entry.engine, served: entry } : undefined;
   };
+  const toolsOf = (spec: RunSpec) => new Map(spec.tools.map((choice) => {
+    const tool = options.tools[choice.id](choice.options);
+    return [tool.name, tool];
+  }));
   const sequences = options.engineSequences ?? 32;
   const worker = new RunWorker({
     store,
     engines,
     model: findModel,
-    toolsFor: (run: RunRecord) => new Map(run.spec.tools.map((choice) => {
-      const tool = options.tools[choice.id](choice.options);
-      return [tool.name, tool];
-    })),
-    usageOf: (run, model, usage) => platform.usageRecordOf(run, model, usage),
+    toolsFor: (run) => toolsOf(run.spec),
+    admitTurn: runTurnAdmitter({ accountant: platform.accountant, key: (organizationId, keyId) => platform.stores.keys.get(organizationId, keyId) }),
     concurrency: options.concurrency ?? Math.min(16, Math.max(1, Math.floor(sequences / 2))),
     leaseMs: (options.leaseSeconds ?? 30) * 1000,
     ...options.worker,
@@ -93,6 +96,14 @@ export function openRuns(platform: Platform, registry: ModelRegistry, options: R
     engines,
     maxActivePerOrganization: options.maxActivePerOrganization ?? 1000,
     serves: (slug) => findModel(slug) !== undefined,
+    // Whether the organization can pay for the run's first turn now: admitted, then given back at once.
+    admitFirstTurn: async (spec, principal) => {
+      const config = engines[spec.engine as EngineName];
+      const model = config.model === null ? undefined : findModel(config.model);
+      if (!model) return;
+      const admission = await admitRunRequest(platform.accountant, principal, model.served, firstTurnRequest({ config, model: model.slug, tools: toolsOf(spec), spec }));
+      await admission.release();
+    },
     callbackOf: (runId) => callbacks.deliveryOf(runId),
     notify: () => worker.notify(),
     cancelHere: (runId) => worker.cancel(runId),

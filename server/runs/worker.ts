@@ -5,9 +5,10 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { ServingEngine } from "../../engine/engine.js";
 import { logFailure } from "../http/log.js";
-import type { UsageRecord } from "../platform/store/usage-writer.js";
-import type { InternalUsage } from "../protocol/internal.js";
-import type { RunRecord } from "./contract.js";
+import type { PlatformAdmission } from "../platform/accountant.js";
+import type { ServedModel } from "../models.js";
+import type { InternalRequest } from "../protocol/internal.js";
+import type { RunRecord, RunStep } from "./contract.js";
 import { type AgentEngine, type EngineName } from "./engines.js";
 import { LeaseLostError, RunFailure, type StepLog, runAgentLoop } from "./agent-loop.js";
 import type { RunStore } from "./run-store.js";
@@ -17,7 +18,16 @@ import type { RunTool } from "./tools/tool.js";
 export interface RunModel {
   slug: string;
   engine: ServingEngine;
+  /** Its registry entry (context size, prompt counter), for admission. */
+  served?: ServedModel;
 }
+
+/**
+ * Admits a model turn of `run` as a request of its organization (server/runs/turn-admission.ts); undefined for runs
+ * nobody is billed per turn for (paid machine runs).
+ * @throws RunFailure when a limit or the balance refuses it.
+ */
+export type TurnAdmitter = (run: RunRecord, model: RunModel, request: InternalRequest) => Promise<PlatformAdmission | undefined>;
 
 /** What the worker needs. */
 export interface RunWorkerOptions {
@@ -27,8 +37,8 @@ export interface RunWorkerOptions {
   model(slug: string | undefined): RunModel | undefined;
   /** The tools of a run (its choice of tools, with their options). */
   toolsFor(run: RunRecord): Map<string, RunTool>;
-  /** A model turn's usage for the organization's, committed with the step; undefined for runs nobody is billed for. */
-  usageOf?(run: RunRecord, model: string, usage: InternalUsage): Promise<UsageRecord | undefined>;
+  /** Admits each model turn (limits, balance); its usage is then committed with its step. Absent: nothing is metered. */
+  admitTurn?: TurnAdmitter;
   /** Runs processed at once (default 4). */
   concurrency?: number;
   /** How long a take is held without renewal (default 30 s): a dead worker's runs are recovered after it. */
@@ -184,23 +194,35 @@ export class RunWorker {
       tools: this.#options.toolsFor(run),
       signal,
       priority: this.#options.priority,
-      log: this.#stepLog(run, model.slug),
+      log: this.#stepLog(run, model),
       history,
       requestId: () => `${run.id}-${++this.#requests}`,
     });
   }
 
   /** The step log of one take of `run`: each write checks the take still holds the run. */
-  #stepLog(run: RunRecord, model: string): StepLog {
+  #stepLog(run: RunRecord, model: RunModel): StepLog {
     const { store } = this.#options;
     const lost = () => new LeaseLostError(`run ${run.id} is no longer held by ${this.owner}`);
-    const step = (kind: "model" | "tool" | "note", status: "started" | "finished", detail: Record<string, unknown>, inputTokens = 0, outputTokens = 0, durationMs?: number) =>
+    const step = (kind: RunStep["kind"], status: RunStep["status"], detail: Record<string, unknown>, inputTokens = 0, outputTokens = 0, durationMs?: number) =>
       ({ attempt: run.attempts, kind, status, detail, inputTokens, outputTokens, ...(durationMs !== undefined ? { durationMs } : {}) });
     return {
-      model: async (detail, usage, durationMs) => {
-        const record = await this.#options.usageOf?.(run, model, usage);
-        const index = await store.appendStep(run.id, this.owner, step("model", "finished", detail, usage.promptTokens, usage.completionTokens, durationMs), record);
-        if (index === undefined) throw lost();
+      modelTurn: async (request) => {
+        const admission = await this.#options.admitTurn?.(run, model, request);
+        return {
+          write: async (status, detail, usage, durationMs) => {
+            const written = step("model", status, detail, usage.promptTokens, usage.completionTokens, durationMs);
+            let index: number | undefined;
+            // The turn's usage commits with its step: counted once, whatever happens to this worker. A take that lost
+            // the run writes no step, and the turn is billed on its own (the engine computed it all the same).
+            if (admission) await admission.settleWith(usage, async (record) => (index = await store.appendStep(run.id, this.owner, written, record)) !== undefined);
+            else index = await store.appendStep(run.id, this.owner, written);
+            if (index === undefined) throw lost();
+          },
+          release: async () => {
+            await admission?.release();
+          },
+        };
       },
       toolStarted: async (detail) => {
         const index = await store.appendStep(run.id, this.owner, step("tool", "started", detail));

@@ -1,0 +1,187 @@
+// Agent runs and money, over HTTP on a real server and database (PGlite and PostgreSQL), the model's turns scripted:
+// each turn is admitted as a request of its organization (a spent prepaid balance refuses the run at creation and
+// creates none; a balance that covers one turn is never overshot; requests and tokens per minute bound a run's turns,
+// and a refused turn ends the run with its code), and a turn cut by a cancel or options.timeout is billed, logged and
+// counted in the run's usage once, for what the engine computed.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
+import type { ModelPrice } from "../platform/contract.js";
+import type { OrganizationPatch } from "../platform/store/organization-patch.js";
+import { TEST_BACKENDS } from "../platform/testing/test-databases.js";
+import { SCRIPTED_PROMPT_TOKENS, type Script, ScriptedEngine } from "../testing/scripted-engine.js";
+import { fixedTools as tools } from "./testing/fixed-tools.js";
+import { type RunsServer, startRunsServer } from "./testing/runs-server.js";
+
+/** Most tokens a turn may generate here: a turn reserves its 30 prompt tokens and these 16. */
+const STEP_TOKENS = 16;
+/** $0.001 an input token, $0.002 an output token: whole nano-dollars, so every cost below is exact. */
+const PRICE: ModelPrice = { inputPerMillion: 1000, outputPerMillion: 2000 };
+const nano = (dollars: number) => Math.round(dollars * 1e9);
+/** A turn's cost in nano-dollars. */
+const costNano = (inputTokens: number, outputTokens: number) => inputTokens * 1_000_000 + outputTokens * 2_000_000;
+/** What a turn holds at admission: its prompt and its whole token budget. */
+const HOLD_NANO = costNano(SCRIPTED_PROMPT_TOKENS, STEP_TOKENS);
+
+/** A model turn that calls web_search (two generated tokens). */
+const search: Script = { deltas: ["Let me check.", `<tool_call>\n${JSON.stringify({ name: "web_search", arguments: { query: "loom" } })}\n</tool_call>`] };
+/** A model turn that answers (one generated token). */
+const answer = (text: string): Script => ({ deltas: [text] });
+
+const RUN_BODY = { engine: "tim", input: { instructions: "Find the loom docs.", tools: [{ id: "web_search" }] } };
+
+for (const backend of TEST_BACKENDS) {
+  describe.skipIf(skipOutsideCi(backend.reason))(titled(`agent runs and money on ${backend.name}`, backend.reason), () => {
+    let server: RunsServer;
+    let engine: ScriptedEngine;
+
+    beforeAll(async () => {
+      failIfMissing(backend.reason);
+      engine = new ScriptedEngine();
+      server = await startRunsServer(backend, { engine, runs: { tools, engines: { tim: { maxStepTokens: STEP_TOKENS } } } });
+    }, 60_000);
+    afterAll(async () => server?.close());
+
+    /** A new organization (limits and balance of its own) and its inference key. */
+    const organization = async (name: string, patch: OrganizationPatch) => {
+      const created = await server.platform.stores.organizations.create(name, patch);
+      const { key } = await server.platform.stores.keys.create(created.id, "inference", name);
+      return { id: created.id, key };
+    };
+    const balanceNano = async (id: string) => nano((await server.platform.stores.organizations.get(id))!.creditBalanceDollars);
+    const availableNano = async (id: string) => nano(await server.platform.stores.credits.available(id));
+    const usageOf = async (id: string) => {
+      const rows = await server.platform.stores.usage.rows(id);
+      return { requests: rows.reduce((sum, row) => sum + row.requests, 0), inputTokens: rows.reduce((sum, row) => sum + row.inputTokens, 0), outputTokens: rows.reduce((sum, row) => sum + row.outputTokens, 0) };
+    };
+    const runsOf = async (id: string) => (await server.runs.store.pageOfOrganization(id, { limit: 10 })).items;
+    const steps = async (runId: string, key: string) => (await server.call("GET", `/v1/runs/${runId}/steps`, undefined, key)).body.steps as any[];
+
+    async function ended(runId: string, key: string): Promise<any> {
+      const until = Date.now() + 15_000;
+      for (;;) {
+        const { body } = await server.call("GET", `/v1/runs/${runId}`, undefined, key);
+        if (body.status === "succeeded" || body.status === "failed") return body;
+        if (Date.now() > until) throw new Error(`run ${runId} still ${body.status}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+
+    /** Waits until a turn of the run is on the engine (its request submitted). */
+    async function turnRunning(before: number): Promise<void> {
+      const until = Date.now() + 10_000;
+      while (engine.requests.filter((request) => request.id !== "count").length <= before) {
+        if (Date.now() > until) throw new Error("no turn reached the engine");
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    }
+    const submitted = () => engine.requests.filter((request) => request.id !== "count").length;
+
+    it("refuses a run at creation when a spent prepaid organization cannot pay for one turn (429 insufficient_quota), and creates none", async () => {
+      const spent = await organization("spent", { billingMode: "prepaid", creditBalanceDollars: 0, prices: { "*": PRICE } });
+      const before = submitted();
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const refused = await server.call("POST", "/v1/runs", RUN_BODY, spent.key);
+        expect(refused.status).toBe(429);
+        expect(refused.body.error).toMatch(/credit balance is too low/);
+      }
+      expect(await runsOf(spent.id)).toEqual([]);
+      expect(await usageOf(spent.id)).toEqual({ requests: 0, inputTokens: 0, outputTokens: 0 });
+      expect(await balanceNano(spent.id)).toBe(0);
+      expect(submitted()).toBe(before);
+
+      // A balance that covers a turn creates the run, and creating it holds nothing: the check is given back at once.
+      const funded = await organization("funded", { billingMode: "prepaid", creditBalanceDollars: 1, prices: { "*": PRICE } });
+      await server.runs.worker.stop();
+      try {
+        const created = await server.call("POST", "/v1/runs", RUN_BODY, funded.key);
+        expect(created.status).toBe(202);
+        expect(await availableNano(funded.id)).toBe(nano(1));
+        expect((await server.call("POST", `/v1/runs/${created.body.runId}/cancel`, undefined, funded.key)).body.status).toBe("failed");
+      } finally {
+        server.runs.worker.start();
+      }
+    });
+
+    it("never overshoots a balance that covers one turn: the next turn is refused and the run fails with insufficient_quota", async () => {
+      // Covers one turn's hold, not two; the first turn costs 34,000,000 nano-dollars, the answer would cost 32,000,000.
+      const start = HOLD_NANO + 3_000_000;
+      const prepaid = await organization("one turn", { billingMode: "prepaid", creditBalanceDollars: start / 1e9, prices: { "*": PRICE } });
+      engine.queue.push(search, answer("The docs say so."));
+      const created = await server.call("POST", "/v1/runs", RUN_BODY, prepaid.key);
+      expect(created.status).toBe(202);
+      const run = await ended(created.body.runId, prepaid.key);
+      expect(run).toMatchObject({ status: "failed", error: { code: "insufficient_quota", message: expect.stringMatching(/credit balance is too low/) } });
+      expect(run.usage).toMatchObject({ inputTokens: SCRIPTED_PROMPT_TOKENS, outputTokens: 2 });
+      expect((await steps(run.runId, prepaid.key)).map((step) => [step.kind, step.status])).toEqual([["model", "finished"], ["tool", "finished"]]);
+      const left = await balanceNano(prepaid.id);
+      expect(left).toBeGreaterThanOrEqual(0);
+      expect(start - left).toBe(costNano(SCRIPTED_PROMPT_TOKENS, 2));
+      // Every hold was dropped: with the spend of the turn that ran, and the refused turn's never taken.
+      expect(await availableNano(prepaid.id)).toBe(left);
+      expect(await usageOf(prepaid.id)).toEqual({ requests: 1, inputTokens: SCRIPTED_PROMPT_TOKENS, outputTokens: 2 });
+      engine.queue.length = 0;
+    });
+
+    it("holds a run's turns to the organization's requests per minute: the third of a 2-rpm organization fails the run with rate_limit, and creation is refused", async () => {
+      const limited = await organization("two a minute", { requestsPerMinute: 2 });
+      engine.queue.push(search, search, answer("Three turns."));
+      const created = await server.call("POST", "/v1/runs", RUN_BODY, limited.key);
+      expect(created.status).toBe(202);
+      const run = await ended(created.body.runId, limited.key);
+      expect(run).toMatchObject({ status: "failed", error: { code: "rate_limit", message: expect.stringContaining("requests per minute (2)") } });
+      expect((await steps(run.runId, limited.key)).filter((step) => step.kind === "model")).toHaveLength(2);
+      expect(await usageOf(limited.id)).toMatchObject({ requests: 2 });
+      // The minute's requests are spent: a new run is refused at creation, and none is made.
+      const refused = await server.call("POST", "/v1/runs", RUN_BODY, limited.key);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error).toMatch(/requests per minute \(2\)/);
+      expect(await runsOf(limited.id)).toHaveLength(1);
+      engine.queue.length = 0;
+    });
+
+    it("holds a run's turns to the organization's tokens per minute: a turn reserves its prompt and budget, and the turn past the limit fails the run", async () => {
+      // 40 tokens cannot hold one turn (30 + 16): refused at creation.
+      const tight = await organization("forty tokens", { tokensPerMinute: 40 });
+      const tooSmall = await server.call("POST", "/v1/runs", RUN_BODY, tight.key);
+      expect(tooSmall.status).toBe(429);
+      expect(tooSmall.body.error).toMatch(/tokens per minute \(40\)/);
+      expect(await runsOf(tight.id)).toEqual([]);
+
+      // 90 tokens: turns use 32 each; the third reserves 46 on top of 64 used, past 90, and is refused.
+      const limited = await organization("ninety tokens", { tokensPerMinute: 90 });
+      engine.queue.push(search, search, answer("Three turns."));
+      const created = await server.call("POST", "/v1/runs", RUN_BODY, limited.key);
+      expect(created.status).toBe(202);
+      const run = await ended(created.body.runId, limited.key);
+      expect(run).toMatchObject({ status: "failed", error: { code: "rate_limit", message: expect.stringContaining("tokens per minute (90)") } });
+      expect(run.usage).toMatchObject({ inputTokens: 2 * SCRIPTED_PROMPT_TOKENS, outputTokens: 4 });
+      expect(await usageOf(limited.id)).toEqual({ requests: 2, inputTokens: 2 * SCRIPTED_PROMPT_TOKENS, outputTokens: 4 });
+      engine.queue.length = 0;
+    });
+
+    for (const cut of ["cancel", "timeout"] as const) {
+      it(`bills a turn cut by ${cut === "cancel" ? "a cancel" : "options.timeout"} for what the engine computed, once: a usage row, the run's usage and a failed model step`, async () => {
+        const start = nano(1);
+        const prepaid = await organization(`cut by ${cut}`, { billingMode: "prepaid", creditBalanceDollars: 1, prices: { "*": PRICE } });
+        const before = submitted();
+        engine.queue.push({ deltas: ["Thinking", " slowly"], pauseBeforeFinishMs: 30_000 });
+        const created = await server.call("POST", "/v1/runs", { ...RUN_BODY, ...(cut === "timeout" ? { options: { timeout: 1 } } : {}) }, prepaid.key);
+        expect(created.status).toBe(202);
+        await turnRunning(before);
+        if (cut === "cancel") expect((await server.call("POST", `/v1/runs/${created.body.runId}/cancel`, undefined, prepaid.key)).status).toBe(200);
+        const run = await ended(created.body.runId, prepaid.key);
+        expect(run).toMatchObject({ status: "failed", error: { code: cut === "cancel" ? "cancelled" : "timeout" } });
+        // The engine computed the prompt and two tokens before it was stopped.
+        expect(run.usage).toMatchObject({ inputTokens: SCRIPTED_PROMPT_TOKENS, outputTokens: 2 });
+        const logged = await steps(run.runId, prepaid.key);
+        expect(logged).toEqual([expect.objectContaining({
+          kind: "model", status: "failed", finish: "cut", cut: { code: cut === "cancel" ? "cancelled" : "timeout", message: expect.any(String) },
+          text: "Thinking slowly", inputTokens: SCRIPTED_PROMPT_TOKENS, outputTokens: 2,
+        })]);
+        expect(await usageOf(prepaid.id)).toEqual({ requests: 1, inputTokens: SCRIPTED_PROMPT_TOKENS, outputTokens: 2 });
+        expect(start - (await balanceNano(prepaid.id))).toBe(costNano(SCRIPTED_PROMPT_TOKENS, 2));
+        expect(await availableNano(prepaid.id)).toBe(await balanceNano(prepaid.id));
+      }, 20_000);
+    }
+  });
+}
