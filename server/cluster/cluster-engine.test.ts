@@ -1,9 +1,11 @@
 // The gateway's engine over worker links, in process on scripted engines: a request the lost worker had not admitted
-// runs once more on another worker and completes; one it had admitted ends with an error naming the loss; with no
+// runs once more on another worker and completes; one it had admitted ends with an error naming the loss (logged in
+// one line, without a stack trace); with no
 // worker left, a request fails at once with the reason.
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import type { EngineEvent } from "../../engine/request.js";
+import { stderrLog } from "../http/log.js";
 import { SCRIPTED_MODEL, ScriptedEngine } from "../testing/scripted-engine.js";
 import { ClusterEngine } from "./cluster-engine.js";
 import { WorkerLink } from "./worker-link.js";
@@ -71,6 +73,16 @@ describe("ClusterEngine when a worker is lost", () => {
     expect((events.at(-1) as { error: Error }).error.message).toMatch(/the worker running this request was lost/);
     // The client is not told where the worker was (the log is).
     expect((events.at(-1) as { error: Error }).error.message).not.toContain(new URL(a.link.url).host);
+    // The server logs one line for the cut stream, with the worker's address and no stack trace.
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => { written.push(String(chunk)); return true; });
+    try {
+      stderrLog.requestError("req-7", "/v1/chat/completions", (events.at(-1) as { error: Error }).error);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(written).toHaveLength(1);
+    expect(written[0]).toMatch(new RegExp(`^loom: request req-7 \\(/v1/chat/completions\\) failed: EngineError: the worker running this request was lost: its connection closed \\(a worker of the pool 'default': the connection to the worker at ${a.link.url} closed \\(\\d+[^\n]*\\)\\)\n$`));
   });
 
   it("fails at once, saying why, when no worker is connected", async () => {

@@ -5,7 +5,6 @@
 import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import { EventChannel } from "../../engine/event-channel.js";
 import { EngineError, type EngineEvent, type EngineRequest, type EngineStats } from "../../engine/request.js";
-import { logFailure } from "../http/log.js";
 import { RecentPrompts } from "./recent-prompts.js";
 import { type RoutingCounters, type RoutingPolicy, cacheAware, leastLoaded, noRouting } from "./routing.js";
 import { type WorkerLink, WorkerLinkLostError } from "./worker-link.js";
@@ -116,9 +115,8 @@ export class ClusterEngine implements ServingEngine {
           // Not started: nothing reached the client, so another worker can run it from the start (once).
           if (!started && !retried) send(new Set([...excluded, link]), true);
           else {
-            // The worker's address and the socket's words are the operator's (the log), not the client's.
-            logFailure(`cluster: a worker of the pool '${this.pool}' was lost while it ran a request`, error);
-            fail(`the worker running this request was lost${error instanceof WorkerLinkLostError ? `: ${error.reason}` : ""}`, error);
+            channel.push({ type: "error", requestId: id, error: lostWorkerError(this.pool, error) });
+            channel.close();
           }
         },
       }, prompt?.hashes);
@@ -229,4 +227,16 @@ export function sumStats(all: readonly EngineStats[]): EngineStats {
   total.cache.prefixTokenRate = total.tokens.prompt > 0 ? prefixTokens / total.tokens.prompt : 0;
   total.cache.sectionTokenRate = total.tokens.prompt > 0 ? sectionTokens / total.tokens.prompt : 0;
   return total;
+}
+
+/**
+ * The error a request the lost worker had admitted ends with. The client is told the loss in loom's words; the
+ * worker's address and the socket's words are the operator's, in the one line the server logs for the request (its
+ * "stack", which the log prints): where this error was made says nothing, and a stack trace per cut stream buried
+ * the log when a worker with many streams went away.
+ */
+export function lostWorkerError(pool: string, cause: Error): EngineError {
+  const error = new EngineError("internal", `the worker running this request was lost${cause instanceof WorkerLinkLostError ? `: ${cause.reason}` : ""}`, undefined, { cause });
+  error.stack = `${error.name}: ${error.message} (a worker of the pool '${pool}': ${cause.message.replaceAll("\n", " ")})`;
+  return error;
 }
