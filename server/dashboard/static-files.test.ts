@@ -40,6 +40,59 @@ function rawGet(port: number, target: string): Promise<{ status: number; head: s
   });
 }
 
+/** Sends a HEAD request line and returns the status, the head, and whatever came after it within 200 ms (nothing should). */
+function rawHead(port: number, target: string): Promise<{ status: number; head: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => socket.write(`HEAD ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`));
+    let text = "";
+    let waiting: NodeJS.Timeout | undefined;
+    const done = () => {
+      socket.destroy();
+      const split = text.indexOf("\r\n\r\n");
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]), head: text.slice(0, split), body: text.slice(split + 4) });
+    };
+    socket.setEncoding("latin1");
+    socket.on("data", (chunk: string) => {
+      text += chunk;
+      if (text.includes("\r\n\r\n")) waiting ??= setTimeout(done, 200);
+    });
+    socket.on("error", reject);
+    socket.on("close", () => waiting ?? done());
+  });
+}
+
+/** Sends `lines` ("METHOD /path") on one kept-alive connection, one after the other's answer, and returns the answers. */
+function rawRequests(port: number, lines: string[]): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const answers: string[] = [];
+    let text = "";
+    const socket = connect(port, "127.0.0.1");
+    const next = () => {
+      const line = lines[answers.length]!;
+      const last = answers.length === lines.length - 1;
+      socket.write(`${line} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${last ? "Connection: close\r\n" : ""}\r\n`);
+    };
+    socket.on("connect", next);
+    socket.setEncoding("latin1");
+    socket.on("data", (chunk: string) => {
+      text += chunk;
+      // The first answer is complete at the end of its head (it has no body): send the second.
+      if (answers.length === 0 && text.includes("\r\n\r\n")) {
+        answers.push(text);
+        text = "";
+        next();
+      }
+    });
+    socket.on("error", reject);
+    socket.on("close", () => resolve([...answers, text]));
+  });
+}
+
+/** A raw response head's headers by lower-case name. */
+function headerMap(head: string): Record<string, string> {
+  return Object.fromEntries(head.split("\r\n").slice(1).map((line) => [line.slice(0, line.indexOf(":")).toLowerCase(), line.slice(line.indexOf(":") + 1).trim()]));
+}
+
 describe("the dashboard's static files", () => {
   let folder: string;
   let outside: string;
@@ -159,10 +212,34 @@ describe("the dashboard's static files", () => {
     }
   });
 
+  it("answers HEAD as GET without the body: same status and headers, the GET's Content-Length", async () => {
+    for (const [path, status] of [["/dashboard/", 200], ["/dashboard/keys", 200], ["/dashboard/assets/index-AbCd1234.js", 200], ["/dashboard/favicon.png", 200], ["/dashboard/assets/missing-AbCd1234.js", 404], ["/dashboard", 301]] as const) {
+      const get = await fetch(`${base}${path}`, { redirect: "manual" });
+      const getBody = Buffer.from(await get.arrayBuffer());
+      const head = await rawHead(server.port, path);
+      expect(head.status, path).toBe(status);
+      expect(get.status, path).toBe(status);
+      // Nothing after the head: a body would be read as the next response on a kept-alive connection.
+      expect(head.body, path).toBe("");
+      expect(head.head.match(/^content-length:/gim), path).toHaveLength(1);
+      const headers = headerMap(head.head);
+      expect(headers["content-length"], path).toBe(String(getBody.length));
+      for (const name of ["content-type", "cache-control", "etag", "content-security-policy", "x-content-type-options", "location"]) {
+        expect(headers[name] ?? null, `${path} ${name}`).toBe(get.headers.get(name));
+      }
+    }
+    const etag = (await fetch(`${base}/dashboard/`)).headers.get("etag")!;
+    expect((await fetch(`${base}/dashboard/`, { method: "HEAD", headers: { "if-none-match": etag } })).status).toBe(304);
+    // The connection serves the next request after a HEAD.
+    const [first, second] = await rawRequests(server.port, ["HEAD /dashboard/", "GET /dashboard/assets/index-AbCd1234.js"]);
+    expect(first).toMatch(/^HTTP\/1\.1 200 /);
+    expect(second).toMatch(/^HTTP\/1\.1 200 [\s\S]*\r\n\r\nconsole\.log\('dashboard'\);$/);
+  });
+
   it("answers other methods 405 in the `{error}` shape", async () => {
     const response = await fetch(`${base}/dashboard/`, { method: "POST" });
     expect(response.status).toBe(405);
-    expect(response.headers.get("allow")).toBe("GET");
+    expect(response.headers.get("allow")).toBe("GET, HEAD");
     expect(await response.json()).toEqual({ error: expect.stringContaining("POST is not allowed") });
   });
 });

@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import { lstatSync, readFileSync, readdirSync } from "node:fs";
 import { extname, join } from "node:path";
+import type { HttpRequest } from "uWebSockets.js";
 import { PACKAGE_ROOT } from "../../kernels/package-root.js";
 import type { ServerContext } from "../http/context.js";
 import type { ErrorResponder } from "../http/guard.js";
@@ -136,23 +137,24 @@ export function resolveDashboardPath(files: ReadonlyMap<string, StaticFile>, url
   return files.get("index.html");
 }
 
-/** The dashboard's static files at /dashboard/ (a 503 saying what to do when they are not built). */
+/** An answer of the static surface, sent whole to a GET and without its body to a HEAD. */
+interface StaticAnswer {
+  status: number;
+  body: string | Buffer;
+  headers: Readonly<Record<string, string>>;
+}
+
+/** The dashboard's static files at /dashboard/ (a 503 saying what to do when they are not built), to GET and HEAD. */
 export function dashboardStaticSurface(dashboard: DashboardFiles): (context: ServerContext) => Surface {
   return (context) => ({
     register(routes: Routes) {
-      routes.add("GET", "/dashboard", () => plainError, (connection) => {
-        context.metrics.request("/dashboard", 301);
-        connection.send(301, "moved to /dashboard/\n", { ...SECURITY_HEADERS, location: "/dashboard/", "content-type": "text/plain; charset=utf-8" });
-      });
-      routes.add("GET", "/dashboard/*", () => plainError, (connection, req) => {
-        const route = "/dashboard/*";
-        if (!dashboard.available) return sendText(context, route, connection, 503, `${dashboard.reason}: run \`npm run build\` to build the web dashboard.\n`);
+      addGetAndHead(context, routes, "/dashboard", () => ({ status: 301, body: "moved to /dashboard/\n", headers: { ...SECURITY_HEADERS, location: "/dashboard/", "content-type": "text/plain; charset=utf-8" } }));
+      addGetAndHead(context, routes, "/dashboard/*", (req) => {
+        if (!dashboard.available) return textAnswer(503, `${dashboard.reason}: run \`npm run build\` to build the web dashboard.\n`);
         const file = resolveDashboardPath(dashboard.files, req.getUrl());
-        if (!file) return sendText(context, route, connection, 404, "no such file in the dashboard\n");
+        if (!file) return textAnswer(404, "no such file in the dashboard\n");
         const fresh = req.getHeader("if-none-match").split(",").some((tag) => tag.trim() === file.etag);
-        context.metrics.request(route, fresh ? 304 : 200);
-        if (fresh) connection.send(304, "", withoutContentType(file.headers));
-        else connection.send(200, file.body, file.headers);
+        return fresh ? { status: 304, body: "", headers: withoutContentType(file.headers) } : { status: 200, body: file.body, headers: file.headers };
       });
     },
     errorShapeFor(url) {
@@ -168,9 +170,7 @@ export function dashboardStaticSurface(dashboard: DashboardFiles): (context: Ser
 export function dashboardUnavailableSurface(reason: string): (context: ServerContext) => Surface {
   return (context) => ({
     register(routes: Routes) {
-      for (const pattern of ["/dashboard", "/dashboard/*"]) {
-        routes.add("GET", pattern, () => plainError, (connection) => sendText(context, pattern, connection, 404, `${reason}\n`));
-      }
+      for (const pattern of ["/dashboard", "/dashboard/*"]) addGetAndHead(context, routes, pattern, () => textAnswer(404, `${reason}\n`));
     },
     errorShapeFor(url) {
       return url === "/dashboard" || url.startsWith("/dashboard/") ? plainError : undefined;
@@ -185,9 +185,23 @@ const plainError: ErrorResponder = (error) => ({
   headers: { ...SECURITY_HEADERS, "cache-control": "no-store" },
 });
 
-function sendText(context: ServerContext, route: string, connection: Connection, status: number, text: string): void {
+function textAnswer(status: number, text: string): StaticAnswer {
+  return { status, body: text, headers: { ...SECURITY_HEADERS, "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } };
+}
+
+/** Serves `answer` at `pattern` to GET, and to HEAD as HTTP says: the same status and headers, without the body. */
+function addGetAndHead(context: ServerContext, routes: Routes, pattern: string, answer: (req: HttpRequest) => StaticAnswer): void {
+  routes.add("GET", pattern, () => plainError, (connection, req) => send(context, pattern, connection, answer(req)));
+  routes.add("HEAD", pattern, () => plainError, (connection, req) => {
+    const result = answer(req);
+    context.metrics.request(pattern, result.status);
+    connection.sendWithoutBody(result.status, result.headers, typeof result.body === "string" ? Buffer.byteLength(result.body) : result.body.length);
+  });
+}
+
+function send(context: ServerContext, route: string, connection: Connection, { status, body, headers }: StaticAnswer): void {
   context.metrics.request(route, status);
-  connection.send(status, text, { ...SECURITY_HEADERS, "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
+  connection.send(status, body, headers);
 }
 
 function withoutContentType(headers: Readonly<Record<string, string>>): Record<string, string> {

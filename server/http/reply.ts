@@ -108,6 +108,22 @@ export class Connection {
     });
   }
 
+  /**
+   * Answers a HEAD request: the status and `headers` a GET would get, with `Content-Length: contentLength` (the GET's
+   * body's bytes) and no body. The connection stays open for the client's next request.
+   */
+  sendWithoutBody(status: number, headers: Readonly<Record<string, string>>, contentLength: number): void {
+    if (this.closed || this.started) return;
+    this.done = true;
+    this.res.cork(() => {
+      // The length is written here: given to endWithoutBody, uWS would wait for that many bytes before taking the
+      // connection's next request, and close it instead.
+      this.writeHead(status, { ...headers, "content-length": String(contentLength) });
+      this.res.endWithoutBody();
+    });
+    this.markEnded();
+  }
+
   /** Writes the status line, the request id and `headers` (once). */
   writeHead(status: number, headers: Readonly<Record<string, string>>): void {
     this.started = true;

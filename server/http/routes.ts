@@ -4,7 +4,7 @@
 import type { HttpRequest, TemplatedApp } from "uWebSockets.js";
 import { type ErrorResponder, type GuardContext, type GuardedHandler, guarded } from "./guard.js";
 
-export type Method = "GET" | "POST" | "PATCH" | "DELETE";
+export type Method = "GET" | "HEAD" | "POST" | "PATCH" | "DELETE";
 
 /** A group of routes served from its own folder (server/inference/routes.ts, server/platform/routes.ts, ...). */
 export interface Surface {
@@ -34,6 +34,7 @@ export class Routes {
   add(method: Method, pattern: string, errors: (req: HttpRequest) => ErrorResponder, handler: GuardedHandler, route = pattern): void {
     const wrapped = guarded(this.guard, route, errors, handler);
     if (method === "GET") this.app.get(pattern, wrapped);
+    else if (method === "HEAD") this.app.head(pattern, wrapped);
     else if (method === "POST") this.app.post(pattern, wrapped);
     else if (method === "PATCH") this.app.patch(pattern, wrapped);
     else this.app.del(pattern, wrapped);
