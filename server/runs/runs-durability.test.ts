@@ -1,6 +1,6 @@
 // `kill -9` of `loom serve` while 20 runs are queued or processing: after a restart every run reaches succeeded or
 // failed (worker_lost), none is lost or stuck, no tool call runs twice without its step log saying so, and the
-// organization's usage counts every model turn exactly once.
+// organization's usage counts every model turn exactly once, its prepaid balance charged exactly that.
 import type { ChildProcess } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,6 +13,8 @@ import { TEST_BACKENDS, TEST_POSTGRES_URL, freshPlatform, temporaryDataDir } fro
 import { type LoomProcess, startLoomServe } from "../testing/loom-process.js";
 
 const RUNS = 20;
+/** The organization's prepaid balance: enough for every turn. */
+const START_DOLLARS = 100;
 const children: ChildProcess[] = [];
 afterAll(() => {
   for (const child of children) child.kill("SIGKILL");
@@ -27,7 +29,8 @@ for (const backend of TEST_BACKENDS) {
       try {
         // The organization and its key, made before the server holds the database.
         const platform = await openPlatform(fresh.options);
-        const organization = await platform.stores.organizations.create("durable");
+        // Prepaid, so that every turn holds credits at admission and settles them with its step.
+        const organization = await platform.stores.organizations.create("durable", { billingMode: "prepaid", creditBalanceDollars: START_DOLLARS, prices: { "*": { inputPerMillion: 1000, outputPerMillion: 2000 } } });
         const { key } = await platform.stores.keys.create(organization.id, "inference", "runs");
         await platform.close();
 
@@ -107,6 +110,13 @@ for (const backend of TEST_BACKENDS) {
         try {
           const rows = await after.stores.usage.rows(organization.id, utcDay(Date.now()));
           expect(rows.reduce((sum, row) => sum + row.requests, 0)).toBe(turns);
+          // The balance fell by exactly the spend recorded with those turns; the only credit holds left are those of
+          // turns in flight at the kill (at most one per run processing), which expire on their own.
+          const nano = (dollars: number) => Math.round(dollars * 1e9);
+          const balance = (await after.stores.organizations.get(organization.id))!.creditBalanceDollars;
+          expect(nano(START_DOLLARS) - nano(balance)).toBe(nano(rows.reduce((sum, row) => sum + row.spendDollars, 0)));
+          const [holds] = await after.database.query<{ n: unknown }>("SELECT count(*) AS n FROM credit_holds WHERE organization_id = $1", [organization.id]);
+          expect(Number(holds!.n)).toBeLessThanOrEqual(4);
         } finally {
           await after.close();
         }

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
 import type { ModelPrice } from "../platform/contract.js";
+import type { KeyOptions } from "../platform/store/key-store.js";
 import type { OrganizationPatch } from "../platform/store/organization-patch.js";
 import { TEST_BACKENDS } from "../platform/testing/test-databases.js";
 import { SCRIPTED_PROMPT_TOKENS, type Script, ScriptedEngine } from "../testing/scripted-engine.js";
@@ -42,10 +43,10 @@ for (const backend of TEST_BACKENDS) {
     afterAll(async () => server?.close());
 
     /** A new organization (limits and balance of its own) and its inference key. */
-    const organization = async (name: string, patch: OrganizationPatch) => {
+    const organization = async (name: string, patch: OrganizationPatch, keyOptions: KeyOptions = {}) => {
       const created = await server.platform.stores.organizations.create(name, patch);
-      const { key } = await server.platform.stores.keys.create(created.id, "inference", name);
-      return { id: created.id, key };
+      const { key, record } = await server.platform.stores.keys.create(created.id, "inference", name, keyOptions);
+      return { id: created.id, key, keyId: record.id };
     };
     const balanceNano = async (id: string) => nano((await server.platform.stores.organizations.get(id))!.creditBalanceDollars);
     const availableNano = async (id: string) => nano(await server.platform.stores.credits.available(id));
@@ -157,6 +158,41 @@ for (const backend of TEST_BACKENDS) {
       expect(run.usage).toMatchObject({ inputTokens: 2 * SCRIPTED_PROMPT_TOKENS, outputTokens: 4 });
       expect(await usageOf(limited.id)).toEqual({ requests: 2, inputTokens: 2 * SCRIPTED_PROMPT_TOKENS, outputTokens: 4 });
       engine.queue.length = 0;
+    });
+
+    it("refuses at creation, naming engine, a key that may not use the engine's model and a prepaid organization without a price for it (403)", async () => {
+      const narrow = await organization("narrow key", {}, { allowedModels: ["service/another-model"] });
+      const refused = await server.call("POST", "/v1/runs", RUN_BODY, narrow.key);
+      expect(refused.status).toBe(403);
+      expect(refused.body).toEqual({ error: expect.stringMatching(/may not use the model 'service\/tim-test-27b'.*engine 'tim'/), field: "engine" });
+      const unpriced = await organization("unpriced", { billingMode: "prepaid", creditBalanceDollars: 5 });
+      const noPrice = await server.call("POST", "/v1/runs", RUN_BODY, unpriced.key);
+      expect(noPrice.status).toBe(403);
+      expect(noPrice.body).toEqual({ error: expect.stringMatching(/has no price for this prepaid organization/), field: "engine" });
+      expect([...(await runsOf(narrow.id)), ...(await runsOf(unpriced.id))]).toEqual([]);
+    });
+
+    it("stops a run whose key was revoked before its next turn: failed with permission, nothing billed", async () => {
+      const revoked = await organization("revoked", {});
+      await server.runs.worker.stop();
+      let runId = "";
+      try {
+        const created = await server.call("POST", "/v1/runs", RUN_BODY, revoked.key);
+        expect(created.status).toBe(202);
+        runId = created.body.runId;
+        expect(await server.platform.stores.keys.revoke(revoked.id, revoked.keyId)).toBe(true);
+      } finally {
+        server.runs.worker.start();
+      }
+      // Polled from the store: the revoked key can no longer read it over HTTP.
+      const until = Date.now() + 15_000;
+      let ended = await server.runs.store.get(runId);
+      while (ended && ended.status !== "failed" && ended.status !== "succeeded" && Date.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        ended = await server.runs.store.get(runId);
+      }
+      expect(ended).toMatchObject({ status: "failed", error: { code: "permission", message: expect.stringMatching(/revoked/) } });
+      expect(await usageOf(revoked.id)).toEqual({ requests: 0, inputTokens: 0, outputTokens: 0 });
     });
 
     for (const cut of ["cancel", "timeout"] as const) {

@@ -7,7 +7,7 @@ import type { ModelRegistry } from "../models.js";
 import type { Platform } from "../platform/platform.js";
 import type { RunSpec, ToolName } from "./contract.js";
 import { firstTurnRequest } from "./agent-loop.js";
-import { admitRunRequest, runTurnAdmitter } from "./turn-admission.js";
+import { checkFirstTurn, runTurnAdmitter } from "./turn-admission.js";
 import { type AgentEngine, type EngineName, type EngineOverrides, resolveEngines } from "./engines.js";
 import { runsSurface } from "./routes.js";
 import { type RunEndHook, RunStore } from "./run-store.js";
@@ -101,8 +101,7 @@ export function openRuns(platform: Platform, registry: ModelRegistry, options: R
       const config = engines[spec.engine as EngineName];
       const model = config.model === null ? undefined : findModel(config.model);
       if (!model) return;
-      const admission = await admitRunRequest(platform.accountant, principal, model.served, firstTurnRequest({ config, model: model.slug, tools: toolsOf(spec), spec }));
-      await admission.release();
+      await checkFirstTurn(platform.accountant, principal, model.served, firstTurnRequest({ config, model: model.slug, tools: toolsOf(spec), spec }), spec.engine);
     },
     callbackOf: (runId) => callbacks.deliveryOf(runId),
     notify: () => worker.notify(),

@@ -28,6 +28,26 @@ export function admitRunRequest(accountant: PlatformAccountant, principal: KeyPr
   return accountant.admit(admissionRequestOf(served, request, principal, "openai", (field) => field, true));
 }
 
+/**
+ * Refuses a run whose organization cannot pay for its first turn now: the turn is admitted, then given back at once.
+ * A refusal naming the model names the run body's `engine`, whose model it is.
+ * @throws ProtocolError as admitRunRequest does.
+ */
+export async function checkFirstTurn(accountant: PlatformAccountant, principal: KeyPrincipal, served: ServedModel, request: InternalRequest, engine: string): Promise<void> {
+  let admission: PlatformAdmission;
+  try {
+    admission = await admitRunRequest(accountant, principal, served, request);
+  } catch (error) {
+    if (error instanceof ProtocolError && error.param === "model") {
+      const named = new ProtocolError(error.kind, `${error.message} (the model of engine '${engine}')`, "engine", error.retryAfterSeconds);
+      if (error.responseHeaders) named.responseHeaders = error.responseHeaders;
+      throw named;
+    }
+    throw error;
+  }
+  await admission.release();
+}
+
 /** The worker's TurnAdmitter: legacy runs' turns admitted under their key; runs without one (paid machine runs) are not metered. */
 export function runTurnAdmitter(services: TurnAdmissionServices): TurnAdmitter {
   return async (run: RunRecord, model: RunModel, request: InternalRequest) => {
