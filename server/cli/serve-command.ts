@@ -30,7 +30,7 @@ import { runServicesOf } from "../dashboard/data-surfaces.js";
 import type { WorkerLoadSource } from "../cluster/worker-load.js";
 import { defaultInstallDir } from "../release/install/layout.js";
 import { recordThisProcess, recoverInstall } from "../release/install/this-process.js";
-import { describeDrainEnd, drainMsOf, stopOnSignals } from "./stop-signals.js";
+import { EXIT_CLOSE_FAILED, EXIT_REQUESTS_CUT, describeDrainEnd, drainMsOf, stopOnSignals } from "./stop-signals.js";
 import { checkNoAuthAddress } from "./no-auth-address.js";
 
 export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
@@ -49,8 +49,8 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
                        "runs": { "concurrency": N, "leaseSeconds": N, "maxActivePerOrganization": N, "engines": {...},
                        "network": { "allowPrivate": B, "allowHosts": [...] }, "searchUrl": "..." },
                        "payments": { "payTo": "0x...", "network": "base", "settlement": { "mode": "facilitator",
-                       "url": "..." } }, "responses": { "retentionDays": N } } (docs/machine-payments.md,
-                       docs/api/responses.md)
+                       "url": "..." } }, "responses": { "retentionDays": N }, "trustedProxies": ["10.0.0.0/8"] }
+                       (docs/machine-payments.md, docs/api/responses.md, docs/reverse-proxy.md)
   --no-auth            accept requests without an API key (local use: refused on an address other than loopback
                        unless --allow-no-auth-on-network says so too); otherwise keys come from the config
                        or LOOM_API_KEYS (comma-separated), or from the platform's database:
@@ -73,7 +73,8 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
                        relaxed where this Node runs it correctly); the results are identical
   --drain-seconds N    on SIGTERM / SIGINT, stop taking connections and let the requests in flight (streams
                        included) finish for up to N seconds before stopping (default 30; 0 = no wait); a second
-                       signal stops at once (docs/api/limits.md, "Stopping")
+                       signal stops at once; exit status 0 when all finished, 3 when some were cut, 1 when closing
+                       failed (docs/api/limits.md, "Stopping")
 `;
 
 /**
@@ -251,9 +252,9 @@ export async function startService(setup: ServiceSetup): Promise<StartedService>
   const dashboard = platform && runs && dashboardSessions && dashboardFiles
     ? dashboardSurfaces({ platform, runs: runServicesOf(runs), sessions: dashboardSessions, files: dashboardFiles, ...(setup.workers ? { workers: setup.workers } : {}) }).surfaces
     : [dashboardUnavailableSurface("the web dashboard needs the platform: start loom serve with --data-dir or --database-url (see docs/platform.md)")];
-  const { maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace } = config;
+  const { maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace, trustedProxies } = config;
   const endpoints = createEndpoints(registry, { responses: responses.storage });
-  const options = { registry, auth, accountant: platform?.accountant, endpoints, responses: responses.storage, maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace };
+  const options = { registry, auth, accountant: platform?.accountant, endpoints, responses: responses.storage, maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace, trustedProxies };
   let server: LoomServer;
   try {
     server = await startServer(options, host, port, platform && runs && machines ? [platform.surface, runs.surface, machines.surface, ...dashboard] : dashboard);
@@ -330,7 +331,7 @@ function describePayments(settings: PaymentsSettings | undefined): string {
 /**
  * On SIGINT or SIGTERM: stop listening and drain the requests in flight (up to `drainMs`; a second signal stops the
  * wait), then close each part in order (give running runs back, stop the stored responses' cleanup, commit pending
- * usage, close the database), then exit.
+ * usage, close the database), then exit: 0 when every request finished and every part closed (stop-signals.ts).
  */
 function closeOnSignals(server: LoomServer, drainMs: number, closers: ReadonlyArray<() => Promise<void> | undefined>): void {
   const log = (message: string) => process.stderr.write(`loom: ${message}\n`);
@@ -338,7 +339,8 @@ function closeOnSignals(server: LoomServer, drainMs: number, closers: ReadonlyAr
     const running = server.inFlight;
     if (running > 0 && drainMs > 0) log(`${signal}: stopping; waiting up to ${drainMs / 1000} s for ${running} request(s) in flight (${signal} again stops at once)`);
     const { ended, cut } = await server.drain({ timeoutMs: drainMs, signal: hurry });
-    if (cut > 0) log(`cut ${cut} request(s) still running (${describeDrainEnd(ended, signal, drainMs)}): their streams end without a last event`);
+    if (cut > 0) log(`cut ${cut} request(s) still running (${describeDrainEnd(ended, signal, drainMs)}): their streams end without a last event; exiting ${EXIT_REQUESTS_CUT}`);
     for (const closer of closers) await closer();
-  }, (error) => log(`closing the platform failed: ${error.message}`));
+    return { cut };
+  }, (error) => log(`closing the platform failed: ${error.message}; exiting ${EXIT_CLOSE_FAILED}`));
 }

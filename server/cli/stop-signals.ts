@@ -1,11 +1,23 @@
 // How a long-running loom process (serve, gateway, worker) stops on SIGTERM or SIGINT: gracefully on the first signal,
-// at once on a second, then exits with the signal's conventional status.
+// at once on a second. It exits 0 when the drain was clean (every request in flight finished, everything closed), so
+// that a service manager (systemd's Restart=on-failure) counts an ordinary stop as one, and non-zero otherwise.
 import { UsageError, parseInteger } from "../../engine/cli/arguments.js";
 import type { DrainEnd } from "../http/drain.js";
 
-/** The exit status after a stop on `signal`: 128 + its number (130 for SIGINT, 143 for SIGTERM). */
-export function exitStatusOf(signal: NodeJS.Signals): number {
-  return signal === "SIGINT" ? 130 : 143;
+/** How a graceful stop went: the requests it cut (still running when the drain stopped waiting). */
+export interface StopOutcome {
+  cut: number;
+}
+
+/** Exit status of a stop that cut requests in flight (the drain timed out, or a second signal hurried it). */
+export const EXIT_REQUESTS_CUT = 3;
+/** Exit status of a stop whose closing failed (pending usage may not be committed: see the log). */
+export const EXIT_CLOSE_FAILED = 1;
+
+/** The exit status after a stop: 0 when clean, {@link EXIT_REQUESTS_CUT} or {@link EXIT_CLOSE_FAILED} when not. */
+export function exitStatusOf(outcome: StopOutcome | Error): number {
+  if (outcome instanceof Error) return EXIT_CLOSE_FAILED;
+  return outcome.cut > 0 ? EXIT_REQUESTS_CUT : 0;
 }
 
 /** The default of --drain-seconds: how long a stopping process waits for the requests in flight. */
@@ -26,13 +38,13 @@ export function describeDrainEnd(ended: DrainEnd, signal: NodeJS.Signals, drainM
 }
 
 /**
- * On the first SIGTERM or SIGINT, runs `stop` (a graceful stop: it resolves once everything is closed); a second one
- * aborts the `hurry` signal `stop` got (stop waiting, close at once). Then the process exits 130 (SIGINT) or 143
- * (SIGTERM), or 1 when `stop` failed, after `onError` reported it.
+ * On the first SIGTERM or SIGINT, runs `stop` (a graceful stop: it resolves once everything is closed, saying how many
+ * requests it cut); a second one aborts the `hurry` signal `stop` got (stop waiting, close at once). Then the process
+ * exits with {@link exitStatusOf} the outcome (0 for a clean drain), after `onError` reported a failure.
  * NOTE: the handlers stay installed until the exit: without one, a second signal would kill the process at once,
  * before its parts are closed (pending usage committed, runs given back).
  */
-export function stopOnSignals(stop: (hurry: AbortSignal, signal: NodeJS.Signals) => Promise<void>, onError: (error: Error) => void): void {
+export function stopOnSignals(stop: (hurry: AbortSignal, signal: NodeJS.Signals) => Promise<StopOutcome>, onError: (error: Error) => void): void {
   const hurry = new AbortController();
   let first: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -42,10 +54,10 @@ export function stopOnSignals(stop: (hurry: AbortSignal, signal: NodeJS.Signals)
     }
     first = signal;
     stop(hurry.signal, signal).then(
-      () => process.exit(exitStatusOf(signal)),
+      (outcome) => process.exit(exitStatusOf(outcome)),
       (error: unknown) => {
         onError(error as Error);
-        process.exit(1);
+        process.exit(exitStatusOf(error instanceof Error ? error : new Error(String(error))));
       },
     );
   };

@@ -18,7 +18,7 @@ import { redisAddress } from "../platform/limits/redis-store.js";
 import { defaultSlugs } from "../models.js";
 import { recordThisProcess } from "../release/install/this-process.js";
 import { resolveModelPath } from "./default-model.js";
-import { describeDrainEnd, drainMsOf, stopOnSignals } from "./stop-signals.js";
+import { EXIT_CLOSE_FAILED, EXIT_REQUESTS_CUT, describeDrainEnd, drainMsOf, stopOnSignals } from "./stop-signals.js";
 
 export const WORKER_USAGE = `Usage: loom worker --register <redis-url> [--model <file-or-dir>] [options]
 
@@ -39,7 +39,8 @@ export const WORKER_USAGE = `Usage: loom worker --register <redis-url> [--model 
   --kv-cache-mb N      the KV cache's size in MB (default: as loom serve, a share of free memory)
   --drain-seconds N    on SIGTERM / SIGINT, how long the requests in flight may take to finish (default 30; 0 = no
                        wait): gateways send no new work once they see it stopping, and it waits at least
-                       max(2 heartbeats, 1 s) for them to; a second signal stops at once
+                       max(2 heartbeats, 1 s) for them to; a second signal stops at once; exit status 0 when all
+                       finished, 3 when some were cut, 1 when closing failed
   --install-dir <dir>  record this worker there for loom update apply --rolling (default: not recorded)
 `;
 
@@ -119,12 +120,13 @@ export async function runWorker(argv: string[]): Promise<void> {
     const noticeMs = Math.max(2 * heartbeatMs, 1000);
     const ended = await waitForIdle(sleep(noticeMs).then(() => server.idle()), { timeoutMs: drainMs, signal: hurry });
     const cut = server.inFlight;
-    if (cut > 0) log(`cut ${cut} request(s) still running (${describeDrainEnd(ended, signal, drainMs)}): their gateways report them lost`);
+    if (cut > 0) log(`cut ${cut} request(s) still running (${describeDrainEnd(ended, signal, drainMs)}): their gateways report them lost; exiting ${EXIT_REQUESTS_CUT}`);
     await heartbeat.stop();
     server.close();
     redis.disconnect();
     await engine.close();
-  }, (error) => log(`stopping failed: ${error.message}`));
+    return { cut };
+  }, (error) => log(`stopping failed: ${error.message}; exiting ${EXIT_CLOSE_FAILED}`));
   log(`${description.id} serving ${engine.model.path} (${engine.model.device}) to gateways at ${url}, pool ${pool}; registered in Redis at ${redisAddress(redisUrl)}`);
   if (values["install-dir"] !== undefined) recordThisProcess(values["install-dir"], "worker", host, server.port);
   process.stdout.write(`${JSON.stringify({ listening: { host, port: server.port }, worker: description.id })}\n`);
