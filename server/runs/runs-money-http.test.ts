@@ -1,7 +1,7 @@
 // Agent runs and money, over HTTP on a real server and database (PGlite and PostgreSQL), the model's turns scripted:
 // each turn is admitted as a request of its organization (a spent prepaid balance refuses the run at creation and
-// creates none; a balance that covers one turn is never overshot; requests and tokens per minute bound a run's turns,
-// and a refused turn ends the run with its code), and a turn cut by a cancel or options.timeout is billed, logged and
+// creates none; a balance that covers one turn is never overshot; requests and tokens per minute and a hard daily
+// allowance bound a run's turns, and a refused turn ends the run with its code), and a turn cut by a cancel or options.timeout is billed, logged and
 // counted in the run's usage once, for what the engine computed.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
@@ -157,6 +157,18 @@ for (const backend of TEST_BACKENDS) {
       expect(run).toMatchObject({ status: "failed", error: { code: "rate_limit", message: expect.stringContaining("tokens per minute (90)") } });
       expect(run.usage).toMatchObject({ inputTokens: 2 * SCRIPTED_PROMPT_TOKENS, outputTokens: 4 });
       expect(await usageOf(limited.id)).toEqual({ requests: 2, inputTokens: 2 * SCRIPTED_PROMPT_TOKENS, outputTokens: 4 });
+      engine.queue.length = 0;
+    });
+
+    it("holds a run's turns to a hard daily allowance in tokens: the turn past it fails the run with rate_limit", async () => {
+      // As with 90 tokens a minute: two turns of 32 tokens fit, the third's 46 more do not.
+      const allowance = await organization("ninety a day", { allowanceBasis: "tokens", allowanceAmount: 90, allowanceHardCap: true });
+      engine.queue.push(search, search, answer("Three turns."));
+      const created = await server.call("POST", "/v1/runs", RUN_BODY, allowance.key);
+      expect(created.status).toBe(202);
+      const run = await ended(created.body.runId, allowance.key);
+      expect(run).toMatchObject({ status: "failed", error: { code: "rate_limit", message: expect.stringContaining("daily allowance (90 tokens") } });
+      expect(await usageOf(allowance.id)).toEqual({ requests: 2, inputTokens: 2 * SCRIPTED_PROMPT_TOKENS, outputTokens: 4 });
       engine.queue.length = 0;
     });
 
