@@ -1,6 +1,7 @@
 // The agent loop on a real engine thread with a random-weight model that has Qwen3's tokenizer and tool-calling
 // template (tiny-qwen3): whatever the weights write, the grammar keeps every tool call well-formed (a known tool,
-// arguments that validate against its schema), and the run ends within its budgets.
+// arguments that validate against its schema), and the run ends within its budgets; a run whose first prompt the
+// context cannot hold is refused at creation, where the engine counts it for admission.
 import Ajv from "ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkerEngine } from "../../engine/host/worker-engine.js";
@@ -72,4 +73,14 @@ describe("agent runs on a real engine (tiny-qwen3, random weights)", () => {
       expect(run.usage.outputTokens).toBeLessThanOrEqual(turns.length * (engine === "tim" ? 128 : 256));
     }, 120_000);
   }
+
+  it("refuses at creation, naming input, a run whose first prompt the model's context cannot hold, and stores none", async () => {
+    const runs = async () => (await server.runs.store.pageOfOrganization(server.owner.organizationId, { limit: 50 })).items.length;
+    const before = await runs();
+    // Some 5,000 words against a context of 2,048 tokens: the engine that counts the first turn's prompt refuses it.
+    const created = await server.call("POST", "/v1/runs", { engine: "tim", input: { instructions: "The loom docs say: ".concat("blocks of keys and values ".repeat(1000)) } });
+    expect(created.status).toBe(400);
+    expect(created.body).toEqual({ error: expect.stringMatching(/context/), field: "input" });
+    expect(await runs()).toBe(before);
+  });
 });

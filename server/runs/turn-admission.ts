@@ -30,7 +30,8 @@ export function admitRunRequest(accountant: PlatformAccountant, principal: KeyPr
 
 /**
  * Refuses a run whose organization cannot pay for its first turn now: the turn is admitted, then given back at once.
- * A refusal naming the model names the run body's `engine`, whose model it is.
+ * A refusal naming a field of the turn names the run body's: the model is the `engine`'s, the prompt (one the engine
+ * cannot count: longer than its context) is made of the `input`.
  * @throws ProtocolError as admitRunRequest does.
  */
 export async function checkFirstTurn(accountant: PlatformAccountant, principal: KeyPrincipal, served: ServedModel, request: InternalRequest, engine: string): Promise<void> {
@@ -38,8 +39,9 @@ export async function checkFirstTurn(accountant: PlatformAccountant, principal: 
   try {
     admission = await admitRunRequest(accountant, principal, served, request);
   } catch (error) {
-    if (error instanceof ProtocolError && error.param === "model") {
-      const named = new ProtocolError(error.kind, `${error.message} (the model of engine '${engine}')`, "engine", error.retryAfterSeconds);
+    if (error instanceof ProtocolError && error.param !== undefined) {
+      const model = error.param === "model";
+      const named = new ProtocolError(error.kind, model ? `${error.message} (the model of engine '${engine}')` : `${error.message} (the run's first prompt, made of its input)`, model ? "engine" : "input", error.retryAfterSeconds);
       if (error.responseHeaders) named.responseHeaders = error.responseHeaders;
       throw named;
     }
