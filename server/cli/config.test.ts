@@ -26,9 +26,24 @@ describe("readServeConfig", () => {
       },
       responses: { retentionDays: 0.5 },
       updates: { feed: "https://releases.example/loom", trustedKeys: ["keys/release-key.pub.pem"] },
+      trustedProxies: ["10.0.0.0/8", "192.168.1.7", "fd00::/8", "::1", "::ffff:172.16.0.0/108"],
     };
     expect(readServeConfig(configFile(config))).toEqual(config);
     expect(readServeConfig(undefined)).toEqual({});
+  });
+
+  it("refuses trustedProxies entries that are no address or CIDR range, naming the field and the entry", () => {
+    for (const [value, message] of [
+      ["10.0.0.0/8", /trustedProxies must be an array of up to 1000 IP addresses/],
+      [["10.0.0.0/33"], /trustedProxies .*"10\.0\.0\.0\/33" has a prefix length outside 0-32/],
+      [["fd00::/129"], /"fd00::\/129" has a prefix length outside 0-128/],
+      [["proxy.internal"], /"proxy\.internal" is not an IPv4 or IPv6 address or CIDR range/],
+      [["10.1"], /"10\.1" is not an IPv4/], // inet_aton shorthand: too easy to misread
+      [["10.0.0.0/x"], /prefix length/],
+      [[7], /7 is not one/],
+    ] as const) {
+      expect(() => readServeConfig(configFile({ trustedProxies: value })), JSON.stringify(value)).toThrow(message);
+    }
   });
 
   it("takes a relative updates.installDir as the config file's, so serve and update agree from any folder", () => {

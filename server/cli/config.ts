@@ -5,6 +5,7 @@ import { type MaintenanceWindow, UPDATE_POLICIES, type UpdatePolicy, windowProbl
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { UsageError } from "../../engine/cli/arguments.js";
+import { trustedProxiesProblem } from "../http/client-address.js";
 import { SERVER_DEFAULTS } from "../http/context.js";
 import { PaymentsConfigError, type PaymentsSettings, resolvePaymentsConfig } from "../machines/payments-config.js";
 import { ENGINE_NAMES, type EngineOverrides } from "../runs/engines.js";
@@ -43,6 +44,8 @@ export interface ServeConfig {
   responses?: { retentionDays?: number };
   /** Release feeds and their signers (loom update check; server/release/README.md). */
   updates?: UpdatesConfig;
+  /** Reverse proxies whose X-Forwarded-For / -Proto are believed: addresses and CIDR ranges (docs/configuration.md). */
+  trustedProxies?: string[];
 }
 
 /** The config file's `updates`. */
@@ -145,6 +148,7 @@ const TOP: Shape = {
   maxBufferedBodyBytes: integer(1024, 64 * 1024 ** 3),
   bodyTimeoutSeconds: number(0, 3600, true),
   jsonWhitespace: oneOf("compact", "pretty"),
+  trustedProxies: trustedProxiesProblem,
   runs: RUNS,
   responses: { retentionDays: number(0, 3650, true) },
   // The keys' contents are checked where they are used (loom update check), naming updates.trustedKeys[i].

@@ -1,7 +1,7 @@
 // The dashboard's session cookie and cross-site check: cookie values read only when well formed, the cookie's flags,
 // and which request origins may change state.
 import { describe, expect, it } from "vitest";
-import { SESSION_COOKIE, clearedSessionCookie, cookieValue, crossSiteRefusal, sessionCookie } from "./cookies.js";
+import { SECURE_SESSION_COOKIE, SESSION_COOKIE, clearedSessionCookie, cookieValue, crossSiteRefusal, sessionCookie } from "./cookies.js";
 
 describe("cookieValue", () => {
   it("reads the named cookie among others, whatever the spacing", () => {
@@ -18,10 +18,12 @@ describe("cookieValue", () => {
 });
 
 describe("sessionCookie", () => {
-  it("is HttpOnly and SameSite=Strict, Secure over TLS, for its lifetime", () => {
+  it("is HttpOnly and SameSite=Strict, over TLS Secure and named __Host- (Path=/, no Domain), for its lifetime", () => {
     expect(sessionCookie("ds_abc", { secure: false, maxAgeSeconds: 3600.7 })).toBe(`${SESSION_COOKIE}=ds_abc; Path=/; HttpOnly; SameSite=Strict; Max-Age=3600`);
-    expect(sessionCookie("ds_abc", { secure: true, maxAgeSeconds: 60 })).toMatch(/; Secure$/);
-    expect(clearedSessionCookie({ secure: true })).toBe(`${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure`);
+    expect(SECURE_SESSION_COOKIE).toBe("__Host-loom_session");
+    expect(sessionCookie("ds_abc", { secure: true, maxAgeSeconds: 60 })).toBe("__Host-loom_session=ds_abc; Path=/; HttpOnly; SameSite=Strict; Max-Age=60; Secure");
+    expect(clearedSessionCookie({ secure: true })).toBe("__Host-loom_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure");
+    expect(clearedSessionCookie({ secure: false })).toBe(`${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`);
     expect(() => sessionCookie("ds_a;b", { secure: false, maxAgeSeconds: 1 })).toThrow();
   });
 });

@@ -1,9 +1,19 @@
 // The dashboard session's cookie and the cross-site check of state-changing requests: the browser keeps
-// the session token only in an HttpOnly, SameSite=Strict cookie (Secure over TLS), and a request that changes state
-// must come from the dashboard's own origin. Pure functions over header values; the routes do the I/O.
+// the session token only in an HttpOnly, SameSite=Strict cookie (over TLS Secure, and named with the `__Host-` prefix,
+// which browsers accept only Secure, for Path=/, without Domain: no subdomain or plain-HTTP page can plant or shadow
+// it), and a request that changes state must come from the dashboard's own origin. Pure functions over header
+// values; the routes do the I/O.
 
-/** The session cookie's name. */
+/** The session cookie's name over plain HTTP. */
 export const SESSION_COOKIE = "loom_session";
+
+/** The session cookie's name over HTTPS (Secure). */
+export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
+
+/** The session cookie's name for a Secure cookie or not. */
+export function sessionCookieName(secure: boolean): string {
+  return secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
+}
 
 /** The most Cookie header a request may carry that is read (browsers send at most about 4 KiB per cookie). */
 const MAX_COOKIE_HEADER = 8192;
@@ -27,12 +37,12 @@ export function cookieValue(header: string, name: string): string | undefined {
 export function sessionCookie(token: string, options: { secure: boolean; maxAgeSeconds: number }): string {
   if (!COOKIE_VALUE.test(token)) throw new Error("a session token must be base64url text");
   const maxAge = Math.max(0, Math.floor(options.maxAgeSeconds));
-  return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${options.secure ? "; Secure" : ""}`;
+  return `${sessionCookieName(options.secure)}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${options.secure ? "; Secure" : ""}`;
 }
 
 /** The Set-Cookie header that removes the session cookie (signing out). */
 export function clearedSessionCookie(options: { secure: boolean }): string {
-  return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${options.secure ? "; Secure" : ""}`;
+  return `${sessionCookieName(options.secure)}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${options.secure ? "; Secure" : ""}`;
 }
 
 /** The request headers the cross-site check reads. */

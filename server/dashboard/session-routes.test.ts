@@ -107,12 +107,20 @@ for (const backend of TEST_BACKENDS) {
       expectDashboardHeaders(response);
     });
 
-    it("sets the cookie Secure when a proxy says the browser came over HTTPS", async () => {
+    it("sets the cookie Secure, named __Host-loom_session, when a proxy says the browser came over HTTPS", async () => {
       const response = await signIn({ managementKey }, { "x-forwarded-proto": "https" });
       expect(response.status).toBe(200);
-      expect(response.headers.get("set-cookie")!.split("; ")).toContain("Secure");
+      const cookie = response.headers.get("set-cookie")!;
+      expect(cookie.split("; ")).toContain("Secure");
+      const token = /^__Host-loom_session=(ds_[A-Za-z0-9_-]{43}); Path=\/; /.exec(cookie)?.[1];
+      expect(token).toBeDefined();
+      // The browser sends it back under that name.
+      expect((await fetch(`${server.base}${SESSION}`, { headers: { cookie: `other=1; __Host-loom_session=${token}` } })).status).toBe(200);
       const plain = await signIn({ managementKey }, { "x-forwarded-proto": "http" });
       expect(plain.headers.get("set-cookie")!.split("; ")).not.toContain("Secure");
+      expect(plain.headers.get("set-cookie")).toMatch(/^loom_session=/);
+      // No trusted proxy said so (this server trusts none): no HSTS, whatever the header claims.
+      expect(response.headers.get("strict-transport-security")).toBeNull();
     });
 
     it("signs the operator in with an operator token", async () => {
@@ -300,25 +308,98 @@ for (const backend of TEST_BACKENDS) {
   });
 
   describe.skipIf(skipOutsideCi(backend.reason))(titled(`dashboard sign-in limit on ${backend.name}`, backend.reason), () => {
-    it("admits 10 attempts a minute from one address, then answers 429 with Retry-After, right credential or not", async () => {
+    /** A sign-in attempt with `body` as JSON (a string: a body of the wrong shape), as `headers` say (X-Forwarded-For, -Proto). */
+    const attempt = (server: DashboardServer, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${server.base}${SESSION}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+    const expectRefused = async (refused: Response, reason: RegExp) => {
+      expect(refused.status).toBe(429);
+      const retryAfter = Number(refused.headers.get("retry-after"));
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      expect(refused.headers.get("set-cookie")).toBeNull();
+      expectDashboardHeaders(refused);
+      expect((await json(refused)).error).toMatch(reason);
+    };
+    const wrong = `lop_${"y".repeat(43)}`;
+
+    it("admits 10 attempts a minute per address and credential prefix, then answers 429 with Retry-After; other credentials go on", async () => {
       failIfMissing(backend.reason);
       const fresh = await freshPlatform(backend);
       const server = await startDashboardServer({ platform: fresh.options, dashboard: { platform: { limits: new MemoryLimitStore() } } });
       try {
         const { token } = await server.platform.stores.operatorTokens.create("limit");
-        const attempt = (body: unknown) => fetch(`${server.base}${SESSION}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-        for (let i = 0; i < 9; i++) expect((await attempt({ operatorToken: `lop_${"y".repeat(43)}` })).status).toBe(401);
-        expect((await attempt({ operatorToken: token })).status).toBe(200);
-        for (const body of [{ operatorToken: token }, { operatorToken: "wrong" }, "{malformed"]) {
-          const refused = await attempt(body);
-          expect(refused.status).toBe(429);
-          const retryAfter = Number(refused.headers.get("retry-after"));
-          expect(retryAfter).toBeGreaterThanOrEqual(1);
-          expect(retryAfter).toBeLessThanOrEqual(60);
-          expect(refused.headers.get("set-cookie")).toBeNull();
-          expectDashboardHeaders(refused);
-          expect((await json(refused)).error).toMatch(/too many sign-in attempts/);
-        }
+        for (let i = 0; i < 10; i++) expect((await attempt(server, { operatorToken: wrong })).status).toBe(401);
+        // The same prefix (lop_yyyyyy) with another secret counts with it.
+        await expectRefused(await attempt(server, { operatorToken: `lop_${"y".repeat(6)}${"z".repeat(37)}` }), /too many sign-in attempts with this credential from this address \(10 a minute\)/);
+        // Ten bad attempts through one address (a proxy not trusted) no longer lock everyone out: another credential signs in.
+        expect((await attempt(server, { operatorToken: token })).status).toBe(200);
+      } finally {
+        await server.close();
+        await fresh.remove();
+      }
+    });
+
+    it("admits 100 attempts a minute from one address whatever the credentials, bodies of the wrong shape counted, then 429", async () => {
+      failIfMissing(backend.reason);
+      const fresh = await freshPlatform(backend);
+      const server = await startDashboardServer({ platform: fresh.options, dashboard: { platform: { limits: new MemoryLimitStore() } } });
+      try {
+        const { token } = await server.platform.stores.operatorTokens.create("limit");
+        const started = Date.now();
+        const credential = (i: number) => ({ operatorToken: `lop_${String(i).padStart(6, "0")}${"y".repeat(37)}` });
+        for (let i = 0; i < 50; i++) expect((await attempt(server, "{malformed")).status).toBe(400);
+        for (let i = 0; i < 50; i++) expect((await attempt(server, credential(i))).status).toBe(401);
+        // The window refills one attempt every 600 ms (GCRA): what refilled while these ran is admitted too, no more.
+        let extra = 0;
+        let refused: Response;
+        while ((refused = await attempt(server, credential(100 + extra))).status === 401) extra++;
+        expect(extra).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / 600) + 1);
+        await expectRefused(refused, /too many sign-in attempts from this address \(100 a minute\)/);
+        for (const body of [{ operatorToken: token }, "{malformed"]) await expectRefused(await attempt(server, body), /from this address/);
+      } finally {
+        await server.close();
+        await fresh.remove();
+      }
+    });
+
+    it("behind a trusted proxy, counts each client by the address the proxy reports, and sends HSTS over HTTPS", async () => {
+      failIfMissing(backend.reason);
+      const fresh = await freshPlatform(backend);
+      // The test's requests come from 127.0.0.1: the proxy.
+      const server = await startDashboardServer({ platform: fresh.options, dashboard: { platform: { limits: new MemoryLimitStore() } }, trustedProxies: ["127.0.0.0/8"] });
+      try {
+        const { token } = await server.platform.stores.operatorTokens.create("limit");
+        const from = (client: string) => ({ "x-forwarded-for": `${client}, 127.0.0.2`, "x-forwarded-proto": "https" });
+        for (let i = 0; i < 10; i++) expect((await attempt(server, { operatorToken: wrong }, from("203.0.113.1"))).status).toBe(401);
+        await expectRefused(await attempt(server, { operatorToken: wrong }, from("203.0.113.1")), /too many sign-in attempts/);
+        // A client writing another address on the left of the header is still the address the proxy saw.
+        await expectRefused(await attempt(server, { operatorToken: wrong }, { "x-forwarded-for": "198.51.100.5, 203.0.113.1" }), /too many/);
+        // Another client behind the same proxy is not locked out, even with the same bad credential.
+        expect((await attempt(server, { operatorToken: wrong }, from("203.0.113.2"))).status).toBe(401);
+        const signedIn = await attempt(server, { operatorToken: token }, from("203.0.113.2"));
+        expect(signedIn.status).toBe(200);
+        expect(signedIn.headers.get("strict-transport-security")).toBe("max-age=31536000");
+        expect(signedIn.headers.get("set-cookie")).toMatch(/^__Host-loom_session=ds_[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/);
+        // Every answer over HTTPS carries it (a refusal, an unknown path); none over plain HTTP.
+        expect((await fetch(`${server.base}${SESSION}`, { headers: from("203.0.113.3") })).headers.get("strict-transport-security")).toBe("max-age=31536000");
+        expect((await fetch(`${server.base}/api/v1/nowhere`, { headers: from("203.0.113.3") })).headers.get("strict-transport-security")).toBe("max-age=31536000");
+        expect((await fetch(`${server.base}${SESSION}`, { headers: { ...from("203.0.113.3"), "x-forwarded-proto": "http" } })).headers.get("strict-transport-security")).toBeNull();
+      } finally {
+        await server.close();
+        await fresh.remove();
+      }
+    });
+
+    it("ignores X-Forwarded-For and -Proto from a peer that is not a trusted proxy", async () => {
+      failIfMissing(backend.reason);
+      const fresh = await freshPlatform(backend);
+      const server = await startDashboardServer({ platform: fresh.options, dashboard: { platform: { limits: new MemoryLimitStore() } }, trustedProxies: ["10.0.0.0/8"] });
+      try {
+        // A fresh spoofed address each time: all of them count as 127.0.0.1, the peer.
+        for (let i = 0; i < 10; i++) expect((await attempt(server, { operatorToken: wrong }, { "x-forwarded-for": `203.0.113.${i}` })).status).toBe(401);
+        const refused = await attempt(server, { operatorToken: wrong }, { "x-forwarded-for": "198.51.100.77", "x-forwarded-proto": "https" });
+        await expectRefused(refused, /too many sign-in attempts/);
+        expect(refused.headers.get("strict-transport-security")).toBeNull();
       } finally {
         await server.close();
         await fresh.remove();

@@ -14,7 +14,7 @@ import { clearedSessionCookie, crossSiteRefusal, sessionCookie } from "./cookies
 import { DashboardReply, answerDashboard, dashboardError, withDashboardBody } from "./dashboard-reply.js";
 import { MAX_CREDENTIAL_LENGTH, credentialsOf, reachedOverHttps } from "./request-credentials.js";
 import { liveCookieSession } from "./session-auth.js";
-import { type SignInLimit, admitSignIn } from "./sign-in-limit.js";
+import { type SignInLimit, admitSignIn, admitSignInCredential } from "./sign-in-limit.js";
 
 /** How long a dashboard session lasts (README: 12 hours). */
 export const SESSION_TTL_MS = 12 * 3600 * 1000;
@@ -44,19 +44,21 @@ export function dashboardSessionSurface(dependencies: SessionRouteDependencies):
       const shape = () => dashboardError;
       routes.add("POST", SESSION_PATH, shape, (connection, req) => {
         const credentials = credentialsOf(req);
-        const secure = reachedOverHttps(req);
+        const secure = connection.client.https || reachedOverHttps(req);
         const refusal = crossSiteRefusal(credentials.origin);
         if (refusal !== undefined) {
           // The body stays unread: the connection closes after the answer.
           return answerDashboard(context, SESSION_PATH, connection, async () => { throw new ProtocolError("permission", refusal); }, true);
         }
-        // Counted as the request arrives, so that attempts with bodies that do not parse count too.
-        const address = Buffer.from(connection.res.getRemoteAddressAsText()).toString();
+        // Counted as the request arrives, so that attempts with bodies that do not parse count too; then per credential.
+        // The address is the client's as a trusted proxy reports it, else the peer's (client-address.ts).
+        const address = connection.client.address;
         const admitted = admitSignIn(dependencies.signIn, address);
         admitted.catch(() => undefined); // answered below
         withDashboardBody(context, SESSION_PATH, connection, req, MAX_SIGN_IN_BODY_BYTES, async (body) => {
           await admitted;
           const credential = signInCredential(body);
+          await admitSignInCredential(dependencies.signIn, address, credential.value);
           const { token, session } = credential.kind === "managementKey" ? await organizationSignIn(dependencies, credential.value) : await operatorSignIn(dependencies, credential.value);
           const cookie = sessionCookie(token, { secure, maxAgeSeconds: SESSION_TTL_MS / 1000 });
           return new DashboardReply({ session: await sessionJson(dependencies, session), csrfToken: csrfTokenOf(token) }, { "set-cookie": cookie });
@@ -71,7 +73,7 @@ export function dashboardSessionSurface(dependencies: SessionRouteDependencies):
       });
       routes.add("DELETE", SESSION_PATH, shape, (connection, req) => {
         const credentials = credentialsOf(req);
-        const secure = reachedOverHttps(req);
+        const secure = connection.client.https || reachedOverHttps(req);
         return answerDashboard(context, SESSION_PATH, connection, async () => {
           await liveCookieSession(dependencies.sessions, credentials, true, "the session cookie");
           await read("the session could not be ended", () => dependencies.sessions.revoke(credentials.sessionToken!));

@@ -1,6 +1,16 @@
-// Whose sign-in attempts count together: addresses as uWebSockets.js writes them.
+// Whose sign-in attempts count together: addresses as uWebSockets.js writes them, and credentials by their prefix.
 import { describe, expect, it } from "vitest";
-import { signInClientKey } from "./sign-in-limit.js";
+import { signInClientKey, signInCredentialKey } from "./sign-in-limit.js";
+
+describe("signInCredentialKey", () => {
+  it("counts a credential by its kind's prefix and 6 more characters, as the dashboard shows keys", () => {
+    expect(signInCredentialKey(`sk-mgmt-AbCdEf${"x".repeat(37)}`)).toBe("sk-mgmt-AbCdEf");
+    expect(signInCredentialKey(`sk-gw-AbCdEfGh`)).toBe("sk-gw-AbCdEf");
+    expect(signInCredentialKey(`lop_AbCdEf${"x".repeat(37)}`)).toBe("lop_AbCdEf");
+    expect(signInCredentialKey("wrong-credential")).toBe("wrong-");
+    expect(signInCredentialKey("ab")).toBe("ab");
+  });
+});
 
 describe("signInClientKey", () => {
   it("counts an IPv4 address alone, and an IPv4-mapped IPv6 address as that IPv4 address", () => {

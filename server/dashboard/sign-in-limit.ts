@@ -1,32 +1,53 @@
-// The limit on dashboard sign-in attempts: so many per minute per client address, counted in the platform's limit
-// store (Redis when configured, so that every gateway shares the count), as a window bucket like the request limits.
+// The limit on dashboard sign-in attempts: so many per minute per client address and credential prefix (a key's
+// display prefix), and ten times as many per client address whatever the credential. The client address is the
+// peer's, or behind a reverse proxy the one the trusted proxy reports (client-address.ts); where the proxy is not
+// trusted, every client shares its address, and ten bad attempts with one key then refuse that key's prefix only.
+// Counted in the platform's limit store (Redis when configured, so that every gateway shares the count), as window
+// buckets like the request limits.
 import ipaddr from "ipaddr.js";
 import { logFailure } from "../http/log.js";
 import { ProtocolError } from "../protocol/internal.js";
 import { type LimitStore, LimitStoreUnavailableError } from "../platform/contract.js";
+import { DISPLAY_SECRET_CHARACTERS } from "../platform/store/key-secret.js";
 
 /** How sign-in attempts are limited. */
 export interface SignInLimit {
   /** The platform's limit store. */
   limits: LimitStore;
-  /** Attempts admitted per client address per minute (the README's 10). */
+  /** Attempts admitted per client address and credential prefix per minute (the README's 10); per address, ten times as many. */
   attemptsPerMinute: number;
   /** Admit attempts while the limit store cannot be reached (the platform's --limits-fail-open). */
   failOpen: boolean;
 }
 
-/** The README's limit: 10 attempts per minute per client address. */
+/** The README's limit: 10 attempts per minute per client address and credential prefix. */
 export const SIGN_IN_ATTEMPTS_PER_MINUTE = 10;
+
+/** How many times attemptsPerMinute one address may try over all credentials. */
+export const ADDRESS_ATTEMPTS_FACTOR = 10;
 
 const MINUTE_MS = 60_000;
 
 /**
- * Counts one sign-in attempt from `address` (the peer's address as uWS writes it).
+ * Counts one sign-in attempt from the client address `address` (as it arrives, whatever its body).
  * @throws ProtocolError 429 with Retry-After past the limit; 502 when the limit store cannot be reached (unless
  *   failOpen).
  */
-export async function admitSignIn(limit: SignInLimit, address: string, nowMs = Date.now()): Promise<void> {
-  const bucket = { kind: "window" as const, key: `dashboard-signin:${signInClientKey(address)}`, limit: limit.attemptsPerMinute, windowMs: MINUTE_MS, cost: 1 };
+export function admitSignIn(limit: SignInLimit, address: string, nowMs = Date.now()): Promise<void> {
+  return admit(limit, `dashboard-signin:${signInClientKey(address)}`, limit.attemptsPerMinute * ADDRESS_ATTEMPTS_FACTOR, "from this address", nowMs);
+}
+
+/**
+ * Counts one sign-in attempt with `credential` from `address` against that address and the credential's prefix
+ * (signInCredentialKey). @throws as admitSignIn.
+ */
+export function admitSignInCredential(limit: SignInLimit, address: string, credential: string, nowMs = Date.now()): Promise<void> {
+  const key = `dashboard-signin:${signInClientKey(address)}:${signInCredentialKey(credential)}`;
+  return admit(limit, key, limit.attemptsPerMinute, "with this credential from this address", nowMs);
+}
+
+async function admit(limit: SignInLimit, key: string, attempts: number, whose: string, nowMs: number): Promise<void> {
+  const bucket = { kind: "window" as const, key, limit: attempts, windowMs: MINUTE_MS, cost: 1 };
   let result;
   try {
     result = await limit.limits.reserve([bucket], nowMs);
@@ -39,7 +60,17 @@ export async function admitSignIn(limit: SignInLimit, address: string, nowMs = D
   }
   if (result.admitted) return;
   const retryAfterSeconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
-  throw new ProtocolError("rate_limit", `too many sign-in attempts from this address (${limit.attemptsPerMinute} a minute): retry in ${retryAfterSeconds} s`, undefined, retryAfterSeconds);
+  throw new ProtocolError("rate_limit", `too many sign-in attempts ${whose} (${attempts} a minute): retry in ${retryAfterSeconds} s`, undefined, retryAfterSeconds);
+}
+
+/**
+ * Which credential an attempt counts against: its kind's prefix and the next 6 characters, as the dashboard shows
+ * keys (`sk-mgmt-AbCdEf`, `lop_AbCdEf`): what someone guessing at one known key keeps, and too little of a secret
+ * to help a guess. Other text counts by its first 6 characters.
+ */
+export function signInCredentialKey(credential: string): string {
+  const kind = /^(sk-mgmt-|sk-gw-|lop_)/.exec(credential)?.[1] ?? "";
+  return credential.slice(0, kind.length + DISPLAY_SECRET_CHARACTERS);
 }
 
 /**

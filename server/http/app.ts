@@ -45,7 +45,7 @@ export type SurfaceFactory = (context: ServerContext) => Surface;
 export async function listen(options: ServerOptions, surfaceFactories: readonly SurfaceFactory[], host: string, port: number): Promise<LoomServer> {
   const { uws: uWS, build } = await loadUws();
   const context = new ServerContext(options);
-  const guard = { log: context.options.log, countStatus: (route: string, status: number) => context.metrics.request(route, status), requests: context.requests };
+  const guard = { log: context.options.log, countStatus: (route: string, status: number) => context.metrics.request(route, status), requests: context.requests, proxies: context.proxies };
   const app = uWS.App();
   alignTimeouts(app);
   const routes = new Routes(app, guard);

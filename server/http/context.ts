@@ -6,6 +6,7 @@ import type { ModelRegistry } from "../models.js";
 import { type Accountant, unmetered } from "./accounting.js";
 import type { Authenticator } from "./auth.js";
 import { BodyBudget, type BodyLimits } from "./body.js";
+import { TrustedProxies } from "./client-address.js";
 import { InFlightRequests } from "./drain.js";
 import type { WireEndpoint } from "./endpoint.js";
 import { type ServerLog, stderrLog } from "./log.js";
@@ -37,6 +38,11 @@ export interface ServerOptions {
    * or "pretty" (also a line break indented to the nesting level). See engine/grammar/README.md.
    */
   jsonWhitespace?: JsonWhitespace;
+  /**
+   * Reverse proxies (addresses and CIDR ranges) whose X-Forwarded-For and X-Forwarded-Proto are believed
+   * (client-address.ts); default none: the peer is the client, and no request counts as HTTPS.
+   */
+  trustedProxies?: readonly string[];
 }
 
 /** Defaults of {@link ServerOptions}. */
@@ -56,12 +62,15 @@ export class ServerContext {
   readonly bodyLimits: BodyLimits;
   readonly maxQueue: number;
   readonly pingSeconds: number;
+  /** The trusted proxies, parsed. */
+  readonly proxies: TrustedProxies;
   readonly options: ServerOptions & { log: ServerLog; accountant: Accountant };
 
   constructor(options: ServerOptions) {
     this.options = { ...options, log: options.log ?? stderrLog, accountant: options.accountant ?? unmetered };
     this.maxQueue = options.maxQueue ?? SERVER_DEFAULTS.maxQueue;
     this.pingSeconds = options.pingSeconds ?? SERVER_DEFAULTS.pingSeconds;
+    this.proxies = new TrustedProxies(options.trustedProxies);
     this.bodyLimits = {
       maxBytes: options.maxBodyBytes ?? SERVER_DEFAULTS.maxBodyBytes,
       timeoutMs: (options.bodyTimeoutSeconds ?? SERVER_DEFAULTS.bodyTimeoutSeconds) * 1000,

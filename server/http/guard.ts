@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import type { HttpRequest, HttpResponse } from "uWebSockets.js";
 import { ProtocolError } from "../protocol/internal.js";
 import { type InFlightRequests, drainingError } from "./drain.js";
+import type { ClientOrigin, TrustedProxies } from "./client-address.js";
 import { framingError } from "./framing.js";
 import type { ServerLog } from "./log.js";
 import { Connection } from "./reply.js";
@@ -23,6 +24,8 @@ export interface GuardContext {
   countStatus(route: string, status: number): void;
   /** The requests in flight, and whether the server is draining. */
   requests: InFlightRequests;
+  /** Whose X-Forwarded-For and X-Forwarded-Proto are believed (none when absent). */
+  proxies?: TrustedProxies;
 }
 
 /** A fresh, unguessable request id. */
@@ -58,6 +61,7 @@ export function guarded(context: GuardContext, route: string, errors: (req: Http
     };
     try {
       connection = new Connection(res, newRequestId(), fail);
+      connection.client = clientOrigin(context.proxies, res, req);
       context.requests.track(connection);
       respond = errors(req);
       // Ambiguous framing is refused on every route, so that no request can be smuggled behind one (framing.ts).
@@ -92,6 +96,12 @@ export function guarded(context: GuardContext, route: string, errors: (req: Http
       fail(error);
     }
   };
+}
+
+/** Where a request comes from: its peer, or what a trusted proxy in front says (client-address.ts). */
+function clientOrigin(proxies: TrustedProxies | undefined, res: HttpResponse, req: HttpRequest): ClientOrigin {
+  const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
+  return proxies ? proxies.originOf(peer, req.getHeader("x-forwarded-for"), req.getHeader("x-forwarded-proto")) : { address: peer, https: false };
 }
 
 /** The error shape of last resort (an OpenAI-style body), before a route's own is known. */

@@ -3,6 +3,10 @@
 // id, and every callback uWS runs for it is guarded: an exception becomes that request's failure, never the process's.
 import { STATUS_CODES } from "node:http";
 import type { HttpResponse } from "uWebSockets.js";
+import type { ClientOrigin } from "./client-address.js";
+
+/** HSTS for responses to HTTPS requests (a year; subdomains are the operator's to vouch for, so not included). */
+const STRICT_TRANSPORT_SECURITY = "max-age=31536000";
 
 /** One request's response side: disconnect tracking, guarded callbacks and the writes. */
 export class Connection {
@@ -16,6 +20,8 @@ export class Connection {
   private readonly endHandlers: Array<() => void> = [];
   /** The response has ended (its last bytes went to uWS, or the socket was dropped) or the client has gone. */
   private ended = false;
+  /** Where the request comes from (client-address.ts; guard.ts sets it before the handler runs). */
+  client: ClientOrigin = { address: "", https: false };
 
   /**
    * @param requestId sent back as `x-request-id` and `request-id` (the headers the OpenAI and Anthropic SDKs read).
@@ -130,6 +136,8 @@ export class Connection {
     this.res.writeStatus(statusLine(status));
     this.res.writeHeader("x-request-id", this.requestId);
     this.res.writeHeader("request-id", this.requestId);
+    // Only what came over HTTPS through a trusted proxy: a plain-HTTP answer's HSTS would be ignored, a spoofed one a lie.
+    if (this.client.https) this.res.writeHeader("strict-transport-security", STRICT_TRANSPORT_SECURITY);
     for (const [name, value] of Object.entries(headers)) this.res.writeHeader(name, value);
   }
 

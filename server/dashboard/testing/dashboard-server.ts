@@ -34,6 +34,8 @@ export interface DashboardServerOptions {
   /** Surfaces the test adds (probes of DashboardAuth), given the server's DashboardAuth. */
   extraSurfaces?: (auth: DashboardAuth) => SurfaceFactory[];
   log?: ServerLog;
+  /** The server's trusted reverse proxies (ServerOptions.trustedProxies). */
+  trustedProxies?: string[];
 }
 
 /** Opens the platform and starts a server on a free port with the platform's and the dashboard's surfaces. */
@@ -49,7 +51,7 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
   const dashboard = dashboardSurfaces({ platform: { ...platform, ...platformOverrides }, runs, sessions, files, ...dashboardOverrides });
   try {
     const registry = new ModelRegistry([]);
-    const serverOptions = { registry, auth: platform.authenticator, accountant: platform.accountant, endpoints: createEndpoints(registry), ...(options.log ? { log: options.log } : {}) };
+    const serverOptions = { registry, auth: platform.authenticator, accountant: platform.accountant, endpoints: createEndpoints(registry), ...(options.log ? { log: options.log } : {}), trustedProxies: options.trustedProxies };
     server = await startServer(serverOptions, "127.0.0.1", 0, [platform.surface, ...dashboard.surfaces, ...(options.extraSurfaces?.(dashboard.auth) ?? [])]);
   } catch (error) {
     await platform.close();
