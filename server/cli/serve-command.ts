@@ -94,17 +94,20 @@ async function modelsToServe(config: ServeConfig, flag: string | undefined): Pro
   );
 }
 
+/** The command's flags (deploy/systemd-checks.ts checks the example systemd unit against them). */
+export const SERVE_OPTIONS = {
+  model: { type: "string" }, host: { type: "string" }, port: { type: "string" }, config: { type: "string" },
+  "no-auth": { type: "boolean" }, "allow-no-auth-on-network": { type: "boolean" }, "data-dir": { type: "string" }, "database-url": { type: "string" }, "redis-url": { type: "string" },
+  "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, context: { type: "string" }, threads: { type: "string" }, backend: { type: "string" }, simd: { type: "string" }, "drain-seconds": { type: "string" },
+  "install-dir": { type: "string" }, help: { type: "boolean", short: "h" },
+} as const;
+
 /** Runs `loom serve`; resolves once the server listens (it then runs until the process ends). */
 export async function runServe(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
     strict: true,
-    options: {
-      model: { type: "string" }, host: { type: "string" }, port: { type: "string" }, config: { type: "string" },
-      "no-auth": { type: "boolean" }, "allow-no-auth-on-network": { type: "boolean" }, "data-dir": { type: "string" }, "database-url": { type: "string" }, "redis-url": { type: "string" },
-      "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, context: { type: "string" }, threads: { type: "string" }, backend: { type: "string" }, simd: { type: "string" }, "drain-seconds": { type: "string" },
-      "install-dir": { type: "string" }, help: { type: "boolean", short: "h" },
-    },
+    options: SERVE_OPTIONS,
   });
   if (values.help) {
     process.stdout.write(SERVE_USAGE);
