@@ -207,6 +207,29 @@ for (const backend of TEST_BACKENDS) {
       expect(await usageOf(revoked.id)).toEqual({ requests: 0, inputTokens: 0, outputTokens: 0 });
     });
 
+    it("bills a turn whose worker lost the run mid-turn through the usage writer (no step: the next take asks again), and the retaken turn with its step", async () => {
+      const prepaid = await organization("lost lease", { billingMode: "prepaid", creditBalanceDollars: 1, prices: { "*": PRICE } });
+      const before = submitted();
+      engine.queue.push({ deltas: ["Thinking", " slowly"], pauseBeforeFinishMs: 30_000 }, answer("Answered on the second take."));
+      const created = await server.call("POST", "/v1/runs", RUN_BODY, prepaid.key);
+      await turnRunning(before);
+      // Another worker holds the run now (this one paused past its lease): this one stops at its next renewal.
+      await server.platform.database.query("UPDATE runs SET lease_owner = 'another-worker' WHERE id = $1", [created.body.runId]);
+      const until = Date.now() + 10_000;
+      while ((await usageOf(prepaid.id)).requests === 0) {
+        if (Date.now() > until) throw new Error("the lost turn was never billed");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(await usageOf(prepaid.id)).toEqual({ requests: 1, inputTokens: SCRIPTED_PROMPT_TOKENS, outputTokens: 2 });
+      expect((await steps(created.body.runId, prepaid.key)).filter((step) => step.kind === "model")).toEqual([]);
+      // The other worker is gone too: its lease runs out, the run is taken again and answers.
+      const run = await ended(created.body.runId, prepaid.key);
+      expect(run).toMatchObject({ status: "succeeded", result: { answer: "Answered on the second take." }, usage: { inputTokens: SCRIPTED_PROMPT_TOKENS, outputTokens: 1 } });
+      expect(await usageOf(prepaid.id)).toEqual({ requests: 2, inputTokens: 2 * SCRIPTED_PROMPT_TOKENS, outputTokens: 3 });
+      expect(nano(1) - (await balanceNano(prepaid.id))).toBe(costNano(SCRIPTED_PROMPT_TOKENS, 2) + costNano(SCRIPTED_PROMPT_TOKENS, 1));
+      expect(await availableNano(prepaid.id)).toBe(await balanceNano(prepaid.id));
+    }, 30_000);
+
     for (const cut of ["cancel", "timeout"] as const) {
       it(`bills a turn cut by ${cut === "cancel" ? "a cancel" : "options.timeout"} for what the engine computed, once: a usage row, the run's usage and a failed model step`, async () => {
         const start = nano(1);
