@@ -4,7 +4,10 @@
 // token's AuthorizationCanceled event tells apart).
 import { createPublicClient, http, parseAbi, parseAbiItem, type PublicClient } from "viem";
 
-const EIP3009_ABI = parseAbi(["function authorizationState(address authorizer, bytes32 nonce) view returns (bool)"]);
+const EIP3009_ABI = parseAbi([
+  "function authorizationState(address authorizer, bytes32 nonce) view returns (bool)",
+  "function balanceOf(address account) view returns (uint256)",
+]);
 const AUTHORIZATION_USED = parseAbiItem("event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)");
 const AUTHORIZATION_CANCELED = parseAbiItem("event AuthorizationCanceled(address indexed authorizer, bytes32 indexed nonce)");
 
@@ -44,6 +47,24 @@ export class ChainState {
     } catch {
       // An endpoint that will not search logs still said "used": the payment happened, its hash is unknown.
       return { state: "used" };
+    }
+  }
+
+  /** How many of the token's smallest units `payer` holds. @throws when the RPC fails. */
+  async balance(payer: `0x${string}`): Promise<bigint> {
+    return this.client.readContract({ address: this.token, abi: EIP3009_ABI, functionName: "balanceOf", args: [payer] });
+  }
+
+  /**
+   * Whether `transaction` was mined and reverted: the chain's own word that a transfer failed, which no later block
+   * changes. False when it succeeded, is not mined (yet), or the endpoint cannot say.
+   */
+  async reverted(transaction: string): Promise<boolean> {
+    try {
+      const receipt = await this.client.getTransactionReceipt({ hash: transaction as `0x${string}` });
+      return receipt.status === "reverted";
+    } catch {
+      return false;
     }
   }
 }

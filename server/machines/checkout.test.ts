@@ -1,13 +1,13 @@
 // Checkout on its own, with real parts: the payment gate and the official facilitator on a local EVM chain, the chain's
 // state read over RPC, and the payments journal in PGlite. A payment buys its run once; a replay, a conflicting
-// payment identifier and a refusal charge nothing; a settlement with no outcome waits for the chain; and the reconciler
-// finishes what is left from the chain's state: settled again, used, cancelled, expired, or unreadable.
+// payment identifier and a refusal charge nothing; a retry of a paid request gets its run; the chain is asked before a
+// transfer is sent, one settlement per payer at a time; a transfer that reverted is refused at once; a settlement with
+// no outcome waits for the chain; and the reconciler finishes what is left from the chain's state (settled again, used,
+// cancelled, expired, or unreadable), saying what it finished.
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import type { PaymentRequirements } from "@x402/core/types";
 import { PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
-import { createWalletClient, http, parseSignature, type Hex } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { openTestPglite, type TestDatabase } from "../platform/testing/test-databases.js";
 import type { RunSpec } from "../runs/contract.js";
@@ -18,9 +18,9 @@ import { openFacilitator } from "./facilitator.js";
 import { type CapturedRequest, type DecodedPayment, PaymentGate, type VerifiedPayment } from "./payment-gate.js";
 import { PaymentStore } from "./payment-store.js";
 import { type PaymentsSettings, resolvePaymentsConfig } from "./payments-config.js";
-import { type ChainAccount, type LocalChain, TOKEN_NAME, TOKEN_VERSION, startLocalChain } from "./testing/local-chain.js";
+import { type ChainAccount, type LocalChain, startLocalChain } from "./testing/local-chain.js";
 import { localChainPayments } from "./testing/local-payments.js";
-import { type AuthorizationFields, handSignedPayment, paymentHeader } from "./testing/paying-clients.js";
+import { type AuthorizationFields, cancelAuthorization, handSignedPayment, paymentHeader, transferTokens } from "./testing/paying-clients.js";
 
 const SEARCH_PRICE = 100_000n;
 const SPEC: RunSpec = { engine: "tim", content: ["What is loom?"], resources: [], skills: [], tools: [], timeoutSeconds: 60 };
@@ -110,18 +110,16 @@ function onceBefore(method: string, action: () => Promise<unknown>): void {
   });
 }
 
-/** The payer cancels an authorization on the token (EIP-3009 cancelAuthorization), sent by the relayer. */
-async function cancelOnChain(payer: ChainAccount, nonce: Hex): Promise<void> {
-  const signature = await privateKeyToAccount(payer.privateKey).signTypedData({
-    domain: { name: TOKEN_NAME, version: TOKEN_VERSION, chainId: chain.chainId, verifyingContract: chain.token },
-    types: { CancelAuthorization: [{ name: "authorizer", type: "address" }, { name: "nonce", type: "bytes32" }] },
-    primaryType: "CancelAuthorization",
-    message: { authorizer: payer.address, nonce },
+/** Counts the transfers broadcast (eth_sendRawTransaction) from now on, holding the first one back `holdMs`. */
+function countBroadcasts(holdMs = 0): { count: number } {
+  const broadcasts = { count: 0 };
+  chain.setIntercept(async (call, forward) => {
+    if (call.method !== "eth_sendRawTransaction") return forward();
+    broadcasts.count += 1;
+    if (broadcasts.count === 1) await pause(holdMs);
+    return forward();
   });
-  const { v, r, s } = parseSignature(signature);
-  const relayer = createWalletClient({ account: privateKeyToAccount(chain.accounts.relayer.privateKey), chain: chain.chain, transport: http(chain.rpcUrl) });
-  const hash = await relayer.writeContract({ address: chain.token, abi: chain.tokenAbi, functionName: "cancelAuthorization", args: [payer.address, nonce, Number(v), r, s] });
-  await chain.publicClient.waitForTransactionReceipt({ hash });
+  return broadcasts;
 }
 
 describe("Checkout.buy", () => {
@@ -142,14 +140,35 @@ describe("Checkout.buy", () => {
     expect(await chain.balanceOf(payer.address)).toBe(before[1] - 2n * SEARCH_PRICE);
   });
 
-  it("refuses the same authorization again, without charging or creating anything", async () => {
+  it("gives a retry of the same payment for the same request its run (no identifier: a client that lost its answer); refuses the authorization for another request", async () => {
     const checkout = checkoutWith();
     const payer = chain.accounts.payers[0]!;
     const decoded = await decodedPayment(payer);
-    expect(await checkout.buy(verifiedOf(decoded), SPEC)).toHaveProperty("bought");
+    const bought = await checkout.buy(verifiedOf(decoded), SPEC);
+    if (!("bought" in bought)) throw new Error(JSON.stringify(bought));
     const [createdBefore, balanceBefore] = [created, await chain.balanceOf(payer.address)];
-    expect(await checkout.buy(verifiedOf(decoded), SPEC)).toEqual({ refused: "payment already used: this authorization (payer and nonce) was already submitted" });
-    expect([created, await chain.balanceOf(payer.address)]).toEqual([createdBefore, balanceBefore]);
+    // The journal keeps the request as JSON whose keys it orders its own way: still the same request.
+    expect(await checkout.previous(decoded, { ...SPEC })).toEqual(bought);
+    expect(await checkout.buy(verifiedOf(decoded), SPEC)).toEqual(bought);
+    expect(created).toBe(createdBefore + 2); // announced again each time (the worker may not have picked it up)
+    const another = "payment already used: this authorization paid for another request; to get that run, retry with the same body and payment header";
+    expect(await checkout.previous(decoded, { ...SPEC, content: ["Something else?"] })).toEqual({ refused: another });
+    expect(await checkout.buy(verifiedOf(decoded), { ...SPEC, timeoutSeconds: 61 })).toEqual({ refused: another });
+    // The same payment sent to the other endpoint is another request too.
+    expect(await checkout.previous({ ...decoded, endpoint: "run" }, SPEC)).toEqual({ refused: another });
+    // The same authorization in another payment header (here v1's shape): not a retry of the payment that was sent.
+    const resent = { ...decoded, payload: { ...decoded.payload, x402Version: 1 }, digest: "0".repeat(64) };
+    expect(await checkout.previous(resent, SPEC)).toEqual({ refused: "payment already used: this authorization (payer and nonce) was already submitted" });
+    expect([created, await chain.balanceOf(payer.address)]).toEqual([createdBefore + 2, balanceBefore]);
+  });
+
+  it("looks up no earlier try of a payment the journal does not have, or whose earlier try failed (never charged)", async () => {
+    const checkout = checkoutWith();
+    const decoded = await decodedPayment(chain.accounts.broke);
+    expect(await checkout.previous(decoded, SPEC)).toBeUndefined();
+    expect(await checkout.buy(verifiedOf(decoded), SPEC)).toHaveProperty("refused");
+    expect(await rowOf(decoded)).toMatchObject({ status: "failed" });
+    expect(await checkout.previous(decoded, SPEC)).toBeUndefined();
   });
 
   it("refuses, not charged, a settlement that failed before anything was sent, and settles the same authorization once it can", async () => {
@@ -157,8 +176,11 @@ describe("Checkout.buy", () => {
     // A payer without balance: the facilitator refuses to send (insufficient balance is final: nothing was sent).
     const decoded = await decodedPayment(chain.accounts.broke);
     const createdBefore = created;
+    // The chain's balance is read first: nothing is sent (the facilitator is not even asked).
+    const settle = vi.spyOn(gate, "settle");
     const purchase = await checkout.buy(verifiedOf(decoded), SPEC);
-    expect(purchase).toEqual({ refused: expect.stringMatching(/^payer without balance.*\(invalid_exact_evm_insufficient_balance\)$/) });
+    expect(purchase).toEqual({ refused: "payer without balance: the payer holds less than the price (invalid_exact_evm_insufficient_balance)" });
+    expect(settle).not.toHaveBeenCalled();
     expect(await rowOf(decoded)).toMatchObject({ status: "failed", error: (purchase as { refused: string }).refused });
     expect(created).toBe(createdBefore);
     // Funded now, the same authorization is tried again (a failed payment was never charged) and buys its run.
@@ -167,6 +189,70 @@ describe("Checkout.buy", () => {
     expect(again).toMatchObject({ bought: { runId: (await rowOf(decoded)).runId } });
     expect(await rowOf(decoded)).toMatchObject({ status: "settled" });
     expect(await chain.balanceOf(chain.accounts.broke.address)).toBe(0n);
+  });
+
+  it("sends nothing for an authorization the chain shows used (recorded as paid) or cancelled (refused, not charged)", async () => {
+    const payer = chain.accounts.payers[1]!;
+    const used = await decodedPayment(payer);
+    const landed = await gate.settle(verifiedOf(used)); // sent before loom's settlement (its answer lost)
+    if (landed.settled !== true) throw new Error(JSON.stringify(landed));
+    const cancelled = await decodedPayment(payer);
+    await cancelAuthorization(chain, payer, cancelled.authorization.nonce);
+    const balanceBefore = await chain.balanceOf(payer.address);
+    const settle = vi.spyOn(gate, "settle");
+    expect(await checkoutWith().buy(verifiedOf(used), SPEC)).toMatchObject({ bought: { runId: (await rowOf(used)).runId } });
+    expect(await rowOf(used)).toMatchObject({ status: "settled", transaction: landed.transaction.toLowerCase() });
+    const refused = "the payer cancelled the authorization (not charged); found on chain before settling";
+    expect(await checkoutWith().buy(verifiedOf(cancelled), SPEC)).toEqual({ refused });
+    expect(await rowOf(cancelled)).toMatchObject({ status: "failed", error: refused });
+    expect(settle).not.toHaveBeenCalled();
+    expect(await chain.balanceOf(payer.address)).toBe(balanceBefore);
+  });
+
+  it("settles one payer's payments one at a time: of two it can afford one of, the second is refused before it is broadcast", async () => {
+    const payer = chain.accounts.broke;
+    await chain.mint(payer.address, SEARCH_PRICE); // exactly one price
+    const [first, second] = [await decodedPayment(payer), await decodedPayment(payer)];
+    // The first transfer is slow to reach the chain: the second would pass every check meanwhile if it did not wait.
+    const broadcasts = countBroadcasts(500);
+    const checkout = checkoutWith();
+    const purchases = await Promise.all([checkout.buy(verifiedOf(first), SPEC), checkout.buy(verifiedOf(second), SPEC)]);
+    expect(purchases.map((purchase) => Object.keys(purchase)[0]).sort()).toEqual(["bought", "refused"]);
+    expect(purchases.find((purchase) => "refused" in purchase)).toEqual({ refused: "payer without balance: the payer holds less than the price (invalid_exact_evm_insufficient_balance)" });
+    expect(broadcasts.count).toBe(1);
+    expect(await chain.balanceOf(payer.address)).toBe(0n);
+    // Other payers are not held up by it: their settlements run beside it.
+    const [one, other] = [await decodedPayment(chain.accounts.payers[2]!), await decodedPayment(chain.accounts.payers[3]!)];
+    // The first transfer is held 1.5 s; the other payer's is sent meanwhile, not after it.
+    const sent = { count: 0, holding: false, sentWhileHolding: false };
+    chain.setIntercept(async (call, forward) => {
+      if (call.method !== "eth_sendRawTransaction") return forward();
+      sent.count += 1;
+      if (sent.count > 1) sent.sentWhileHolding = sent.holding;
+      else {
+        sent.holding = true;
+        await pause(1500);
+        sent.holding = false;
+      }
+      return forward();
+    });
+    const bought = await Promise.all([checkout.buy(verifiedOf(one), SPEC), checkout.buy(verifiedOf(other), SPEC)]);
+    expect(bought.map((purchase) => Object.keys(purchase)[0])).toEqual(["bought", "bought"]);
+    expect(sent).toEqual({ count: 2, holding: false, sentWhileHolding: true });
+  });
+
+  it("refuses at once, not charged, a transfer the chain mined and reverted (no 503 and no run promised)", async () => {
+    const payer = chain.accounts.broke;
+    await chain.mint(payer.address, SEARCH_PRICE);
+    const decoded = await decodedPayment(payer);
+    // Between loom's checks and the transfer's arrival, the payer spends its balance elsewhere: the transfer reverts.
+    onceBefore("eth_sendRawTransaction", () => transferTokens(chain, payer, chain.accounts.deployer.address, SEARCH_PRICE));
+    const createdBefore = created;
+    const purchase = await checkoutWith().buy(verifiedOf(decoded), SPEC);
+    const refused = "settlement failed: the transfer did not go through on chain (invalid_exact_evm_transaction_failed)";
+    expect(purchase).toEqual({ refused });
+    expect(await rowOf(decoded)).toMatchObject({ status: "failed", error: refused });
+    expect(created).toBe(createdBefore);
   });
 
   it("answers with what the journal says when another process failed the payment while it settled (no run announced)", async () => {
@@ -203,9 +289,15 @@ describe("Checkout.buy", () => {
   it("waits when the chain cannot be read after a failed settlement: pending, never refused", async () => {
     const checkout = checkoutWith({ chainState: new ChainState("http://127.0.0.1:9", chain.token, 1000) });
     const decoded = await decodedPayment(chain.accounts.broke);
+    const logged: string[] = [];
+    vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => logged.push(String(chunk)) > 0);
+    const settle = vi.spyOn(gate, "settle");
     const purchase = await checkout.buy(verifiedOf(decoded), SPEC);
     expect(purchase).toMatchObject({ pending: expect.stringContaining("not known yet"), runId: (await rowOf(decoded)).runId });
     expect(await rowOf(decoded)).toMatchObject({ status: "settling" });
+    // Unread before settling: the facilitator was asked all the same (its own checks refused), and the log says why.
+    expect(settle).toHaveBeenCalledTimes(1);
+    expect(logged.join("")).toContain(`loom: payments: the chain could not be read before settling payment ${(await rowOf(decoded)).id} (settled without that check): `);
   });
 });
 
@@ -215,19 +307,19 @@ describe("Checkout.previous: retries under a payment identifier", () => {
     const payer = chain.accounts.payers[2]!;
     const id = `checkout_${Date.now()}_same`;
     const first = await decodedPayment(payer, {}, id);
-    expect(await checkout.previous(first)).toBeUndefined();
+    expect(await checkout.previous(first, SPEC)).toBeUndefined();
     const bought = await checkout.buy(verifiedOf(first), SPEC);
     if (!("bought" in bought)) throw new Error(JSON.stringify(bought));
     const createdBefore = created;
     // Settled already: answered at once, whatever the wait for a settling one would be.
-    expect(await checkoutWith({ duplicateWaitMs: 60_000 }).previous(first)).toEqual(bought);
+    expect(await checkoutWith({ duplicateWaitMs: 60_000 }).previous(first, SPEC)).toEqual(bought);
     expect(created).toBe(createdBefore + 1); // the run is announced again (it may not have been picked up)
-    expect(await checkout.previous(first)).toEqual(bought);
+    expect(await checkout.previous(first, SPEC)).toEqual(bought);
     const other = await decodedPayment(payer, {}, id);
-    expect(await checkout.previous(other)).toEqual({ conflict: `payment-identifier ${id} was used with a different payment; use a new identifier for a new payment` });
+    expect(await checkout.previous(other, SPEC)).toEqual({ conflict: `payment-identifier ${id} was used with a different payment; use a new identifier for a new payment` });
     // The other payment submitted under the same identifier is refused as a conflict too, not charged.
     expect(await checkout.buy(verifiedOf(other), SPEC)).toEqual({ conflict: expect.stringContaining(`payment-identifier ${id} was used with a different payment`) });
-    expect(await checkout.previous(await decodedPayment(payer))).toBeUndefined();
+    expect(await checkout.previous(await decodedPayment(payer), SPEC)).toBeUndefined();
     // The first authorization again, under an identifier of its own: a replay of a used authorization, not a retry.
     const { authorization } = first;
     const replayed = await decodedPayment(payer, { nonce: authorization.nonce, validAfter: BigInt(authorization.validAfter), validBefore: BigInt(authorization.validBefore) }, `${id}_other`);
@@ -239,17 +331,22 @@ describe("Checkout.previous: retries under a payment identifier", () => {
     const id = `checkout_${Date.now()}_wait`;
     const decoded = await decodedPayment(payer, {}, id);
     expect(await checkoutWith({ paymentGate: silentGate }).buy(verifiedOf(decoded), SPEC)).toHaveProperty("pending");
-    expect(await checkoutWith({ duplicateWaitMs: 300 }).previous(decoded)).toEqual({ conflict: `payment-identifier ${id} is still being settled; retry shortly`, retryAfterSeconds: 1 });
+    const { runId } = await rowOf(decoded);
+    expect(await checkoutWith({ duplicateWaitMs: 300 }).previous(decoded, SPEC)).toEqual({
+      pending: `this payment is still being settled: if it is charged, run ${runId} is created (poll it, or retry the same request)`,
+      runId,
+      retryAfterSeconds: 1,
+    });
     // Settled by someone else after the 300 ms this checkout waits: not seen. By default it waits up to 10 s: seen.
     const later = await decodedPayment(payer, {}, `${id}_later`);
     expect(await checkoutWith({ paymentGate: silentGate }).buy(verifiedOf(later), SPEC)).toHaveProperty("pending");
     const laterRow = await rowOf(later);
     setTimeout(() => void payments.settle(laterRow.id, `0x${"cd".repeat(32)}`), 1000);
-    expect(await checkoutWith({ duplicateWaitMs: 300 }).previous(later)).toMatchObject({ conflict: expect.stringContaining("still being settled") });
-    expect(await checkoutWith({ duplicateWaitMs: undefined }).previous(later)).toMatchObject({ bought: { runId: laterRow.runId } });
+    expect(await checkoutWith({ duplicateWaitMs: 300 }).previous(later, SPEC)).toMatchObject({ pending: expect.stringContaining("still being settled"), runId: laterRow.runId });
+    expect(await checkoutWith({ duplicateWaitMs: undefined }).previous(later, SPEC)).toMatchObject({ bought: { runId: laterRow.runId } });
     // Failed meanwhile by someone else: the waiting retry reports what it came to.
     const row = await rowOf(decoded);
-    const waiting = checkoutWith({ duplicateWaitMs: 5000 }).previous(decoded);
+    const waiting = checkoutWith({ duplicateWaitMs: 5000 }).previous(decoded, SPEC);
     await pause(150);
     await payments.fail(row.id, "expired before it was settled (test)");
     expect(await waiting).toEqual({ refused: "expired before it was settled (test)" });
@@ -281,9 +378,14 @@ describe("Checkout.reconcile", () => {
     const payer = chain.accounts.payers[0]!;
     const decoded = await leftSettling(payer);
     const [createdBefore, balanceBefore] = [created, await chain.balanceOf(payer.address)];
+    // What it finished goes to stderr by default.
+    const logged: string[] = [];
+    vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => logged.push(String(chunk)) > 0);
     expect(await checkoutWith().reconcile()).toBe(1);
+    vi.restoreAllMocks();
     const row = await rowOf(decoded);
     expect(row).toMatchObject({ status: "settled", transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(logged).toContain(`loom: payments: reconciled payment ${row.id} (payer ${payer.address.toLowerCase()}, nonce ${decoded.authorization.nonce}): settled, run ${row.runId} created\n`);
     expect(await runs.get(row.runId)).toMatchObject({ status: "queued" });
     expect(created).toBe(createdBefore + 1);
     expect(await chain.balanceOf(payer.address)).toBe(balanceBefore - SEARCH_PRICE);
@@ -302,14 +404,19 @@ describe("Checkout.reconcile", () => {
   it("fails, not charged, an authorization its payer cancelled, or one that expired unused", async () => {
     const payer = chain.accounts.payers[2]!;
     const cancelled = await leftSettling(payer);
-    await cancelOnChain(payer, cancelled.authorization.nonce);
+    await cancelAuthorization(chain, payer, cancelled.authorization.nonce);
     const validBefore = BigInt(Math.floor(Date.now() / 1000)) + 2n;
     const expiring = await leftSettling(payer, { validBefore });
     await untilSecond(validBefore);
     const [createdBefore, balanceBefore] = [created, await chain.balanceOf(payer.address)];
-    expect(await checkoutWith().reconcile()).toBe(2);
+    const logged: string[] = [];
+    expect(await checkoutWith({ log: (line) => logged.push(line) }).reconcile()).toBe(2);
     expect(await rowOf(cancelled)).toMatchObject({ status: "failed", error: "the payer cancelled the authorization (not charged); reconciled" });
     expect(await rowOf(expiring)).toMatchObject({ status: "failed", error: "authorization expired before it was settled (not charged)" });
+    expect(logged.sort()).toEqual([
+      `payments: reconciled payment ${(await rowOf(cancelled)).id} (payer ${payer.address.toLowerCase()}, nonce ${cancelled.authorization.nonce}): failed, not charged: the payer cancelled the authorization (not charged); reconciled`,
+      `payments: reconciled payment ${(await rowOf(expiring)).id} (payer ${payer.address.toLowerCase()}, nonce ${expiring.authorization.nonce}): failed, not charged: authorization expired before it was settled (not charged)`,
+    ].sort());
     expect([created, await chain.balanceOf(payer.address)]).toEqual([createdBefore, balanceBefore]);
   });
 
@@ -348,5 +455,20 @@ describe("Checkout.reconcile", () => {
     expect(await checkout.reconcile(2)).toBe(2);
     expect(await checkout.reconcile(2)).toBe(1);
     for (const decoded of left) expect(await rowOf(decoded)).toMatchObject({ status: "settled" });
+  });
+});
+
+describe("ChainState: what checkout asks the chain", () => {
+  it("reads a payer's balance, and says a transaction reverted only when its receipt says so", async () => {
+    const state = new ChainState(chain.rpcUrl, chain.token);
+    const payer = chain.accounts.payers[0]!;
+    expect(await state.balance(payer.address)).toBe(await chain.balanceOf(payer.address));
+    expect(await state.balance(chain.accounts.relayer.address)).toBe(0n);
+    const settled = await gate.settle(verifiedOf(await decodedPayment(payer)));
+    if (settled.settled !== true) throw new Error(JSON.stringify(settled));
+    expect(await state.reverted(settled.transaction)).toBe(false);
+    // Not mined (no receipt), or an endpoint that cannot be read: not known to have reverted.
+    expect(await state.reverted(`0x${"ab".repeat(32)}`)).toBe(false);
+    expect(await new ChainState("http://127.0.0.1:9", chain.token, 1000).reverted(settled.transaction)).toBe(false);
   });
 });

@@ -1,8 +1,9 @@
 // The machine endpoints over HTTP against a local EVM chain in this process: the 402 offer in both x402 generations,
 // the official v2 (@x402/fetch) and v1 (x402-fetch) clients paying and getting their run in both settlement modes, the
 // payee's and payer's balances moving by exactly the price, every refusal naming its check with nothing charged (an
-// amount over the price as well as under it), 20 concurrent submissions of one payment making one run, and idempotent
-// retries under a payment identifier.
+// amount over the price as well as under it), 20 concurrent submissions of one payment making one run that all of them
+// get, a retry of a paid request getting its run with or without a payment identifier, two payments of a payer who can
+// afford one making one transfer and one 402 in both modes, and a facilitator that cannot be reached answered 503.
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentRequired } from "@x402/core/types";
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
@@ -19,7 +20,7 @@ import { EngineError } from "../../engine/request.js";
 import { ScriptedEngine } from "../testing/scripted-engine.js";
 import { resolvePaymentsConfig } from "./payments-config.js";
 import { type FacilitatorServer, startFacilitatorServer } from "./testing/facilitator-server.js";
-import { type LocalChain, startLocalChain } from "./testing/local-chain.js";
+import { type ChainAccount, type LocalChain, startLocalChain } from "./testing/local-chain.js";
 import { localChainPayments } from "./testing/local-payments.js";
 import { handSignedPayment, officialPayment, offerOf, paymentHeader, v1PayingFetch, v2PayingFetch } from "./testing/paying-clients.js";
 
@@ -65,6 +66,70 @@ async function pollUntilDone(server: RunsServer, path: string): Promise<any> {
     if (body.status === "succeeded" || body.status === "failed") return body;
     if (Date.now() > until) throw new Error(`${path} still ${body.status}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Waits until `check` holds (15 s at most). */
+async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/**
+ * Two payments of a payer whose balance covers one, the second verified while the first transfer is held back (so
+ * both are valid at verification): one 202, one 402 saying the payer lacks the balance, one transfer broadcast.
+ */
+async function twoPaymentsForOne(server: RunsServer, payer: ChainAccount): Promise<void> {
+  const searchUrl = `${server.url}/v1/machines/searches`;
+  await chain.mint(payer.address, SEARCH_PRICE);
+  const requirements = offerOf(await post(searchUrl, SEARCH_BODY)).accepts[0]!;
+  const [one, two] = [await handSignedPayment(chain, payer, requirements), await handSignedPayment(chain, payer, requirements)];
+  const [payeeBefore, paymentsBefore] = [await chain.balanceOf(chain.accounts.payTo.address), (await server.platform.stores.payments.list({ limit: 1000 })).length];
+  let broadcasts = 0;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let arrived!: () => void;
+  const firstArrived = new Promise<void>((resolve) => (arrived = resolve));
+  let estimated!: () => void;
+  const secondEstimated = new Promise<void>((resolve) => (estimated = resolve));
+  chain.setIntercept(async (call, forward) => {
+    if (call.method === "eth_estimateGas" && broadcasts === 1) {
+      const estimate = await forward();
+      estimated();
+      return estimate;
+    }
+    if (call.method !== "eth_sendRawTransaction") return forward();
+    broadcasts += 1;
+    if (broadcasts === 1) {
+      arrived();
+      await released;
+    }
+    return forward();
+  });
+  try {
+    const first = post(searchUrl, SEARCH_BODY, { "payment-signature": paymentHeader(one) });
+    await firstArrived;
+    const second = post(searchUrl, SEARCH_BODY, { "payment-signature": paymentHeader(two) });
+    // Verified and recorded (the balance still covered it), and about to be settled. A transfer of it would be
+    // estimated now (as the first one is still unsent); loom waits for the first instead. Then the first lands.
+    await until("both payments are settling", async () => (await server.platform.stores.payments.list({ limit: 1000 })).length === paymentsBefore + 2);
+    await Promise.race([secondEstimated, new Promise((resolve) => setTimeout(resolve, 1000))]);
+    release();
+    const [firstAnswer, secondAnswer] = await Promise.all([first, second]);
+    expect(firstAnswer.status).toBe(202);
+    expect(secondAnswer.status).toBe(402);
+    expect((await secondAnswer.json() as any).error).toBe("payer without balance: the payer holds less than the price (invalid_exact_evm_insufficient_balance)");
+    expect(broadcasts).toBe(1);
+    expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + SEARCH_PRICE);
+    expect(await chain.balanceOf(payer.address)).toBe(0n);
+    const recorded = (await server.platform.stores.payments.list({ limit: 1000 })).slice(0, 2).map((payment) => payment.status).sort();
+    expect(recorded).toEqual(["failed", "settled"]);
+  } finally {
+    release();
+    chain.setIntercept(undefined);
   }
 }
 
@@ -205,7 +270,6 @@ describe("machine endpoints, direct settlement (PGlite, local chain)", () => {
       ["expired", { "payment-signature": await sign({ validBefore: now - 1n }) }, /authorization expired/],
       ["not yet valid", { "payment-signature": await sign({ validAfter: now + 3600n }) }, /authorization not yet valid/],
       ["payer without balance", { "payment-signature": paymentHeader(await handSignedPayment(chain, chain.accounts.broke, requirements)) }, /payer without balance/],
-      ["replay", { "payment-signature": used }, /payment already used/],
     ];
     const [payeeBefore, payerBefore] = [await chain.balanceOf(chain.accounts.payTo.address), await chain.balanceOf(payer.address)];
     const paymentsBefore = (await server.platform.stores.payments.list({ limit: 1000 })).length;
@@ -216,20 +280,43 @@ describe("machine endpoints, direct settlement (PGlite, local chain)", () => {
       expect(body.accepts).toHaveLength(1);
       expect(offerOf(response).error).toBe(body.error);
     }
+    // The paid authorization for another request: refused, and it says how to get the run it paid for.
+    const replay = await post(searchUrl, { instructions: "Something else entirely?" }, { "payment-signature": used });
+    expect({ status: replay.status, error: (await replay.json() as any).error }).toEqual({ status: 402, error: "payment already used: this authorization paid for another request; to get that run, retry with the same body and payment header" });
     expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore);
     expect(await chain.balanceOf(payer.address)).toBe(payerBefore);
     expect((await server.platform.stores.payments.list({ limit: 1000 })).length).toBe(paymentsBefore);
   });
 
-  it("20 concurrent submissions of one payment make exactly one run and one charge", async () => {
+  it("a client that paid but lost the answer gets its run by sending the same request again (no payment identifier)", async () => {
+    const payer = chain.accounts.payers[3]!;
+    const header = { "payment-signature": paymentHeader(await officialPayment(payer, offer)) };
+    const payeeBefore = await chain.balanceOf(chain.accounts.payTo.address);
+    const first = await post(searchUrl, SEARCH_BODY, header);
+    expect(first.status).toBe(202);
+    const created = await first.json() as any;
+    for (let retry = 0; retry < 2; retry++) {
+      const again = await post(searchUrl, SEARCH_BODY, header);
+      expect(again.status).toBe(202);
+      expect(await again.json()).toEqual(created);
+      expect(again.headers.get("payment-response")).toBe(first.headers.get("payment-response"));
+    }
+    expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + SEARCH_PRICE);
+  });
+
+  it("two payments valid at verification from a payer whose balance covers one: one run, one 402, one transfer broadcast", async () => {
+    await twoPaymentsForOne(server, chain.accounts.broke);
+  });
+
+  it("20 concurrent submissions of one payment make exactly one run and one charge, and each gets that run", async () => {
     const payer = chain.accounts.payers[4]!;
     const header = paymentHeader(await officialPayment(payer, offer));
     const payeeBefore = await chain.balanceOf(chain.accounts.payTo.address);
     const responses = await Promise.all(Array.from({ length: 20 }, () => post(searchUrl, SEARCH_BODY, { "payment-signature": header })));
     const bodies = await Promise.all(responses.map((response) => response.json() as Promise<any>));
-    const statuses = responses.map((response) => response.status).sort();
-    expect(statuses).toEqual([202, ...Array(19).fill(402)]);
-    for (const body of bodies.filter((body) => !body.runId)) expect(body.error).toMatch(/payment already used/);
+    // The same payment for the same request: each submission is a retry of the one that settled it.
+    expect(responses.map((response) => response.status)).toEqual(Array(20).fill(202));
+    expect(new Set(bodies.map((body) => body.runId)).size).toBe(1);
     expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + SEARCH_PRICE);
   });
 
@@ -334,6 +421,35 @@ describe("machine endpoints, facilitator settlement (PGlite, local chain, in-pro
     expect(await chain.balanceOf(payer.address)).toBe(payerBefore);
     expect((await server.platform.stores.payments.list({ limit: 1000 })).length).toBe(paymentsBefore);
   });
+
+  it("two payments valid at verification from a payer whose balance covers one: one run, one 402, one transfer broadcast", async () => {
+    const settledBefore = facilitator.counts.settle;
+    await twoPaymentsForOne(server, chain.accounts.broke);
+    // The facilitator was asked to settle only the payment that could go through.
+    expect(facilitator.counts.settle - settledBefore).toBe(1);
+  });
+
+  it("a facilitator that cannot be reached is a 503 with Retry-After in both x402 versions: nothing charged, try again", async () => {
+    const gone = await startFacilitatorServer(chain);
+    const payments = resolvePaymentsConfig(localChainPayments(chain, { mode: "facilitator", url: gone.url }, 20));
+    const unreachable = await startRunsServer(PGLITE, { runs: { tools }, payments });
+    try {
+      const searchUrl = `${unreachable.url}/v1/machines/searches`;
+      const requirements = offerOf(await post(searchUrl, SEARCH_BODY)).accepts[0]!;
+      await gone.close();
+      const payer = chain.accounts.payers[1]!;
+      const v2 = paymentHeader(await handSignedPayment(chain, payer, requirements));
+      const { payload } = await handSignedPayment(chain, payer, requirements);
+      const v1 = Buffer.from(JSON.stringify({ x402Version: 1, scheme: "exact", network: "base", payload })).toString("base64");
+      for (const [version, headers] of [["v2", { "payment-signature": v2 }], ["v1", { "x-payment": v1 }]] as const) {
+        const response = await post(searchUrl, SEARCH_BODY, headers);
+        const answer = { version, status: response.status, retryAfter: response.headers.get("retry-after"), error: (await response.json() as any).error };
+        expect(answer).toEqual({ version, status: 503, retryAfter: "5", error: expect.stringMatching(/could not be verified now.*retry$/) });
+      }
+    } finally {
+      await unreachable.close();
+    }
+  });
 });
 
 describe("machine endpoints when settlement times out (direct, PGlite, local chain)", () => {
@@ -374,11 +490,18 @@ describe("machine endpoints when settlement times out (direct, PGlite, local cha
       landed = new Promise((resolve) => setTimeout(resolve, 4000)).then(() => forward());
       return landed;
     });
-    const response = await post(searchUrl, SEARCH_BODY, { "payment-signature": paymentHeader(await officialPayment(chain.accounts.payers[2]!, offer)) });
+    const header = { "payment-signature": paymentHeader(await officialPayment(chain.accounts.payers[2]!, offer)) };
+    const response = await post(searchUrl, SEARCH_BODY, header);
     const body = await response.json() as any;
     expect(response.status).toBe(503);
+    expect(response.headers.get("retry-after")).toBe("5");
     expect(body).toEqual({ error: expect.stringMatching(/not known yet/), runId: expect.stringMatching(/^run_/) });
     expect((await fetch(`${server.url}/v1/machines/searches/${body.runId}`)).status).toBe(404);
+    // The client retries the same request while the payment is still settling: it waits for the outcome and gets
+    // the run the 503 named (the transfer lands, and the reconciler records it).
+    const retried = await post(searchUrl, SEARCH_BODY, header);
+    expect(retried.status).toBe(202);
+    expect(await retried.json()).toEqual({ runId: body.runId, status: "queued" });
     await landed;
     chain.setIntercept(undefined);
     const until = Date.now() + 15_000;
@@ -404,7 +527,8 @@ describe.skipIf(skipOutsideCi(POSTGRES.reason))(titled("machine endpoints, two l
       const header = { "payment-signature": paymentHeader(await officialPayment(chain.accounts.payers[0]!, offer)) };
       const payeeBefore = await chain.balanceOf(chain.accounts.payTo.address);
       const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => post(url(i), SEARCH_BODY, header)));
-      expect(responses.map((response) => response.status).sort()).toEqual([202, ...Array(19).fill(402)]);
+      expect(responses.map((response) => response.status)).toEqual(Array(20).fill(202));
+      expect(new Set(await Promise.all(responses.map(async (response) => (await response.json() as any).runId))).size).toBe(1);
       expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + SEARCH_PRICE);
       const listed = await servers[0]!.platform.stores.payments.list();
       expect(listed.filter((payment) => payment.status === "settled")).toHaveLength(1);

@@ -15,7 +15,7 @@ import { type PaymentsSettings, resolvePaymentsConfig } from "./payments-config.
 import { type LocalChain, startLocalChain } from "./testing/local-chain.js";
 import { type FacilitatorServer, startFacilitatorServer } from "./testing/facilitator-server.js";
 import { localChainPayments } from "./testing/local-payments.js";
-import { handSignedPayment, paymentHeader } from "./testing/paying-clients.js";
+import { cancelAuthorization, handSignedPayment, paymentHeader } from "./testing/paying-clients.js";
 
 const SEARCH_PRICE = 100_000n;
 const URL_OF_SEARCH = "http://127.0.0.1:9/v1/machines/searches";
@@ -34,6 +34,24 @@ beforeAll(async () => {
   requirements = decodePaymentRequiredHeader(challenge.headers["PAYMENT-REQUIRED"]!).accepts[0]!;
 }, 60_000);
 afterAll(async () => chain?.close());
+
+/** Settles `payment` with `paymentGate` while its payer cancels it just before the transfer arrives: it reverts. */
+async function settledThroughCancel(paymentGate: PaymentGate, payment: VerifiedPayment) {
+  const authorization = (payment.payload.payload as { authorization: { nonce: `0x${string}` } }).authorization;
+  let cancelled = false;
+  chain.setIntercept(async (call, forward) => {
+    if (!cancelled && call.method === "eth_sendRawTransaction") {
+      cancelled = true;
+      await cancelAuthorization(chain, chain.accounts.payers[1]!, authorization.nonce);
+    }
+    return forward();
+  });
+  try {
+    return await paymentGate.settle(payment);
+  } finally {
+    chain.setIntercept(undefined);
+  }
+}
 
 /** A search request with these headers, as the route captured it. */
 function request(headers: Record<string, string>): CapturedRequest {
@@ -357,6 +375,27 @@ describe("PaymentGate: more of verification and settlement", () => {
       }
       facilitator.failing.clear();
     });
+  });
+
+  it("names the transaction of a transfer that was sent and reverted, whether the facilitator answers 200 or 400", async () => {
+    const payer = chain.accounts.payers[1]!;
+    const reverted = { settled: false, code: "invalid_exact_evm_transaction_failed", reason: "settlement failed: the transfer did not go through on chain (invalid_exact_evm_transaction_failed)", transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) };
+    const facilitator = await startFacilitatorServer(chain);
+    try {
+      const httpGate = new PaymentGate(settings, new HTTPFacilitatorClient({ url: facilitator.url, timeoutMs: 20_000 }));
+      await httpGate.initialize();
+      for (const [name, paymentGate, refusalStatus] of [["direct", gate, 200], ["facilitator 200", httpGate, 200], ["facilitator 400", httpGate, 400]] as const) {
+        facilitator.refusalStatus = refusalStatus;
+        const verified = await verifiedWith(paymentGate, { "payment-signature": paymentHeader(await handSignedPayment(chain, payer, requirements)) });
+        if (!("verified" in verified)) throw new Error(JSON.stringify(verified.answer.body));
+        const outcome = await settledThroughCancel(paymentGate, verified.verified);
+        expect(outcome, name).toEqual(reverted);
+        const receipt = await chain.publicClient.getTransactionReceipt({ hash: (outcome as { transaction: `0x${string}` }).transaction });
+        expect(receipt.status, name).toBe("reverted");
+      }
+    } finally {
+      await facilitator.close();
+    }
   });
 
   it("offers no v1 requirements on a network x402 v1 has no name for, only v2's", async () => {

@@ -69,8 +69,11 @@ export interface VerifiedPayment extends Omit<DecodedPayment, "header"> {
  */
 export type SettlementOutcome =
   | { settled: true; transaction: string; payer?: string }
-  /** `code`: the facilitator's reason code; `reason`: in loom's words, fit to answer a client. */
-  | { settled: false; code: string; reason: string }
+  /**
+   * `code`: the facilitator's reason code; `reason`: in loom's words, fit to answer a client; `transaction`: the
+   * transfer that was sent and failed, when the facilitator names one.
+   */
+  | { settled: false; code: string; reason: string; transaction?: string }
   | { settled: "unknown" };
 
 /** A refusal from inside the checks: answered as a 402 whose error says which check failed. */
@@ -164,12 +167,12 @@ export class PaymentGate {
         : await this.facilitator.settle(payment.payload as unknown as PaymentPayload, payment.requirements as unknown as PaymentRequirements);
     } catch (error) {
       // The library throws a SettleError for a refused settlement: that one has a definite reason.
-      const reason = (error as { errorReason?: unknown }).errorReason;
-      if (typeof reason === "string" && reason !== "") return { settled: false, code: reason, reason: refusal("settlement", reason, (error as { errorMessage?: string }).errorMessage) };
+      const { errorReason: reason, errorMessage, transaction } = error as { errorReason?: unknown; errorMessage?: string; transaction?: unknown };
+      if (typeof reason === "string" && reason !== "") return { settled: false, code: reason, reason: refusal("settlement", reason, errorMessage), ...sentIn(transaction) };
       logFailure("payments: a settlement got no outcome from the facilitator", error);
       return { settled: "unknown" };
     }
-    if (!result.success) return { settled: false, code: result.errorReason ?? "unknown_reason", reason: refusal("settlement", result.errorReason, result.errorMessage) };
+    if (!result.success) return { settled: false, code: result.errorReason ?? "unknown_reason", reason: refusal("settlement", result.errorReason, result.errorMessage), ...sentIn(result.transaction) };
     return { settled: true, transaction: result.transaction, ...(result.payer ? { payer: result.payer } : {}) };
   }
 
@@ -258,6 +261,11 @@ function refusal(stage: "verification" | "settlement", reason: string | undefine
   if (message && message !== reason) said.push(message);
   if (said.length > 0) logFailure(`payments: a payment's ${stage} failed (${isReasonCode(reason) ? reason : "no reason code"})`, said.join("; "));
   return describeRefusal(reason);
+}
+
+/** The transaction a failed settlement names, when it is a transaction hash (facilitators answer "" for none). */
+function sentIn(transaction: unknown): { transaction?: string } {
+  return typeof transaction === "string" && /^0x[0-9a-fA-F]{64}$/.test(transaction) ? { transaction } : {};
 }
 
 /** The resource server's view of a request (HTTPAdapter), over what was captured from it. */

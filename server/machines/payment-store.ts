@@ -136,6 +136,15 @@ export class PaymentStore {
     return rows.map(paymentFromRow);
   }
 
+  /** The payment of an authorization (the journal's key: network, asset, payer, nonce; any case), if any. */
+  async byAuthorization(key: Pick<PaymentRecord, "network" | "asset" | "payer" | "nonce">): Promise<PaymentRecord | undefined> {
+    const rows = await this.database.query(
+      `SELECT ${COLUMNS} FROM payments WHERE network = $1 AND asset = $2 AND payer = $3 AND nonce = $4`,
+      [key.network, key.asset.toLowerCase(), key.payer.toLowerCase(), key.nonce.toLowerCase()],
+    );
+    return rows[0] ? paymentFromRow(rows[0]) : undefined;
+  }
+
   /** The payment made under a client's payment identifier, if any. */
   async byIdentifier(paymentIdentifier: string): Promise<PaymentRecord | undefined> {
     const rows = await this.database.query(`SELECT ${COLUMNS} FROM payments WHERE payment_identifier = $1`, [paymentIdentifier]);

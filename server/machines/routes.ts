@@ -90,10 +90,16 @@ async function create(context: ServerContext, services: MachineServices, endpoin
     if ("answer" in decoded) return sendAnswer(decoded.answer);
     // A retry under a payment identifier the journal knows: the first try's outcome, before the facilitator (which
     // would now find the authorization used) is asked anything.
-    const previous = await read("the payment could not be looked up", () => payments.checkout.previous(decoded.decoded));
-    if (previous) return await answerPurchase(previous, payments.gate, endpoint, request, send, sendAnswer);
+    const previous = () => read("the payment could not be looked up", () => payments.checkout.previous(decoded.decoded, spec));
+    const earlier = await previous();
+    if (earlier) return await answerPurchase(earlier, payments.gate, endpoint, request, send, sendAnswer);
     const checked = await payments.gate.verify(request, decoded.decoded);
-    if ("answer" in checked) return sendAnswer(checked.answer);
+    if ("answer" in checked) {
+      // Refused as used on chain because a concurrent request with this payment settled it meanwhile: that request's
+      // outcome is this one's too.
+      const meanwhile = checked.answer.status === 402 ? await previous() : undefined;
+      return meanwhile ? await answerPurchase(meanwhile, payments.gate, endpoint, request, send, sendAnswer) : sendAnswer(checked.answer);
+    }
     const purchase = await read("the payment could not be recorded", () => payments.checkout.buy(checked.verified, spec));
     return await answerPurchase(purchase, payments.gate, endpoint, request, send, sendAnswer);
   } catch (thrown) {
@@ -107,8 +113,8 @@ async function create(context: ServerContext, services: MachineServices, endpoin
 async function answerPurchase(purchase: Purchase, gate: PaymentGate, endpoint: MachineEndpoint, request: CapturedRequest, send: (status: number, body: unknown, headers?: Record<string, string>) => void, sendAnswer: (answer: GateAnswer) => void): Promise<void> {
   if ("bought" in purchase) return send(202, { runId: purchase.bought.runId, status: "queued" }, purchase.bought.headers);
   if ("refused" in purchase) return sendAnswer(await gate.challenge(endpoint, request, purchase.refused));
-  if ("conflict" in purchase) return send(409, { error: purchase.conflict }, purchase.retryAfterSeconds ? { "retry-after": String(purchase.retryAfterSeconds) } : {});
-  return send(503, { error: purchase.pending, ...(purchase.runId ? { runId: purchase.runId } : {}) }, { "retry-after": "5" });
+  if ("conflict" in purchase) return send(409, { error: purchase.conflict });
+  return send(503, { error: purchase.pending, ...(purchase.runId ? { runId: purchase.runId } : {}) }, { "retry-after": String(purchase.retryAfterSeconds ?? 5) });
 }
 
 /** GET: a machine run of this endpoint's kind by id; any other run (another kind, a legacy run) is not found. */

@@ -8,7 +8,7 @@ import { authorizationTypes } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment as wrapFetchV2 } from "@x402/fetch";
 import { wrapFetchWithPayment as wrapFetchV1 } from "x402-fetch";
-import { createWalletClient, http, publicActions, type Address, type Hex } from "viem";
+import { createWalletClient, http, parseSignature, publicActions, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { type ChainAccount, type LocalChain, TOKEN_NAME, TOKEN_VERSION } from "./local-chain.js";
 
@@ -79,4 +79,29 @@ export async function handSignedPayment(chain: LocalChain, payer: ChainAccount, 
 /** The PAYMENT-SIGNATURE header of a payment. */
 export function paymentHeader(payment: PaymentPayload): string {
   return encodePaymentSignatureHeader(payment);
+}
+
+/**
+ * The payer cancels one of its authorizations on the token (EIP-3009 cancelAuthorization), sending the transaction
+ * itself through the chain's bridge (so an intercept sees it), and waits for it to be mined.
+ */
+export async function cancelAuthorization(chain: LocalChain, payer: ChainAccount, nonce: Hex): Promise<void> {
+  const account = privateKeyToAccount(payer.privateKey);
+  const signature = await account.signTypedData({
+    domain: { name: TOKEN_NAME, version: TOKEN_VERSION, chainId: chain.chainId, verifyingContract: chain.token },
+    types: { CancelAuthorization: [{ name: "authorizer", type: "address" }, { name: "nonce", type: "bytes32" }] },
+    primaryType: "CancelAuthorization",
+    message: { authorizer: payer.address, nonce },
+  });
+  const { v, r, s } = parseSignature(signature);
+  const wallet = createWalletClient({ account, chain: chain.chain, transport: http(chain.rpcUrl) });
+  const hash = await wallet.writeContract({ address: chain.token, abi: chain.tokenAbi, functionName: "cancelAuthorization", args: [payer.address, nonce, Number(v), r, s] });
+  await chain.publicClient.waitForTransactionReceipt({ hash });
+}
+
+/** The payer moves `amount` of its tokens to `to` (an ERC-20 transfer it sends itself, through the bridge). */
+export async function transferTokens(chain: LocalChain, payer: ChainAccount, to: Address, amount: bigint): Promise<void> {
+  const wallet = createWalletClient({ account: privateKeyToAccount(payer.privateKey), chain: chain.chain, transport: http(chain.rpcUrl) });
+  const hash = await wallet.writeContract({ address: chain.token, abi: chain.tokenAbi, functionName: "transfer", args: [to, amount] });
+  await chain.publicClient.waitForTransactionReceipt({ hash });
 }
