@@ -78,6 +78,12 @@ describe("cacheAware", () => {
     expect(cacheAware([worker("a", 2, 2), worker("b", 0, 1)], template)?.name).toBe("a"); // a holds one block beyond: a match
   });
 
+  it("still counts a shared prefix that is most of the prompt (one tenant's long system prompt, the only traffic so far)", () => {
+    const soleTenant = { blockSize: 16, promptTokens: 130, meanOutputTokens: 32, commonBlocks: 7 }; // 7 of 8 blocks
+    expect(cacheAware([worker("a", 0, 7), worker("b", 0, 0)], soleTenant, () => 0.99)?.name).toBe("a");
+    expect(cacheAware([worker("a", 0, 4), worker("b", 0, 0)], { ...soleTenant, commonBlocks: 4 }, () => 0.99)?.name).toBe("b"); // 4 of 8: half, no match
+  });
+
   it("among holders of equally long prefixes, takes the least loaded", () => {
     expect(cacheAware([worker("a", 3, 6), worker("b", 1, 6), worker("c", 0, 2)], fixed(4))?.name).toBe("b");
   });

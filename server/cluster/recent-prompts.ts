@@ -1,6 +1,6 @@
 // What a gateway's recent requests for one model had in common, for routing (routing.ts). A prompt's leading blocks
 // that most recent prompts share (the chat template's first block, a default system prompt) are cached on every
-// worker that served anything, so matching them says nothing about where a tenant's conversation lives: counting
+// worker that served anything, so matching them says little about where a tenant's conversation lives: counting
 // them as a cached prefix sent every new tenant to the same worker at equal load. The window also says how many
 // recent requests each worker took, so that a miss at equal load goes to the worker that took fewest (a worker
 // added since takes new tenants first).

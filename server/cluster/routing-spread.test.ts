@@ -1,7 +1,8 @@
 // Cache-aware routing over real worker links and worker servers whose engines report the prompts they ran as cached
 // (as the engine's prefix index does): every prompt opens with the same template block, which is cached wherever
 // anything ran. That block is no match: 8 tenants sending in turn at equal load spread over every worker, a worker
-// added later takes the new tenants, and each tenant still stays where its own system prompt is cached.
+// added later takes the new tenants, and each tenant still stays where its own system prompt is cached (a sole
+// tenant too, whose long system prompt every recent request shares).
 import { afterEach, describe, expect, it } from "vitest";
 import type { EngineStream } from "../../engine/engine.js";
 import { chainHashes } from "../../engine/kv/block-hash.js";
@@ -98,6 +99,19 @@ describe("cache-aware routing when every prompt shares the template's first bloc
     for (const held of tenants) expect(held.size).toBeGreaterThanOrEqual(2); // 8 over 3: none left idle
     expect(tenants.reduce((sum, held) => sum + held.size, 0)).toBe(8); // no tenant split over two workers
     expect(cluster.routing.toCachedPrefix).toBeGreaterThanOrEqual(24); // rounds 2-4 went to their system prompt
+  });
+
+  it("keeps a sole tenant's requests where its long system prompt is cached, though every recent request shares it", async () => {
+    const workers = [await worker(), await worker(), await worker()];
+    const cluster = gateway();
+    for (const { link } of workers) cluster.add(link);
+    const long = (question: string) => `${TEMPLATE}${"You answer questions about the harbor's tides. ".repeat(6)}\n${question}`;
+    for (const question of ["Why?", "How many?", "And then?", "Where now?", "Who?", "When?"]) {
+      for await (const event of cluster.submit({ input: { text: long(question) } })) if (event.type === "error") throw event.error;
+      while (cluster.links.some((link) => link.load > 0)) await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    expect(workers.map(({ engine }) => engine.requests.length).sort()).toEqual([0, 0, 6]);
+    expect(cluster.routing.awayFromCachedPrefix).toBe(0);
   });
 
   it("sends new tenants to a worker added later, while the old tenants stay where they are cached", async () => {

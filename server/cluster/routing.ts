@@ -1,7 +1,7 @@
 // Which worker takes a request. The worker holding the longest cached prefix of its prompt (exactly: the gateway
 // mirrors every worker's prefix cache), unless that worker's load exceeds the least loaded worker's by more than a
-// margin. A prefix most recent prompts share (the chat template's first block) is no match: it lives on every worker
-// that served anything. On a miss, the least loaded worker relative to its capacity; among equals, the one that took
+// margin. A prefix most recent prompts share (the chat template's first block) is no match while it is at most half
+// the prompt: it lives on every worker that served anything. On a miss, the least loaded worker relative to its capacity; among equals, the one that took
 // fewest recent requests (a worker added since takes new tenants), then one at random (sending every tie to the
 // first worker would pile a burst onto one).
 
@@ -86,14 +86,22 @@ export interface CacheRouteOptions {
   meanOutputTokens: number;
   /** A fixed margin in requests (`--cache-load-margin`) instead of the derived one. */
   fixedMargin?: number;
-  /** Leading blocks of the prompt most recent prompts share (recent-prompts.ts): holding no more is no match. */
+  /**
+   * Leading blocks of the prompt most recent prompts share (recent-prompts.ts): while they are at most half the
+   * prompt's blocks, holding no more is no match.
+   */
   commonBlocks?: number;
 }
 
 /**
  * The candidate holding the most leading blocks of the prompt (the least loaded of those that tie), unless its load
- * exceeds the least loaded candidate's by more than a margin: then the least loaded one. Holding no more than the
- * prefix most recent prompts share (`commonBlocks`) is a miss, which the least loaded candidate takes.
+ * exceeds the least loaded candidate's by more than a margin: then the least loaded one.
+ *
+ * Holding no more than the prefix most recent prompts share (`commonBlocks`) is a miss, which the least loaded
+ * candidate takes, while that prefix is at most half the prompt: a chat template's first block or a short shared
+ * system prompt is cached wherever anything ran, and counting it sent every new tenant to its first holder. Where the
+ * shared prefix is most of the prompt (one tenant's long system prompt before short questions, the only traffic so
+ * far), holding it saves most of the prefill, and the margin decides as for any match.
  *
  * The margin is derived unless fixed: each request in flight on a worker takes a share of every step while the new
  * request generates, so a worker's work for it is about its uncached prompt tokens plus its requests in flight times
@@ -105,7 +113,9 @@ export function cacheAware<T extends CacheRouteCandidate>(candidates: readonly T
   const least = leastLoaded(candidates, random);
   if (!least) return undefined;
   const most = Math.max(...candidates.map((candidate) => candidate.cachedBlocks));
-  if (most <= (options.commonBlocks ?? 0)) return least;
+  const common = options.commonBlocks ?? 0;
+  const promptBlocks = Math.floor(options.promptTokens / options.blockSize);
+  if (most <= (common * 2 <= promptBlocks ? common : 0)) return least;
   const holder = leastLoaded(candidates.filter((candidate) => candidate.cachedBlocks === most), random)!;
   const extraLoad = holder.load - least.load;
   if (options.fixedMargin !== undefined) return extraLoad <= options.fixedMargin ? holder : least;
