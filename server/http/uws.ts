@@ -8,8 +8,22 @@ import { type UwsBuild, type UwsRuntime, chooseUwsBuild, currentRuntime } from "
 /** The uWebSockets.js module (every build loom uses has uws-pack's API; its types stand for all of them). */
 export type Uws = typeof import("uWebSockets.js");
 
-/** The most bytes of request headers a server accepts (UWS_HTTP_MAX_HEADERS_SIZE, when the operator sets none). */
+/** The most bytes of request headers a server serves, when the operator sets no UWS_HTTP_MAX_HEADERS_SIZE. */
 export const MAX_REQUEST_HEADERS_BYTES = 16 * 1024;
+
+/** The operator's UWS_HTTP_MAX_HEADERS_SIZE, read before loadUws sets its own. */
+const operatorHeadersLimit = Number(process.env.UWS_HTTP_MAX_HEADERS_SIZE);
+
+/**
+ * The most bytes of header lines loom serves: the operator's UWS_HTTP_MAX_HEADERS_SIZE, else 16 KiB. Past it the
+ * request is answered a 431 in the route's JSON error shape (framing.ts), as long as uWebSockets.js parsed it: uWS
+ * answers headers past its own limit with a fixed HTML 431 that no handler sees, so loom gives it twice this limit
+ * (an operator's own setting is both limits).
+ */
+export const REQUEST_HEADERS_LIMIT = Number.isSafeInteger(operatorHeadersLimit) && operatorHeadersLimit > 0 ? operatorHeadersLimit : MAX_REQUEST_HEADERS_BYTES;
+
+/** The header bytes uWebSockets.js parses when the operator sets none: past loom's limit, so that loom answers. */
+export const UWS_HEADERS_PARSE_BYTES = 2 * MAX_REQUEST_HEADERS_BYTES;
 
 /** A loaded module and the build it came from. */
 export interface LoadedUws {
@@ -47,8 +61,9 @@ async function load({ runtime = currentRuntime(), importModule = (name: string) 
   const { build } = choice;
   // uWS reads its request-header limit once, when it loads (default 4 KiB). x402 v2 payment headers carry the
   // payment and the offer's extensions back (about 3.5 KiB for a paid run), so 4 KiB would leave a client no room for
-  // its other headers. 16 KiB is what common proxies allow; an operator's own setting wins.
-  process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= String(MAX_REQUEST_HEADERS_BYTES);
+  // its other headers. 16 KiB is what common proxies allow, and loom serves that much (REQUEST_HEADERS_LIMIT); uWS
+  // parses twice as much, so that up to there loom answers the excess in JSON. An operator's own setting wins.
+  process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= String(UWS_HEADERS_PARSE_BYTES);
   try {
     return { uws: (await importModule(build.module)) as Uws, build };
   } catch (error) {

@@ -137,6 +137,8 @@ export const ERROR_STATUS = {
   /** The body did not arrive in time. */
   request_timeout: 408,
   request_too_large: 413,
+  /** The request's headers are larger than the server serves. */
+  headers_too_large: 431,
   /** A per-key or per-organization limit. */
   rate_limit: 429,
   /**

@@ -11,6 +11,7 @@ export const ANTHROPIC_ERROR_TYPES: Readonly<Record<ProtocolErrorKind, string>> 
   method_not_allowed: "invalid_request_error",
   request_timeout: "timeout_error",
   request_too_large: "request_too_large",
+  headers_too_large: "invalid_request_error",
   rate_limit: "rate_limit_error",
   insufficient_quota: "invalid_request_error",
   bad_gateway: "api_error",

@@ -31,6 +31,7 @@ const OPENAI_ERRORS: Record<ProtocolErrorKind, { status: number; type: string; c
   method_not_allowed: { status: 405, type: "invalid_request_error", code: "method_not_allowed" },
   request_timeout: { status: 408, type: "invalid_request_error", code: "request_timeout" },
   request_too_large: { status: 413, type: "request_too_large", code: null },
+  headers_too_large: { status: 431, type: "invalid_request_error", code: "headers_too_large" },
   rate_limit: { status: 429, type: "rate_limit_error", code: "rate_limit_exceeded" },
   insufficient_quota: { status: 429, type: "insufficient_quota", code: "insufficient_quota" },
   bad_gateway: { status: 502, type: "server_error", code: null },
