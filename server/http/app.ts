@@ -88,7 +88,8 @@ export async function listen(options: ServerOptions, surfaceFactories: readonly 
     },
     drain: (drainOptions) => {
       bound.close();
-      return context.requests.drain(drainOptions);
+      // Once nothing is in flight, every connection left is an idle kept-alive one: closed, not answered 503.
+      return context.requests.drain(drainOptions, () => app.close());
     },
     close: bound.close,
   };

@@ -1,6 +1,7 @@
 // A server's drain, in process: it waits for a stream in flight to end, refuses requests that arrive on connections
 // already open (503 / 529, Connection: close, in each format's shape) while /health says "draining", refuses new
-// connections, and at its timeout or its signal's abort cuts the streams still running and aborts their engine requests.
+// connections, closes kept-alive connections (a response in flight's as it ends, idle ones once nothing is in
+// flight), and at its timeout or its signal's abort cuts the streams still running and aborts their engine requests.
 import { type IncomingHttpHeaders, Agent, request } from "node:http";
 import { afterEach, expect, it } from "vitest";
 import type { EngineStream } from "../../engine/engine.js";
@@ -76,6 +77,16 @@ async function openStream(port: number): Promise<{ text(): string; ended: Promis
   return { text: () => text, ended };
 }
 
+/** Whether the server closes `agent`'s idle kept-alive socket within a second. */
+function closedByServer(agent: Agent): Promise<boolean> {
+  const sockets = Object.values(agent.freeSockets).flat();
+  if (sockets.length === 0) return Promise.resolve(true);
+  return Promise.race([
+    Promise.all(sockets.map((socket) => (socket!.destroyed ? undefined : new Promise((resolve) => socket!.once("close", resolve))))).then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1000)),
+  ]);
+}
+
 /** One request on `agent` (keep-alive, one socket): its status, headers, body, and whether the socket was reused. */
 function call(port: number, agent: Agent | false, method: string, path: string, body?: object, headers: Record<string, string> = {}) {
   return new Promise<{ status: number; headers: IncomingHttpHeaders; body: string; reused: boolean }>((resolve, reject) => {
@@ -129,7 +140,36 @@ it("waits for a stream in flight to finish, refusing requests on open connection
   expect(stream.text()).toMatch(/"finish_reason":"stop"[\s\S]*data: \[DONE\]\s*$/);
   expect(await drained).toEqual({ ended: "idle", cut: 0 });
   expect(engine.aborted).toEqual([]);
+  // Nothing in flight any more: the kept-alive connections are closed, not left to take a request refused 503.
+  for (const agent of agents) expect(await closedByServer(agent)).toBe(true);
   for (const agent of agents) agent.destroy();
+});
+
+it("closes idle kept-alive connections at once when nothing is in flight: the next request goes to a new connection", async () => {
+  const { port } = await serve(new GatedEngine());
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  expect((await call(port, agent, "GET", "/health")).status).toBe(200);
+  expect(await server!.drain({ timeoutMs: 60_000 })).toEqual({ ended: "idle", cut: 0 });
+  expect(await closedByServer(agent)).toBe(true);
+  // Not a 503 on the old connection: a new one, refused (the process that replaces this one would take it).
+  await expect(call(port, agent, "POST", "/v1/chat/completions", { model: "service/tim-x-27b", messages: [{ role: "user", content: "hi" }] })).rejects.toMatchObject({ code: "ECONNREFUSED" });
+  agent.destroy();
+});
+
+it("closes the connection of a response in flight when the drain began as that response ends", async () => {
+  const engine = new GatedEngine();
+  const { port } = await serve(engine);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const answer = call(port, agent, "POST", "/v1/chat/completions", { model: "service/tim-x-27b", messages: [{ role: "user", content: "hi" }] });
+  while (server!.inFlight === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  const drained = server!.drain({ timeoutMs: 60_000 });
+  engine.release();
+  const answered = await answer;
+  expect(answered.status).toBe(200);
+  expect(answered.headers.connection).toBe("close");
+  expect(await drained).toEqual({ ended: "idle", cut: 0 });
+  expect(agent.freeSockets).toEqual({});
+  agent.destroy();
 });
 
 it("cuts the streams still running when its time is up, aborting their engine requests", async () => {

@@ -91,10 +91,17 @@ export class InFlightRequests {
    * Begins a drain (requests arriving from now on are refused, see {@link refuses}) and waits for the requests in
    * flight to end, as {@link waitForIdle}; then drops the connections of those still running: a stream's client sees
    * it cut, and its engine request is aborted as on a client's disconnect. The caller stops listening first.
+   * Kept-alive connections are closed rather than left to take a request that would be refused: each complete
+   * response in flight closes its connection as it is sent, and `closeConnections` (which closes every connection
+   * left) runs once nothing is in flight, so a client's next request goes out on a new connection (to whatever
+   * listens next, such as the process replacing this one) instead of getting a 503 on this one. Connections idle
+   * while other requests run, and those of streams that end before the last one, still get the 503 meanwhile: uWS
+   * offers no way to close one idle connection.
    * NOTE: call it once; the server is no use afterwards.
    */
-  async drain(options: DrainOptions): Promise<DrainOutcome> {
+  async drain(options: DrainOptions, closeConnections?: () => void): Promise<DrainOutcome> {
     this.#draining = true;
+    for (const connection of this.#connections) connection.closeWhenDone = true;
     const idle = new Promise<void>((resolve) => {
       this.#idle = resolve;
       if (this.#connections.size === 0) resolve();
@@ -103,6 +110,11 @@ export class InFlightRequests {
     this.#idle = undefined;
     const running = [...this.#connections];
     for (const connection of running) connection.terminate();
+    // After the cut connections' own close (terminate defers it a turn, for what is still corked).
+    if (closeConnections !== undefined) {
+      if (running.length === 0) closeConnections();
+      else setImmediate(() => setImmediate(closeConnections));
+    }
     return { ended, cut: running.length };
   }
 }

@@ -78,6 +78,12 @@ export class Connection {
     this.res.onData(this.guard(handler));
   }
 
+  /**
+   * Close the connection once this complete response is sent, instead of keeping it alive for another request: set
+   * by a drain (drain.ts), whose server would refuse that request. (Not for a stream: see endWrites.)
+   */
+  closeWhenDone = false;
+
   /** Whether nothing more can be written. */
   get closed(): boolean {
     return this.aborted || this.done;
@@ -103,7 +109,7 @@ export class Connection {
     const write = () => {
       this.res.cork(() => {
         this.writeHead(status, headers);
-        this.res.end(body, closeConnection);
+        this.res.end(body, closeConnection || this.closeWhenDone);
       });
       this.markEnded();
     };
@@ -144,6 +150,8 @@ export class Connection {
   /** Ends a response whose head and body went out in writes (a stream). */
   endWrites(): void {
     if (this.closed) return;
+    // NOTE: kept alive even when closeWhenDone: uWS cuts a written stream that it ends with its connection's close
+    // (the client sees no last chunk); the drain closes the connection once nothing else is in flight.
     this.res.cork(() => this.res.end());
     this.done = true;
     this.markEnded();
