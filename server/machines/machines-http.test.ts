@@ -513,6 +513,42 @@ describe("machine endpoints when settlement times out (direct, PGlite, local cha
     const [payment] = (await server.platform.stores.payments.list()).filter((listed) => listed.runId === body.runId);
     expect(payment).toMatchObject({ status: "settled", transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
   }, 40_000);
+
+  it("a retry while the payment is still settling past the 10 s wait: 503 with Retry-After 1 and the run's id, then the run", async () => {
+    const offer = offerOf(await post(searchUrl, SEARCH_BODY));
+    // The transfer is held back, and from then on the chain cannot be read: nobody can tell the outcome.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let blind = false;
+    let landed: Promise<unknown> | undefined;
+    chain.setIntercept(async (call, forward) => {
+      if (call.method === "eth_sendRawTransaction" && !landed) {
+        blind = true;
+        landed = released.then(() => forward());
+        return landed;
+      }
+      if (blind && call.method === "eth_call") throw Object.assign(new Error("the endpoint is down (test)"), { code: -32603 });
+      return forward();
+    });
+    try {
+      const header = { "payment-signature": paymentHeader(await officialPayment(chain.accounts.payers[3]!, offer)) };
+      const first = await post(searchUrl, SEARCH_BODY, header);
+      expect(first.status).toBe(503);
+      const { runId } = await first.json() as any;
+      const retried = await post(searchUrl, SEARCH_BODY, header);
+      expect({ status: retried.status, retryAfter: retried.headers.get("retry-after") }).toEqual({ status: 503, retryAfter: "1" });
+      expect(await retried.json()).toEqual({ error: expect.stringMatching(/still being settled.*run_/), runId });
+      release();
+      await landed;
+      blind = false;
+      const after = await post(searchUrl, SEARCH_BODY, header);
+      expect(after.status).toBe(202);
+      expect(await after.json()).toEqual({ runId, status: "queued" });
+    } finally {
+      release();
+      chain.setIntercept(undefined);
+    }
+  }, 60_000);
 });
 
 describe.skipIf(skipOutsideCi(POSTGRES.reason))(titled("machine endpoints, two loom servers on one PostgreSQL", POSTGRES.reason), () => {

@@ -95,9 +95,9 @@ async function create(context: ServerContext, services: MachineServices, endpoin
     if (earlier) return await answerPurchase(earlier, payments.gate, endpoint, request, send, sendAnswer);
     const checked = await payments.gate.verify(request, decoded.decoded);
     if ("answer" in checked) {
-      // Refused as used on chain because a concurrent request with this payment settled it meanwhile: that request's
-      // outcome is this one's too.
-      const meanwhile = checked.answer.status === 402 ? await previous() : undefined;
+      // Refused (as used on chain) because a concurrent request with this payment settled it meanwhile: that
+      // request's outcome is this one's too.
+      const meanwhile = await previous();
       return meanwhile ? await answerPurchase(meanwhile, payments.gate, endpoint, request, send, sendAnswer) : sendAnswer(checked.answer);
     }
     const purchase = await read("the payment could not be recorded", () => payments.checkout.buy(checked.verified, spec));
