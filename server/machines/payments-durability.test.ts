@@ -1,7 +1,8 @@
 // `kill -9` of `loom serve` between a payment's settlement on chain and its answer: after a restart the run exists, the
 // payment is recorded once, the chain moved the price once, and the client's retry under its payment identifier gets
-// that run. In facilitator mode (PGlite) the kill comes after the facilitator settled and before it answers; in direct
-// mode (PostgreSQL) after loom's relayer submitted the transfer and before loom sees the receipt.
+// that run; the restarted server logs the payment it reconciled. In facilitator mode (PGlite) the kill comes after the
+// facilitator settled and before it answers; in direct mode (PostgreSQL) after loom's relayer submitted the transfer
+// and before loom sees the receipt.
 import type { ChildProcess } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -79,6 +80,8 @@ for (const backend of TEST_BACKENDS) {
         const retried = await search(second, header);
         expect(retried.status).toBe(202);
         const { runId } = await retried.json() as { runId: string };
+        // Recovery says what it finished, on stderr.
+        expect(second.stderr()).toMatch(new RegExp(`loom: payments: reconciled payment pay_[0-9a-f]{32} \\(payer ${chain.accounts.payers[0]!.address.toLowerCase()}, nonce 0x[0-9a-f]{64}\\): settled, run ${runId} created\n`));
         const poll = await fetch(`${second.base}/v1/machines/searches/${runId}`);
         expect(poll.status).toBe(200);
         expect(await poll.json()).toMatchObject({ runId });
