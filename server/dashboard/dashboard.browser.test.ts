@@ -5,10 +5,10 @@
 // steps and answer, and signs out (the session is then dead on the server). Besides: names are shown as text, a
 // cross-site change is refused, cookie flags and the CSP are as documented, one organization cannot read another's
 // keys or runs, axe-core finds nothing serious on any page, and every page is photographed at desktop and phone
-// widths (test-artifacts/dashboard/).
+// widths (test-artifacts/dashboard/), where at 390 px nothing lies outside the screen (table cells, buttons, fields).
 import type { ChildProcess } from "node:child_process";
 import { execFile } from "node:child_process";
-import { rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import OpenAI from "openai";
@@ -79,7 +79,7 @@ describe.skipIf(skipOutsideCi(reason))(titled("the dashboard in headless Chromiu
     openPages.push(page);
     page.on("dialog", (dialog) => { dialogs.push(dialog.message()); void dialog.dismiss(); });
     page.on("pageerror", (error) => pageErrors.push(String(error)));
-    page.on("console", (message) => { if (message.type() === "error" && !/status of 40[134]/.test(message.text())) pageErrors.push(message.text()); });
+    page.on("console", (message) => { if (message.type() === "error" && !/status of 40[0134]/.test(message.text())) pageErrors.push(message.text()); });
   }
 
   /** Opens `#/<route>` and waits until the page says its data is on screen. */
@@ -99,13 +99,53 @@ describe.skipIf(skipOutsideCi(reason))(titled("the dashboard in headless Chromiu
     expect(await page.getByTestId("signin-secret").count()).toBe(0);
   }
 
-  /** axe-core's serious and critical findings on the page now, and a screenshot at both widths. */
+  /**
+   * axe-core's serious and critical findings on the page now, and a screenshot at both widths; at the phone's, every
+   * table cell, button, link and field on show lies inside the screen's width (none needs sideways scrolling).
+   */
   async function inspect(page: Page, name: string): Promise<void> {
     for (const viewport of ["desktop", "phone"] as const) {
       await page.setViewportSize(VIEWPORTS[viewport]);
       await page.locator('main[data-ready="true"]').waitFor();
       expect(await seriousAxeViolations(page), `axe on ${name} (${viewport})`).toEqual([]);
+      if (viewport === "phone") expect(await offScreen(page), `off the ${VIEWPORTS.phone.width} px screen on ${name}`).toEqual([]);
       await saveScreenshot(page, "dashboard", `${name}-${viewport}`);
+    }
+    await page.setViewportSize(VIEWPORTS.desktop);
+  }
+
+  /** The shown cells, buttons, links and fields whose box is not within the viewport's width, and the page's overflow. */
+  function offScreen(page: Page): Promise<string[]> {
+    return page.evaluate(() => {
+      const doc = (globalThis as unknown as { document: any; innerWidth: number }).document;
+      const width = (globalThis as unknown as { innerWidth: number }).innerWidth;
+      const problems: string[] = [];
+      if (doc.documentElement.scrollWidth > width) problems.push(`the page is ${doc.documentElement.scrollWidth} px wide`);
+      for (const element of doc.querySelectorAll("td, th, button, a, input, select, textarea, summary")) {
+        // Shown ones only: not in a closed <details>, the hidden table heads of phones, code blocks (they scroll) or visually-hidden text.
+        if (!element.checkVisibility() || element.closest("thead, pre, .visually-hidden")) continue;
+        const box = element.getBoundingClientRect();
+        if (box.width === 0 || box.height === 0) continue;
+        if (box.left < -0.5 || box.right > width + 0.5) problems.push(`${element.tagName.toLowerCase()}${element.dataset.testid ? `[${element.dataset.testid}]` : ""} "${String(element.textContent).trim().slice(0, 40)}" at ${Math.round(box.left)}..${Math.round(box.right)}`);
+      }
+      return problems;
+    });
+  }
+
+  /** At phone width: each cell of `rowTestId`'s rows, scrolled to, is a number inside the screen. */
+  async function expectNumbersOnPhone(page: Page, rowTestId: string): Promise<void> {
+    await page.setViewportSize(VIEWPORTS.phone);
+    const cells = page.getByTestId(rowTestId).locator("td.num");
+    expect(await cells.count(), rowTestId).toBeGreaterThan(0);
+    for (let i = 0; i < (await cells.count()); i++) {
+      const cell = cells.nth(i);
+      await cell.scrollIntoViewIfNeeded();
+      const box = (await cell.boundingBox())!;
+      expect(box.x, `${rowTestId} cell ${i}`).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width, `${rowTestId} cell ${i}`).toBeLessThanOrEqual(VIEWPORTS.phone.width);
+      expect(await cell.textContent(), `${rowTestId} cell ${i}`).toMatch(/^[$\d.,\u00a0\u202f%—-]+$/);
+      // The value itself (the cell's text after its phone label) is on screen, not clipped away.
+      expect(await cell.evaluate((element: any) => element.getBoundingClientRect().right <= (globalThis as any).innerWidth), `${rowTestId} cell ${i}`).toBe(true);
     }
     await page.setViewportSize(VIEWPORTS.desktop);
   }
@@ -127,10 +167,32 @@ describe.skipIf(skipOutsideCi(reason))(titled("the dashboard in headless Chromiu
     organizationId = /organizations\/(org_[0-9a-f]+)/.exec(page.url())![1]!;
     await open(page, "operator/organizations");
     expect(await page.getByTestId("organization-row").filter({ hasText: "Acme <b>Labs</b>" }).getAttribute("data-organization-id")).toBe(organizationId);
+    // Search: part of the name in any case finds it, other text finds nothing, "Show all" lists every one again.
+    await page.getByTestId("organizations-search").fill("acme <B>");
+    await page.getByTestId("organizations-search-submit").click();
+    await expect.poll(() => page.getByTestId("organization-row").count()).toBe(1);
+    expect(await page.getByTestId("organization-row").getAttribute("data-organization-id")).toBe(organizationId);
+    await page.getByTestId("organizations-search").fill("no such organization");
+    await page.getByTestId("organizations-search-submit").click();
+    await page.getByTestId("organizations-empty").waitFor();
+    await page.getByTestId("organizations-search-clear").click();
+    await page.getByTestId("organization-row").first().waitFor();
     await page.getByTestId("organization-row").filter({ hasText: "Acme <b>Labs</b>" }).getByTestId("organization-link").click();
     await page.locator('main[data-ready="true"][data-page="operator-organization"]').waitFor();
-    // Closed beta (GET /api/v1/usage needs it, and the usage page is compared with it below).
+    // An error names the field as the form labels it, not as the API does.
+    await page.getByTestId("org-requestsPerMinute").fill("0");
+    await page.getByTestId("edit-organization-submit").click();
+    const fieldError = await page.getByTestId("field-error").textContent();
+    expect(fieldError).toContain("Requests per minute");
+    expect(fieldError).not.toContain("requestsPerMinute");
+    await page.getByTestId("edit-organization-reset").click();
+    // Closed beta (GET /api/v1/usage needs it, and the usage page is compared with it below), and a price for every
+    // model (the usage page then shows dollars).
     await page.getByTestId("org-closedBeta").check();
+    await page.getByTestId("add-price").click();
+    await page.locator("#price-0-model").fill("*");
+    await page.locator("#price-0-input").fill("1000");
+    await page.locator("#price-0-output").fill("2000");
     await page.getByTestId("edit-organization-submit").click();
     await page.getByTestId("edit-saved").waitFor();
     await page.getByTestId("create-key-kind").selectOption("management");
@@ -139,7 +201,18 @@ describe.skipIf(skipOutsideCi(reason))(titled("the dashboard in headless Chromiu
     managementKey = (await page.getByTestId("new-key-secret").textContent())!.trim();
     expect(managementKey).toMatch(/^sk-mgmt-/);
     await inspect(page, "operator-key-created");
+    // Escape asks before the secret is lost; the dialog stays open (a second Escape too) until the answer.
+    for (let i = 0; i < 2; i++) {
+      await page.keyboard.press("Escape");
+      await page.getByTestId("secret-close-question").waitFor();
+      expect(await page.getByTestId("secret-dialog").evaluate((dialog: any) => dialog.open)).toBe(true);
+      expect((await page.getByTestId("new-key-secret").textContent())!.trim()).toBe(managementKey);
+    }
+    await inspect(page, "operator-key-close-question");
+    await page.getByTestId("secret-keep-open").click();
+    expect(await page.getByTestId("secret-close-question").count()).toBe(0);
     await page.getByTestId("secret-done").click();
+    expect(await page.getByTestId("secret-dialog").count()).toBe(0);
     await inspect(page, "operator-organization");
 
     await open(page, "operator/workers");
@@ -153,6 +226,12 @@ describe.skipIf(skipOutsideCi(reason))(titled("the dashboard in headless Chromiu
   it("lets the organization create a key, use it through the openai SDK, see the usage and revoke it", async () => {
     const context = await newContext();
     const page = await context.newPage();
+    // A refused credential is called what it is: an unknown management key is not "use a management key".
+    await page.goto(`${server.base}/dashboard/`);
+    await page.getByTestId("signin-kind-organization").check();
+    await page.getByTestId("signin-secret").fill(`sk-mgmt-${"x".repeat(43)}`);
+    await page.getByTestId("signin-submit").click();
+    expect(await page.getByTestId("signin-error").textContent()).toBe("That management key is unknown or revoked.");
     await signIn(page, "organization", managementKey);
     await inspect(page, "usage-empty");
 
@@ -187,7 +266,45 @@ describe.skipIf(skipOutsideCi(reason))(titled("the dashboard in headless Chromiu
     expect(snapshot.models).toEqual([{ slug: model!.id, consumedToday: used }]);
     await inspect(page, "usage");
 
+    // Per key, in dollars at the organization's prices, with the numbers on screen at phone width.
+    const usage = await (await fetch(`${server.base}/api/v1/dashboard/usage?days=7`, { headers: { authorization: `Bearer ${managementKey}` } })).json() as { keys: Array<{ keyId: string; name: string; inputTokens: number; outputTokens: number; spendDollars: number }>; series: Array<{ spendDollars: number }> };
+    expect(usage.keys.map((key) => [key.name, key.inputTokens + key.outputTokens])).toEqual([[hostileName, used]]);
+    expect(usage.keys[0]!.spendDollars).toBeGreaterThan(0);
+    const keyRow = page.getByTestId("usage-key-row");
+    expect(await keyRow.count()).toBe(1);
+    expect(await keyRow.locator("th").textContent()).toBe(hostileName);
+    expect((await keyRow.textContent())!.replace(/[,\s\u00a0\u202f]/g, "")).toContain(String(used));
+    expect(await page.getByTestId("usage-cost").textContent()).toMatch(/^\$\d/);
+    for (const rowTestId of ["usage-today-row", "usage-total-row", "usage-key-row"]) await expectNumbersOnPhone(page, rowTestId);
+    await page.locator("details.details summary").click();
+    await expectNumbersOnPhone(page, "usage-day-row");
+    // The span: 7 days (the API's days=7 answer), and back.
+    await page.getByTestId("usage-range").selectOption("7");
+    await expect.poll(() => page.locator("#history-heading").textContent()).toBe("Last 7 days");
+    await inspect(page, "usage-7-days");
+    // CSV: the numbers of the page, per day and model and per key.
+    const [byDay] = await Promise.all([page.waitForEvent("download"), page.getByTestId("usage-csv-days").click()]);
+    const dayLines = readFileSync((await byDay.path())!, "utf8").trimEnd().split("\r\n");
+    expect(dayLines[0]).toBe("day,model,requests,input_tokens,cached_input_tokens,output_tokens,cost_dollars");
+    expect(dayLines.slice(1).map((line) => line.split(",").slice(0, 2))).toEqual([[new Date().toISOString().slice(0, 10), model!.id]]);
+    const [byKey] = await Promise.all([page.waitForEvent("download"), page.getByTestId("usage-csv-keys").click()]);
+    const keyLines = readFileSync((await byKey.path())!, "utf8").trimEnd().split("\r\n");
+    expect(keyLines[0]).toBe("key_id,key_name,key_prefix,requests,input_tokens,cached_input_tokens,output_tokens,cost_dollars");
+    const keyFields = keyLines[1]!.split(",");
+    expect(keyFields[0]).toBe(usage.keys[0]!.keyId);
+    // A name starting with < is no formula: written as it is.
+    expect(keyFields[1]).toBe(hostileName);
+    expect(Number(keyFields[4]) + Number(keyFields[6])).toBe(used);
+
     await open(page, "keys");
+    // At phone width the Revoke button is on screen.
+    await page.setViewportSize(VIEWPORTS.phone);
+    const revoke = row.getByTestId("revoke-key");
+    await revoke.scrollIntoViewIfNeeded();
+    const revokeBox = (await revoke.boundingBox())!;
+    expect(revokeBox.x).toBeGreaterThanOrEqual(0);
+    expect(revokeBox.x + revokeBox.width).toBeLessThanOrEqual(VIEWPORTS.phone.width);
+    await page.setViewportSize(VIEWPORTS.desktop);
     await row.getByTestId("revoke-key").click();
     await page.getByTestId("confirm").click();
     await expect.poll(() => row.getByTestId("key-status").textContent()).toBe("revoked");
@@ -198,6 +315,22 @@ describe.skipIf(skipOutsideCi(reason))(titled("the dashboard in headless Chromiu
       await open(page, route);
       await inspect(page, route);
     }
+    // The quick start's Anthropic snippets use a name /v1/messages serves, and the list says which API takes which.
+    const messagesName = (await page.getByTestId("quickstart-model").and(page.locator('[data-format="anthropic"]')).first().textContent())!.replace("default", "").trim();
+    const chatName = (await page.getByTestId("quickstart-model").and(page.locator('[data-format="openai"]')).first().textContent())!.replace("default", "").trim();
+    expect(messagesName).not.toBe(chatName);
+    expect(await page.getByTestId("quickstart-anthropic").textContent()).toContain(`model: ${JSON.stringify(messagesName)}`);
+    expect(await page.getByTestId("quickstart-openai").textContent()).toContain(`model: ${JSON.stringify(chatName)}`);
+    const curl = (await page.getByTestId("quickstart-curl").textContent())!;
+    const messagesBody = /\/v1\/messages[\s\S]*-d '(.+)'/.exec(curl)![1]!;
+    expect(JSON.parse(messagesBody).model).toBe(messagesName);
+    const live = (await (await fetch(`${server.base}/api/v1/dashboard/keys`, { method: "POST", headers: { authorization: `Bearer ${managementKey}`, "content-type": "application/json" }, body: JSON.stringify({ name: "messages" }) })).json() as { key: { secret: string } }).key.secret;
+    const messages = await fetch(`${server.base}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": live, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+      body: JSON.stringify({ ...JSON.parse(messagesBody), max_tokens: 4 }),
+    });
+    expect(messages.status).toBe(200);
     await context.close();
   }, 180_000);
 
@@ -211,11 +344,19 @@ describe.skipIf(skipOutsideCi(reason))(titled("the dashboard in headless Chromiu
     });
     expect(created.status).toBe(202);
     const { runId } = await created.json() as { runId: string };
+    // A run given as instructions alone: the list shows them as its question.
+    const instructionsOnly = await fetch(`${server.base}/v1/runs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key.secret}`, "content-type": "application/json" },
+      body: JSON.stringify({ engine: "tim", input: { instructions: "Name three kinds of loom." } }),
+    });
+    expect(instructionsOnly.status).toBe(202);
 
     const context = await newContext();
     const page = await context.newPage();
     await signIn(page, "organization", managementKey);
     await open(page, "runs");
+    expect(await page.getByTestId("run-row").filter({ hasText: "Name three kinds of loom." }).count()).toBe(1);
     await page.getByTestId("run-row").filter({ hasText: "What is a loom?" }).getByTestId("run-link").click();
     // Live: the page polls until the run ends.
     await page.getByTestId("run-status").filter({ hasText: /succeeded|failed/ }).waitFor({ timeout: 120_000 });
@@ -245,6 +386,11 @@ describe.skipIf(skipOutsideCi(reason))(titled("the dashboard in headless Chromiu
     const [cookie] = (await context.cookies()).filter((entry) => entry.name === "loom_session");
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/", secure: false });
     const html = await fetch(`${server.base}/dashboard/`);
+    // HEAD answers as GET, without the body.
+    const head = await fetch(`${server.base}/dashboard/`, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-length")).toBe(html.headers.get("content-length"));
+    expect(head.headers.get("etag")).toBe(html.headers.get("etag"));
     expect(html.headers.get("content-security-policy")).toMatch(/default-src 'self'/);
     expect(html.headers.get("content-security-policy")).not.toMatch(/unsafe-inline|unsafe-eval/);
     expect(html.headers.get("x-content-type-options")).toBe("nosniff");

@@ -148,10 +148,17 @@ export function StatusBadge({ status }: { status: string }) {
 
 // ---- dialogs ----
 
-/** A modal dialog (native <dialog>: focus stays inside, Escape closes), labelled by its heading. */
-export function Dialog({ title, onClose, children, testId = "dialog", wide = false }: { title: string; onClose: () => void; children: ComponentChildren; testId?: string; wide?: boolean }) {
+/**
+ * A modal dialog (native <dialog>: focus stays inside), labelled by its heading. Escape closes it, or with `onEscape`
+ * calls that instead and the dialog stays open (to ask before something is lost).
+ */
+export function Dialog({ title, onClose, onEscape, children, testId = "dialog", wide = false }: { title: string; onClose: () => void; onEscape?: () => void; children: ComponentChildren; testId?: string; wide?: boolean }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
+  /** The page is closing the dialog (unmounting it): its `close` event is expected. */
+  const closing = useRef(false);
+  const escape = useRef(onEscape);
+  escape.current = onEscape;
   useEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
@@ -161,16 +168,31 @@ export function Dialog({ title, onClose, children, testId = "dialog", wide = fal
       else dialog.setAttribute("open", "");
     }
     return () => {
+      closing.current = true;
       if (dialog.open) dialog.close();
       if (opener && document.contains(opener)) opener.focus();
     };
   }, []);
   const cancel = (event: Event) => {
     event.preventDefault();
-    onClose();
+    (escape.current ?? onClose)();
+  };
+  // Escape's default action is the close request: prevented here, the dialog stays whatever the browser's rules
+  // on repeated close requests (Chromium lets a second Escape without a click close a dialog despite `cancel`).
+  const keyDown = (event: KeyboardEvent) => {
+    if (event.key !== "Escape" || !escape.current) return;
+    event.preventDefault();
+    escape.current();
+  };
+  // A dialog the browser closed by itself while the page still shows it is opened again, and asks.
+  const closed = () => {
+    const dialog = ref.current;
+    if (closing.current || !dialog || !escape.current || typeof dialog.showModal !== "function") return;
+    dialog.showModal();
+    escape.current();
   };
   return (
-    <dialog ref={ref} class={wide ? "dialog dialog-wide" : "dialog"} role="dialog" aria-modal="true" aria-labelledby={titleId} onCancel={cancel} data-testid={testId}>
+    <dialog ref={ref} class={wide ? "dialog dialog-wide" : "dialog"} role="dialog" aria-modal="true" aria-labelledby={titleId} onCancel={cancel} onKeyDown={keyDown} onClose={closed} data-testid={testId}>
       <h2 id={titleId} class="dialog-title">
         {title}
       </h2>
@@ -280,11 +302,16 @@ export function CodeBlock({ code, label, testId }: { code: string; label: string
   );
 }
 
-/** A new key's secret, shown once: copy it now or lose it. */
+/** A new key's secret, shown once: copy it now or lose it. Escape asks before closing. */
 export function SecretDialog({ secret, name, onClose }: { secret: string; name: string; onClose: () => void }) {
   const ref = useRef<HTMLElement>(null);
+  const [asking, setAsking] = useState(false);
+  const keepOpen = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (asking) keepOpen.current?.focus();
+  }, [asking]);
   return (
-    <Dialog title="Your new key" onClose={onClose} testId="secret-dialog" wide>
+    <Dialog title="Your new key" onClose={onClose} onEscape={() => setAsking(true)} testId="secret-dialog" wide>
       <p class="message message-warning" data-testid="secret-warning">
         <strong>Copy this key now.</strong> It will not be shown again: loom keeps only a digest of it.
       </p>
@@ -297,11 +324,27 @@ export function SecretDialog({ secret, name, onClose }: { secret: string; name: 
         </code>
         <CopyButton text={secret} target={ref} label="Copy the key's secret" testId="copy-secret" />
       </div>
-      <div class="dialog-actions">
-        <button type="button" class="button button-primary" onClick={onClose} data-testid="secret-done">
-          I have copied it
-        </button>
-      </div>
+      {asking ? (
+        <div class="message message-error" role="alert" data-testid="secret-close-question">
+          <p>
+            <strong>Close without the key?</strong> Its secret is not shown again: without a copy you will have to create another key.
+          </p>
+          <div class="dialog-actions">
+            <button type="button" class="button" ref={keepOpen} onClick={() => setAsking(false)} data-testid="secret-keep-open">
+              Back to the key
+            </button>
+            <button type="button" class="button button-danger" onClick={onClose} data-testid="secret-close-anyway">
+              Close anyway
+            </button>
+          </div>
+        </div>
+      ) : (
+        <div class="dialog-actions">
+          <button type="button" class="button button-primary" onClick={onClose} data-testid="secret-done">
+            I have copied it
+          </button>
+        </div>
+      )}
     </Dialog>
   );
 }

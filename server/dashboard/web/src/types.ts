@@ -63,13 +63,42 @@ export interface UsageDay {
   inputTokens: number;
   cachedInputTokens: number;
   outputTokens: number;
+  /** Dollars at the organization's prices (0 where none applied). */
+  spendDollars: number;
+}
+
+/** One key's use over the days asked for, summed over models. */
+export interface UsageKey {
+  keyId: string;
+  name: string;
+  keyPrefix: string;
+  requests: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  spendDollars: number;
 }
 
 export interface UsageAnswer {
   today: UsageSnapshot;
   series: UsageDay[];
+  /** The keys that used the most tokens (at most 100). */
+  keys: UsageKey[];
+  /** How many keys had use in these days (more than `keys` holds when some were left out). */
+  keysWithUse: number;
   from: string;
   to: string;
+}
+
+/** The wire formats: "openai" (/v1/chat/completions, /v1/responses) and "anthropic" (/v1/messages). */
+export type ApiFormat = "openai" | "anthropic";
+
+/** A name a request may give as `model`, and the APIs that take it. */
+export interface ModelName {
+  id: string;
+  formats: ApiFormat[];
+  /** The first model's name in some format: what that format's snippets use. */
+  default: boolean;
 }
 
 export type RunStatus = "queued" | "processing" | "succeeded" | "failed";

@@ -120,13 +120,13 @@ export function KeysPanel({ base, operator, onLoaded }: { base: string; operator
                     <th scope="row" class="cell-name" data-testid="key-name">
                       {key.name}
                     </th>
-                    {operator && <td>{key.kind ?? "—"}</td>}
-                    <td>
+                    {operator && <td data-label="Kind">{key.kind ?? "—"}</td>}
+                    <td data-label="Prefix">
                       <code>{key.keyPrefix}…</code>
                     </td>
-                    <td data-testid="key-status">{key.isActive ? <span class="badge badge-succeeded">active</span> : <span class="badge badge-revoked">revoked</span>}</td>
-                    <td class="nowrap">{formatTime(key.createdAt)}</td>
-                    <td class="nowrap">{formatTime(key.lastUsedAt, "never")}</td>
+                    <td data-label="Status" data-testid="key-status">{key.isActive ? <span class="badge badge-succeeded">active</span> : <span class="badge badge-revoked">revoked</span>}</td>
+                    <td class="nowrap" data-label="Created">{formatTime(key.createdAt)}</td>
+                    <td class="nowrap" data-label="Last used">{formatTime(key.lastUsedAt, "never")}</td>
                     <td class="cell-actions">
                       {key.isActive && (
                         <button type="button" class="button button-small button-danger-outline" onClick={() => setRevoking(key)} aria-label={`Revoke key ${key.name}`} data-testid="revoke-key">

@@ -4,6 +4,7 @@
 import { useMemo, useState } from "preact/hooks";
 import { api, ApiError, errorText, isAbort } from "../api";
 import { ErrorMessage, Loading, useAnnounce, useLoad, useReady, useTitle } from "../components";
+import { ORGANIZATION_FIELD_LABELS, fieldLabel, inFormTerms } from "../field-labels";
 import { formatDollars } from "../format";
 import { href } from "../router";
 import type { ModelPrice, Organization } from "../types";
@@ -119,7 +120,7 @@ class FormError extends Error {
 
 function number(field: string, value: string, what: string): number {
   const parsed = Number(value.trim());
-  if (value.trim() === "" || !Number.isFinite(parsed)) throw new FormError(field, `${field} must be ${what}`);
+  if (value.trim() === "" || !Number.isFinite(parsed)) throw new FormError(field, `${fieldLabel(field)} must be ${what}.`);
   return parsed;
 }
 
@@ -203,7 +204,8 @@ function EditOrganization({ organization, saved, onSaved, onEdit }: { organizati
       announce("Saved.");
       onSaved(answer.organization);
     } catch (failure) {
-      if (!isAbort(failure)) setError({ message: errorText(failure), field: failure instanceof ApiError ? failure.field : undefined });
+      // The server names the patch's fields (requestsPerMinute): the message says the form's labels.
+      if (!isAbort(failure)) setError({ message: inFormTerms(errorText(failure)), field: failure instanceof ApiError ? failure.field : undefined });
     } finally {
       setBusy(false);
     }
@@ -264,14 +266,14 @@ function EditOrganization({ organization, saved, onSaved, onEdit }: { organizati
         </fieldset>
         <fieldset>
           <legend>Daily allowance</legend>
-          {select("allowanceBasis", "Basis", [
+          {select("allowanceBasis", ORGANIZATION_FIELD_LABELS.allowanceBasis!, [
             ["", "No allowance"],
             ["credit", "Credit (dollars)"],
             ["tokens", "Tokens"],
           ])}
           {form.allowanceBasis && (
             <>
-              {input("allowanceAmount", form.allowanceBasis === "tokens" ? "Tokens per UTC day" : "Dollars per UTC day", { inputMode: "decimal" })}
+              {input("allowanceAmount", `${ORGANIZATION_FIELD_LABELS.allowanceAmount!} (${form.allowanceBasis === "tokens" ? "tokens" : "dollars"})`, { inputMode: "decimal" })}
               {checkbox("allowanceHardCap", "Hard cap (refuse requests past it)")}
             </>
           )}
@@ -279,7 +281,7 @@ function EditOrganization({ organization, saved, onSaved, onEdit }: { organizati
         <fieldset>
           <legend>Credits</legend>
           {input("creditBalanceDollars", "Set the balance (dollars)", { inputMode: "decimal", hint: `Now ${formatDollars(organization.creditBalanceDollars)}.` })}
-          {input("addCreditsDollars", "Or add credits (dollars)", { inputMode: "decimal", hint: "Negative to take away; applied atomically with spending. Not both." })}
+          {input("addCreditsDollars", ORGANIZATION_FIELD_LABELS.addCreditsDollars!, { inputMode: "decimal", hint: "Or add to the balance: negative to take away; applied atomically with spending. Not both." })}
         </fieldset>
         <fieldset>
           <legend>Limits</legend>

@@ -1,7 +1,8 @@
-// The operator's organizations, oldest first, with paging and create.
+// The operator's organizations, oldest first, with a search (part of a name, or an id), paging and create.
 import { useState } from "preact/hooks";
 import { ApiError, api, errorText, isAbort } from "../api";
 import { ErrorMessage, Field, LoadMore, Loading, TableScroll, useAnnounce, useReady, useTitle } from "../components";
+import { inFormTerms } from "../field-labels";
 import { usePagedList } from "../paged-list";
 import { formatDollars, formatInteger, formatTime } from "../format";
 import { href, navigate } from "../router";
@@ -9,7 +10,9 @@ import type { Organization } from "../types";
 
 export function OrganizationsPage() {
   useTitle("Organizations");
-  const list = usePagedList<Organization>("/api/v1/operator/organizations", "organizations");
+  /** The search the list shows (the field's text once submitted). */
+  const [search, setSearch] = useState("");
+  const list = usePagedList<Organization>("/api/v1/operator/organizations", "organizations", { search: search || undefined });
   useReady(list.loaded);
   const { items: organizations, cursor, loading, loaded, error } = list;
 
@@ -18,12 +21,17 @@ export function OrganizationsPage() {
       <h1>Organizations</h1>
       <CreateOrganization />
       <section aria-labelledby="organizations-heading">
-        <h2 id="organizations-heading">All organizations</h2>
+        <div class="section-head">
+          <h2 id="organizations-heading">{search ? "Matching organizations" : "All organizations"}</h2>
+          <SearchForm search={search} onSearch={setSearch} />
+        </div>
         {error && <ErrorMessage>{error}</ErrorMessage>}
         {!loaded ? (
           <Loading what="Loading organizations" />
         ) : organizations.length === 0 && !error ? (
-          <p class="empty">No organizations yet.</p>
+          <p class="empty" data-testid="organizations-empty">
+            {search ? `No organization's name contains "${search}", and none has that id.` : "No organizations yet."}
+          </p>
         ) : (
           <TableScroll label="Organizations">
             <table class="table" data-testid="organizations-table">
@@ -47,19 +55,19 @@ export function OrganizationsPage() {
                         {organization.name}
                       </a>
                     </th>
-                    <td>{[organization.plan.label, organization.plan.status].filter(Boolean).join(" · ") || "—"}</td>
-                    <td>{organization.billingMode ?? "—"}</td>
-                    <td>
+                    <td data-label="Plan">{[organization.plan.label, organization.plan.status].filter(Boolean).join(" · ") || "—"}</td>
+                    <td data-label="Billing">{organization.billingMode ?? "—"}</td>
+                    <td data-label="Daily allowance">
                       {organization.dailyAllowance
                         ? organization.dailyAllowance.basis === "tokens"
                           ? `${formatInteger(organization.dailyAllowance.amount)} tokens`
                           : formatDollars(organization.dailyAllowance.amount)
                         : "—"}
                     </td>
-                    <td class="num">{formatDollars(organization.creditBalanceDollars)}</td>
-                    <td>{organization.closedBeta ? "Yes" : "No"}</td>
-                    <td>{organization.pool ?? "shared"}</td>
-                    <td class="nowrap">{formatTime(organization.createdAt)}</td>
+                    <td class="num" data-label="Credit balance">{formatDollars(organization.creditBalanceDollars)}</td>
+                    <td data-label="Closed beta">{organization.closedBeta ? "Yes" : "No"}</td>
+                    <td data-label="Pool">{organization.pool ?? "shared"}</td>
+                    <td class="nowrap" data-label="Created">{formatTime(organization.createdAt)}</td>
                   </tr>
                 ))}
               </tbody>
@@ -69,6 +77,29 @@ export function OrganizationsPage() {
         <LoadMore cursor={cursor} loading={loading} onMore={list.loadMore} />
       </section>
     </>
+  );
+}
+
+/** Searches by part of a name (any case) or an id; empty shows every organization. */
+function SearchForm({ search, onSearch }: { search: string; onSearch: (search: string) => void }) {
+  const [text, setText] = useState(search);
+  const submit = (event: Event) => {
+    event.preventDefault();
+    onSearch(text.trim());
+  };
+  return (
+    <form class="search" role="search" onSubmit={submit} data-testid="organizations-search-form">
+      <label for="organizations-search">Search by name or id</label>
+      <input id="organizations-search" type="search" value={text} maxLength={255} autoComplete="off" onInput={(event) => setText(event.currentTarget.value)} data-testid="organizations-search" />
+      <button type="submit" class="button button-small" data-testid="organizations-search-submit">
+        Search
+      </button>
+      {search && (
+        <button type="button" class="button button-small" onClick={() => { setText(""); onSearch(""); }} data-testid="organizations-search-clear">
+          Show all
+        </button>
+      )}
+    </form>
   );
 }
 
@@ -95,7 +126,7 @@ function CreateOrganization() {
       announce(`Organization ${answer.organization.name} created.`);
       navigate(`/operator/organizations/${encodeURIComponent(answer.organization.id)}`);
     } catch (failure) {
-      if (!isAbort(failure)) setError({ message: errorText(failure), field: failure instanceof ApiError ? failure.field : undefined });
+      if (!isAbort(failure)) setError({ message: inFormTerms(errorText(failure)), field: failure instanceof ApiError ? failure.field : undefined });
       setBusy(false);
     }
   };

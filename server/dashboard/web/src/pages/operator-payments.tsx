@@ -59,22 +59,24 @@ export function PaymentsPage() {
                   <th scope="row" class="nowrap">
                     {formatTime(payment.createdAt)}
                   </th>
-                  <td>
-                    <StatusBadge status={payment.status} />
-                    {payment.error && <div class="cell-note">{payment.error}</div>}
+                  <td data-label="Status">
+                    <span>
+                      <StatusBadge status={payment.status} />
+                      {payment.error && <span class="cell-note">{payment.error}</span>}
+                    </span>
                   </td>
-                  <td class="num nowrap" data-testid="payment-amount">
+                  <td class="num nowrap" data-label="Amount" data-testid="payment-amount">
                     {formatPaymentAmount(payment.amount, payment.asset)}
                   </td>
-                  <td>
+                  <td data-label="Payer">
                     <code title={payment.payer}>{middle(payment.payer)}</code>
                   </td>
-                  <td>{payment.transaction ? <code title={payment.transaction}>{middle(payment.transaction)}</code> : "—"}</td>
-                  <td>
+                  <td data-label="Transaction">{payment.transaction ? <code title={payment.transaction}>{middle(payment.transaction)}</code> : "—"}</td>
+                  <td data-label="Run">
                     <code title={payment.runId}>{middle(payment.runId, 10)}</code>
                   </td>
-                  <td>{payment.kind}</td>
-                  <td>{payment.network}</td>
+                  <td data-label="Kind">{payment.kind}</td>
+                  <td data-label="Network">{payment.network}</td>
                 </tr>
               ))}
             </tbody>

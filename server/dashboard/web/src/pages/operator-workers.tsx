@@ -64,13 +64,13 @@ export function WorkersPage() {
               {models.map((model) => (
                 <tr key={model.model} data-testid="model-load-row">
                   <th scope="row">{model.model}</th>
-                  <td class="num" data-testid="model-waiting">{formatInteger(model.waiting)}</td>
-                  <td class="num" data-testid="model-running">{formatInteger(model.running)}</td>
-                  <td>
+                  <td class="num" data-label="Waiting" data-testid="model-waiting">{formatInteger(model.waiting)}</td>
+                  <td class="num" data-label="Running" data-testid="model-running">{formatInteger(model.running)}</td>
+                  <td data-label="KV cache blocks">
                     <KvBar used={model.kvBlocksUsed} cached={model.kvBlocksCached} free={model.kvBlocksFree} />
                   </td>
-                  <td class="num" data-testid="model-tokens-per-second">{formatNumber(model.tokensPerSecond)}</td>
-                  <td class="num">{model.workers.length ? formatInteger(model.workers.length) : "in process"}</td>
+                  <td class="num" data-label="Tokens/s" data-testid="model-tokens-per-second">{formatNumber(model.tokensPerSecond)}</td>
+                  <td class="num" data-label="Workers">{model.workers.length ? formatInteger(model.workers.length) : "in process"}</td>
                 </tr>
               ))}
             </tbody>
@@ -99,13 +99,13 @@ export function WorkersPage() {
                       <th scope="row">
                         <code>{worker.id}</code>
                       </th>
-                      <td>{model.model}</td>
-                      <td>
+                      <td data-label="Model">{model.model}</td>
+                      <td data-label="Address">
                         <code>{worker.address}</code>
                       </td>
-                      <td class="num">{formatInteger(worker.waiting)}</td>
-                      <td class="num">{formatInteger(worker.running)}</td>
-                      <td>
+                      <td class="num" data-label="Waiting">{formatInteger(worker.waiting)}</td>
+                      <td class="num" data-label="Running">{formatInteger(worker.running)}</td>
+                      <td data-label="KV cache blocks">
                         <KvBar used={worker.kvBlocksUsed} free={worker.kvBlocksFree} />
                       </td>
                     </tr>

@@ -51,8 +51,8 @@ export function PricesTable({ prices }: { prices: Record<string, ModelPrice> }) 
           {entries.map(([model, price]) => (
             <tr key={model}>
               <th scope="row">{model === "*" ? "Any other model (*)" : model}</th>
-              <td class="num">{formatDollars(price.inputPerMillion)}</td>
-              <td class="num">{formatDollars(price.outputPerMillion)}</td>
+              <td class="num" data-label="Input, per 1M tokens">{formatDollars(price.inputPerMillion)}</td>
+              <td class="num" data-label="Output, per 1M tokens">{formatDollars(price.outputPerMillion)}</td>
             </tr>
           ))}
         </tbody>

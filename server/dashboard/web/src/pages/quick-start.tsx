@@ -1,18 +1,30 @@
-// How to call this loom: the base URL each SDK expects, the model slugs served here, and snippets to copy.
+// How to call this loom: the base URL each SDK expects, the model names served here, and snippets to copy.
 // The openai SDK's baseURL includes /v1 (it appends /chat/completions); @anthropic-ai/sdk's is the origin (it
-// appends /v1/messages).
+// appends /v1/messages). Each API has model names of its own (a chat-completions name is a 404 on /v1/messages), so
+// each snippet uses its API's name and the list says which name is which.
 import { api } from "../api";
 import { CodeBlock, ErrorMessage, Facts, Loading, useLoad, useReady, useTitle } from "../components";
 import { href } from "../router";
+import type { ApiFormat, ModelName } from "../types";
 
 type Tab = "openai" | "anthropic" | "curl";
 
+/** How the models list names each API. */
+const API_NAMES: Record<ApiFormat, string> = { openai: "/v1/chat/completions and /v1/responses (openai)", anthropic: "/v1/messages (@anthropic-ai/sdk)" };
+
+/** The name a snippet of `format` uses: that format's default, else its first name, else a placeholder. */
+export function modelFor(list: readonly ModelName[], format: ApiFormat): string {
+  const own = list.filter((each) => each.formats.includes(format));
+  return (own.find((each) => each.default) ?? own[0])?.id ?? "MODEL";
+}
+
 export function QuickStartPage() {
   useTitle("Quick start");
-  const models = useLoad((signal) => api<{ models: Array<{ id: string; default: boolean }> }>("GET", "/api/v1/dashboard/models", undefined, { signal }).then((answer) => answer.models), []);
+  const models = useLoad((signal) => api<{ models: ModelName[] }>("GET", "/api/v1/dashboard/models", undefined, { signal }).then((answer) => answer.models), []);
   useReady(!models.loading);
   const list = models.data ?? [];
-  const model = (list.find((each) => each.default) ?? list[0])?.id ?? "MODEL";
+  const model = modelFor(list, "openai");
+  const messagesModel = modelFor(list, "anthropic");
   const origin = location.origin;
   const openaiBase = `${origin}/v1`;
   const snippets: Record<Tab, { label: string; code: string }> = {
@@ -42,7 +54,7 @@ const client = new Anthropic({
 });
 
 const message = await client.messages.create({
-  model: ${JSON.stringify(model)},
+  model: ${JSON.stringify(messagesModel)},
   max_tokens: 512,
   messages: [{ role: "user", content: "Say hello in three languages." }],
 });
@@ -59,7 +71,7 @@ console.log(message.content);
 curl ${origin}/v1/messages \\
   -H "x-api-key: $LOOM_API_KEY" \\
   -H "Content-Type: application/json" \\
-  -d '${JSON.stringify({ model, max_tokens: 512, messages: [{ role: "user", content: "Say hello in three languages." }] })}'
+  -d '${JSON.stringify({ model: messagesModel, max_tokens: 512, messages: [{ role: "user", content: "Say hello in three languages." }] })}'
 `,
     },
   };
@@ -86,14 +98,29 @@ curl ${origin}/v1/messages \\
         {models.loading && !models.data && <Loading what="Loading models" />}
         {models.data && list.length === 0 && <p class="empty">No models are served here right now.</p>}
         {list.length > 0 && (
-          <ul class="model-list">
-            {list.map((each) => (
-              <li key={each.id} data-testid="quickstart-model">
-                <code>{each.id}</code>
-                {each.default && <span class="badge badge-default">default</span>}
-              </li>
-            ))}
-          </ul>
+          <>
+            <p class="muted">Each API takes its own names: send a name to the API it is listed under.</p>
+            {(["openai", "anthropic"] as const).map((format) => {
+              const names = list.filter((each) => each.formats.includes(format));
+              return (
+                <div key={format} data-testid={`quickstart-models-${format}`}>
+                  <h3>{API_NAMES[format]}</h3>
+                  {names.length === 0 ? (
+                    <p class="empty">No model is served in this format.</p>
+                  ) : (
+                    <ul class="model-list">
+                      {names.map((each) => (
+                        <li key={each.id} data-testid="quickstart-model" data-format={format}>
+                          <code>{each.id}</code>
+                          {each.default && <span class="badge badge-default">default</span>}
+                        </li>
+                      ))}
+                    </ul>
+                  )}
+                </div>
+              );
+            })}
+          </>
         )}
       </section>
       <section class="card" aria-labelledby="snippets-heading">

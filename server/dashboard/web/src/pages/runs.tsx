@@ -57,14 +57,14 @@ export function RunsPage() {
                       <code>{shortId(run.runId, 14)}</code>
                     </a>
                   </th>
-                  <td>
+                  <td data-label="Status">
                     <StatusBadge status={run.status} />
                   </td>
-                  <td class="cell-question">{run.question ?? ""}</td>
-                  <td>{run.engine}</td>
-                  <td class="nowrap">{formatTime(run.createdAt)}</td>
-                  <td class="num">{run.status === "queued" ? "—" : formatDuration(run.usage.durationMs)}</td>
-                  <td class="num">{formatInteger(run.usage.inputTokens + run.usage.outputTokens)}</td>
+                  <td class="cell-question" data-label="Question">{run.question ?? ""}</td>
+                  <td data-label="Engine">{run.engine}</td>
+                  <td class="nowrap" data-label="Created">{formatTime(run.createdAt)}</td>
+                  <td class="num" data-label="Duration">{run.status === "queued" ? "—" : formatDuration(run.usage.durationMs)}</td>
+                  <td class="num" data-label="Tokens">{formatInteger(run.usage.inputTokens + run.usage.outputTokens)}</td>
                 </tr>
               ))}
             </tbody>

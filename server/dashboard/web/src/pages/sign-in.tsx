@@ -2,6 +2,7 @@
 // the browser keeps only the HttpOnly session cookie the answer sets, and the field is cleared after every try.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError, errorText } from "../api";
+import { signInRefusal } from "../sign-in-refusal";
 import type { SessionAnswer } from "../types";
 
 type Kind = "organization" | "operator";
@@ -34,7 +35,7 @@ export function SignIn({ message, onSignedIn }: { message?: string; onSignedIn: 
       onSignedIn(answer);
     } catch (failure) {
       if (failure instanceof ApiError && failure.status === 401) {
-        setError(kind === "operator" ? "That operator token was not accepted." : "That management key was not accepted. Use a management key, not an inference key.");
+        setError(signInRefusal(kind, value));
       } else if (failure instanceof ApiError && failure.status === 429) {
         setError(`Too many sign-in attempts.${failure.retryAfter ? ` Try again in ${failure.retryAfter} s.` : " Try again in a minute."}`);
       } else {
