@@ -149,8 +149,10 @@ describe("Checkout.buy", () => {
     const [createdBefore, balanceBefore] = [created, await chain.balanceOf(payer.address)];
     // The journal keeps the request as JSON whose keys it orders its own way: still the same request.
     expect(await checkout.previous(decoded, { ...SPEC })).toEqual(bought);
+    // A field left undefined is not in the journal's JSON either: the same request.
+    expect(await checkout.previous(decoded, { ...SPEC, callbackUrl: undefined })).toEqual(bought);
     expect(await checkout.buy(verifiedOf(decoded), SPEC)).toEqual(bought);
-    expect(created).toBe(createdBefore + 2); // announced again each time (the worker may not have picked it up)
+    expect(created).toBe(createdBefore + 3); // announced again each time (the worker may not have picked it up)
     const another = "payment already used: this authorization paid for another request; to get that run, retry with the same body and payment header";
     expect(await checkout.previous(decoded, { ...SPEC, content: ["Something else?"] })).toEqual({ refused: another });
     expect(await checkout.buy(verifiedOf(decoded), { ...SPEC, timeoutSeconds: 61 })).toEqual({ refused: another });
@@ -159,7 +161,7 @@ describe("Checkout.buy", () => {
     // The same authorization in another payment header (here v1's shape): not a retry of the payment that was sent.
     const resent = { ...decoded, payload: { ...decoded.payload, x402Version: 1 }, digest: "0".repeat(64) };
     expect(await checkout.previous(resent, SPEC)).toEqual({ refused: "payment already used: this authorization (payer and nonce) was already submitted" });
-    expect([created, await chain.balanceOf(payer.address)]).toEqual([createdBefore + 2, balanceBefore]);
+    expect([created, await chain.balanceOf(payer.address)]).toEqual([createdBefore + 3, balanceBefore]);
   });
 
   it("looks up no earlier try of a payment the journal does not have, or whose earlier try failed (never charged)", async () => {
@@ -239,6 +241,19 @@ describe("Checkout.buy", () => {
     const bought = await Promise.all([checkout.buy(verifiedOf(one), SPEC), checkout.buy(verifiedOf(other), SPEC)]);
     expect(bought.map((purchase) => Object.keys(purchase)[0])).toEqual(["bought", "bought"]);
     expect(sent).toEqual({ count: 2, holding: false, sentWhileHolding: true });
+  });
+
+  it("goes on with a payer's next settlement when the one before it failed on loom's side", async () => {
+    const payer = chain.accounts.payers[2]!;
+    const [first, second] = [await decodedPayment(payer), await decodedPayment(payer)];
+    // The first one's record fails (the database went away after the transfer): it stays settling, for the reconciler.
+    vi.spyOn(payments, "settle").mockRejectedValueOnce(new Error("the database is gone (test)"));
+    const checkout = checkoutWith();
+    const [one, two] = await Promise.allSettled([checkout.buy(verifiedOf(first), SPEC), checkout.buy(verifiedOf(second), SPEC)]);
+    expect(one).toMatchObject({ status: "rejected", reason: { message: "the database is gone (test)" } });
+    expect(two).toMatchObject({ status: "fulfilled", value: { bought: { runId: (await rowOf(second)).runId } } });
+    expect(await rowOf(first)).toMatchObject({ status: "settling" });
+    await payments.settle((await rowOf(first)).id, undefined); // as the reconciler would (not this test's subject)
   });
 
   it("refuses at once, not charged, a transfer the chain mined and reverted (no 503 and no run promised)", async () => {
