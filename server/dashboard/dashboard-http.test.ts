@@ -235,8 +235,12 @@ describe.skipIf(skipOutsideCi(undefined))(titled("the dashboard's data endpoints
       const record = keyRecords.find((key) => key.id === keyId)!;
       return { keyId, name: record.name, keyPrefix: record.keyPrefix, requests: total((row) => row.requests), inputTokens: total((row) => row.inputTokens), cachedInputTokens: total((row) => row.cachedInputTokens), outputTokens: total((row) => row.outputTokens), spendDollars: total((row) => row.spendDollars) };
     }).sort((a, b) => b.inputTokens + b.outputTokens - (a.inputTokens + a.outputTokens) || (a.keyId < b.keyId ? -1 : 1));
-    expect(dashboard.body.keys.map((key: Json) => ({ ...key, spendDollars: Number(key.spendDollars.toFixed(9)) }))).toEqual(perKey.map((key) => ({ ...key, spendDollars: Number(key.spendDollars.toFixed(9)) })));
-    expect(dashboard.body.keysWithUse).toBe(perKey.length);
+    const byKey = await call("GET", "/api/v1/dashboard/usage/keys?days=7", acmeManagement);
+    expect(byKey.status).toBe(200);
+    expect({ from: byKey.body.from, to: byKey.body.to, keysWithUse: byKey.body.keysWithUse }).toEqual({ from: dashboard.body.from, to: today, keysWithUse: perKey.length });
+    expect(byKey.body.keys.map((key: Json) => ({ ...key, spendDollars: Number(key.spendDollars.toFixed(9)) }))).toEqual(perKey.map((key) => ({ ...key, spendDollars: Number(key.spendDollars.toFixed(9)) })));
+    // Globex's keys are not Acme's.
+    expect((await call("GET", "/api/v1/dashboard/usage/keys", globexManagement)).body.keys.map((key: Json) => key.keyId)).not.toContain(perKey[0]!.keyId);
 
     // Globex is not in the closed beta: the dashboard shows its usage all the same.
     const globexUsage = await call("GET", "/api/v1/dashboard/usage", globexManagement);
@@ -264,7 +268,10 @@ describe.skipIf(skipOutsideCi(undefined))(titled("the dashboard's data endpoints
       expectBadRequest(await call("GET", `/api/v1/dashboard/runs?cursor=${encodeURIComponent(cursor)}`, acmeManagement), "cursor");
     }
     expect((await call("GET", `/api/v1/dashboard/runs?cursor=${runsCursor}`, acmeManagement)).status).toBe(200);
-    for (const days of ["0", "91", "x", "30.5", "-3"]) expectBadRequest(await call("GET", `/api/v1/dashboard/usage?days=${days}`, acmeManagement), "days");
+    for (const days of ["0", "91", "x", "30.5", "-3"]) {
+      expectBadRequest(await call("GET", `/api/v1/dashboard/usage?days=${days}`, acmeManagement), "days");
+      expectBadRequest(await call("GET", `/api/v1/dashboard/usage/keys?days=${days}`, acmeManagement), "days");
+    }
     for (const status of ["done", "QUEUED", ""]) expectBadRequest(await call("GET", `/api/v1/dashboard/runs?status=${status}`, acmeManagement), "status");
     expectBadRequest(await call("GET", "/api/v1/dashboard/keys?limit=1&limit=2", acmeManagement), "limit");
     expectBadRequest(await call("GET", "/api/v1/dashboard/keys?offset=3", acmeManagement), "offset");

@@ -267,10 +267,11 @@ describe.skipIf(skipOutsideCi(reason))(titled("the dashboard in headless Chromiu
     await inspect(page, "usage");
 
     // Per key, in dollars at the organization's prices, with the numbers on screen at phone width.
-    const usage = await (await fetch(`${server.base}/api/v1/dashboard/usage?days=7`, { headers: { authorization: `Bearer ${managementKey}` } })).json() as { keys: Array<{ keyId: string; name: string; inputTokens: number; outputTokens: number; spendDollars: number }>; series: Array<{ spendDollars: number }> };
+    const usage = await (await fetch(`${server.base}/api/v1/dashboard/usage/keys?days=7`, { headers: { authorization: `Bearer ${managementKey}` } })).json() as { keys: Array<{ keyId: string; name: string; inputTokens: number; outputTokens: number; spendDollars: number }> };
     expect(usage.keys.map((key) => [key.name, key.inputTokens + key.outputTokens])).toEqual([[hostileName, used]]);
     expect(usage.keys[0]!.spendDollars).toBeGreaterThan(0);
     const keyRow = page.getByTestId("usage-key-row");
+    await keyRow.first().waitFor();
     expect(await keyRow.count()).toBe(1);
     expect(await keyRow.locator("th").textContent()).toBe(hostileName);
     expect((await keyRow.textContent())!.replace(/[,\s\u00a0\u202f]/g, "")).toContain(String(used));

@@ -82,6 +82,12 @@ export interface UsageKey {
 export interface UsageAnswer {
   today: UsageSnapshot;
   series: UsageDay[];
+  from: string;
+  to: string;
+}
+
+/** GET /api/v1/dashboard/usage/keys. */
+export interface UsageKeysAnswer {
   /** The keys that used the most tokens (at most 100). */
   keys: UsageKey[];
   /** How many keys had use in these days (more than `keys` holds when some were left out). */

@@ -7,7 +7,7 @@ import { ErrorMessage, FilterSelect, Loading, TableScroll, useLoad, useReady, us
 import { TokensChart, type ChartData } from "../chart";
 import { downloadCsv, toCsv } from "../csv";
 import { formatDay, formatDollars, formatInteger, formatPercent, formatTimeWithUtc } from "../format";
-import type { Organization, UsageAnswer, UsageDay, UsageKey, UsageSnapshot } from "../types";
+import type { Organization, UsageAnswer, UsageDay, UsageKeysAnswer, UsageSnapshot } from "../types";
 
 /** The spans the page offers (the API takes 1 to 90 days). */
 type Span = "7" | "30" | "90";
@@ -21,6 +21,8 @@ export function UsagePage() {
   useTitle("Usage");
   const [span, setSpan] = useState<Span>("30");
   const usage = useLoad((signal) => api<UsageAnswer>("GET", `/api/v1/dashboard/usage?days=${span}`, undefined, { signal }), [span]);
+  // Per key is a read of its own (the slowest here with thousands of keys): the rest of the page does not wait for it.
+  const keys = useLoad((signal) => api<UsageKeysAnswer>("GET", `/api/v1/dashboard/usage/keys?days=${span}`, undefined, { signal }), [span]);
   const organization = useLoad((signal) => api<{ organization: Organization }>("GET", "/api/v1/dashboard/organization", undefined, { signal }).then((answer) => answer.organization), []);
   useReady(!usage.loading && !organization.loading);
   // Dollars are shown where the organization has prices, or where its use cost something all the same.
@@ -36,10 +38,15 @@ export function UsagePage() {
           <Today today={usage.data.today} organization={organization.data} series={usage.data.series} to={usage.data.to} showCost={showCost} />
           <div class="toolbar">
             <FilterSelect id="usage-range" label="Days" value={span} options={SPANS} onChange={setSpan} />
-            <Downloads usage={usage.data} showCost={showCost} />
+            <Downloads usage={usage.data} keys={keys.loading ? undefined : keys.data} showCost={showCost} />
           </div>
           <History usage={usage.data} days={Number(span)} showCost={showCost} loading={usage.loading} />
-          <PerKey usage={usage.data} days={Number(span)} showCost={showCost} />
+          <section class="card" aria-labelledby="keys-usage-heading" data-testid="usage-keys" aria-busy={keys.loading ? true : undefined}>
+            <h2 id="keys-usage-heading">By key, last {span} days</h2>
+            {keys.error && <ErrorMessage>{keys.error}</ErrorMessage>}
+            {keys.loading && !keys.data ? <Loading what="Loading the use per key" /> : null}
+            {keys.data && <PerKey keys={keys.data} showCost={showCost} />}
+          </section>
         </>
       )}
     </>
@@ -261,11 +268,10 @@ function History({ usage, days, showCost, loading }: { usage: UsageAnswer; days:
 }
 
 /** Use per key over the same days, most tokens first. */
-function PerKey({ usage, days, showCost }: { usage: UsageAnswer; days: number; showCost: boolean }) {
+function PerKey({ keys: usage, showCost }: { keys: UsageKeysAnswer; showCost: boolean }) {
   const left = usage.keysWithUse - usage.keys.length;
   return (
-    <section class="card" aria-labelledby="keys-usage-heading" data-testid="usage-keys">
-      <h2 id="keys-usage-heading">By key, last {days} days</h2>
+    <>
       {usage.keys.length === 0 ? (
         <p class="empty" data-testid="usage-keys-empty">
           No key was used in these days.
@@ -299,7 +305,7 @@ function PerKey({ usage, days, showCost }: { usage: UsageAnswer; days: number; s
           {left > 0 && <p class="muted">The {formatInteger(usage.keys.length)} keys that used the most tokens; {formatInteger(left)} more had some use.</p>}
         </>
       )}
-    </section>
+    </>
   );
 }
 
@@ -340,18 +346,18 @@ function FigureCells({ figures, showCost }: { figures: Figures; showCost: boolea
 }
 
 /** CSV downloads of the numbers shown: per day and model, and per key. */
-function Downloads({ usage, showCost }: { usage: UsageAnswer; showCost: boolean }) {
+function Downloads({ usage, keys, showCost }: { usage: UsageAnswer; keys?: UsageKeysAnswer; showCost: boolean }) {
   const figureHeader = ["requests", "input_tokens", "cached_input_tokens", "output_tokens", ...(showCost ? ["cost_dollars"] : [])];
   const figures = (row: Figures) => [row.requests, row.inputTokens, row.cachedInputTokens, row.outputTokens, ...(showCost ? [row.spendDollars] : [])];
   const span = `${usage.from}-to-${usage.to}`;
   const byDay = () => downloadCsv(`usage-by-day-${span}.csv`, toCsv(["day", "model", ...figureHeader], usage.series.map((row) => [row.day, row.model, ...figures(row)])));
-  const byKey = () => downloadCsv(`usage-by-key-${span}.csv`, toCsv(["key_id", "key_name", "key_prefix", ...figureHeader], usage.keys.map((key: UsageKey) => [key.keyId, key.name, key.keyPrefix, ...figures(key)])));
+  const byKey = (answer: UsageKeysAnswer) => downloadCsv(`usage-by-key-${answer.from}-to-${answer.to}.csv`, toCsv(["key_id", "key_name", "key_prefix", ...figureHeader], answer.keys.map((key) => [key.keyId, key.name, key.keyPrefix, ...figures(key)])));
   return (
     <div class="downloads">
       <button type="button" class="button button-small" onClick={byDay} data-testid="usage-csv-days">
         Download CSV by day
       </button>
-      <button type="button" class="button button-small" onClick={byKey} data-testid="usage-csv-keys">
+      <button type="button" class="button button-small" onClick={() => keys && byKey(keys)} disabled={!keys} data-testid="usage-csv-keys">
         Download CSV by key
       </button>
     </div>
