@@ -255,6 +255,8 @@ describe("the dashboard when it cannot be served", () => {
         expect(response.status, path).toBe(503);
         expect(response.headers.get("content-type")).toBe("text/plain; charset=utf-8");
         expect(await response.text()).toMatch(/the dashboard is not built .*: run `npm run build`/);
+        const head = await fetch(`http://127.0.0.1:${server.port}${path}`, { method: "HEAD" });
+        expect([head.status, await head.text()], `HEAD ${path}`).toEqual([503, ""]);
       }
     } finally {
       server.close();
@@ -281,6 +283,8 @@ describe("the dashboard when it cannot be served", () => {
         const response = await fetch(`http://127.0.0.1:${server.port}${path}`, { redirect: "manual" });
         expect(response.status, path).toBe(404);
         expect(await response.text()).toBe("the web dashboard needs the platform\n");
+        const head = await fetch(`http://127.0.0.1:${server.port}${path}`, { method: "HEAD", redirect: "manual" });
+        expect([head.status, head.headers.get("content-length"), await head.text()], `HEAD ${path}`).toEqual([404, String(Buffer.byteLength("the web dashboard needs the platform\n")), ""]);
       }
     } finally {
       server.close();
