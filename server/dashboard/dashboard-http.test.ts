@@ -88,7 +88,8 @@ describe.skipIf(skipOutsideCi(undefined))(titled("the dashboard's data endpoints
           callbackOf: (runId: string) => callbacks.deliveryOf(runId),
         };
         return [
-          runsSurface({ ...runServices, inferenceKeys: platform.inferenceKeys, engines: resolveEngines(), serves: () => true, maxActivePerOrganization: 100, notify: () => undefined }),
+          // Admission of a run's first turn is the runs' tests' (server/runs/); here every run is let in.
+          runsSurface({ ...runServices, inferenceKeys: platform.inferenceKeys, engines: resolveEngines(), serves: () => true, admitFirstTurn: async () => undefined, maxActivePerOrganization: 100, notify: () => undefined }),
           dashboardOrganizationSurface({ auth, stores: platform.stores, inferenceKeys: platform.inferenceKeys, runs: runServices }),
           operatorSurface({ auth, stores: platform.stores, keyAuthenticators: [platform.inferenceKeys, platform.managementKeys] }),
         ];
