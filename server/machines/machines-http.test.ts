@@ -8,6 +8,7 @@ import { decodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentRequired } from "@x402/core/types";
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
 import { decodeXPaymentResponse } from "x402-fetch";
+import { toFunctionSelector } from "viem";
 import { generatePrivateKey } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
@@ -318,6 +319,32 @@ describe("machine endpoints, direct settlement (PGlite, local chain)", () => {
     expect(responses.map((response) => response.status)).toEqual(Array(20).fill(202));
     expect(new Set(bodies.map((body) => body.runId)).size).toBe(1);
     expect(await chain.balanceOf(chain.accounts.payTo.address)).toBe(payeeBefore + SEARCH_PRICE);
+  });
+
+  it("a duplicate verified only after the first one's transfer landed (the chain says used) gets the first one's run", async () => {
+    const header = { "payment-signature": paymentHeader(await officialPayment(chain.accounts.payers[0]!, offer)) };
+    // The second verification's simulation of the transfer waits until the first request's transfer is sent.
+    const simulation = toFunctionSelector("transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)");
+    let simulations = 0;
+    let sent!: () => void;
+    const transferSent = new Promise<void>((resolve) => (sent = resolve));
+    chain.setIntercept(async (call, forward) => {
+      const data = (call.params as Array<{ data?: string }> | undefined)?.[0]?.data ?? "";
+      if (call.method === "eth_call" && data.startsWith(simulation) && ++simulations === 2) await transferSent;
+      if (call.method !== "eth_sendRawTransaction") return forward();
+      const result = await forward();
+      sent();
+      return result;
+    });
+    try {
+      const responses = await Promise.all([post(searchUrl, SEARCH_BODY, header), post(searchUrl, SEARCH_BODY, header)]);
+      const bodies = await Promise.all(responses.map((response) => response.json() as Promise<any>));
+      expect(responses.map((response) => response.status)).toEqual([202, 202]);
+      expect(bodies[1].runId).toBe(bodies[0].runId);
+      expect(simulations).toBeGreaterThanOrEqual(2);
+    } finally {
+      chain.setIntercept(undefined);
+    }
   });
 
   it("honours payment-identifier: the same payment again returns the same run, a different payment under it is a 409", async () => {
