@@ -69,8 +69,18 @@ export interface EngineStream extends AsyncIterable<EngineEvent> {
  * (engine/host/worker-engine.ts) so that forward passes never block the server's event loop.
  */
 export interface ServingEngine {
-  /** Queues a request; its events end with one `finish` or one `error`. Leaving the iteration aborts it. */
-  submit(request: EngineRequest): EngineStream;
+  /**
+   * Queues a request; its events end with one `finish` or one `error`. Leaving the iteration aborts it.
+   * `prepared`: the request's prompt as this engine's {@link prepareAhead} gave it for this request, so that it is not
+   * prepared again (a WorkerEngine ignores one it did not prepare, or prepared with limits it no longer has).
+   */
+  submit(request: EngineRequest, prepared?: PreparedPrompt): EngineStream;
+  /**
+   * The prompt `request` would run with (rendered, compacted and tokenized as submit would), prepared off the caller's
+   * thread, to count it and then hand it to submit: prepared once. Undefined when this engine cannot prepare prompts
+   * apart from submit. @throws EngineError as submit would report the prompt.
+   */
+  prepareAhead?(request: EngineRequest): Promise<PreparedPrompt | undefined>;
   /** Stops a request; false when no such request is running. */
   abort(id: string): boolean;
   /** Requests waiting to be admitted (cheap: read per request for admission control). */

@@ -103,6 +103,37 @@ describe("WorkerEngine", () => {
     }
   });
 
+  it("prepareAhead(): submit runs the prompt it gave as given, without preparing it again; any other prompt is prepared again", async () => {
+    const inProcess = new Engine(model);
+    const request: EngineRequest = { input: { messages: [{ role: "user", content: "A prompt prepared ahead of its submit" }] }, maxTokens: 8, sampling: { temperature: 0 }, ignoreEndOfGeneration: true };
+    const other: EngineRequest = { ...request, input: { messages: [{ role: "user", content: "A much longer opening line, about a cat who kept a lighthouse by the sea" }] } };
+    const promptTokensOf = async (stream: AsyncIterable<EngineEvent>) => {
+      let promptTokens: number | undefined;
+      for await (const event of stream) if (event.type === "finish") promptTokens = event.usage.promptTokens;
+      return promptTokens;
+    };
+    try {
+      const prepared = (await worker.prepareAhead(request))!;
+      expect(prepared.tokens).toHaveLength(await worker.countTokens(request));
+      const expected = await eventsOf(inProcess, request);
+      const events: EngineEvent[] = [];
+      for await (const event of worker.submit(request, prepared)) events.push(event);
+      // (The worker's prefix cache may hold the template's opening from the tests before: reuse apart.)
+      const reuseApart = (list: EngineEvent[]) => comparable(list).map((event) => ("usage" in event ? { ...event, usage: { ...event.usage, reusedPrefixTokens: 0 } } : event));
+      expect(reuseApart(events)).toEqual(reuseApart(expected));
+      // Taken as it is: submitted with another input, the request runs the prompt it was handed.
+      const otherTokens = await worker.countTokens(other);
+      expect(otherTokens).not.toBe(prepared.tokens.length);
+      expect(await promptTokensOf(worker.submit(other, prepared))).toBe(prepared.tokens.length);
+      // A prompt prepareAhead() did not give (a copy) is ignored: the request's own prompt is prepared.
+      expect(await promptTokensOf(worker.submit(other, structuredClone(prepared)))).toBe(otherTokens);
+      await expect(worker.prepareAhead({ input: { messages: [{ role: "user", content: "word ".repeat(400) }] }, enableAutoCompaction: false })).rejects.toMatchObject({ kind: "too_long", field: "input" });
+      expect(await worker.prepareAhead({ input: { tokens: [1, 2, 3] } })).toBeUndefined();
+    } finally {
+      inProcess.close();
+    }
+  });
+
   it("ends a request aborted while its prompt is prepared as aborted, and frees it", async () => {
     const request: EngineRequest = { input: { messages: [{ role: "user", content: "Tell me a long story" }] }, maxTokens: 200, sampling: { temperature: 0 }, ignoreEndOfGeneration: true, id: "aborted-early" };
     const stream = worker.submit(request);
@@ -150,6 +181,8 @@ describe("WorkerEngine", () => {
 
   it("restart(): fails the requests in flight, reloads, and serves again", async () => {
     const before = await eventsOf(worker, greedy("After the storm"));
+    const chat = (content: string): EngineRequest => ({ input: { messages: [{ role: "user", content }] }, maxTokens: 4, sampling: { temperature: 0 } });
+    const stale = (await worker.prepareAhead(chat("Prepared before the restart")))!;
     const running = worker.submit(greedy("A request cut short", 200));
     const seen: EngineEvent[] = [];
     for await (const event of running) {
@@ -161,6 +194,13 @@ describe("WorkerEngine", () => {
     const after = await eventsOf(worker, greedy("After the storm"));
     expect(comparable(after)).toEqual(comparable(before));
     expect(worker.unavailable).toBeUndefined();
+    // A prompt prepared for the previous thread is prepared again (the new thread's limits may differ).
+    const request = chat("After the restart, a request with a longer prompt than the stale one");
+    const finish = (await eventsOf(worker, { ...request, id: "after-restart" })).at(-1);
+    let handed: EngineEvent | undefined;
+    for await (const event of worker.submit(request, stale)) handed = event;
+    expect(handed).toMatchObject({ type: "finish", usage: { promptTokens: (finish as Extract<EngineEvent, { type: "finish" }>).usage.promptTokens } });
+    expect((finish as Extract<EngineEvent, { type: "finish" }>).usage.promptTokens).not.toBe(stale.tokens.length);
   });
 
   it("fails the requests in flight when its thread dies, reloads and serves again; a second death within a minute leaves it unavailable", async () => {

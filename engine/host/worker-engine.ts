@@ -73,6 +73,8 @@ export class WorkerEngine implements ServingEngine {
   /** Prepares prompts off the engine thread; `#promptSettings` (from the engine thread) says with what limits. */
   readonly #prompts: PromptThread;
   #promptSettings: PromptSettings | undefined;
+  /** The prompts {@link prepareAhead} gave, with the settings they were prepared with: submit takes only those, while they hold. */
+  readonly #preparedWith = new WeakMap<PreparedPrompt, PromptSettings>();
   #waiting = 0;
   #arrivals = 0;
   #closing = false;
@@ -117,7 +119,7 @@ export class WorkerEngine implements ServingEngine {
     return this.#unavailable;
   }
 
-  submit(request: EngineRequest): EngineStream {
+  submit(request: EngineRequest, prepared?: PreparedPrompt): EngineStream {
     const id = request.id ?? `req-${++this.#arrivals}-${Date.now().toString(36)}`;
     const channel = new EventChannel<EngineEvent>(() => this.abort(id));
     const stream = { id, [Symbol.asyncIterator]: () => channel[Symbol.asyncIterator]() };
@@ -131,7 +133,8 @@ export class WorkerEngine implements ServingEngine {
     if (this.#streams.has(id)) return refuse(new EngineError("invalid_request", `a request with id ${id} is already running`, "id"));
     const identified = { ...request, id };
     const settings = this.#promptSettings;
-    if (settings && this.#prompts.available && typeof request.input === "object" && request.input !== null && !("tokens" in request.input)) {
+    const ready = prepared !== undefined && settings !== undefined && this.#preparedWith.get(prepared) === settings ? prepared : undefined;
+    if (!ready && settings && this.#prompts.available && typeof request.input === "object" && request.input !== null && !("tokens" in request.input)) {
       const inFlight: InFlight = { channel, admitted: false, submitted: false };
       this.#streams.set(id, inFlight);
       this.#waiting++;
@@ -139,7 +142,7 @@ export class WorkerEngine implements ServingEngine {
       return stream;
     }
     try {
-      this.#post({ type: "submit", request: identified });
+      this.#post(submitMessage(identified, ready));
     } catch (error) {
       return refuse(new EngineError("invalid_request", `the request cannot be sent to the engine thread: ${(error as Error).message}`));
     }
@@ -165,7 +168,7 @@ export class WorkerEngine implements ServingEngine {
     }
     if (this.#streams.get(request.id) !== inFlight) return; // failed or closed meanwhile (a restart, close)
     try {
-      this.#post(prepared ? { type: "submit", request: { ...request, input: { tokens: prepared.tokens } }, prepared } : { type: "submit", request });
+      this.#post(submitMessage(request, prepared));
     } catch (error) {
       this.#deliver({ type: "error", requestId: request.id, error: new EngineError("invalid_request", `the request cannot be sent to the engine thread: ${(error as Error).message}`) });
       return;
@@ -184,6 +187,26 @@ export class WorkerEngine implements ServingEngine {
 
   stats(): Promise<EngineStats> {
     return this.#ask({ method: "stats" });
+  }
+
+  /**
+   * The prompt `request` would run with, prepared on the prompt thread as submit would prepare it: hand it to submit,
+   * which then sends it to the engine thread as it is. Undefined without a prompt thread (submit then has the engine
+   * thread prepare it), or when the prompt thread failed (not the request).
+   * @throws EngineError as submit would report the prompt.
+   */
+  async prepareAhead(request: EngineRequest): Promise<PreparedPrompt | undefined> {
+    const settings = this.#promptSettings;
+    if (!settings || !this.#prompts.available || this.#unavailable) return undefined;
+    if (typeof request.input !== "object" || request.input === null || "tokens" in request.input) return undefined;
+    try {
+      const prepared = await this.#prompts.prepare(request, settings);
+      this.#preparedWith.set(prepared, settings);
+      return prepared;
+    } catch (error) {
+      if (error instanceof EngineError) throw error;
+      return undefined;
+    }
   }
 
   /** Counted on the prompt thread (else by the engine thread, which answers only between steps). */
@@ -367,4 +390,9 @@ export class WorkerEngine implements ServingEngine {
       () => undefined, // its exit handler has marked the engine unavailable
     );
   }
+}
+
+/** The engine thread's submit message: with its prompt when prepared here (the input then holds its tokens). */
+function submitMessage(request: EngineRequest & { id: string }, prepared: PreparedPrompt | undefined): ToWorker {
+  return prepared ? { type: "submit", request: { ...request, input: { tokens: prepared.tokens } }, prepared } : { type: "submit", request };
 }

@@ -4,6 +4,7 @@
 // (durably, when the platform meters it) before the response's last byte, whatever its end.
 import type { HttpRequest } from "uWebSockets.js";
 import type { ServingEngine } from "../../engine/engine.js";
+import type { PreparedPrompt } from "../../engine/prompt.js";
 import { EngineError } from "../../engine/request.js";
 import type { Admission } from "../http/accounting.js";
 import type { Principal } from "../http/auth.js";
@@ -94,9 +95,14 @@ function checkCapacity(context: ServerContext, engine: ServingEngine): void {
   }
 }
 
-/** Admits a request against its key's limits, counting its prompt only where a token limit needs it. */
-function admitUsage(context: ServerContext, endpoint: WireEndpoint, served: ServedModel, request: InternalRequest, principal: Principal): Promise<Admission> {
-  return context.options.accountant.admit(admissionRequestOf(served, request, principal, endpoint.format, wireFieldOf(endpoint, request)));
+/**
+ * Admits a request against its key's limits, counting its prompt only where a token limit needs it; with the prompt
+ * its engine prepared to count it, if it did (the request runs with it).
+ */
+async function admitUsage(context: ServerContext, endpoint: WireEndpoint, served: ServedModel, request: InternalRequest, principal: Principal): Promise<{ admission: Admission; prepared: PreparedPrompt | undefined }> {
+  const admissionRequest = admissionRequestOf(served, request, principal, endpoint.format, wireFieldOf(endpoint, request));
+  const admission = await context.options.accountant.admit(admissionRequest);
+  return { admission, prepared: admissionRequest.prepared() };
 }
 
 /** POST to a generation endpoint. NOTE: everything read from `req` is read before the first await. */
@@ -107,7 +113,7 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
     const request = endpoint.parse(body, id);
     const served = admit(context, endpoint, request);
     if (endpoint.prepare) await endpoint.prepare(request, principal);
-    const admission = await admitUsage(context, endpoint, served, request, principal);
+    const { admission, prepared } = await admitUsage(context, endpoint, served, request, principal);
     const meta = { id, model: request.model, created: Math.floor(Date.now() / 1000) };
     const started = performance.now();
     // What the request used, whatever its end (the engine's counts; see UsageObserver), settled exactly once.
@@ -119,7 +125,7 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
       const engine = engineFor(served, admission.pool);
       if (!engine) throw new ProtocolError("permission", `this organization runs on the dedicated pool '${admission.pool}', which this server does not have: send its requests to a gateway (loom gateway)`);
       if (served.poolEngine) checkCapacity(context, engine);
-      running = runRequest(engine, meta.id, request, { wireField: wireFieldOf(endpoint, request), whitespace: context.options.jsonWhitespace, onUsage: (usage) => { used = usage; } });
+      running = runRequest(engine, meta.id, request, { wireField: wireFieldOf(endpoint, request), whitespace: context.options.jsonWhitespace, prepared, onUsage: (usage) => { used = usage; } });
     } catch (error) {
       // Never submitted: nothing used, but the admission's reservations are given back.
       void settle(used).catch((settleError: unknown) => context.options.log.requestError(connection.requestId, route, settleError));

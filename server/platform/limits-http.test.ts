@@ -9,7 +9,8 @@ import { cpSync, existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { PromptCounter } from "../../engine/prompt-counter.js";
 import { REPOSITORY_ROOT, failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
 import { closedLoopbackPort } from "../testing/closed-port.js";
@@ -254,6 +255,33 @@ describe("limits through HTTP on one server (PGlite, limits in memory)", () => {
     const remaining = Number(second.headers.get("x-ratelimit-remaining-tokens"));
     expect(remaining).toBeGreaterThanOrEqual(limit - firstUsed - cost - 1);
     expect(remaining).toBeLessThanOrEqual(limit - firstUsed - cost + regained);
+  });
+
+  it("counts a metered request's prompt by preparing it on the engine's prompt thread, and runs the request with that prompt (prepared once)", async () => {
+    const countedHere = vi.spyOn(PromptCounter.prototype, "count");
+    try {
+      const engine = server.engine;
+      const metered = await tenant({ tokensPerMinute: 1_000_000 });
+      const [prepares, submits] = [engine.prepared.length, engine.handed.length];
+      const outcome = await viaOpenAi(metered.openai, chatBody(server.chatModel, 2));
+      expect(outcome.status).toBe(200);
+      expect(engine.prepared.length - prepares).toBe(1);
+      expect(engine.handed.length - submits).toBe(1);
+      const prepared = engine.prepared.at(-1)!;
+      expect(engine.handed.at(-1)).toBe(prepared);
+      expect(outcome.body.usage.prompt_tokens).toBe(prepared.tokens.length);
+      expect(countedHere).not.toHaveBeenCalled();
+
+      // Nothing sized in tokens: the prompt is not counted, and submit prepares it.
+      const unmetered = await tenant({ tokensPerMinute: null, tokensPerDay: null });
+      const outcome2 = await viaOpenAi(unmetered.openai, chatBody(server.chatModel, 2));
+      expect(outcome2.status).toBe(200);
+      expect(engine.prepared.length - prepares).toBe(1);
+      expect(engine.handed.at(-1)).toBeUndefined();
+      expect(outcome2.body.usage.prompt_tokens).toBe(outcome.body.usage.prompt_tokens);
+    } finally {
+      countedHere.mockRestore();
+    }
   });
 
   it("has no boundary to burst across twice: after a full burst, requests come back at limit/60 per second, not in a second burst", async () => {

@@ -2,6 +2,7 @@
 // where the server's request type meets the engine's. Reasoning is split from the answer at the think tags, and
 // when the request offers tools, the model's tool calls are taken out of the answer (server/protocol/tool-calls.ts).
 import type { ServingEngine } from "../../engine/engine.js";
+import type { PreparedPrompt } from "../../engine/prompt.js";
 import type { EngineError, EngineEvent, EngineRequest } from "../../engine/request.js";
 import { type ConstraintTags, constraintSpecOf } from "./constraint.js";
 import { type InternalEvent, type InternalRequest, type InternalUsage, ProtocolError } from "./internal.js";
@@ -165,12 +166,13 @@ function eventOf(piece: ToolCallPiece): InternalEvent {
 /**
  * Submits `request` and streams its InternalEvents (engine errors with their fields named as `wireField` says).
  * `priority`: the engine's priority class (smaller first; interactive requests 0, agent runs after them);
- * `maxTokensUpToContext`: a token limit the context cannot hold is cut to it instead of failing (agent turns).
+ * `maxTokensUpToContext`: a token limit the context cannot hold is cut to it instead of failing (agent turns);
+ * `prepared`: the prompt `engine.prepareAhead` gave for this request (admission counted it), so that it is not prepared again.
  */
-export function runRequest(engine: ServingEngine, id: string, request: InternalRequest, options: { wireField?: WireFieldNames; onUsage?: UsageObserver; priority?: number; maxTokensUpToContext?: boolean } & OutputFormat = {}): RunningRequest {
+export function runRequest(engine: ServingEngine, id: string, request: InternalRequest, options: { wireField?: WireFieldNames; onUsage?: UsageObserver; priority?: number; maxTokensUpToContext?: boolean; prepared?: PreparedPrompt } & OutputFormat = {}): RunningRequest {
   const engineRequest = toEngineRequest(id, request, options);
   if (options.priority !== undefined) engineRequest.priority = options.priority;
   if (options.maxTokensUpToContext) engineRequest.maxTokensUpToContext = true;
-  const stream = engine.submit(engineRequest);
+  const stream = engine.submit(engineRequest, options.prepared);
   return { id, abort: () => engine.abort(id), [Symbol.asyncIterator]: () => internalEvents(stream, request, options) };
 }

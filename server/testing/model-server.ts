@@ -6,6 +6,7 @@ import OpenAI from "openai";
 import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import { WorkerEngine } from "../../engine/host/worker-engine.js";
 import { PromptCounter } from "../../engine/prompt-counter.js";
+import type { PreparedPrompt } from "../../engine/prompt.js";
 import type { EngineEvent, EngineFinishReason, EngineRequest, EngineStats, EngineUsage } from "../../engine/request.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
 import { rmSync } from "node:fs";
@@ -29,12 +30,17 @@ export interface RawOutput {
 /** Passes every call to an engine, recording each request as submitted and each request's raw output. */
 export class RecordingEngine implements ServingEngine {
   readonly requests: EngineRequest[] = [];
+  /** The prompt handed to each submit (undefined where none was), in the order of `requests`. */
+  readonly handed: Array<PreparedPrompt | undefined> = [];
+  /** The prompts prepareAhead() gave (undefined where it gave none). */
+  readonly prepared: Array<PreparedPrompt | undefined> = [];
   readonly outputs = new Map<string, RawOutput>();
   constructor(private readonly inner: ServingEngine) {}
 
-  submit(request: EngineRequest): EngineStream {
+  submit(request: EngineRequest, prepared?: PreparedPrompt): EngineStream {
     this.requests.push(structuredClone(request));
-    const stream = this.inner.submit(request);
+    this.handed.push(prepared);
+    const stream = this.inner.submit(request, prepared);
     const output: RawOutput = { text: "" };
     this.outputs.set(stream.id, output);
     return {
@@ -63,6 +69,12 @@ export class RecordingEngine implements ServingEngine {
 
   countTokens(request: EngineRequest): number | Promise<number> {
     return this.inner.countTokens(request);
+  }
+
+  async prepareAhead(request: EngineRequest): Promise<PreparedPrompt | undefined> {
+    const prepared = await this.inner.prepareAhead?.(request);
+    this.prepared.push(prepared);
+    return prepared;
   }
 
   get unavailable(): Error | undefined {
