@@ -6,6 +6,7 @@
 // cancelled, expired, or unreadable), saying what it finished.
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import { HTTPFacilitatorClient } from "@x402/core/server";
+import { toFunctionSelector } from "viem";
 import type { PaymentRequirements } from "@x402/core/types";
 import { PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -268,6 +269,31 @@ describe("Checkout.buy", () => {
     expect(purchase).toEqual({ refused });
     expect(await rowOf(decoded)).toMatchObject({ status: "failed", error: refused });
     expect(created).toBe(createdBefore);
+  });
+
+  it("settles without the chain's check when the chain does not answer it in time (a quarter of the settlement timeout)", async () => {
+    const payer = chain.accounts.payers[0]!;
+    const decoded = await decodedPayment(payer);
+    // The payer's balance is never answered (the reads of the check go out together).
+    const balanceOf = toFunctionSelector("balanceOf(address)");
+    let answer!: () => void;
+    const hung = new Promise<void>((resolve) => (answer = resolve));
+    chain.setIntercept(async (call, forward) => {
+      const data = (call.params as Array<{ data?: string }> | undefined)?.[0]?.data ?? "";
+      if (call.method === "eth_call" && data.startsWith(balanceOf)) await hung;
+      return forward();
+    });
+    const logged: string[] = [];
+    vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => logged.push(String(chunk)) > 0);
+    const started = Date.now();
+    try {
+      const purchase = await checkoutWith({ settlementTimeoutMs: 2000 }).buy(verifiedOf(decoded), SPEC);
+      expect(purchase).toMatchObject({ bought: { runId: (await rowOf(decoded)).runId } });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+      expect(logged.join("")).toContain(`loom: payments: the chain could not be read before settling payment ${(await rowOf(decoded)).id} (settled without that check): no answer within 500 ms`);
+    } finally {
+      answer();
+    }
   });
 
   it("answers with what the journal says when another process failed the payment while it settled (no run announced)", async () => {

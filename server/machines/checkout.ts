@@ -40,6 +40,11 @@ export interface CheckoutOptions {
   settlementTimeoutMs: number;
   /** How long a request for a payment someone else is settling waits for its outcome (default 10 s). */
   duplicateWaitMs?: number;
+  /**
+   * How long the chain's check before a settlement may take (default: a quarter of the settlement timeout, at most
+   * 5 s): past it the settlement goes ahead without it, as when the chain cannot be read.
+   */
+  chainCheckMs?: number;
   /** Called when a paid run was created (wakes the run worker). */
   runCreated(): void;
   /** Where each payment the reconciler finished is reported, one line each (default: stderr). */
@@ -125,8 +130,10 @@ export class Checkout {
   private async doomed(record: PaymentRecord): Promise<Outcome | undefined> {
     let state: AuthorizationState;
     let balance: bigint;
+    const checkMs = this.options.chainCheckMs ?? Math.min(5000, this.options.settlementTimeoutMs / 4);
     try {
-      [state, balance] = await Promise.all([this.chain.authorization(record.payer as `0x${string}`, record.nonce as `0x${string}`), this.chain.balance(record.payer as `0x${string}`)]);
+      // Bounded: an RPC client retries a dead endpoint for many times its timeout, and the payer is waiting.
+      [state, balance] = await within(checkMs, Promise.all([this.chain.authorization(record.payer as `0x${string}`, record.nonce as `0x${string}`), this.chain.balance(record.payer as `0x${string}`)]));
     } catch (error) {
       logFailure(`payments: the chain could not be read before settling payment ${record.id} (settled without that check)`, error);
       return undefined;
@@ -273,6 +280,20 @@ export class Checkout {
       logFailure(`payments: the chain could not be read for payment ${record.id} (it stays unfinished)`, error);
       return undefined;
     }
+  }
+}
+
+/** `promise`, or a rejection once `ms` have passed without it settling (it goes on, unheeded). */
+async function within<T>(ms: number, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  promise.catch(() => undefined); // a rejection after the deadline is nobody's
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
