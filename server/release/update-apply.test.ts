@@ -1,7 +1,9 @@
 // `loom update` end to end on the embedded database: releases of this repository built into a feed (0.3.0 with a
 // migration of its own, 0.4.0 that never becomes healthy), checked, approved, applied and rolled back while a real
 // `loom serve` runs and a client streams across the switch; the refusals (unapproved, tampered, unknown key,
-// downgrade); the automatic rollback; and kill -9 of the apply at its riskiest steps, after which one version starts.
+// downgrade); the automatic rollback; kill -9 of the apply at its riskiest steps, after which one version starts; and
+// an apply killed after stopping the server, re-run from another folder: the stopped server starts again, then the
+// apply completes.
 import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -220,6 +222,40 @@ describe("loom update on the embedded database", () => {
       }
     }, 180_000);
   }
+});
+
+describe("an apply killed between stopping and started, re-run from another folder", () => {
+  it("the journal names the data dir absolutely though it was typed relative; the re-run starts the stopped serve from 0.1.0, healthy, then applies 0.3.0", async () => {
+    expect((await health()).version).toBe("0.1.0");
+    // Typed relative to `dir`, as an operator in that folder would.
+    const apply = spawn(process.execPath, [LOOM_CLI, "update", "apply", "0.3.0", "--feed", feed, "--config", config, "--data-dir", "data"], { env, cwd: dir });
+    children.push(apply);
+    let log = "";
+    await new Promise<void>((resolve, reject) => {
+      createInterface({ input: apply.stderr! }).on("line", (line) => {
+        log += `${line}\n`;
+        if (line.includes("backed up the embedded database")) {
+          apply.kill("SIGKILL");
+          resolve();
+        }
+      });
+      apply.once("exit", () => reject(new Error(`the apply ended before its backup:\n${log}`)));
+    });
+    const journal = JSON.parse(readFileSync(layout.journal, "utf8")) as { dataDir: string; processes: Array<{ role: string; version: string }> };
+    expect(journal.dataDir).toBe(dataDir);
+    expect(journal.processes.map(({ role, version }) => `${role} ${version}`)).toEqual(["serve 0.1.0"]);
+    await expect(health()).rejects.toThrow(); // stopped by the apply, started by nobody yet
+
+    // Re-run from the filesystem's root, holding no data/ of its own, as a service manager's command would.
+    const again = await loom(["update", "apply", "0.3.0", "--feed", feed, "--config", config, "--data-dir", dataDir, "--health-timeout-seconds", "90"], env, "/");
+    expect(again.code, again.stderr).toBe(0);
+    // Killed as it printed the backup's line: the journal says "migrating" if it got that far, else "stopping".
+    expect(again.stderr).toMatch(/an interrupted apply from 0\.1\.0 to 0\.3\.0 \(cut off while (stopping|migrating)\) was recovered: .*; current names 0\.1\.0/);
+    expect(again.stderr).toMatch(/serve \d+ runs 0\.1\.0 and is healthy/);
+    expect(again.stdout).toMatch(/^updated 0\.1\.0 -> 0\.3\.0; running: \d+/);
+    expect(await health()).toMatchObject({ status: "ok", version: "0.3.0" });
+    expect(await complete()).toBe(200);
+  }, 240_000);
 });
 
 /** The version /health reports once it answers 200 (within 60 s). */

@@ -60,10 +60,10 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Runs `loom <args>` from the repository's build. @returns its exit code, stdout and stderr. */
-export async function loom(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs `loom <args>` from the repository's build, in `cwd` (default: this process's). @returns its exit code, stdout and stderr. */
+export async function loom(args: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [LOOM_CLI, ...args], { env, maxBuffer: 16 * 1024 ** 2, timeout: 240_000 });
+    const { stdout, stderr } = await run(process.execPath, [LOOM_CLI, ...args], { env, maxBuffer: 16 * 1024 ** 2, timeout: 240_000, ...(cwd === undefined ? {} : { cwd }) });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string };
