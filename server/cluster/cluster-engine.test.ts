@@ -91,5 +91,7 @@ describe("ClusterEngine when a worker is lost", () => {
     const events = await collect(cluster.submit({ id: "r3", input: { text: "hi" } }));
     expect(events).toHaveLength(1);
     expect((events[0] as { error: Error }).error.message).toMatch(/no worker of the pool 'acme' serving this model is connected/);
+    // Logged as one line, like a lost worker's cut stream: no stack trace.
+    expect((events[0] as { error: Error }).error.stack).toBe(`EngineError: ${(events[0] as { error: Error }).error.message}`);
   });
 });

@@ -89,15 +89,15 @@ export class ClusterEngine implements ServingEngine {
   submit(request: EngineRequest): EngineStream {
     const id = request.id ?? `req-${++this.#arrivals}-${Date.now().toString(36)}`;
     const channel = new EventChannel<EngineEvent>(() => this.abort(id));
-    const fail = (message: string, cause?: Error) => {
-      channel.push({ type: "error", requestId: id, error: new EngineError("internal", message, undefined, { cause }) });
+    const fail = (error: EngineError) => {
+      channel.push({ type: "error", requestId: id, error });
       channel.close();
     };
     const prompt = this.#prefixHashes(request);
     const send = (excluded: ReadonlySet<WorkerLink>, retried: boolean): void => {
       const link = this.#route(this.#candidates().filter((candidate) => !excluded.has(candidate)), prompt);
       if (!link) {
-        fail(retried ? `the worker running this request was lost, and ${this.#noWorker().replace(/^no/, "no other")}` : this.#noWorker());
+        fail(oneLineError(retried ? `the worker running this request was lost, and ${this.#noWorker().replace(/^no/, "no other")}` : this.#noWorker()));
         return;
       }
       this.#running.set(id, link);
@@ -115,8 +115,7 @@ export class ClusterEngine implements ServingEngine {
           // Not started: nothing reached the client, so another worker can run it from the start (once).
           if (!started && !retried) send(new Set([...excluded, link]), true);
           else {
-            channel.push({ type: "error", requestId: id, error: lostWorkerError(this.pool, error) });
-            channel.close();
+            fail(lostWorkerError(this.pool, error));
           }
         },
       }, prompt?.hashes);
@@ -231,12 +230,20 @@ export function sumStats(all: readonly EngineStats[]): EngineStats {
 
 /**
  * The error a request the lost worker had admitted ends with. The client is told the loss in loom's words; the
- * worker's address and the socket's words are the operator's, in the one line the server logs for the request (its
- * "stack", which the log prints): where this error was made says nothing, and a stack trace per cut stream buried
- * the log when a worker with many streams went away.
+ * worker's address and the socket's words are the operator's, in the one line the server logs for the request.
  */
 export function lostWorkerError(pool: string, cause: Error): EngineError {
-  const error = new EngineError("internal", `the worker running this request was lost${cause instanceof WorkerLinkLostError ? `: ${cause.reason}` : ""}`, undefined, { cause });
-  error.stack = `${error.name}: ${error.message} (a worker of the pool '${pool}': ${cause.message.replaceAll("\n", " ")})`;
+  const message = `the worker running this request was lost${cause instanceof WorkerLinkLostError ? `: ${cause.reason}` : ""}`;
+  return oneLineError(message, cause, `a worker of the pool '${pool}': ${cause.message.replaceAll("\n", " ")}`);
+}
+
+/**
+ * An error of the cluster (a worker lost, none left) whose "stack", which the server's log prints for a failed
+ * request, is one line: its message and `detail` for the operator. Where it was made says nothing, and a stack
+ * trace per cut stream buried the log when a worker with many streams went away.
+ */
+function oneLineError(message: string, cause?: Error, detail?: string): EngineError {
+  const error = new EngineError("internal", message, undefined, cause === undefined ? undefined : { cause });
+  error.stack = `${error.name}: ${error.message}${detail === undefined ? "" : ` (${detail})`}`;
   return error;
 }
