@@ -1,11 +1,7 @@
 // The platform's pieces on the request path, for bench/platform-overhead.ts: timers around its Authenticator and
-// Accountant (what each request spends in authentication, the countTokens round trip, the limit reserve and the usage
-// commit, measured inside the server), a stand-in engine that counts tokens on the HTTP thread (what moving the count
-// off the engine thread would recover), and microbenchmarks of each piece alone on an idle server.
-import type { EngineStream, ServingEngine } from "../engine/engine.js";
+// Accountant (what each request spends in authentication, waiting for its prompt's count, the limit reserve and the
+// usage commit, measured inside the server), and microbenchmarks of each piece alone on an idle server.
 import type { WorkerEngine } from "../engine/host/worker-engine.js";
-import { type PromptModel, preparePrompt } from "../engine/prompt.js";
-import type { EngineRequest, EngineStats } from "../engine/request.js";
 import { createEndpoints } from "../server/adapters/endpoints.js";
 import type { Accountant, Admission, AdmissionRequest } from "../server/http/accounting.js";
 import type { Authenticator, Credentials, Principal } from "../server/http/auth.js";
@@ -28,7 +24,7 @@ export interface Spans {
   authenticationCached: number[];
   /** authenticate() that read the key from the database (its cached record had expired: once a second per key). */
   authenticationRead: number[];
-  /** The prompt's token count for admission (a round trip to the engine thread, unless counted locally). */
+  /** The prompt's token count for admission: the wait for the prompt thread to prepare it (else counted here). */
   countTokens: number[];
   /** admit() less its countTokens: the organization (cached), the limit buckets and their reserve, the headers. */
   admitRest: number[];
@@ -122,8 +118,9 @@ const SPACED_MS = 80;
 
 /**
  * The platform's pieces one at a time, the engine thread and the database idle: authentication (cached, and the reads
- * behind an expired cache entry), the countTokens round trip and the tokenization it carries, admission and settlement
- * without database or engine, database round trips and commits, and the usage commit alone and in a group.
+ * behind an expired cache entry), the prompt prepared ahead on the prompt thread and the same tokenization here,
+ * admission and settlement without database or engine, database round trips and commits, and the usage commit alone
+ * and in a group.
  * `key`: an inference key of `platform`; `countBody`: a chat completions body; `tokenizeHere`: the same prompt's
  * tokenization on this thread.
  */
@@ -158,9 +155,9 @@ export async function isolatedPieces(platform: Platform, key: string, engine: Wo
     await add("authentication, key cached (SHA-256 of the key, a map lookup)", "HTTP thread", "every request", 2000, () => platform.authenticator.authenticate(credentials, "openai"));
     await add("key read by digest (its cached record expired)", database, "once a second per key", 200, () => platform.stores.keys.findByDigest(keyDigest(key)));
     await add("organization read (its cached record expired)", database, "once a second per organization", 200, () => platform.stores.organizations.get(principal.organizationId));
-    await add("countTokens round trip to the idle engine thread", "engine thread, 2 messages", "every request", 300, () => engine.countTokens(countRequest));
-    await add(`countTokens round trip, calls ${SPACED_MS} ms apart`, "engine thread, 2 messages", "every request", 40, () => engine.countTokens(countRequest), SPACED_MS);
-    await add("the same prompt tokenized on this thread", "HTTP thread", "(what the round trip carries)", 300, tokenizeHere);
+    await add("the prompt prepared ahead (prepareAhead: admission's count, which submit then reuses)", "prompt thread, 2 messages", "requests with a token limit", 300, () => engine.prepareAhead(countRequest));
+    await add(`the prompt prepared ahead, calls ${SPACED_MS} ms apart`, "prompt thread, 2 messages", "requests with a token limit", 40, () => engine.prepareAhead(countRequest), SPACED_MS);
+    await add("the same prompt tokenized on this thread", "HTTP thread", "(admission's count before prepareAhead)", 300, tokenizeHere);
     await add(`the same tokenization, calls ${SPACED_MS} ms apart`, "HTTP thread", "", 40, tokenizeHere, SPACED_MS);
     await add("admit without database and engine (organization cached, 3 buckets reserved in memory, headers)", "HTTP thread", "every request", 2000, () => noDatabase.admit(admission));
     await add("admit + settle without database (the limit correction included)", "HTTP thread", "every request", 2000, async () => (await noDatabase.admit(admission)).settle(usage));
