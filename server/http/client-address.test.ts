@@ -4,11 +4,11 @@ import { describe, expect, it } from "vitest";
 import { TrustedProxies, trustedProxiesProblem } from "./client-address.js";
 
 describe("TrustedProxies", () => {
-  const proxies = new TrustedProxies(["10.0.0.0/8", "192.168.1.7", "fd00::/8"]);
+  const proxies = new TrustedProxies(["10.0.0.0/8", "192.168.1.7", "fd00::/8"], () => undefined);
 
   it("ignores X-Forwarded-For and X-Forwarded-Proto from a peer it does not trust", () => {
     expect(proxies.originOf("203.0.113.9", "198.51.100.1", "https")).toEqual({ address: "203.0.113.9", https: false });
-    expect(new TrustedProxies().originOf("127.0.0.1", "198.51.100.1", "https")).toEqual({ address: "127.0.0.1", https: false });
+    expect(new TrustedProxies([], () => undefined).originOf("127.0.0.1", "198.51.100.1", "https")).toEqual({ address: "127.0.0.1", https: false });
   });
 
   it("takes the first untrusted hop from the right, so that what a client writes on the left is never believed", () => {
@@ -33,6 +33,33 @@ describe("TrustedProxies", () => {
     expect(proxies.originOf("10.0.0.2", "198.51.100.1", "http, https").https).toBe(true);
     expect(proxies.originOf("10.0.0.2", "198.51.100.1", "https, http").https).toBe(false);
     expect(proxies.originOf("10.0.0.2", "198.51.100.1", " HTTPS ").https).toBe(true);
+  });
+
+  it("reads a header of any length from its right end only, cutting no hop in two", () => {
+    const long = `${"198.51.100.1, ".repeat(5000)}203.0.113.5`;
+    expect(proxies.originOf("10.0.0.2", long, "").address).toBe("203.0.113.5");
+    // 31 trusted hops of 64 characters, and left of them a client's hop that the 2080 characters read cut in two
+    // ("113.77" and spaces): that piece is dropped, never taken for the client.
+    const trustedHops = Array.from({ length: 31 }, () => `,${" ".repeat(56)}10.1.2.3`).join("");
+    const cutHop = `203.0.113.77${" ".repeat(59)}`;
+    expect(proxies.originOf("10.0.0.2", `198.51.100.1, ${cutHop}${trustedHops}`, "").address).toBe("10.1.2.3");
+    expect(proxies.originOf("10.0.0.2", `${cutHop.slice(6)}${trustedHops}`, "").address).toBe("113.77");
+  });
+
+  it("notices X-Forwarded-For from an untrusted peer once per peer, for a few peers (a proxy not listed)", () => {
+    const lines: string[] = [];
+    const unlisted = new TrustedProxies([], (line) => lines.push(line));
+    expect(unlisted.originOf("127.0.0.1", "203.0.113.1", "https")).toEqual({ address: "127.0.0.1", https: false });
+    unlisted.originOf("127.0.0.1", "203.0.113.2", "");
+    unlisted.originOf("::ffff:127.0.0.1", "203.0.113.2", "");
+    expect(lines).toEqual([expect.stringMatching(/^127\.0\.0\.1 sent X-Forwarded-For but is not in trustedProxies.*every client behind it shares that one address/)]);
+    // Without the header, nothing to say; from a trusted peer, nothing either.
+    unlisted.originOf("192.0.2.1", "", "");
+    proxies.originOf("10.0.0.2", "203.0.113.1", "");
+    expect(lines).toHaveLength(1);
+    // A client spraying the header from many addresses gets a few lines, not one per request.
+    for (let i = 0; i < 100; i++) unlisted.originOf(`192.0.2.${i}`, "203.0.113.1", "");
+    expect(lines).toHaveLength(8);
   });
 
   it("matches ranges of the address's own family only", () => {

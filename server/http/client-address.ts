@@ -1,7 +1,10 @@
 // Who a request comes from, behind reverse proxies: the peer's address, unless the peer is one of the operator's
 // `trustedProxies`; then X-Forwarded-For is read from its right end (what the nearest proxy appended), skipping
 // trusted hops, and the first untrusted hop is the client. A client can write anything into the header's left part,
-// so nothing left of that hop is believed. X-Forwarded-Proto is believed from a trusted peer only.
+// so nothing left of that hop is believed. X-Forwarded-Proto is believed from a trusted peer only. A proxy may add
+// its own header line rather than extend the client's, so the headers come in as every line joined in order.
+// X-Forwarded-For from a peer that is not trusted is noticed in the log (once per peer, for a few peers): it is most
+// often a proxy the operator forgot to list, behind which every client counts as one address.
 import ipaddr from "ipaddr.js";
 
 /** Where a request comes from, as this server believes it. */
@@ -16,6 +19,10 @@ export interface ClientOrigin {
 const MAX_HOPS = 32;
 /** The longest address text kept from a header (IPv6 with a zone fits). */
 const MAX_ADDRESS_TEXT = 64;
+/** The characters of X-Forwarded-For read, from the right: MAX_HOPS hops of the longest address text and a comma. */
+const MAX_FORWARDED_TEXT = MAX_HOPS * (MAX_ADDRESS_TEXT + 1);
+/** Untrusted peers whose X-Forwarded-For is noticed in the log: enough to name the forgotten proxy, never unbounded. */
+const MAX_NOTICED_PEERS = 8;
 
 type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
@@ -56,9 +63,15 @@ export function trustedProxiesProblem(value: unknown): string | undefined {
 /** The operator's reverse proxies (the config's `trustedProxies`), and what a request's peer and headers mean. */
 export class TrustedProxies {
   readonly #ranges: Range[];
+  readonly #notice: (line: string) => void;
+  readonly #noticedPeers = new Set<string>();
 
-  /** @throws Error naming an entry that is not an address or CIDR range. */
-  constructor(entries: readonly string[] = []) {
+  /**
+   * @param notice where the line about X-Forwarded-For from an untrusted peer goes (default: stderr).
+   * @throws Error naming an entry that is not an address or CIDR range.
+   */
+  constructor(entries: readonly string[] = [], notice: (line: string) => void = (line) => process.stderr.write(`loom: ${line}\n`)) {
+    this.#notice = notice;
     this.#ranges = entries.map((entry) => {
       const range = parseRange(entry.trim());
       if (typeof range === "string") throw new Error(`trustedProxies: ${range}`);
@@ -74,14 +87,20 @@ export class TrustedProxies {
   }
 
   /**
-   * Where a request from the peer `peer` comes from, given its X-Forwarded-For and X-Forwarded-Proto ("" when
-   * absent): from an untrusted peer both headers are ignored.
+   * Where a request from the peer `peer` comes from, given its X-Forwarded-For and X-Forwarded-Proto: each header's
+   * every line, joined with commas in the order received ("" when absent). From an untrusted peer both headers are
+   * ignored (and X-Forwarded-For noticed in the log).
    */
   originOf(peer: string, forwardedFor: string, forwardedProto: string): ClientOrigin {
     const peerAddress = canonical(peer);
-    if (!this.trusts(peerAddress)) return { address: peerAddress, https: false };
+    if (!this.trusts(peerAddress)) {
+      if (forwardedFor !== "") this.#noticeUntrusted(peerAddress);
+      return { address: peerAddress, https: false };
+    }
     let address = peerAddress;
-    const hops = forwardedFor.split(",").slice(-MAX_HOPS).map((hop) => canonical(withoutPort(hop.trim()))).filter((hop) => hop !== "");
+    // The right end only: a hop cut in two at the left edge of what is read is dropped.
+    const read = forwardedFor.length > MAX_FORWARDED_TEXT ? forwardedFor.slice(-MAX_FORWARDED_TEXT).replace(/^[^,]*,?/, "") : forwardedFor;
+    const hops = read.split(",").slice(-MAX_HOPS).map((hop) => canonical(withoutPort(hop.trim()))).filter((hop) => hop !== "");
     for (let i = hops.length - 1; i >= 0; i--) {
       address = hops[i]!;
       if (!this.trusts(address)) break;
@@ -89,6 +108,17 @@ export class TrustedProxies {
     // The nearest proxy's word: a proxy that forwards the scheme it was reached by writes one value or appends its own.
     const proto = forwardedProto.split(",").at(-1)!.trim().toLowerCase();
     return { address, https: proto === "https" };
+  }
+
+  /** Says once per peer (for the first few) that `peer` sent X-Forwarded-For without being trusted. */
+  #noticeUntrusted(peer: string): void {
+    if (this.#noticedPeers.size >= MAX_NOTICED_PEERS || this.#noticedPeers.has(peer)) return;
+    this.#noticedPeers.add(peer);
+    this.#notice(
+      `${peer} sent X-Forwarded-For but is not in trustedProxies, so the header is ignored and ${peer} counts as the client: ` +
+        "if it is your reverse proxy, every client behind it shares that one address (and the dashboard's sign-in limit); " +
+        "list it in trustedProxies (docs/reverse-proxy.md). Said once per address.",
+    );
   }
 }
 

@@ -101,7 +101,25 @@ export function guarded(context: GuardContext, route: string, errors: (req: Http
 /** Where a request comes from: its peer, or what a trusted proxy in front says (client-address.ts). */
 function clientOrigin(proxies: TrustedProxies | undefined, res: HttpResponse, req: HttpRequest): ClientOrigin {
   const peer = Buffer.from(res.getRemoteAddressAsText()).toString();
-  return proxies ? proxies.originOf(peer, req.getHeader("x-forwarded-for"), req.getHeader("x-forwarded-proto")) : { address: peer, https: false };
+  if (!proxies) return { address: peer, https: false };
+  const { forwardedFor, forwardedProto } = forwardedHeaders(req);
+  return proxies.originOf(peer, forwardedFor, forwardedProto);
+}
+
+/**
+ * X-Forwarded-For and X-Forwarded-Proto, each as its every line joined with commas in order. req.getHeader gives the
+ * first line only: that is the client's own when a proxy adds a line of its own instead of extending the client's
+ * (HAProxy's `option forwardfor`), and the client would pick its address. The lines are bounded by the headers' limit.
+ * NOTE: call before the first await (uWS invalidates the request when the handler returns).
+ */
+export function forwardedHeaders(req: HttpRequest): { forwardedFor: string; forwardedProto: string } {
+  let forwardedFor = "";
+  let forwardedProto = "";
+  req.forEach((name, value) => {
+    if (name === "x-forwarded-for") forwardedFor = forwardedFor === "" ? value : `${forwardedFor},${value}`;
+    else if (name === "x-forwarded-proto") forwardedProto = forwardedProto === "" ? value : `${forwardedProto},${value}`;
+  });
+  return { forwardedFor, forwardedProto };
 }
 
 /** The error shape of last resort (an OpenAI-style body), before a route's own is known. */
