@@ -8,6 +8,8 @@
 // Run: npm run build && node dist/bench/platform-overhead.js [--threads 1] [--concurrency 1,4,16,64]
 //        [--requests 32,40,64,128] [--rounds 3] [--prompt 56-59] [--max-tokens 4]
 //        [--modes no-auth,pglite,postgres] [--database-url URL] [--cpu-profile FILE]
+// --modes may also name pglite-http-count and postgres-http-count: the platform with admission's prompt count on the
+// HTTP thread and the prompt prepared again for the engine (as before issue 36), paired with the others round by round.
 // --cpu-profile: the server's main thread sampled during the levels (not the set-up or the pieces), written as a
 // .cpuprofile (Chrome DevTools; bench/cpu-profile-summary.ts sums it by piece of the request path).
 //
@@ -34,6 +36,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
+import type { ServingEngine } from "../engine/engine.js";
 import { WorkerEngine } from "../engine/host/worker-engine.js";
 import { KV_BLOCK_SIZE } from "../engine/load.js";
 import { openModelSource } from "../engine/model/source.js";
@@ -55,11 +58,15 @@ import { type PieceTiming, type Spans, TimedAccountant, TimedAuthenticator, empt
 
 const PRESET = "smollm2-135m";
 const DTYPE = "q8_0";
-const ALL_MODES = ["no-auth", "pglite", "postgres"] as const;
+const ALL_MODES = ["no-auth", "pglite", "postgres", "pglite-http-count", "postgres-http-count"] as const;
+/** Run unless --modes names others: the *-http-count modes are the platform as before issue 36, for a paired comparison. */
+const DEFAULT_MODES = ["no-auth", "pglite", "postgres"];
 type ModeName = (typeof ALL_MODES)[number];
 const LABEL: Record<ModeName, string> = {
   "no-auth": "--no-auth", pglite: "platform, PGlite", postgres: "platform, PostgreSQL",
+  "pglite-http-count": "platform, PGlite, count on the HTTP thread", "postgres-http-count": "platform, PostgreSQL, count on the HTTP thread",
 };
+const onPostgres = (name: ModeName) => name.startsWith("postgres");
 /** Requests per run by concurrency, unless --requests says otherwise (about 3-15 s per run on the 2-core machine). */
 const DEFAULT_REQUESTS: Record<number, number> = { 1: 32, 4: 40, 16: 64, 64: 128 };
 /** Limits high enough that the bench never meets them (the buckets are still reserved and corrected). */
@@ -100,6 +107,22 @@ const p50 = (run: Run) => percentile(run.latencies, 0.5);
 const p99 = (run: Run) => percentile(run.latencies, 0.99);
 const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
 
+/** `engine` without prepareAhead: a prompt counted for admission on the HTTP thread and prepared again at submit. */
+function withoutPrepareAhead(engine: WorkerEngine): ServingEngine {
+  return {
+    submit: (request) => engine.submit(request),
+    abort: (id) => engine.abort(id),
+    get queueDepth() {
+      return engine.queueDepth;
+    },
+    stats: () => engine.stats(),
+    countTokens: (request) => engine.countTokens(request),
+    get unavailable() {
+      return engine.unavailable;
+    },
+  };
+}
+
 /** The model's template and tokenizer on this thread. */
 function promptModelOf(path: string): PromptModel {
   const source = openModelSource(path);
@@ -107,9 +130,9 @@ function promptModelOf(path: string): PromptModel {
 }
 
 /** Starts a mode's server; `cleanups` gets what undoes it, in order. */
-async function startMode(name: ModeName, registries: { plain: ModelRegistry; platform: ModelRegistry }, databaseUrl: string | undefined, cleanups: Array<() => Promise<void>>): Promise<Mode> {
+async function startMode(name: ModeName, registries: { plain: ModelRegistry; platform: ModelRegistry; httpCount: ModelRegistry }, databaseUrl: string | undefined, cleanups: Array<() => Promise<void>>): Promise<Mode> {
   // As loom serve: with the platform on, prompts are counted for admission on the HTTP thread (PromptCounter).
-  const registry = name === "no-auth" ? registries.plain : registries.platform;
+  const registry = name === "no-auth" ? registries.plain : name.endsWith("-http-count") ? registries.httpCount : registries.platform;
   const endpoints = createEndpoints(registry);
   const mode = { name, spans: emptySpans() };
   if (name === "no-auth") {
@@ -119,7 +142,7 @@ async function startMode(name: ModeName, registries: { plain: ModelRegistry; pla
     return { ...mode, url: `http://127.0.0.1:${server.port}/v1/chat/completions`, headers: { authorization: `Bearer ${key}` }, key };
   }
   let platform: Platform;
-  if (name === "postgres") {
+  if (onPostgres(name)) {
     const schema = `loom_bench_${randomBytes(6).toString("hex")}`;
     cleanups.push(() => dropSchema(databaseUrl!, schema));
     platform = await openPlatform({ databaseUrl: databaseUrl!, schema });
@@ -255,14 +278,14 @@ async function main(): Promise<void> {
     if (!Number.isInteger(value) || value < 1) throw new RangeError(`--${name} must be a positive integer, got ${value}`);
   }
   const counts = requestCounts(levels, values.requests);
-  const requestedModes = (values.modes ?? ALL_MODES.join(",")).split(",") as ModeName[];
+  const requestedModes = (values.modes ?? DEFAULT_MODES.join(",")).split(",") as ModeName[];
   for (const mode of requestedModes) if (!ALL_MODES.includes(mode)) throw new RangeError(`--modes takes ${ALL_MODES.join(", ")}; got ${mode}`);
   if (!requestedModes.includes("no-auth")) throw new RangeError("--modes must include no-auth: the other modes are measured against it");
   const databaseUrl = values["database-url"] ?? TEST_POSTGRES_URL;
   const skipped: string[] = [];
   const modeNames = ALL_MODES.filter((mode) => requestedModes.includes(mode)).filter((mode) => {
-    if (mode !== "postgres" || databaseUrl !== undefined) return true;
-    skipped.push("platform on PostgreSQL: no PostgreSQL at 127.0.0.1:5432 (database test) answered; pass --database-url");
+    if (!onPostgres(mode) || databaseUrl !== undefined) return true;
+    skipped.push(`${LABEL[mode]}: no PostgreSQL at 127.0.0.1:5432 (database test) answered; pass --database-url`);
     return false;
   });
 
@@ -283,7 +306,7 @@ async function main(): Promise<void> {
       + `${prompt.min}-${prompt.max} prompt tokens, the first ${shared} shared (${cachedPerRequest} reused from the prefix cache, ${prompt.min - cachedPerRequest}-${prompt.max - cachedPerRequest} computed per request), `
       + `max_tokens ${maxTokens}, temperature 0; N client loops (node:http keep-alive) in a forked client process; requests per run ${levels.map((n, i) => `N=${n}: ${counts[i]}`).join(", ")}`,
     `modes: ${modeNames.map((m) => LABEL[m]).join(" | ")}; platform: a fresh organization, limits raised so nothing is refused, limits in memory, PGlite in a temp data dir`
-      + `${modeNames.includes("postgres") ? `, PostgreSQL ${databaseUrl!.replace(/\/\/[^@/]*@/, "//")} in a schema of its own (dropped after)` : ""}`,
+      + `${modeNames.some(onPostgres) ? `, PostgreSQL ${databaseUrl!.replace(/\/\/[^@/]*@/, "//")} in a schema of its own (dropped after)` : ""}`,
     `per level: one untimed warm-up run per mode, then ${rounds} rounds of one run per mode, the order rotated each round; ratios and added p50 paired within a round, `
       + `median (min to max) over rounds`,
     `load average at the start (1/5/15 min): ${loadavg().map((x) => x.toFixed(2)).join(" / ")}`,
@@ -298,6 +321,8 @@ async function main(): Promise<void> {
   const registries = {
     plain: new ModelRegistry([{ model: engine.model, engine, slugs, created }]),
     platform: new ModelRegistry([{ model: engine.model, engine, slugs, created, promptCounter: PromptCounter.open(path) }]),
+    // The same engine without prepareAhead: admission counts on the HTTP thread and the prompt thread prepares it again.
+    httpCount: new ModelRegistry([{ model: engine.model, engine: withoutPrepareAhead(engine), slugs, created, promptCounter: PromptCounter.open(path) }]),
   };
   const poolBodies = pool.map((c) => openAiBody(slugs.openai[0], SUPPORT_SYSTEM_PROMPT, c.user, c.maxTokens, false));
   const bodiesFor = (count: number) => Array.from({ length: count }, (_, i) => poolBodies[i % pool.length]);
@@ -400,7 +425,7 @@ async function main(): Promise<void> {
     console.log("Inside the server, per request, all rounds of each level: median (p99) in ms; key reads: requests that waited for a read of their key (its cached");
     console.log("record expired; concurrent requests share one read), and their median wait.");
     console.log("");
-    console.log("| N | mode | authentication, key cached | key reads | countTokens round trip | rest of admit (organization, limit reserve, headers) | settle (usage commit + limit correction) | platform total, mean per request | share of mean latency |");
+    console.log("| N | mode | authentication, key cached | key reads | prompt count (wait for the prompt thread) | rest of admit (organization, limit reserve, headers) | settle (usage commit + limit correction) | platform total, mean per request | share of mean latency |");
     console.log("|---|---|---|---|---|---|---|---|---|");
     const medianP99 = (values: number[]) => `${fixed(median(values), 3)} (${fixed(percentile(values, 0.99), 2)})`;
     for (const concurrency of levels) {
@@ -434,7 +459,7 @@ async function main(): Promise<void> {
       for (const piece of pieces) console.log(`| ${piece.piece} | ${piece.where} | ${fixed(piece.median, 3)} | ${fixed(piece.p99, 3)} | ${piece.paid} |`);
     }
     json.isolated = isolated;
-    const postgres = modes.find((m) => m.name === "postgres");
+    const postgres = modes.find((m) => onPostgres(m.name));
     if (postgres) {
       const settings = await postgres.platform!.database.query<{ name: string; setting: string }>(
         "SELECT name, setting FROM pg_settings WHERE name IN ('server_version', 'synchronous_commit', 'fsync', 'wal_sync_method') ORDER BY name");
