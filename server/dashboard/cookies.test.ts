@@ -1,7 +1,7 @@
 // The dashboard's session cookie and cross-site check: cookie values read only when well formed, the cookie's flags,
 // and which request origins may change state.
 import { describe, expect, it } from "vitest";
-import { SECURE_SESSION_COOKIE, SESSION_COOKIE, clearedSessionCookie, cookieValue, crossSiteRefusal, sessionCookie } from "./cookies.js";
+import { SECURE_SESSION_COOKIE, SESSION_COOKIE, clearedSessionCookie, clearedSessionCookies, cookieValue, cookieValues, crossSiteRefusal, sessionCookie } from "./cookies.js";
 
 describe("cookieValue", () => {
   it("reads the named cookie among others, whatever the spacing", () => {
@@ -17,6 +17,15 @@ describe("cookieValue", () => {
   });
 });
 
+describe("cookieValues", () => {
+  it("reads every well-formed value of the name, in order, once each, at most four", () => {
+    expect(cookieValues(`${SESSION_COOKIE}=ds_a; b=1; ${SESSION_COOKIE}=bad!; ${SESSION_COOKIE}=ds_b; ${SESSION_COOKIE}=ds_a`, SESSION_COOKIE)).toEqual(["ds_a", "ds_b"]);
+    expect(cookieValues(Array.from({ length: 10 }, (_, i) => `${SESSION_COOKIE}=ds_${i}`).join("; "), SESSION_COOKIE)).toEqual(["ds_0", "ds_1", "ds_2", "ds_3"]);
+    expect(cookieValues(`${"a=b; ".repeat(2000)}${SESSION_COOKIE}=ds_x`, SESSION_COOKIE)).toEqual([]);
+    expect(cookieValues("", SESSION_COOKIE)).toEqual([]);
+  });
+});
+
 describe("sessionCookie", () => {
   it("is HttpOnly and SameSite=Strict, over TLS Secure and named __Host- (Path=/, no Domain), for its lifetime", () => {
     expect(sessionCookie("ds_abc", { secure: false, maxAgeSeconds: 3600.7 })).toBe(`${SESSION_COOKIE}=ds_abc; Path=/; HttpOnly; SameSite=Strict; Max-Age=3600`);
@@ -25,6 +34,12 @@ describe("sessionCookie", () => {
     expect(clearedSessionCookie({ secure: true })).toBe("__Host-loom_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure");
     expect(clearedSessionCookie({ secure: false })).toBe(`${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`);
     expect(() => sessionCookie("ds_a;b", { secure: false, maxAgeSeconds: 1 })).toThrow();
+  });
+
+  it("signing out clears both names, each on a line of its own", () => {
+    const cleared = (secure: boolean) => Object.entries(clearedSessionCookies({ secure })).map(([name, value]) => [name.toLowerCase(), value]);
+    expect(cleared(true)).toEqual([["set-cookie", "__Host-loom_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure"], ["set-cookie", "loom_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure"]]);
+    expect(cleared(false)).toEqual([["set-cookie", "__Host-loom_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure"], ["set-cookie", "loom_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"]]);
   });
 });
 

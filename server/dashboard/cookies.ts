@@ -1,8 +1,9 @@
 // The dashboard session's cookie and the cross-site check of state-changing requests: the browser keeps
 // the session token only in an HttpOnly, SameSite=Strict cookie (over TLS Secure, and named with the `__Host-` prefix,
 // which browsers accept only Secure, for Path=/, without Domain: no subdomain or plain-HTTP page can plant or shadow
-// it), and a request that changes state must come from the dashboard's own origin. Pure functions over header
-// values; the routes do the I/O.
+// it), and a request that changes state must come from the dashboard's own origin. Over HTTPS only the `__Host-`
+// name is read (request-credentials.ts): a plain `loom_session` may have been planted by a plain-HTTP page of the
+// site. Pure functions over header values; the routes do the I/O.
 
 /** The session cookie's name over plain HTTP. */
 export const SESSION_COOKIE = "loom_session";
@@ -33,6 +34,26 @@ export function cookieValue(header: string, name: string): string | undefined {
   return undefined;
 }
 
+/** Cookies of one name a request may carry that are read (a browser sends two when one was set for a parent domain). */
+const MAX_SAME_NAME_COOKIES = 4;
+
+/**
+ * Every well-formed value of cookie `name` in a Cookie header, in order, distinct, at most a few ([] when the header
+ * is too long).
+ */
+export function cookieValues(header: string, name: string): string[] {
+  if (header.length > MAX_COOKIE_HEADER) return [];
+  const values: string[] = [];
+  for (const pair of header.split(";")) {
+    const equals = pair.indexOf("=");
+    if (equals < 0 || pair.slice(0, equals).trim() !== name) continue;
+    const value = pair.slice(equals + 1).trim();
+    if (COOKIE_VALUE.test(value) && !values.includes(value)) values.push(value);
+    if (values.length === MAX_SAME_NAME_COOKIES) break;
+  }
+  return values;
+}
+
 /** The Set-Cookie header that gives the browser a session for `maxAgeSeconds`. */
 export function sessionCookie(token: string, options: { secure: boolean; maxAgeSeconds: number }): string {
   if (!COOKIE_VALUE.test(token)) throw new Error("a session token must be base64url text");
@@ -40,9 +61,21 @@ export function sessionCookie(token: string, options: { secure: boolean; maxAgeS
   return `${sessionCookieName(options.secure)}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${options.secure ? "; Secure" : ""}`;
 }
 
-/** The Set-Cookie header that removes the session cookie (signing out). */
+/** The Set-Cookie header that removes the session cookie of one name (`__Host-` when secure). */
 export function clearedSessionCookie(options: { secure: boolean }): string {
   return `${sessionCookieName(options.secure)}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${options.secure ? "; Secure" : ""}`;
+}
+
+/**
+ * The response headers that remove both session cookies (signing out): the browser may hold a plain one from before
+ * its server was put behind HTTPS, or one a plain-HTTP page of the site planted, beside the `__Host-` one. The plain
+ * one is cleared Secure over HTTPS; the `__Host-` one is always Secure (a browser ignores it over plain HTTP).
+ * NOTE: two Set-Cookie lines in one header record: the second is keyed `Set-Cookie`, which differs in case only
+ * (names are case-insensitive on the wire, and each entry is written as its own line).
+ */
+export function clearedSessionCookies(options: { secure: boolean }): Record<string, string> {
+  const plain = `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${options.secure ? "; Secure" : ""}`;
+  return { "set-cookie": clearedSessionCookie({ secure: true }), "Set-Cookie": plain };
 }
 
 /** The request headers the cross-site check reads. */

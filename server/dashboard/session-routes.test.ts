@@ -11,6 +11,7 @@ import { TEST_BACKENDS, freshPlatform } from "../platform/testing/test-databases
 import { DASHBOARD_API_HEADERS } from "./api-headers.js";
 import type { DashboardAuth } from "./dashboard-auth.js";
 import { answerDashboard, dashboardError } from "./dashboard-reply.js";
+import { rawExchange, rawRequest } from "../testing/raw-http.js";
 import { type DashboardServer, startDashboardServer } from "./testing/dashboard-server.js";
 
 const SESSION = "/api/v1/dashboard/session";
@@ -210,11 +211,51 @@ for (const backend of TEST_BACKENDS) {
       const signedOut = await call("DELETE", SESSION, { cookie, headers: { "x-csrf-token": csrfToken, origin: server.base, "sec-fetch-site": "same-origin" } });
       expect(signedOut.status).toBe(200);
       expect(await json(signedOut)).toEqual({ signedOut: true });
-      expect(signedOut.headers.get("set-cookie")).toBe("loom_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+      // Both names cleared: the browser may hold either.
+      expect(signedOut.headers.getSetCookie().sort()).toEqual(["__Host-loom_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure", "loom_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"]);
       expect((await call("GET", SESSION, { cookie })).status).toBe(401);
       expect((await call("DELETE", SESSION, { cookie, headers: { "x-csrf-token": csrfToken } })).status).toBe(401);
       // The other session lives on.
       expect((await call("GET", SESSION, { cookie: other.cookie })).status).toBe(200);
+    });
+
+    it("over HTTPS reads only the __Host- cookie: a plain loom_session (planted by a plain-HTTP page of the site) signs nobody in", async () => {
+      const planted = await signedIn({ managementKey });
+      const own = await signedIn({ operatorToken });
+      const https = { "x-forwarded-proto": "https" };
+      // Over HTTPS, the plain cookie alone is no session, live as it is; over plain HTTP it still is one.
+      expect((await call("GET", SESSION, { cookie: planted.cookie, headers: https })).status).toBe(401);
+      expect((await call("GET", SESSION, { cookie: planted.cookie })).status).toBe(200);
+      // Beside the browser's own __Host- cookie, listed first or last, the planted one is never the session.
+      for (const cookie of [`loom_session=${planted.cookie}; __Host-loom_session=${own.cookie}`, `__Host-loom_session=${own.cookie}; loom_session=${planted.cookie}`]) {
+        const response = await call("GET", SESSION, { headers: { ...https, cookie } });
+        expect(response.status, cookie).toBe(200);
+        expect((await json(response)).session.kind).toBe("operator");
+        // A change by cookie is the __Host- session's: the planted session's CSRF token is refused.
+        expect((await call("POST", "/api/v1/operator/probe", { headers: { ...https, cookie, "x-csrf-token": own.csrfToken } })).status).toBe(200);
+        expect((await call("POST", "/api/v1/dashboard/probe", { headers: { ...https, cookie, "x-csrf-token": planted.csrfToken } })).status).toBe(403);
+      }
+    });
+
+    it("reads every Cookie and X-Forwarded-Proto line (a proxy that adds its own), over a raw socket", async () => {
+      const plain = await signedIn({ managementKey });
+      const own = await signedIn({ operatorToken });
+      const request = rawRequest("GET", SESSION, { cookie: [`loom_session=${plain.cookie}`, `__Host-loom_session=${own.cookie}`], "x-forwarded-proto": ["http", "https"] });
+      const { responses } = await rawExchange(server.port, request, { quietMs: 300 });
+      expect(responses.map((response) => response.status)).toEqual([200]);
+      expect(JSON.parse(responses[0]!.body).session.kind).toBe("operator");
+    });
+
+    it("signing out ends every session the browser presents, under both names, and clears both cookies", async () => {
+      const old = await signedIn({ managementKey });
+      const current = await signedIn({ operatorToken });
+      const headers = { "x-forwarded-proto": "https", cookie: `__Host-loom_session=${current.cookie}; loom_session=${old.cookie}`, "x-csrf-token": current.csrfToken };
+      const signedOut = await call("DELETE", SESSION, { headers });
+      expect(signedOut.status).toBe(200);
+      expect(signedOut.headers.getSetCookie().sort()).toEqual(["__Host-loom_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure", "loom_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure"]);
+      // The plain cookie no longer signs in, even over plain HTTP.
+      expect((await call("GET", SESSION, { cookie: old.cookie })).status).toBe(401);
+      expect((await call("GET", SESSION, { headers: { cookie: `__Host-loom_session=${current.cookie}` } })).status).toBe(401);
     });
 
     it("ends an organization's sessions when the management key they signed in with is revoked", async () => {

@@ -10,9 +10,9 @@ import { read } from "../platform/route-helpers.js";
 import { type DashboardSession, type DashboardSessionStore, csrfTokenOf } from "../platform/store/dashboard-session-store.js";
 import type { OperatorTokenRecord } from "../platform/store/operator-token-store.js";
 import { isDashboardApiPath } from "./api-headers.js";
-import { clearedSessionCookie, crossSiteRefusal, sessionCookie } from "./cookies.js";
+import { clearedSessionCookies, crossSiteRefusal, sessionCookie } from "./cookies.js";
 import { DashboardReply, answerDashboard, dashboardError, withDashboardBody } from "./dashboard-reply.js";
-import { MAX_CREDENTIAL_LENGTH, credentialsOf, reachedOverHttps } from "./request-credentials.js";
+import { MAX_CREDENTIAL_LENGTH, credentialsOf } from "./request-credentials.js";
 import { liveCookieSession } from "./session-auth.js";
 import { type SignInLimit, admitSignIn, admitSignInCredential } from "./sign-in-limit.js";
 
@@ -44,7 +44,7 @@ export function dashboardSessionSurface(dependencies: SessionRouteDependencies):
       const shape = () => dashboardError;
       routes.add("POST", SESSION_PATH, shape, (connection, req) => {
         const credentials = credentialsOf(req);
-        const secure = connection.client.https || reachedOverHttps(req);
+        const secure = connection.client.https || credentials.https;
         const refusal = crossSiteRefusal(credentials.origin);
         if (refusal !== undefined) {
           // The body stays unread: the connection closes after the answer.
@@ -73,11 +73,16 @@ export function dashboardSessionSurface(dependencies: SessionRouteDependencies):
       });
       routes.add("DELETE", SESSION_PATH, shape, (connection, req) => {
         const credentials = credentialsOf(req);
-        const secure = connection.client.https || reachedOverHttps(req);
+        const secure = connection.client.https || credentials.https;
         return answerDashboard(context, SESSION_PATH, connection, async () => {
           await liveCookieSession(dependencies.sessions, credentials, true, "the session cookie");
-          await read("the session could not be ended", () => dependencies.sessions.revoke(credentials.sessionToken!));
-          return new DashboardReply({ signedOut: true }, { "set-cookie": clearedSessionCookie({ secure }) });
+          // Every session the browser presents ends, under either cookie name (a plain one left live would sign it in
+          // again over plain HTTP); the one that signed this request in last, so that a failure leaves it to retry with.
+          const signedIn = credentials.sessionToken!;
+          for (const token of [...credentials.presentedSessionTokens.filter((other) => other !== signedIn), signedIn]) {
+            await read("the session could not be ended", () => dependencies.sessions.revoke(token));
+          }
+          return new DashboardReply({ signedOut: true }, clearedSessionCookies({ secure }));
         });
       });
     },
