@@ -1,7 +1,11 @@
 // The limit on dashboard sign-in attempts: so many per minute per client address and credential prefix (a key's
 // display prefix), and ten times as many per client address whatever the credential. The client address is the
 // peer's, or behind a reverse proxy the one the trusted proxy reports (client-address.ts); where the proxy is not
-// trusted, every client shares its address, and ten bad attempts with one key then refuse that key's prefix only.
+// trusted, every client shares its address: ten bad attempts with one key then refuse that key's prefix only, but
+// anyone's hundred attempts a minute refuse every sign-in through that proxy. The same limits hold for every address:
+// a direct client and an unlisted proxy look alike (X-Forwarded-For from an untrusted peer is the client's to write,
+// so it could only make a limit stricter, which is worse for the lockout), and credentials hold 256 random bits, so
+// the per-address count bounds load rather than guessing. The cure is listing the proxy, which the log asks for.
 // Counted in the platform's limit store (Redis when configured, so that every gateway shares the count), as window
 // buckets like the request limits.
 import ipaddr from "ipaddr.js";
