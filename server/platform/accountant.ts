@@ -27,17 +27,24 @@ export interface AccountingStore {
   releaseCredits(holdId: string): Promise<void>;
 }
 
+/**
+ * What a caller's commit did with a request's usage record: `committed` it in its own transaction; wrote nothing and
+ * the request is to be billed all the same (`record`: it is recorded on its own); or wrote nothing and the request is
+ * not to be billed (`release`: loom cut it and will run it again, so the whole admission is given back).
+ */
+export type UsageCommit = "committed" | "record" | "release";
+
 /** A platform admission, with the two ends other writers of usage need beside settle(). */
 export interface PlatformAdmission extends Admission {
   /**
    * settle(), but the usage record (with its credit hold, which goes with it) is committed by `commit`, in a
-   * transaction of the caller's (an agent run's step and its tokens, counted once together). `commit` resolves
-   * whether it committed the record; when it did not (the step was not written: the run is no longer the caller's),
-   * the usage is recorded on its own, as settle() does, since the engine computed it all the same. Called exactly
-   * once, instead of settle() or release().
+   * transaction of the caller's (an agent run's step and its tokens, counted once together); what `commit` resolves
+   * says what became of it (UsageCommit). When `commit` throws (its transaction did not commit), the usage is recorded
+   * on its own, as settle() does, since the engine computed it all the same, and the error is rethrown. Called
+   * exactly once, instead of settle() or release().
    * @throws ProtocolError (bad_gateway) when the usage cannot be recorded; what `commit` throws.
    */
-  settleWith(usage: InternalUsage, commit: (record: UsageRecord) => Promise<boolean>): Promise<void>;
+  settleWith(usage: InternalUsage, commit: (record: UsageRecord) => Promise<UsageCommit>): Promise<void>;
   /** Gives the whole admission back (its reservations and credit hold): the request never reached the engine. */
   release(): Promise<void>;
 }
@@ -45,9 +52,22 @@ export interface PlatformAdmission extends Admission {
 export interface AccountantOptions {
   /** Admit requests when the limit store cannot be reached (default false: refuse them, fail closed). */
   failOpen?: boolean;
-  /** How long a credit hold lasts if its request never settles (a crash): longer than any request runs. */
+  /**
+   * How long a credit hold lasts if its request never settles (a crash), unless the request says it may run longer
+   * (AdmitOptions.holdMs). Default 15 minutes.
+   */
   creditHoldMs?: number;
   now?: () => number;
+}
+
+/** What admit() may be told beside the request. */
+export interface AdmitOptions {
+  /**
+   * The longest the request may run, in ms, when that may be longer than the credit hold's default lifetime (an
+   * agent-run turn: up to its run's remaining timeout). Its credit hold lives at least this long: a hold that ran out
+   * before its request settled would free credit other requests could be admitted against, overshooting the balance.
+   */
+  holdMs?: number;
 }
 
 const MINUTE_MS = 60_000;
@@ -82,7 +102,7 @@ export class PlatformAccountant implements Accountant {
     this.now = options.now ?? Date.now;
   }
 
-  async admit(request: AdmissionRequest): Promise<PlatformAdmission> {
+  async admit(request: AdmissionRequest, options: AdmitOptions = {}): Promise<PlatformAdmission> {
     const principal = request.principal as KeyPrincipal;
     if (!principal.key) throw new ProtocolError("internal", "the platform accountant got a request without a platform key");
     const organization = await this.organizationOf(principal.organizationId);
@@ -105,6 +125,8 @@ export class PlatformAccountant implements Accountant {
       throw new ProtocolError("rate_limit", `this request alone needs ${tooBig.bucket.cost} of ${tooBig.description}: lower max_tokens or the prompt`, undefined, undefined, { limit: tooBig.description });
     }
     let states: BucketState[] = [];
+    // The buckets reserved: none when the limit store is down and limits fail open.
+    let reserved = buckets;
     try {
       const result = await this.limits.reserve(buckets.map((b) => b.bucket), now);
       states = result.buckets;
@@ -119,43 +141,58 @@ export class PlatformAccountant implements Accountant {
       // Its address and the driver's words are the operator's: the log has them, the client loom's own message.
       logFailure(`the rate-limit store cannot be reached (requests ${this.options.failOpen ? "admitted: --limits-fail-open" : "refused"})`, error);
       if (!this.options.failOpen) throw new ProtocolError("overloaded", "the rate-limit store cannot be reached; retry shortly", undefined, 1);
-      return this.admission(request, principal, organization, [], {}, undefined);
+      // Only the limits are skipped: the balance is the database's, so a prepaid request still holds its credit.
+      reserved = [];
     }
-    const headers = this.headers(buckets, states, request.format);
+    const headers = this.headers(reserved, states, request.format);
 
     let creditHoldId: string | undefined;
     if (organization.billingMode === "prepaid") {
       if (!price) {
-        await this.giveBack(buckets);
+        await this.giveBack(reserved);
         throw new ProtocolError("permission", `the model '${request.model}' has no price for this prepaid organization: an operator must set one (loom admin org set --price)`, "model");
       }
-      const hold = await this.store.holdCredits(organization.id, costDollars(price, inputTokens, maxOutputTokens), this.options.creditHoldMs ?? 15 * MINUTE_MS).catch(async (error: unknown) => {
-        await this.giveBack(buckets);
+      // A request that costs nothing (a model priced at $0) needs no hold: it cannot take the balance below zero.
+      const dollars = costDollars(price, inputTokens, maxOutputTokens);
+      const holdMs = Math.max(this.options.creditHoldMs ?? 15 * MINUTE_MS, Math.ceil(options.holdMs ?? 0));
+      const hold = dollars === 0 ? undefined : await this.store.holdCredits(organization.id, dollars, holdMs).catch(async (error: unknown) => {
+        await this.giveBack(reserved);
         throw unanswered("the credit balance could not be read", error);
       });
       if (hold === "insufficient") {
-        await this.giveBack(buckets);
+        await this.giveBack(reserved);
         const error = new ProtocolError("insufficient_quota", `Your credit balance is too low to run this request (up to ${inputTokens} input and ${maxOutputTokens} output tokens): add credits or lower max_tokens.`);
         error.responseHeaders = headers;
         throw error;
       }
       creditHoldId = hold;
     }
-    return this.admission(request, principal, organization, buckets, headers, creditHoldId);
+    return this.admission(request, principal, organization, reserved, headers, creditHoldId);
   }
 
   private admission(request: AdmissionRequest, principal: KeyPrincipal, organization: Organization, buckets: NamedBucket[], headers: Record<string, string>, creditHoldId: string | undefined): PlatformAdmission {
-    const settleWith = async (usage: InternalUsage, commit: (record: UsageRecord) => Promise<boolean>) => {
-      const adjustments = buckets
-        .map(({ bucket, actual }) => ({ bucket, delta: actual(usage) - bucket.cost }))
-        .filter(({ delta }) => delta !== 0);
-      const correction = adjustments.length > 0 ? this.limits.adjust(adjustments, this.now()).catch(() => undefined) : undefined;
+    const release = async () => {
+      await this.giveBack(buckets);
+      if (creditHoldId) await this.store.releaseCredits(creditHoldId).catch((error: unknown) => logFailure("a credit hold could not be dropped (it expires on its own)", error));
+    };
+    const recordAlone = (record: UsageRecord) => this.store.record(record).catch((error: unknown) => {
+      throw unanswered("the request's usage could not be recorded", error);
+    });
+    const settleWith = async (usage: InternalUsage, commit: (record: UsageRecord) => Promise<UsageCommit>) => {
       const record: UsageRecord = { ...usageIncrementOf(principal, organization, request.model, usage, this.now()), ...(creditHoldId ? { creditHoldId } : {}) };
+      let outcome: UsageCommit;
       try {
-        if (await commit(record)) return;
-        await this.store.record(record).catch((error: unknown) => {
-          throw unanswered("the request's usage could not be recorded", error);
-        });
+        outcome = await commit(record);
+      } catch (error) {
+        // The caller's transaction did not commit, but the engine computed the request: it is billed all the same.
+        await recordAlone(record).catch(() => undefined);
+        await this.correct(buckets, usage);
+        throw error;
+      }
+      if (outcome === "release") return release();
+      const correction = this.correct(buckets, usage);
+      try {
+        if (outcome === "record") await recordAlone(record);
       } finally {
         await correction;
       }
@@ -163,12 +200,9 @@ export class PlatformAccountant implements Accountant {
     return {
       headers,
       ...(organization.pool === null ? {} : { pool: organization.pool }),
-      settle: (usage) => settleWith(usage, async () => false),
+      settle: (usage) => settleWith(usage, async () => "record"),
       settleWith,
-      release: async () => {
-        await this.giveBack(buckets);
-        if (creditHoldId) await this.store.releaseCredits(creditHoldId).catch((error: unknown) => logFailure("a credit hold could not be dropped (it expires on its own)", error));
-      },
+      release,
     };
   }
 
@@ -229,7 +263,16 @@ export class PlatformAccountant implements Accountant {
     return rateLimitHeaders(tightest("requests"), tightest("tokens"), format);
   }
 
+  /** Corrects the buckets' reservations to what the request used (never failing: a lost correction only lags). */
+  private async correct(buckets: NamedBucket[], usage: InternalUsage): Promise<void> {
+    const adjustments = buckets
+      .map(({ bucket, actual }) => ({ bucket, delta: actual(usage) - bucket.cost }))
+      .filter(({ delta }) => delta !== 0);
+    if (adjustments.length > 0) await this.limits.adjust(adjustments, this.now()).catch(() => undefined);
+  }
+
   private async giveBack(buckets: NamedBucket[]): Promise<void> {
+    if (buckets.length === 0) return;
     await this.limits.adjust(buckets.map(({ bucket }) => ({ bucket, delta: -bucket.cost })), this.now()).catch(() => undefined);
   }
 }

@@ -3,7 +3,7 @@
 // a take that had already answered ends with that answer without a model turn.
 import { describe, expect, it } from "vitest";
 import { ScriptedEngine } from "../testing/scripted-engine.js";
-import { type AgentLoopInput, runAgentLoop, type StepLog } from "./agent-loop.js";
+import { type AgentLoopInput, LeaseLostError, runAgentLoop, type StepLog } from "./agent-loop.js";
 import type { RunSpec, RunStep } from "./contract.js";
 import { resolveEngines } from "./engines.js";
 import type { RunTool } from "./tools/tool.js";
@@ -27,6 +27,7 @@ function setup(history: RunStep[]) {
   const log: StepLog = {
     modelTurn: async () => ({
       write: async (status, detail) => void written.push({ kind: status === "finished" ? "model" : "model cut", detail }),
+      abandon: async (usage) => void written.push({ kind: "model abandoned", detail: { ...usage } }),
       release: async () => undefined,
     }),
     toolStarted: async (detail) => written.push({ kind: "tool", detail }) - 1,
@@ -79,12 +80,24 @@ describe("runAgentLoop resuming from a step log", () => {
     expect(engine.requests).toHaveLength(0);
   });
 
-  it("asks again for a turn an earlier take cut (its step failed: cancelled, timed out, its worker stopped)", async () => {
+  it("asks again for a turn an earlier take cut (its step failed: cancelled, timed out, the engine failed)", async () => {
     const { engine, input } = setup([
-      step(0, "model", "failed", { turn: 1, text: "Half an ans", thinking: "", toolCalls: [], finish: "cut", cut: { code: "stopped", message: "the worker is shutting down" } }),
+      step(0, "model", "failed", { turn: 1, text: "Half an ans", thinking: "", toolCalls: [], finish: "cut", cut: { code: "model_error", message: "the engine failed" } }),
     ]);
     engine.queue.push({ deltas: ["The whole answer."] });
     expect(await runAgentLoop(input)).toEqual({ answer: "The whole answer.", reasoning: "" });
     expect(engine.requests).toHaveLength(1);
+  });
+
+  it("writes no step for a turn cut by loom itself (a worker stopping, a lost lease): the turn is abandoned with what the engine computed", async () => {
+    const { engine, input, written } = setup([]);
+    const controller = new AbortController();
+    engine.queue.push({ deltas: ["Thinking", " slowly"], pauseBeforeFinishMs: 30_000 });
+    const running = runAgentLoop({ ...input, signal: controller.signal });
+    while (engine.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    controller.abort(new LeaseLostError("the worker is shutting down"));
+    await expect(running).rejects.toBeInstanceOf(LeaseLostError);
+    expect(written).toEqual([{ kind: "model abandoned", detail: expect.objectContaining({ completionTokens: 2 }) }]);
   });
 });

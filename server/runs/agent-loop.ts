@@ -40,10 +40,16 @@ export interface StepLog {
 /** A model turn admitted: its step is written once, with what the engine computed, or the admission given back. */
 export interface ModelStep {
   /**
-   * Writes the turn's step, `finished`, or `failed` when it was cut (cancel, timeout, an engine error, a worker
-   * stopping), with the tokens the engine computed; the organization is billed those with the step.
+   * Writes the turn's step, `finished`, or `failed` when it was cut for the run's own reason (cancel, timeout, an
+   * engine error), with the tokens the engine computed; the organization is billed those with the step.
    */
   write(status: "finished" | "failed", detail: Record<string, unknown>, usage: InternalUsage, durationMs: number): Promise<void>;
+  /**
+   * The turn was cut by loom itself (its worker stopping, or losing the run): no step is written, and the turn is not
+   * billed when a later take will ask for it again (its admission is given back); only a run that has ended (no take
+   * will) is billed `usage`, what the engine computed.
+   */
+  abandon(usage: InternalUsage): Promise<void>;
   /** The turn never reached the engine: its admission is given back and nothing is written. */
   release(): Promise<void>;
 }
@@ -148,7 +154,7 @@ async function replayHistory(input: AgentLoopInput, messages: ChatMessage[], rea
   const results = new Map<string, RunStep>();
   for (const step of input.history) if (step.kind === "tool" && typeof step.detail.callId === "string") results.set(step.detail.callId, step);
   for (const step of input.history) {
-    // A cut turn (its step `failed`: cancelled, timed out, its worker stopped) gave the conversation nothing.
+    // A cut turn (its step `failed`: cancelled, timed out, the engine failed) gave the conversation nothing.
     if (step.kind !== "model" || step.status !== "finished" || step.detail.purpose === "reasoning") continue;
     const turn = { thinking: String(step.detail.thinking ?? ""), text: String(step.detail.text ?? ""), calls: (step.detail.toolCalls as InternalToolCall[] | undefined) ?? [] };
     state.turns += 1;
@@ -220,7 +226,8 @@ function turnRequest(input: Pick<AgentLoopInput, "config" | "model">, messages: 
 /**
  * Runs a turn's request, admitted first (StepLog.modelTurn), and gathers its output. Its step is written however it
  * ends, with what the engine computed: `finished`, or `failed` when it was cut (then the run's own reason, a cancel or
- * a timeout, is thrown) or the engine failed (the run fails with `model_error`).
+ * a timeout, is thrown) or the engine failed (the run fails with `model_error`); but a turn cut by loom itself (its
+ * worker stopping or losing the run: LeaseLostError) writes nothing, and the take that runs next asks for it again.
  */
 async function collectTurn(input: AgentLoopInput, request: InternalRequest, describe: (turn: Turn) => Record<string, unknown>): Promise<Turn> {
   input.signal.throwIfAborted();
@@ -262,7 +269,12 @@ async function collectTurn(input: AgentLoopInput, request: InternalRequest, desc
     await step.write("finished", describe(turn), turn.usage, durationMs);
     return turn;
   }
-  // Cut: billed and logged for what the engine computed; a resumed run asks for the turn again.
+  // Cut by loom's own stop or a lost lease: the customer does not pay for a turn loom runs again.
+  if (failure instanceof LeaseLostError) {
+    await step.abandon(computed);
+    throw failure;
+  }
+  // Cut for the run's own reason: billed and logged for what the engine computed.
   const cut = failure instanceof RunFailure ? { code: failure.code, message: failure.message } : { code: "stopped", message: (failure as Error).message ?? String(failure) };
   await step.write("failed", { ...describe(turn), finish: "cut", cut }, computed, durationMs);
   throw failure;

@@ -1,11 +1,12 @@
 // Agent runs and money, over HTTP on a real server and database (PGlite and PostgreSQL), the model's turns scripted:
 // each turn is admitted as a request of its organization (a spent prepaid balance refuses the run at creation and
 // creates none; a balance that covers one turn is never overshot; requests and tokens per minute and a hard daily
-// allowance bound a run's turns, and a refused turn ends the run with its code), and a turn cut by a cancel or options.timeout is billed, logged and
-// counted in the run's usage once, for what the engine computed.
+// allowance bound a run's turns, and a refused turn ends the run with its code; a turn refused because the limit store
+// is down is asked again), a turn cut by a cancel or options.timeout is billed, logged and counted in the run's usage
+// once, for what the engine computed, and a turn cut by loom's own stop or a lost lease is not billed (it runs again).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
-import type { ModelPrice } from "../platform/contract.js";
+import { LimitStoreUnavailableError, type ModelPrice } from "../platform/contract.js";
 import type { KeyOptions } from "../platform/store/key-store.js";
 import type { OrganizationPatch } from "../platform/store/organization-patch.js";
 import { TEST_BACKENDS } from "../platform/testing/test-databases.js";
@@ -207,28 +208,96 @@ for (const backend of TEST_BACKENDS) {
       expect(await usageOf(revoked.id)).toEqual({ requests: 0, inputTokens: 0, outputTokens: 0 });
     });
 
-    it("bills a turn whose worker lost the run mid-turn through the usage writer (no step: the next take asks again), and the retaken turn with its step", async () => {
+    it("does not bill a turn whose worker lost the run mid-turn (the next take asks again): only the retaken turn is billed, with its step", async () => {
       const prepaid = await organization("lost lease", { billingMode: "prepaid", creditBalanceDollars: 1, prices: { "*": PRICE } });
       const before = submitted();
       engine.queue.push({ deltas: ["Thinking", " slowly"], pauseBeforeFinishMs: 30_000 }, answer("Answered on the second take."));
       const created = await server.call("POST", "/v1/runs", RUN_BODY, prepaid.key);
       await turnRunning(before);
-      // Another worker holds the run now (this one paused past its lease): this one stops at its next renewal.
+      expect(await availableNano(prepaid.id)).toBe(nano(1) - HOLD_NANO);
+      // Another worker holds the run now (this one paused past its lease): this one stops at its next renewal, and
+      // gives the turn's admission back.
       await server.platform.database.query("UPDATE runs SET lease_owner = 'another-worker' WHERE id = $1", [created.body.runId]);
       const until = Date.now() + 10_000;
-      while ((await usageOf(prepaid.id)).requests === 0) {
-        if (Date.now() > until) throw new Error("the lost turn was never billed");
+      while ((await availableNano(prepaid.id)) !== nano(1)) {
+        if (Date.now() > until) throw new Error("the lost turn's hold was never given back");
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      expect(await usageOf(prepaid.id)).toEqual({ requests: 1, inputTokens: SCRIPTED_PROMPT_TOKENS, outputTokens: 2 });
+      expect(await usageOf(prepaid.id)).toEqual({ requests: 0, inputTokens: 0, outputTokens: 0 });
       expect((await steps(created.body.runId, prepaid.key)).filter((step) => step.kind === "model")).toEqual([]);
       // The other worker is gone too: its lease runs out, the run is taken again and answers.
       const run = await ended(created.body.runId, prepaid.key);
       expect(run).toMatchObject({ status: "succeeded", result: { answer: "Answered on the second take." }, usage: { inputTokens: SCRIPTED_PROMPT_TOKENS, outputTokens: 1 } });
-      expect(await usageOf(prepaid.id)).toEqual({ requests: 2, inputTokens: 2 * SCRIPTED_PROMPT_TOKENS, outputTokens: 3 });
-      expect(nano(1) - (await balanceNano(prepaid.id))).toBe(costNano(SCRIPTED_PROMPT_TOKENS, 2) + costNano(SCRIPTED_PROMPT_TOKENS, 1));
+      expect(await usageOf(prepaid.id)).toEqual({ requests: 1, inputTokens: SCRIPTED_PROMPT_TOKENS, outputTokens: 1 });
+      expect(nano(1) - (await balanceNano(prepaid.id))).toBe(costNano(SCRIPTED_PROMPT_TOKENS, 1));
       expect(await availableNano(prepaid.id)).toBe(await balanceNano(prepaid.id));
     }, 30_000);
+
+    it("does not bill a turn cut by the worker stopping (a drain, an update): the run is queued again and its turn billed once, when it runs", async () => {
+      const prepaid = await organization("stopped worker", { billingMode: "prepaid", creditBalanceDollars: 1, prices: { "*": PRICE } });
+      const before = submitted();
+      engine.queue.push({ deltas: ["Thinking", " slowly"], pauseBeforeFinishMs: 30_000 }, answer("Answered after the restart."));
+      const created = await server.call("POST", "/v1/runs", RUN_BODY, prepaid.key);
+      await turnRunning(before);
+      await server.runs.worker.stop();
+      try {
+        expect(await server.runs.store.get(created.body.runId)).toMatchObject({ status: "queued" });
+        expect(await usageOf(prepaid.id)).toEqual({ requests: 0, inputTokens: 0, outputTokens: 0 });
+        expect(await availableNano(prepaid.id)).toBe(nano(1));
+        expect((await steps(created.body.runId, prepaid.key)).map((step) => [step.kind, step.event])).toEqual([["note", "released"]]);
+      } finally {
+        server.runs.worker.start();
+      }
+      const run = await ended(created.body.runId, prepaid.key);
+      expect(run).toMatchObject({ status: "succeeded", result: { answer: "Answered after the restart." }, usage: { inputTokens: SCRIPTED_PROMPT_TOKENS, outputTokens: 1 } });
+      expect(await usageOf(prepaid.id)).toEqual({ requests: 1, inputTokens: SCRIPTED_PROMPT_TOKENS, outputTokens: 1 });
+      expect(nano(1) - (await balanceNano(prepaid.id))).toBe(costNano(SCRIPTED_PROMPT_TOKENS, 1));
+      expect(await availableNano(prepaid.id)).toBe(await balanceNano(prepaid.id));
+    }, 30_000);
+
+    it("asks again for a turn refused because the limit store could not be reached, after its Retry-After, and the run goes on", async () => {
+      const limited = await organization("limit store blip", { requestsPerMinute: 100 });
+      engine.queue.push(answer("Answered once the store was back."));
+      const limits = server.platform.limits;
+      const reserve = limits.reserve;
+      let refusals = 0;
+      await server.runs.worker.stop();
+      let runId = "";
+      try {
+        const created = await server.call("POST", "/v1/runs", RUN_BODY, limited.key);
+        expect(created.status).toBe(202);
+        runId = created.body.runId;
+        // The limit store is down for the run's first two admissions of its turn.
+        limits.reserve = async (buckets, now) => {
+          if (refusals < 2) {
+            refusals += 1;
+            throw new LimitStoreUnavailableError("the test's limit store is down");
+          }
+          return reserve.call(limits, buckets, now);
+        };
+      } finally {
+        server.runs.worker.start();
+      }
+      try {
+        const run = await ended(runId, limited.key);
+        expect(run).toMatchObject({ status: "succeeded", result: { answer: "Answered once the store was back." } });
+        expect(refusals).toBe(2);
+        expect(await usageOf(limited.id)).toEqual({ requests: 1, inputTokens: SCRIPTED_PROMPT_TOKENS, outputTokens: 1 });
+      } finally {
+        limits.reserve = reserve;
+      }
+    }, 30_000);
+
+    it("runs a prepaid organization's run on a model priced at $0 with a balance of 0: no hold needed, billed $0", async () => {
+      const free = await organization("free model", { billingMode: "prepaid", creditBalanceDollars: 0, prices: { "*": { inputPerMillion: 0, outputPerMillion: 0 } } });
+      engine.queue.push(answer("Free."));
+      const created = await server.call("POST", "/v1/runs", RUN_BODY, free.key);
+      expect(created.status).toBe(202);
+      const run = await ended(created.body.runId, free.key);
+      expect(run).toMatchObject({ status: "succeeded", result: { answer: "Free." } });
+      expect(await usageOf(free.id)).toEqual({ requests: 1, inputTokens: SCRIPTED_PROMPT_TOKENS, outputTokens: 1 });
+      expect(await balanceNano(free.id)).toBe(0);
+    });
 
     for (const cut of ["cancel", "timeout"] as const) {
       it(`bills a turn cut by ${cut === "cancel" ? "a cancel" : "options.timeout"} for what the engine computed, once: a usage row, the run's usage and a failed model step`, async () => {

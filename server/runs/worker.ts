@@ -5,7 +5,7 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { ServingEngine } from "../../engine/engine.js";
 import { logFailure } from "../http/log.js";
-import type { PlatformAdmission } from "../platform/accountant.js";
+import type { PlatformAdmission, UsageCommit } from "../platform/accountant.js";
 import type { ServedModel } from "../models.js";
 import type { InternalRequest } from "../protocol/internal.js";
 import type { RunRecord, RunStep } from "./contract.js";
@@ -24,10 +24,10 @@ export interface RunModel {
 
 /**
  * Admits a model turn of `run` as a request of its organization (server/runs/turn-admission.ts); undefined for runs
- * nobody is billed per turn for (paid machine runs).
- * @throws RunFailure when a limit or the balance refuses it.
+ * nobody is billed per turn for (paid machine runs). A transient refusal is retried until `signal` (the run's) aborts.
+ * @throws RunFailure when a limit or the balance refuses it; `signal`'s reason when it aborts.
  */
-export type TurnAdmitter = (run: RunRecord, model: RunModel, request: InternalRequest) => Promise<PlatformAdmission | undefined>;
+export type TurnAdmitter = (run: RunRecord, model: RunModel, request: InternalRequest, signal: AbortSignal) => Promise<PlatformAdmission | undefined>;
 
 /** What the worker needs. */
 export interface RunWorkerOptions {
@@ -194,30 +194,37 @@ export class RunWorker {
       tools: this.#options.toolsFor(run),
       signal,
       priority: this.#options.priority,
-      log: this.#stepLog(run, model),
+      log: this.#stepLog(run, model, signal),
       history,
       requestId: () => `${run.id}-${++this.#requests}`,
     });
   }
 
   /** The step log of one take of `run`: each write checks the take still holds the run. */
-  #stepLog(run: RunRecord, model: RunModel): StepLog {
+  #stepLog(run: RunRecord, model: RunModel, signal: AbortSignal): StepLog {
     const { store } = this.#options;
     const lost = () => new LeaseLostError(`run ${run.id} is no longer held by ${this.owner}`);
     const step = (kind: RunStep["kind"], status: RunStep["status"], detail: Record<string, unknown>, inputTokens = 0, outputTokens = 0, durationMs?: number) =>
       ({ attempt: run.attempts, kind, status, detail, inputTokens, outputTokens, ...(durationMs !== undefined ? { durationMs } : {}) });
     return {
       modelTurn: async (request) => {
-        const admission = await this.#options.admitTurn?.(run, model, request);
+        const admission = await this.#options.admitTurn?.(run, model, request, signal);
         return {
           write: async (status, detail, usage, durationMs) => {
             const written = step("model", status, detail, usage.promptTokens, usage.completionTokens, durationMs);
             let index: number | undefined;
             // The turn's usage commits with its step: counted once, whatever happens to this worker. A take that lost
-            // the run writes no step, and the turn is billed on its own (the engine computed it all the same).
-            if (admission) await admission.settleWith(usage, async (record) => (index = await store.appendStep(run.id, this.owner, written, record)) !== undefined);
-            else index = await store.appendStep(run.id, this.owner, written);
+            // the run writes no step: the turn is billed only if no take will ask for it again.
+            if (admission) {
+              await admission.settleWith(usage, async (record) => {
+                index = await store.appendStep(run.id, this.owner, written, record);
+                return index !== undefined ? "committed" : this.#unloggedTurn(run.id);
+              });
+            } else index = await store.appendStep(run.id, this.owner, written);
             if (index === undefined) throw lost();
+          },
+          abandon: async (usage) => {
+            await admission?.settleWith(usage, () => this.#unloggedTurn(run.id));
           },
           release: async () => {
             await admission?.release();
@@ -236,6 +243,22 @@ export class RunWorker {
         if ((await store.appendStep(run.id, this.owner, step("note", "finished", detail))) === undefined) throw lost();
       },
     };
+  }
+
+  /**
+   * What becomes of a turn of `runId` that this take ran but could not log (it stopped, or lost the run): billed when
+   * the run has ended, since no take will ask for it again; given back when the run is queued or another take holds
+   * it (or this one, stopping, is about to queue it again), since the customer does not pay twice for loom's restart.
+   * A run that cannot be read counts as one to be run again: loom's own failure is not billed.
+   */
+  async #unloggedTurn(runId: string): Promise<UsageCommit> {
+    try {
+      const now = await this.#options.store.get(runId);
+      return now === undefined || now.status === "succeeded" || now.status === "failed" ? "record" : "release";
+    } catch (error) {
+      this.#report(error);
+      return "release";
+    }
   }
 
   #chore(work: Promise<void>): void {
