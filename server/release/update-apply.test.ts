@@ -241,6 +241,8 @@ describe("an apply killed between stopping and started, re-run from another fold
       });
       apply.once("exit", () => reject(new Error(`the apply ended before its backup:\n${log}`)));
     });
+    // Reaped before the re-run: until then the killed apply is a zombie, alive to kill(pid, 0), its update lock held.
+    if (apply.exitCode === null && apply.signalCode === null) await new Promise((resolve) => apply.once("exit", resolve));
     const journal = JSON.parse(readFileSync(layout.journal, "utf8")) as { dataDir: string; processes: Array<{ role: string; version: string }> };
     expect(journal.dataDir).toBe(dataDir);
     expect(journal.processes.map(({ role, version }) => `${role} ${version}`)).toEqual(["serve 0.1.0"]);
