@@ -67,9 +67,12 @@ function handle(engine: Engine, message: ToWorker): void {
  * Streams one request's events back; the request ends (finish or error) on the engine's side, not here. NOTE: a
  * failure here fails this request only: an unhandled rejection would end the thread, and every request with it.
  */
-async function relay(engine: Engine, { request, prepared }: Extract<ToWorker, { type: "submit" }>): Promise<void> {
+async function relay(engine: Engine, { request, prepared, aborted }: Extract<ToWorker, { type: "submit" }>): Promise<void> {
   try {
-    for await (const event of engine.submit(request, prepared)) send({ type: "event", event: sendableEvent(event) });
+    const stream = engine.submit(request, prepared);
+    // In the same task as the submit: no step can run the request first.
+    if (aborted) engine.abort(request.id);
+    for await (const event of stream) send({ type: "event", event: sendableEvent(event) });
   } catch (error) {
     engine.abort(request.id);
     const failure = new EngineError("internal", `the engine thread could not relay this request: ${(error as Error)?.message ?? String(error)}`);

@@ -61,8 +61,12 @@ export type SentEvent = Exclude<EngineEvent, { type: "error" }> | { type: "error
 
 /** Server thread to worker. */
 export type ToWorker =
-  /** `prepared`: the prompt, prepared on the prompt thread (the request's input then holds its tokens). */
-  | { type: "submit"; request: EngineRequest & { id: string }; prepared?: PreparedPrompt }
+  /**
+   * `prepared`: the prompt, prepared on the prompt thread (the request's input then holds its tokens). `aborted`: the
+   * client left while it was prepared: the engine ends it as aborted before any step (an abort message sent after the
+   * submit could arrive after a step had already run it).
+   */
+  | { type: "submit"; request: EngineRequest & { id: string }; prepared?: PreparedPrompt; aborted?: true }
   | { type: "abort"; id: string }
   /** A question with an answer: the engine's stats, or the prompt tokens a request would run with. */
   | { type: "call"; call: number; question: EngineQuestion }

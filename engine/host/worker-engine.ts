@@ -168,13 +168,12 @@ export class WorkerEngine implements ServingEngine {
     }
     if (this.#streams.get(request.id) !== inFlight) return; // failed or closed meanwhile (a restart, close)
     try {
-      this.#post(submitMessage(request, prepared));
+      this.#post(submitMessage(request, prepared, inFlight.abortRequested));
     } catch (error) {
       this.#deliver({ type: "error", requestId: request.id, error: new EngineError("invalid_request", `the request cannot be sent to the engine thread: ${(error as Error).message}`) });
       return;
     }
     inFlight.submitted = true;
-    if (inFlight.abortRequested) this.#post({ type: "abort", id: request.id });
   }
 
   abort(id: string): boolean {
@@ -393,6 +392,7 @@ export class WorkerEngine implements ServingEngine {
 }
 
 /** The engine thread's submit message: with its prompt when prepared here (the input then holds its tokens). */
-function submitMessage(request: EngineRequest & { id: string }, prepared: PreparedPrompt | undefined): ToWorker {
-  return prepared ? { type: "submit", request: { ...request, input: { tokens: prepared.tokens } }, prepared } : { type: "submit", request };
+function submitMessage(request: EngineRequest & { id: string }, prepared: PreparedPrompt | undefined, aborted = false): ToWorker {
+  const message: ToWorker = prepared ? { type: "submit", request: { ...request, input: { tokens: prepared.tokens } }, prepared } : { type: "submit", request };
+  return aborted ? { ...message, aborted: true } : message;
 }
