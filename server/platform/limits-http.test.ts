@@ -285,26 +285,28 @@ describe("limits through HTTP on one server (PGlite, limits in memory)", () => {
   });
 
   it("has no boundary to burst across twice: after a full burst, requests come back at limit/60 per second, not in a second burst", async () => {
-    const limit = 600; // one request regained every 100 ms
+    // One request regained every 500 ms: slow enough that a loaded machine admits the whole first burst before the
+    // window regains its 60 extra requests (at 600 a minute, 660 requests took over 6 s to admit at load average 10).
+    const limit = 120;
     const intervalMs = 60_000 / limit;
     const { key } = await tenant({ requestsPerMinute: limit });
     const burst = (count: number) => Promise.all(Array.from({ length: count }, () => post(server.base, "openai", key, chatBody(server.chatModel, 1))));
 
     const startedAt = performance.now();
     const first = await burst(limit + 60);
-    // The admitted requests take seconds to run, and the window slides meanwhile: empty it again (rounds of 50 until
+    // The admitted requests take seconds to run, and the window slides meanwhile: empty it again (rounds of 20 until
     // one is refused in part), so that the second below starts from a full window.
     const drains: Outcome[][] = [];
     let drainStartedAt = 0;
     while (drains.length < 5 && !drains.some((round) => refusedOf(round).length > 0)) {
       drainStartedAt = performance.now();
-      drains.push(await burst(50));
+      drains.push(await burst(20));
     }
-    await sleep(1000);
-    const second = await burst(150);
+    await sleep(3000);
+    const second = await burst(40);
     const endedAt = performance.now();
     const [admittedFirst, admittedDrains, admittedSecond] = [first, drains.flat(), second].map((outcomes) => admittedOf(outcomes).length);
-    console.log(`rpm ${limit}: ${admittedFirst} of ${limit + 60} admitted, ${admittedDrains} in ${drains.length} rounds of 50 after, then 1 s later ${admittedSecond} of 150`);
+    console.log(`rpm ${limit}: ${admittedFirst} of ${limit + 60} admitted, ${admittedDrains} in ${drains.length} rounds of 20 after, then 3 s later ${admittedSecond} of 40`);
     for (const outcome of [...refusedOf(first), ...refusedOf(drains.flat()), ...refusedOf(second)]) expect(outcome.status).toBe(429);
 
     expect(admittedFirst).toBeGreaterThanOrEqual(limit);
@@ -313,9 +315,9 @@ describe("limits through HTTP on one server (PGlite, limits in memory)", () => {
     expect(admittedFirst + admittedDrains + admittedSecond).toBeLessThanOrEqual(limit + Math.ceil((endedAt - startedAt) / intervalMs) + 1);
     expect(refusedOf(first).length).toBeGreaterThan(0);
     expect(refusedOf(drains.at(-1)!).length, "the window never filled again after the burst").toBeGreaterThan(0);
-    // From a full window, a second later about what a second regains is admitted (1000 ms / 100 ms), not a burst:
-    // at most what the time since the last drain round began regains, plus the one in progress.
-    expect(admittedSecond).toBeGreaterThanOrEqual(Math.floor(1000 / intervalMs) - 1);
+    // From a full window, 3 s later about what 3 s regain is admitted (3000 ms / 500 ms), not a burst: at most what
+    // the time since the last drain round began regains, plus the one in progress.
+    expect(admittedSecond).toBeGreaterThanOrEqual(Math.floor(3000 / intervalMs) - 1);
     expect(admittedSecond).toBeLessThanOrEqual(Math.ceil((endedAt - drainStartedAt) / intervalMs) + 1);
   });
 
