@@ -81,11 +81,7 @@ export class UsageStore {
     return rows.map((row) => ({
       day: row.day as string,
       model: row.model as string,
-      requests: toNumber(row.requests),
-      inputTokens: toNumber(row.input_tokens),
-      cachedInputTokens: toNumber(row.cached_input_tokens),
-      outputTokens: toNumber(row.output_tokens),
-      spendDollars: toNumber(row.spend),
+      ...usageCountsOf(row),
     }));
   }
 
@@ -115,11 +111,7 @@ export class UsageStore {
         keyId: row.key_id as string,
         name: row.name as string,
         keyPrefix: row.key_prefix as string,
-        requests: toNumber(row.requests),
-        inputTokens: toNumber(row.input_tokens),
-        cachedInputTokens: toNumber(row.cached_input_tokens),
-        outputTokens: toNumber(row.output_tokens),
-        spendDollars: toNumber(row.spend),
+        ...usageCountsOf(row),
       })),
       keysWithUse: rows.length === 0 ? 0 : toNumber(rows[0]!.keys_with_use),
     };
@@ -139,11 +131,7 @@ export class UsageStore {
       keyId: row.key_id as string,
       model: row.model as string,
       day: row.day as string,
-      requests: toNumber(row.requests),
-      inputTokens: toNumber(row.input_tokens),
-      cachedInputTokens: toNumber(row.cached_input_tokens),
-      outputTokens: toNumber(row.output_tokens),
-      spendDollars: toNumber(row.spend),
+      ...usageCountsOf(row),
     }));
   }
 
@@ -174,14 +162,18 @@ function requireSpan(from: string, to: string): void {
   if (days < 1 || days > MAX_SERIES_DAYS) throw new PlatformInputError("from", `a usage series spans 1 to ${MAX_SERIES_DAYS} days, from ${from} through ${to} is ${days}`);
 }
 
-/** A summed row's figures. */
-function modelUsageOf(row: Record<string, unknown>): ModelUsage {
+/** The counts and spend of a usage row or of a sum of rows (numeric columns come back as text or bigint). */
+function usageCountsOf(row: Record<string, unknown>): Pick<ModelUsage, "requests" | "inputTokens" | "cachedInputTokens" | "outputTokens" | "spendDollars"> {
   return {
-    model: row.model as string,
     requests: toNumber(row.requests),
     inputTokens: toNumber(row.input_tokens),
     cachedInputTokens: toNumber(row.cached_input_tokens),
     outputTokens: toNumber(row.output_tokens),
     spendDollars: toNumber(row.spend),
   };
+}
+
+/** A summed row's figures, by model. */
+function modelUsageOf(row: Record<string, unknown>): ModelUsage {
+  return { model: row.model as string, ...usageCountsOf(row) };
 }
