@@ -21,7 +21,7 @@ import { PaymentStore } from "./payment-store.js";
 import { type PaymentsSettings, resolvePaymentsConfig } from "./payments-config.js";
 import { type ChainAccount, type LocalChain, startLocalChain } from "./testing/local-chain.js";
 import { localChainPayments } from "./testing/local-payments.js";
-import { type AuthorizationFields, cancelAuthorization, handSignedPayment, paymentHeader, transferTokens } from "./testing/paying-clients.js";
+import { type AuthorizationFields, cancelAuthorization, handSignedPayment, paymentHeader, submitAuthorization, transferTokens } from "./testing/paying-clients.js";
 
 const SEARCH_PRICE = 100_000n;
 const SPEC: RunSpec = { engine: "tim", content: ["What is loom?"], resources: [], skills: [], tools: [], timeoutSeconds: 60 };
@@ -254,7 +254,7 @@ describe("Checkout.buy", () => {
     expect(one).toMatchObject({ status: "rejected", reason: { message: "the database is gone (test)" } });
     expect(two).toMatchObject({ status: "fulfilled", value: { bought: { runId: (await rowOf(second)).runId } } });
     expect(await rowOf(first)).toMatchObject({ status: "settling" });
-    await payments.settle((await rowOf(first)).id, undefined); // as the reconciler would (not this test's subject)
+    await payments.settle((await rowOf(first)).id, `0x${"ab".repeat(32)}`); // as the reconciler would (not this test's subject)
   });
 
   it("refuses at once, not charged, a transfer the chain mined and reverted (no 503 and no run promised)", async () => {
@@ -296,13 +296,18 @@ describe("Checkout.buy", () => {
     }
   });
 
-  it("answers with what the journal says when another process failed the payment while it settled (no run announced)", async () => {
-    const decoded = await decodedPayment(chain.accounts.payers[3]!);
-    // While the transfer is being sent, someone else (a reconciler) records the payment as failed.
+  it("settles, with its run, a payment another process failed while this one's transfer was landing (the transfer's hash outranks it)", async () => {
+    const payer = chain.accounts.payers[3]!;
+    const decoded = await decodedPayment(payer);
+    // While the transfer is being sent, someone else (a reconciler misled by a lagging endpoint) records it failed.
     onceBefore("eth_sendRawTransaction", async () => payments.fail((await rowOf(decoded)).id, "failed by another process (test)"));
-    const createdBefore = created;
-    expect(await checkoutWith().buy(verifiedOf(decoded), SPEC)).toEqual({ refused: "failed by another process (test)" });
-    expect(created).toBe(createdBefore);
+    const [createdBefore, balanceBefore] = [created, await chain.balanceOf(payer.address)];
+    const purchase = await checkoutWith().buy(verifiedOf(decoded), SPEC);
+    const row = await rowOf(decoded);
+    expect(purchase).toMatchObject({ bought: { runId: row.runId } });
+    expect(row).toMatchObject({ status: "settled", transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(await runs.get(row.runId)).toMatchObject({ status: "queued" });
+    expect([created, await chain.balanceOf(payer.address)]).toEqual([createdBefore + 1, balanceBefore - SEARCH_PRICE]);
   });
 
   it("refuses, not charged, a payment with no settlement outcome whose authorization has expired unused (from its validBefore second on)", async () => {
@@ -398,7 +403,8 @@ describe("Checkout.reconcile", () => {
   /** A payment left settling by a settlement with no outcome, its lease already over (settlement timeout 50 ms). */
   async function leftSettling(payer: ChainAccount, change: Partial<AuthorizationFields> = {}): Promise<DecodedPayment> {
     const decoded = await decodedPayment(payer, change);
-    expect(await checkoutWith({ paymentGate: silentGate, settlementTimeoutMs: 50 }).buy(verifiedOf(decoded), SPEC)).toHaveProperty("pending");
+    // The chain's reads keep a bound of their own (a quarter of 50 ms would time them out here).
+    expect(await checkoutWith({ paymentGate: silentGate, settlementTimeoutMs: 50, chainCheckMs: 5000 }).buy(verifiedOf(decoded), SPEC)).toHaveProperty("pending");
     await pause(150);
     return decoded;
   }
@@ -463,7 +469,7 @@ describe("Checkout.reconcile", () => {
 
   it("keeps a payment settling while the chain cannot be read, and finishes it once it can", async () => {
     const decoded = await leftSettling(chain.accounts.payers[3]!);
-    const blind = checkoutWith({ chainState: new ChainState("http://127.0.0.1:9", chain.token, 1000), settlementTimeoutMs: 50 });
+    const blind = checkoutWith({ chainState: new ChainState("http://127.0.0.1:9", chain.token, 1000), settlementTimeoutMs: 50, chainCheckMs: 5000 });
     const logged: string[] = [];
     vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => logged.push(String(chunk)) > 0);
     expect(await blind.reconcile()).toBe(0);
@@ -499,6 +505,159 @@ describe("Checkout.reconcile", () => {
   });
 });
 
+describe("Checkout under a hostile review (issue 36 follow-up)", () => {
+  const balanceOf = toFunctionSelector("balanceOf(address)");
+  const authorizationState = toFunctionSelector("authorizationState(address,bytes32)");
+  const dataOf = (call: { params?: unknown }) => (call.params as Array<{ data?: string }> | undefined)?.[0]?.data ?? "";
+  /** A settlement that never answers (a library promise that never settles), for the next call of gate.settle. */
+  const hangNextSettlement = () => vi.spyOn(gate, "settle").mockImplementationOnce(() => new Promise(() => {}));
+
+  it("renews a queued payment's lease when its turn comes: a reconciler elsewhere does not take it while it settles", async () => {
+    const payer = chain.accounts.payers[2]!;
+    const [first, second] = [await decodedPayment(payer), await decodedPayment(payer)];
+    // Lease 800 ms. The first transfer reaches the chain 550 ms late; when the second's turn has come, another process
+    // (after 300 ms more) takes whatever payments' leases ran out.
+    let broadcasts = 0;
+    let taken: string[] | undefined;
+    chain.setIntercept(async (call, forward) => {
+      if (call.method === "eth_sendRawTransaction" && ++broadcasts === 1) await pause(550);
+      else if (broadcasts === 1 && taken === undefined && call.method === "eth_call" && dataOf(call).startsWith(balanceOf)) {
+        taken = [];
+        await pause(300);
+        taken = (await payments.takeExpired(100, 800)).map((row) => row.id);
+      }
+      return forward();
+    });
+    const checkout = checkoutWith({ settlementTimeoutMs: 400 });
+    const purchases = await Promise.all([checkout.buy(verifiedOf(first), SPEC), checkout.buy(verifiedOf(second), SPEC)]);
+    expect(taken).not.toContain((await rowOf(second)).id);
+    expect(purchases[1]).toMatchObject({ bought: { runId: (await rowOf(second)).runId } });
+    for (let i = 0; i < 50 && (await rowOf(first)).status === "settling"; i++) await pause(100);
+    expect(await rowOf(first)).toMatchObject({ status: "settled" }); // past its bound, it went on and was recorded
+  });
+
+  it("reads the authorization at the reverted receipt's block: a lagging endpoint's 'unused' does not fail a payment a concurrent settler charged", async () => {
+    const payer = chain.accounts.payers[1]!;
+    const decoded = await decodedPayment(payer);
+    // A concurrent settler's transfer lands; loom's, sent after it, is mined and reverted (the nonce is used), and
+    // the facilitator says so naming it.
+    const submitted = await submitAuthorization(chain, chain.accounts.deployer, decoded);
+    const balanceBefore = await chain.balanceOf(payer.address);
+    const reverted = await submitAuthorization(chain, chain.accounts.relayer, decoded, 200_000n);
+    const reason = "settlement failed: the transfer did not go through on chain (invalid_exact_evm_transaction_failed)";
+    vi.spyOn(gate, "settle").mockResolvedValueOnce({ settled: false, code: "invalid_exact_evm_transaction_failed", reason, transaction: reverted });
+    // An endpoint whose "latest" lags behind both: the nonce is still unused there.
+    chain.setIntercept(async (call, forward) => {
+      const block = (call.params as unknown[] | undefined)?.[1];
+      if (call.method === "eth_call" && dataOf(call).startsWith(authorizationState) && block === "latest") return `0x${"0".repeat(64)}`;
+      return forward();
+    });
+    const createdBefore = created;
+    const purchase = await checkoutWith().buy(verifiedOf(decoded), SPEC);
+    const row = await rowOf(decoded);
+    expect(purchase).toMatchObject({ bought: { runId: row.runId } });
+    expect(row).toMatchObject({ status: "settled", transaction: submitted.toLowerCase() });
+    expect([created, await chain.balanceOf(payer.address)]).toEqual([createdBefore + 1, balanceBefore]); // charged once
+  });
+
+  it("never treats 'used' without an AuthorizationUsed event as paid: refused when loom never sent it, kept unfinished by the reconciler", async () => {
+    const payer = chain.accounts.payers[0]!;
+    // The payer cancels after verification, and the endpoint refuses log searches: the chain only says "used".
+    const refuseLogs = () => chain.setIntercept(async (call, forward) => {
+      if (call.method === "eth_getLogs") throw Object.assign(new Error("block range too large (test)"), { code: -32602 });
+      return forward();
+    });
+    const decoded = await decodedPayment(payer);
+    await cancelAuthorization(chain, payer, decoded.authorization.nonce);
+    refuseLogs();
+    const settle = vi.spyOn(gate, "settle");
+    const createdBefore = created;
+    const purchase = await checkoutWith().buy(verifiedOf(decoded), SPEC);
+    expect(purchase).toEqual({ refused: expect.stringMatching(/^payment failed: the authorization was used or cancelled elsewhere, with no transfer to the payee found on chain \(not charged\); used on chain, but its events could not be read/) });
+    expect(await rowOf(decoded)).toMatchObject({ status: "failed" });
+    expect(settle).not.toHaveBeenCalled();
+    expect(created).toBe(createdBefore);
+    // A payment left settling (a settler may have sent it) whose authorization reads the same: not finished.
+    chain.setIntercept(undefined);
+    const left = await decodedPayment(payer);
+    expect(await checkoutWith({ paymentGate: silentGate, settlementTimeoutMs: 50, chainCheckMs: 5000 }).buy(verifiedOf(left), SPEC)).toHaveProperty("pending");
+    await cancelAuthorization(chain, payer, left.authorization.nonce);
+    await pause(150);
+    refuseLogs();
+    await checkoutWith({ settlementTimeoutMs: 50, chainCheckMs: 5000 }).reconcile(1000);
+    expect(await rowOf(left)).toMatchObject({ status: "settling" });
+    expect(created).toBe(createdBefore);
+    // Once the events can be read, the cancellation finishes it, not charged.
+    chain.setIntercept(undefined);
+    await pause(150);
+    await checkoutWith({ settlementTimeoutMs: 50, chainCheckMs: 5000 }).reconcile(1000);
+    expect(await rowOf(left)).toMatchObject({ status: "failed", error: "the payer cancelled the authorization (not charged); reconciled" });
+  });
+
+  it("bounds a settlement that never answers: pending with its run, the payer's next settlement goes on, and the reconciler is not held up", async () => {
+    const payer = chain.accounts.payers[3]!;
+    const stale = await decodedPayment(payer);
+    expect(await checkoutWith({ paymentGate: silentGate, settlementTimeoutMs: 50, chainCheckMs: 5000 }).buy(verifiedOf(stale), SPEC)).toHaveProperty("pending");
+    await pause(150); // its lease is over: the reconciler may take it
+    const [hung, next] = [await decodedPayment(payer), await decodedPayment(payer)];
+    hangNextSettlement();
+    const checkout = checkoutWith({ settlementBoundMs: 1500 });
+    const started = Date.now();
+    const purchases = Promise.all([checkout.buy(verifiedOf(hung), SPEC), checkout.buy(verifiedOf(next), SPEC)]);
+    await pause(300);
+    // The payer's queue is live here: the reconciler leaves its payment for later instead of waiting behind it.
+    await checkout.reconcile();
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(await rowOf(stale)).toMatchObject({ status: "settling" });
+    const [one, two] = await purchases;
+    const row = await rowOf(hung);
+    expect(one).toEqual({ pending: expect.stringContaining("the settlement took longer than 1500 ms"), runId: row.runId });
+    expect(row).toMatchObject({ status: "settling", error: "the settlement took longer than 1500 ms (it goes on; the payment is kept)" });
+    expect(two).toMatchObject({ bought: { runId: (await rowOf(next)).runId } });
+    await payments.fail(row.id, "never sent (test)"); // the hung settlement sent nothing
+  });
+
+  it("caps the settlements one payer may have waiting: beyond it 503 Retry-After, nothing recorded or charged", async () => {
+    const payer = chain.accounts.payers[2]!;
+    const [one, two, three] = [await decodedPayment(payer), await decodedPayment(payer), await decodedPayment(payer)];
+    hangNextSettlement();
+    const checkout = checkoutWith({ maxQueuedPerPayer: 2, settlementBoundMs: 800 });
+    const purchases = await Promise.all([one, two, three].map((decoded) => checkout.buy(verifiedOf(decoded), SPEC)));
+    expect(purchases[2]).toEqual({
+      pending: `too many payments of payer ${payer.address} are being settled at once (at most 2); this one was not recorded and nothing was charged: retry it later`,
+      retryAfterSeconds: 5,
+    });
+    expect(await payments.byAuthorization({ network: settings.network.caip2, asset: settings.asset.address, payer: payer.address, nonce: three.authorization.nonce })).toBeUndefined();
+    expect(purchases[0]).toHaveProperty("pending");
+    expect(purchases[1]).toHaveProperty("bought");
+    // The queue is free again: the same payment now goes through.
+    expect(await checkout.buy(verifiedOf(three), SPEC)).toMatchObject({ bought: { runId: (await rowOf(three)).runId } });
+    await payments.fail((await rowOf(one)).id, "never sent (test)");
+  });
+
+  it("settles, with its run, a failed payment whose public authorization someone submitted later (after a revert and a top-up)", async () => {
+    const payer = chain.accounts.broke;
+    await chain.mint(payer.address, SEARCH_PRICE);
+    const decoded = await decodedPayment(payer);
+    // loom's transfer reverts (the balance was spent meanwhile): 402, failed, not charged.
+    onceBefore("eth_sendRawTransaction", () => transferTokens(chain, payer, chain.accounts.deployer.address, SEARCH_PRICE));
+    expect(await checkoutWith().buy(verifiedOf(decoded), SPEC)).toHaveProperty("refused");
+    expect(await rowOf(decoded)).toMatchObject({ status: "failed" });
+    // The payer tops up; someone resubmits the authorization from the reverted transaction's calldata: charged.
+    await chain.mint(payer.address, SEARCH_PRICE);
+    const hash = await submitAuthorization(chain, chain.accounts.deployer, decoded);
+    await pause(150);
+    const logged: string[] = [];
+    expect(await checkoutWith({ settlementTimeoutMs: 50, chainCheckMs: 5000, log: (line) => logged.push(line) }).reconcile(1000)).toBeGreaterThanOrEqual(1);
+    const row = await rowOf(decoded);
+    expect(row).toMatchObject({ status: "settled", transaction: hash.toLowerCase() });
+    expect(await runs.get(row.runId)).toMatchObject({ status: "queued", spec: SPEC });
+    expect(logged).toContain(`payments: reconciled payment ${row.id} (payer ${payer.address.toLowerCase()}, nonce ${decoded.authorization.nonce}): settled after it had failed (the authorization was used on chain in ${hash}), run ${row.runId} created`);
+    // The client's retry of the request gets the run.
+    expect(await checkoutWith().previous(decoded, SPEC)).toMatchObject({ bought: { runId: row.runId } });
+  });
+});
+
 describe("ChainState: what checkout asks the chain", () => {
   it("reads a payer's balance, and says a transaction reverted only when its receipt says so", async () => {
     const state = new ChainState(chain.rpcUrl, chain.token);
@@ -507,9 +666,9 @@ describe("ChainState: what checkout asks the chain", () => {
     expect(await state.balance(chain.accounts.relayer.address)).toBe(0n);
     const settled = await gate.settle(verifiedOf(await decodedPayment(payer)));
     if (settled.settled !== true) throw new Error(JSON.stringify(settled));
-    expect(await state.reverted(settled.transaction)).toBe(false);
-    // Not mined (no receipt), or an endpoint that cannot be read: not known to have reverted.
-    expect(await state.reverted(`0x${"ab".repeat(32)}`)).toBe(false);
-    expect(await new ChainState("http://127.0.0.1:9", chain.token, 1000).reverted(settled.transaction)).toBe(false);
+    expect(await state.receipt(settled.transaction)).toEqual({ reverted: false, blockNumber: expect.any(BigInt) });
+    // Not mined (no receipt), or an endpoint that cannot be read: no receipt.
+    expect(await state.receipt(`0x${"ab".repeat(32)}`)).toBeUndefined();
+    expect(await new ChainState("http://127.0.0.1:9", chain.token, 1000).receipt(settled.transaction)).toBeUndefined();
   });
 });

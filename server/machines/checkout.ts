@@ -3,10 +3,12 @@
 // transaction. A payment whose outcome is unknown (a crash, a timeout) stays `settling` until the reconciler finishes
 // it from the chain: used on chain means charged, so the run is created; unused and expired means never charged.
 // Before anything is sent the chain is asked whether the transfer can go through (the payer's balance, the
-// authorization's state), one settlement per payer at a time, so that a doomed transfer costs no gas.
+// authorization's state), one settlement per payer at a time, so that a doomed transfer costs no gas. Each settlement
+// is bounded in time, and a payer's queue in depth, so that no payer's backlog or hung call stalls anyone else.
 import { logFailure } from "../http/log.js";
 import type { RunSpec } from "../runs/contract.js";
 import type { AuthorizationState, ChainState } from "./chain-state.js";
+import { PayerQueues, type QueuePlace } from "./payer-queue.js";
 import type { DecodedPayment, PaymentGate, SettlementOutcome, VerifiedPayment } from "./payment-gate.js";
 import type { PaymentRecord, PaymentStore } from "./payment-store.js";
 import { describeRefusal, NEVER_SENT } from "./refusal-reasons.js";
@@ -28,6 +30,12 @@ export type Purchase =
 /** What settling or reconciling a payment of this request came to (never a conflict: that is a retry's). */
 type Outcome = Exclude<Purchase, { conflict: string }>;
 
+/** How many settlements one payer may have taken in a process at once (the one settling included). */
+export const MAX_QUEUED_PER_PAYER = 8;
+
+/** How long after it failed a payment's authorization is still looked at on chain (the events' lookback is ~5.5 h). */
+const RECHECK_WINDOW_MS = 6 * 3600_000;
+
 /** A replayed authorization that is not a retry of its payment. */
 const ALREADY_USED = "payment already used: this authorization (payer and nonce) was already submitted";
 
@@ -45,6 +53,14 @@ export interface CheckoutOptions {
    * 5 s): past it the settlement goes ahead without it, as when the chain cannot be read.
    */
   chainCheckMs?: number;
+  /**
+   * How long one settlement (the chain's check, the transfer, and what the chain says after it) is waited for before
+   * the payer's next one goes and the client is answered pending (default: 1.5 times the settlement timeout, within
+   * the lease). The settlement goes on, unheeded; the reconciler finishes it if it does not.
+   */
+  settlementBoundMs?: number;
+  /** How many settlements one payer may have taken at once in this process (default MAX_QUEUED_PER_PAYER). */
+  maxQueuedPerPayer?: number;
   /** Called when a paid run was created (wakes the run worker). */
   runCreated(): void;
   /** Where each payment the reconciler finished is reported, one line each (default: stderr). */
@@ -53,15 +69,17 @@ export interface CheckoutOptions {
 
 /** Buys runs with verified payments, and finishes payments left unfinished. */
 export class Checkout {
-  /** Per payer (lower case), the end of the settlements queued in this process. */
-  private readonly settling = new Map<string, Promise<void>>();
+  /** Per payer, the settlements taken in this process. */
+  private readonly queues: PayerQueues;
 
   constructor(
     private readonly gate: PaymentGate,
     private readonly payments: PaymentStore,
     private readonly chain: ChainState,
     private readonly options: CheckoutOptions,
-  ) {}
+  ) {
+    this.queues = new PayerQueues(options.maxQueuedPerPayer ?? MAX_QUEUED_PER_PAYER);
+  }
 
   /**
    * A settling payment's lease: twice the settlement timeout, so that the reconciler never takes a payment whose
@@ -71,8 +89,35 @@ export class Checkout {
     return 2 * this.options.settlementTimeoutMs;
   }
 
+  /** How long one settlement is waited for (less than the lease, which it renews as it starts). */
+  private get boundMs(): number {
+    return this.options.settlementBoundMs ?? 1.5 * this.options.settlementTimeoutMs;
+  }
+
+  /** How long the chain's check before a settlement may take. */
+  private get checkMs(): number {
+    return this.options.chainCheckMs ?? Math.min(5000, this.options.settlementTimeoutMs / 4);
+  }
+
   /** Settles `payment` for a run of `spec` and creates the run, at most once per authorization. */
   async buy(payment: VerifiedPayment, spec: RunSpec): Promise<Purchase> {
+    const kind = kindOf(payment.endpoint);
+    const { authorization } = payment;
+    const place = this.queues.enter(authorization.from);
+    if (!place) {
+      return {
+        pending: `too many payments of payer ${authorization.from} are being settled at once (at most ${this.queues.maxDepth}); this one was not recorded and nothing was charged: retry it later`,
+        retryAfterSeconds: 5,
+      };
+    }
+    try {
+      return await this.reserveAndSettle(place, payment, spec);
+    } finally {
+      place.leave();
+    }
+  }
+
+  private async reserveAndSettle(place: QueuePlace, payment: VerifiedPayment, spec: RunSpec): Promise<Purchase> {
     const kind = kindOf(payment.endpoint);
     const { authorization } = payment;
     const reservation = await this.payments.reserve({
@@ -91,35 +136,35 @@ export class Checkout {
       payload: payment.payload,
       requirements: payment.requirements,
       runRequest: spec,
-    }, this.leaseMs);
-    if ("existing" in reservation) return this.replayOf(payment, reservation.existing, spec);
-    return this.settleChecked(reservation.reserved, payment);
+      // Leased for the wait behind the payer's settlements ahead (each bounded) as well as its own.
+    }, this.leaseMs + place.ahead * this.boundMs);
+    if ("existing" in reservation) {
+      place.leave(); // a retry waits for its payment's outcome without holding up the payer's queue
+      return this.replayOf(payment, reservation.existing, spec);
+    }
+    return this.settleInTurn(place, reservation.reserved, payment, "new");
   }
 
   /**
-   * Settles a reserved payment, after the payer's other settlements in this process, unless the chain says first that
-   * it cannot go through.
+   * Settles a reserved payment in its turn (after the payer's other settlements in this process: each then sees the
+   * balance the one before left), unless the chain says first that it cannot go through. The lease is renewed as the
+   * turn comes; past the bound the payer's next settlement goes and this one is answered pending (kept `settling`).
+   * `origin`: "new" when this process never broadcast the row's authorization, "reconciled" when a settler may have.
    */
-  private settleChecked(record: PaymentRecord, payment: Pick<VerifiedPayment, "x402Version" | "payload" | "requirements" | "declaredExtensions">): Promise<Outcome> {
-    return this.oneAtATime(record.payer, async () => (await this.doomed(record)) ?? this.afterSettle(record, await this.gate.settle(payment)));
-  }
-
-  /**
-   * Runs `work` after the settlements of `payer` queued before it in this process: each then sees the balance the one
-   * before left, so of two payments the payer can afford one of, the second is refused before it is broadcast.
-   */
-  private oneAtATime<T>(payer: string, work: () => Promise<T>): Promise<T> {
-    const key = payer.toLowerCase();
-    const mine = (this.settling.get(key) ?? Promise.resolve()).then(work);
-    const end = mine.then(() => undefined, () => undefined);
-    this.settling.set(key, end);
-    void end.then(() => {
-      // Keeps the map to payers with settlements under way. A payer's next settlement chains to the tail it finds, so
-      // deleting another's tail here would let a later one start early: only the last one deletes.
-      // Stryker disable next-line ConditionalExpression: telling needs a settlement arriving between two finishing, which no test can time
-      if (this.settling.get(key) === end) this.settling.delete(key);
-    });
-    return mine;
+  private async settleInTurn(place: QueuePlace, record: PaymentRecord, payment: Pick<VerifiedPayment, "x402Version" | "payload" | "requirements" | "declaredExtensions">, origin: "new" | "reconciled"): Promise<Outcome> {
+    await place.turn;
+    const current = await this.payments.renew(record.id, this.leaseMs);
+    if (current.status !== "settling") return current.status === "settled" ? this.bought(current) : { refused: current.error ?? "the payment failed (not charged)" };
+    const work = (async () => (await this.doomed(record, origin)) ?? this.afterSettle(record, await this.gate.settle(payment)))();
+    try {
+      return await within(this.boundMs, work);
+    } catch (error) {
+      if (!(error instanceof TimedOut)) throw error;
+      const why = `the settlement took longer than ${this.boundMs} ms (it goes on; the payment is kept)`;
+      logFailure(`payments: payment ${record.id}: ${why}`, error);
+      await this.payments.extend(record.id, this.leaseMs, why);
+      return this.unknownYet(record, why);
+    }
   }
 
   /**
@@ -127,16 +172,24 @@ export class Checkout {
    * and a payer holding less than the amount is refused, not charged, with no transfer sent. Undefined: send it (also
    * when the chain cannot be read, which leaves the facilitator's own checks).
    */
-  private async doomed(record: PaymentRecord): Promise<Outcome | undefined> {
+  private async doomed(record: PaymentRecord, origin: "new" | "reconciled"): Promise<Outcome | undefined> {
     let state: AuthorizationState;
     let balance: bigint;
-    const checkMs = this.options.chainCheckMs ?? Math.min(5000, this.options.settlementTimeoutMs / 4);
     try {
       // Bounded: an RPC client retries a dead endpoint for many times its timeout, and the payer is waiting.
-      [state, balance] = await within(checkMs, Promise.all([this.chain.authorization(record.payer as `0x${string}`, record.nonce as `0x${string}`), this.chain.balance(record.payer as `0x${string}`)]));
+      [state, balance] = await within(this.checkMs, Promise.all([this.chain.authorization(queryOf(record)), this.chain.balance(record.payer as `0x${string}`)]));
     } catch (error) {
       logFailure(`payments: the chain could not be read before settling payment ${record.id} (settled without that check)`, error);
       return undefined;
+    }
+    if (state.state === "unproven" && origin === "new") {
+      // Nothing of this process sent it: used or cancelled by someone else (the payer can cancel after verification).
+      return this.refuse(record, `payment failed: the authorization was used or cancelled elsewhere, with no transfer to the payee found on chain (not charged); ${state.why}`);
+    }
+    if (state.state === "unproven") {
+      // A settler before this one may have sent it, its event not found yet: neither paid nor refused.
+      await this.payments.extend(record.id, this.leaseMs, state.why);
+      return this.unknownYet(record, state.why);
     }
     if (state.state !== "unused") return this.apply(record, state, "found on chain before settling");
     if (balance < record.amount) return this.refuse(record, describeRefusal("invalid_exact_evm_insufficient_balance"));
@@ -147,9 +200,12 @@ export class Checkout {
   private async afterSettle(record: PaymentRecord, outcome: SettlementOutcome): Promise<Outcome> {
     if (outcome.settled === true) return this.bought(await this.payments.settle(record.id, outcome.transaction));
     if (outcome.settled === false) {
-      // Final: nothing was sent, or the transfer sent was mined and reverted (the chain's receipt says so).
-      const final = NEVER_SENT.has(outcome.code) || (outcome.transaction !== undefined && (await this.chain.reverted(outcome.transaction)));
-      return this.fromChain(record, outcome.reason, !final);
+      // Final: nothing was sent, or the transfer sent was mined and reverted (the chain's receipt says so). The state
+      // is then read at the receipt's block or later: a lagging endpoint must not say "unused" of a nonce that a
+      // concurrent settler's transfer used (the very reason ours reverted).
+      const receipt = outcome.transaction === undefined ? undefined : await this.chain.receipt(outcome.transaction);
+      const final = NEVER_SENT.has(outcome.code) || receipt?.reverted === true;
+      return this.fromChain(record, outcome.reason, !final, receipt?.blockNumber);
     }
     return this.fromChain(record, "the facilitator gave no outcome (no answer in time, or a network failure)", true);
   }
@@ -163,11 +219,33 @@ export class Checkout {
     const stale = await this.payments.takeExpired(limit, this.leaseMs);
     let finished = 0;
     for (const record of stale) {
+      // A payer settling here now: its queue finishes its own payments (this one's lease runs out again meanwhile).
+      if (this.queues.busy(record.payer)) continue;
       const outcome = await this.finish(record);
       if ("pending" in outcome) continue;
       finished += 1;
       const came = "bought" in outcome ? `settled, run ${outcome.bought.runId} created` : `failed, not charged: ${outcome.refused}`;
       this.log(`payments: reconciled payment ${record.id} (payer ${record.payer}, nonce ${record.nonce}): ${came}`);
+    }
+    return finished + (await this.recheckFailed(limit));
+  }
+
+  /**
+   * Looks again at failed payments whose authorization is still valid (or barely expired): once broadcast, a signed
+   * authorization is public and anyone may submit it, charging the payer. Found paid to the payee on chain, the payment
+   * is settled and its run created (the run is what the payer paid for; a retry of the request returns it).
+   */
+  private async recheckFailed(limit: number): Promise<number> {
+    const failed = await this.payments.takeFailedToRecheck(limit, this.leaseMs, RECHECK_WINDOW_MS, Math.ceil((2 * this.leaseMs) / 1000));
+    let finished = 0;
+    for (const record of failed) {
+      if (this.queues.busy(record.payer)) continue;
+      const state = await this.stateOf(record);
+      if (state?.state !== "used") continue;
+      const outcome = this.bought(await this.payments.settle(record.id, state.transaction));
+      if (!("bought" in outcome)) continue;
+      finished += 1;
+      this.log(`payments: reconciled payment ${record.id} (payer ${record.payer}, nonce ${record.nonce}): settled after it had failed (the authorization was used on chain in ${state.transaction}), run ${outcome.bought.runId} created`);
     }
     return finished;
   }
@@ -182,21 +260,37 @@ export class Checkout {
     const state = await this.stateOf(record);
     // Stryker disable next-line StringLiteral: reconcile() counts a pending outcome and drops its words
     if (state === undefined) return { pending: `payment ${record.id}: the chain could not be read; it will be reconciled` };
+    // Used without proof of payment: a settler may have sent it (its event not found yet); looked at again later.
+    // Stryker disable next-line StringLiteral: reconcile() counts a pending outcome and drops its words
+    if (state.state === "unproven") return { pending: `payment ${record.id}: ${state.why}; it will be reconciled` };
     if (state.state !== "unused") return this.apply(record, state, "reconciled");
     if (record.validBefore <= Math.floor(Date.now() / 1000)) return this.refuse(record, "authorization expired before it was settled (not charged)");
-    return this.settleChecked(record, { x402Version: record.x402Version, payload: record.payload, requirements: record.requirements });
+    const place = this.queues.enter(record.payer);
+    // Stryker disable next-line StringLiteral: reconcile() counts a pending outcome and drops its words
+    if (!place) return { pending: `payment ${record.id}: its payer's queue is full; it will be reconciled` };
+    try {
+      return await this.settleInTurn(place, record, { x402Version: record.x402Version, payload: record.payload, requirements: record.requirements }, "reconciled");
+    } finally {
+      place.leave();
+    }
   }
 
   /**
    * After a failed or unknown settlement the chain decides whether it was charged. An unused authorization is final
    * only when nothing was sent (`maySettleLater` false) or it has expired; otherwise a sent transfer may still land.
    */
-  private async fromChain(record: PaymentRecord, why: string, maySettleLater: boolean): Promise<Outcome> {
-    const state = await this.stateOf(record);
-    if (state !== undefined && state.state !== "unused") return this.apply(record, state, why);
+  private async fromChain(record: PaymentRecord, why: string, maySettleLater: boolean, atBlock?: bigint): Promise<Outcome> {
+    const state = await this.stateOf(record, atBlock);
+    // Used without proof: this process may have sent it, so it is neither paid nor refused yet.
+    if (state !== undefined && state.state !== "unused" && state.state !== "unproven") return this.apply(record, state, why);
     const expired = record.validBefore <= Math.floor(Date.now() / 1000);
-    if (state !== undefined && (!maySettleLater || expired)) return this.refuse(record, why);
+    if (state?.state === "unused" && (!maySettleLater || expired)) return this.refuse(record, why);
     await this.payments.extend(record.id, this.leaseMs, why);
+    return this.unknownYet(record, why);
+  }
+
+  /** The answer for a payment kept `settling` because its outcome is not known yet. */
+  private unknownYet(record: PaymentRecord, why: string): Outcome {
     return {
       pending: `the settlement's outcome is not known yet (${why}); the payment is kept and reconciled from the chain: if it is charged, run ${record.runId} is created (poll it), and a retry under the same payment-identifier returns it`,
       runId: record.runId,
@@ -204,8 +298,8 @@ export class Checkout {
   }
 
   /** A used or cancelled authorization, as the chain reported it. */
-  private async apply(record: PaymentRecord, state: Exclude<AuthorizationState, { state: "unused" }>, why: string): Promise<Outcome> {
-    if (state.state === "canceled") return this.refuse(record, `the payer cancelled the authorization (not charged); ${why}`);
+  private async apply(record: PaymentRecord, state: Extract<AuthorizationState, { state: "used" | "canceled" }>, why: string): Promise<Outcome> {
+    if (state.state === "canceled") return this.refuse(record, `${state.why} (not charged); ${why}`);
     return this.bought(await this.payments.settle(record.id, state.transaction));
   }
 
@@ -273,9 +367,11 @@ export class Checkout {
     return { bought: { runId: record.runId, headers: this.gate.settlementHeaders(record.x402Version, record.transaction, record.payer) } };
   }
 
-  private async stateOf(record: PaymentRecord): Promise<AuthorizationState | undefined> {
+  /** The authorization's state (at `atBlock` or later, if given), or undefined when the chain does not say in time. */
+  private async stateOf(record: PaymentRecord, atBlock?: bigint): Promise<AuthorizationState | undefined> {
     try {
-      return await this.chain.authorization(record.payer as `0x${string}`, record.nonce as `0x${string}`);
+      // Bounded: a hung read must not hold up the payer's queue or the reconciler's pass.
+      return await within(Math.max(this.checkMs, this.options.settlementTimeoutMs / 4), this.chain.authorization({ ...queryOf(record), ...(atBlock === undefined ? {} : { atBlock }) }));
     } catch (error) {
       logFailure(`payments: the chain could not be read for payment ${record.id} (it stays unfinished)`, error);
       return undefined;
@@ -283,11 +379,14 @@ export class Checkout {
   }
 }
 
-/** `promise`, or a rejection once `ms` have passed without it settling (it goes on, unheeded). */
+/** A wait that ran out. */
+class TimedOut extends Error {}
+
+/** `promise`, or a TimedOut rejection once `ms` have passed without it settling (it goes on, unheeded). */
 async function within<T>(ms: number, promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new TimedOut(`no answer within ${ms} ms`)), ms);
   });
   promise.catch(() => undefined); // a rejection after the deadline is nobody's
   try {
@@ -295,6 +394,11 @@ async function within<T>(ms: number, promise: Promise<T>): Promise<T> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** What the chain is asked about a payment's authorization. */
+function queryOf(record: PaymentRecord) {
+  return { payer: record.payer as `0x${string}`, nonce: record.nonce as `0x${string}`, payTo: record.payTo, amount: record.amount };
 }
 
 function kindOf(endpoint: DecodedPayment["endpoint"]): PaymentRecord["kind"] {

@@ -91,14 +91,16 @@ export class PaymentStore {
   }
 
   /**
-   * Records the settlement of a settling payment and creates its run, in one transaction: a charge always has its run.
-   * Idempotent: a payment someone else finished first is returned as it is.
+   * Records the settlement of a payment and creates its run, in one transaction: a charge always has its run. With
+   * the transfer's hash in hand it takes a `failed` row too: that proof of the charge outranks whoever failed it (a
+   * concurrent settler reading a lagging endpoint, or the authorization resubmitted by someone else after a revert).
+   * Idempotent: a payment already settled is returned as it is.
    */
   async settle(id: string, transaction: string | undefined): Promise<PaymentRecord> {
     return this.database.transaction(async (tx) => {
       const rows = await tx.query(
         `UPDATE payments SET status = 'settled', transaction = $2, settled_at = now(), lease_expires_at = NULL, error = NULL, updated_at = now()
-         WHERE id = $1 AND status = 'settling' RETURNING ${COLUMNS}`,
+         WHERE id = $1 AND (status = 'settling' OR (status = 'failed' AND $2::text IS NOT NULL)) RETURNING ${COLUMNS}`,
         [id, transaction?.toLowerCase() ?? null],
       );
       if (!rows[0]) return this.getIn(tx, id);
@@ -132,6 +134,35 @@ export class PaymentStore {
        WHERE id IN (SELECT id FROM payments WHERE status = 'settling' AND lease_expires_at < now() ORDER BY lease_expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
        RETURNING ${COLUMNS}`,
       [limit, leaseMs],
+    );
+    return rows.map(paymentFromRow);
+  }
+
+  /**
+   * Renews a settling payment's lease as its settlement starts (it may have waited in its payer's queue). Returns the
+   * row as it now stands: not `settling` when someone else finished it meanwhile.
+   */
+  async renew(id: string, leaseMs: number): Promise<PaymentRecord> {
+    const rows = await this.database.query(
+      `UPDATE payments SET lease_expires_at = now() + $2 * interval '1 millisecond', updated_at = now() WHERE id = $1 AND status = 'settling' RETURNING ${COLUMNS}`,
+      [id, leaseMs],
+    );
+    return rows[0] ? paymentFromRow(rows[0]) : this.getIn(this.database, id);
+  }
+
+  /**
+   * Takes up to `limit` failed payments to look at again on chain: their signed authorization may still be submitted
+   * by anyone (it is public once broadcast) until its validBefore. Those created within `windowMs`, still valid or
+   * expired less than `marginSeconds` ago, and not looked at for `everyMs` (the look is noted in updated_at).
+   */
+  async takeFailedToRecheck(limit: number, everyMs: number, windowMs: number, marginSeconds: number): Promise<PaymentRecord[]> {
+    const rows = await this.database.query(
+      `UPDATE payments SET updated_at = now()
+       WHERE id IN (SELECT id FROM payments WHERE status = 'failed' AND created_at > now() - $3 * interval '1 millisecond'
+         AND updated_at < now() - $2 * interval '1 millisecond' AND valid_before::numeric + $4 > extract(epoch FROM now())::numeric
+         ORDER BY updated_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+       RETURNING ${COLUMNS}`,
+      [limit, everyMs, windowMs, marginSeconds],
     );
     return rows.map(paymentFromRow);
   }

@@ -105,3 +105,20 @@ export async function transferTokens(chain: LocalChain, payer: ChainAccount, to:
   const hash = await wallet.writeContract({ address: chain.token, abi: chain.tokenAbi, functionName: "transfer", args: [to, amount] });
   await chain.publicClient.waitForTransactionReceipt({ hash });
 }
+
+/**
+ * Someone (`sender`, not loom's relayer) submits a signed payment's authorization on the token themselves, as anyone
+ * may once it is public, and waits for it to be mined. With `gas` given nothing is estimated first, so a transfer
+ * bound to revert (its nonce already used) is mined, reverted. @returns the transaction's hash.
+ */
+export async function submitAuthorization(chain: LocalChain, sender: ChainAccount, payment: { payload: Record<string, unknown> }, gas?: bigint): Promise<Hex> {
+  const { authorization: a, signature } = (payment.payload as { payload: { authorization: Record<string, string>; signature: Hex } }).payload;
+  const wallet = createWalletClient({ account: privateKeyToAccount(sender.privateKey), chain: chain.chain, transport: http(chain.rpcUrl) });
+  const hash = await wallet.writeContract({
+    address: chain.token, abi: chain.tokenAbi, functionName: "transferWithAuthorization",
+    args: [a.from as Address, a.to as Address, BigInt(a.value!), BigInt(a.validAfter!), BigInt(a.validBefore!), a.nonce as Hex, signature],
+    ...(gas === undefined ? {} : { gas }),
+  });
+  await chain.publicClient.waitForTransactionReceipt({ hash });
+  return hash;
+}
