@@ -617,6 +617,21 @@ describe("Checkout under a hostile review (issue 36 follow-up)", () => {
     await payments.fail(row.id, "never sent (test)"); // the hung settlement sent nothing
   });
 
+  it("keeps renewing the lease of a settlement past its bound while it is under way, a bounded number of times", async () => {
+    const decoded = await decodedPayment(chain.accounts.payers[0]!);
+    hangNextSettlement();
+    // Lease 400 ms, bound 300 ms: renewed every 200 ms while the settlement hangs, at most 8 times (1.6 s).
+    const purchase = await checkoutWith({ settlementTimeoutMs: 200, chainCheckMs: 5000 }).buy(verifiedOf(decoded), SPEC);
+    const { id, runId } = await rowOf(decoded);
+    expect(purchase).toMatchObject({ pending: expect.stringContaining("took longer than 300 ms"), runId });
+    const takenBy = async () => (await payments.takeExpired(100, 400)).map((row) => row.id);
+    await pause(900); // past the lease that the bound's extension alone gives (300 + 400 ms)
+    expect(await takenBy()).not.toContain(id);
+    await pause(1800); // past the last renewal and its lease: the reconciler may take it
+    expect(await takenBy()).toContain(id);
+    await payments.fail(id, "never sent (test)");
+  });
+
   it("caps the settlements one payer may have waiting: beyond it 503 Retry-After, nothing recorded or charged", async () => {
     const payer = chain.accounts.payers[2]!;
     const [one, two, three] = [await decodedPayment(payer), await decodedPayment(payer), await decodedPayment(payer)];

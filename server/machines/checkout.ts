@@ -33,6 +33,13 @@ type Outcome = Exclude<Purchase, { conflict: string }>;
 /** How many settlements one payer may have taken in a process at once (the one settling included). */
 export const MAX_QUEUED_PER_PAYER = 8;
 
+/**
+ * How many times (every half lease) the lease of a settlement past its bound is renewed while it is still under way:
+ * four leases, eight settlement timeouts, more than a direct-mode send that viem retries takes; a promise that never
+ * settles does not keep its row from the reconciler forever.
+ */
+const LATE_RENEWALS = 8;
+
 /** How long after it failed a payment's authorization is still looked at on chain (the events' lookback is ~5.5 h). */
 const RECHECK_WINDOW_MS = 6 * 3600_000;
 
@@ -163,8 +170,27 @@ export class Checkout {
       const why = `the settlement took longer than ${this.boundMs} ms (it goes on; the payment is kept)`;
       logFailure(`payments: payment ${record.id}: ${why}`, error);
       await this.payments.extend(record.id, this.leaseMs, why);
+      this.keepLeased(record.id, work);
       return this.unknownYet(record, why);
     }
+  }
+
+  /**
+   * Renews the lease of a settlement that went past its bound while it is still under way, at most LATE_RENEWALS
+   * times, so that no reconciler settles the payment beside it (both would then decide it).
+   */
+  private keepLeased(id: string, work: Promise<unknown>): void {
+    let renewals = 0;
+    const timer = setInterval(() => {
+      renewals += 1;
+      if (renewals > LATE_RENEWALS) return clearInterval(timer);
+      this.payments.renew(id, this.leaseMs).then((row) => {
+        if (row.status !== "settling") clearInterval(timer);
+      }, (error: unknown) => logFailure(`payments: the lease of payment ${id} could not be renewed`, error));
+    }, this.leaseMs / 2);
+    timer.unref();
+    const stop = () => clearInterval(timer);
+    work.then(stop, stop);
   }
 
   /**
