@@ -49,8 +49,8 @@ export const MUTATION_GROUPS = Object.freeze([
   },
   {
     name: "payments",
-    title: "The x402 payment gate and checkout",
-    mutate: ["server/machines/payment-gate.ts", "server/machines/checkout.ts"],
+    title: "The x402 payment gate, checkout, its per-payer queue and its reading of the chain",
+    mutate: ["server/machines/payment-gate.ts", "server/machines/checkout.ts", "server/machines/payer-queue.ts", "server/machines/chain-state.ts"],
     tests: ["server/machines/*.test.ts"],
   },
   {
