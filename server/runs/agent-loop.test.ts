@@ -7,6 +7,7 @@ import { type AgentLoopInput, LeaseLostError, runAgentLoop, type StepLog } from 
 import type { RunSpec, RunStep } from "./contract.js";
 import { resolveEngines } from "./engines.js";
 import type { RunTool } from "./tools/tool.js";
+import type { PreparedPrompt } from "../../engine/prompt.js";
 
 const spec: RunSpec = { engine: "tim", instructions: "Find it.", content: [], resources: [], skills: [], tools: [{ id: "web_search", options: {} }], timeoutSeconds: 60 };
 
@@ -99,5 +100,19 @@ describe("runAgentLoop resuming from a step log", () => {
     controller.abort(new LeaseLostError("the worker is shutting down"));
     await expect(running).rejects.toBeInstanceOf(LeaseLostError);
     expect(written).toEqual([{ kind: "model abandoned", detail: expect.objectContaining({ completionTokens: 2 }) }]);
+  });
+});
+
+describe("runAgentLoop's model turns", () => {
+  it("hands each turn's engine the prompt its admission prepared (counted once, not prepared again)", async () => {
+    const { engine, input } = setup([]);
+    const prepared: PreparedPrompt = { tokens: [1, 2, 3] };
+    let turns = 0;
+    input.log = { ...input.log, modelTurn: async (request) => ({ ...(await setup([]).input.log.modelTurn(request)), ...(++turns === 1 ? { prepared } : {}) }) };
+    const toolCall = `<tool_call>\n${JSON.stringify({ name: call.name, arguments: call.arguments })}\n</tool_call>`;
+    engine.queue.push({ deltas: ["Let me look.", toolCall] }, { deltas: ["Done."] });
+    expect((await runAgentLoop(input)).answer).toBe("Done.");
+    // The first turn was admitted with a prepared prompt, the second without one (its engine then prepares it).
+    expect(engine.handed).toEqual([prepared, undefined]);
   });
 });

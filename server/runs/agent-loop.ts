@@ -4,6 +4,7 @@
 // goes on, so a run taken again after its worker died resumes from its log instead of running its tools twice.
 import type { ServingEngine } from "../../engine/engine.js";
 import type { ChatMessage, ChatToolCall } from "../../engine/chat/messages.js";
+import type { PreparedPrompt } from "../../engine/prompt.js";
 import type { InternalRequest, InternalStopReason, InternalToolCall, InternalUsage, ToolChoice } from "../protocol/internal.js";
 import { runRequest } from "../protocol/run.js";
 import type { RunErrorCode, RunResult, RunSpec, RunStep } from "./contract.js";
@@ -39,6 +40,8 @@ export interface StepLog {
 
 /** A model turn admitted: its step is written once, with what the engine computed, or the admission given back. */
 export interface ModelStep {
+  /** The turn's prompt as admission prepared it to count it, on the engine the turn runs on: it runs as it is. */
+  readonly prepared?: PreparedPrompt;
   /**
    * Writes the turn's step, `finished`, or `failed` when it was cut for the run's own reason (cancel, timeout, an
    * engine error), with the tokens the engine computed; the organization is billed those with the step.
@@ -238,7 +241,7 @@ async function collectTurn(input: AgentLoopInput, request: InternalRequest, desc
   try {
     input.signal.throwIfAborted();
     // A turn's budget is a ceiling: a long conversation gets what the context still holds.
-    running = runRequest(input.engine, input.requestId(), request, { priority: input.priority, maxTokensUpToContext: true, onUsage: (usage) => { computed = usage; } });
+    running = runRequest(input.engine, input.requestId(), request, { priority: input.priority, maxTokensUpToContext: true, ...(step.prepared ? { prepared: step.prepared } : {}), onUsage: (usage) => { computed = usage; } });
   } catch (error) {
     await step.release();
     throw error;

@@ -96,7 +96,7 @@ for (const backend of TEST_BACKENDS) {
       );
       // The run's 60 s timeout, and a minute for the cut turn's usage to be written.
       expect(Number(hold!.seconds)).toBeGreaterThan(SPEC.timeoutSeconds);
-      await first!.release();
+      await first!.admission.release();
     });
 
     it("asks again for a turn the limit store refused while down, at most transientRetries times, then fails the run naming the store", async () => {

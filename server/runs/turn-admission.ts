@@ -11,7 +11,7 @@ import type { ServedModel } from "../models.js";
 import { type InternalRequest, ProtocolError } from "../protocol/internal.js";
 import { RunFailure } from "./agent-loop.js";
 import type { RunErrorCode, RunRecord } from "./contract.js";
-import type { RunModel, TurnAdmitter } from "./worker.js";
+import type { AdmittedTurn, RunModel, TurnAdmitter } from "./worker.js";
 
 /** What admitting run turns needs of the platform. */
 export interface TurnAdmissionServices {
@@ -33,8 +33,11 @@ const MAX_RETRY_WAIT_MS = 30_000;
  * credit hold must outlive.
  * @throws ProtocolError as the chat routes' admission does (rate_limit, insufficient_quota, permission, overloaded, bad_gateway).
  */
-export function admitRunRequest(accountant: PlatformAccountant, principal: KeyPrincipal, served: ServedModel, request: InternalRequest, holdMs?: number): Promise<PlatformAdmission> {
-  return accountant.admit(admissionRequestOf(served, request, principal, "openai", (field) => field, true), holdMs === undefined ? {} : { holdMs });
+export async function admitRunRequest(accountant: PlatformAccountant, principal: KeyPrincipal, served: ServedModel, request: InternalRequest, holdMs?: number): Promise<AdmittedTurn> {
+  const admissionRequest = admissionRequestOf(served, request, principal, "openai", (field) => field, true);
+  const admission = await accountant.admit(admissionRequest, holdMs === undefined ? {} : { holdMs });
+  const prepared = admissionRequest.prepared();
+  return prepared ? { admission, prepared } : { admission };
 }
 
 /**
@@ -46,7 +49,7 @@ export function admitRunRequest(accountant: PlatformAccountant, principal: KeyPr
 export async function checkFirstTurn(accountant: PlatformAccountant, principal: KeyPrincipal, served: ServedModel, request: InternalRequest, engine: string): Promise<void> {
   let admission: PlatformAdmission;
   try {
-    admission = await admitRunRequest(accountant, principal, served, request);
+    ({ admission } = await admitRunRequest(accountant, principal, served, request));
   } catch (error) {
     if (error instanceof ProtocolError && error.param !== undefined) {
       const model = error.param === "model";
@@ -92,7 +95,7 @@ class TransientRefusal extends Error {
  * One admission of a turn of `run`, its credit hold living as long as the run may still go on.
  * @throws RunFailure for a lasting refusal, TransientRefusal for a passing one.
  */
-async function admitTurnOnce(services: TurnAdmissionServices, run: RunRecord, owner: { organizationId: string; keyId: string }, served: ServedModel, request: InternalRequest): Promise<PlatformAdmission> {
+async function admitTurnOnce(services: TurnAdmissionServices, run: RunRecord, owner: { organizationId: string; keyId: string }, served: ServedModel, request: InternalRequest): Promise<AdmittedTurn> {
   const key = await services.key(owner.organizationId, owner.keyId).catch((error: unknown) => {
     // The driver's words name the database: the log's, not the run's.
     logFailure("a run's API key could not be read", error);

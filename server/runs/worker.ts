@@ -4,6 +4,7 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { ServingEngine } from "../../engine/engine.js";
+import type { PreparedPrompt } from "../../engine/prompt.js";
 import { logFailure } from "../http/log.js";
 import type { PlatformAdmission, UsageCommit } from "../platform/accountant.js";
 import type { ServedModel } from "../models.js";
@@ -27,7 +28,13 @@ export interface RunModel {
  * nobody is billed per turn for (paid machine runs). A transient refusal is retried until `signal` (the run's) aborts.
  * @throws RunFailure when a limit or the balance refuses it; `signal`'s reason when it aborts.
  */
-export type TurnAdmitter = (run: RunRecord, model: RunModel, request: InternalRequest, signal: AbortSignal) => Promise<PlatformAdmission | undefined>;
+export type TurnAdmitter = (run: RunRecord, model: RunModel, request: InternalRequest, signal: AbortSignal) => Promise<AdmittedTurn | undefined>;
+
+/** A model turn admitted: its admission, and the prompt its engine prepared to count it (the turn then runs with it). */
+export interface AdmittedTurn {
+  admission: PlatformAdmission;
+  prepared?: PreparedPrompt;
+}
 
 /** What the worker needs. */
 export interface RunWorkerOptions {
@@ -208,8 +215,10 @@ export class RunWorker {
       ({ attempt: run.attempts, kind, status, detail, inputTokens, outputTokens, ...(durationMs !== undefined ? { durationMs } : {}) });
     return {
       modelTurn: async (request) => {
-        const admission = await this.#options.admitTurn?.(run, model, request, signal);
+        const admitted = await this.#options.admitTurn?.(run, model, request, signal);
+        const admission = admitted?.admission;
         return {
+          ...(admitted?.prepared ? { prepared: admitted.prepared } : {}),
           write: async (status, detail, usage, durationMs) => {
             const written = step("model", status, detail, usage.promptTokens, usage.completionTokens, durationMs);
             let index: number | undefined;

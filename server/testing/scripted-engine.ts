@@ -2,6 +2,7 @@
 // behaviour (tool calls, pings) can be tested without a model producing it.
 import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import type { ModelInfo } from "../../engine/host/messages.js";
+import type { PreparedPrompt } from "../../engine/prompt.js";
 import type { EngineError, EngineEvent, EngineFinishReason, EngineRequest, EngineStats } from "../../engine/request.js";
 
 /** The model a scripted engine pretends to serve. */
@@ -63,11 +64,14 @@ export class ScriptedEngine implements ServingEngine {
   /** Scripts for the next requests, first in first played (agent runs: one per model turn). */
   readonly queue: Script[] = [];
   readonly requests: EngineRequest[] = [];
+  /** The prepared prompt handed to each submit (undefined where none was), in the order of `requests`. */
+  readonly handed: Array<PreparedPrompt | undefined> = [];
   readonly #aborted = new Set<string>();
   #ids = 0;
 
-  submit(request: EngineRequest): EngineStream {
+  submit(request: EngineRequest, prepared?: PreparedPrompt): EngineStream {
     this.requests.push(request);
+    this.handed.push(prepared);
     const script = this.queue.shift() ?? this.script;
     const id = request.id ?? `r${++this.#ids}`;
     const events = engineEvents(script);
