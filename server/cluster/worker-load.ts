@@ -3,6 +3,7 @@
 import type { EngineStats } from "../../engine/request.js";
 import type { ClusterDirectory } from "./cluster-directory.js";
 import { modelKey } from "./frames.js";
+import { within } from "../time-limit.js";
 
 /** One worker's load for one model. */
 export interface WorkerLoad {
@@ -37,7 +38,7 @@ export function clusterWorkerLoad(directory: Pick<ClusterDirectory, "workers">, 
         if (!description || link.closed) continue;
         for (const model of description.models) {
           const key = modelKey(model);
-          asks.push(within(link.ask<EngineStats>(key, { method: "stats" }), timeoutMs).then((stats) => ({
+          asks.push(within(timeoutMs, link.ask<EngineStats>(key, { method: "stats" })).then((stats) => ({
             id,
             address: link.url,
             model: key,
@@ -54,9 +55,3 @@ export function clusterWorkerLoad(directory: Pick<ClusterDirectory, "workers">, 
   };
 }
 
-/** `promise`, or a rejection once `ms` have passed. */
-function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms); });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}

@@ -6,6 +6,7 @@
 // authorization's state), one settlement per payer at a time, so that a doomed transfer costs no gas. Each settlement
 // is bounded in time, and a payer's queue in depth, so that no payer's backlog or hung call stalls anyone else.
 import { logFailure } from "../http/log.js";
+import { TimedOut, within } from "../time-limit.js";
 import type { RunSpec } from "../runs/contract.js";
 import type { AuthorizationState, ChainState } from "./chain-state.js";
 import { PayerQueues, type QueuePlace } from "./payer-queue.js";
@@ -405,22 +406,6 @@ export class Checkout {
   }
 }
 
-/** A wait that ran out. */
-class TimedOut extends Error {}
-
-/** `promise`, or a TimedOut rejection once `ms` have passed without it settling (it goes on, unheeded). */
-async function within<T>(ms: number, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TimedOut(`no answer within ${ms} ms`)), ms);
-  });
-  promise.catch(() => undefined); // a rejection after the deadline is nobody's
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** What the chain is asked about a payment's authorization. */
 function queryOf(record: PaymentRecord) {
