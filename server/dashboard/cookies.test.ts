@@ -37,7 +37,7 @@ describe("sessionCookie", () => {
   });
 
   it("signing out clears both names, each on a line of its own", () => {
-    const cleared = (secure: boolean) => Object.entries(clearedSessionCookies({ secure })).map(([name, value]) => [name.toLowerCase(), value]);
+    const cleared = (secure: boolean) => Object.entries(clearedSessionCookies({ secure })).flatMap(([name, lines]) => lines.map((line) => [name.toLowerCase(), line]));
     expect(cleared(true)).toEqual([["set-cookie", "__Host-loom_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure"], ["set-cookie", "loom_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure"]]);
     expect(cleared(false)).toEqual([["set-cookie", "__Host-loom_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure"], ["set-cookie", "loom_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"]]);
   });

@@ -67,15 +67,14 @@ export function clearedSessionCookie(options: { secure: boolean }): string {
 }
 
 /**
- * The response headers that remove both session cookies (signing out): the browser may hold a plain one from before
- * its server was put behind HTTPS, or one a plain-HTTP page of the site planted, beside the `__Host-` one. The plain
- * one is cleared Secure over HTTPS; the `__Host-` one is always Secure (a browser ignores it over plain HTTP).
- * NOTE: two Set-Cookie lines in one header record: the second is keyed `Set-Cookie`, which differs in case only
- * (names are case-insensitive on the wire, and each entry is written as its own line).
+ * The response headers that remove both session cookies (signing out), one Set-Cookie line each: the browser may
+ * hold a plain one from before its server was put behind HTTPS, or one a plain-HTTP page of the site planted, beside
+ * the `__Host-` one. The plain one is cleared Secure over HTTPS; the `__Host-` one is always Secure (a browser ignores
+ * it over plain HTTP).
  */
-export function clearedSessionCookies(options: { secure: boolean }): Record<string, string> {
+export function clearedSessionCookies(options: { secure: boolean }): { "set-cookie": readonly string[] } {
   const plain = `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${options.secure ? "; Secure" : ""}`;
-  return { "set-cookie": clearedSessionCookie({ secure: true }), "Set-Cookie": plain };
+  return { "set-cookie": [clearedSessionCookie({ secure: true }), plain] };
 }
 
 /** The request headers the cross-site check reads. */

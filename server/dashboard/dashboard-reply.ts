@@ -5,7 +5,7 @@ import type { HttpRequest } from "uWebSockets.js";
 import { readJsonBody } from "../http/body.js";
 import type { ServerContext } from "../http/context.js";
 import type { ErrorResponder } from "../http/guard.js";
-import type { Connection } from "../http/reply.js";
+import type { Connection, ResponseHeaders } from "../http/reply.js";
 import { ProtocolError } from "../protocol/internal.js";
 import { clientErrorOf, platformError } from "../platform/route-helpers.js";
 import { DASHBOARD_API_HEADERS } from "./api-headers.js";
@@ -18,7 +18,7 @@ export const dashboardError: ErrorResponder = (error) => {
 
 /** A route's answer when it is more than a 200 JSON body: another status, or headers of its own (Set-Cookie). */
 export class DashboardReply {
-  constructor(readonly body: unknown, readonly headers: Readonly<Record<string, string>> = {}, readonly status = 200) {}
+  constructor(readonly body: unknown, readonly headers: ResponseHeaders = {}, readonly status = 200) {}
 }
 
 /**

@@ -9,6 +9,9 @@ import type { ClientOrigin } from "./client-address.js";
 const STRICT_TRANSPORT_SECURITY = "max-age=31536000";
 
 /** One request's response side: disconnect tracking, guarded callbacks and the writes. */
+/** Response headers: a name with several values (Set-Cookie) is written as one line per value. */
+export type ResponseHeaders = Readonly<Record<string, string | readonly string[]>>;
+
 export class Connection {
   /** The client disconnected. */
   aborted = false;
@@ -90,7 +93,7 @@ export class Connection {
   }
 
   /** Sends a complete JSON response. */
-  sendJson(status: number, body: unknown, headers: Record<string, string> = {}, closeConnection = false): void {
+  sendJson(status: number, body: unknown, headers: ResponseHeaders = {}, closeConnection = false): void {
     this.send(status, JSON.stringify(body), { "content-type": "application/json", ...headers }, closeConnection);
   }
 
@@ -103,7 +106,7 @@ export class Connection {
    * one in the same segment would be served on the still-open connection; deferred, uWS's rule against pipelining
    * behind a pending response closes the socket instead.
    */
-  send(status: number, body: string | Uint8Array, headers: Readonly<Record<string, string>>, closeConnection = false): void {
+  send(status: number, body: string | Uint8Array, headers: ResponseHeaders, closeConnection = false): void {
     if (this.closed || this.started) return;
     this.done = true;
     const write = () => {
@@ -124,7 +127,7 @@ export class Connection {
    * Answers a HEAD request: the status and `headers` a GET would get, with `Content-Length: contentLength` (the GET's
    * body's bytes) and no body. The connection stays open for the client's next request.
    */
-  sendWithoutBody(status: number, headers: Readonly<Record<string, string>>, contentLength: number): void {
+  sendWithoutBody(status: number, headers: ResponseHeaders, contentLength: number): void {
     if (this.closed || this.started) return;
     this.done = true;
     this.res.cork(() => {
@@ -137,14 +140,17 @@ export class Connection {
   }
 
   /** Writes the status line, the request id and `headers` (once). */
-  writeHead(status: number, headers: Readonly<Record<string, string>>): void {
+  writeHead(status: number, headers: ResponseHeaders): void {
     this.started = true;
     this.res.writeStatus(statusLine(status));
     this.res.writeHeader("x-request-id", this.requestId);
     this.res.writeHeader("request-id", this.requestId);
     // Only what came over HTTPS through a trusted proxy: a plain-HTTP answer's HSTS would be ignored, a spoofed one a lie.
     if (this.client.https) this.res.writeHeader("strict-transport-security", STRICT_TRANSPORT_SECURITY);
-    for (const [name, value] of Object.entries(headers)) this.res.writeHeader(name, value);
+    for (const [name, value] of Object.entries(headers)) {
+      if (typeof value === "string") this.res.writeHeader(name, value);
+      else for (const line of value) this.res.writeHeader(name, line);
+    }
   }
 
   /** Ends a response whose head and body went out in writes (a stream). */
