@@ -148,8 +148,8 @@ interface StaticAnswer {
 export function dashboardStaticSurface(dashboard: DashboardFiles): (context: ServerContext) => Surface {
   return (context) => ({
     register(routes: Routes) {
-      addGetAndHead(context, routes, "/dashboard", () => ({ status: 301, body: "moved to /dashboard/\n", headers: { ...SECURITY_HEADERS, location: "/dashboard/", "content-type": "text/plain; charset=utf-8" } }));
-      addGetAndHead(context, routes, "/dashboard/*", (req) => {
+      addGet(context, routes, "/dashboard", () => ({ status: 301, body: "moved to /dashboard/\n", headers: { ...SECURITY_HEADERS, location: "/dashboard/", "content-type": "text/plain; charset=utf-8" } }));
+      addGet(context, routes, "/dashboard/*", (req) => {
         if (!dashboard.available) return textAnswer(503, `${dashboard.reason}: run \`npm run build\` to build the web dashboard.\n`);
         const file = resolveDashboardPath(dashboard.files, req.getUrl());
         if (!file) return textAnswer(404, "no such file in the dashboard\n");
@@ -170,7 +170,7 @@ export function dashboardStaticSurface(dashboard: DashboardFiles): (context: Ser
 export function dashboardUnavailableSurface(reason: string): (context: ServerContext) => Surface {
   return (context) => ({
     register(routes: Routes) {
-      for (const pattern of ["/dashboard", "/dashboard/*"]) addGetAndHead(context, routes, pattern, () => textAnswer(404, `${reason}\n`));
+      for (const pattern of ["/dashboard", "/dashboard/*"]) addGet(context, routes, pattern, () => textAnswer(404, `${reason}\n`));
     },
     errorShapeFor(url) {
       return url === "/dashboard" || url.startsWith("/dashboard/") ? plainError : undefined;
@@ -189,14 +189,9 @@ function textAnswer(status: number, text: string): StaticAnswer {
   return { status, body: text, headers: { ...SECURITY_HEADERS, "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } };
 }
 
-/** Serves `answer` at `pattern` to GET, and to HEAD as HTTP says: the same status and headers, without the body. */
-function addGetAndHead(context: ServerContext, routes: Routes, pattern: string, answer: (req: HttpRequest) => StaticAnswer): void {
+/** Serves `answer` at `pattern` to GET (and so to HEAD: routes.ts answers it as the GET, without the body). */
+function addGet(context: ServerContext, routes: Routes, pattern: string, answer: (req: HttpRequest) => StaticAnswer): void {
   routes.add("GET", pattern, () => plainError, (connection, req) => send(context, pattern, connection, answer(req)));
-  routes.add("HEAD", pattern, () => plainError, (connection, req) => {
-    const result = answer(req);
-    context.metrics.request(pattern, result.status);
-    connection.sendWithoutBody(result.status, result.headers, typeof result.body === "string" ? Buffer.byteLength(result.body) : result.body.length);
-  });
 }
 
 function send(context: ServerContext, route: string, connection: Connection, { status, body, headers }: StaticAnswer): void {

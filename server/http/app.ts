@@ -51,6 +51,7 @@ export async function listen(options: ServerOptions, surfaceFactories: readonly 
   const routes = new Routes(app, guard);
   const surfaces = surfaceFactories.map((make) => make(context));
   for (const surface of surfaces) surface.register(routes);
+  routes.addHeadForGets();
 
   const header = (req: HttpRequest) => (name: string) => req.getHeader(name);
   const unknownRouteShape = (req: HttpRequest): ErrorResponder => {
@@ -74,9 +75,8 @@ export async function listen(options: ServerOptions, surfaceFactories: readonly 
     const { status, body, headers } = respond(error);
     context.metrics.request("(unknown)", status);
     const head = allowed ? { ...headers, allow: allowed } : headers;
-    // A HEAD response has no body; the connection closes, since a body may follow this request unread.
-    if (method === "HEAD") connection.send(status, "", head, true);
-    else connection.sendJson(status, body, head, true);
+    // Closing: a body may follow this request unread. (A HEAD's answer goes without its body: guard.ts.)
+    connection.sendJson(status, body, head, true);
   }));
   const bound = await bindApp(uWS, app, host, port);
   return {

@@ -105,7 +105,7 @@ it("waits for a stream in flight to finish, refusing requests on open connection
   const engine = new GatedEngine();
   const { port } = await serve(engine);
   // Connections opened before the drain, kept alive.
-  const agents = [0, 1].map(() => new Agent({ keepAlive: true, maxSockets: 1 }));
+  const agents = [0, 1, 2].map(() => new Agent({ keepAlive: true, maxSockets: 1 }));
   for (const agent of agents) expect((await call(port, agent, "GET", "/health")).status).toBe(200);
   const stream = await openStream(port);
   expect(server!.inFlight).toBe(1);
@@ -115,6 +115,10 @@ it("waits for a stream in flight to finish, refusing requests on open connection
   expect(health.reused).toBe(true);
   expect(health.status).toBe(503);
   expect(JSON.parse(health.body)).toEqual({ status: "draining", models: 1, inFlight: 1, version: LOOM_VERSION });
+  // HEAD answers as GET would, without the body.
+  const head = await call(port, agents[2]!, "HEAD", "/health");
+  expect(head).toMatchObject({ status: 503, body: "", reused: true });
+  expect(head.headers["content-length"]).toBe(String(Buffer.byteLength(health.body)));
   expect((await call(port, agents[0]!, "GET", "/metrics")).body).toMatch(/^loom_http_requests_in_flight 2$/m); // the stream and the scrape
 
   const chat = await call(port, agents[0]!, "POST", "/v1/chat/completions", { model: "service/tim-x-27b", messages: [{ role: "user", content: "hi" }] });

@@ -62,6 +62,8 @@ export function guarded(context: GuardContext, route: string, errors: (req: Http
     try {
       connection = new Connection(res, newRequestId(), fail);
       connection.client = clientOrigin(context.proxies, res, req);
+      // Every answer to a HEAD, refusals included, is a head without a body (a body would be read as the next answer).
+      connection.headOnly = req.getMethod() === "head";
       context.requests.track(connection);
       respond = errors(req);
       // Ambiguous framing is refused on every route, so that no request can be smuggled behind one (framing.ts).

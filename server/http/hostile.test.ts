@@ -281,12 +281,40 @@ describe("HTTP parsing (uWebSockets.js as the build in use parses it; what it ca
 
   it("answers a known route's other methods with 405 and Allow (HEAD without a body), and an unknown route with 404", async () => {
     const { port } = await serve();
-    const head = await rawExchange(port, rawRequest("HEAD", "/health"));
-    expect(head.responses[0]).toMatchObject({ status: 405, headers: { allow: "GET" } });
+    const head = await rawExchange(port, rawRequest("HEAD", "/v1/messages"));
+    expect(head.responses[0]).toMatchObject({ status: 405, headers: { allow: "POST" } });
+    expect(head.raw.endsWith("\r\n\r\n")).toBe(true);
+    expect((await rawExchange(port, rawRequest("DELETE", "/health"))).responses[0]).toMatchObject({ status: 405, headers: { allow: "GET, HEAD" } });
     const options = await rawExchange(port, rawRequest("OPTIONS", "/v1/messages"));
     expect(options.responses[0]).toMatchObject({ status: 405, headers: { allow: "POST" } });
     expect(JSON.parse(options.responses[0].body)).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
     expect((await rawExchange(port, rawRequest("GET", "/v2/anything"))).responses[0]?.status).toBe(404);
+  });
+
+  it("answers HEAD on every GET route as the GET would, without the body, and keeps the connection", async () => {
+    const open = await serve();
+    const keyed = await serve({ auth: new StaticKeys([KEY]) });
+    for (const [port, path, status] of [[open.port, "/v1/models", 200], [open.port, `/v1/models/${CHAT}`, 200], [open.port, "/v1/models/nope", 404], [keyed.port, "/v1/models", 401]] as const) {
+      const get = (await rawExchange(port, rawRequest("GET", path))).responses[0]!;
+      // A HEAD and a GET pipelined on one connection: the HEAD's head carries the GET's length and is followed at
+      // once by the GET's answer, so no body went out for it and the connection stayed open.
+      const exchange = await rawExchange(port, rawRequest("HEAD", path) + rawRequest("GET", path));
+      const answers = exchange.raw.split(/(?=HTTP\/1\.1 \d{3} )/);
+      expect(answers, path).toHaveLength(2);
+      expect(answers[0]).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(answers[0]!.endsWith("\r\n\r\n")).toBe(true);
+      expect(answers[0]!.toLowerCase()).toContain(`\r\ncontent-length: ${Buffer.byteLength(get.body)}\r\n`);
+      expect(answers[0]!.toLowerCase()).toContain(`\r\ncontent-type: ${get.headers["content-type"]}\r\n`);
+      expect(answers[1]).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(exchange.closed).toBe(false);
+    }
+    // Refusals too (the guard's, the catch-all's): a head without its body. Refused for its framing, the answer
+    // closes the connection (uWS then writes the length 0 itself).
+    for (const [request, status] of [[rawRequest("HEAD", "/health", { "x-big": "a".repeat(17_000) }), 431], [rawRequest("HEAD", "/nope"), 404]] as const) {
+      const refused = await rawExchange(open.port, request);
+      expect(refused.raw).toMatch(new RegExp(`^HTTP/1\\.1 ${status} [^]*\\r\\n\\r\\n$`));
+      expect(refused.closed).toBe(true);
+    }
   });
 
   it("closes the connection when it refuses a body it did not read (wrong content type)", async () => {

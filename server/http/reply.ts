@@ -87,6 +87,12 @@ export class Connection {
    */
   closeWhenDone = false;
 
+  /**
+   * The request is a HEAD (guard.ts sets it): `send` writes the status and headers with the body's length, and no
+   * body. (No route streams an answer to a GET, so EventStream does not look at it.)
+   */
+  headOnly = false;
+
   /** Whether nothing more can be written. */
   get closed(): boolean {
     return this.aborted || this.done;
@@ -111,8 +117,12 @@ export class Connection {
     this.done = true;
     const write = () => {
       this.res.cork(() => {
-        this.writeHead(status, headers);
-        this.res.end(body, closeConnection || this.closeWhenDone);
+        // A HEAD kept alive through a drain is closed with the drain's other idle connections (drain.ts).
+        if (this.headOnly) this.endHead(status, headers, typeof body === "string" ? Buffer.byteLength(body) : body.byteLength, closeConnection);
+        else {
+          this.writeHead(status, headers);
+          this.res.end(body, closeConnection || this.closeWhenDone);
+        }
       });
       this.markEnded();
     };
@@ -124,19 +134,19 @@ export class Connection {
   }
 
   /**
-   * Answers a HEAD request: the status and `headers` a GET would get, with `Content-Length: contentLength` (the GET's
-   * body's bytes) and no body. The connection stays open for the client's next request.
+   * Writes a bodiless answer's head, with `Content-Length: contentLength`, and ends it, keeping the connection open;
+   * or, with `closeConnection` (an answer to a request whose framing cannot be trusted), closes it, and then uWS
+   * writes `Content-Length: 0` itself: its binding ends a closing answer only that way (a length given to
+   * endWithoutBody makes it send nothing, an explicit undefined becomes 2^63).
    */
-  sendWithoutBody(status: number, headers: ResponseHeaders, contentLength: number): void {
-    if (this.closed || this.started) return;
-    this.done = true;
-    this.res.cork(() => {
-      // The length is written here: given to endWithoutBody, uWS would wait for that many bytes before taking the
-      // connection's next request, and close it instead.
+  private endHead(status: number, headers: ResponseHeaders, contentLength: number, closeConnection: boolean): void {
+    if (closeConnection) {
+      this.writeHead(status, headers);
+      this.res.end("", true);
+    } else {
       this.writeHead(status, { ...headers, "content-length": String(contentLength) });
       this.res.endWithoutBody();
-    });
-    this.markEnded();
+    }
   }
 
   /** Writes the status line, the request id and `headers` (once). */

@@ -14,11 +14,14 @@ export interface Surface {
   errorShapeFor?(url: string, header: (name: string) => string): ErrorResponder | undefined;
 }
 
-/** One registered route, for the catch-all's 405s. */
+/** One registered route, for the catch-all's 405s and the HEAD routes of GET routes. */
 interface RouteEntry {
   method: Method;
   /** The uWS pattern: exact, or ending in `/*`, with `:name` segments. */
   pattern: string;
+  errors: (req: HttpRequest) => ErrorResponder;
+  handler: GuardedHandler;
+  route: string;
 }
 
 /** The server's routes. uWS matches a request to the most specific pattern; the catch-all gets the rest. */
@@ -38,7 +41,19 @@ export class Routes {
     else if (method === "POST") this.app.post(pattern, wrapped);
     else if (method === "PATCH") this.app.patch(pattern, wrapped);
     else this.app.del(pattern, wrapped);
-    this.entries.push({ method, pattern });
+    this.entries.push({ method, pattern, errors, handler, route });
+  }
+
+  /**
+   * Serves HEAD on every GET route that has no HEAD route of its own (RFC 9110: a server that serves GET serves
+   * HEAD): the GET's handler runs, and its answer goes out as the status and headers, with the body's length and
+   * no body (guard.ts marks every HEAD's connection `headOnly`). Called once every surface has registered, before the catch-all.
+   */
+  addHeadForGets(): void {
+    const withHead = new Set(this.entries.filter((entry) => entry.method === "HEAD").map((entry) => entry.pattern));
+    for (const entry of this.entries.filter((candidate) => candidate.method === "GET" && !withHead.has(candidate.pattern))) {
+      this.add("HEAD", entry.pattern, entry.errors, entry.handler, entry.route);
+    }
   }
 
   /** The methods some route serves at `url` ("GET, POST"), or undefined when no route has that path. */
