@@ -46,6 +46,7 @@ import { createEndpoints } from "../server/adapters/endpoints.js";
 import { OpenAccess } from "../server/http/auth.js";
 import { PromptCounter } from "../engine/prompt-counter.js";
 import { ModelRegistry, defaultSlugs } from "../server/models.js";
+import type { Database } from "../server/platform/contract.js";
 import { type Platform, openPlatform } from "../server/platform/platform.js";
 import { TEST_POSTGRES_URL, dropSchema, temporaryDataDir } from "../server/platform/testing/test-databases.js";
 import { startServer } from "../server/server.js";
@@ -82,6 +83,8 @@ interface Mode {
   key: string;
   /** Where the timers put the current run's spans (platform modes). */
   spans: Spans;
+  /** The platform database's calls during the current run (statements and transactions; background reads too). */
+  databaseCalls: number;
 }
 
 /** One timed run of one mode. */
@@ -92,6 +95,8 @@ interface Run {
   /** CPU seconds of the server's main thread (HTTP server and platform: the engine and prompts have their own threads). */
   mainCpuSeconds: number;
   spans: Spans;
+  /** The platform database's calls during the run: statements outside transactions, and transactions. */
+  databaseCalls: number;
   /** Responses whose usage disagrees with the prompt tokens counted here. */
   promptMismatches: number;
   /** Responses that did not reuse exactly the shared prefix's whole KV blocks (the engine work would differ). */
@@ -134,7 +139,7 @@ async function startMode(name: ModeName, registries: { plain: ModelRegistry; pla
   // As loom serve: with the platform on, prompts are counted for admission on the HTTP thread (PromptCounter).
   const registry = name === "no-auth" ? registries.plain : name.endsWith("-http-count") ? registries.httpCount : registries.platform;
   const endpoints = createEndpoints(registry);
-  const mode = { name, spans: emptySpans() };
+  const mode = { name, spans: emptySpans(), databaseCalls: 0 };
   if (name === "no-auth") {
     const server = await startServer({ registry, auth: new OpenAccess(), endpoints }, "127.0.0.1", 0);
     cleanups.push(async () => server.close());
@@ -155,6 +160,9 @@ async function startMode(name: ModeName, registries: { plain: ModelRegistry; pla
   const organization = await platform.stores.organizations.create("platform-overhead bench", RAISED_LIMITS);
   const { key } = await platform.stores.keys.create(organization.id, "inference", "bench");
   const result: Mode = { ...mode, url: "", headers: { authorization: `Bearer ${key}` }, platform, key };
+  countCalls(platform.database, () => {
+    result.databaseCalls += 1;
+  });
   const auth = new TimedAuthenticator(platform.authenticator, () => result.spans);
   const accountant = new TimedAccountant(platform.accountant, () => result.spans);
   const server = await startServer({ registry, auth, accountant, endpoints }, "127.0.0.1", 0, [platform.surface]);
@@ -170,6 +178,7 @@ async function startMode(name: ModeName, registries: { plain: ModelRegistry; pla
  */
 async function timedRun(client: LoadClient, mode: Mode, bodies: string[], conversations: Conversation[], cached: number, concurrency: number): Promise<Run> {
   mode.spans = emptySpans();
+  mode.databaseCalls = 0;
   const cpuBefore = mainThreadOnCpuSeconds();
   const result = await client.run({ url: mode.url, format: "openai", headers: mode.headers, bodies, concurrency, stream: false });
   const mainCpuSeconds = mainThreadOnCpuSeconds() - cpuBefore;
@@ -178,9 +187,22 @@ async function timedRun(client: LoadClient, mode: Mode, bodies: string[], conver
     latencies: result.requests.map((r) => r.total * 1000),
     mainCpuSeconds,
     spans: mode.spans,
+    databaseCalls: mode.databaseCalls,
     promptMismatches: result.requests.filter((r, i) => r.promptTokens !== conversations[i % conversations.length].promptTokens).length,
     cachedMismatches: result.requests.filter((r) => r.cachedTokens !== cached).length,
   };
+}
+
+/** Calls `count` on each of `database`'s statements outside a transaction and each transaction (its statements are one). */
+function countCalls(database: Database, count: () => void): void {
+  const methods = database as unknown as Record<"query" | "queryPrepared" | "transaction", (...args: unknown[]) => unknown>;
+  for (const name of ["query", "queryPrepared", "transaction"] as const) {
+    const original = methods[name].bind(database);
+    methods[name] = (...args) => {
+      count();
+      return original(...args);
+    };
+  }
 }
 
 /** Tokens at the start of every conversation's rendered prompt that all of them share (what the prefix cache can reuse). */
@@ -425,8 +447,8 @@ async function main(): Promise<void> {
     console.log("Inside the server, per request, all rounds of each level: median (p99) in ms; key reads: requests that waited for a read of their key (its cached");
     console.log("record expired; concurrent requests share one read), and their median wait.");
     console.log("");
-    console.log("| N | mode | authentication, key cached | key reads | prompt count (wait for the prompt thread) | rest of admit (organization, limit reserve, headers) | settle (usage commit + limit correction) | platform total, mean per request | share of mean latency |");
-    console.log("|---|---|---|---|---|---|---|---|---|");
+    console.log("| N | mode | authentication, key cached | key reads | database calls per request | prompt count (wait for the prompt thread) | rest of admit (organization, limit reserve, headers) | settle (usage commit + limit correction) | platform total, mean per request | share of mean latency |");
+    console.log("|---|---|---|---|---|---|---|---|---|---|");
     const medianP99 = (values: number[]) => `${fixed(median(values), 3)} (${fixed(percentile(values, 0.99), 2)})`;
     for (const concurrency of levels) {
       for (const mode of modes.filter((m) => m.platform)) {
@@ -436,7 +458,7 @@ async function main(): Promise<void> {
         const total = (sum(spans.authenticationCached) + sum(spans.authenticationRead) + sum(spans.countTokens) + sum(spans.admitRest) + sum(spans.settle)) / requests;
         const meanLatency = sum(runs.flatMap((run) => run.latencies)) / sum(runs.map((run) => run.latencies.length));
         console.log(`| ${concurrency} | ${LABEL[mode.name]} | ${medianP99(spans.authenticationCached)} | ${spans.authenticationRead.length} of ${requests}, ${fixed(median(spans.authenticationRead), 2)} | `
-          + `${medianP99(spans.countTokens)} | ${medianP99(spans.admitRest)} | ${medianP99(spans.settle)} | ${fixed(total, 2)} | ${fixed((100 * total) / meanLatency, 1)}% |`);
+          + `${fixed(sum(runs.map((run) => run.databaseCalls)) / sum(runs.map((run) => run.latencies.length)), 2)} | ${medianP99(spans.countTokens)} | ${medianP99(spans.admitRest)} | ${medianP99(spans.settle)} | ${fixed(total, 2)} | ${fixed((100 * total) / meanLatency, 1)}% |`);
         (levelJson[levels.indexOf(concurrency)] as Record<string, Record<string, unknown>>)[mode.name].spans = Object.fromEntries(
           Object.entries(spans).map(([field, list]) => [field, { calls: list.length, median: median(list), p99: percentile(list, 0.99) }]),
         );
