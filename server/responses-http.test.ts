@@ -239,10 +239,10 @@ describe("the Responses API over HTTP", () => {
       expect(((await put.json()) as Json).error).toMatchObject({ type: "invalid_request_error" });
       const patch = await fetch(`${model.base}/v1/responses/resp_0123`, { method: "PATCH", headers: { authorization: `Bearer ${model.key}` } });
       expect(patch.status).toBe(405);
-      expect(patch.headers.get("allow")?.split(", ").sort()).toEqual(["DELETE", "GET"]);
+      expect(patch.headers.get("allow")?.split(", ").sort()).toEqual(["DELETE", "GET", "HEAD"]);
       const post = await fetch(`${model.base}/v1/responses/resp_0123/input_items`, { method: "POST", headers: { authorization: `Bearer ${model.key}` } });
       expect(post.status).toBe(405);
-      expect(post.headers.get("allow")).toBe("GET");
+      expect(post.headers.get("allow")).toBe("GET, HEAD");
     });
   });
 

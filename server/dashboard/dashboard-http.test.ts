@@ -126,7 +126,7 @@ describe.skipIf(skipOutsideCi(undefined))(titled("the dashboard's data endpoints
     ];
     expect(answers.map((answer) => answer.status)).toEqual([200, 401, 401, 401, 400, 404, 400, 200, 401, 404, 405]);
     expect(answers.at(-2)!.body).toEqual({ error: expect.stringMatching(/no route for GET \/api\/v1\/dashboard\/nothing-here/) });
-    expect(answers.at(-1)!.headers.get("allow")).toBe("GET");
+    expect(answers.at(-1)!.headers.get("allow")).toBe("GET, HEAD");
     for (const answer of answers) {
       for (const [name, value] of Object.entries(DASHBOARD_API_HEADERS)) expect(answer.headers.get(name), name).toBe(value);
       expect(answer.headers.get("content-type")).toBe("application/json");

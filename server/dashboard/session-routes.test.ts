@@ -334,7 +334,7 @@ for (const backend of TEST_BACKENDS) {
       }
       const method = await call("PUT", SESSION);
       expect(method.status).toBe(405);
-      expect(method.headers.get("allow")).toBe("POST, GET, DELETE");
+      expect(method.headers.get("allow")).toBe("POST, GET, DELETE, HEAD");
       expect(await json(method)).toEqual({ error: expect.stringContaining("PUT is not allowed") });
       const platform = await fetch(`${server.base}/api/v1/nothing`);
       expect(platform.status).toBe(404);

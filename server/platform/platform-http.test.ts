@@ -193,7 +193,7 @@ for (const backend of TEST_BACKENDS) {
       expect(Object.keys(await unknown.json())).toEqual(["error"]);
       const wrongMethod = await fetch(`${server.base}/api/v1/usage`, { method: "POST", headers: bearer(acmeManagement) });
       expect(wrongMethod.status).toBe(405);
-      expect(wrongMethod.headers.get("allow")).toBe("GET");
+      expect(wrongMethod.headers.get("allow")).toBe("GET, HEAD");
     });
 
     it("answers admitted requests with rate-limit headers in both formats", async () => {
