@@ -515,20 +515,21 @@ describe("Checkout under a hostile review (issue 36 follow-up)", () => {
   it("renews a queued payment's lease when its turn comes: a reconciler elsewhere does not take it while it settles", async () => {
     const payer = chain.accounts.payers[2]!;
     const [first, second] = [await decodedPayment(payer), await decodedPayment(payer)];
-    // Lease 800 ms. The first transfer reaches the chain 550 ms late; when the second's turn has come, another process
-    // (after 300 ms more) takes whatever payments' leases ran out.
+    // Lease 2 s, bound 1.5 s. The first transfer reaches the chain 1.4 s late; when the second's turn has come, another
+    // process (after 750 ms more) takes whatever payments' leases ran out. The second's settlement then has 750 ms of
+    // its bound left, for a loaded machine's slow chain.
     let broadcasts = 0;
     let taken: string[] | undefined;
     chain.setIntercept(async (call, forward) => {
-      if (call.method === "eth_sendRawTransaction" && ++broadcasts === 1) await pause(550);
+      if (call.method === "eth_sendRawTransaction" && ++broadcasts === 1) await pause(1400);
       else if (broadcasts === 1 && taken === undefined && call.method === "eth_call" && dataOf(call).startsWith(balanceOf)) {
         taken = [];
-        await pause(300);
-        taken = (await payments.takeExpired(100, 800)).map((row) => row.id);
+        await pause(750);
+        taken = (await payments.takeExpired(100, 2000)).map((row) => row.id);
       }
       return forward();
     });
-    const checkout = checkoutWith({ settlementTimeoutMs: 400 });
+    const checkout = checkoutWith({ settlementTimeoutMs: 1000 });
     const purchases = await Promise.all([checkout.buy(verifiedOf(first), SPEC), checkout.buy(verifiedOf(second), SPEC)]);
     expect(taken).not.toContain((await rowOf(second)).id);
     expect(purchases[1]).toMatchObject({ bought: { runId: (await rowOf(second)).runId } });
