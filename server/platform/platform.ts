@@ -70,13 +70,18 @@ export async function openPlatform(options: PlatformOptions): Promise<Platform> 
     ? await openDatabase({ dataDir: options.dataDir })
     : await openDatabase({ url: options.databaseUrl!, ...(options.schema ? { schema: options.schema } : {}) });
   const stores = createPlatformStores(database);
-  const writer = new UsageWriter(database);
   const limits: LimitStore = options.redisUrl ? new RedisLimitStore({ url: options.redisUrl, ...(options.redisKeyPrefix ? { keyPrefix: options.redisKeyPrefix } : {}) }) : new MemoryLimitStore();
   const cacheMs = options.cacheMs ?? 500;
   const lookup = (digest: string) => stores.keys.findByDigest(digest);
   const inferenceKeys = new KeyAuthenticator(lookup, "inference", cacheMs);
   const managementKeys = new KeyAuthenticator(lookup, "management", cacheMs);
   const organizations = new TtlCache<Organization | undefined>(cacheMs, (id) => stores.organizations.get(id));
+  // Each usage commit reads its keys and organizations back: a key in steady use is renewed by its own requests,
+  // with no read of its own (a round trip per key and per organization, several times a second).
+  const writer = new UsageWriter(database, (read) => {
+    for (const { digest, record } of read.keys) inferenceKeys.renew(digest, record, read.readAt);
+    for (const organization of read.organizations) organizations.renew(organization.id, organization, read.readAt);
+  });
   const accountant = new PlatformAccountant({
     organization: (id) => organizations.get(id),
     consumed: (organizationId, day, keyId) => stores.usage.consumed(organizationId, day, keyId),
@@ -149,6 +154,13 @@ class TtlCache<V> {
     // A failed read is not kept: the next request tries again.
     value.catch(() => this.entries.delete(key));
     return value;
+  }
+
+  /** Takes `value`, read at `readAt` by someone else, for a cached `key` when that trusts it longer than its entry. */
+  renew(key: string, value: V, readAt: number): void {
+    const entry = this.entries.get(key);
+    if (!entry || entry.expiresAt >= readAt + this.ttlMs) return;
+    this.entries.set(key, { value: Promise.resolve(value), expiresAt: readAt + this.ttlMs });
   }
 
   private refresh(key: string, entry: { value: Promise<V>; expiresAt: number; refreshing?: boolean }): void {

@@ -176,6 +176,33 @@ for (const backend of TEST_BACKENDS) {
       await expect(database.queryPrepared(count, ["a"])).rejects.toBeInstanceOf(DatabaseUnavailableError);
     });
 
+    it.skipIf(backend.name !== "PostgreSQL")("runs prepared statements on a kept connection, and takes another when the server drops it", async () => {
+      failIfMissing(backend.reason);
+      const { options } = await freshLocation(backend, { migrated: true });
+      const database = await openDatabase(options);
+      const backendPid: PreparedStatement = { name: "test_backend_pid", text: "SELECT pg_backend_pid() AS pid, $1::text AS echo" };
+      const pidOf = async () => (await database.queryPrepared<{ pid: number }>(backendPid, ["x"]))[0]!.pid;
+      const first = await pidOf();
+      expect(await pidOf()).toBe(first); // the same connection each time
+      await database.query("SELECT pg_terminate_backend($1)", [first]);
+      // The dropped connection is noticed (its 'error' event must not end the process) and replaced: at most the
+      // statement already on it fails, as DatabaseUnavailableError.
+      let failures = 0;
+      let next: number | undefined;
+      for (let attempt = 0; attempt < 20 && next === undefined; attempt++) {
+        next = await pidOf().catch((error: unknown) => {
+          expect(error).toBeInstanceOf(DatabaseUnavailableError);
+          failures += 1;
+          return undefined;
+        });
+      }
+      expect(failures).toBeLessThanOrEqual(1);
+      expect(next).not.toBe(first);
+      expect(await pidOf()).toBe(next);
+      await database.close();
+      await expect(pidOf()).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    });
+
     it("rolls a transaction back when its work throws, passing the work's own error through", async () => {
       failIfMissing(backend.reason);
       const { options } = await freshLocation(backend, { migrated: true });

@@ -42,6 +42,12 @@ export class PostgresDatabase implements Database {
   readonly #location: string;
   /** Prepared statements' texts by name. */
   readonly #statements = new Map<string, string>();
+  /**
+   * The connection prepared statements run on, taken from the pool once and kept: the usage commit before each
+   * response's last byte then skips the pool's acquire and release (their promises, listeners and idle timer), a
+   * tenth of a millisecond of CPU per request. Dropped when its connection breaks; the next statement takes another.
+   */
+  #held: Promise<pg.PoolClient> | undefined;
   #closed = false;
 
   private constructor(pool: pg.Pool, location: string) {
@@ -92,12 +98,43 @@ export class PostgresDatabase implements Database {
   async queryPrepared<Row extends Record<string, unknown>>(statement: PreparedStatement, params: readonly (string | null)[]): Promise<Row[]> {
     requireOneText(this.#statements, statement);
     requireStorableParameters(params);
+    let client: pg.PoolClient | undefined;
     try {
+      client = await this.#heldConnection();
       // pg parses a named statement once per connection and then only binds and executes it.
-      return (await this.#pool.query<Row>({ name: statement.name, text: statement.text, values: [...params] })).rows;
+      return (await client.query<Row>({ name: statement.name, text: statement.text, values: [...params] })).rows;
     } catch (error) {
+      // The server's error about a statement (a bad cast, a deadlock) leaves the connection usable; a FATAL one (the
+      // backend terminated) or a driver error (the socket closed) may have broken it.
+      if (client !== undefined && !(error instanceof pg.DatabaseError && error.severity === "ERROR")) this.#dropHeld(client, error as Error);
       throw translateDriverError(error, this.#location, params);
     }
+  }
+
+  #heldConnection(): Promise<pg.PoolClient> {
+    if (this.#held === undefined) {
+      const held = this.#pool.connect().then((client) => {
+        // A checked-out client has no pool listener: without this, a connection the server drops while idle would
+        // end the process with an unhandled 'error'.
+        client.on("error", (error) => this.#dropHeld(client, error));
+        return client;
+      });
+      held.catch(() => {
+        if (this.#held === held) this.#held = undefined;
+      });
+      this.#held = held;
+    }
+    return this.#held;
+  }
+
+  #dropHeld(client: pg.PoolClient, error: Error): void {
+    const held = this.#held;
+    if (held === undefined) return;
+    void held.then((current) => {
+      if (current !== client || this.#held !== held) return;
+      this.#held = undefined;
+      client.release(error); // destroyed, not returned to the pool
+    }, () => undefined);
   }
 
   async transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
@@ -139,6 +176,10 @@ export class PostgresDatabase implements Database {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    const held = this.#held;
+    this.#held = undefined;
+    // The pool's end waits for every checked-out connection: the held one goes back first.
+    if (held !== undefined) await held.then((client) => client.release(), () => undefined);
     await this.#pool.end();
   }
 }

@@ -176,6 +176,33 @@ describe("KeyAuthenticator", () => {
     expect(keys.authenticate(bearer(INFERENCE_KEY), "openai")).toBeInstanceOf(Promise);
   });
 
+  it("renews a cached key from a record read elsewhere, only to trust it longer, never an uncached one or one read before forget()", async () => {
+    vi.useFakeTimers({ toFake: ["Date"], now: 1_000_000 });
+    const [used, other] = [inferenceKey("used"), inferenceKey("other")];
+    const { calls, lookup } = table(new Map([[keyDigest(used), record()], [keyDigest(other), record({ id: "key_2" })]]));
+    const keys = new KeyAuthenticator(lookup, "inference", 100);
+    await keys.authenticate(bearer(used), "openai");
+    // A commit read the key at 1_000_040 and found it revoked: the entry now says so, trusted until 1_000_140.
+    keys.renew(keyDigest(used), record({ isActive: false }), 1_000_040);
+    vi.setSystemTime(1_000_090);
+    expect(keys.authenticate(bearer(used), "openai")).toBeInstanceOf(ProtocolError);
+    expect(calls.length).toBe(1); // in the first half of the renewed life: no read of its own
+    // An older read does not replace a newer entry.
+    keys.renew(keyDigest(used), record(), 1_000_030);
+    expect(keys.authenticate(bearer(used), "openai")).toBeInstanceOf(ProtocolError);
+    // A read begun before forget() (the revocation may be newer) is not taken; one begun after is.
+    vi.setSystemTime(1_000_200);
+    await keys.authenticate(bearer(used), "openai");
+    keys.forget(keyDigest(other));
+    keys.renew(keyDigest(used), record({ isActive: false }), 1_000_200);
+    expect(keys.authenticate(bearer(used), "openai")).toMatchObject({ keyId: "key_1" });
+    keys.renew(keyDigest(used), record({ isActive: false }), 1_000_201);
+    expect(keys.authenticate(bearer(used), "openai")).toBeInstanceOf(ProtocolError);
+    // A key not cached here is not added.
+    keys.renew(keyDigest(other), record({ id: "key_2" }), 1_000_201);
+    expect(keys.authenticate(bearer(other), "openai")).toBeInstanceOf(Promise);
+  });
+
   it("forgets one key without forgetting the others", async () => {
     const [first, second] = [inferenceKey("first"), inferenceKey("second")];
     const { lookup } = table(new Map([[keyDigest(first), record({ id: "key_a" })], [keyDigest(second), record({ id: "key_b" })]]));

@@ -29,6 +29,8 @@ export class KeyAuthenticator implements Authenticator {
   private readonly pending = new Map<string, Promise<KeyRecord | undefined>>();
   /** Bumped by forget(): reads begun before it do not fill the cache. */
   private generation = 0;
+  /** When forget() last ran (Date.now()): records read no later than that are not taken by renew(). */
+  private forgottenAt = -Infinity;
 
   /**
    * @param kind which keys it admits: inference keys for inference and usage, management keys for management routes.
@@ -61,8 +63,20 @@ export class KeyAuthenticator implements Authenticator {
     );
   }
 
+  /**
+   * Takes `record`, read at `readAt` (Date.now() when its read began) by someone else (the usage commit reads its
+   * keys back), as a lookup of `digestHex`: a cached entry is renewed to be trusted until `readAt` + ttlMs when that
+   * is longer than it was. Digests not cached are left alone, and so is every record read before the last forget().
+   */
+  renew(digestHex: string, record: KeyRecord, readAt: number): void {
+    const cached = this.cache.get(digestHex);
+    if (!cached || readAt <= this.forgottenAt || cached.expiresAt >= readAt + this.ttlMs) return;
+    this.cache.set(digestHex, { record, expiresAt: readAt + this.ttlMs });
+  }
+
   /** Forgets a key at once on this process (after a revocation here); other processes forget it within ttlMs. */
   forget(digestHex?: string): void {
+    this.forgottenAt = Date.now();
     // Stryker disable next-line UpdateOperator: counting down marks each forget() apart all the same
     this.generation++;
     this.pending.clear();

@@ -3,7 +3,7 @@
 import { type KeyKind, type KeyRecord, type Limits, PlatformInputError, type Sql } from "../contract.js";
 import { newId } from "./ids.js";
 import { digestKey, keyKindOf, mintKey } from "./key-secret.js";
-import { limitsFromRow } from "./numbers.js";
+import { dateOf, limitsFromRow } from "./numbers.js";
 import { CREATED_AT_KEYSET_SQL, type Page, type TimeKeyset, afterNewestFirst, checkedLimit, createdAtKeysetOf, pageOf } from "./page.js";
 import { quote, refuseUnknownFields, requireChoice, requireId, requireLimit, requireName, requireObject } from "./validate.js";
 
@@ -40,6 +40,11 @@ export function keyRecordFromRow(row: Record<string, unknown>): KeyRecord {
     limits,
     allowedModels: (row.allowed_models as string[] | null) ?? null,
   };
+}
+
+/** An `api_keys` row as to_jsonb() gives it (timestamps as text) as KeyRecord. */
+export function keyRecordFromJson(row: Record<string, unknown>): KeyRecord {
+  return keyRecordFromRow({ ...row, created_at: dateOf(row.created_at), last_used_at: row.last_used_at == null ? null : dateOf(row.last_used_at) });
 }
 
 /** Checks a new key's options. @throws PlatformInputError naming the bad field. */

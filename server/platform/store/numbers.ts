@@ -27,3 +27,10 @@ export function limitsFromRow(row: Record<string, unknown>): Limits {
   if (tpd !== null) limits.tokensPerDay = tpd;
   return limits;
 }
+
+/** A timestamp as JSON gives it (ISO 8601 text) as a Date. @throws TypeError for anything else. */
+export function dateOf(value: unknown): Date {
+  const date = typeof value === "string" ? new Date(value) : undefined;
+  if (date === undefined || Number.isNaN(date.getTime())) throw new TypeError(`expected a timestamp from the database, got ${String(value)}`);
+  return date;
+}

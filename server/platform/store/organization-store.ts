@@ -1,7 +1,7 @@
 // Organizations: create, read, list and patch; rows of the `organizations` table as plain Organization data.
 import { type Database, DEFAULT_ORGANIZATION_LIMITS, type ModelPrice, type Organization, PlatformInputError, type Sql } from "../contract.js";
 import { newId } from "./ids.js";
-import { limitsFromRow, toNumber } from "./numbers.js";
+import { dateOf, limitsFromRow, toNumber } from "./numbers.js";
 import { type OrganizationPatch, validateOrganizationPatch } from "./organization-patch.js";
 import { type Page, checkedLimit, pageOf } from "./page.js";
 import { requireId, requireName } from "./validate.js";
@@ -43,6 +43,11 @@ export function organizationFromRow(row: Record<string, unknown>): Organization 
     pool: (row.pool ?? null) as string | null,
     createdAt: row.created_at as Date,
   };
+}
+
+/** An `organizations` row as to_jsonb() gives it (timestamps as text, numeric as JSON numbers) as Organization. */
+export function organizationFromJson(row: Record<string, unknown>): Organization {
+  return organizationFromRow({ ...row, created_at: dateOf(row.created_at) });
 }
 
 /** Organizations in the database. */

@@ -9,7 +9,7 @@ import { CreditStore } from "./credit-store.js";
 import { KeyStore } from "./key-store.js";
 import { OrganizationStore } from "./organization-store.js";
 import { UsageStore } from "./usage-store.js";
-import { recordUsageIn, UsageWriter } from "./usage-writer.js";
+import { type BatchRead, recordUsageIn, UsageWriter } from "./usage-writer.js";
 
 /**
  * The real database, counting the commits made through it: each transaction, and each statement run on its own
@@ -188,6 +188,42 @@ for (const backend of TEST_BACKENDS) {
       expect((await organizations.get(organization.id))!.creditBalanceDollars).toBe(0.9);
       expect(await credits.available(organization.id)).toBe(0.9);
       expect(await test.database.query("SELECT id FROM credit_holds WHERE organization_id = $1", [organization.id])).toEqual([]);
+    });
+
+    it("reads the batch's keys and organizations back as the stores read them (as of the commit's start); a reader that throws fails nothing", async () => {
+      const fields = {
+        billingMode: "prepaid", creditBalanceDollars: 12.345678, tokensPerMinute: 5000, allowanceBasis: "tokens", allowanceAmount: 100_000,
+        allowanceHardCap: true, prices: { m: { inputPerMillion: 0.15, outputPerMillion: 0.6 } },
+      } as const;
+      const { organization } = await organizationWithKeys("Read back", fields);
+      const created = await keys.create(organization.id, "inference", "limited", { limits: { requestsPerMinute: 7 }, allowedModels: ["m"] });
+      const other = await organizationWithKeys("Read back, the other");
+      const reads: BatchRead[] = [];
+      const writer = new UsageWriter(test.database, (read) => reads.push(read));
+      const before = Date.now();
+      const increment = (organizationId: string, keyId: string): UsageIncrement => ({
+        organizationId, keyId, model: "m", day: DAY, requests: 1, inputTokens: 10, cachedInputTokens: 0, outputTokens: 5, spendDollars: 0.000001,
+      });
+      await Promise.all([writer.record(increment(organization.id, created.record.id)), writer.record(increment(other.organization.id, other.keys[0]!.id))]);
+      const keysRead = reads.flatMap((read) => read.keys);
+      const organizationsRead = reads.flatMap((read) => read.organizations);
+      expect(keysRead.map(({ record }) => record.id).sort()).toEqual([created.record.id, other.keys[0]!.id].sort());
+      expect(organizationsRead.map(({ id }) => id).sort()).toEqual([organization.id, other.organization.id].sort());
+      for (const read of reads) expect(read.readAt).toBeGreaterThanOrEqual(before);
+      // The same records the stores give (the key as it was before the commit moved its last use).
+      const key = keysRead.find(({ record }) => record.id === created.record.id)!;
+      expect(key.digest).toMatch(/^[0-9a-f]{64}$/);
+      expect(key.record).toEqual({ ...(await keys.findByDigest(key.digest))!, lastUsedAt: null });
+      expect(key.record).toMatchObject({ limits: { requestsPerMinute: 7 }, allowedModels: ["m"], createdAt: created.record.createdAt });
+      const organizationRead = organizationsRead.find(({ id }) => id === organization.id)!;
+      expect(organizationRead).toEqual({ ...(await organizations.get(organization.id))!, creditBalanceDollars: 12.345678 });
+      expect(organizationRead).toMatchObject({ dailyAllowance: { basis: "tokens", amount: 100_000, hardCap: true }, prices: fields.prices });
+
+      const throwing = new UsageWriter(test.database, () => {
+        throw new Error("a reader that throws");
+      });
+      await throwing.record(increment(organization.id, created.record.id));
+      expect((await organizations.get(organization.id))!.creditBalanceDollars).toBe(12.345676);
     });
 
     it("rejects every waiter of a failing batch with DatabaseUnavailableError, applies none of it, and commits the next", async () => {

@@ -1,11 +1,23 @@
 // Writes usage with group commit: an increment is durable when record() resolves, and increments that arrive while a
 // batch commits share the next batch's transaction (no timer, no fixed delay), so accounting never serializes requests.
-import { type Database, DatabaseUnavailableError, type PreparedStatement, type Sql, type UsageIncrement } from "../contract.js";
+import { type Database, DatabaseUnavailableError, type KeyRecord, type Organization, type PreparedStatement, type Sql, type UsageIncrement } from "../contract.js";
 import { sqlState } from "../db/errors.js";
+import { keyRecordFromJson } from "./key-store.js";
+import { organizationFromJson } from "./organization-store.js";
 import { requireDay, requireDollars, requireId, requireInteger } from "./validate.js";
 
 /** An increment to record, with the prepaid credit hold it settles (dropped in the same transaction). */
 export type UsageRecord = UsageIncrement & { creditHoldId?: string };
+
+/**
+ * The key and organization records a batch read back as it committed, as of `readAt` (Date.now() when the statement
+ * was sent: it read them no earlier), for the caches that would otherwise read them again (server/platform).
+ */
+export interface BatchRead {
+  readAt: number;
+  keys: Array<{ digest: string; record: KeyRecord }>;
+  organizations: Organization[];
+}
 
 interface Waiter {
   record: UsageRecord;
@@ -34,7 +46,8 @@ export class UsageWriter {
   #inFlight: Waiter[] = [];
   #closed = false;
 
-  constructor(private readonly database: Database) {}
+  /** @param onRead given the records each committed batch read back (not called for a batch that failed). */
+  constructor(private readonly database: Database, private readonly onRead?: (read: BatchRead) => void) {}
 
   /**
    * Queues `record` and resolves once it is committed.
@@ -102,12 +115,19 @@ export class UsageWriter {
 
   async #commit(batch: ReadonlyArray<{ record: UsageRecord; at: Date }>): Promise<void> {
     for (let attempt = 1; ; attempt++) {
+      let read: BatchRows;
       try {
-        await writeBatch(this.database, batch);
-        return;
+        read = await writeBatch(this.database, batch);
       } catch (error) {
         if (attempt >= ATTEMPTS_ON_ROLLBACK || sqlState(error)?.startsWith("40") !== true) throw error;
+        continue;
       }
+      // Committed: nothing after this may fail the batch. A throw here (records that cannot be read back) is dropped:
+      // the caches then read for themselves.
+      try {
+        this.onRead?.(batchReadOf(read));
+      } catch {}
+      return;
     }
   }
 }
@@ -157,7 +177,9 @@ export const USAGE_BATCH: PreparedStatement = {
        WHERE k.id = t.key_id
        RETURNING 1)
      SELECT (SELECT count(*) FROM usage) AS usage_rows, (SELECT count(*) FROM organization_days) AS organization_days, (SELECT count(*) FROM balances) AS balances,
-       (SELECT count(*) FROM holds) AS holds, (SELECT count(*) FROM keys) AS keys`,
+       (SELECT count(*) FROM holds) AS holds, (SELECT count(*) FROM keys) AS keys,
+       (SELECT jsonb_agg(to_jsonb(k)) FROM api_keys AS k WHERE k.id IN (SELECT key_id FROM batch)) AS key_rows,
+       (SELECT jsonb_agg(to_jsonb(o)) FROM organizations AS o WHERE o.id IN (SELECT organization_id FROM batch)) AS organization_rows`,
 };
 
 /**
@@ -170,12 +192,34 @@ export const USAGE_BATCH: PreparedStatement = {
  *   dashboard and the daily limits read instead of one row per key;
  * - prepaid spend taken from the balances (summed in SQL as numeric: dollars add up exactly);
  * - the batch's credit holds deleted;
- * - the keys' last_used_at moved forward (never back).
+ * - the keys' last_used_at moved forward (never back);
+ * - the batch's keys and organizations read back (as of the statement's start), so that a key in steady use has its
+ *   cached record renewed by its own requests' commits instead of by reads of their own, a round trip each.
  * A deadlock between processes (they lock balances or keys in another order) is PostgreSQL's class 40 error, and the
  * batch is retried.
  */
-async function writeBatch(database: Database, batch: ReadonlyArray<{ record: UsageRecord; at: Date }>): Promise<void> {
-  await database.queryPrepared(USAGE_BATCH, [batchJson(batch)]);
+async function writeBatch(database: Database, batch: ReadonlyArray<{ record: UsageRecord; at: Date }>): Promise<BatchRows> {
+  const readAt = Date.now();
+  const [row] = await database.queryPrepared<BatchAnswer>(USAGE_BATCH, [batchJson(batch)]);
+  return { readAt, row };
+}
+
+/** The batch statement's row (its counts less). */
+type BatchAnswer = { key_rows: Array<Record<string, unknown>> | null; organization_rows: Array<Record<string, unknown>> | null };
+
+/** What a committed batch statement answered, and when it was sent. */
+interface BatchRows {
+  readAt: number;
+  row: BatchAnswer | undefined;
+}
+
+/** The records of a batch's answer. @throws TypeError for a row that is not a record. */
+function batchReadOf({ readAt, row }: BatchRows): BatchRead {
+  return {
+    readAt,
+    keys: (row?.key_rows ?? []).map((key) => ({ digest: key.key_digest as string, record: keyRecordFromJson(key) })),
+    organizations: (row?.organization_rows ?? []).map(organizationFromJson),
+  };
 }
 
 /**
