@@ -33,8 +33,9 @@ export function redactUrl(url: string): string {
 }
 
 /**
- * A Database over a `pg` Pool. Statements go to any free connection; a transaction takes one connection for its
- * whole length (BEGIN ... COMMIT, ROLLBACK on a throw) and gives it back, destroyed if it broke.
+ * A Database over a `pg` Pool. Statements go to any free connection, prepared statements to one connection the
+ * database keeps; a transaction takes one connection for its whole length (BEGIN ... COMMIT, ROLLBACK on a throw) and
+ * gives it back, destroyed if it broke.
  */
 export class PostgresDatabase implements Database {
   readonly kind = "postgres";
