@@ -201,6 +201,12 @@ for (const backend of TEST_BACKENDS) {
       expect(await pidOf()).toBe(next);
       await database.close();
       await expect(pidOf()).rejects.toBeInstanceOf(DatabaseUnavailableError);
+
+      // A pool of one connection keeps none: a transaction after a prepared statement still gets the connection.
+      const single = await openDatabase({ ...options, poolSize: 1 } as OpenDatabaseOptions);
+      await single.queryPrepared(backendPid, ["x"]);
+      expect(await single.transaction((tx) => tx.query("SELECT 1 AS one"))).toEqual([{ one: 1 }]);
+      await single.close();
     });
 
     it("rolls a transaction back when its work throws, passing the work's own error through", async () => {

@@ -49,11 +49,14 @@ export class PostgresDatabase implements Database {
    * tenth of a millisecond of CPU per request. Dropped when its connection breaks; the next statement takes another.
    */
   #held: Promise<pg.PoolClient> | undefined;
+  /** Whether prepared statements keep a connection: not when it would be the pool's only one. */
+  readonly #keepsConnection: boolean;
   #closed = false;
 
-  private constructor(pool: pg.Pool, location: string) {
+  private constructor(pool: pg.Pool, location: string, poolSize: number) {
     this.#pool = pool;
     this.#location = location;
+    this.#keepsConnection = poolSize > 1;
   }
 
   /** Opens a pool (connecting lazily) and creates `options.schema` when missing. */
@@ -62,16 +65,17 @@ export class PostgresDatabase implements Database {
       throw new Error(`schema must be a lower-case SQL identifier (letters, digits, _), got '${options.schema}'`);
     }
     const location = redactUrl(options.url);
+    const poolSize = options.poolSize ?? 8;
     const pool = new pg.Pool({
       connectionString: options.url,
-      max: options.poolSize ?? 8,
+      max: poolSize,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       ...(options.schema !== undefined ? { options: `-c search_path=${options.schema}` } : {}),
     });
     // An idle connection the server drops (a restart) reports here; without a listener it would end the process.
     // The next statement gets a fresh connection or a DatabaseUnavailableError.
     pool.on("error", () => {});
-    const database = new PostgresDatabase(pool, location);
+    const database = new PostgresDatabase(pool, location, poolSize);
     if (options.schema !== undefined) {
       try {
         // CREATE SCHEMA IF NOT EXISTS races with itself (a unique violation in pg_namespace): openers take turns.
@@ -99,11 +103,13 @@ export class PostgresDatabase implements Database {
   async queryPrepared<Row extends Record<string, unknown>>(statement: PreparedStatement, params: readonly (string | null)[]): Promise<Row[]> {
     requireOneText(this.#statements, statement);
     requireStorableParameters(params);
+    const query = { name: statement.name, text: statement.text, values: [...params] };
     let client: pg.PoolClient | undefined;
     try {
+      if (!this.#keepsConnection) return (await this.#pool.query<Row>(query)).rows;
       client = await this.#heldConnection();
       // pg parses a named statement once per connection and then only binds and executes it.
-      return (await client.query<Row>({ name: statement.name, text: statement.text, values: [...params] })).rows;
+      return (await client.query<Row>(query)).rows;
     } catch (error) {
       // The server's error about a statement (a bad cast, a deadlock) leaves the connection usable; a FATAL one (the
       // backend terminated) or a driver error (the socket closed) may have broken it.
