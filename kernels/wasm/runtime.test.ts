@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WasmKernelError, WasmMemoryError, WasmModuleMissingError } from "./errors.js";
+import { KernelProfile, setKernelProfile } from "./kernel-profile.js";
 import { RESERVED_LOW_BYTES, WasmRuntime, shareStart } from "./runtime.js";
 
 let runtime: WasmRuntime;
@@ -84,6 +85,31 @@ describe("WasmRuntime", () => {
     runtime.f32(out, n).fill(NaN);
     runtime.call("add", a, b, out, 0, n);
     expect(runtime.f32(out, n).every((v, i) => v === 3 * i)).toBe(true);
+    runtime.release(mark);
+  });
+
+  it("times each dispatch by kernel into the active profile, counting the shares the calling thread ran, and nothing without one", () => {
+    const mark = runtime.mark();
+    const n = 4096;
+    const a = runtime.alloc(n * 4), out = runtime.alloc(n * 4);
+    const profile = new KernelProfile();
+    runtime.parallel("add", [a, a, out], n); // before: not recorded
+    setKernelProfile(profile);
+    try {
+      runtime.parallel("add", [a, a, out], n);
+      runtime.parallel("add", [a, a, out], n, n); // one share: run on the calling thread
+      runtime.call("scale", a, 2, out, 0, n);
+    } finally {
+      setKernelProfile(undefined);
+    }
+    runtime.call("scale", a, 2, out, 0, n); // after: not recorded
+    const add = profile.kernels.get("add")!;
+    expect(add).toMatchObject({ calls: 2, shares: 4 + 1 });
+    expect(add.mainShares).toBeGreaterThanOrEqual(1);
+    expect(add.mainShares).toBeLessThanOrEqual(5);
+    expect(profile.kernels.get("scale")).toMatchObject({ calls: 1, shares: 1, mainShares: 1 });
+    expect(profile.totalMilliseconds()).toBeGreaterThan(0);
+    expect([...profile.kernels.keys()].sort()).toEqual(["add", "scale"]);
     runtime.release(mark);
   });
 

@@ -13,6 +13,7 @@ import {
   MAX_ARGUMENTS, MAX_SHARES, MEMORY, MESSAGE_BYTES, MESSAGE_LENGTH, MESSAGE_OFFSET, SHARE_CLAIM, SLEEPERS, SPIN_MICROSECONDS, shareStart,
 } from "./control-block.js";
 import { WasmKernelError, WasmModuleMissingError } from "./errors.js";
+import { activeKernelProfile } from "./kernel-profile.js";
 import { type SimdLevel, kernelModulePath } from "./module-path.js";
 import { relaxedSimdSupported } from "./relaxed-simd.js";
 import { type WasmInstance, type WasmMemory, type WasmModule, webAssembly } from "./webassembly.js";
@@ -223,11 +224,14 @@ export class WasmRuntime {
   /** Runs `kernel` once on the calling thread with exactly these arguments. */
   call(kernel: string, ...args: number[]): void {
     const { fn } = this.#kernel(kernel);
+    const profile = activeKernelProfile();
+    const startedAt = profile === undefined ? 0 : performance.now();
     try {
       fn(...args);
     } catch (error) {
       throw new WasmKernelError(kernel, `main thread: ${describe(error)}`);
     }
+    profile?.record(kernel, startedAt, 1, 1);
   }
 
   /**
@@ -241,6 +245,8 @@ export class WasmRuntime {
     if (args.length > MAX_ARGUMENTS) throw new RangeError(`${kernel}: at most ${MAX_ARGUMENTS} arguments, got ${args.length}`);
     if (!(grain >= 1) || !Number.isInteger(grain)) throw new RangeError(`${kernel}: grain must be a positive integer, got ${grain}`);
     if (count <= 0) return;
+    const profile = activeKernelProfile();
+    const startedAt = profile === undefined ? 0 : performance.now();
     const shares = Math.min(MAX_SHARES, this.threads * this.#sharesPerThread, Math.ceil(count / grain));
     if (shares === 1 || this.#workers.length === 0) {
       try {
@@ -248,6 +254,7 @@ export class WasmRuntime {
       } catch (error) {
         throw new WasmKernelError(kernel, `main thread: ${describe(error)}`);
       }
+      profile?.record(kernel, startedAt, 1, 1);
       return;
     }
     const ints = this.#ints;
@@ -263,9 +270,11 @@ export class WasmRuntime {
     if (Atomics.load(ints, SLEEPERS) > 0) Atomics.notify(ints, GENERATION);
 
     let mainError: unknown;
+    let mainShares = 0;
     for (;;) {
       const share = Atomics.add(ints, SHARE_CLAIM, 1) & 0xffff;
       if (share >= shares) break;
+      mainShares += 1;
       try {
         invoke(fn, args, shareStart(count, grain, shares, share), shareStart(count, grain, shares, share + 1));
       } catch (error) {
@@ -273,6 +282,7 @@ export class WasmRuntime {
       }
     }
     this.#waitForWorkers();
+    profile?.record(kernel, startedAt, shares, mainShares);
     if (mainError !== undefined || ints[FAILED] !== 0) {
       const problems: string[] = [];
       if (mainError !== undefined) problems.push(`main thread: ${describe(mainError)}`);

@@ -1,0 +1,124 @@
+// Where a batched decode step's time goes on the CPU runtime: B sequences (1, 2, 4, 8, 16) decode together through
+// the real WasmModelRunner, and every kernel dispatch is timed (kernels/wasm/kernel-profile.ts). Per kernel: ms per
+// step, ms per token, and how its time per token at B compares with B=1 (1.00: no sharing at all; 1/B: the whole
+// step's cost shared); "host" is the step's wall time outside kernels (JS between dispatches, greedy argmax on the
+// logits). Also the share of each kernel's work the calling thread ran itself (ideal 1/threads).
+// Usage: npm run build && node dist/bench/decode-profile.js [--models smollm2-135m:q8_0,qwen3-0.6b:q4_k_m]
+//        [--batches 1,2,4,8,16] [--threads 2] [--steps 16] [--context 64]
+import { parseArgs } from "node:util";
+import { KV_BLOCK_SIZE, loadModel } from "../engine/load.js";
+import { KernelProfile, setKernelProfile } from "../kernels/wasm/kernel-profile.js";
+import type { ModelDtype } from "../scripts/model-dtypes.js";
+import { benchModelPath, f32KvBytes, printHeader, seededRandom } from "./bench-models.js";
+
+interface BatchProfile {
+  batch: number;
+  /** Median step wall time (ms) over the timed steps. */
+  stepMs: number;
+  /** Summed over the timed steps. */
+  kernels: Map<string, { milliseconds: number; calls: number; shares: number; mainShares: number }>;
+  kernelMs: number;
+  wallMs: number;
+  steps: number;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+function argmax(logits: Float32Array, offset: number, vocab: number): number {
+  let best = offset;
+  for (let i = offset + 1; i < offset + vocab; i++) if (logits[i]! > logits[best]!) best = i;
+  return best - offset;
+}
+
+async function profileModel(preset: string, dtype: ModelDtype, batches: number[], threads: number, steps: number, promptTokens: number): Promise<BatchProfile[]> {
+  const path = await benchModelPath(preset, dtype);
+  const largest = Math.max(...batches);
+  const context = promptTokens + steps + 8;
+  const model = await loadModel(path, {
+    backend: "wasm", threads, contextSize: context, maxSequences: largest, batchSize: Math.max(largest * promptTokens, 64),
+    kvCache: { bytes: f32KvBytes(path, context, largest + 1), dtype: "f32" },
+  });
+  const vocab = model.config.vocab_size;
+  const random = seededRandom(11);
+  const blocksPerSequence = Math.ceil(context / KV_BLOCK_SIZE);
+  const results: BatchProfile[] = [];
+  try {
+    for (const batch of batches) {
+      const tables = Array.from({ length: batch }, (_, s) => Array.from({ length: blocksPerSequence }, (_, b) => s * blocksPerSequence + b));
+      // Prefill each sequence (untimed), then one untimed decode step to warm up, then the timed steps.
+      const prompts = tables.map(() => Array.from({ length: promptTokens }, () => Math.floor(random() * vocab)));
+      let logits = await model.runner.forward(prompts.map((tokens, s) => ({ tokens, startPosition: 0, blockTable: tables[s]!, wantLogits: true })));
+      let next = tables.map((_, s) => argmax(logits, s * vocab, vocab));
+      let position = promptTokens;
+      const stepTimes: number[] = [];
+      const profile = new KernelProfile();
+      let wallMs = 0;
+      for (let step = -1; step < steps; step++) {
+        if (step === 0) setKernelProfile(profile);
+        const started = performance.now();
+        logits = await model.runner.forward(next.map((token, s) => ({ tokens: [token], startPosition: position, blockTable: tables[s]!, wantLogits: true })));
+        next = tables.map((_, s) => argmax(logits, s * vocab, vocab));
+        const elapsed = performance.now() - started;
+        position += 1;
+        if (step >= 0) {
+          stepTimes.push(elapsed);
+          wallMs += elapsed;
+        }
+      }
+      setKernelProfile(undefined);
+      results.push({ batch, stepMs: median(stepTimes), kernels: profile.kernels, kernelMs: profile.totalMilliseconds(), wallMs, steps });
+    }
+  } finally {
+    setKernelProfile(undefined);
+    await model.dispose();
+  }
+  return results;
+}
+
+function printProfile(title: string, profiles: BatchProfile[], threads: number): void {
+  const first = profiles[0]!;
+  console.log(`\n### ${title}\n`);
+  console.log(`| | ${profiles.map((p) => `B=${p.batch}`).join(" | ")} |`);
+  console.log(`|---|${profiles.map(() => "---|").join("")}`);
+  console.log(`| step, median (ms) | ${profiles.map((p) => p.stepMs.toFixed(2)).join(" | ")} |`);
+  console.log(`| tokens/s | ${profiles.map((p) => ((p.batch * 1000) / p.stepMs).toFixed(1)).join(" | ")} |`);
+  console.log(`| per token vs B=1 | ${profiles.map((p) => (p.stepMs / p.batch / first.stepMs).toFixed(2)).join(" | ")} |`);
+  const names = [...new Set(profiles.flatMap((p) => [...p.kernels.keys()]))];
+  const msPerStep = (p: BatchProfile, name: string) => (p.kernels.get(name)?.milliseconds ?? 0) / p.steps;
+  names.sort((a, b) => msPerStep(profiles.at(-1)!, b) - msPerStep(profiles.at(-1)!, a));
+  console.log("\nms per step by kernel (in brackets: its time per token against B=1's; main: share of its work the calling thread ran)\n");
+  console.log(`| kernel | ${profiles.map((p) => `B=${p.batch}`).join(" | ")} | main, B=${profiles.at(-1)!.batch} |`);
+  console.log(`|---|${profiles.map(() => "---|").join("")}---|`);
+  for (const name of names) {
+    const base = msPerStep(first, name);
+    const cells = profiles.map((p) => {
+      const ms = msPerStep(p, name);
+      return base > 0 ? `${ms.toFixed(3)} (${(ms / p.batch / base).toFixed(2)})` : ms.toFixed(3);
+    });
+    const last = profiles.at(-1)!.kernels.get(name);
+    const main = last && last.shares > 0 ? (last.mainShares / last.shares).toFixed(2) : "-";
+    console.log(`| ${name} | ${cells.join(" | ")} | ${main} |`);
+  }
+  const host = (p: BatchProfile) => (p.wallMs - p.kernelMs) / p.steps;
+  console.log(`| host (outside kernels: JS, argmax) | ${profiles.map((p) => `${host(p).toFixed(3)} (${(host(p) / p.batch / host(first)).toFixed(2)})`).join(" | ")} | - |`);
+  console.log(`\n(ideal main share with ${threads} threads: ${(1 / threads).toFixed(2)})`);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { models: { type: "string" }, batches: { type: "string" }, threads: { type: "string" }, steps: { type: "string" }, prompt: { type: "string" } } });
+  const models = (values.models ?? "smollm2-135m:q8_0,qwen3-0.6b:q4_k_m").split(",").map((spec) => spec.split(":") as [string, ModelDtype]);
+  const batches = (values.batches ?? "1,2,4,8,16").split(",").map(Number);
+  const threads = Number(values.threads ?? 2);
+  const steps = Number(values.steps ?? 16);
+  const prompt = Number(values.prompt ?? 32);
+  if (batches.some((b) => !Number.isInteger(b) || b < 1) || !(threads >= 1) || !(steps >= 1) || !(prompt >= 1)) throw new Error("--batches, --threads, --steps and --prompt take positive integers");
+  printHeader(`node dist/bench/decode-profile.js --models ${models.map((m) => m.join(":")).join(",")} --batches ${batches.join(",")} --threads ${threads} --steps ${steps} --prompt ${prompt}`, threads, [
+    `random-weight bench models; each batch: B sequences of a ${prompt}-token random prompt (prefilled untimed), one untimed decode step, then ${steps} timed steps;`,
+    "greedy argmax on the host; every kernel dispatch timed on the calling thread (the timing adds about a microsecond per dispatch)",
+  ]);
+  for (const [preset, dtype] of models) {
+    printProfile(`${preset} ${dtype.toUpperCase()}`, await profileModel(preset, dtype, batches, threads, steps, prompt), threads);
+  }
+}
+
+await main();
