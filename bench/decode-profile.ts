@@ -9,7 +9,8 @@ import { parseArgs } from "node:util";
 import { KV_BLOCK_SIZE, loadModel } from "../engine/load.js";
 import { KernelProfile, setKernelProfile } from "../kernels/wasm/kernel-profile.js";
 import type { ModelDtype } from "../scripts/model-dtypes.js";
-import { benchModelPath, f32KvBytes, printHeader, seededRandom } from "./bench-models.js";
+import { benchModelPath, f32KvBytes, modelWork, printHeader, seededRandom } from "./bench-models.js";
+import { measureReadBandwidth } from "./memory-bandwidth.js";
 
 interface BatchProfile {
   batch: number;
@@ -75,12 +76,14 @@ async function profileModel(preset: string, dtype: ModelDtype, batches: number[]
   return results;
 }
 
-function printProfile(title: string, profiles: BatchProfile[], threads: number): void {
+function printProfile(title: string, profiles: BatchProfile[], threads: number, weightBytes: number, bandwidth: number): void {
   const first = profiles[0]!;
   console.log(`\n### ${title}\n`);
   console.log(`| | ${profiles.map((p) => `B=${p.batch}`).join(" | ")} |`);
   console.log(`|---|${profiles.map(() => "---|").join("")}`);
   console.log(`| step, median (ms) | ${profiles.map((p) => p.stepMs.toFixed(2)).join(" | ")} |`);
+  // Every step reads every weight once, whatever B: the step's weight reads against the machine's read bandwidth.
+  console.log(`| weight reads, % of read bandwidth | ${profiles.map((p) => `${((weightBytes / (p.stepMs / 1000) / bandwidth) * 100).toFixed(0)}%`).join(" | ")} |`);
   console.log(`| tokens/s | ${profiles.map((p) => ((p.batch * 1000) / p.stepMs).toFixed(1)).join(" | ")} |`);
   console.log(`| per token vs B=1 | ${profiles.map((p) => (p.stepMs / p.batch / first.stepMs).toFixed(2)).join(" | ")} |`);
   const names = [...new Set(profiles.flatMap((p) => [...p.kernels.keys()]))];
@@ -116,8 +119,13 @@ async function main(): Promise<void> {
     `random-weight bench models; each batch: B sequences of a ${prompt}-token random prompt (prefilled untimed), one untimed decode step, then ${steps} timed steps;`,
     "greedy argmax on the host; every kernel dispatch timed on the calling thread (the timing adds about a microsecond per dispatch)",
   ]);
+  const bandwidth = await measureReadBandwidth(1 << 30, 5, threads);
+  console.log(`\nread bandwidth (sum_rows over 1 GiB on ${threads} threads, best of 5): ${(bandwidth / 1e9).toFixed(1)} GB/s`);
   for (const [preset, dtype] of models) {
-    printProfile(`${preset} ${dtype.toUpperCase()}`, await profileModel(preset, dtype, batches, threads, steps, prompt), threads);
+    const path = await benchModelPath(preset, dtype);
+    const { bytesPerToken } = modelWork(path);
+    console.log(`\n${preset} ${dtype.toUpperCase()}: ${(bytesPerToken / 1e6).toFixed(0)} MB of weights read per decode step`);
+    printProfile(`${preset} ${dtype.toUpperCase()}`, await profileModel(preset, dtype, batches, threads, steps, prompt), threads, bytesPerToken, bandwidth);
   }
 }
 
