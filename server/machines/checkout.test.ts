@@ -633,6 +633,25 @@ describe("Checkout under a hostile review (issue 36 follow-up)", () => {
     await payments.fail(id, "never sent (test)");
   });
 
+  it("takes a queued payment that another process finished while it waited as finished: settled is bought, failed is refused, nothing sent", async () => {
+    const payer = chain.accounts.payers[1]!;
+    const [hung, failedElsewhere, settledElsewhere] = [await decodedPayment(payer), await decodedPayment(payer), await decodedPayment(payer)];
+    hangNextSettlement();
+    const broadcasts = countBroadcasts();
+    const checkout = checkoutWith({ settlementBoundMs: 600 });
+    const purchases = Promise.all([hung, failedElsewhere, settledElsewhere].map((decoded) => checkout.buy(verifiedOf(decoded), SPEC)));
+    await pause(200); // all three reserved; the second and third wait behind the hung one
+    await payments.fail((await rowOf(failedElsewhere)).id, "refused by the facilitator (another process)");
+    const settledRow = await payments.settle((await rowOf(settledElsewhere)).id, `0x${"ab".repeat(32)}`);
+    const [first, second, third] = await purchases;
+    expect(first).toHaveProperty("pending");
+    expect(second).toEqual({ refused: "refused by the facilitator (another process)" });
+    expect(third).toMatchObject({ bought: { runId: settledRow.runId } });
+    expect(broadcasts.count).toBe(0);
+    chain.setIntercept(undefined);
+    await payments.fail((await rowOf(hung)).id, "never sent (test)");
+  });
+
   it("caps the settlements one payer may have waiting: beyond it 503 Retry-After, nothing recorded or charged", async () => {
     const payer = chain.accounts.payers[2]!;
     const [one, two, three] = [await decodedPayment(payer), await decodedPayment(payer), await decodedPayment(payer)];

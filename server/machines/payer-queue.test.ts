@@ -28,6 +28,18 @@ describe("PayerQueues", () => {
     expect([queues.busy("0xabc"), queues.busy("0xdef")]).toEqual([false, false]);
   });
 
+  it("counts a place left twice once: the cap still counts the places that remain", () => {
+    const queues = new PayerQueues(3);
+    const [first, second] = [queues.enter("0xabc")!, queues.enter("0xabc")!];
+    queues.enter("0xabc");
+    second.leave();
+    second.leave();
+    expect(queues.enter("0xabc")).toMatchObject({ ahead: 2 });
+    expect(queues.enter("0xabc")).toBeUndefined();
+    first.leave();
+    expect(queues.busy("0xabc")).toBe(true);
+  });
+
   it("refuses a place past the cap, and has one again once a place is left", () => {
     const queues = new PayerQueues(2);
     const places = [queues.enter("0xabc"), queues.enter("0xabc")];
