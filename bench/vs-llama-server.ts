@@ -82,11 +82,11 @@ function stopProcess(child: ChildProcess): Promise<void> {
   });
 }
 
-async function startLoom(modelPath: string, threads: number, slots: number): Promise<ServerHandle> {
+/** `loom serve` as its users start it: it batches every sequence its KV cache holds, so there is no slot count to set. */
+async function startLoom(modelPath: string, threads: number): Promise<ServerHandle> {
   const port = await freePort();
   const main = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
   const { child } = await startProcess("loom serve", process.execPath, [main, "serve", "--model", modelPath, "--no-auth", "--port", String(port), "--threads", String(threads), "--context", String(CONTEXT), "--drain-seconds", "0"], `http://127.0.0.1:${port}/health`);
-  void slots; // loom serve batches every sequence its KV cache holds: no slot count to set
   return { name: "loom", client: new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "none", maxRetries: 0 }), stop: () => stopProcess(child) };
 }
 
@@ -213,7 +213,7 @@ async function main(): Promise<void> {
   console.log("|---|---|---|---|---|---|---|---|---|");
   for (const workload of workloads) {
     for (const clients of levels) {
-      const starts = [() => startLoom(modelPath, threads, clients), ...(peer && existsSync(peer) ? [() => startLlamaServer(peer, modelPath, threads, clients)] : [])];
+      const starts = [() => startLoom(modelPath, threads), ...(peer && existsSync(peer) ? [() => startLlamaServer(peer, modelPath, threads, clients)] : [])];
       for (const start of starts) {
         let server: ServerHandle | undefined;
         try {
