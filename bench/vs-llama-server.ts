@@ -11,12 +11,12 @@
 // Without --llama-server (or with a path that is not a file) only loom runs, and the peer is reported as not run.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import OpenAI from "openai";
 import { REPOSITORY_ROOT } from "../engine/testing/fixtures.js";
 import type { ModelDtype } from "../scripts/model-dtypes.js";
+import { closedLoopbackPort as freePort } from "../server/testing/closed-port.js";
 import { benchModelPath, printHeader } from "./bench-models.js";
 import { SUPPORT_SYSTEM_PROMPT, seededText } from "./chat-workload.js";
 
@@ -41,18 +41,6 @@ interface ServerHandle {
 }
 
 const CONTEXT = 4096;
-
-/** A free loopback port (taken and given back). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts `command`, waits until GET `healthUrl` answers 200 (120 s at most); its output is kept for errors. */
 async function startProcess(name: string, command: string, args: string[], healthUrl: string): Promise<{ child: ChildProcess; log: () => string }> {
