@@ -706,4 +706,21 @@ describe("ChainState: what checkout asks the chain", () => {
     expect(await state.receipt(`0x${"ab".repeat(32)}`)).toBeUndefined();
     expect(await new ChainState("http://127.0.0.1:9", chain.token, 1000).receipt(settled.transaction)).toBeUndefined();
   });
+
+  it("searches the events up to the block it is asked at when the endpoint's latest block lags behind it", async () => {
+    const payer = chain.accounts.payers[0]!;
+    const decoded = await decodedPayment(payer);
+    const settled = await gate.settle(verifiedOf(decoded));
+    if (settled.settled !== true) throw new Error(JSON.stringify(settled));
+    const state = new ChainState(chain.rpcUrl, chain.token);
+    const { blockNumber } = (await state.receipt(settled.transaction))!;
+    // A lagging node behind a load balancer: its latest block is one before the receipt's, which it has all the same.
+    chain.setIntercept(async (call, forward) => (call.method === "eth_blockNumber" ? `0x${(blockNumber - 1n).toString(16)}` : forward()));
+    try {
+      const query = { payer: payer.address, nonce: decoded.authorization.nonce, payTo: decoded.authorization.to, amount: BigInt(decoded.authorization.value), atBlock: blockNumber };
+      expect(await state.authorization(query)).toEqual({ state: "used", transaction: settled.transaction });
+    } finally {
+      chain.setIntercept(undefined);
+    }
+  });
 });
