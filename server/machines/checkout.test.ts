@@ -652,6 +652,26 @@ describe("Checkout under a hostile review (issue 36 follow-up)", () => {
     await payments.fail((await rowOf(hung)).id, "never sent (test)");
   });
 
+  it("stops renewing a late settlement's lease once its row is finished elsewhere", async () => {
+    const decoded = await decodedPayment(chain.accounts.payers[3]!);
+    hangNextSettlement();
+    const renewals = vi.spyOn(payments, "renew");
+    try {
+      // Lease 400 ms, bound 300 ms: renewed every 200 ms while the settlement hangs.
+      expect(await checkoutWith({ settlementTimeoutMs: 200, chainCheckMs: 5000 }).buy(verifiedOf(decoded), SPEC)).toHaveProperty("pending");
+      const { id } = await rowOf(decoded);
+      await payments.settle(id, `0x${"cd".repeat(32)}`); // settled by another process
+      // The next renewal finds it settled and stops the timer: none after it.
+      const atSettle = renewals.mock.calls.length;
+      for (let i = 0; i < 40 && renewals.mock.calls.length === atSettle; i++) await pause(50);
+      expect(renewals.mock.calls.length).toBe(atSettle + 1);
+      await pause(700);
+      expect(renewals.mock.calls.length).toBe(atSettle + 1);
+    } finally {
+      renewals.mockRestore();
+    }
+  });
+
   it("caps the settlements one payer may have waiting: beyond it 503 Retry-After, nothing recorded or charged", async () => {
     const payer = chain.accounts.payers[2]!;
     const [one, two, three] = [await decodedPayment(payer), await decodedPayment(payer), await decodedPayment(payer)];
