@@ -711,6 +711,39 @@ describe("Checkout under a hostile review (issue 36 follow-up)", () => {
     // The client's retry of the request gets the run.
     expect(await checkoutWith().previous(decoded, SPEC)).toMatchObject({ bought: { runId: row.runId } });
   });
+
+  it("leaves a failed payment failed when its authorization is still unused on chain", async () => {
+    const decoded = await decodedPayment(chain.accounts.payers[2]!);
+    hangNextSettlement();
+    expect(await checkoutWith({ settlementTimeoutMs: 50, chainCheckMs: 5000 }).buy(verifiedOf(decoded), SPEC)).toHaveProperty("pending");
+    await payments.fail((await rowOf(decoded)).id, "never sent (test)");
+    await pause(150); // past the recheck's interval (the lease, 100 ms)
+    const createdBefore = created;
+    await checkoutWith({ settlementTimeoutMs: 50, chainCheckMs: 5000 }).reconcile(1000);
+    expect(await rowOf(decoded)).toMatchObject({ status: "failed", error: "never sent (test)" });
+    expect(created).toBe(createdBefore);
+  });
+
+  it("rechecks a failed payment of a payer with a settlement under way in this process only once that one is done", async () => {
+    const payer = chain.accounts.payers[2]!;
+    const [failedOne, busyOne] = [await decodedPayment(payer), await decodedPayment(payer)];
+    hangNextSettlement();
+    const checkout = checkoutWith({ settlementTimeoutMs: 200, settlementBoundMs: 1200, chainCheckMs: 5000 });
+    expect(await checkout.buy(verifiedOf(failedOne), SPEC)).toHaveProperty("pending");
+    await payments.fail((await rowOf(failedOne)).id, "never sent (test)");
+    // Someone submits the public authorization after all: charged, so the recheck would settle it.
+    const hash = await submitAuthorization(chain, chain.accounts.deployer, failedOne);
+    hangNextSettlement();
+    const busy = checkout.buy(verifiedOf(busyOne), SPEC); // holds the payer's queue for its 1.2 s bound
+    await pause(500); // past the recheck's interval (the lease, 400 ms), the busy one under way
+    await checkout.reconcile(1000);
+    expect(await rowOf(failedOne)).toMatchObject({ status: "failed" });
+    expect(await busy).toHaveProperty("pending");
+    await pause(450);
+    await checkout.reconcile(1000);
+    expect(await rowOf(failedOne)).toMatchObject({ status: "settled", transaction: hash.toLowerCase() });
+    await payments.fail((await rowOf(busyOne)).id, "never sent (test)");
+  });
 });
 
 describe("ChainState: what checkout asks the chain", () => {
