@@ -760,6 +760,40 @@ describe("ChainState: what checkout asks the chain", () => {
     expect(await new ChainState("http://127.0.0.1:9", chain.token, 1000).receipt(settled.transaction)).toBeUndefined();
   });
 
+  it("calls an authorization whose transfer did not pay this payment's payee its amount cancelled, not paid", async () => {
+    const payer = chain.accounts.payers[1]!;
+    const decoded = await decodedPayment(payer);
+    const settled = await gate.settle(verifiedOf(decoded));
+    if (settled.settled !== true) throw new Error(JSON.stringify(settled));
+    const state = new ChainState(chain.rpcUrl, chain.token);
+    const query = { payer: payer.address, nonce: decoded.authorization.nonce, payTo: decoded.authorization.to, amount: BigInt(decoded.authorization.value) };
+    expect(await state.authorization(query)).toEqual({ state: "used", transaction: settled.transaction });
+    // A journal row naming another payee, or another amount, for the same nonce: the transfer on chain is not its payment.
+    const why = `the authorization's nonce was used by transaction ${settled.transaction}, which did not pay this payment's payee its amount`;
+    expect(await state.authorization({ ...query, payTo: chain.accounts.deployer.address })).toEqual({ state: "canceled", why });
+    expect(await state.authorization({ ...query, amount: query.amount + 1n })).toEqual({ state: "canceled", why });
+  });
+
+  it("takes only the payer's own cancellation of that nonce as one: a used authorization whose events cannot be found stays unproven", async () => {
+    const [payer, other] = [chain.accounts.payers[0]!, chain.accounts.payers[3]!];
+    const decoded = await decodedPayment(payer);
+    const settled = await gate.settle(verifiedOf(decoded));
+    if (settled.settled !== true) throw new Error(JSON.stringify(settled));
+    // Another payer cancels an authorization of its own: an AuthorizationCanceled event in the same blocks.
+    await cancelAuthorization(chain, other, (await decodedPayment(other)).authorization.nonce);
+    const state = new ChainState(chain.rpcUrl, chain.token);
+    // An endpoint that misses the AuthorizationUsed event (the first log search of each read).
+    let searches = 0;
+    chain.setIntercept(async (call, forward) => (call.method === "eth_getLogs" && ++searches === 1 ? [] : forward()));
+    try {
+      const query = { payer: payer.address, nonce: decoded.authorization.nonce, payTo: decoded.authorization.to, amount: BigInt(decoded.authorization.value) };
+      expect(await state.authorization(query)).toMatchObject({ state: "unproven" });
+      expect(searches).toBe(2); // the cancellation search ran, and found nothing of this payer's nonce
+    } finally {
+      chain.setIntercept(undefined);
+    }
+  });
+
   it("searches the events up to the block it is asked at when the endpoint's latest block lags behind it", async () => {
     const payer = chain.accounts.payers[0]!;
     const decoded = await decodedPayment(payer);
