@@ -621,14 +621,15 @@ describe("Checkout under a hostile review (issue 36 follow-up)", () => {
   it("keeps renewing the lease of a settlement past its bound while it is under way, a bounded number of times", async () => {
     const decoded = await decodedPayment(chain.accounts.payers[0]!);
     hangNextSettlement();
-    // Lease 400 ms, bound 300 ms: renewed every 200 ms while the settlement hangs, at most 8 times (1.6 s).
-    const purchase = await checkoutWith({ settlementTimeoutMs: 200, chainCheckMs: 5000 }).buy(verifiedOf(decoded), SPEC);
+    // Lease 1 s, bound 750 ms: renewed every 500 ms while the settlement hangs, at most 8 times (4 s). Each renewal
+    // may come up to 500 ms late (a loaded machine) before the lease would run out between two of them.
+    const purchase = await checkoutWith({ settlementTimeoutMs: 500, chainCheckMs: 5000 }).buy(verifiedOf(decoded), SPEC);
     const { id, runId } = await rowOf(decoded);
-    expect(purchase).toMatchObject({ pending: expect.stringContaining("took longer than 300 ms"), runId });
-    const takenBy = async () => (await payments.takeExpired(100, 400)).map((row) => row.id);
-    await pause(900); // past the lease that the bound's extension alone gives (300 + 400 ms)
+    expect(purchase).toMatchObject({ pending: expect.stringContaining("took longer than 750 ms"), runId });
+    const takenBy = async () => (await payments.takeExpired(100, 1000)).map((row) => row.id);
+    await pause(2250); // past the lease that the bound's extension alone gives (750 + 1000 ms)
     expect(await takenBy()).not.toContain(id);
-    await pause(1800); // past the last renewal and its lease: the reconciler may take it
+    await pause(4500); // past the last renewal (about 4.75 s after the start) and its lease: the reconciler may take it
     expect(await takenBy()).toContain(id);
     await payments.fail(id, "never sent (test)");
   });
@@ -728,18 +729,23 @@ describe("Checkout under a hostile review (issue 36 follow-up)", () => {
     const payer = chain.accounts.payers[2]!;
     const [failedOne, busyOne] = [await decodedPayment(payer), await decodedPayment(payer)];
     hangNextSettlement();
-    const checkout = checkoutWith({ settlementTimeoutMs: 200, settlementBoundMs: 1200, chainCheckMs: 5000 });
+    // Lease 2 s, bound 1.5 s (the defaults' proportions).
+    const checkout = checkoutWith({ settlementTimeoutMs: 1000, chainCheckMs: 5000 });
     expect(await checkout.buy(verifiedOf(failedOne), SPEC)).toHaveProperty("pending");
-    await payments.fail((await rowOf(failedOne)).id, "never sent (test)");
+    const { id } = await rowOf(failedOne);
+    await payments.fail(id, "never sent (test)");
     // Someone submits the public authorization after all: charged, so the recheck would settle it.
     const hash = await submitAuthorization(chain, chain.accounts.deployer, failedOne);
+    // Last looked at long ago: due for a recheck (instead of waiting out the recheck's interval, the lease).
+    const dueForRecheck = () => test.database.query("UPDATE payments SET updated_at = now() - interval '1 hour' WHERE id = $1", [id]);
+    await dueForRecheck();
     hangNextSettlement();
-    const busy = checkout.buy(verifiedOf(busyOne), SPEC); // holds the payer's queue for its 1.2 s bound
-    await pause(500); // past the recheck's interval (the lease, 400 ms), the busy one under way
+    const busy = checkout.buy(verifiedOf(busyOne), SPEC); // holds the payer's queue for its 1.5 s bound
+    await pause(200);
     await checkout.reconcile(1000);
     expect(await rowOf(failedOne)).toMatchObject({ status: "failed" });
     expect(await busy).toHaveProperty("pending");
-    await pause(450);
+    await dueForRecheck();
     await checkout.reconcile(1000);
     expect(await rowOf(failedOne)).toMatchObject({ status: "settled", transaction: hash.toLowerCase() });
     await payments.fail((await rowOf(busyOne)).id, "never sent (test)");
