@@ -653,6 +653,23 @@ describe("Checkout under a hostile review (issue 36 follow-up)", () => {
     await payments.fail((await rowOf(hung)).id, "never sent (test)");
   });
 
+  it("renews a late settlement's lease exactly LATE_RENEWALS (8) times, then leaves it to expire", async () => {
+    const decoded = await decodedPayment(chain.accounts.payers[1]!);
+    hangNextSettlement();
+    const renewals = vi.spyOn(payments, "renew");
+    try {
+      // Lease 200 ms, bound 150 ms: renewed every 100 ms; eight renewals take 0.8 s, however late each one comes.
+      expect(await checkoutWith({ settlementTimeoutMs: 100, chainCheckMs: 5000 }).buy(verifiedOf(decoded), SPEC)).toHaveProperty("pending");
+      const atBound = renewals.mock.calls.length; // the renewal as its turn came
+      for (let i = 0; i < 60 && renewals.mock.calls.length < atBound + 8; i++) await pause(50);
+      await pause(500); // time for a ninth, were there one
+      expect(renewals.mock.calls.length - atBound).toBe(8);
+    } finally {
+      renewals.mockRestore();
+    }
+    await payments.fail((await rowOf(decoded)).id, "never sent (test)");
+  });
+
   it("stops renewing a late settlement's lease once its row is finished elsewhere", async () => {
     const decoded = await decodedPayment(chain.accounts.payers[3]!);
     hangNextSettlement();
