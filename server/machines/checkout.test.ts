@@ -519,19 +519,20 @@ describe("Checkout under a hostile review (issue 36 follow-up)", () => {
     // process (after 750 ms more) takes whatever payments' leases ran out. The second's settlement then has 750 ms of
     // its bound left, for a loaded machine's slow chain.
     let broadcasts = 0;
-    let taken: string[] | undefined;
+    let taking: Promise<string[]> | undefined;
     chain.setIntercept(async (call, forward) => {
       if (call.method === "eth_sendRawTransaction" && ++broadcasts === 1) await pause(1400);
-      else if (broadcasts === 1 && taken === undefined && call.method === "eth_call" && dataOf(call).startsWith(balanceOf)) {
-        taken = [];
-        await pause(750);
-        taken = (await payments.takeExpired(100, 2000)).map((row) => row.id);
+      else if (broadcasts === 1 && taking === undefined && call.method === "eth_call" && dataOf(call).startsWith(balanceOf)) {
+        taking = pause(750).then(async () => (await payments.takeExpired(100, 2000)).map((row) => row.id));
+        await taking;
       }
       return forward();
     });
     const checkout = checkoutWith({ settlementTimeoutMs: 1000 });
     const purchases = await Promise.all([checkout.buy(verifiedOf(first), SPEC), checkout.buy(verifiedOf(second), SPEC)]);
-    expect(taken).not.toContain((await rowOf(second)).id);
+    // The other process's take is awaited here: the chain check that ran into it gave up after its own bound, and a
+    // take still under way would lease later tests' payments.
+    expect(await taking).not.toContain((await rowOf(second)).id);
     expect(purchases[1]).toMatchObject({ bought: { runId: (await rowOf(second)).runId } });
     for (let i = 0; i < 50 && (await rowOf(first)).status === "settling"; i++) await pause(100);
     expect(await rowOf(first)).toMatchObject({ status: "settled" }); // past its bound, it went on and was recorded
@@ -653,41 +654,38 @@ describe("Checkout under a hostile review (issue 36 follow-up)", () => {
     await payments.fail((await rowOf(hung)).id, "never sent (test)");
   });
 
-  it("renews a late settlement's lease exactly LATE_RENEWALS (8) times, then leaves it to expire", async () => {
-    const decoded = await decodedPayment(chain.accounts.payers[1]!);
+  /**
+   * A purchase by `payer` whose settlement hangs past its bound (answered pending; lease 2 x `settlementTimeoutMs`,
+   * late renewals every `settlementTimeoutMs`), with the journal's lease renewals counted from before it.
+   */
+  async function pendingPastBound(payer: ChainAccount, settlementTimeoutMs: number) {
+    const decoded = await decodedPayment(payer);
     hangNextSettlement();
-    const renewals = vi.spyOn(payments, "renew");
-    try {
-      // Lease 200 ms, bound 150 ms: renewed every 100 ms; eight renewals take 0.8 s, however late each one comes.
-      expect(await checkoutWith({ settlementTimeoutMs: 100, chainCheckMs: 5000 }).buy(verifiedOf(decoded), SPEC)).toHaveProperty("pending");
-      const atBound = renewals.mock.calls.length; // the renewal as its turn came
-      for (let i = 0; i < 60 && renewals.mock.calls.length < atBound + 8; i++) await pause(50);
-      await pause(500); // time for a ninth, were there one
-      expect(renewals.mock.calls.length - atBound).toBe(8);
-    } finally {
-      renewals.mockRestore();
-    }
+    const renewals = vi.spyOn(payments, "renew"); // restored after each test
+    expect(await checkoutWith({ settlementTimeoutMs, chainCheckMs: 5000 }).buy(verifiedOf(decoded), SPEC)).toHaveProperty("pending");
+    return { decoded, renewals: () => renewals.mock.calls.length };
+  }
+
+  it("renews a late settlement's lease exactly LATE_RENEWALS (8) times, then leaves it to expire", async () => {
+    // Lease 200 ms, bound 150 ms: renewed every 100 ms; eight renewals take 0.8 s, however late each one comes.
+    const { decoded, renewals } = await pendingPastBound(chain.accounts.payers[1]!, 100);
+    const atBound = renewals(); // the renewal as its turn came
+    for (let i = 0; i < 60 && renewals() < atBound + 8; i++) await pause(50);
+    await pause(500); // time for a ninth, were there one
+    expect(renewals() - atBound).toBe(8);
     await payments.fail((await rowOf(decoded)).id, "never sent (test)");
   });
 
   it("stops renewing a late settlement's lease once its row is finished elsewhere", async () => {
-    const decoded = await decodedPayment(chain.accounts.payers[3]!);
-    hangNextSettlement();
-    const renewals = vi.spyOn(payments, "renew");
-    try {
-      // Lease 400 ms, bound 300 ms: renewed every 200 ms while the settlement hangs.
-      expect(await checkoutWith({ settlementTimeoutMs: 200, chainCheckMs: 5000 }).buy(verifiedOf(decoded), SPEC)).toHaveProperty("pending");
-      const { id } = await rowOf(decoded);
-      await payments.settle(id, `0x${"cd".repeat(32)}`); // settled by another process
-      // The next renewal finds it settled and stops the timer: none after it.
-      const atSettle = renewals.mock.calls.length;
-      for (let i = 0; i < 40 && renewals.mock.calls.length === atSettle; i++) await pause(50);
-      expect(renewals.mock.calls.length).toBe(atSettle + 1);
-      await pause(700);
-      expect(renewals.mock.calls.length).toBe(atSettle + 1);
-    } finally {
-      renewals.mockRestore();
-    }
+    // Lease 400 ms, bound 300 ms: renewed every 200 ms while the settlement hangs.
+    const { decoded, renewals } = await pendingPastBound(chain.accounts.payers[3]!, 200);
+    await payments.settle((await rowOf(decoded)).id, `0x${"cd".repeat(32)}`); // settled by another process
+    // The next renewal finds it settled and stops the timer: none after it.
+    const atSettle = renewals();
+    for (let i = 0; i < 40 && renewals() === atSettle; i++) await pause(50);
+    expect(renewals()).toBe(atSettle + 1);
+    await pause(700);
+    expect(renewals()).toBe(atSettle + 1);
   });
 
   it("caps the settlements one payer may have waiting: beyond it 503 Retry-After, nothing recorded or charged", async () => {
