@@ -13,31 +13,11 @@ import { parseArgs } from "node:util";
 import { Engine } from "../engine/engine.js";
 import type { KvCacheOptions } from "../engine/kv/kv-cache.js";
 import { KV_BLOCK_SIZE, loadModel } from "../engine/load.js";
-import { benchModelPath, mean, median, modelWork, printHeader, randomTokens, seededRandom, f32KvBytes } from "./bench-models.js";
+import { AgenticConversation, SMOLLM2_CHATML } from "./agentic-conversation.js";
+import { benchModelPath, mean, median, modelWork, printHeader, f32KvBytes } from "./bench-models.js";
 
 const PRESET = "smollm2-135m";
 const DTYPE = "q8_0";
-/** SmolLM2's <|im_start|> and <|im_end|> ids (the prompt starts with <|im_start|>, as SmolLM2's template does: no
- * separate BOS); role names and the newline are ordinary ids. */
-const IM_START = 1;
-const IM_END = 2;
-const NEWLINE = 198;
-const ROLE = { system: 9690, user: 4093, assistant: 520, tool: 15039 } as const;
-
-type Role = keyof typeof ROLE;
-
-interface Span {
-  role: Role;
-  /** Framed tokens: <|im_start|> role \n content <|im_end|> \n. */
-  tokens: number[];
-}
-
-function frame(role: Role, content: number[]): Span {
-  return { role, tokens: [IM_START, ROLE[role], NEWLINE, ...content, IM_END, NEWLINE] };
-}
-
-/** The assistant header the prompt ends with (the generation prompt). */
-const GENERATION_PROMPT = [IM_START, ROLE.assistant, NEWLINE];
 
 interface Mode {
   name: string;
@@ -74,12 +54,10 @@ interface Settings {
 }
 
 async function runMode(path: string, mode: Mode, settings: Settings, vocabSize: number): Promise<{ turns: Turn[]; seconds: number }> {
-  const random = seededRandom(4242); // the same conversation skeleton in every mode
-  const tool = () => frame("tool", randomTokens(random, settings.toolMin + Math.floor(random() * (settings.toolMax - settings.toolMin + 1)), vocabSize));
-  const system = frame("system", randomTokens(random, settings.system, vocabSize));
-  const spans: Span[] = [system, frame("user", randomTokens(random, 80, vocabSize))];
-  for (let i = 0; i < settings.history; i++) spans.push(frame("assistant", randomTokens(random, 24, vocabSize)), tool());
-  spans.push(frame("assistant", randomTokens(random, 24, vocabSize)), tool());
+  // The same conversation skeleton in every mode (one seed); only the replies differ.
+  const conversation = new AgenticConversation(SMOLLM2_CHATML, {
+    system: settings.system, user: 80, history: settings.history, assistant: 24, toolMin: settings.toolMin, toolMax: settings.toolMax,
+  }, vocabSize);
 
   // The KV budget holds a few whole contexts: the live request plus the cached chains of the turns before it.
   const model = await loadModel(path, {
@@ -91,16 +69,8 @@ async function runMode(path: string, mode: Mode, settings: Settings, vocabSize: 
     try {
       const turns: Turn[] = [];
       const start = performance.now();
-      let pruned = 0;
       for (let turn = 1; turn <= settings.turns; turn++) {
-        if (turn > 1) {
-          spans.push(frame("assistant", turns[turns.length - 1].reply), tool());
-          // Prune the oldest tool result: it was in every request so far, so the previous chain holds it.
-          const oldest = spans.findIndex((span) => span.role === "tool");
-          pruned = spans[oldest].tokens.length;
-          spans.splice(oldest, 1);
-        }
-        const tokens = [...spans.flatMap((span) => span.tokens), ...GENERATION_PROMPT];
+        const { tokens, pruned } = conversation.next(turns.at(-1)?.reply);
         if (tokens.length + settings.decode > settings.context) throw new RangeError(`turn ${turn} needs ${tokens.length + settings.decode} positions; raise --context`);
         const sent = performance.now();
         for await (const event of engine.submit({ input: { tokens }, maxTokens: settings.decode, sampling: { temperature: 0 }, ignoreEndOfGeneration: true })) {
