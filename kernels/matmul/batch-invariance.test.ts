@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WasmRuntime } from "../wasm/runtime.js";
 import { randomBf16, randomF16, randomF32, randomQ4_0, randomQ8_0 } from "../case.js";
+import { widenQ8_0 } from "../quantize_q8_0/quantize_q8_0.ref.js";
 import { repackX4Ref } from "../repack_x4/repack_x4.ref.js";
 
 let runtime: WasmRuntime;
@@ -78,5 +79,31 @@ describe("matmul batch invariance", () => {
         for (const rows of BATCHES) expect(mismatchedRows(kind, rows, k, n), `batch of ${rows}`).toEqual([]);
       });
     }
+  }
+});
+
+// The wide Q8_0 path (quantize_q8_0_wide + matmul_q8_0_wide) replaces matmul_q8_0 in the runner: its rows, batched
+// and alone, must be matmul_q8_0's bit for bit, so tokens do not change with it.
+describe("matmul_q8_0_wide", () => {
+  for (const [k, n] of [[32, 37], [96, 21], [576, 300]] as const) {
+    it(`k=${k} n=${n}: batches of ${BATCHES.join(", ")} equal matmul_q8_0 on the same quants, bit for bit`, () => {
+      for (const rows of BATCHES) {
+        const mark = runtime.mark();
+        try {
+          const xq = randomQ8_0(rows * (k / 32), 6 + rows);
+          const wp = runtime.upload(randomQ8_0(n * (k / 32), 5));
+          const xp = runtime.upload(xq);
+          const xw = runtime.upload(widenQ8_0(xq, rows, k));
+          const narrow = runtime.alloc(rows * n * 4);
+          const wide = runtime.alloc(rows * n * 4);
+          runtime.parallel("matmul_q8_0", [xp, wp, narrow, rows, k, n], n);
+          runtime.parallel("matmul_q8_0_wide", [xw, wp, wide, rows, k, n], n);
+          expect(runtime.f32(wide, rows * n).every(Number.isFinite)).toBe(true);
+          expect(Buffer.from(runtime.u8(wide, rows * n * 4)).equals(Buffer.from(runtime.u8(narrow, rows * n * 4))), `batch of ${rows}`).toBe(true);
+        } finally {
+          runtime.release(mark);
+        }
+      }
+    });
   }
 });

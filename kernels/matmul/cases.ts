@@ -3,6 +3,7 @@
 import { GgmlType } from "../formats/types.js";
 import { type KernelCase, randomBf16, randomF16, randomF32, randomKQuant, randomQ4_0, randomQ8_0 } from "../case.js";
 import { quantizeQ8_K } from "../formats/q8_k.js";
+import { widenQ8_0 } from "../quantize_q8_0/quantize_q8_0.ref.js";
 import { repackX4Ref } from "../repack_x4/repack_x4.ref.js";
 import { matmulFloatRef, matmulKQuantRef, matmulQuantRef } from "./matmul.ref.js";
 
@@ -57,6 +58,25 @@ function quantCase(type: QuantType, rows: number, k: number, n: number): KernelC
   };
 }
 
+/** matmul_q8_0_wide: Q8_0 weights against wide activations; the expectation is matmul_q8_0's. */
+function wideCase(rows: number, k: number, n: number): KernelCase {
+  return {
+    name: `matmul_q8_0_wide rows=${rows} k=${k} n=${n}`,
+    tolerance: 1e-12,
+    build() {
+      const xq = randomQ8_0(rows * (k / 32), 3 + rows + k);
+      const w = randomQ8_0(n * (k / 32), 11 + n);
+      return {
+        kernel: "matmul_q8_0_wide",
+        buffers: { xw: widenQ8_0(xq, rows, k), w, y: { bytes: rows * n * 4 } },
+        args: ["xw", "w", "y", rows, k, n],
+        count: n,
+        expected: { y: matmulQuantRef(xq, w, "q8_0", rows, k, n) },
+      };
+    },
+  };
+}
+
 type KQuantType = "q4_k" | "q5_k" | "q6_k";
 
 function kQuantCase(type: KQuantType, rows: number, k: number, n: number): KernelCase {
@@ -98,5 +118,6 @@ export const cases: KernelCase[] = [
   floatCase("f32", 1, 2048, 8192),
   floatCase("f16", 2, 2048, 8192),
   ...(["q8_0", "q4_0", "q8_0x4", "q4_0x4"] as const).flatMap((type) => quantShapes.map(([rows, k, n]) => quantCase(type, rows, k, n))),
+  ...[...quantShapes, [4, 96, 7], [8, 576, 300], [7, 64, 5]].map(([rows, k, n]) => wideCase(rows, k, n)),
   ...(["q4_k", "q5_k", "q6_k"] as const).flatMap((type) => kQuantShapes.map(([rows, k, n]) => kQuantCase(type, rows, k, n))),
 ];

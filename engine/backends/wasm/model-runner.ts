@@ -30,12 +30,31 @@ const GET_ROWS_KERNELS: Partial<Record<GgmlType, string>> = {
 const WASM_KERNEL_TYPES: ReadonlySet<GgmlType> = new Set(Object.keys(MATMUL_KERNELS).map(Number));
 
 /** The activation format each quantized weight type's kernel reads (as llama.cpp's CPU backend pairs them). */
-type ActivationFormat = "q8_0" | "q8_k";
+type ActivationFormat = "q8_0" | "q8_0_wide" | "q8_k";
 const ACTIVATION_FORMATS: Partial<Record<GgmlType, ActivationFormat>> = {
   [GgmlType.Q8_0]: "q8_0", [GgmlType.Q4_0]: "q8_0", [GgmlType.Q4_K]: "q8_k", [GgmlType.Q5_K]: "q8_k", [GgmlType.Q6_K]: "q8_k",
 };
-/** Bytes per value of each activation format: Q8_0 blocks of 32 in 34 bytes, Q8_K blocks of 256 in 292. */
-const ACTIVATION_BYTES_PER_VALUE: Record<ActivationFormat, number> = { q8_0: 34 / 32, q8_k: 292 / 256 };
+
+/**
+ * The kernel and activation format of y = x W^T for `rows` rows of x. Q8_0 weights with several rows read the same
+ * Q8_0 quants widened to int16, four rows interleaved (quantize_q8_0_wide, matmul_q8_0_wide: 1.2-1.5x faster from
+ * four rows, the same bits); one row keeps the compact layout, which streams a little faster.
+ */
+function matmulPlan(type: GgmlType, rows: number): { kernel: string; format: ActivationFormat | undefined } {
+  if (type === GgmlType.Q8_0 && rows > 1) return { kernel: "matmul_q8_0_wide", format: "q8_0_wide" };
+  return { kernel: MATMUL_KERNELS[type]!, format: ACTIVATION_FORMATS[type] };
+}
+/** The activation buffer of each format. */
+const ACTIVATION_BUFFERS = { q8_0: "xq", q8_0_wide: "xw", q8_k: "xk" } as const satisfies Record<ActivationFormat, string>;
+
+/**
+ * Bytes of `rows` activation rows of `width` values in a format: Q8_0 blocks of 32 in 34 bytes, wide Q8_0 units of
+ * 4 rows x 32 in 272 bytes (rows rounded up to a whole group), Q8_K blocks of 256 in 292.
+ */
+function activationBytes(format: ActivationFormat, rows: number, width: number): number {
+  if (format === "q8_0_wide") return Math.ceil(rows / 4) * (width / 32) * 272;
+  return Math.ceil(rows * width * (format === "q8_0" ? 34 / 32 : 292 / 256));
+}
 
 // Bytes each memory keeps free beyond what is planned: allocation alignment and later scratch.
 const MEMORY_HEADROOM_BYTES = 16 * 1024 * 1024;
@@ -43,15 +62,19 @@ const MEMORY_HEADROOM_BYTES = 16 * 1024 * 1024;
 const ALIGNMENT_BYTES = 64;
 
 /** The activation buffers of a memory group, by name. */
-type BufferName = "x" | "h" | "xq" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors" | "copyTables" | "scratch";
+type BufferName = "x" | "h" | "xq" | "xw" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors" | "copyTables" | "scratch";
 type Group = MemoryGroup<BufferName>;
 
 /** The activation formats the model's quantized matrices need (no quantized-activation buffer for the others). */
 function activationFormatsOf(source: ModelSource): ReadonlySet<ActivationFormat> {
   const formats = new Set<ActivationFormat>();
   for (const tensor of source.tensors.values()) {
-    const format = tensor.shape.length > 1 ? ACTIVATION_FORMATS[tensor.type] : undefined;
-    if (format !== undefined) formats.add(format);
+    if (tensor.shape.length < 2) continue;
+    // One row and several rows may read different formats (matmulPlan).
+    for (const rows of [1, 2]) {
+      const format = matmulPlan(tensor.type, rows).format;
+      if (format !== undefined) formats.add(format);
+    }
   }
   return formats;
 }
@@ -73,8 +96,9 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, head
   return {
     x: T * d * 4,
     h: T * Math.max(d, qDim) * 4,
-    xq: formats.has("q8_0") ? Math.ceil(T * widest * ACTIVATION_BYTES_PER_VALUE.q8_0) + 64 : 0,
-    xk: formats.has("q8_k") ? Math.ceil(T * widest * ACTIVATION_BYTES_PER_VALUE.q8_k) + 64 : 0,
+    xq: formats.has("q8_0") ? activationBytes("q8_0", T, widest) + 64 : 0,
+    xw: formats.has("q8_0_wide") ? activationBytes("q8_0_wide", T, widest) + 64 : 0,
+    xk: formats.has("q8_k") ? activationBytes("q8_k", T, widest) + 64 : 0,
     q: T * qDim * 4,
     k: T * kvDim * 4,
     v: T * kvDim * 4,
@@ -93,19 +117,21 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, head
 }
 
 /**
- * Activations feeding linear layers, quantized at most once per activation format (Q8_0 for Q8_0/Q4_0 weights, Q8_K
- * for K-quants) for all the layers that share them.
+ * Activations feeding linear layers, quantized at most once per activation format (wide Q8_0 for Q8_0 weights, Q8_0
+ * for Q4_0, Q8_K for K-quants) for all the layers that share them, into the group's buffer of that format.
  */
 class LinearInput {
   private readonly quantized = new Set<ActivationFormat>();
-  constructor(readonly pointer: number, readonly rows: number, readonly width: number, private readonly quantizedPointers: Record<ActivationFormat, number>) {}
+  constructor(readonly pointer: number, readonly rows: number, readonly width: number, private readonly buffers: Readonly<Record<BufferName, number>>) {}
 
-  forWeight(group: Group, weight: ResidentTensor): number {
-    const format = ACTIVATION_FORMATS[weight.type];
+  /** Where the input of `weight`'s kernel (`format`, from matmulPlan) is, quantizing it on first use. */
+  forWeight(group: Group, format: ActivationFormat | undefined): number {
     if (format === undefined) return this.pointer;
-    const pointer = this.quantizedPointers[format];
+    const pointer = this.buffers[ACTIVATION_BUFFERS[format]];
     if (!this.quantized.has(format)) {
-      group.runtime.parallel(`quantize_${format}`, [this.pointer, pointer, this.width], this.rows);
+      // The wide layout interleaves four rows per unit: its kernel takes the row count to zero a partial last group.
+      const args = format === "q8_0_wide" ? [this.pointer, pointer, this.width, this.rows] : [this.pointer, pointer, this.width];
+      group.runtime.parallel(`quantize_${format}`, args, this.rows);
       this.quantized.add(format);
     }
     return pointer;
@@ -290,7 +316,7 @@ export class WasmModelRunner implements ModelRunner {
     }
     if (outputs === 0) return new Float32Array(0);
     head.rows("rmsnorm", [b.h, this.outputNorm.pointer, b.h, d, config.rms_norm_eps], outputs, d);
-    this.linear(head, new LinearInput(b.h, outputs, d, { q8_0: b.xq, q8_k: b.xk }), this.outputWeight, b.logits);
+    this.linear(head, new LinearInput(b.h, outputs, d, b), this.outputWeight, b.logits);
     return head.runtime.f32(b.logits, outputs * config.vocab_size);
   }
 
@@ -332,11 +358,10 @@ export class WasmModelRunner implements ModelRunner {
     const kvDim = kvHeads * headDim;
     const ffn = config.intermediate_size;
     const blocksPerSequence = Math.ceil(options.maxContext / options.blockSize);
-    const quantized = { q8_0: b.xq, q8_k: b.xk };
 
     // Attention block.
     group.rows("rmsnorm", [b.x, layer.attnNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
-    const normed = new LinearInput(b.h, T, d, quantized);
+    const normed = new LinearInput(b.h, T, d, b);
     this.linear(group, normed, layer.q, b.q, layer.qBias);
     this.linear(group, normed, layer.k, b.k, layer.kBias);
     this.linear(group, normed, layer.v, b.v, layer.vBias);
@@ -356,16 +381,16 @@ export class WasmModelRunner implements ModelRunner {
       b.descriptors, b.q, layer.kCache, layer.vCache, b.attention, b.scratch,
       heads, kvHeads, headDim, options.blockSize, 1 / Math.sqrt(headDim), scoresStride,
     ], chunks.length * heads, heads / kvHeads);
-    this.linear(group, new LinearInput(b.attention, T, qDim, quantized), layer.output, b.h);
+    this.linear(group, new LinearInput(b.attention, T, qDim, b), layer.output, b.h);
     group.elementwise("add", [b.x, b.h, b.x], T * d);
 
     // Feed-forward block.
     group.rows("rmsnorm", [b.x, layer.ffnNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
-    const ffnInput = new LinearInput(b.h, T, d, quantized);
+    const ffnInput = new LinearInput(b.h, T, d, b);
     this.linear(group, ffnInput, layer.gate, b.gate);
     this.linear(group, ffnInput, layer.up, b.up);
     group.elementwise("silu_mul", [b.gate, b.up, b.gate, T * ffn], T * ffn);
-    this.linear(group, new LinearInput(b.gate, T, ffn, quantized), layer.down, b.h);
+    this.linear(group, new LinearInput(b.gate, T, ffn, b), layer.down, b.h);
     group.elementwise("add", [b.x, b.h, b.x], T * d);
   }
 
@@ -434,7 +459,8 @@ export class WasmModelRunner implements ModelRunner {
     const k = weight.shape[0];
     const n = weight.shape[1];
     const runtime = group.runtime;
-    runtime.parallel(MATMUL_KERNELS[weight.type]!, [input.forWeight(group, weight), weight.pointer, out, input.rows, k, n], n);
+    const { kernel, format } = matmulPlan(weight.type, input.rows);
+    runtime.parallel(kernel, [input.forWeight(group, format), weight.pointer, out, input.rows, k, n], n);
     if (bias) {
       const y = runtime.f32(out, input.rows * n);
       const add = runtime.f32(bias.pointer, n);
