@@ -2,9 +2,10 @@
 // the real WasmModelRunner, and every kernel dispatch is timed (kernels/wasm/kernel-profile.ts). Per kernel: ms per
 // step, ms per token, and how its time per token at B compares with B=1 (1.00: no sharing at all; 1/B: the whole
 // step's cost shared); "host" is the step's wall time outside kernels (JS between dispatches, greedy argmax on the
-// logits). Also the share of each kernel's work the calling thread ran itself (ideal 1/threads).
+// logits). Also the share of each kernel's work the calling thread ran itself (ideal 1/threads). With --prefill, the
+// same for one sequence's prompts of those lengths instead (chunks of --chunk tokens, the engine's default batch).
 // Usage: npm run build && node dist/bench/decode-profile.js [--models smollm2-135m:q8_0,qwen3-0.6b:q4_k_m]
-//        [--batches 1,2,4,8,16] [--threads 2] [--steps 16] [--context 64]
+//        [--batches 1,2,4,8,16] [--threads 2] [--steps 16] [--prompt 32] [--prefill 128,1024 [--chunk 512]]
 import { parseArgs } from "node:util";
 import { KV_BLOCK_SIZE, loadModel } from "../engine/load.js";
 import { KernelProfile, setKernelProfile } from "../kernels/wasm/kernel-profile.js";
@@ -76,6 +77,59 @@ async function profileModel(preset: string, dtype: ModelDtype, batches: number[]
   return results;
 }
 
+/** One sequence's prefill of each prompt length, in chunks of `chunk` tokens, every dispatch timed (best of 2). */
+async function profilePrefill(preset: string, dtype: ModelDtype, lengths: number[], threads: number, chunk: number): Promise<BatchProfile[]> {
+  const path = await benchModelPath(preset, dtype);
+  const context = Math.max(...lengths) + 8;
+  const model = await loadModel(path, {
+    backend: "wasm", threads, contextSize: context, maxSequences: 1, batchSize: chunk,
+    kvCache: { bytes: f32KvBytes(path, context, 2), dtype: "f32" },
+  });
+  const random = seededRandom(12);
+  const table = Array.from({ length: Math.ceil(context / KV_BLOCK_SIZE) }, (_, b) => b);
+  const results: BatchProfile[] = [];
+  try {
+    for (const length of lengths) {
+      const tokens = Array.from({ length }, () => Math.floor(random() * model.config.vocab_size));
+      let best: BatchProfile | undefined;
+      for (let round = 0; round < 2; round++) {
+        const profile = new KernelProfile();
+        setKernelProfile(profile);
+        const started = performance.now();
+        for (let start = 0; start < length; start += chunk) {
+          const piece = tokens.slice(start, start + chunk);
+          await model.runner.forward([{ tokens: piece, startPosition: start, blockTable: table, wantLogits: start + chunk >= length }]);
+        }
+        const wallMs = performance.now() - started;
+        setKernelProfile(undefined);
+        if (!best || wallMs < best.wallMs) best = { batch: length, stepMs: wallMs, kernels: profile.kernels, kernelMs: profile.totalMilliseconds(), wallMs, steps: 1 };
+      }
+      results.push(best!);
+    }
+  } finally {
+    setKernelProfile(undefined);
+    await model.dispose();
+  }
+  return results;
+}
+
+function printPrefillProfile(title: string, profiles: BatchProfile[], threads: number): void {
+  console.log(`\n### ${title}, prefill of one sequence\n`);
+  console.log(`| | ${profiles.map((p) => `${p.batch} tokens`).join(" | ")} |`);
+  console.log(`|---|${profiles.map(() => "---|").join("")}`);
+  console.log(`| prefill (ms) | ${profiles.map((p) => p.wallMs.toFixed(1)).join(" | ")} |`);
+  console.log(`| tokens/s | ${profiles.map((p) => ((p.batch * 1000) / p.wallMs).toFixed(1)).join(" | ")} |`);
+  const names = [...new Set(profiles.flatMap((p) => [...p.kernels.keys()]))];
+  const ms = (p: BatchProfile, name: string) => p.kernels.get(name)?.milliseconds ?? 0;
+  names.sort((a, b) => ms(profiles.at(-1)!, b) - ms(profiles.at(-1)!, a));
+  console.log("\nms by kernel (in brackets: share of the prefill)\n");
+  console.log(`| kernel | ${profiles.map((p) => `${p.batch} tokens`).join(" | ")} |`);
+  console.log(`|---|${profiles.map(() => "---|").join("")}`);
+  for (const name of names) console.log(`| ${name} | ${profiles.map((p) => `${ms(p, name).toFixed(1)} (${((ms(p, name) / p.wallMs) * 100).toFixed(0)}%)`).join(" | ")} |`);
+  console.log(`| host (outside kernels) | ${profiles.map((p) => `${(p.wallMs - p.kernelMs).toFixed(1)} (${(((p.wallMs - p.kernelMs) / p.wallMs) * 100).toFixed(0)}%)`).join(" | ")} |`);
+  console.log(`\n(${threads} threads)`);
+}
+
 function printProfile(title: string, profiles: BatchProfile[], threads: number, weightBytes: number, bandwidth: number): void {
   const first = profiles[0]!;
   console.log(`\n### ${title}\n`);
@@ -108,13 +162,27 @@ function printProfile(title: string, profiles: BatchProfile[], threads: number, 
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { models: { type: "string" }, batches: { type: "string" }, threads: { type: "string" }, steps: { type: "string" }, prompt: { type: "string" } } });
+  const { values } = parseArgs({
+    options: { models: { type: "string" }, batches: { type: "string" }, threads: { type: "string" }, steps: { type: "string" }, prompt: { type: "string" }, prefill: { type: "string" }, chunk: { type: "string" } },
+  });
   const models = (values.models ?? "smollm2-135m:q8_0,qwen3-0.6b:q4_k_m").split(",").map((spec) => spec.split(":") as [string, ModelDtype]);
   const batches = (values.batches ?? "1,2,4,8,16").split(",").map(Number);
   const threads = Number(values.threads ?? 2);
   const steps = Number(values.steps ?? 16);
   const prompt = Number(values.prompt ?? 32);
-  if (batches.some((b) => !Number.isInteger(b) || b < 1) || !(threads >= 1) || !(steps >= 1) || !(prompt >= 1)) throw new Error("--batches, --threads, --steps and --prompt take positive integers");
+  const prefill = values.prefill?.split(",").map(Number);
+  const chunk = Number(values.chunk ?? 512);
+  if (batches.some((b) => !Number.isInteger(b) || b < 1) || !(threads >= 1) || !(steps >= 1) || !(prompt >= 1) || !(chunk >= 1) || prefill?.some((n) => !Number.isInteger(n) || n < 1)) {
+    throw new Error("--batches, --threads, --steps, --prompt, --prefill and --chunk take positive integers");
+  }
+  if (prefill) {
+    printHeader(`node dist/bench/decode-profile.js --models ${models.map((m) => m.join(":")).join(",")} --prefill ${prefill.join(",")} --chunk ${chunk} --threads ${threads}`, threads, [
+      `random-weight bench models; one sequence's random prompt of each length, forwarded in chunks of ${chunk} tokens (logits for the last only), best of 2;`,
+      "every kernel dispatch timed on the calling thread",
+    ]);
+    for (const [preset, dtype] of models) printPrefillProfile(`${preset} ${dtype.toUpperCase()}`, await profilePrefill(preset, dtype, prefill, threads, chunk), threads);
+    return;
+  }
   printHeader(`node dist/bench/decode-profile.js --models ${models.map((m) => m.join(":")).join(",")} --batches ${batches.join(",")} --threads ${threads} --steps ${steps} --prompt ${prompt}`, threads, [
     `random-weight bench models; each batch: B sequences of a ${prompt}-token random prompt (prefilled untimed), one untimed decode step, then ${steps} timed steps;`,
     "greedy argmax on the host; every kernel dispatch timed on the calling thread (the timing adds about a microsecond per dispatch)",

@@ -6,7 +6,7 @@
 // rows against each weight row over cache-sized chunks of weight rows, unpacking each group of quants once.
 import { f16_scales4, transpose_sum_i32 } from "../assembly/convert.as";
 import { dot16, scaled_dot16_add, scaled_dot32_add } from "../assembly/int8-dot.as";
-import { Q6_K_D, Q6_K_SCALES, byte_of, k4_group, k4_mins, k4_scales, q6k_group } from "../assembly/kquant.as";
+import { Q4_K_QUANTS, Q6_K_D, Q6_K_HIGH_BITS, Q6_K_SCALES, byte_of, k4_group, k4_mins, k4_scales, q6k_group } from "../assembly/kquant.as";
 
 const KIND_Q4_K: i32 = 0;
 const KIND_Q5_K: i32 = 1;
@@ -40,8 +40,18 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
   let acc = i32x4.splat(0);
   for (let c = 0; c < 4; c++) {
     const xc = x + Q8_K_QUANTS + (<usize>c << 6);
-    acc = scaled_dot32_add(k4_group(w, c, 0, fifth), k4_group(w, c, 1, fifth), xc, byte_of(scales, 2 * c), acc);
-    acc = scaled_dot32_add(k4_group(w, c, 2, fifth), k4_group(w, c, 3, fifth), xc + 32, byte_of(scales, 2 * c + 1), acc);
+    let q0: v128, q1: v128, q2: v128, q3: v128;
+    if (fifth) {
+      q0 = k4_group(w, c, 0, true); q1 = k4_group(w, c, 1, true); q2 = k4_group(w, c, 2, true); q3 = k4_group(w, c, 3, true);
+    } else {
+      // k4_group's values, unpacked from two loads (its general form loads each half twice and shifts by 0).
+      const low = v128.load(w + Q4_K_QUANTS + (<usize>c << 5)), high = v128.load(w + Q4_K_QUANTS + (<usize>c << 5), 16);
+      const mask = i8x16.splat(0x0f);
+      q0 = v128.and(low, mask); q1 = v128.and(high, mask);
+      q2 = v128.and(i16x8.shr_u(low, 4), mask); q3 = v128.and(i16x8.shr_u(high, 4), mask);
+    }
+    acc = scaled_dot32_add(q0, q1, xc, byte_of(scales, 2 * c), acc);
+    acc = scaled_dot32_add(q2, q3, xc + 32, byte_of(scales, 2 * c + 1), acc);
   }
   return acc;
 }
@@ -70,12 +80,25 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
   let acc = i32x4.splat(0);
   for (let h = 0; h < 2; h++) {
     const xh = x + Q8_K_QUANTS + (<usize>h << 7);
+    // q6k_group's eight groups from six loads, each shift by a constant (its general form takes runtime group
+    // indices: two loads and three shifts a group). Groups g and g + 4 share low bytes (low / high nibbles); groups
+    // g, g + 2, g + 4, g + 6 share high bytes (bit pairs 0, 2, 4, 6, moved to bits 4-5: 16-bit shifts, masked).
+    const lows = w + (<usize>h << 6), highs = w + Q6_K_HIGH_BITS + (<usize>h << 5);
+    const l0 = v128.load(lows), l1 = v128.load(lows, 16), l2 = v128.load(lows, 32), l3 = v128.load(lows, 48);
+    const h0 = v128.load(highs), h1 = v128.load(highs, 16);
+    const nibble = i8x16.splat(0x0f), pair = i8x16.splat(0x30);
+    const p0 = v128.and(i16x8.shl(h0, 4), pair), p1 = v128.and(i16x8.shl(h1, 4), pair);
+    const p2 = v128.and(i16x8.shl(h0, 2), pair), p3 = v128.and(i16x8.shl(h1, 2), pair);
+    const p4 = v128.and(h0, pair), p5 = v128.and(h1, pair);
+    const p6 = v128.and(i16x8.shr_u(h0, 2), pair), p7 = v128.and(i16x8.shr_u(h1, 2), pair);
     // Lane g of first / second: the dot of group g / g + 4; multiplied by the eight scales as two i32x4 vectors.
     const first = transpose_sum_i32(
-      dot16(q6k_group(w, h, 0), xh), dot16(q6k_group(w, h, 1), xh + 16), dot16(q6k_group(w, h, 2), xh + 32), dot16(q6k_group(w, h, 3), xh + 48),
+      dot16(v128.or(v128.and(l0, nibble), p0), xh), dot16(v128.or(v128.and(l1, nibble), p1), xh + 16),
+      dot16(v128.or(v128.and(l2, nibble), p2), xh + 32), dot16(v128.or(v128.and(l3, nibble), p3), xh + 48),
     );
     const second = transpose_sum_i32(
-      dot16(q6k_group(w, h, 4), xh + 64), dot16(q6k_group(w, h, 5), xh + 80), dot16(q6k_group(w, h, 6), xh + 96), dot16(q6k_group(w, h, 7), xh + 112),
+      dot16(v128.or(v128.and(i16x8.shr_u(l0, 4), nibble), p4), xh + 64), dot16(v128.or(v128.and(i16x8.shr_u(l1, 4), nibble), p5), xh + 80),
+      dot16(v128.or(v128.and(i16x8.shr_u(l2, 4), nibble), p6), xh + 96), dot16(v128.or(v128.and(i16x8.shr_u(l3, 4), nibble), p7), xh + 112),
     );
     const scales = i16x8.extend_low_i8x16_s(v128.load64_zero(w + Q6_K_SCALES + (<usize>h << 3)));
     acc = i32x4.add(acc, i32x4.add(i32x4.mul(first, i32x4.extend_low_i16x8_s(scales)), i32x4.mul(second, i32x4.extend_high_i16x8_s(scales))));

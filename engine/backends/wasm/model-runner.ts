@@ -124,7 +124,7 @@ class LinearInput {
   private readonly quantized = new Set<ActivationFormat>();
   constructor(readonly pointer: number, readonly rows: number, readonly width: number, private readonly buffers: Readonly<Record<BufferName, number>>) {}
 
-  /** Where the input of `weight`'s kernel (`format`, from matmulPlan) is, quantizing it on first use. */
+  /** This input in `format` (from matmulPlan), quantized into it on first use; the f32 rows when undefined. */
   forWeight(group: Group, format: ActivationFormat | undefined): number {
     if (format === undefined) return this.pointer;
     const pointer = this.buffers[ACTIVATION_BUFFERS[format]];
