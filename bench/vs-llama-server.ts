@@ -161,6 +161,16 @@ async function sharedPrompt(client: OpenAI, modelPath: string, users: number, qu
   return { seconds: (performance.now() - started) / 1000, calls };
 }
 
+/** An error with its chain of causes ("Connection error." alone does not say whether the server or the socket failed). */
+function describeFailure(error: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = error; e !== undefined && e !== null && parts.length < 4; e = (e as { cause?: unknown }).cause) {
+    const code = (e as { code?: unknown }).code;
+    parts.push(`${String((e as Error).message ?? e)}${typeof code === "string" ? ` (${code})` : ""}`);
+  }
+  return parts.join(" <- ");
+}
+
 const percentile = (values: number[], p: number) => {
   const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
   return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -212,7 +222,7 @@ async function main(): Promise<void> {
               : await sharedPrompt(server.client, modelPath, clients, 2, decode);
           console.log(row(`${workload}, ${clients}`, server.name, outcome));
         } catch (error) {
-          console.log(`| ${workload}, ${clients} | ${server?.name ?? "(start)"} | failed: ${String((error as Error).message ?? error).replace(/\|/g, "/").replace(/\s+/g, " ").slice(0, 300)} | - | - | - | - | - | - |`);
+          console.log(`| ${workload}, ${clients} | ${server?.name ?? "(start)"} | failed: ${describeFailure(error).replace(/\|/g, "/").replace(/\s+/g, " ").slice(0, 300)} | - | - | - | - | - | - |`);
         } finally {
           await server?.stop();
         }
