@@ -48,3 +48,16 @@
   }
   return i32x4.add(acc, i32x4.mul(i32x4.add(widened_dot16(q0, x), widened_dot16(q1, x + 16)), i32x4.splat(scale)));
 }
+
+/**
+ * As scaled_dot32_add with the scale given as an i16x8 holding it (0..63) in every lane, as a broadcast of a vector
+ * of scales makes it: the relaxed build multiplies the i16 pair sums by it directly.
+ */
+// @ts-ignore: decorator
+@inline export function scaled_dot32_add_vec(q0: v128, q1: v128, x: usize, scale: v128, acc: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const pairs = i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x), q0), i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x, 16), q1));
+    return i32x4.add(acc, i32x4.dot_i16x8_s(pairs, scale));
+  }
+  return i32x4.add(acc, i32x4.mul(i32x4.add(widened_dot16(q0, x), widened_dot16(q1, x + 16)), i32x4.extend_low_i16x8_u(scale)));
+}

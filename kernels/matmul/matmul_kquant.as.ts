@@ -5,7 +5,7 @@
 // rows == 1 streams four weight rows (a quarter of the range apart) against one x row; rows > 1 runs four token
 // rows against each weight row over cache-sized chunks of weight rows, unpacking each group of quants once.
 import { f16_scales4, transpose_sum_i32 } from "../assembly/convert.as";
-import { dot16, scaled_dot16_add, scaled_dot32_add } from "../assembly/int8-dot.as";
+import { dot16, scaled_dot16_add, scaled_dot32_add, scaled_dot32_add_vec } from "../assembly/int8-dot.as";
 import { Q4_K_QUANTS, Q6_K_D, Q6_K_HIGH_BITS, Q6_K_SCALES, byte_of, k4_group, k4_mins, k4_scales, q6k_group } from "../assembly/kquant.as";
 
 const KIND_Q4_K: i32 = 0;
@@ -35,7 +35,10 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
  */
 // @ts-ignore: decorator
 @inline function k4_scaled_dot(w: usize, x: usize, kind: i32): v128 {
-  const scales = k4_scales(w);
+  // The eight scales as i16 lanes; each chunk broadcasts lanes 0 and 1 by a shuffle, then moves the next two down
+  // (three shuffles a chunk instead of a scalar extraction and a splat per sub-block). NOTE: the loop stays a loop:
+  // written out four times, the matvec's four-row body spilled and ran 1.5-2x slower.
+  let scales = scale_lanes(w);
   const fifth = kind == KIND_Q5_K;
   let acc = i32x4.splat(0);
   for (let c = 0; c < 4; c++) {
@@ -44,16 +47,46 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
     if (fifth) {
       q0 = k4_group(w, c, 0, true); q1 = k4_group(w, c, 1, true); q2 = k4_group(w, c, 2, true); q3 = k4_group(w, c, 3, true);
     } else {
-      // k4_group's values, unpacked from two loads (its general form loads each half twice and shifts by 0).
       const low = v128.load(w + Q4_K_QUANTS + (<usize>c << 5)), high = v128.load(w + Q4_K_QUANTS + (<usize>c << 5), 16);
-      const mask = i8x16.splat(0x0f);
-      q0 = v128.and(low, mask); q1 = v128.and(high, mask);
-      q2 = v128.and(i16x8.shr_u(low, 4), mask); q3 = v128.and(i16x8.shr_u(high, 4), mask);
+      q0 = q4k_part(low, high, 0); q1 = q4k_part(low, high, 1); q2 = q4k_part(low, high, 2); q3 = q4k_part(low, high, 3);
     }
-    acc = scaled_dot32_add(q0, q1, xc, byte_of(scales, 2 * c), acc);
-    acc = scaled_dot32_add(q2, q3, xc + 32, byte_of(scales, 2 * c + 1), acc);
+    acc = scaled_dot32_add_vec(q0, q1, xc, scale_lane(scales, 0), acc);
+    acc = scaled_dot32_add_vec(q2, q3, xc + 32, scale_lane(scales, 1), acc);
+    scales = next_scales(scales);
   }
   return acc;
+}
+
+/**
+ * Q4_K: part 0..3 (a constant once inlined) of a chunk whose two 16-byte halves are `low` and `high`: what
+ * k4_group(w, c, part, false) returns, without its second load of each half and its shift by 0.
+ */
+// @ts-ignore: decorator
+@inline function q4k_part(low: v128, high: v128, part: i32): v128 {
+  const mask = i8x16.splat(0x0f);
+  if (part == 0) return v128.and(low, mask);
+  if (part == 1) return v128.and(high, mask);
+  return v128.and(i16x8.shr_u(part == 2 ? low : high, 4), mask);
+}
+
+/** Q4_K/Q5_K: the eight sub-block scales of the super-block at w as i16 lanes (for scale_lane and next_scales). */
+// @ts-ignore: decorator
+@inline function scale_lanes(w: usize): v128 {
+  return i16x8.extend_low_i8x16_u(i64x2.splat(<i64>k4_scales(w)));
+}
+
+/** Lane `lane` (0 or 1, a constant once inlined) of a scale vector in all eight lanes: one shuffle. */
+// @ts-ignore: decorator
+@inline function scale_lane(scales: v128, lane: i32): v128 {
+  return lane == 0
+    ? i8x16.shuffle(scales, scales, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1)
+    : i8x16.shuffle(scales, scales, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+}
+
+/** The scale vector moved down two lanes: the next chunk's pair of scales in lanes 0 and 1. */
+// @ts-ignore: decorator
+@inline function next_scales(scales: v128): v128 {
+  return i8x16.shuffle(scales, scales, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3);
 }
 
 /** Q4_K/Q5_K: sum over sub-blocks of min * (sum of that sub-block's x quants), as four i32 lanes. */
@@ -196,19 +229,35 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
   let acc = f32x4.splat(0);
   for (let b = 0; b < blocks; b++, x += Q8_K_BYTES, w += bb) {
     const x0 = x + Q8_K_QUANTS, x1 = x0 + xStride, x2 = x0 + 2 * xStride, x3 = x0 + 3 * xStride;
-    const scales = kind == KIND_Q6_K ? 0 : k4_scales(w);
     let s0 = i32x4.splat(0), s1 = s0, s2 = s0, s3 = s0;
-    for (let g = 0; g < 16; g += groupsPerScale) {
-      const q = group_quants(w, g, kind);
-      const scale = group_scale(w, scales, g, kind);
-      const at = <usize>g << 4;
-      if (groupsPerScale == 2) {
-        const next = group_quants(w, g + 1, kind);
-        s0 = scaled_dot32_add(q, next, x0 + at, scale, s0); s1 = scaled_dot32_add(q, next, x1 + at, scale, s1);
-        s2 = scaled_dot32_add(q, next, x2 + at, scale, s2); s3 = scaled_dot32_add(q, next, x3 + at, scale, s3);
-      } else {
-        s0 = scaled_dot16_add(q, x0 + at, scale, s0); s1 = scaled_dot16_add(q, x1 + at, scale, s1);
-        s2 = scaled_dot16_add(q, x2 + at, scale, s2); s3 = scaled_dot16_add(q, x3 + at, scale, s3);
+    if (kind == KIND_Q4_K) {
+      // As k4_scaled_dot: a chunk's four groups from two loads, scales broadcast from a vector.
+      let lanes = scale_lanes(w);
+      for (let c = 0; c < 4; c++) {
+        const low = v128.load(w + Q4_K_QUANTS + (<usize>c << 5)), high = v128.load(w + Q4_K_QUANTS + (<usize>c << 5), 16);
+        const q0 = q4k_part(low, high, 0), q1 = q4k_part(low, high, 1), q2 = q4k_part(low, high, 2), q3 = q4k_part(low, high, 3);
+        const even = scale_lane(lanes, 0), odd = scale_lane(lanes, 1);
+        const at = <usize>c << 6;
+        s0 = scaled_dot32_add_vec(q0, q1, x0 + at, even, s0); s1 = scaled_dot32_add_vec(q0, q1, x1 + at, even, s1);
+        s2 = scaled_dot32_add_vec(q0, q1, x2 + at, even, s2); s3 = scaled_dot32_add_vec(q0, q1, x3 + at, even, s3);
+        s0 = scaled_dot32_add_vec(q2, q3, x0 + at + 32, odd, s0); s1 = scaled_dot32_add_vec(q2, q3, x1 + at + 32, odd, s1);
+        s2 = scaled_dot32_add_vec(q2, q3, x2 + at + 32, odd, s2); s3 = scaled_dot32_add_vec(q2, q3, x3 + at + 32, odd, s3);
+        lanes = next_scales(lanes);
+      }
+    } else {
+      const scales = kind == KIND_Q6_K ? 0 : k4_scales(w);
+      for (let g = 0; g < 16; g += groupsPerScale) {
+        const q = group_quants(w, g, kind);
+        const scale = group_scale(w, scales, g, kind);
+        const at = <usize>g << 4;
+        if (groupsPerScale == 2) {
+          const next = group_quants(w, g + 1, kind);
+          s0 = scaled_dot32_add(q, next, x0 + at, scale, s0); s1 = scaled_dot32_add(q, next, x1 + at, scale, s1);
+          s2 = scaled_dot32_add(q, next, x2 + at, scale, s2); s3 = scaled_dot32_add(q, next, x3 + at, scale, s3);
+        } else {
+          s0 = scaled_dot16_add(q, x0 + at, scale, s0); s1 = scaled_dot16_add(q, x1 + at, scale, s1);
+          s2 = scaled_dot16_add(q, x2 + at, scale, s2); s3 = scaled_dot16_add(q, x3 + at, scale, s3);
+        }
       }
     }
     const xb1 = x + xStride, xb2 = x + 2 * xStride, xb3 = x + 3 * xStride;
