@@ -37,7 +37,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
 @inline function k4_scaled_dot(w: usize, x: usize, kind: i32): v128 {
   // The eight scales as i16 lanes; each chunk broadcasts lanes 0 and 1 by a shuffle, then moves the next two down
   // (three shuffles a chunk instead of a scalar extraction and a splat per sub-block). NOTE: the loop stays a loop:
-  // written out four times, the matvec's four-row body spilled and ran 1.5-2x slower.
+  // written out four times, the matvec's four-row body spilled and ran 1.5-2.3x slower.
   let scales = scale_lanes(w);
   const fifth = kind == KIND_Q5_K;
   let acc = i32x4.splat(0);
