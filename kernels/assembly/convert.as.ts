@@ -184,6 +184,18 @@ const TWO_POW_MINUS_110: f32 = 7.703719777548943e-34;
   return i32x4.add(i8x16.shuffle(ab, cd, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), i8x16.shuffle(ab, cd, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31));
 }
 
+/**
+ * Lanes 0 .. count - 1 of acc (count 1..4) stored as the f32 at y, y + step, y + 2 step, y + 3 step: one output
+ * of each of the up to four rows (or tokens) a matmul computed together.
+ */
+// @ts-ignore: decorator
+@inline export function store_lanes(y: usize, step: usize, acc: v128, count: i32): void {
+  store<f32>(y, f32x4.extract_lane(acc, 0));
+  if (count > 1) store<f32>(y + step, f32x4.extract_lane(acc, 1));
+  if (count > 2) store<f32>(y + 2 * step, f32x4.extract_lane(acc, 2));
+  if (count > 3) store<f32>(y + 3 * step, f32x4.extract_lane(acc, 3));
+}
+
 /** The sum of the four i32 lanes, in every lane. */
 // @ts-ignore: decorator
 @inline export function splat_sum_i32(a: v128): v128 {

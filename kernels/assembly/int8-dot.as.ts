@@ -42,10 +42,7 @@
 /** As scaled_dot16_add for 32 values sharing one scale: q0 against the int8 at x, q1 against those at x + 16. */
 // @ts-ignore: decorator
 @inline export function scaled_dot32_add(q0: v128, q1: v128, x: usize, scale: i32, acc: v128): v128 {
-  if (ASC_FEATURE_RELAXED_SIMD) {
-    const pairs = i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x), q0), i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x, 16), q1));
-    return i32x4.add(acc, i32x4.dot_i16x8_s(pairs, i16x8.splat(<i16>scale)));
-  }
+  if (ASC_FEATURE_RELAXED_SIMD) return scaled_dot32_add_vec(q0, q1, x, i16x8.splat(<i16>scale), acc);
   return i32x4.add(acc, i32x4.mul(i32x4.add(widened_dot16(q0, x), widened_dot16(q1, x + 16)), i32x4.splat(scale)));
 }
 

@@ -4,7 +4,7 @@
 // Q8_K group sums), then scaled by d_w * d_x (and dmin_w * d_x) in f32, as ggml_vec_dot_q4_K_q8_K does.
 // rows == 1 streams four weight rows (a quarter of the range apart) against one x row; rows > 1 runs four token
 // rows against each weight row over cache-sized chunks of weight rows, unpacking each group of quants once.
-import { f16_scales4, transpose_sum_i32 } from "../assembly/convert.as";
+import { f16_scales4, store_lanes, transpose_sum_i32 } from "../assembly/convert.as";
 import { dot16, scaled_dot16_add, scaled_dot32_add, scaled_dot32_add_vec } from "../assembly/int8-dot.as";
 import { Q4_K_QUANTS, Q6_K_D, Q6_K_HIGH_BITS, Q6_K_SCALES, byte_of, k4_group, k4_mins, k4_scales, q6k_group } from "../assembly/kquant.as";
 
@@ -185,10 +185,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
     const minSums = kind == KIND_Q6_K ? sums : transpose_sum_i32(k4_min_dot(w0, x), k4_min_dot(w1, x), k4_min_dot(w2, x), k4_min_dot(w3, x));
     acc = f32x4.add(acc, scale_sums(sums, minSums, w0, w1, w2, w3, f32x4.splat(load<f32>(x)), kind));
   }
-  store<f32>(y, f32x4.extract_lane(acc, 0));
-  if (count > 1) store<f32>(y + yStepBytes, f32x4.extract_lane(acc, 1));
-  if (count > 2) store<f32>(y + 2 * yStepBytes, f32x4.extract_lane(acc, 2));
-  if (count > 3) store<f32>(y + 3 * yStepBytes, f32x4.extract_lane(acc, 3));
+  store_lanes(y, yStepBytes, acc, count);
 }
 
 /**
@@ -274,10 +271,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
     dx = f32x4.replace_lane(dx, 3, load<f32>(xb3));
     acc = f32x4.add(acc, scale_sums(sums, minSums, w, w, w, w, dx, kind));
   }
-  store<f32>(y, f32x4.extract_lane(acc, 0));
-  store<f32>(y + yStride, f32x4.extract_lane(acc, 1));
-  store<f32>(y + 2 * yStride, f32x4.extract_lane(acc, 2));
-  store<f32>(y + 3 * yStride, f32x4.extract_lane(acc, 3));
+  store_lanes(y, yStride, acc, 4);
 }
 
 // @ts-ignore: decorator

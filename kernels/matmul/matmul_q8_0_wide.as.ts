@@ -5,7 +5,7 @@
 // work). rows == 1 streams four weight rows (a quarter of the range apart) against one token row; rows > 1 runs each
 // whole group of four token rows against each weight row over cache-sized chunks of weight rows (a last group of
 // three with its zero row), and streams the rows of a last group of one or two.
-import { f16_scales4, f16_to_f32_fast, transpose_sum_i32 } from "../assembly/convert.as";
+import { f16_scales4, f16_to_f32_fast, store_lanes, transpose_sum_i32 } from "../assembly/convert.as";
 
 /** Bytes of one Q8_0 weight block (f16 scale + 32 int8). */
 const Q8_0_BYTES: usize = 34;
@@ -51,10 +51,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
     const scales = f32x4.mul(f16_scales4(w0, w1, w2, w3), f32x4.splat(load<f32>(scale)));
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(sums), scales));
   }
-  store<f32>(y, f32x4.extract_lane(acc, 0));
-  if (count > 1) store<f32>(y + yStepBytes, f32x4.extract_lane(acc, 1));
-  if (count > 2) store<f32>(y + 2 * yStepBytes, f32x4.extract_lane(acc, 2));
-  if (count > 3) store<f32>(y + 3 * yStepBytes, f32x4.extract_lane(acc, 3));
+  store_lanes(y, yStepBytes, acc, count);
 }
 
 /**
@@ -89,10 +86,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
     const scales = f32x4.mul(v128.load(x, UNIT_SCALES), f32x4.splat(f16_to_f32_fast(load<u16>(w))));
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(sums), scales));
   }
-  store<f32>(y, f32x4.extract_lane(acc, 0));
-  store<f32>(y + yStride, f32x4.extract_lane(acc, 1));
-  store<f32>(y + 2 * yStride, f32x4.extract_lane(acc, 2));
-  if (count > 3) store<f32>(y + 3 * yStride, f32x4.extract_lane(acc, 3));
+  store_lanes(y, yStride, acc, count);
 }
 
 /**

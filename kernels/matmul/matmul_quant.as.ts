@@ -3,7 +3,7 @@
 // widening loads + i32x4.dot_i16x8_s), then scaled by d_w * d_x and accumulated in f32, as
 // ggml_vec_dot_q8_0_q8_0 does. rows == 1 streams four weight rows (a quarter of the range apart) against one
 // x row; rows > 1 reuses each weight block across four token rows, over cache-sized chunks of weight rows.
-import { f16_scales4, f16_to_f32_fast, splat_sum_i32, transpose_sum_i32 } from "../assembly/convert.as";
+import { f16_scales4, f16_to_f32_fast, splat_sum_i32, store_lanes, transpose_sum_i32 } from "../assembly/convert.as";
 
 const KIND_Q8_0: i32 = 0;
 const KIND_Q4_0: i32 = 1;
@@ -71,10 +71,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
     const scales = f32x4.mul(f16_scales4(w0, w1, w2, w3), f32x4.splat(f16_to_f32_fast(load<u16>(x))));
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(sums), scales));
   }
-  store<f32>(y, f32x4.extract_lane(acc, 0));
-  if (count > 1) store<f32>(y + yStepBytes, f32x4.extract_lane(acc, 1));
-  if (count > 2) store<f32>(y + 2 * yStepBytes, f32x4.extract_lane(acc, 2));
-  if (count > 3) store<f32>(y + 3 * yStepBytes, f32x4.extract_lane(acc, 3));
+  store_lanes(y, yStepBytes, acc, count);
 }
 
 /**
@@ -130,10 +127,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
     const scales = f32x4.mul(f16_scales4(x, x1, x2, x3), f32x4.splat(f16_to_f32_fast(load<u16>(w))));
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(sums), scales));
   }
-  store<f32>(y, f32x4.extract_lane(acc, 0));
-  store<f32>(y + yStride, f32x4.extract_lane(acc, 1));
-  store<f32>(y + 2 * yStride, f32x4.extract_lane(acc, 2));
-  store<f32>(y + 3 * yStride, f32x4.extract_lane(acc, 3));
+  store_lanes(y, yStride, acc, 4);
 }
 
 // @ts-ignore: decorator

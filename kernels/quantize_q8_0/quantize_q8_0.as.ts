@@ -1,7 +1,8 @@
 // Quantizes f32 activation rows to Q8_0 blocks (f16 scale + 32 int8), byte-identical to llama.cpp's CPU
 // activation quantization: d = amax/127 (stored as f16), q = round-half-even(x * 127/amax). A second layout,
-// Q8_0 "wide", holds the same quants widened to int16 with four token rows interleaved per block (a partial last group padded with zeros), for the batched
-// Q8_0 matmul (matmul_q8_0_wide), which then multiplies without widening each activation once per weight row.
+// Q8_0 "wide", holds the same quants widened to int16 with four token rows interleaved per block (a partial last
+// group padded with zeros), for the batched Q8_0 matmul (matmul_q8_0_wide), which then multiplies without widening
+// each activation once per weight row.
 import { f16_to_f32, f32_to_f16, horizontal_max } from "../assembly/convert.as";
 
 /** Bytes of one Q8_0 block: f16 scale + 32 int8 quants. */
