@@ -2,13 +2,15 @@
 // y = x W^T at 1, 2, 4, 8, 16 and 64 rows (decode batches and a prefill chunk) on real layer shapes, and its ratio to
 // one row's (1.00: nothing shared; 0.25: three quarters of the work shared). Q8_0 runs both kernels on the same
 // quants: matmul_q8_0 (compact activations) and matmul_q8_0_wide (int16 activations, what the runner uses from two
-// rows), with the wide kernel's speedup over the compact one at each row count. Kernels alternate call by call, so
-// a noisy machine disturbs both alike; medians.
+// rows), with the wide kernel's speedup over the compact one at each row count; Q6_K likewise runs matmul_q6_k and
+// matmul_q6_k_bytes (the same weights widened at load to a byte per quant, what the runner uses). Kernels alternate
+// call by call, so a noisy machine disturbs both alike; medians.
 // Usage: npm run build && node dist/bench/matmul-batches.js [--threads 2] [--rows 1,2,4,8,16,64]
 //        [--types q8_0,q4_k,q5_k,q6_k,f16,f32] [--shapes 576x1536,1536x576,1024x3072,3072x1024] [--simd auto|plain|relaxed]
 import { parseArgs } from "node:util";
 import { randomF16, randomF32, randomKQuant, randomQ8_0 } from "../kernels/case.js";
 import { quantizeQ8_K } from "../kernels/formats/q8_k.js";
+import { widenedQ6_K } from "../kernels/formats/q6_k-bytes.js";
 import { widenQ8_0 } from "../kernels/quantize_q8_0/quantize_q8_0.ref.js";
 import { WasmRuntime } from "../kernels/wasm/runtime.js";
 import type { SimdLevel } from "../kernels/wasm/module-path.js";
@@ -18,6 +20,8 @@ type WeightType = "q8_0" | "q4_k" | "q5_k" | "q6_k" | "f16" | "f32";
 
 interface Variant {
   kernel: string;
+  /** The weights as this kernel reads them, from the type's stored bytes (default: as stored). */
+  weights?(stored: Uint8Array): Uint8Array;
   /** The activations of `rows` rows of k values, as this kernel reads them. */
   input(rows: number, k: number): ArrayBufferView;
 }
@@ -39,13 +43,15 @@ function variantsOf(type: WeightType): Variant[] {
     ];
   }
   if (type === "f16" || type === "f32") return [{ kernel: `matmul_${type}`, input: (rows, k) => randomF32(rows * k, 7) }];
-  return [{ kernel: `matmul_${type}`, input: (rows, k) => quantizeQ8_K(randomF32(rows * k, 7, 2)) }];
+  const input = (rows: number, k: number) => quantizeQ8_K(randomF32(rows * k, 7, 2));
+  if (type === "q6_k") return [{ kernel: "matmul_q6_k", input }, { kernel: "matmul_q6_k_bytes", input, weights: widenedQ6_K }];
+  return [{ kernel: `matmul_${type}`, input }];
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** Median microseconds per call of each variant at `rows` rows, calls alternating between the variants. */
-function timeVariants(runtime: WasmRuntime, variants: Variant[], weights: number, rows: number, k: number, n: number): number[] {
+function timeVariants(runtime: WasmRuntime, variants: Variant[], weights: number[], rows: number, k: number, n: number): number[] {
   const mark = runtime.mark();
   try {
     const inputs = variants.map((v) => runtime.upload(asBytes(v.input(rows, k))));
@@ -56,7 +62,7 @@ function timeVariants(runtime: WasmRuntime, variants: Variant[], weights: number
     for (let call = -1; call < calls; call++) {
       variants.forEach((variant, i) => {
         const started = performance.now();
-        runtime.parallel(variant.kernel, [inputs[i]!, weights, y, rows, k, n], n);
+        runtime.parallel(variant.kernel, [inputs[i]!, weights[i]!, y, rows, k, n], n);
         if (call >= 0) times[i]!.push((performance.now() - started) * 1000);
       });
     }
@@ -92,15 +98,16 @@ async function main(): Promise<void> {
         if (type.endsWith("_k") && k % 256 !== 0) continue;
         const mark = runtime.mark();
         try {
-          const weights = runtime.upload(weightsOf(type, k, n));
+          const stored = weightsOf(type, k, n);
           const variants = variantsOf(type);
+          const weights = variants.map((v) => runtime.upload(v.weights?.(stored) ?? stored));
           const perRow = rowCounts.map((rows) => timeVariants(runtime, variants, weights, rows, k, n).map((us) => us / rows));
           variants.forEach((variant, i) => {
             const one = perRow[0]![i]!;
             const cells = perRow.map((times) => `${times[i]!.toFixed(1)} µs (${(times[i]! / one).toFixed(2)})`);
             console.log(`| ${variant.kernel} | ${k} x ${n} | ${cells.join(" | ")} |`);
           });
-          if (variants.length === 2) console.log(`| wide / compact speedup | ${k} x ${n} | ${perRow.map((t) => `${(t[0]! / t[1]!).toFixed(2)}x`).join(" | ")} |`);
+          if (variants.length === 2) console.log(`| ${variants[1]!.kernel} / ${variants[0]!.kernel} speedup | ${k} x ${n} | ${perRow.map((t) => `${(t[0]! / t[1]!).toFixed(2)}x`).join(" | ")} |`);
         } finally {
           runtime.release(mark);
         }

@@ -39,6 +39,16 @@
   return i32x4.add(acc, i32x4.mul(widened_dot16(q, x), i32x4.splat(scale)));
 }
 
+/**
+ * As scaled_dot16_add with the scale given as an i16x8 holding it (-128..127) in every lane, as a broadcast of a
+ * vector of scales makes it.
+ */
+// @ts-ignore: decorator
+@inline export function scaled_dot16_add_vec(q: v128, x: usize, scale: v128, acc: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i32x4.add(acc, i32x4.dot_i16x8_s(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(x), q), scale));
+  return i32x4.add(acc, i32x4.mul(widened_dot16(q, x), i32x4.extend_low_i16x8_s(scale)));
+}
+
 /** As scaled_dot16_add for 32 values sharing one scale: q0 against the int8 at x, q1 against those at x + 16. */
 // @ts-ignore: decorator
 @inline export function scaled_dot32_add(q0: v128, q1: v128, x: usize, scale: i32, acc: v128): v128 {

@@ -14,6 +14,14 @@ export const Q5_K_QUANTS: usize = 48;
 export const Q6_K_HIGH_BITS: usize = 128;
 export const Q6_K_SCALES: usize = 192;
 export const Q6_K_D: usize = 208;
+/**
+ * Q6_K widened at load (the "Q6_K bytes" layout, kernels/formats/q6_k-bytes.ts): 256 unsigned quants (0..63) one per
+ * byte in value order, then Q6_K's sixteen int8 scales and its f16 d; 274 bytes a super-block. The quants need no
+ * unpacking: a group of 16 values is one load.
+ */
+export const Q6_KB_SCALES: usize = 256;
+export const Q6_KB_D: usize = 272;
+export const Q6_KB_BYTES: usize = 274;
 
 /** Q4_K/Q5_K: the eight 6-bit sub-block scales of the super-block at w, as bytes 0..7 (GGML's utmp unpacking). */
 // @ts-ignore: decorator

@@ -1,7 +1,7 @@
-// Embedding lookup for K-quant tables (Q4_K, Q5_K, Q6_K): out[t] = dequantize(W[ids[t]]), byte-identical to the
+// Embedding lookup for K-quant tables (Q4_K, Q5_K, Q6_K as stored and widened at load): out[t] = dequantize(W[ids[t]]), byte-identical to the
 // reference decoders: per sub-block step = d * scale and offset = dmin * min in f32, value = step * q - offset.
 import { f16_to_f32 } from "../assembly/convert.as";
-import { Q6_K_D, Q6_K_SCALES, byte_of, k4_group, k4_mins, k4_scales, q6k_group } from "../assembly/kquant.as";
+import { Q6_KB_BYTES, Q6_KB_D, Q6_KB_SCALES, Q6_K_D, Q6_K_SCALES, byte_of, k4_group, k4_mins, k4_scales, q6k_group } from "../assembly/kquant.as";
 
 /** Sixteen unsigned quants (u8x16) to floats at dst: (q - bias) * step - offset, in that order of f32 operations. */
 // @ts-ignore: decorator
@@ -42,6 +42,16 @@ import { Q6_K_D, Q6_K_SCALES, byte_of, k4_group, k4_mins, k4_scales, q6k_group }
   }
 }
 
+/** One widened Q6_K super-block at src (Q6_KB_* in kquant.as.ts) into 256 floats at dst, as dequantize_q6k_block. */
+// @ts-ignore: decorator
+@inline function dequantize_q6kb_block(src: usize, dst: usize): void {
+  const d = f16_to_f32(load<u16>(src + Q6_KB_D));
+  for (let g = 0; g < 16; g++) {
+    const step = d * <f32>load<i8>(src + Q6_KB_SCALES + <usize>g);
+    store_group(dst + (<usize>g << 6), v128.load(src + (<usize>g << 4)), 32, step, 0);
+  }
+}
+
 /** out[t] = W[ids[t]] for t in [t0, t1) with w: [vocab, k/256] Q4_K super-blocks. NOTE: k must be a multiple of 256. */
 export function get_rows_q4_k(w: usize, ids: usize, out: usize, k: i32, t0: i32, t1: i32): void {
   const blocks = k >> 8;
@@ -69,5 +79,15 @@ export function get_rows_q6_k(w: usize, ids: usize, out: usize, k: i32, t0: i32,
     let src = w + <usize>load<i32>(ids + (<usize>t << 2)) * <usize>blocks * 210;
     let dst = out + <usize>t * (<usize>k << 2);
     for (let b = 0; b < blocks; b++, src += 210, dst += 1024) dequantize_q6k_block(src, dst);
+  }
+}
+
+/** As get_rows_q4_k with w: [vocab, k/256] Q6_K super-blocks widened at load (Q6_KB_* in kquant.as.ts). */
+export function get_rows_q6_k_bytes(w: usize, ids: usize, out: usize, k: i32, t0: i32, t1: i32): void {
+  const blocks = k >> 8;
+  for (let t = t0; t < t1; t++) {
+    let src = w + <usize>load<i32>(ids + (<usize>t << 2)) * <usize>blocks * Q6_KB_BYTES;
+    let dst = out + <usize>t * (<usize>k << 2);
+    for (let b = 0; b < blocks; b++, src += Q6_KB_BYTES, dst += 1024) dequantize_q6kb_block(src, dst);
   }
 }

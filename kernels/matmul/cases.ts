@@ -3,6 +3,7 @@
 import { GgmlType } from "../formats/types.js";
 import { type KernelCase, randomBf16, randomF16, randomF32, randomKQuant, randomQ4_0, randomQ8_0 } from "../case.js";
 import { quantizeQ8_K } from "../formats/q8_k.js";
+import { widenedQ6_K } from "../formats/q6_k-bytes.js";
 import { widenQ8_0 } from "../quantize_q8_0/quantize_q8_0.ref.js";
 import { repackX4Ref } from "../repack_x4/repack_x4.ref.js";
 import { matmulFloatRef, matmulKQuantRef, matmulQuantRef } from "./matmul.ref.js";
@@ -79,20 +80,22 @@ function wideCase(rows: number, k: number, n: number): KernelCase {
 
 type KQuantType = "q4_k" | "q5_k" | "q6_k";
 
-function kQuantCase(type: KQuantType, rows: number, k: number, n: number): KernelCase {
+/** q6_k_bytes: Q6_K weights widened as the runner does at load; the expectation is matmul_q6_k's. */
+function kQuantCase(type: KQuantType | "q6_k_bytes", rows: number, k: number, n: number): KernelCase {
+  const stored = type === "q6_k_bytes" ? "q6_k" : type;
   return {
     name: `matmul_${type} rows=${rows} k=${k} n=${n}`,
     // Integer super-block sums are exact; only the f32 accumulation of scaled sums rounds.
     tolerance: 1e-12,
     build() {
       const xq = quantizeQ8_K(randomF32(rows * k, 5 + rows + k, 2));
-      const w = randomKQuant(type, n * (k / 256), 13 + n);
+      const w = randomKQuant(stored, n * (k / 256), 13 + n);
       return {
         kernel: `matmul_${type}`,
-        buffers: { xq, w, y: { bytes: rows * n * 4 } },
+        buffers: { xq, w: type === "q6_k_bytes" ? widenedQ6_K(w) : w, y: { bytes: rows * n * 4 } },
         args: ["xq", "w", "y", rows, k, n],
         count: n,
-        expected: { y: matmulKQuantRef(xq, w, type, rows, k, n) },
+        expected: { y: matmulKQuantRef(xq, w, stored, rows, k, n) },
       };
     },
   };
@@ -119,5 +122,5 @@ export const cases: KernelCase[] = [
   floatCase("f16", 2, 2048, 8192),
   ...(["q8_0", "q4_0", "q8_0x4", "q4_0x4"] as const).flatMap((type) => quantShapes.map(([rows, k, n]) => quantCase(type, rows, k, n))),
   ...[...quantShapes, [4, 96, 7], [8, 576, 300], [7, 64, 5]].map(([rows, k, n]) => wideCase(rows, k, n)),
-  ...(["q4_k", "q5_k", "q6_k"] as const).flatMap((type) => kQuantShapes.map(([rows, k, n]) => kQuantCase(type, rows, k, n))),
+  ...(["q4_k", "q5_k", "q6_k", "q6_k_bytes"] as const).flatMap((type) => kQuantShapes.map(([rows, k, n]) => kQuantCase(type, rows, k, n))),
 ];

@@ -1,16 +1,21 @@
-// Matrix multiplication with fused dequantization for the K-quant weights Q4_K, Q5_K and Q6_K: y = x W^T where x
+// Matrix multiplication with fused dequantization for the K-quant weights Q4_K, Q5_K and Q6_K (as stored, and Q6_K
+// widened at load to a byte per quant: matmul_q6_k_bytes): y = x W^T where x
 // arrives pre-quantized to Q8_K (quantize_q8_k), as llama.cpp's CPU backend computes it. Per 256-value super-block
 // the dot product is exact in integers (sub-block scales applied to i32 partial sums, Q4_K/Q5_K mins through the
 // Q8_K group sums), then scaled by d_w * d_x (and dmin_w * d_x) in f32, as ggml_vec_dot_q4_K_q8_K does.
 // rows == 1 streams four weight rows (a quarter of the range apart) against one x row; rows > 1 runs four token
 // rows against each weight row over cache-sized chunks of weight rows, unpacking each group of quants once.
 import { f16_scales4, store_lanes, transpose_sum_i32 } from "../assembly/convert.as";
-import { dot16, scaled_dot16_add, scaled_dot32_add, scaled_dot32_add_vec } from "../assembly/int8-dot.as";
-import { Q4_K_QUANTS, Q6_K_D, Q6_K_HIGH_BITS, Q6_K_SCALES, byte_of, k4_group, k4_mins, k4_scales, q6k_group } from "../assembly/kquant.as";
+import { dot16, scaled_dot16_add, scaled_dot16_add_vec, scaled_dot32_add, scaled_dot32_add_vec } from "../assembly/int8-dot.as";
+import {
+  Q4_K_QUANTS, Q6_KB_BYTES, Q6_KB_D, Q6_KB_SCALES, Q6_K_D, Q6_K_HIGH_BITS, Q6_K_SCALES, byte_of, k4_group, k4_mins, k4_scales, q6k_group,
+} from "../assembly/kquant.as";
 
 const KIND_Q4_K: i32 = 0;
 const KIND_Q5_K: i32 = 1;
 const KIND_Q6_K: i32 = 2;
+/** Q6_K widened at load: a byte per quant (Q6_KB_* in kquant.as.ts). */
+const KIND_Q6_KB: i32 = 3;
 /** Bytes of one Q8_K block: f32 d, 256 int8 quants at +4, sixteen int16 sums of 16 quants at +260. */
 const Q8_K_BYTES: usize = 292;
 const Q8_K_QUANTS: usize = 4;
@@ -20,13 +25,25 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
 
 // @ts-ignore: decorator
 @inline function block_bytes(kind: i32): usize {
-  return kind == KIND_Q4_K ? 144 : kind == KIND_Q5_K ? 176 : 210;
+  return kind == KIND_Q4_K ? 144 : kind == KIND_Q5_K ? 176 : kind == KIND_Q6_K ? 210 : Q6_KB_BYTES;
+}
+
+/** Whether the kind has sub-block mins (Q4_K, Q5_K), taken off through the Q8_K group sums. */
+// @ts-ignore: decorator
+@inline function has_mins(kind: i32): bool {
+  return kind == KIND_Q4_K || kind == KIND_Q5_K;
 }
 
 /** Byte offset of a super-block's f16 d (Q6_K keeps it last). */
 // @ts-ignore: decorator
 @inline function d_offset(kind: i32): usize {
-  return kind == KIND_Q6_K ? Q6_K_D : 0;
+  return kind == KIND_Q6_K ? Q6_K_D : kind == KIND_Q6_KB ? Q6_KB_D : 0;
+}
+
+/** Byte offset of a Q6_K super-block's sixteen int8 scales, as stored or widened. */
+// @ts-ignore: decorator
+@inline function q6_scales_offset(kind: i32): usize {
+  return kind == KIND_Q6_KB ? Q6_KB_SCALES : Q6_K_SCALES;
 }
 
 /**
@@ -136,13 +153,51 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
     const scales = i16x8.extend_low_i8x16_s(v128.load64_zero(w + Q6_K_SCALES + (<usize>h << 3)));
     acc = i32x4.add(acc, i32x4.add(i32x4.mul(first, i32x4.extend_low_i16x8_s(scales)), i32x4.mul(second, i32x4.extend_high_i16x8_s(scales))));
   }
-  return i32x4.sub(acc, i32x4.shl(q6k_offset(w, x), 5));
+  return i32x4.sub(acc, i32x4.shl(q6k_offset(w, x, KIND_Q6_K), 5));
+}
+
+/**
+ * Q6_K widened: as q6k_scaled_dot, a group of 16 quants one load. Each group's scale applies to its i16 pair sums
+ * in one i16 multiply-add (a broadcast of its lane of the scale vector), with no gathering of group sums.
+ */
+// @ts-ignore: decorator
+@inline function q6kb_scaled_dot(w: usize, x: usize): v128 {
+  const scales = v128.load(w, Q6_KB_SCALES);
+  let acc = i32x4.splat(0);
+  for (let h = 0; h < 2; h++) {
+    const lanes = h == 0 ? i16x8.extend_low_i8x16_s(scales) : i16x8.extend_high_i8x16_s(scales);
+    const wh = w + (<usize>h << 7), xh = x + Q8_K_QUANTS + (<usize>h << 7);
+    acc = scaled_dot16_add_vec(v128.load(wh), xh, i16_lane(lanes, 0), acc);
+    acc = scaled_dot16_add_vec(v128.load(wh, 16), xh + 16, i16_lane(lanes, 1), acc);
+    acc = scaled_dot16_add_vec(v128.load(wh, 32), xh + 32, i16_lane(lanes, 2), acc);
+    acc = scaled_dot16_add_vec(v128.load(wh, 48), xh + 48, i16_lane(lanes, 3), acc);
+    acc = scaled_dot16_add_vec(v128.load(wh, 64), xh + 64, i16_lane(lanes, 4), acc);
+    acc = scaled_dot16_add_vec(v128.load(wh, 80), xh + 80, i16_lane(lanes, 5), acc);
+    acc = scaled_dot16_add_vec(v128.load(wh, 96), xh + 96, i16_lane(lanes, 6), acc);
+    acc = scaled_dot16_add_vec(v128.load(wh, 112), xh + 112, i16_lane(lanes, 7), acc);
+  }
+  return i32x4.sub(acc, i32x4.shl(q6k_offset(w, x, KIND_Q6_KB), 5));
+}
+
+/** i16 lane `lane` (0..7, a constant once inlined) of v in all eight lanes: one shuffle. */
+// @ts-ignore: decorator
+@inline function i16_lane(v: v128, lane: i32): v128 {
+  switch (lane) {
+    case 0: return i8x16.shuffle(v, v, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1);
+    case 1: return i8x16.shuffle(v, v, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+    case 2: return i8x16.shuffle(v, v, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5);
+    case 3: return i8x16.shuffle(v, v, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7);
+    case 4: return i8x16.shuffle(v, v, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9);
+    case 5: return i8x16.shuffle(v, v, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11);
+    case 6: return i8x16.shuffle(v, v, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13);
+    default: return i8x16.shuffle(v, v, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15);
+  }
 }
 
 /** Q6_K: scales · (Q8_K group sums), as four i32 lanes: the quants' offset of 32 is taken back as 32 times this. */
 // @ts-ignore: decorator
-@inline function q6k_offset(w: usize, x: usize): v128 {
-  const scales = v128.load(w, Q6_K_SCALES);
+@inline function q6k_offset(w: usize, x: usize, kind: i32): v128 {
+  const scales = v128.load(w + q6_scales_offset(kind));
   return i32x4.add(
     i32x4.dot_i16x8_s(i16x8.extend_low_i8x16_s(scales), v128.load(x, Q8_K_SUMS)),
     i32x4.dot_i16x8_s(i16x8.extend_high_i8x16_s(scales), v128.load(x, Q8_K_SUMS + 16)),
@@ -152,6 +207,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
 /** The scaled integer dot of one weight super-block with one Q8_K block, as four i32 lanes (before any mins). */
 // @ts-ignore: decorator
 @inline function scaled_dot(w: usize, x: usize, kind: i32): v128 {
+  if (kind == KIND_Q6_KB) return q6kb_scaled_dot(w, x);
   return kind == KIND_Q6_K ? q6k_scaled_dot(w, x) : k4_scaled_dot(w, x, kind);
 }
 
@@ -164,7 +220,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
 @inline function scale_sums(sums: v128, minSums: v128, w0: usize, w1: usize, w2: usize, w3: usize, dx: v128, kind: i32): v128 {
   const o = d_offset(kind);
   const scaled = f32x4.mul(f32x4.convert_i32x4_s(sums), f32x4.mul(f16_scales4(w0 + o, w1 + o, w2 + o, w3 + o), dx));
-  if (kind == KIND_Q6_K) return scaled;
+  if (!has_mins(kind)) return scaled;
   return f32x4.sub(scaled, f32x4.mul(f32x4.convert_i32x4_s(minSums), f32x4.mul(f16_scales4(w0 + 2, w1 + 2, w2 + 2, w3 + 2), dx)));
 }
 
@@ -182,7 +238,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
   let acc = f32x4.splat(0);
   for (let b = 0; b < blocks; b++, x += Q8_K_BYTES, w0 += bb, w1 += bb, w2 += bb, w3 += bb) {
     const sums = transpose_sum_i32(scaled_dot(w0, x, kind), scaled_dot(w1, x, kind), scaled_dot(w2, x, kind), scaled_dot(w3, x, kind));
-    const minSums = kind == KIND_Q6_K ? sums : transpose_sum_i32(k4_min_dot(w0, x), k4_min_dot(w1, x), k4_min_dot(w2, x), k4_min_dot(w3, x));
+    const minSums = !has_mins(kind) ? sums : transpose_sum_i32(k4_min_dot(w0, x), k4_min_dot(w1, x), k4_min_dot(w2, x), k4_min_dot(w3, x));
     acc = f32x4.add(acc, scale_sums(sums, minSums, w0, w1, w2, w3, f32x4.splat(load<f32>(x)), kind));
   }
   store_lanes(y, yStepBytes, acc, count);
@@ -206,13 +262,14 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
 /** Group g (0..15: values 16g..16g+15) of the super-block at w, as unsigned quants. */
 // @ts-ignore: decorator
 @inline function group_quants(w: usize, g: i32, kind: i32): v128 {
+  if (kind == KIND_Q6_KB) return v128.load(w + (<usize>g << 4));
   return kind == KIND_Q6_K ? q6k_group(w, g >> 3, g & 7) : k4_group(w, g >> 2, g & 3, kind == KIND_Q5_K);
 }
 
 /** The scale of group g's sub-block (Q4_K/Q5_K: sub-block g >> 1 of `scales`; Q6_K: the int8 of group g). */
 // @ts-ignore: decorator
 @inline function group_scale(w: usize, scales: u64, g: i32, kind: i32): i32 {
-  return kind == KIND_Q6_K ? <i32>load<i8>(w + Q6_K_SCALES + <usize>g) : byte_of(scales, g >> 1);
+  return has_mins(kind) ? byte_of(scales, g >> 1) : <i32>load<i8>(w + q6_scales_offset(kind) + <usize>g);
 }
 
 /**
@@ -222,7 +279,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
 // @ts-ignore: decorator
 @inline function tokens4_times_row(x: usize, xStride: usize, w: usize, y: usize, yStride: usize, blocks: i32, kind: i32): void {
   const bb = block_bytes(kind);
-  const groupsPerScale = kind == KIND_Q6_K ? 1 : 2;
+  const groupsPerScale = has_mins(kind) ? 2 : 1;
   let acc = f32x4.splat(0);
   for (let b = 0; b < blocks; b++, x += Q8_K_BYTES, w += bb) {
     const x0 = x + Q8_K_QUANTS, x1 = x0 + xStride, x2 = x0 + 2 * xStride, x3 = x0 + 3 * xStride;
@@ -242,7 +299,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
         lanes = next_scales(lanes);
       }
     } else {
-      const scales = kind == KIND_Q6_K ? 0 : k4_scales(w);
+      const scales = has_mins(kind) ? k4_scales(w) : 0;
       for (let g = 0; g < 16; g += groupsPerScale) {
         const q = group_quants(w, g, kind);
         const scale = group_scale(w, scales, g, kind);
@@ -260,8 +317,9 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
     const xb1 = x + xStride, xb2 = x + 2 * xStride, xb3 = x + 3 * xStride;
     let sums = transpose_sum_i32(s0, s1, s2, s3);
     let minSums = sums;
-    if (kind == KIND_Q6_K) {
-      sums = i32x4.sub(sums, i32x4.shl(transpose_sum_i32(q6k_offset(w, x), q6k_offset(w, xb1), q6k_offset(w, xb2), q6k_offset(w, xb3)), 5));
+    if (!has_mins(kind)) {
+      const offsets = transpose_sum_i32(q6k_offset(w, x, kind), q6k_offset(w, xb1, kind), q6k_offset(w, xb2, kind), q6k_offset(w, xb3, kind));
+      sums = i32x4.sub(sums, i32x4.shl(offsets, 5));
     } else {
       minSums = transpose_sum_i32(k4_min_dot(w, x), k4_min_dot(w, xb1), k4_min_dot(w, xb2), k4_min_dot(w, xb3));
     }
@@ -315,4 +373,9 @@ export function matmul_q5_k(xq: usize, w: usize, y: usize, rows: i32, k: i32, n:
 /** As matmul_q4_k with w: [n, k/256] Q6_K super-blocks. */
 export function matmul_q6_k(xq: usize, w: usize, y: usize, rows: i32, k: i32, n: i32, j0: i32, j1: i32): void {
   matmul_kquant(xq, w, y, rows, k, n, j0, j1, KIND_Q6_K);
+}
+
+/** As matmul_q4_k with w: [n, k/256] Q6_K super-blocks widened at load to a byte per quant (Q6_KB_* in kquant.as.ts). */
+export function matmul_q6_k_bytes(xq: usize, w: usize, y: usize, rows: i32, k: i32, n: i32, j0: i32, j1: i32): void {
+  matmul_kquant(xq, w, y, rows, k, n, j0, j1, KIND_Q6_KB);
 }

@@ -1,20 +1,35 @@
 // Reads a model's tensors from disk straight into WebAssembly memory, one positioned read per tensor,
-// converting only where a kernel needs another layout (RoPE row order; 1-D tensors, and matrices of a type the
-// backend has no kernel for, to f32).
+// converting only where a kernel needs another layout (RoPE row order; Q6_K widened to a byte per quant where the
+// backend asks; 1-D tensors, and matrices of a type the backend has no kernel for, to f32).
 import { closeSync } from "node:fs";
-import { GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
+import { BLOCK_LAYOUT, GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
 import { firstNonFiniteScale } from "../../../kernels/formats/block-scales.js";
 import { ModelFileError } from "../../model/errors.js";
 import { openForReading, readFully } from "../../model/file-io.js";
 import { dequantize } from "../../../kernels/formats/quantize.js";
+import { Q6_K_BLOCK_BYTES, q6kBytesLength, widenQ6_K } from "../../../kernels/formats/q6_k-bytes.js";
 import type { ModelSource, TensorLocation } from "../../model/source.js";
 import type { WasmRuntime } from "../../../kernels/wasm/runtime.js";
+
+/**
+ * How a matrix's bytes are laid out in memory: as its type stores them in GGUF, or (Q6_K only) widened to a byte
+ * per quant (kernels/formats/q6_k-bytes.ts).
+ */
+export type WeightLayout = "as-stored" | "q6_k-bytes";
+
+/** What a backend's kernels read: the matrix types kept (others widen to F32), and whether Q6_K is widened. */
+export interface WeightStorage {
+  kernelTypes: ReadonlySet<GgmlType>;
+  /** Keep Q6_K matrices in the "q6_k-bytes" layout: 1.30x their bytes, no bit unpacking in the kernels. */
+  widenQ6_K?: boolean;
+}
 
 /** A tensor resident in WebAssembly memory. */
 export interface ResidentTensor {
   name: string;
   /** Storage type the kernels read (the file's, or F32 where the backend has no kernel for it). */
   type: GgmlType;
+  layout: WeightLayout;
   /** GGML order: shape[0] is the row length. */
   shape: number[];
   pointer: number;
@@ -35,6 +50,7 @@ export interface PlacedTensor {
   name: string;
   /** Storage type the kernels read (1-D tensors, and matrices of a type outside `kernelTypes`, widened to F32). */
   type: GgmlType;
+  layout: WeightLayout;
   /** GGML order: shape[0] is the row length. */
   shape: number[];
   bytes: Uint8Array;
@@ -43,10 +59,10 @@ export interface PlacedTensor {
 /**
  * Reads every tensor of `source`, each into the memory `allocate` hands out for its final size (it is told which
  * tensor asks), and passes it to `placed`: one positioned read per tensor (sliced, for progress), reordering where
- * kernels need it. Matrices whose type is in `kernelTypes` keep their bytes; other matrices and every 1-D tensor are
- * widened to F32.
+ * kernels need it. Matrices whose type is in `storage.kernelTypes` keep their bytes (Q6_K widened to a byte per
+ * quant if `storage.widenQ6_K`); other matrices and every 1-D tensor are widened to F32.
  */
-export function readTensors(source: ModelSource, kernelTypes: ReadonlySet<GgmlType>, allocate: (bytes: number, tensor: TensorLocation) => Uint8Array, placed: (tensor: PlacedTensor) => void, onProgress?: (progress: LoadProgress) => void): void {
+export function readTensors(source: ModelSource, storage: WeightStorage, allocate: (bytes: number, tensor: TensorLocation) => Uint8Array, placed: (tensor: PlacedTensor) => void, onProgress?: (progress: LoadProgress) => void): void {
   const descriptors = new Map<string, number>();
   let loadedBytes = 0;
   try {
@@ -56,7 +72,7 @@ export function readTensors(source: ModelSource, kernelTypes: ReadonlySet<GgmlTy
         fd = openForReading(tensor.path);
         descriptors.set(tensor.path, fd);
       }
-      placed(readTensor(tensor, fd, kernelTypes, (bytes) => allocate(bytes, tensor), (bytes) => {
+      placed(readTensor(tensor, fd, storage, (bytes) => allocate(bytes, tensor), (bytes) => {
         loadedBytes += bytes;
         onProgress?.({ loadedBytes, totalBytes: source.totalTensorBytes });
       }));
@@ -68,18 +84,17 @@ export function readTensors(source: ModelSource, kernelTypes: ReadonlySet<GgmlTy
 
 /**
  * Loads every tensor of `source` into the memory of the runtime `runtimeOf` names for it (the model may span several
- * memories; a resident tensor's pointer is into that runtime's memory), keeping the bytes of matrices whose type is
- * in `kernelTypes`.
+ * memories; a resident tensor's pointer is into that runtime's memory), in the layouts `storage` asks for.
  */
-export function loadWeights(source: ModelSource, runtimeOf: (tensor: TensorLocation) => WasmRuntime, kernelTypes: ReadonlySet<GgmlType>, onProgress?: (progress: LoadProgress) => void): Map<string, ResidentTensor> {
+export function loadWeights(source: ModelSource, runtimeOf: (tensor: TensorLocation) => WasmRuntime, storage: WeightStorage, onProgress?: (progress: LoadProgress) => void): Map<string, ResidentTensor> {
   const resident = new Map<string, ResidentTensor>();
   const allocate = (bytes: number, tensor: TensorLocation) => {
     const runtime = runtimeOf(tensor);
     return runtime.u8(runtime.alloc(bytes), bytes);
   };
-  readTensors(source, kernelTypes, allocate, ({ name, type, shape, bytes }) => {
+  readTensors(source, storage, allocate, ({ name, type, layout, shape, bytes }) => {
     // The view starts at the allocation: its offset into the memory is the pointer.
-    resident.set(name, { name, type, shape, pointer: bytes.byteOffset, byteLength: bytes.byteLength });
+    resident.set(name, { name, type, layout, shape, pointer: bytes.byteOffset, byteLength: bytes.byteLength });
   }, onProgress);
   return resident;
 }
@@ -97,39 +112,66 @@ function elementCount(shape: number[]): number {
 }
 
 /** Whether a tensor is widened to F32 at load (so it takes 4 bytes per element in memory). */
-function widensToF32(tensor: TensorLocation, kernelTypes: ReadonlySet<GgmlType>): boolean {
-  return tensor.shape.length === 1 ? tensor.type !== GgmlType.F32 : !kernelTypes.has(tensor.type);
+function widensToF32(tensor: TensorLocation, storage: WeightStorage): boolean {
+  return tensor.shape.length === 1 ? tensor.type !== GgmlType.F32 : !storage.kernelTypes.has(tensor.type);
 }
 
-/** Bytes `tensor` takes once loaded, in the storage type the kernels read: what memory planning counts. */
-export function residentBytes(tensor: TensorLocation, kernelTypes: ReadonlySet<GgmlType>): number {
-  return widensToF32(tensor, kernelTypes) ? elementCount(tensor.shape) * 4 : tensor.byteLength;
+/** The layout a tensor kept in its own type takes in memory. */
+function layoutOf(tensor: TensorLocation, storage: WeightStorage): WeightLayout {
+  return storage.widenQ6_K && tensor.type === GgmlType.Q6_K && tensor.shape.length > 1 ? "q6_k-bytes" : "as-stored";
 }
 
-function readTensor(tensor: TensorLocation, fd: number, kernelTypes: ReadonlySet<GgmlType>, allocate: (bytes: number) => Uint8Array, onBytes: (n: number) => void): PlacedTensor {
+/** Bytes `tensor` takes once loaded, in the storage type and layout the kernels read: what memory planning counts. */
+export function residentBytes(tensor: TensorLocation, storage: WeightStorage): number {
+  if (widensToF32(tensor, storage)) return elementCount(tensor.shape) * 4;
+  return layoutOf(tensor, storage) === "q6_k-bytes" ? q6kBytesLength(tensor.byteLength) : tensor.byteLength;
+}
+
+// Q6_K is widened a slice of whole super-blocks at a time, so a large table needs no second full-size copy.
+const WIDEN_SLICE_BYTES = Q6_K_BLOCK_BYTES * 65536;
+
+function readTensor(tensor: TensorLocation, fd: number, storage: WeightStorage, allocate: (bytes: number) => Uint8Array, onBytes: (n: number) => void): PlacedTensor {
   const elements = elementCount(tensor.shape);
-  const widen = widensToF32(tensor, kernelTypes);
-  if (widen) {
+  if (widensToF32(tensor, storage)) {
     // 1-D tensors (norms, biases) are tiny and kernels read them as f32.
     const raw = new Uint8Array(tensor.byteLength);
     readInto(fd, tensor, raw, onBytes);
     checkScales(tensor, raw);
     const bytes = allocate(elements * 4);
     dequantize(tensor.type, raw, elements, new Float32Array(bytes.buffer, bytes.byteOffset, elements));
-    return { name: tensor.name, type: GgmlType.F32, shape: tensor.shape, bytes };
+    return { name: tensor.name, type: GgmlType.F32, layout: "as-stored", shape: tensor.shape, bytes };
   }
-  const bytes = allocate(tensor.byteLength);
-  readInto(fd, tensor, bytes, onBytes);
-  checkScales(tensor, bytes);
+  const layout = layoutOf(tensor, storage);
+  const bytes = allocate(residentBytes(tensor, storage));
+  if (layout === "q6_k-bytes") readWidenedQ6_K(fd, tensor, bytes, onBytes);
+  else readInto(fd, tensor, bytes, onBytes);
+  if (layout === "as-stored") checkScales(tensor, bytes);
+  // Rows stay whole in either layout, so the reorder moves the same rows.
   if (tensor.interleavedRopeHeads !== undefined) restoreRotateHalfOrder(tensor, bytes);
-  return { name: tensor.name, type: tensor.type, shape: tensor.shape, bytes };
+  return { name: tensor.name, type: tensor.type, layout, shape: tensor.shape, bytes };
 }
 
-/** Throws, naming the tensor, if a block of a quantized tensor has an infinite or NaN scale (a corrupt file). */
-function checkScales(tensor: TensorLocation, bytes: Uint8Array): void {
+/** Reads a Q6_K tensor into `target` in the "q6_k-bytes" layout, a slice of super-blocks at a time. */
+function readWidenedQ6_K(fd: number, tensor: TensorLocation, target: Uint8Array, onBytes: (n: number) => void): void {
+  const slice = new Uint8Array(Math.min(tensor.byteLength, WIDEN_SLICE_BYTES));
+  for (let done = 0; done < tensor.byteLength; done += slice.length) {
+    const raw = slice.subarray(0, Math.min(slice.length, tensor.byteLength - done));
+    readFully(fd, tensor.path, raw, tensor.fileOffset + done);
+    checkScales(tensor, raw, done / Q6_K_BLOCK_BYTES);
+    widenQ6_K(raw, target.subarray(q6kBytesLength(done), q6kBytesLength(done + raw.length)));
+    onBytes(raw.length);
+  }
+}
+
+/**
+ * Throws, naming the tensor, if a block of a quantized tensor has an infinite or NaN scale (a corrupt file). `bytes`
+ * may be a slice of the tensor starting at block `firstBlock`.
+ */
+function checkScales(tensor: TensorLocation, bytes: Uint8Array, firstBlock = 0): void {
   const bad = firstNonFiniteScale(tensor.type, bytes);
   if (bad === undefined) return;
-  throw new ModelFileError(tensor.path, `tensor '${tensor.name}' (${ggmlTypeName(tensor.type)}) has a non-finite scale (f16 bits 0x${bad.bits.toString(16).padStart(4, "0")}) in block ${bad.block} of ${bad.blocks}: the file is corrupt`);
+  const blocks = Math.floor(tensor.byteLength / BLOCK_LAYOUT[tensor.type].blockBytes);
+  throw new ModelFileError(tensor.path, `tensor '${tensor.name}' (${ggmlTypeName(tensor.type)}) has a non-finite scale (f16 bits 0x${bad.bits.toString(16).padStart(4, "0")}) in block ${firstBlock + bad.block} of ${blocks}: the file is corrupt`);
 }
 
 /**
