@@ -2,12 +2,12 @@
 // converting only where a kernel needs another layout (RoPE row order; Q6_K widened to a byte per quant where the
 // backend asks; 1-D tensors, and matrices of a type the backend has no kernel for, to f32).
 import { closeSync } from "node:fs";
-import { BLOCK_LAYOUT, GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
+import { GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
 import { firstNonFiniteScale } from "../../../kernels/formats/block-scales.js";
 import { ModelFileError } from "../../model/errors.js";
 import { openForReading, readFully } from "../../model/file-io.js";
 import { dequantize } from "../../../kernels/formats/quantize.js";
-import { Q6_K_BLOCK_BYTES, q6kBytesLength, widenQ6_K } from "../../../kernels/formats/q6_k-bytes.js";
+import { Q6_K_BLOCK_BYTES, q6kBytesLength } from "../../../kernels/formats/q6_k-bytes.js";
 import type { ModelSource, TensorLocation } from "../../model/source.js";
 import type { WasmRuntime } from "../../../kernels/wasm/runtime.js";
 
@@ -24,6 +24,17 @@ export interface WeightStorage {
   widenQ6_K?: boolean;
 }
 
+/** Where tensors are read to. */
+export interface TensorMemory {
+  /** Memory for a tensor's final bytes (in the storage type and layout the kernels read). */
+  allocate(bytes: number, tensor: TensorLocation): Uint8Array;
+  /**
+   * Widens `blocks` Q6_K super-blocks, read into `target` from byte `rawOffset` on (its tail), into the whole of
+   * `target` in place (kernel widen_q6_k); required when the storage widens Q6_K. Widening in place means a
+   * widened tensor needs no second copy of itself at any time.
+   */
+  widenQ6_K?(target: Uint8Array, rawOffset: number, blocks: number, tensor: TensorLocation): void;
+}
 /** A tensor resident in WebAssembly memory. */
 export interface ResidentTensor {
   name: string;
@@ -57,12 +68,13 @@ export interface PlacedTensor {
 }
 
 /**
- * Reads every tensor of `source`, each into the memory `allocate` hands out for its final size (it is told which
- * tensor asks), and passes it to `placed`: one positioned read per tensor (sliced, for progress), reordering where
+ * Reads every tensor of `source`, each into the memory `memory.allocate` hands out for its final size (it is told
+ * which tensor asks), and passes it to `placed`: one positioned read per tensor (sliced, for progress), reordering where
  * kernels need it. Matrices whose type is in `storage.kernelTypes` keep their bytes (Q6_K widened to a byte per
  * quant if `storage.widenQ6_K`); other matrices and every 1-D tensor are widened to F32.
  */
-export function readTensors(source: ModelSource, storage: WeightStorage, allocate: (bytes: number, tensor: TensorLocation) => Uint8Array, placed: (tensor: PlacedTensor) => void, onProgress?: (progress: LoadProgress) => void): void {
+export function readTensors(source: ModelSource, storage: WeightStorage, memory: TensorMemory, placed: (tensor: PlacedTensor) => void, onProgress?: (progress: LoadProgress) => void): void {
+  if (storage.widenQ6_K && !memory.widenQ6_K) throw new Error("readTensors: the storage widens Q6_K but the memory cannot");
   const descriptors = new Map<string, number>();
   let loadedBytes = 0;
   try {
@@ -72,7 +84,7 @@ export function readTensors(source: ModelSource, storage: WeightStorage, allocat
         fd = openForReading(tensor.path);
         descriptors.set(tensor.path, fd);
       }
-      placed(readTensor(tensor, fd, storage, (bytes) => allocate(bytes, tensor), (bytes) => {
+      placed(readTensor(tensor, fd, storage, memory, (bytes) => {
         loadedBytes += bytes;
         onProgress?.({ loadedBytes, totalBytes: source.totalTensorBytes });
       }));
@@ -88,11 +100,17 @@ export function readTensors(source: ModelSource, storage: WeightStorage, allocat
  */
 export function loadWeights(source: ModelSource, runtimeOf: (tensor: TensorLocation) => WasmRuntime, storage: WeightStorage, onProgress?: (progress: LoadProgress) => void): Map<string, ResidentTensor> {
   const resident = new Map<string, ResidentTensor>();
-  const allocate = (bytes: number, tensor: TensorLocation) => {
-    const runtime = runtimeOf(tensor);
-    return runtime.u8(runtime.alloc(bytes), bytes);
+  const memory: TensorMemory = {
+    allocate(bytes, tensor) {
+      const runtime = runtimeOf(tensor);
+      return runtime.u8(runtime.alloc(bytes), bytes);
+    },
+    widenQ6_K(target, rawOffset, blocks, tensor) {
+      // One call on this thread: only a single front-to-back pass may widen in place.
+      runtimeOf(tensor).call("widen_q6_k", target.byteOffset + rawOffset, target.byteOffset, 0, blocks);
+    },
   };
-  readTensors(source, storage, allocate, ({ name, type, layout, shape, bytes }) => {
+  readTensors(source, storage, memory, ({ name, type, layout, shape, bytes }) => {
     // The view starts at the allocation: its offset into the memory is the pointer.
     resident.set(name, { name, type, layout, shape, pointer: bytes.byteOffset, byteLength: bytes.byteLength });
   }, onProgress);
@@ -127,51 +145,39 @@ export function residentBytes(tensor: TensorLocation, storage: WeightStorage): n
   return layoutOf(tensor, storage) === "q6_k-bytes" ? q6kBytesLength(tensor.byteLength) : tensor.byteLength;
 }
 
-// Q6_K is widened a slice of whole super-blocks at a time, so a large table needs no second full-size copy.
-const WIDEN_SLICE_BYTES = Q6_K_BLOCK_BYTES * 65536;
-
-function readTensor(tensor: TensorLocation, fd: number, storage: WeightStorage, allocate: (bytes: number) => Uint8Array, onBytes: (n: number) => void): PlacedTensor {
+function readTensor(tensor: TensorLocation, fd: number, storage: WeightStorage, memory: TensorMemory, onBytes: (n: number) => void): PlacedTensor {
   const elements = elementCount(tensor.shape);
   if (widensToF32(tensor, storage)) {
     // 1-D tensors (norms, biases) are tiny and kernels read them as f32.
     const raw = new Uint8Array(tensor.byteLength);
     readInto(fd, tensor, raw, onBytes);
     checkScales(tensor, raw);
-    const bytes = allocate(elements * 4);
+    const bytes = memory.allocate(elements * 4, tensor);
     dequantize(tensor.type, raw, elements, new Float32Array(bytes.buffer, bytes.byteOffset, elements));
     return { name: tensor.name, type: GgmlType.F32, layout: "as-stored", shape: tensor.shape, bytes };
   }
   const layout = layoutOf(tensor, storage);
-  const bytes = allocate(residentBytes(tensor, storage));
-  if (layout === "q6_k-bytes") readWidenedQ6_K(fd, tensor, bytes, onBytes);
-  else readInto(fd, tensor, bytes, onBytes);
-  if (layout === "as-stored") checkScales(tensor, bytes);
+  const bytes = memory.allocate(residentBytes(tensor, storage), tensor);
+  if (layout === "q6_k-bytes") {
+    // The file's blocks go to the tail, checked there, then are widened over the whole allocation.
+    const rawOffset = bytes.length - tensor.byteLength;
+    readInto(fd, tensor, bytes.subarray(rawOffset), onBytes);
+    checkScales(tensor, bytes.subarray(rawOffset));
+    memory.widenQ6_K!(bytes, rawOffset, tensor.byteLength / Q6_K_BLOCK_BYTES, tensor);
+  } else {
+    readInto(fd, tensor, bytes, onBytes);
+    checkScales(tensor, bytes);
+  }
   // Rows stay whole in either layout, so the reorder moves the same rows.
   if (tensor.interleavedRopeHeads !== undefined) restoreRotateHalfOrder(tensor, bytes);
   return { name: tensor.name, type: tensor.type, layout, shape: tensor.shape, bytes };
 }
 
-/** Reads a Q6_K tensor into `target` in the "q6_k-bytes" layout, a slice of super-blocks at a time. */
-function readWidenedQ6_K(fd: number, tensor: TensorLocation, target: Uint8Array, onBytes: (n: number) => void): void {
-  const slice = new Uint8Array(Math.min(tensor.byteLength, WIDEN_SLICE_BYTES));
-  for (let done = 0; done < tensor.byteLength; done += slice.length) {
-    const raw = slice.subarray(0, Math.min(slice.length, tensor.byteLength - done));
-    readFully(fd, tensor.path, raw, tensor.fileOffset + done);
-    checkScales(tensor, raw, done / Q6_K_BLOCK_BYTES);
-    widenQ6_K(raw, target.subarray(q6kBytesLength(done), q6kBytesLength(done + raw.length)));
-    onBytes(raw.length);
-  }
-}
-
-/**
- * Throws, naming the tensor, if a block of a quantized tensor has an infinite or NaN scale (a corrupt file). `bytes`
- * may be a slice of the tensor starting at block `firstBlock`.
- */
-function checkScales(tensor: TensorLocation, bytes: Uint8Array, firstBlock = 0): void {
+/** Throws, naming the tensor, if a block of a quantized tensor has an infinite or NaN scale (a corrupt file). */
+function checkScales(tensor: TensorLocation, bytes: Uint8Array): void {
   const bad = firstNonFiniteScale(tensor.type, bytes);
   if (bad === undefined) return;
-  const blocks = Math.floor(tensor.byteLength / BLOCK_LAYOUT[tensor.type].blockBytes);
-  throw new ModelFileError(tensor.path, `tensor '${tensor.name}' (${ggmlTypeName(tensor.type)}) has a non-finite scale (f16 bits 0x${bad.bits.toString(16).padStart(4, "0")}) in block ${firstBlock + bad.block} of ${blocks}: the file is corrupt`);
+  throw new ModelFileError(tensor.path, `tensor '${tensor.name}' (${ggmlTypeName(tensor.type)}) has a non-finite scale (f16 bits 0x${bad.bits.toString(16).padStart(4, "0")}) in block ${bad.block} of ${bad.blocks}: the file is corrupt`);
 }
 
 /**

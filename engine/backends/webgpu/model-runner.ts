@@ -230,7 +230,7 @@ export class WebGpuModelRunner implements ModelRunner {
   private upload(): void {
     const config = this.config;
     const tensors = new Map<string, PlacedTensor>();
-    readTensors(this.source, { kernelTypes: WEBGPU_KERNEL_TYPES }, (bytes) => new Uint8Array(bytes), (tensor) => tensors.set(tensor.name, tensor), this.options.onProgress);
+    readTensors(this.source, { kernelTypes: WEBGPU_KERNEL_TYPES }, { allocate: (bytes) => new Uint8Array(bytes) }, (tensor) => tensors.set(tensor.name, tensor), this.options.onProgress);
     const need = (name: string): PlacedTensor => {
       const tensor = tensors.get(name);
       if (!tensor) throw new ModelFileError(this.source.path, `tensor '${name}' is missing`);
