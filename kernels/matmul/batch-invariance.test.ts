@@ -4,7 +4,9 @@
 // scalar tails), quantized ones several block counts; n odd, and wide enough to cross a weight chunk.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WasmRuntime } from "../wasm/runtime.js";
-import { randomBf16, randomF16, randomF32, randomQ4_0, randomQ8_0 } from "../case.js";
+import { randomBf16, randomF16, randomF32, randomKQuant, randomQ4_0, randomQ8_0 } from "../case.js";
+import { widenedQ6_K } from "../formats/q6_k-bytes.js";
+import { quantizeQ8_K } from "../formats/q8_k.js";
 import { widenQ8_0 } from "../quantize_q8_0/quantize_q8_0.ref.js";
 import { repackX4Ref } from "../repack_x4/repack_x4.ref.js";
 
@@ -105,5 +107,41 @@ describe("matmul_q8_0_wide", () => {
         }
       }
     });
+  }
+});
+
+// The K-quant kernels against Q8_K activations: batched rows (the four-token tile, and the rows left over past a
+// multiple of four) equal rows computed alone, and Q6_K widened at load (matmul_q6_k_bytes, what the runner uses)
+// equals matmul_q6_k on the same weights, bit for bit, so widening does not change a token.
+describe("K-quant matmuls", () => {
+  type KQuant = "q4_k" | "q5_k" | "q6_k" | "q6_k_bytes";
+  const run = (kernel: string, w: Uint8Array, xq: Uint8Array, rows: number, k: number, n: number, alone: boolean): Uint8Array => {
+    const mark = runtime.mark();
+    try {
+      const wp = runtime.upload(w);
+      const xp = runtime.upload(xq);
+      const y = runtime.alloc(rows * n * 4);
+      const xRowBytes = (k / 256) * 292;
+      if (alone) for (let t = 0; t < rows; t++) runtime.parallel(kernel, [xp + t * xRowBytes, wp, y + t * n * 4, 1, k, n], n);
+      else runtime.parallel(kernel, [xp, wp, y, rows, k, n], n);
+      expect(runtime.f32(y, rows * n).every(Number.isFinite)).toBe(true);
+      return runtime.u8(y, rows * n * 4).slice();
+    } finally {
+      runtime.release(mark);
+    }
+  };
+  for (const kind of ["q4_k", "q5_k", "q6_k", "q6_k_bytes"] as const satisfies readonly KQuant[]) {
+    for (const [k, n] of [[256, 37], [768, 21], [1024, 300]] as const) {
+      it(`matmul_${kind} k=${k} n=${n}: batches of ${BATCHES.join(", ")} equal rows alone${kind === "q6_k_bytes" ? " and matmul_q6_k" : ""}, bit for bit`, () => {
+        const stored = randomKQuant(kind === "q6_k_bytes" ? "q6_k" : kind, n * (k / 256), 5);
+        const w = kind === "q6_k_bytes" ? widenedQ6_K(stored) : stored;
+        for (const rows of BATCHES) {
+          const xq = quantizeQ8_K(randomF32(rows * k, 6 + rows, 2));
+          const batched = run(`matmul_${kind}`, w, xq, rows, k, n, false);
+          expect(Buffer.from(batched).equals(Buffer.from(run(`matmul_${kind}`, w, xq, rows, k, n, true))), `batch of ${rows}`).toBe(true);
+          if (kind === "q6_k_bytes") expect(Buffer.from(batched).equals(Buffer.from(run("matmul_q6_k", stored, xq, rows, k, n, false))), `batch of ${rows}`).toBe(true);
+        }
+      });
+    }
   }
 });
