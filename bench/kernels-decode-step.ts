@@ -72,7 +72,7 @@ function step(matvecs = true): void {
     runtime.call("rope_neox", q, positions, 0, 1, heads, headDim, headDim, thetaScale, 0, 1);
     runtime.call("rope_neox", k, positions, 0, 1, kvHeads, headDim, headDim, thetaScale, 0, 1);
     runtime.call("kv_store", k, v, l.kCache, l.vCache, table, positions, 1, kvDim, blockSize);
-    runtime.parallel("attention", [q, l.kCache, l.vCache, table, positions, att, scratch, 1, heads, kvHeads, headDim, blockSize, 1 / Math.sqrt(headDim), context + 1], heads, attentionGrain);
+    runtime.parallel("attention", [q, l.kCache, l.vCache, table, positions, att, scratch, 1, heads, kvHeads, headDim, blockSize, 1 / Math.sqrt(headDim), context + 1, 0], heads, attentionGrain);
     linear(att, qDim, l.w.o, h, d);
     runtime.call("add", x, h, x, 0, d);
     runtime.call("rmsnorm", x, l.norm, h, d, 1e-6, 0, 1);

@@ -221,13 +221,13 @@ for (const kind of kinds) {
   const q = runtime.upload(randomF32(heads * headDim, 7));
   const out = runtime.alloc(heads * headDim * 4);
   const scratch = runtime.alloc(heads * context * 4);
-  const args = [q, kCache, vCache, table, positions, out, scratch, 1, heads, kvHeads, headDim, blockSize, scale, context];
+  const args = [q, kCache, vCache, table, positions, out, scratch, 1, heads, kvHeads, headDim, blockSize, scale, context, 0];
   const one = timeCall(() => runtime.call("attention", ...args, 0, heads), budget);
   const two = timeCall(() => runtime.parallel("attention", args, heads), budget);
   const bytes = 2 * kvFloats * 4;
   console.log(`\nattention decode, context ${context}, heads ${heads}/${kvHeads}, head_dim ${headDim} (f32 KV ${(bytes / 1e6).toFixed(0)} MB): 1 thread ${(one.best * 1e6).toFixed(0)} us (${(bytes / one.best / 1e9).toFixed(1)} GB/s of KV), 2 threads ${(two.best * 1e6).toFixed(0)} us (${(bytes / two.best / 1e9).toFixed(1)} GB/s)`);
   const descriptor = runtime.upload(Int32Array.of(0, 1, table, positions));
-  const argsF16 = [descriptor, q, kHalves, vHalves, out, scratch, heads, kvHeads, headDim, blockSize, scale, context];
+  const argsF16 = [descriptor, q, kHalves, vHalves, out, scratch, heads, kvHeads, headDim, blockSize, scale, context, 0];
   const oneF16 = timeCall(() => runtime.call("attention_chunks_f16", ...argsF16, 0, heads), budget);
   const twoF16 = timeCall(() => runtime.parallel("attention_chunks_f16", argsF16, heads, heads / kvHeads), budget);
   console.log(`attention decode, same, f16 KV ${(bytes / 2e6).toFixed(0)} MB (attention_chunks_f16): 1 thread ${(oneF16.best * 1e6).toFixed(0)} us, 2 threads ${(twoF16.best * 1e6).toFixed(0)} us`);
@@ -249,10 +249,10 @@ for (const kind of kinds) {
   const descriptors = runtime.upload(Int32Array.from(tables.flatMap((t, s) => [s, 1, t, positions])));
   const perSequence = timeCall(() => {
     for (let s = 0; s < sequences; s++) {
-      runtime.parallel("attention", [q + s * tokenBytes, kCache, vCache, tables[s], positions, out + s * tokenBytes, scratch, 1, heads, kvHeads, headDim, blockSize, scale, context], heads);
+      runtime.parallel("attention", [q + s * tokenBytes, kCache, vCache, tables[s], positions, out + s * tokenBytes, scratch, 1, heads, kvHeads, headDim, blockSize, scale, context, 0], heads);
     }
   }, budget);
-  const chunkArgs = (k: number, v: number) => [descriptors, q, k, v, out, scratch, heads, kvHeads, headDim, blockSize, scale, context];
+  const chunkArgs = (k: number, v: number) => [descriptors, q, k, v, out, scratch, heads, kvHeads, headDim, blockSize, scale, context, 0];
   const batched = timeCall(() => runtime.parallel("attention_chunks", chunkArgs(kCache, vCache), sequences * heads, heads / kvHeads), budget);
   const batchedF16 = timeCall(() => runtime.parallel("attention_chunks_f16", chunkArgs(kHalves, vHalves), sequences * heads, heads / kvHeads), budget);
   console.log(`attention decode step, ${sequences} sequences x context ${context} (f32 KV ${((2 * kvFloats * 4) / 1e6).toFixed(0)} MB), 2 threads: ${sequences} attention dispatches ${(perSequence.best * 1e6).toFixed(0)} us, one attention_chunks ${(batched.best * 1e6).toFixed(0)} us, one attention_chunks_f16 ${(batchedF16.best * 1e6).toFixed(0)} us`);

@@ -97,7 +97,9 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
   });
 
   // "auto" looks for a hardware GPU in a child process first: opening Dawn here prints its adapter warnings on stderr.
-  if (backend === "webgpu" || (backend === "auto" && (await probeGpu()).hardware)) {
+  // Architectures the WebGPU backend does not run yet stay on WebAssembly under "auto".
+  const gpuRuns = source.config.architecture !== "gemma3";
+  if (backend === "webgpu" || (backend === "auto" && gpuRuns && (await probeGpu()).hardware)) {
     // Dawn is loaded only when a GPU is wanted; where its native module cannot load, "auto" means WebAssembly.
     const gpu = await import("../kernels/webgpu/gpu.js").then(
       ({ openGpu }) => openGpu(),

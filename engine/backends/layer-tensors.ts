@@ -11,11 +11,15 @@ export interface LayerTensors<W, V> {
   qBias?: V;
   kBias?: V;
   vBias?: V;
-  /** Qwen3 q/k norms (one head's width). */
+  /** Qwen3 and Gemma 3 q/k norms (one head's width). */
   qNorm?: V;
   kNorm?: V;
   output: W;
+  /** Gemma 3: RMS norm of the attention output, before the residual add. */
+  attnPostNorm?: V;
   ffnNorm: V;
+  /** Gemma 3: RMS norm of the feed-forward output, before the residual add. */
+  ffnPostNorm?: V;
   gate: W;
   up: W;
   down: W;
@@ -35,6 +39,9 @@ export function layerTensors<W, V>(config: ModelConfig, index: number, place: Te
   const kvDim = config.num_key_value_heads * config.head_dim;
   const ffn = config.intermediate_size;
   const p = `blk.${index}.`;
+  // Gemma 3 has every norm; the others have the q/k norms (Qwen3) or none.
+  const gemma = config.architecture === "gemma3";
+  const headNorm = (name: string) => (gemma ? place.vector(name, config.head_dim) : place.optionalVector(name, config.head_dim));
   return {
     attnNorm: place.vector(`${p}attn_norm.weight`, d),
     q: place.matrix(`${p}attn_q.weight`, d, qDim),
@@ -43,10 +50,12 @@ export function layerTensors<W, V>(config: ModelConfig, index: number, place: Te
     qBias: place.optionalVector(`${p}attn_q.bias`, qDim),
     kBias: place.optionalVector(`${p}attn_k.bias`, kvDim),
     vBias: place.optionalVector(`${p}attn_v.bias`, kvDim),
-    qNorm: place.optionalVector(`${p}attn_q_norm.weight`, config.head_dim),
-    kNorm: place.optionalVector(`${p}attn_k_norm.weight`, config.head_dim),
+    qNorm: headNorm(`${p}attn_q_norm.weight`),
+    kNorm: headNorm(`${p}attn_k_norm.weight`),
     output: place.matrix(`${p}attn_output.weight`, qDim, d),
+    attnPostNorm: gemma ? place.vector(`${p}post_attention_norm.weight`, d) : undefined,
     ffnNorm: place.vector(`${p}ffn_norm.weight`, d),
+    ffnPostNorm: gemma ? place.vector(`${p}post_ffw_norm.weight`, d) : undefined,
     gate: place.matrix(`${p}ffn_gate.weight`, d, ffn),
     up: place.matrix(`${p}ffn_up.weight`, d, ffn),
     down: place.matrix(`${p}ffn_down.weight`, ffn, d),

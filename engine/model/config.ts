@@ -3,7 +3,10 @@ import type { GgufValue } from "./gguf/format.js";
 import { ModelFileError } from "./errors.js";
 
 /** The architectures loom implements (one definition, small variants). */
-export type Architecture = "llama" | "qwen2" | "qwen3";
+export type Architecture = "llama" | "qwen2" | "qwen3" | "gemma3";
+
+/** A layer's attention span, with config.json's names: the whole sequence, or a sliding window. */
+export type LayerType = "full_attention" | "sliding_attention";
 
 /** Llama 3 style RoPE frequency scaling, as in config.json `rope_scaling`. */
 export interface Llama3RopeScaling {
@@ -33,6 +36,23 @@ export interface ModelConfig {
   tie_word_embeddings: boolean;
   /** Human-readable model name when the file has one. */
   name?: string;
+  /** Gemma 3: the positions a sliding-window layer sees (its own included). */
+  sliding_window?: number;
+  /** Per layer, whether it attends over the sliding window; absent: every layer is full. */
+  layer_types?: readonly LayerType[];
+  /** Gemma 3: the RoPE base of the sliding-window layers (rope_theta is the full layers'). */
+  rope_local_base_freq?: number;
+  /** Gemma: queries are scaled by query_pre_attn_scalar^-1/2 (default: head_dim^-1/2, as every other model). */
+  query_pre_attn_scalar?: number;
+  /** The feed-forward's gate activation (default "silu"); Gemma's is GELU with the tanh approximation. */
+  hidden_activation?: "silu" | "gelu_pytorch_tanh";
+  /** Gemma: the token embeddings are multiplied by this (an f32 sqrt(hidden_size)); default 1. */
+  embedding_scale?: number;
+}
+
+/** Whether layer `index` attends over a sliding window (and how wide), or over the whole sequence (0). */
+export function attentionWindow(config: ModelConfig, index: number): number {
+  return config.layer_types?.[index] === "sliding_attention" ? config.sliding_window! : 0;
 }
 
 const ARCHITECTURES: Record<string, Architecture> = {
@@ -40,6 +60,8 @@ const ARCHITECTURES: Record<string, Architecture> = {
   qwen2: "qwen2", Qwen2ForCausalLM: "qwen2",
   qwen3: "qwen3", Qwen3ForCausalLM: "qwen3",
 };
+/** Architectures loom reads from GGUF only (their Hugging Face checkpoints differ from the GGUF form, e.g. Gemma's norms). */
+const GGUF_ARCHITECTURES: Record<string, Architecture> = { ...ARCHITECTURES, gemma3: "gemma3" };
 
 function positiveInteger(path: string, field: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
@@ -62,6 +84,9 @@ function validate(path: string, config: ModelConfig): ModelConfig {
   }
   if (config.rotary_dim > config.head_dim || config.rotary_dim % 2 !== 0) {
     throw new ModelFileError(path, `rotary dimension ${config.rotary_dim} must be even and at most head_dim ${config.head_dim}`);
+  }
+  if (config.sliding_window !== undefined && config.sliding_window > config.max_position_embeddings) {
+    throw new ModelFileError(path, `sliding window ${config.sliding_window} is larger than the context length ${config.max_position_embeddings}`);
   }
   return config;
 }
@@ -115,8 +140,8 @@ export function configFromHuggingFace(path: string, json: Record<string, unknown
 /** Builds the config from GGUF metadata (`{arch}.*` keys), as llama.cpp reads them. */
 export function configFromGguf(path: string, metadata: ReadonlyMap<string, GgufValue>, hasOutputTensor: boolean): ModelConfig {
   const arch = metadata.get("general.architecture");
-  const architecture = typeof arch === "string" ? ARCHITECTURES[arch] : undefined;
-  if (!architecture) throw new ModelFileError(path, `architecture '${String(arch)}' is not supported (llama, qwen2 and qwen3 are)`);
+  const architecture = typeof arch === "string" ? GGUF_ARCHITECTURES[arch] : undefined;
+  if (!architecture) throw new ModelFileError(path, `architecture '${String(arch)}' is not supported (llama, qwen2, qwen3 and gemma3 are)`);
   const key = (name: string) => metadata.get(`${arch}.${name}`);
   const hidden = positiveInteger(path, `${arch}.embedding_length`, key("embedding_length"));
   const heads = positiveInteger(path, `${arch}.attention.head_count`, key("attention.head_count"));
@@ -125,16 +150,18 @@ export function configFromGguf(path: string, metadata: ReadonlyMap<string, GgufV
   const tokens = metadata.get("tokenizer.ggml.tokens");
   const vocab = key("vocab_size") ?? (Array.isArray(tokens) ? tokens.length : undefined);
   const scalingType = key("rope.scaling.type");
-  if (scalingType !== undefined && scalingType !== "none") {
+  if (scalingType !== undefined && scalingType !== "none" && !(architecture === "gemma3" && scalingType === "linear")) {
     throw new ModelFileError(path, `${arch}.rope.scaling.type '${String(scalingType)}' is not supported`);
   }
   const kvHeads = key("attention.head_count_kv");
   const name = metadata.get("general.name");
+  const layers = positiveInteger(path, `${arch}.block_count`, key("block_count"));
+  const gemma = architecture === "gemma3" ? gemma3Fields(path, String(arch), key, layers, hidden, heads, headDim) : {};
   return validate(path, {
     architecture,
     hidden_size: hidden,
     intermediate_size: positiveInteger(path, `${arch}.feed_forward_length`, key("feed_forward_length")),
-    num_hidden_layers: positiveInteger(path, `${arch}.block_count`, key("block_count")),
+    num_hidden_layers: layers,
     num_attention_heads: heads,
     num_key_value_heads: kvHeads === undefined ? heads : positiveInteger(path, `${arch}.attention.head_count_kv`, kvHeads),
     head_dim: headDim,
@@ -147,5 +174,47 @@ export function configFromGguf(path: string, metadata: ReadonlyMap<string, GgufV
     rope_scaling: null,
     tie_word_embeddings: !hasOutputTensor,
     name: typeof name === "string" ? name : undefined,
+    ...gemma,
   });
+}
+
+/**
+ * Gemma 3's fields from its GGUF keys, as llama.cpp's gemma3 loader reads them: the sliding window, which layers use
+ * it (`attention.sliding_window_pattern`: per-layer flags or a period n, where every n-th layer is full; default 6),
+ * the local layers' RoPE base (default 10000), and the query scale (27B: hidden / heads, else head_dim).
+ */
+function gemma3Fields(path: string, arch: string, key: (name: string) => GgufValue | undefined, layers: number, hidden: number, heads: number, headDim: number): Partial<ModelConfig> {
+  if (key("rope.scaling.type") === "linear" && key("rope.scaling.factor") !== undefined && key("rope.scaling.factor") !== 1) {
+    throw new ModelFileError(path, `${arch}.rope.scaling.type 'linear' (factor ${String(key("rope.scaling.factor"))}) is not supported yet`);
+  }
+  const softcap = key("final_logit_softcapping");
+  if (softcap !== undefined && softcap !== 0) throw new ModelFileError(path, `${arch}.final_logit_softcapping ${String(softcap)} is not supported`);
+  const fields: Partial<ModelConfig> = {
+    hidden_activation: "gelu_pytorch_tanh",
+    embedding_scale: Math.fround(Math.sqrt(hidden)),
+    query_pre_attn_scalar: layers === 62 ? hidden / heads : headDim,
+  };
+  const window = key("attention.sliding_window");
+  if (window === undefined || window === 0) return fields;
+  const slidingWindow = positiveInteger(path, `${arch}.attention.sliding_window`, window);
+  const pattern = key("attention.sliding_window_pattern");
+  let sliding: boolean[];
+  if (Array.isArray(pattern)) {
+    if (pattern.length !== layers || !pattern.every((flag) => typeof flag === "boolean")) {
+      throw new ModelFileError(path, `${arch}.attention.sliding_window_pattern must hold one boolean per layer (${layers}), found ${JSON.stringify(pattern)}`);
+    }
+    sliding = pattern as boolean[];
+  } else {
+    const period = pattern === undefined ? 6 : pattern;
+    if (typeof period !== "number" || !Number.isSafeInteger(period) || period < 0) {
+      throw new ModelFileError(path, `${arch}.attention.sliding_window_pattern must be a layer period or per-layer flags, found ${JSON.stringify(period)}`);
+    }
+    sliding = Array.from({ length: layers }, (_, il) => period === 0 || il % period < period - 1);
+  }
+  return {
+    ...fields,
+    sliding_window: slidingWindow,
+    layer_types: sliding.map((flag) => (flag ? "sliding_attention" : "full_attention")),
+    rope_local_base_freq: positiveNumber(path, `${arch}.rope.freq_base_swa`, key("rope.freq_base_swa") ?? 10000),
+  };
 }

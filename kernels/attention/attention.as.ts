@@ -186,7 +186,7 @@ const VALUE_SLOTS: i32 = 8;
 // @ts-ignore: decorator
 @inline function attend(
   q: usize, kCache: usize, vCache: usize, blockTable: usize, positions: usize, out: usize, scratch: usize,
-  rows: i32, heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, h0: i32, h1: i32, kind: i32,
+  rows: i32, heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, window: i32, h0: i32, h1: i32, kind: i32,
 ): void {
   const group = heads / kvHeads;
   const headBytes = <usize>headDim << 2; // one head of q / out (f32)
@@ -200,11 +200,14 @@ const VALUE_SLOTS: i32 = 8;
     const qt = q + <usize>t * tokenBytes;
     const ot = out + <usize>t * tokenBytes;
     const count = load<i32>(positions + (<usize>t << 2)) + 1;
+    // A sliding window sees the last `window` positions (the row's own included), as llama.cpp's standard SWA mask.
+    const first = window > 0 ? max(0, count - window) : 0;
+    const firstBlockStart = first - first % blockSize;
     // Four positions (four consecutive slots) at a time, every kv head of this call within them.
-    for (let start = 0; start < count; start += blockSize) {
+    for (let start = firstBlockStart; start < count; start += blockSize) {
       const block = kCache + <usize>load<i32>(blockTable + (<usize>(start / blockSize) << 2)) * blockBytes;
       const end = min(count - start, blockSize);
-      for (let s = 0; s < end; s += 4) {
+      for (let s = max(0, first - start); s < end; s += 4) {
         const n = min(4, end - s);
         const slots = block + <usize>s * slotBytes;
         const offset = <usize>(start + s) << 2;
@@ -221,14 +224,14 @@ const VALUE_SLOTS: i32 = 8;
       }
     }
     for (let h = h0; h < h1; h++) {
-      softmax_row(scratch + <usize>h * scoresBytes, count);
+      softmax_row(scratch + <usize>h * scoresBytes + (<usize>first << 2), count - first);
       memory.fill(ot + <usize>h * headBytes, 0, headBytes);
     }
     // Values likewise, VALUE_SLOTS consecutive slots at a time.
-    for (let start = 0; start < count; start += blockSize) {
+    for (let start = firstBlockStart; start < count; start += blockSize) {
       const block = vCache + <usize>load<i32>(blockTable + (<usize>(start / blockSize) << 2)) * blockBytes;
       const end = min(count - start, blockSize);
-      for (let s = 0; s < end; s += VALUE_SLOTS) {
+      for (let s = max(0, first - start); s < end; s += VALUE_SLOTS) {
         const n = min(VALUE_SLOTS, end - s);
         const slots = block + <usize>s * slotBytes;
         const offset = <usize>(start + s) << 2;
@@ -249,7 +252,8 @@ const VALUE_SLOTS: i32 = 8;
 
 /**
  * out[t][h] = softmax(q[t][h] · K[0..positions[t]] * scale) · V[0..positions[t]] for heads h in [h0, h1), every
- * token row t of one chunk of one sequence (causal: token t sees KV positions 0..positions[t], already stored).
+ * token row t of one chunk of one sequence (causal: token t sees KV positions 0..positions[t], already stored; with
+ * window > 0, only the last `window` of them, positions[t] - window + 1 .. positions[t]; 0: all).
  * Grouped-query: head h reads kv head h / (heads / kvHeads). q, out: [rows, heads, headDim] f32; kCache, vCache:
  * [numBlocks, blockSize, kvHeads, headDim] f32; blockTable: i32 per logical block; positions: [rows] i32; head h
  * uses scores at scratch + h * scratchStride * 4 (scratchStride >= max position + 1).
@@ -257,15 +261,15 @@ const VALUE_SLOTS: i32 = 8;
  */
 export function attention(
   q: usize, kCache: usize, vCache: usize, blockTable: usize, positions: usize, out: usize, scratch: usize,
-  rows: i32, heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, h0: i32, h1: i32,
+  rows: i32, heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, window: i32, h0: i32, h1: i32,
 ): void {
-  attend(q, kCache, vCache, blockTable, positions, out, scratch, rows, heads, kvHeads, headDim, blockSize, scale, scratchStride, h0, h1, KIND_F32);
+  attend(q, kCache, vCache, blockTable, positions, out, scratch, rows, heads, kvHeads, headDim, blockSize, scale, scratchStride, window, h0, h1, KIND_F32);
 }
 
 // @ts-ignore: decorator
 @inline function attend_chunks(
   descriptors: usize, q: usize, kCache: usize, vCache: usize, out: usize, scratch: usize,
-  heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, i0: i32, i1: i32, kind: i32,
+  heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, window: i32, i0: i32, i1: i32, kind: i32,
 ): void {
   const tokenBytes = <usize>heads * (<usize>headDim << 2);
   const chunkScratchBytes = <usize>heads * (<usize>scratchStride << 2);
@@ -282,7 +286,7 @@ export function attention(
     const rowOffset = <usize>firstRow * tokenBytes;
     attend(
       q + rowOffset, kCache, vCache, blockTable, positions, out + rowOffset, scratch + <usize>c * chunkScratchBytes,
-      rows, heads, kvHeads, headDim, blockSize, scale, scratchStride, h0, h1, kind,
+      rows, heads, kvHeads, headDim, blockSize, scale, scratchStride, window, h0, h1, kind,
     );
   }
 }
@@ -295,15 +299,16 @@ export function attention(
  * positionsPointer: byte pointer to its [rows] i32 positions. q, out: [totalRows, heads, headDim] f32; kCache,
  * vCache: [numBlocks, blockSize, kvHeads, headDim] f32. scratch: [chunks * heads, scratchStride] f32, the scores of
  * (chunk c, head h) at row c * heads + h (scratchStride >= max position + 1), so parallel shares never collide.
+ * window: as in attention (0: every earlier position).
  * Every (chunk, head) output is bit for bit what attention computes for that chunk alone, whatever the split and
  * the other chunks. Dispatch with count = chunks * heads and grain heads / kvHeads, so that no share splits the
  * heads of one kv head (which would read its K/V twice).
  */
 export function attention_chunks(
   descriptors: usize, q: usize, kCache: usize, vCache: usize, out: usize, scratch: usize,
-  heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, i0: i32, i1: i32,
+  heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, window: i32, i0: i32, i1: i32,
 ): void {
-  attend_chunks(descriptors, q, kCache, vCache, out, scratch, heads, kvHeads, headDim, blockSize, scale, scratchStride, i0, i1, KIND_F32);
+  attend_chunks(descriptors, q, kCache, vCache, out, scratch, heads, kvHeads, headDim, blockSize, scale, scratchStride, window, i0, i1, KIND_F32);
 }
 
 /**
@@ -312,9 +317,9 @@ export function attention_chunks(
  */
 export function attention_chunks_f16(
   descriptors: usize, q: usize, kCache: usize, vCache: usize, out: usize, scratch: usize,
-  heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, i0: i32, i1: i32,
+  heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, window: i32, i0: i32, i1: i32,
 ): void {
-  attend_chunks(descriptors, q, kCache, vCache, out, scratch, heads, kvHeads, headDim, blockSize, scale, scratchStride, i0, i1, KIND_F16);
+  attend_chunks(descriptors, q, kCache, vCache, out, scratch, heads, kvHeads, headDim, blockSize, scale, scratchStride, window, i0, i1, KIND_F16);
 }
 
 /** Physical slot (block * blockSize + offset) of sequence position `position` through blockTable. */

@@ -9,6 +9,8 @@ export interface AttentionShape {
   kvHeads: number;
   headDim: number;
   blockSize: number;
+  /** A sliding window: each row sees only the last `window` positions, its own included (0 or absent: all). */
+  window?: number;
 }
 
 /** Float offset of position p's kv head `kvHead` in a [numBlocks, blockSize, kvHeads, headDim] cache. */
@@ -17,7 +19,10 @@ function cacheOffset(blockTable: Int32Array, position: number, kvHead: number, s
   return (slot * s.kvHeads + kvHead) * s.headDim;
 }
 
-/** out[t][h] = softmax(q·K * scale) · V over positions 0..positions[t]. q, out: [rows, heads, headDim]. */
+/**
+ * out[t][h] = softmax(q·K * scale) · V over positions 0..positions[t] (the last `s.window` of them with a window).
+ * q, out: [rows, heads, headDim].
+ */
 export function attentionRef(q: Float32Array, kCache: Float32Array, vCache: Float32Array, blockTable: Int32Array, positions: Int32Array, scale: number, s: AttentionShape): Float32Array {
   const out = new Float32Array(s.rows * s.heads * s.headDim);
   const group = s.heads / s.kvHeads;
@@ -26,9 +31,10 @@ export function attentionRef(q: Float32Array, kCache: Float32Array, vCache: Floa
       const kvHead = Math.floor(h / group);
       const qBase = (t * s.heads + h) * s.headDim;
       const count = positions[t] + 1;
+      const first = s.window ? Math.max(0, count - s.window) : 0;
       const scores = new Float64Array(count);
       let max = -Infinity;
-      for (let p = 0; p < count; p++) {
+      for (let p = first; p < count; p++) {
         const k = cacheOffset(blockTable, p, kvHead, s);
         let dot = 0;
         for (let d = 0; d < s.headDim; d++) dot += q[qBase + d] * kCache[k + d];
@@ -36,10 +42,10 @@ export function attentionRef(q: Float32Array, kCache: Float32Array, vCache: Floa
         max = Math.max(max, scores[p]);
       }
       let sum = 0;
-      for (let p = 0; p < count; p++) sum += scores[p] = Math.exp(scores[p] - max);
+      for (let p = first; p < count; p++) sum += scores[p] = Math.exp(scores[p] - max);
       for (let d = 0; d < s.headDim; d++) {
         let acc = 0;
-        for (let p = 0; p < count; p++) acc += scores[p] * vCache[cacheOffset(blockTable, p, kvHead, s) + d];
+        for (let p = first; p < count; p++) acc += scores[p] * vCache[cacheOffset(blockTable, p, kvHead, s) + d];
         out[qBase + d] = acc / sum;
       }
     }

@@ -20,7 +20,7 @@ function blockTable(s: Scenario): { table: Int32Array; numBlocks: number } {
 }
 
 function describe(s: Scenario): string {
-  return `rows=${s.rows} start=${s.start} heads=${s.heads}/${s.kvHeads} headDim=${s.headDim} blockSize=${s.blockSize}`;
+  return `rows=${s.rows} start=${s.start} heads=${s.heads}/${s.kvHeads} headDim=${s.headDim} blockSize=${s.blockSize}${s.window ? ` window=${s.window}` : ""}`;
 }
 
 /**
@@ -50,7 +50,7 @@ function attentionCase(s: Scenario): KernelCase {
       return {
         kernel: "attention",
         buffers: { q, kCache, vCache, table, positions, out: { bytes: q.byteLength }, scratch: { bytes: s.heads * scratchStride * 4 } },
-        args: ["q", "kCache", "vCache", "table", "positions", "out", "scratch", s.rows, s.heads, s.kvHeads, s.headDim, s.blockSize, scale, scratchStride],
+        args: ["q", "kCache", "vCache", "table", "positions", "out", "scratch", s.rows, s.heads, s.kvHeads, s.headDim, s.blockSize, scale, scratchStride, s.window ?? 0],
         count: s.heads,
         expected: { out: attentionRef(q, kCache, vCache, table, positions, scale, s) },
       };
@@ -71,11 +71,13 @@ interface Batch {
   sharedPrefix?: boolean;
   /** Split grain (default 1; heads / kvHeads is what the runner uses). */
   grain?: number;
+  /** Sliding window (0 or absent: none). */
+  window?: number;
 }
 
 function describeBatch(b: Batch): string {
   const chunks = b.chunks.map(([rows, start]) => `${rows}@${start}`).join(",");
-  return `chunks=${chunks} heads=${b.heads}/${b.kvHeads} headDim=${b.headDim} blockSize=${b.blockSize}${b.reversed ? " reversed" : ""}${b.sharedPrefix ? " sharedPrefix" : ""} grain=${b.grain ?? 1}`;
+  return `chunks=${chunks} heads=${b.heads}/${b.kvHeads} headDim=${b.headDim} blockSize=${b.blockSize}${b.window ? ` window=${b.window}` : ""}${b.reversed ? " reversed" : ""}${b.sharedPrefix ? " sharedPrefix" : ""} grain=${b.grain ?? 1}`;
 }
 
 function attentionChunksCase(b: Batch, f16: boolean): KernelCase {
@@ -124,7 +126,7 @@ function attentionChunksCase(b: Batch, f16: boolean): KernelCase {
       const q = randomF32(totalRows * b.heads * b.headDim, totalRows + 3, 2);
       const scratchStride = Math.max(...b.chunks.map(([rows, start]) => start + rows)) + 3;
       const scale = 1 / Math.sqrt(b.headDim);
-      const shape = { heads: b.heads, kvHeads: b.kvHeads, headDim: b.headDim, blockSize: b.blockSize };
+      const shape = { heads: b.heads, kvHeads: b.kvHeads, headDim: b.headDim, blockSize: b.blockSize, window: b.window };
       const floats = (cache: Float32Array | Uint16Array) => (cache instanceof Uint16Array ? f16CacheToF32(cache) : cache);
       return {
         kernel,
@@ -135,7 +137,7 @@ function attentionChunksCase(b: Batch, f16: boolean): KernelCase {
         link: (pointers) => ({
           descriptors: Int32Array.from(chunkRefs.flatMap((c, i) => [c.firstRow, c.rows, pointers.tables + tableOffsets[i] * 4, pointers.positions + positionOffsets[i] * 4])),
         }),
-        args: ["descriptors", "q", "kCache", "vCache", "out", "scratch", b.heads, b.kvHeads, b.headDim, b.blockSize, scale, scratchStride],
+        args: ["descriptors", "q", "kCache", "vCache", "out", "scratch", b.heads, b.kvHeads, b.headDim, b.blockSize, scale, scratchStride, b.window ?? 0],
         count: b.chunks.length * b.heads,
         grain: b.grain,
         expected: { out: attentionChunksRef(q, floats(kCache), floats(vCache), chunkRefs, scale, shape, totalRows) },
@@ -259,6 +261,12 @@ const scenarios: Scenario[] = [
   { rows: 1, start: 300, heads: 16, kvHeads: 8, headDim: 128, blockSize: 16 },
   { rows: 17, start: 0, heads: 16, kvHeads: 8, headDim: 64, blockSize: 16 },
   { rows: 4, start: 100, heads: 14, kvHeads: 2, headDim: 64, blockSize: 32 },
+  // Sliding windows: starting mid-block, at a block edge, one position, wider than the sequence, prefill rows.
+  { rows: 1, start: 37, heads: 4, kvHeads: 2, headDim: 13, blockSize: 16, window: 7 },
+  { rows: 1, start: 47, heads: 4, kvHeads: 2, headDim: 16, blockSize: 16, window: 16 },
+  { rows: 3, start: 20, heads: 2, kvHeads: 1, headDim: 8, blockSize: 4, window: 1 },
+  { rows: 5, start: 2, heads: 6, kvHeads: 2, headDim: 20, blockSize: 8, window: 512 },
+  { rows: 17, start: 30, heads: 8, kvHeads: 4, headDim: 64, blockSize: 16, window: 9 },
 ];
 
 const batches: Batch[] = [
@@ -271,13 +279,14 @@ const batches: Batch[] = [
     heads: 16, kvHeads: 8, headDim: 128, blockSize: 16, grain: 2,
     chunks: [[1, 300], [1, 17], [7, 40], [1, 0], [1, 129], [1, 64], [1, 2], [1, 250], [1, 99]],
   },
+  { heads: 8, kvHeads: 2, headDim: 64, blockSize: 16, chunks: [[1, 70], [4, 40], [1, 3], [9, 0]], sharedPrefix: true, grain: 4, window: 10 },
 ];
 
 export const cases: KernelCase[] = [
   ...scenarios.map(attentionCase),
   ...batches.flatMap((b) => [attentionChunksCase(b, false), attentionChunksCase(b, true)]),
-  ...scenarios.map(kvStoreCase),
-  ...scenarios.map((s) => kvStoreF16Case(s)),
+  ...scenarios.filter((s) => !s.window).map(kvStoreCase),
+  ...scenarios.filter((s) => !s.window).map((s) => kvStoreF16Case(s)),
   kvStoreF16Case({ rows: 500, start: 3, heads: 8, kvHeads: 2, headDim: 256, blockSize: 16 }, true),
   kvCopyCase(1, 9, 2, true, 32, 4),
   kvCopyCase(15, 40, 20, true, 2 * 64 * 4, 16),

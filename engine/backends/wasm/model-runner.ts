@@ -1,9 +1,10 @@
 // Runs the transformer forward pass on the WebAssembly kernels: one config-driven definition for the Llama,
-// Qwen2 (q/k/v bias) and Qwen3 (q/k norm) families, over a paged KV cache, for a batch of sequence chunks. A model
+// Qwen2 (q/k/v bias), Qwen3 (q/k norm) and Gemma 3 (scaled embeddings, post-norms, GeGLU, sliding-window layers with
+// their own RoPE base) families, over a paged KV cache, for a batch of sequence chunks. A model
 // larger than one WebAssembly memory (4 GiB) is spread over several, each holding a run of layers (memory-plan.ts).
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
-import type { ModelConfig } from "../../model/config.js";
+import { type ModelConfig, attentionWindow } from "../../model/config.js";
 import { GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
 import { f16ToF32 } from "../../../kernels/formats/f16.js";
 import { ModelFileError } from "../../model/errors.js";
@@ -169,7 +170,10 @@ export class WasmModelRunner implements ModelRunner {
   private readonly embedding: ResidentTensor;
   private readonly outputNorm: ResidentTensor;
   private readonly outputWeight: ResidentTensor;
-  private readonly thetaScale: number;
+  /** Per layer, RoPE's f32 ratio between consecutive frequencies (Gemma 3's sliding-window layers have their own base). */
+  private readonly thetaScales: readonly number[];
+  /** Queries are multiplied by this before attention (Gemma), else attention scales scores by head_dim^-1/2. */
+  private readonly queryScale: number | undefined;
   /** KV blocks in the cache, as the budget allowed. */
   readonly kvBlocks: number;
   readonly kvDtype: KvDtype;
@@ -249,7 +253,12 @@ export class WasmModelRunner implements ModelRunner {
     this.outputNorm = vector("output_norm.weight", d);
     this.outputWeight = weights.has("output.weight") ? linear("output.weight", d, config.vocab_size) : linear("token_embd.weight", d, config.vocab_size);
     const placer = { matrix: linear, vector, optionalVector };
-    this.thetaScale = ropeThetaScale(config.rope_theta, config.rotary_dim);
+    this.thetaScales = Array.from({ length: config.num_hidden_layers }, (_, index) => {
+      const local = attentionWindow(config, index) > 0 && config.rope_local_base_freq !== undefined;
+      return ropeThetaScale(local ? config.rope_local_base_freq! : config.rope_theta, config.rotary_dim);
+    });
+    // As llama.cpp: 1.0f / sqrtf(scalar), applied to the roped queries, with a score scale of 1.
+    this.queryScale = config.query_pre_attn_scalar === undefined ? undefined : Math.fround(1 / Math.fround(Math.sqrt(config.query_pre_attn_scalar)));
 
     // The KV cache: the same block count in every layer, as many as the plan found room for.
     this.kvDtype = options.kvCache.dtype ?? "f32";
@@ -305,12 +314,13 @@ export class WasmModelRunner implements ModelRunner {
     // The residual stream x [T, d] starts where the embedding is and moves with the layers from memory to memory.
     const embedding = this.embeddingGroup;
     embedding.runtime.parallel(kernelFor(GET_ROWS_KERNELS, this.embedding)!, [this.embedding.pointer, embedding.buffers.ids, embedding.buffers.x, d], T);
+    if (config.embedding_scale !== undefined) embedding.elementwise("scale", [embedding.buffers.x, config.embedding_scale, embedding.buffers.x], T * d);
     let current = embedding;
     for (const group of this.groups) {
       if (group.layers.length === 0) continue;
       group.receive(current, "x", T * d);
       current = group;
-      for (const layer of group.layers) this.layer(group, layer, chunks, T, scoresStride);
+      group.layers.forEach((layer, i) => this.layer(group, layer, group.firstLayer + i, chunks, T, scoresStride));
     }
 
     // Logits only for the last token of the chunks that want them, gathered into the head's memory.
@@ -356,8 +366,8 @@ export class WasmModelRunner implements ModelRunner {
     });
   }
 
-  /** One transformer layer over the batch, on x [T, d] in `group`'s memory (updated in place). */
-  private layer(group: Group, layer: LayerWeights, chunks: readonly SequenceChunk[], T: number, scoresStride: number): void {
+  /** Transformer layer `index` over the batch, on x [T, d] in `group`'s memory (updated in place). */
+  private layer(group: Group, layer: LayerWeights, index: number, chunks: readonly SequenceChunk[], T: number, scoresStride: number): void {
     const { config, options } = this;
     const { runtime, buffers: b } = group;
     const d = config.hidden_size;
@@ -378,8 +388,10 @@ export class WasmModelRunner implements ModelRunner {
     if (layer.qNorm) group.rows("rmsnorm", [b.q, layer.qNorm.pointer, b.q, headDim, config.rms_norm_eps], T * heads, headDim);
     if (layer.kNorm) group.rows("rmsnorm", [b.k, layer.kNorm.pointer, b.k, headDim, config.rms_norm_eps], T * kvHeads, headDim);
     const rope = [b.positions, group.ropeFactors];
-    group.rows("rope_neox", [b.q, rope[0], rope[1], T, heads, headDim, config.rotary_dim, this.thetaScale], T, qDim);
-    group.rows("rope_neox", [b.k, rope[0], rope[1], T, kvHeads, headDim, config.rotary_dim, this.thetaScale], T, kvDim);
+    const thetaScale = this.thetaScales[index];
+    group.rows("rope_neox", [b.q, rope[0], rope[1], T, heads, headDim, config.rotary_dim, thetaScale], T, qDim);
+    group.rows("rope_neox", [b.k, rope[0], rope[1], T, kvHeads, headDim, config.rotary_dim, thetaScale], T, kvDim);
+    if (this.queryScale !== undefined) group.elementwise("scale", [b.q, this.queryScale, b.q], T * qDim);
     let first = 0;
     chunks.forEach((chunk, s) => {
       const table = b.blockTables + s * blocksPerSequence * 4;
@@ -389,9 +401,10 @@ export class WasmModelRunner implements ModelRunner {
     // Split over (chunk, head) pairs in whole kv-head groups, so that heads sharing K/V read it once.
     runtime.parallel(this.kernels.attention, [
       b.descriptors, b.q, layer.kCache, layer.vCache, b.attention, b.scratch,
-      heads, kvHeads, headDim, options.blockSize, 1 / Math.sqrt(headDim), scoresStride,
+      heads, kvHeads, headDim, options.blockSize, this.queryScale === undefined ? 1 / Math.sqrt(headDim) : 1, scoresStride, attentionWindow(config, index),
     ], chunks.length * heads, heads / kvHeads);
     this.linear(group, new LinearInput(b.attention, T, qDim, b), layer.output, b.h);
+    if (layer.attnPostNorm) group.rows("rmsnorm", [b.h, layer.attnPostNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
     group.elementwise("add", [b.x, b.h, b.x], T * d);
 
     // Feed-forward block.
@@ -399,8 +412,10 @@ export class WasmModelRunner implements ModelRunner {
     const ffnInput = new LinearInput(b.h, T, d, b);
     this.linear(group, ffnInput, layer.gate, b.gate);
     this.linear(group, ffnInput, layer.up, b.up);
-    group.elementwise("silu_mul", [b.gate, b.up, b.gate, T * ffn], T * ffn);
+    const gating = config.hidden_activation === "gelu_pytorch_tanh" ? "gelu_mul" : "silu_mul";
+    group.elementwise(gating, [b.gate, b.up, b.gate, T * ffn], T * ffn);
     this.linear(group, new LinearInput(b.gate, T, ffn, b), layer.down, b.h);
+    if (layer.ffnPostNorm) group.rows("rmsnorm", [b.h, layer.ffnPostNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
     group.elementwise("add", [b.x, b.h, b.x], T * d);
   }
 
@@ -425,12 +440,13 @@ export class WasmModelRunner implements ModelRunner {
       for (const copy of copies) {
         runtime.i32(source, copy.sourceBlocks.length).set(copy.sourceBlocks);
         const delta = copy.targetStart - copy.sourceStart;
-        for (const layer of group.layers) {
+        group.layers.forEach((layer, i) => {
           runtime.call("kv_copy", layer.kCache, layer.vCache, source, copy.sourceStart, target, copy.targetStart, rowBytes, options.blockSize, 0, copy.count);
           if (delta !== 0) {
-            runtime.call(this.kernels.shift, layer.kCache, target, copy.targetStart, config.num_key_value_heads, config.head_dim, config.rotary_dim, options.blockSize, delta, group.ropeFactors, this.thetaScale, 0, copy.count);
+            const thetaScale = this.thetaScales[group.firstLayer + i];
+            runtime.call(this.kernels.shift, layer.kCache, target, copy.targetStart, config.num_key_value_heads, config.head_dim, config.rotary_dim, options.blockSize, delta, group.ropeFactors, thetaScale, 0, copy.count);
           }
-        }
+        });
       }
     }
   }

@@ -183,6 +183,9 @@ export class WebGpuModelRunner implements ModelRunner {
    * larger than the adapter's maxStorageBufferBindingSize (or `tuning.weightPartBytes`) are split by rows.
    */
   static async create(source: ModelSource, gpu: GpuContext, options: RunnerOptions, tuning: WebGpuTuning = {}): Promise<WebGpuModelRunner> {
+    if (source.config.architecture === "gemma3") {
+      throw new ModelFileError(source.path, "the WebGPU backend does not run gemma3 yet: use --backend wasm");
+    }
     const runner = new WebGpuModelRunner(source, gpu, options, tuning);
     try {
       runner.upload();
