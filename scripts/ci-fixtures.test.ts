@@ -21,7 +21,7 @@ describe("the CI's fixture check", () => {
   });
 
   it("is the set of shared files behind the test fixtures and the test-model tokenizers", () => {
-    const used = [...Object.values(FIXTURES), ...(["smollm2", "qwen3", "llama2-32k"] as const).flatMap(tokenizerSourceFiles)]
+    const used = [...Object.values(FIXTURES), ...(["smollm2", "qwen3", "llama2-32k", "gemma3"] as const).flatMap(tokenizerSourceFiles)]
       .flatMap(fixtureFiles)
       .filter((path) => path.startsWith(SHARED_ROOT + sep))
       .map((path) => relative(SHARED_ROOT, path));

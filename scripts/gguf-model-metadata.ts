@@ -1,6 +1,6 @@
-// The GGUF metadata llama.cpp reads for a llama / qwen2 / qwen3 model, as convert_hf_to_gguf.py writes it.
+// The GGUF metadata llama.cpp reads for a llama / qwen2 / qwen3 / gemma3 model, as convert_hf_to_gguf.py writes it.
 import { gguf, type GgufTypedValue } from "../engine/model/gguf/writer.js";
-import { type ModelPreset, headDimOf } from "./model-presets.js";
+import { type ModelPreset, ggufArchitectureOf, headDimOf, isGemma3 } from "./model-presets.js";
 import { GGUF_FILE_TYPE, type ModelDtype } from "./model-dtypes.js";
 
 /** Identifies the generator run in the file (keys llama.cpp ignores). */
@@ -15,7 +15,7 @@ export interface GeneratorStamp {
  */
 export function ggufArchitectureMetadata(preset: ModelPreset, dtype: ModelDtype, stamp: GeneratorStamp): Array<[string, GgufTypedValue]> {
   const config = preset.config;
-  const arch = config.model_type;
+  const arch = ggufArchitectureOf(config);
   const headDim = headDimOf(config);
   const entries: Array<[string, GgufTypedValue]> = [
     ["general.architecture", gguf.string(arch)],
@@ -26,6 +26,9 @@ export function ggufArchitectureMetadata(preset: ModelPreset, dtype: ModelDtype,
     ["loom.generator.preset", gguf.string(preset.name)],
     ["loom.generator.version", gguf.u32(stamp.version)],
     ["loom.generator.seed", gguf.u32(stamp.seed)],
+  ];
+  if (isGemma3(config)) return [...entries, ...gemma3Keys(preset)];
+  entries.push(
     [`${arch}.vocab_size`, gguf.u32(config.vocab_size)],
     [`${arch}.context_length`, gguf.u32(config.max_position_embeddings)],
     [`${arch}.embedding_length`, gguf.u32(config.hidden_size)],
@@ -36,9 +39,45 @@ export function ggufArchitectureMetadata(preset: ModelPreset, dtype: ModelDtype,
     [`${arch}.rope.freq_base`, gguf.f32(config.rope_theta)],
     [`${arch}.rope.dimension_count`, gguf.u32(headDim)],
     [`${arch}.attention.layer_norm_rms_epsilon`, gguf.f32(config.rms_norm_eps)],
-  ];
+  );
   if (config.head_dim !== undefined) {
     entries.push([`${arch}.attention.key_length`, gguf.u32(headDim)], [`${arch}.attention.value_length`, gguf.u32(headDim)]);
+  }
+  return entries;
+}
+
+/**
+ * The gemma3.* keys, as Gemma3Model.set_gguf_parameters (conversion/gemma.py, on TextModel's) writes them: no
+ * vocab_size and no rope.dimension_count (llama.cpp takes head_dim for it); rope.freq_base is the global layers' base
+ * and rope.freq_base_swa the sliding-window layers' (rope_local_base_freq); linear RoPE scaling (27B) as
+ * rope.scaling.type/factor; attention.sliding_window since sliding_window_pattern is not 1. llama.cpp then makes layer
+ * il sliding-window when il % 6 < 5 (load_swa_pattern's default of 6: the file has no sliding_window_pattern key) and
+ * scales queries by 1/sqrt(head_dim), or 1/sqrt(hidden / heads) for a 62-layer (27B) model: query_pre_attn_scalar.
+ */
+function gemma3Keys(preset: ModelPreset): Array<[string, GgufTypedValue]> {
+  const config = preset.config;
+  const headDim = headDimOf(config);
+  const entries: Array<[string, GgufTypedValue]> = [
+    ["gemma3.block_count", gguf.u32(config.num_hidden_layers)],
+    ["gemma3.context_length", gguf.u32(config.max_position_embeddings)],
+    ["gemma3.embedding_length", gguf.u32(config.hidden_size)],
+    ["gemma3.feed_forward_length", gguf.u32(config.intermediate_size)],
+    ["gemma3.attention.head_count", gguf.u32(config.num_attention_heads)],
+    ["gemma3.attention.head_count_kv", gguf.u32(config.num_key_value_heads)],
+  ];
+  const scaling = config.rope_scaling;
+  if (scaling?.rope_type === "linear") {
+    entries.push(["gemma3.rope.scaling.type", gguf.string("linear")], ["gemma3.rope.scaling.factor", gguf.f32(scaling.factor)]);
+  }
+  entries.push(["gemma3.rope.freq_base", gguf.f32(config.rope_theta)]);
+  if (config.rope_local_base_freq !== undefined) entries.push(["gemma3.rope.freq_base_swa", gguf.f32(config.rope_local_base_freq)]);
+  entries.push(
+    ["gemma3.attention.layer_norm_rms_epsilon", gguf.f32(config.rms_norm_eps)],
+    ["gemma3.attention.key_length", gguf.u32(headDim)],
+    ["gemma3.attention.value_length", gguf.u32(headDim)],
+  );
+  if (config.sliding_window_pattern !== 1 && typeof config.sliding_window === "number") {
+    entries.push(["gemma3.attention.sliding_window", gguf.u32(config.sliding_window)]);
   }
   return entries;
 }

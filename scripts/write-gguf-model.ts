@@ -15,7 +15,11 @@ function ggmlShape(shape: readonly number[]): number[] {
   return [...shape].reverse();
 }
 
-/** The tensor's GGUF bytes, chunk by chunk: permuted (llama q/k), rounded (vectors of f16/bf16 models), encoded. */
+/**
+ * The tensor's GGUF bytes, chunk by chunk: permuted (llama q/k), rounded (vectors of f16/bf16 models), shifted
+ * (Gemma 3 norms: w + 1, added as the converter does: in f32, or in f16 for an f16 checkpoint, which it keeps in f16
+ * until the norm is written as F32), encoded.
+ */
 function* ggufChunks(tensor: PlannedTensor, type: GgmlType, dtype: ModelDtype, seed: number): Generator<Uint8Array> {
   const rowLength = tensor.shape.length === 1 ? 1 : tensor.shape[1];
   const headDim = tensor.ggufPermuteHeads ? tensor.shape[0] / tensor.ggufPermuteHeads : 0;
@@ -23,6 +27,10 @@ function* ggufChunks(tensor: PlannedTensor, type: GgmlType, dtype: ModelDtype, s
   for (let values of tensorValueChunks(tensor, seed, rowMultiple)) {
     if (headDim) values = permuteForGguf(values, headDim, rowLength);
     if (type === GgmlType.F32 && tensor.shape.length === 1) roundToCheckpointPrecision(values, dtype);
+    if (tensor.normOffset) {
+      for (let i = 0; i < values.length; i++) values[i] += tensor.normOffset;
+      if (dtype === "f16") roundToCheckpointPrecision(values, "f16");
+    }
     yield quantize(type, values);
   }
 }
@@ -31,7 +39,7 @@ function* ggufChunks(tensor: PlannedTensor, type: GgmlType, dtype: ModelDtype, s
 export function writeGgufModel(preset: ModelPreset, dtype: ModelDtype, seed: number, path: string, stamp: GeneratorStamp, onProgress?: ProgressListener): void {
   const config = preset.config;
   const tensors: StreamedGgufTensor[] = [];
-  if (config.rope_scaling) {
+  if (config.rope_scaling?.rope_type === "llama3") {
     // llama.cpp's converter writes llama3 scaling as per-frequency divisors instead of metadata.
     const headDim = headDimOf(config);
     const factors = llama3RopeFreqFactors(config.rope_scaling, config.rope_theta, headDim);

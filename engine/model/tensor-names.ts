@@ -23,12 +23,29 @@ const LAYER_NAMES: Record<string, string> = {
   "mlp.down_proj.weight": "ffn_down.weight",
 };
 
-/** The GGUF name of a Hugging Face tensor, or undefined for tensors loom does not use (e.g. rotary caches). */
-export function ggufNameOf(huggingFaceName: string): string | undefined {
+/**
+ * Gemma 3 (config.json model_type `gemma3_text`, or `gemma3`) norms its layers four times. Its post_attention_layernorm
+ * is the attention's post-norm, not Llama's pre-FFN norm; the FFN has its own pre- and post-norms (gguf-py's
+ * tensor_mapping.py: ATTN_POST_NORM, FFN_PRE_NORM, FFN_POST_NORM for MODEL_ARCH.GEMMA3).
+ */
+const GEMMA3_LAYER_NAMES: Record<string, string> = {
+  ...LAYER_NAMES,
+  "post_attention_layernorm.weight": "post_attention_norm.weight",
+  "pre_feedforward_layernorm.weight": "ffn_norm.weight",
+  "post_feedforward_layernorm.weight": "post_ffw_norm.weight",
+};
+
+/**
+ * The GGUF name of a Hugging Face tensor, or undefined for tensors loom does not use (e.g. rotary caches).
+ * `modelType` (config.json's model_type) selects an architecture's own names where they differ from Llama's; without
+ * it, or for any other architecture, the Llama names apply.
+ */
+export function ggufNameOf(huggingFaceName: string, modelType?: string): string | undefined {
   const global = GLOBAL_NAMES[huggingFaceName];
   if (global) return global;
   const match = /^model\.layers\.(\d+)\.(.+)$/.exec(huggingFaceName);
   if (!match) return undefined;
-  const suffix = LAYER_NAMES[match[2]];
+  const names = modelType === "gemma3_text" || modelType === "gemma3" ? GEMMA3_LAYER_NAMES : LAYER_NAMES;
+  const suffix = names[match[2]];
   return suffix ? `blk.${match[1]}.${suffix}` : undefined;
 }
