@@ -42,6 +42,11 @@ export interface LlamaCppReference {
    * KV cache. Not with `vocabOnly`.
    */
   greedy(promptTokens: number[], count: number): Promise<number[]>;
+  /**
+   * llama.cpp's own logit gap |logit(a) - logit(b)| for the token after `context` (from its softmax at temperature 1,
+   * nothing truncated), from an empty KV cache. Not with `vocabOnly`.
+   */
+  logitGap(context: number[], a: number, b: number): Promise<number>;
   dispose(): Promise<void>;
 }
 
@@ -68,6 +73,18 @@ export async function openLlamaCppReference(modelPath: string, options: LlamaCpp
   const model: LlamaModel = await llama.loadModel({ modelPath, vocabOnly: options.vocabOnly ?? false });
   let context: LlamaContext | undefined;
   let sequence: LlamaContextSequence | undefined;
+  // One context for every call, replaced by a larger one when a call needs more positions.
+  const sequenceFor = async (positions: number): Promise<LlamaContextSequence> => {
+    const contextSize = Math.max(256, positions + 16);
+    if (context !== undefined && context.contextSize < contextSize) {
+      await context.dispose();
+      context = undefined;
+      sequence = undefined;
+    }
+    context ??= await model.createContext({ contextSize, threads: options.threads ?? 1, batchSize: 512, ...REFERENCE_CONTEXT_OPTIONS });
+    sequence ??= context.getSequence();
+    return sequence;
+  };
   return {
     tokenize(text) {
       const tokens = model.tokenize(text, true) as number[];
@@ -76,14 +93,7 @@ export async function openLlamaCppReference(modelPath: string, options: LlamaCpp
     },
     async greedy(promptTokens, count) {
       if (options.vocabOnly) throw new Error("greedy needs the weights: open the reference without vocabOnly");
-      const contextSize = Math.max(256, promptTokens.length + count + 16);
-      if (context !== undefined && context.contextSize < contextSize) {
-        await context.dispose();
-        context = undefined;
-        sequence = undefined;
-      }
-      context ??= await model.createContext({ contextSize, threads: options.threads ?? 1, batchSize: 512, ...REFERENCE_CONTEXT_OPTIONS });
-      sequence ??= context.getSequence();
+      const sequence = await sequenceFor(promptTokens.length + count);
       try {
         const tokens: number[] = [];
         for await (const token of sequence.evaluate(promptTokens as Token[], { temperature: 0 })) {
@@ -91,6 +101,20 @@ export async function openLlamaCppReference(modelPath: string, options: LlamaCpp
           if (tokens.length >= count) break;
         }
         return tokens;
+      } finally {
+        await sequence.clearHistory();
+      }
+    },
+    async logitGap(contextTokens, a, b) {
+      if (options.vocabOnly) throw new Error("logitGap needs the weights: open the reference without vocabOnly");
+      const sequence = await sequenceFor(contextTokens.length + 1);
+      try {
+        const steps = sequence.evaluateWithMetadata(contextTokens as Token[], { probabilities: true }, { temperature: 1, topK: 0, topP: 1, minP: 0 });
+        for await (const step of steps) {
+          const pa = step.probabilities.get(a as Token) ?? 0, pb = step.probabilities.get(b as Token) ?? 0;
+          return Math.abs(Math.log(pa) - Math.log(pb));
+        }
+        throw new Error("llama.cpp evaluated no token");
       } finally {
         await sequence.clearHistory();
       }

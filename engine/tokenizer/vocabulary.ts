@@ -155,9 +155,8 @@ export function resolveVocabulary(spec: VocabularySpec): ResolvedVocabulary {
   const attributes = new Uint16Array(count);
   for (let id = 0; id < count; id++) {
     const text = spec.tokens[id] === "" ? `[EMPTY_${id}]` : spec.tokens[id];
-    if (tokenToId.has(text)) {
-      throw new ModelFileError(source, `token text ${JSON.stringify(text)} appears twice (ids ${tokenToId.get(text)} and ${id})`);
-    }
+    // A text that appears twice (Gemma 3's vocabulary has three: "//", "<?", "#") maps to its last id, as llama.cpp's
+    // token_to_id does; both ids still decode to it.
     tokens[id] = text;
     tokenToId.set(text, id);
     scores[id] = spec.scores ? spec.scores[id] ?? 0 : 0;
