@@ -14,12 +14,13 @@ import { llama3RopeFreqFactors } from "../kernels/rope-frequencies.js";
 import { readSafetensorsDirectory } from "../engine/model/safetensors/reader.js";
 import { GENERATED_MODELS_DIR, GENERATOR_VERSION, defaultModelPath, generateModel, main } from "./generate-model.js";
 import { MODEL_PRESETS, TINY_PRESET_NAMES, getPreset, headDimOf } from "./model-presets.js";
-import { planTensors, tensorValueChunks } from "./model-tensors.js";
+import { ggufTensorGroups, planTensors, tensorValueChunks } from "./model-tensors.js";
+import { ggufTensorType } from "./model-dtypes.js";
 import { ensureTestModel, testModelSkipReason } from "./test-models.js";
 import { LOGIT_STD, POST_NORM_GAIN } from "./weight-init.js";
 import { ggufArchitectureMetadata } from "./gguf-model-metadata.js";
 import { gemma3VocabularySpec } from "./tokenizer-files.js";
-import { ggufNameOf } from "../engine/model/tensor-names.js";
+import { ggufExpertOf, ggufNameOf } from "../engine/model/tensor-names.js";
 import { TokenType } from "../engine/tokenizer/index.js";
 import { f16ToF32, f32ToF16 } from "../kernels/formats/f16.js";
 
@@ -155,6 +156,16 @@ describe("presets", () => {
     expect([gemma.sliding_window, gemma.rope_theta, gemma.rope_local_base_freq, gemma.query_pre_attn_scalar, gemma.rms_norm_eps]).toEqual([1024, 1e6, 1e4, 168, 1e-6]);
     expect(gemma.rope_scaling).toEqual({ rope_type: "linear", factor: 8 });
     expect(gemma.query_pre_attn_scalar).toBe(gemma.hidden_size / gemma.num_attention_heads);
+    // Qwen3-30B-A3B: 30.5B parameters, 3.35B active (8 of 128 experts per layer; the published card says 3.3B)
+    expect(shape("qwen3-30b-a3b")).toEqual([2048, 48, 32, 4, 128, 6144, 151936, false]);
+    const moe = getPreset("qwen3-30b-a3b").config;
+    expect([moe.num_experts, moe.num_experts_per_tok, moe.moe_intermediate_size, moe.norm_topk_prob, moe.rope_theta, moe.rms_norm_eps]).toEqual([128, 8, 768, true, 1e6, 1e-6]);
+    expect([moe.max_position_embeddings, moe.decoder_sparse_step, moe.mlp_only_layers, moe.model_type, moe.architectures]).toEqual([40960, 1, [], "qwen3_moe", ["Qwen3MoeForCausalLM"]]);
+    expect(moe.intermediate_size).toBe(moe.num_experts_per_tok! * moe.moe_intermediate_size!);
+    const total = params("qwen3-30b-a3b");
+    expect(total).toBe(30_532_122_624);
+    const inactive = 48 * (128 - 8) * 3 * 768 * 2048;
+    expect(total - inactive).toBe(3_353_032_704);
   });
 });
 
@@ -535,6 +546,170 @@ describeWithPresets("tiny-gemma3", ["tiny-gemma3"], () => {
       const expected = tensor.shape.length === 1 ? GgmlType.F32 : /token_embd|ffn_down/.test(tensor.name) ? GgmlType.Q8_0 : GgmlType.Q4_0;
       expect(tensor.type, tensor.name).toBe(expected);
     }
+  });
+});
+
+describe("Qwen3-MoE tensors", () => {
+  it("map the router and the experts to llama.cpp's names, and leave dense names as they were", () => {
+    expect(ggufNameOf("model.layers.3.mlp.gate.weight", "qwen3_moe")).toBe("blk.3.ffn_gate_inp.weight");
+    expect(ggufNameOf("model.layers.3.mlp.experts.down_proj.weight", "qwen3_moe")).toBe("blk.3.ffn_down_exps.weight");
+    expect(ggufNameOf("model.layers.3.self_attn.q_norm.weight", "qwen3_moe")).toBe("blk.3.attn_q_norm.weight");
+    expect(ggufNameOf("model.layers.3.post_attention_layernorm.weight", "qwen3_moe")).toBe("blk.3.ffn_norm.weight");
+    expect(ggufNameOf("model.layers.3.mlp.gate.weight")).toBeUndefined();
+    // one expert's matrix is a slice of a 3-D tensor: no name of its own (a loader would take it for the whole tensor)
+    expect(ggufNameOf("model.layers.3.mlp.experts.5.up_proj.weight", "qwen3_moe")).toBeUndefined();
+    expect(ggufExpertOf("model.layers.3.mlp.experts.5.up_proj.weight")).toEqual({ ggufName: "blk.3.ffn_up_exps.weight", expert: 5 });
+    expect(ggufExpertOf("model.layers.12.mlp.experts.127.down_proj.weight")).toEqual({ ggufName: "blk.12.ffn_down_exps.weight", expert: 127 });
+    expect(ggufExpertOf("model.layers.3.mlp.gate_proj.weight")).toBeUndefined();
+  });
+
+  it("stack each layer's experts into llama.cpp's 3-D tensors: gate/up {n_embd, n_ff_exp, n_expert}, down {n_ff_exp, n_embd, n_expert}", () => {
+    const config = getPreset("qwen3-30b-a3b").config;
+    const planned = planTensors(config);
+    expect(planned).toHaveLength(1 + 48 * (9 + 128 * 3) + 2);
+    const groups = ggufTensorGroups(planned);
+    expect(groups).toHaveLength(1 + 48 * 12 + 2);
+    const ggml = (name: string) => [...groups.find((g) => g.ggufName === name)!.shape].reverse();
+    expect(groups.filter((g) => g.ggufName.startsWith("blk.47.")).map((g) => g.ggufName)).toEqual([
+      "blk.47.attn_norm.weight", "blk.47.attn_q.weight", "blk.47.attn_k.weight", "blk.47.attn_v.weight", "blk.47.attn_q_norm.weight",
+      "blk.47.attn_k_norm.weight", "blk.47.attn_output.weight", "blk.47.ffn_norm.weight", "blk.47.ffn_gate_inp.weight",
+      "blk.47.ffn_gate_exps.weight", "blk.47.ffn_up_exps.weight", "blk.47.ffn_down_exps.weight",
+    ]);
+    expect(ggml("blk.0.ffn_gate_inp.weight")).toEqual([2048, 128]);
+    expect(ggml("blk.0.ffn_gate_exps.weight")).toEqual([2048, 768, 128]);
+    expect(ggml("blk.0.ffn_up_exps.weight")).toEqual([2048, 768, 128]);
+    expect(ggml("blk.0.ffn_down_exps.weight")).toEqual([768, 2048, 128]);
+    expect(ggml("blk.0.attn_q.weight")).toEqual([2048, 4096]);
+    expect(ggml("blk.0.attn_k.weight")).toEqual([2048, 512]);
+    expect(ggml("output.weight")).toEqual([2048, 151936]);
+    const down = groups.find((g) => g.ggufName === "blk.5.ffn_down_exps.weight")!;
+    expect(down.parts.map((p) => p.huggingFaceName)).toEqual(Array.from({ length: 128 }, (_, e) => `model.layers.5.mlp.experts.${e}.down_proj.weight`));
+    // Q4_K_M as llama.cpp's quantizer mixes it: ffn_down_exps is an ffn_down (Q6_K), the router stays F32
+    const type = (name: string) => ggufTensorType(groups.find((g) => g.ggufName === name)!.parts[0], "q4_k_m");
+    expect(type("blk.0.ffn_gate_inp.weight")).toBe(GgmlType.F32);
+    expect(type("blk.0.ffn_gate_exps.weight")).toBe(GgmlType.Q4_K);
+    expect(type("blk.0.ffn_up_exps.weight")).toBe(GgmlType.Q4_K);
+    expect(type("blk.0.ffn_down_exps.weight")).toBe(GgmlType.Q6_K);
+    expect(type("blk.0.attn_q.weight")).toBe(GgmlType.Q4_K);
+    expect(type("token_embd.weight")).toBe(GgmlType.Q6_K);
+    expect(type("output.weight")).toBe(GgmlType.Q6_K);
+    for (const dtype of ["f16", "bf16", "q8_0", "q4_0"] as const) expect(ggufTensorType(planned.find((t) => t.role === "router")!, dtype), dtype).toBe(GgmlType.F32);
+  });
+
+  it("refuse dense layers, which llama.cpp's qwen3moe does not have", () => {
+    const config = getPreset("tiny-qwen3moe").config;
+    expect(() => planTensors({ ...config, mlp_only_layers: [1] })).toThrow(/dense layers/);
+    expect(() => planTensors({ ...config, decoder_sparse_step: 2 })).toThrow(/dense layers/);
+    expect(() => planTensors({ ...config, num_experts_per_tok: 9 })).toThrow(/num_experts_per_tok/);
+  });
+
+  it("qwen3-30b-a3b gets the converter's qwen3moe keys", () => {
+    const keys = new Map(ggufArchitectureMetadata(getPreset("qwen3-30b-a3b"), "q4_k_m", { version: GENERATOR_VERSION, seed: 1 }).map(([key, value]) => [key, value.value]));
+    expect(keys.get("general.architecture")).toBe("qwen3moe");
+    expect(keys.get("general.file_type")).toBe(15);
+    expect(Object.fromEntries([...keys].filter(([key]) => key.startsWith("qwen3moe.")))).toEqual({
+      "qwen3moe.block_count": 48, "qwen3moe.context_length": 40960, "qwen3moe.embedding_length": 2048, "qwen3moe.feed_forward_length": 6144,
+      "qwen3moe.attention.head_count": 32, "qwen3moe.attention.head_count_kv": 4, "qwen3moe.rope.freq_base": 1e6,
+      "qwen3moe.attention.layer_norm_rms_epsilon": 1e-6, "qwen3moe.expert_count": 128, "qwen3moe.expert_used_count": 8,
+      "qwen3moe.attention.key_length": 128, "qwen3moe.attention.value_length": 128, "qwen3moe.expert_feed_forward_length": 768,
+    });
+  });
+});
+
+describeWithPresets("tiny-qwen3moe", ["tiny-qwen3moe"], () => {
+  it("has llama.cpp's qwen3moe keys, tensor names and 3-D expert tensors (f32)", async () => {
+    const header = readGgufHeader(await ensureTestModel("tiny-qwen3moe", "gguf", "f32"));
+    const m = header.metadata;
+    expect(m.get("general.architecture")).toBe("qwen3moe");
+    expect(m.get("general.file_type")).toBe(0);
+    const expected: Record<string, number> = {
+      block_count: 2, context_length: 40960, embedding_length: 64, feed_forward_length: 128, "attention.head_count": 4,
+      "attention.head_count_kv": 2, "attention.key_length": 32, "attention.value_length": 32, "rope.freq_base": 1e6,
+      expert_count: 8, expert_used_count: 2, expert_feed_forward_length: 64,
+    };
+    for (const [key, value] of Object.entries(expected)) expect(m.get(`qwen3moe.${key}`), key).toBe(value);
+    expect(m.get("qwen3moe.attention.layer_norm_rms_epsilon")).toBeCloseTo(1e-6, 12);
+    for (const absent of ["qwen3moe.vocab_size", "qwen3moe.rope.dimension_count", "qwen3moe.expert_weights_norm"]) expect(m.has(absent), absent).toBe(false);
+    expect(m.get("tokenizer.ggml.pre")).toBe("qwen2");
+    expect((m.get("tokenizer.ggml.tokens") as string[]).length).toBe(151936);
+    expect(m.get("tokenizer.chat_template")).toContain("enable_thinking");
+    const names = header.tensors.map((t) => t.name);
+    expect(names).toHaveLength(1 + 2 * 12 + 1);
+    expect(names).not.toContain("output.weight");
+    const shapes = Object.fromEntries(header.tensors.filter((t) => t.name.startsWith("blk.1.")).map((t) => [t.name, t.shape]));
+    expect(shapes).toEqual({
+      "blk.1.attn_norm.weight": [64], "blk.1.attn_q.weight": [64, 128], "blk.1.attn_k.weight": [64, 64], "blk.1.attn_v.weight": [64, 64],
+      "blk.1.attn_q_norm.weight": [32], "blk.1.attn_k_norm.weight": [32], "blk.1.attn_output.weight": [128, 64], "blk.1.ffn_norm.weight": [64],
+      "blk.1.ffn_gate_inp.weight": [64, 8], "blk.1.ffn_gate_exps.weight": [64, 64, 8], "blk.1.ffn_up_exps.weight": [64, 64, 8],
+      "blk.1.ffn_down_exps.weight": [64, 64, 8],
+    });
+    for (const tensor of header.tensors) expect(tensor.type, tensor.name).toBe(GgmlType.F32);
+  });
+
+  it("writes a Qwen3MoeForCausalLM folder whose per-expert matrices are the GGUF's 3-D tensors, expert after expert", async () => {
+    const header = readGgufHeader(await ensureTestModel("tiny-qwen3moe", "gguf", "f32"));
+    const dir = await ensureTestModel("tiny-qwen3moe", "hf", "f32");
+    const config = JSON.parse(readFileSync(join(dir, "config.json"), "utf8"));
+    expect(config).toMatchObject({
+      architectures: ["Qwen3MoeForCausalLM"], model_type: "qwen3_moe", num_experts: 8, num_experts_per_tok: 2, moe_intermediate_size: 64,
+      intermediate_size: 128, norm_topk_prob: true, decoder_sparse_step: 1, mlp_only_layers: [], head_dim: 32, tie_word_embeddings: true,
+      torch_dtype: "float32",
+    });
+    const names = readSafetensorsDirectory(dir).map((t) => t.name);
+    expect(names).toHaveLength(planTensors(getPreset("tiny-qwen3moe").config).length);
+    expect(names).toContain("model.layers.1.mlp.gate.weight");
+    expect(names).toContain("model.layers.1.mlp.experts.7.down_proj.weight");
+    expect(names).not.toContain("model.layers.1.mlp.gate_proj.weight");
+    expect(hfTensor(dir, "model.layers.0.mlp.gate.weight").shape).toEqual([8, 64]);
+    expectSameValues(ggufTensor(header, "blk.0.ffn_gate_inp.weight").values, hfTensor(dir, "model.layers.0.mlp.gate.weight").values, "router");
+    for (const [ggufName, projection] of [["ffn_gate_exps", "gate_proj"], ["ffn_up_exps", "up_proj"], ["ffn_down_exps", "down_proj"]]) {
+      const stacked = ggufTensor(header, `blk.1.${ggufName}.weight`).values;
+      const experts = Array.from({ length: 8 }, (_, e) => hfTensor(dir, `model.layers.1.mlp.experts.${e}.${projection}.weight`).values);
+      expectSameValues(stacked, concat(experts), ggufName);
+      expect(experts[1][0]).not.toBe(experts[0][0]);
+    }
+    // down_proj is [hidden, moe_intermediate_size]: its draw's fan-in is the expert width
+    expect(std(hfTensor(dir, "model.layers.0.mlp.experts.0.down_proj.weight").values)).toBeCloseTo(2 / Math.sqrt(64), 2);
+  });
+
+  it("keeps the router F32 in bf16 and quantized files, holding the checkpoint's rounded values", async () => {
+    const header = readGgufHeader(await ensureTestModel("tiny-qwen3moe", "gguf", "bf16"));
+    const dir = await ensureTestModel("tiny-qwen3moe", "hf", "bf16");
+    const router = ggufTensor(header, "blk.1.ffn_gate_inp.weight");
+    expect(router.type).toBe(GgmlType.F32);
+    expectSameValues(router.values, hfTensor(dir, "model.layers.1.mlp.gate.weight").values, "router");
+    const up = ggufTensor(header, "blk.1.ffn_up_exps.weight");
+    expect(up.type).toBe(GgmlType.BF16);
+    expectSameValues(up.values, concat(Array.from({ length: 8 }, (_, e) => hfTensor(dir, `model.layers.1.mlp.experts.${e}.up_proj.weight`).values)), "ffn_up_exps");
+
+    const q8 = readGgufHeader(await ensureTestModel("tiny-qwen3moe", "gguf", "q8_0"));
+    expect(q8.metadata.get("general.file_type")).toBe(7);
+    for (const tensor of q8.tensors) {
+      const expected = tensor.shape.length === 1 || tensor.name.endsWith("ffn_gate_inp.weight") ? GgmlType.F32 : GgmlType.Q8_0;
+      expect(tensor.type, tensor.name).toBe(expected);
+    }
+    const again = await generateModel({ preset: "tiny-qwen3moe", format: "gguf", dtype: "q8_0", out: join(scratch, "qwen3moe-again.gguf") });
+    const hash = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
+    expect(hash(again)).toBe(hash(q8.path));
+
+    // q4_k_m: rows of 64 and 128 are shorter than a K-quant block, so Q4_0, and Q8_0 where the mix wants Q6_K
+    const q4 = readGgufHeader(await ensureTestModel("tiny-qwen3moe", "gguf", "q4_k_m"));
+    expect(q4.metadata.get("general.file_type")).toBe(15);
+    for (const tensor of q4.tensors) {
+      const expected = tensor.shape.length === 1 || tensor.name.endsWith("ffn_gate_inp.weight") ? GgmlType.F32
+        : /token_embd|ffn_down_exps/.test(tensor.name) ? GgmlType.Q8_0 : GgmlType.Q4_0;
+      expect(tensor.type, tensor.name).toBe(expected);
+    }
+    const f32 = readGgufHeader(await ensureTestModel("tiny-qwen3moe", "gguf", "f32"));
+    const exact = ggufTensor(f32, "blk.0.ffn_down_exps.weight").values;
+    const quantized = ggufTensor(q4, "blk.0.ffn_down_exps.weight").values;
+    let error = 0;
+    let signal = 0;
+    exact.forEach((v, i) => {
+      error += (v - quantized[i]) ** 2;
+      signal += v * v;
+    });
+    expect(error / signal).toBeLessThan(1e-3);
   });
 });
 

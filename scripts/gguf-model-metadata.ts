@@ -1,6 +1,6 @@
-// The GGUF metadata llama.cpp reads for a llama / qwen2 / qwen3 / gemma3 model, as convert_hf_to_gguf.py writes it.
+// The GGUF metadata llama.cpp reads for a llama / qwen2 / qwen3 / qwen3moe / gemma3 model, as convert_hf_to_gguf.py writes it.
 import { gguf, type GgufTypedValue } from "../engine/model/gguf/writer.js";
-import { type ModelPreset, ggufArchitectureOf, headDimOf, isGemma3 } from "./model-presets.js";
+import { type ModelPreset, ggufArchitectureOf, headDimOf, isGemma3, isQwen3Moe } from "./model-presets.js";
 import { GGUF_FILE_TYPE, type ModelDtype } from "./model-dtypes.js";
 
 /** Identifies the generator run in the file (keys llama.cpp ignores). */
@@ -28,6 +28,7 @@ export function ggufArchitectureMetadata(preset: ModelPreset, dtype: ModelDtype,
     ["loom.generator.seed", gguf.u32(stamp.seed)],
   ];
   if (isGemma3(config)) return [...entries, ...gemma3Keys(preset)];
+  if (isQwen3Moe(config)) return [...entries, ...qwen3MoeKeys(preset)];
   entries.push(
     [`${arch}.vocab_size`, gguf.u32(config.vocab_size)],
     [`${arch}.context_length`, gguf.u32(config.max_position_embeddings)],
@@ -80,4 +81,32 @@ function gemma3Keys(preset: ModelPreset): Array<[string, GgufTypedValue]> {
     entries.push(["gemma3.attention.sliding_window", gguf.u32(config.sliding_window)]);
   }
   return entries;
+}
+
+/**
+ * The qwen3moe.* keys, as Qwen3MoeModel (Qwen2MoeModel.set_gguf_parameters on TextModel's, conversion/qwen.py and
+ * base.py) writes them, in its order: no vocab_size and no rope.dimension_count (llama.cpp takes head_dim); the dense
+ * feed_forward_length is config.json's intermediate_size (Qwen3-30B-A3B: 6144, which no layer uses); expert_count
+ * (num_experts), expert_used_count (num_experts_per_tok), key/value_length (head_dim), then
+ * expert_feed_forward_length (moe_intermediate_size). norm_topk_prob is not written: llama.cpp's qwen3moe graph always
+ * renormalises the top-k weights (build_moe_ffn with norm_w true), and the converter writes no expert_weights_norm.
+ */
+function qwen3MoeKeys(preset: ModelPreset): Array<[string, GgufTypedValue]> {
+  const config = preset.config;
+  const headDim = headDimOf(config);
+  return [
+    ["qwen3moe.block_count", gguf.u32(config.num_hidden_layers)],
+    ["qwen3moe.context_length", gguf.u32(config.max_position_embeddings)],
+    ["qwen3moe.embedding_length", gguf.u32(config.hidden_size)],
+    ["qwen3moe.feed_forward_length", gguf.u32(config.intermediate_size)],
+    ["qwen3moe.attention.head_count", gguf.u32(config.num_attention_heads)],
+    ["qwen3moe.attention.head_count_kv", gguf.u32(config.num_key_value_heads)],
+    ["qwen3moe.rope.freq_base", gguf.f32(config.rope_theta)],
+    ["qwen3moe.attention.layer_norm_rms_epsilon", gguf.f32(config.rms_norm_eps)],
+    ["qwen3moe.expert_count", gguf.u32(config.num_experts!)],
+    ["qwen3moe.expert_used_count", gguf.u32(config.num_experts_per_tok!)],
+    ["qwen3moe.attention.key_length", gguf.u32(headDim)],
+    ["qwen3moe.attention.value_length", gguf.u32(headDim)],
+    ["qwen3moe.expert_feed_forward_length", gguf.u32(config.moe_intermediate_size!)],
+  ];
 }

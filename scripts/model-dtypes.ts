@@ -48,16 +48,23 @@ const K_QUANT_MIXES: Partial<Record<ModelDtype, GgmlType>> = { q4_k_m: GgmlType.
 
 /**
  * The GGML type of a tensor in a GGUF file of `dtype`. Vectors (norms, biases) stay F32, as llama.cpp's converter
- * keeps them. A matrix whose row length is not a multiple of the type's block falls back as llama.cpp's quantizer
- * does: Q8_0/Q4_0 to F16, Q6_K to Q8_0, and Q4_K/Q5_K to Q4_0/Q8_0 (llama.cpp picks Q5_0/Q5_1, which loom does not
- * read).
+ * keeps them, and so does a Qwen3-MoE router (ffn_gate_inp): the converter writes it F32 whatever the output type and
+ * llama.cpp's quantizer never quantizes `ffn_gate_inp.weight` (llama-quant.cpp, tensor_allows_quantization). Experts
+ * take their dense counterparts' types (the quantizer's categories match by substring: ffn_down_exps is an ffn_down,
+ * so Q6_K in the K-quant mixes), each expert's rows quantized as rows of their own. A matrix whose row length is not
+ * a multiple of the type's block falls back as llama.cpp's quantizer does: Q8_0/Q4_0 to F16, Q6_K to Q8_0, and
+ * Q4_K/Q5_K to Q4_0/Q8_0 (llama.cpp picks Q5_0/Q5_1, which loom does not read).
+ * NOTE: like the dense mixes (no use_more_bits layer choice for ffn_down/attn_v), the quantizer's rules for models of
+ * exactly 8 experts (Mixtral: attn_k/attn_v Q8_0, attn_output Q5_K) are not mirrored; they would touch tiny-qwen3moe,
+ * not Qwen3-30B-A3B's 128 experts.
  */
 export function ggufTensorType(tensor: PlannedTensor, dtype: ModelDtype): GgmlType {
-  if (tensor.shape.length === 1) return GgmlType.F32;
+  if (tensor.shape.length === 1 || tensor.role === "router") return GgmlType.F32;
   const rowLength = tensor.shape[tensor.shape.length - 1];
   const mix = K_QUANT_MIXES[dtype];
   if (mix !== undefined) {
-    const wantsQ6 = mix === GgmlType.Q6_K || tensor.role === "ffn_down" || tensor.role === "embedding" || tensor.role === "output";
+    const wantsQ6 =
+      mix === GgmlType.Q6_K || tensor.role === "ffn_down" || tensor.role === "expert_down" || tensor.role === "embedding" || tensor.role === "output";
     if (rowLength % 256 === 0) return wantsQ6 ? GgmlType.Q6_K : mix;
     if (rowLength % 32 === 0) return wantsQ6 || mix === GgmlType.Q5_K ? GgmlType.Q8_0 : GgmlType.Q4_0;
     return GgmlType.F16;
@@ -68,7 +75,7 @@ export function ggufTensorType(tensor: PlannedTensor, dtype: ModelDtype): GgmlTy
 }
 
 /**
- * Rounds values in place to what an f16/bf16 checkpoint would hold, for tensors GGUF keeps in F32: converting a
+ * Rounds values in place to what an f16/bf16 checkpoint would hold, for tensors GGUF keeps in F32 (vectors, routers): converting a
  * half-precision checkpoint gives exactly these (the converter upcasts them), so the GGUF and the Hugging Face
  * directory of the same dtype hold the same numbers.
  */

@@ -21,9 +21,12 @@ export interface LinearRopeScalingConfig {
 
 /** A Hugging Face config.json for the architectures the generator writes (field names and values as transformers writes them). */
 export interface HuggingFaceConfig {
-  architectures: readonly ["LlamaForCausalLM"] | readonly ["Qwen2ForCausalLM"] | readonly ["Qwen3ForCausalLM"] | readonly ["Gemma3ForCausalLM"];
-  model_type: "llama" | "qwen2" | "qwen3" | "gemma3_text";
+  architectures:
+    | readonly ["LlamaForCausalLM"] | readonly ["Qwen2ForCausalLM"] | readonly ["Qwen3ForCausalLM"] | readonly ["Qwen3MoeForCausalLM"]
+    | readonly ["Gemma3ForCausalLM"];
+  model_type: "llama" | "qwen2" | "qwen3" | "qwen3_moe" | "gemma3_text";
   hidden_size: number;
+  /** The dense feed-forward width (Qwen3-MoE: unused when every layer is MoE; the published config gives experts used x moe_intermediate_size). */
   intermediate_size: number;
   num_hidden_layers: number;
   num_attention_heads: number;
@@ -51,6 +54,17 @@ export interface HuggingFaceConfig {
   rope_local_base_freq?: number;
   /** Gemma 3: queries are scaled by query_pre_attn_scalar^-0.5 (head_dim, except 27B's hidden_size / heads = 168). */
   query_pre_attn_scalar?: number;
+  /** Qwen3-MoE: experts per layer. */
+  num_experts?: number;
+  /** Qwen3-MoE: experts each token is routed to (top-k of the router's softmax). */
+  num_experts_per_tok?: number;
+  /** Qwen3-MoE: each expert's feed-forward width. */
+  moe_intermediate_size?: number;
+  /** Qwen3-MoE: the top-k routing weights are renormalised to sum to 1 (llama.cpp's qwen3moe always does). */
+  norm_topk_prob?: boolean;
+  /** Qwen3-MoE: every decoder_sparse_step-th layer is MoE (1: all), except those in mlp_only_layers. */
+  decoder_sparse_step?: number;
+  mlp_only_layers?: readonly number[];
   [field: string]: unknown;
 }
 
@@ -101,6 +115,28 @@ const QWEN3_COMMON = {
   hidden_act: "silu",
   initializer_range: 0.02,
   rope_scaling: null,
+  sliding_window: null,
+  use_cache: true,
+  use_sliding_window: false,
+} as const;
+
+/**
+ * Qwen3-MoE as the published Qwen/Qwen3-30B-A3B config.json writes it (Qwen3MoeForCausalLM, model_type qwen3_moe):
+ * every layer is MoE (decoder_sparse_step 1, no mlp_only_layers) with renormalised top-k weights.
+ */
+const QWEN3_MOE_COMMON = {
+  architectures: ["Qwen3MoeForCausalLM"],
+  model_type: "qwen3_moe",
+  attention_bias: false,
+  attention_dropout: 0.0,
+  decoder_sparse_step: 1,
+  hidden_act: "silu",
+  initializer_range: 0.02,
+  mlp_only_layers: [],
+  norm_topk_prob: true,
+  output_router_logits: false,
+  rope_scaling: null,
+  router_aux_loss_coef: 0.001,
   sliding_window: null,
   use_cache: true,
   use_sliding_window: false,
@@ -233,6 +269,26 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
     tokenizer: "gemma3",
     fullSize: true,
   },
+  "qwen3-30b-a3b": {
+    name: "qwen3-30b-a3b",
+    description:
+      "Qwen3-30B-A3B (Qwen/Qwen3-30B-A3B's published config.json, transformers 4.51.0): 48 layers, hidden 2048, " +
+      "32 heads / 4 KV heads of head_dim 128 (32*128 != 2048), q_norm/k_norm, every layer a mixture of 128 experts " +
+      "(moe_intermediate_size 768) with 8 used per token and renormalised top-k weights (norm_topk_prob), intermediate_size " +
+      "6144 (= 8 x 768, the dense width no layer uses; llama.cpp's converter writes it as feed_forward_length), " +
+      "vocab 151936, rope_theta 1e6, rms_norm_eps 1e-6, max_position_embeddings 40960, untied output; Qwen3 tokenizer and " +
+      "thinking chat template. 30.5B parameters, 3.35B active per token. As a qwen3moe GGUF each layer's experts are " +
+      "three 3-D tensors (ffn_gate_exps, ffn_up_exps, ffn_down_exps) and the router ffn_gate_inp stays F32.",
+    config: {
+      ...QWEN3_MOE_COMMON, ...QWEN_IDS,
+      hidden_size: 2048, intermediate_size: 6144, num_hidden_layers: 48, num_attention_heads: 32, num_key_value_heads: 4, head_dim: 128,
+      num_experts: 128, num_experts_per_tok: 8, moe_intermediate_size: 768,
+      vocab_size: 151936, max_position_embeddings: 40960, rms_norm_eps: 1e-6, rope_theta: 1000000,
+      tie_word_embeddings: false, max_window_layers: 48,
+    },
+    tokenizer: "qwen3",
+    fullSize: true,
+  },
   "tiny-llama": {
     name: "tiny-llama",
     description: "Test model: Llama architecture, 2 layers, hidden 128, 4 heads / 2 KV heads (head_dim 32), tied embeddings, SmolLM2 tokenizer (49152).",
@@ -297,6 +353,23 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
     tokenizer: "qwen3",
     fullSize: false,
   },
+  "tiny-qwen3moe": {
+    name: "tiny-qwen3moe",
+    description:
+      "Test model: Qwen3-MoE architecture, 2 layers, hidden 64, 4 heads / 2 KV heads of head_dim 32, q_norm/k_norm, " +
+      "8 experts of moe_intermediate_size 64 with 2 used per token (norm_topk_prob), intermediate_size 128 (= 2 x 64, " +
+      "unused, as Qwen3-30B-A3B's 6144 = 8 x 768), tied embeddings, Qwen3 tokenizer (vocab 151936). No row length is a " +
+      "multiple of 256, so q4_k_m falls back to Q4_0 (Q8_0 for the embedding and ffn_down_exps); the router stays F32.",
+    config: {
+      ...QWEN3_MOE_COMMON, ...QWEN_IDS,
+      hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 32,
+      num_experts: 8, num_experts_per_tok: 2, moe_intermediate_size: 64,
+      vocab_size: 151936, max_position_embeddings: 40960, rms_norm_eps: 1e-6, rope_theta: 1000000,
+      tie_word_embeddings: true, max_window_layers: 2,
+    },
+    tokenizer: "qwen3",
+    fullSize: false,
+  },
   "tiny-kquant": {
     name: "tiny-kquant",
     description:
@@ -348,9 +421,16 @@ export function isGemma3(config: HuggingFaceConfig): boolean {
   return config.model_type === "gemma3_text";
 }
 
-/** The GGUF architecture name of a config: llama, qwen2, qwen3 or gemma3. */
-export function ggufArchitectureOf(config: HuggingFaceConfig): "llama" | "qwen2" | "qwen3" | "gemma3" {
-  return config.model_type === "gemma3_text" ? "gemma3" : config.model_type;
+/** Whether a config is Qwen3-MoE (GGUF architecture `qwen3moe`): every layer's feed-forward is a mixture of experts. */
+export function isQwen3Moe(config: HuggingFaceConfig): boolean {
+  return config.model_type === "qwen3_moe";
+}
+
+/** The GGUF architecture name of a config: llama, qwen2, qwen3, qwen3moe or gemma3. */
+export function ggufArchitectureOf(config: HuggingFaceConfig): "llama" | "qwen2" | "qwen3" | "qwen3moe" | "gemma3" {
+  if (config.model_type === "gemma3_text") return "gemma3";
+  if (config.model_type === "qwen3_moe") return "qwen3moe";
+  return config.model_type;
 }
 
 /** head_dim of a config: the explicit field, else hidden_size / num_attention_heads. */

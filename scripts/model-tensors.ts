@@ -1,6 +1,6 @@
 // The tensors of a model shape (Hugging Face names and shapes, GGUF names) and their seeded values, row chunk by row chunk.
-import { ggufNameOf } from "../engine/model/tensor-names.js";
-import { type HuggingFaceConfig, headDimOf, isGemma3 } from "./model-presets.js";
+import { ggufExpertOf, ggufNameOf } from "../engine/model/tensor-names.js";
+import { type HuggingFaceConfig, headDimOf, isGemma3, isQwen3Moe } from "./model-presets.js";
 import { fillUniform, tensorStream } from "./random-weights.js";
 import { type TensorRole, type UniformInit, initFor } from "./weight-init.js";
 
@@ -24,12 +24,20 @@ export interface PlannedTensor {
    * and the GGUF file holds w + 1, as llama.cpp's converter adds 1 to every Gemma 3 `norm.weight`. Undefined elsewhere.
    */
   normOffset?: number;
+  /**
+   * Qwen3-MoE experts: this checkpoint tensor (one expert's [rows, rowLength] matrix) is slice `index` of the 3-D GGUF
+   * tensor `ggufName`, which stacks `count` experts (expert e's rows after expert e-1's). Undefined elsewhere.
+   */
+  ggufExpert?: { index: number; count: number };
 }
 
 /**
  * The tensors of a model in `config`, in checkpoint order (embedding, layers, final norm, untied output).
  * Gemma 3 layers: input_layernorm, q/k/v, q_norm/k_norm, o, post_attention_layernorm, pre_feedforward_layernorm,
  * gate/up/down, post_feedforward_layernorm; q and k are not permuted (only the GGUF `llama` architecture is).
+ * Qwen3-MoE layers: Qwen3's attention, post_attention_layernorm, the router mlp.gate ([experts, hidden]) and each expert's
+ * gate_proj, up_proj ([moe_intermediate_size, hidden]) and down_proj ([hidden, moe_intermediate_size]), expert by
+ * expert, as Qwen3MoeForCausalLM names them; ggufTensorGroups stacks the experts into llama.cpp's 3-D tensors.
  */
 export function planTensors(config: HuggingFaceConfig): PlannedTensor[] {
   const hidden = config.hidden_size;
@@ -39,13 +47,17 @@ export function planTensors(config: HuggingFaceConfig): PlannedTensor[] {
   const isLlama = config.model_type === "llama";
   const gemma = isGemma3(config);
   const hasQkvBias = config.model_type === "qwen2" || config.attention_bias === true;
+  const moe = isQwen3Moe(config);
+  const experts = moe ? moeShape(config) : undefined;
   const tensors: PlannedTensor[] = [];
   const add = (huggingFaceName: string, shape: number[], role: TensorRole, ggufPermuteHeads?: number) => {
-    const ggufName = ggufNameOf(huggingFaceName, config.model_type);
+    const expert = ggufExpertOf(huggingFaceName);
+    const ggufName = expert?.ggufName ?? ggufNameOf(huggingFaceName, config.model_type);
     if (!ggufName) throw new Error(`no GGUF name for ${huggingFaceName}`);
     const isNorm = role === "norm" || role === "final_norm" || role === "qk_norm" || role === "post_norm";
     const normOffset = gemma && isNorm ? 1 : undefined;
-    tensors.push({ huggingFaceName, ggufName, shape, role, init: initFor(role, config), ggufPermuteHeads, normOffset });
+    const ggufExpert = expert && experts ? { index: expert.expert, count: experts.count } : undefined;
+    tensors.push({ huggingFaceName, ggufName, shape, role, init: initFor(role, config), ggufPermuteHeads, normOffset, ggufExpert });
   };
   add("model.embed_tokens.weight", [config.vocab_size, hidden], "embedding");
   for (let layer = 0; layer < config.num_hidden_layers; layer++) {
@@ -59,21 +71,88 @@ export function planTensors(config: HuggingFaceConfig): PlannedTensor[] {
       add(`${p}self_attn.k_proj.bias`, [kvRows], "bias", isLlama ? config.num_key_value_heads : undefined);
       add(`${p}self_attn.v_proj.bias`, [kvRows], "bias");
     }
-    if (config.model_type === "qwen3" || gemma) {
+    if (config.model_type === "qwen3" || moe || gemma) {
       add(`${p}self_attn.q_norm.weight`, [headDim], "qk_norm");
       add(`${p}self_attn.k_norm.weight`, [headDim], "qk_norm");
     }
     add(`${p}self_attn.o_proj.weight`, [hidden, qRows], "attn_output");
     add(`${p}post_attention_layernorm.weight`, [hidden], gemma ? "post_norm" : "norm");
     if (gemma) add(`${p}pre_feedforward_layernorm.weight`, [hidden], "norm");
-    add(`${p}mlp.gate_proj.weight`, [config.intermediate_size, hidden], "ffn_gate");
-    add(`${p}mlp.up_proj.weight`, [config.intermediate_size, hidden], "ffn_up");
-    add(`${p}mlp.down_proj.weight`, [hidden, config.intermediate_size], "ffn_down");
+    if (experts) {
+      add(`${p}mlp.gate.weight`, [experts.count, hidden], "router");
+      for (let e = 0; e < experts.count; e++) {
+        add(`${p}mlp.experts.${e}.gate_proj.weight`, [experts.width, hidden], "expert_gate");
+        add(`${p}mlp.experts.${e}.up_proj.weight`, [experts.width, hidden], "expert_up");
+        add(`${p}mlp.experts.${e}.down_proj.weight`, [hidden, experts.width], "expert_down");
+      }
+    } else {
+      add(`${p}mlp.gate_proj.weight`, [config.intermediate_size, hidden], "ffn_gate");
+      add(`${p}mlp.up_proj.weight`, [config.intermediate_size, hidden], "ffn_up");
+      add(`${p}mlp.down_proj.weight`, [hidden, config.intermediate_size], "ffn_down");
+    }
     if (gemma) add(`${p}post_feedforward_layernorm.weight`, [hidden], "post_norm");
   }
   add("model.norm.weight", [hidden], "final_norm");
   if (!config.tie_word_embeddings) add("lm_head.weight", [config.vocab_size, hidden], "output");
   return tensors;
+}
+
+/**
+ * A Qwen3-MoE config's experts: count and width. Throws unless every layer is MoE (decoder_sparse_step 1, no
+ * mlp_only_layers), the only layout llama.cpp's qwen3moe loader takes.
+ */
+function moeShape(config: HuggingFaceConfig): { count: number; width: number } {
+  const count = config.num_experts;
+  const used = config.num_experts_per_tok;
+  const width = config.moe_intermediate_size;
+  if (!count || !used || !width || used > count) {
+    throw new RangeError(`a qwen3_moe config needs num_experts, num_experts_per_tok <= num_experts and moe_intermediate_size (got ${count}, ${used}, ${width})`);
+  }
+  if ((config.decoder_sparse_step ?? 1) !== 1 || (config.mlp_only_layers ?? []).length > 0) {
+    throw new RangeError("qwen3_moe with dense layers (decoder_sparse_step > 1 or mlp_only_layers) is not supported: llama.cpp's qwen3moe makes every layer MoE");
+  }
+  return { count, width };
+}
+
+/** One GGUF tensor: a checkpoint tensor, or (Qwen3-MoE experts) several stacked into one 3-D tensor. */
+export interface GgufTensorGroup {
+  ggufName: string;
+  /** PyTorch order: [experts, rows, rowLength] for stacked experts, else the part's own shape. */
+  shape: number[];
+  /** The checkpoint tensors whose values follow one another in the GGUF tensor (one, or each expert in order). */
+  parts: PlannedTensor[];
+}
+
+/**
+ * The GGUF tensors of planned checkpoint tensors, in order of first appearance: each tensor alone, except the experts
+ * of a layer, stacked as convert_hf_to_gguf.py's Qwen2MoeModel.modify_tensors does (torch.stack of experts 0..E-1 on
+ * a new first axis): `blk.N.ffn_gate_exps.weight` / `ffn_up_exps` [E, n_ff_exp, n_embd] and `ffn_down_exps`
+ * [E, n_embd, n_ff_exp] in PyTorch order, GGML ne {n_embd, n_ff_exp, E} and {n_ff_exp, n_embd, E}.
+ */
+export function ggufTensorGroups(planned: readonly PlannedTensor[]): GgufTensorGroup[] {
+  const groups: GgufTensorGroup[] = [];
+  const stacks = new Map<string, GgufTensorGroup>();
+  for (const tensor of planned) {
+    if (!tensor.ggufExpert) {
+      groups.push({ ggufName: tensor.ggufName, shape: tensor.shape, parts: [tensor] });
+      continue;
+    }
+    let group = stacks.get(tensor.ggufName);
+    if (!group) {
+      group = { ggufName: tensor.ggufName, shape: [tensor.ggufExpert.count, ...tensor.shape], parts: [] };
+      stacks.set(tensor.ggufName, group);
+      groups.push(group);
+    }
+    group.parts[tensor.ggufExpert.index] = tensor;
+  }
+  for (const group of stacks.values()) {
+    const count = group.shape[0];
+    for (let e = 0; e < count; e++) {
+      const part = group.parts[e];
+      if (!part || part.shape.join() !== group.shape.slice(1).join()) throw new Error(`${group.ggufName}: expert ${e} is missing or has another shape`);
+    }
+  }
+  return groups;
 }
 
 /** Elements in a tensor. */

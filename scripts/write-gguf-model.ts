@@ -6,7 +6,7 @@ import { type StreamedGgufTensor, ggufDataBytes, writeGgufStreaming } from "./gg
 import type { ProgressListener } from "./generation-progress.js";
 import { type ModelDtype, ggufTensorType, roundToCheckpointPrecision } from "./model-dtypes.js";
 import { type ModelPreset, headDimOf } from "./model-presets.js";
-import { type PlannedTensor, permuteForGguf, planTensors, tensorValueChunks } from "./model-tensors.js";
+import { type PlannedTensor, ggufTensorGroups, permuteForGguf, planTensors, tensorValueChunks } from "./model-tensors.js";
 import { quantize } from "../kernels/formats/quantize.js";
 import { ggufTokenizerKeys } from "./tokenizer-files.js";
 
@@ -26,7 +26,7 @@ function* ggufChunks(tensor: PlannedTensor, type: GgmlType, dtype: ModelDtype, s
   const rowMultiple = tensor.shape.length === 1 ? tensor.shape[0] : Math.max(1, headDim);
   for (let values of tensorValueChunks(tensor, seed, rowMultiple)) {
     if (headDim) values = permuteForGguf(values, headDim, rowLength);
-    if (type === GgmlType.F32 && tensor.shape.length === 1) roundToCheckpointPrecision(values, dtype);
+    if (type === GgmlType.F32) roundToCheckpointPrecision(values, dtype); // vectors and routers; a no-op for f32 files
     if (tensor.normOffset) {
       for (let i = 0; i < values.length; i++) values[i] += tensor.normOffset;
       if (dtype === "f16") roundToCheckpointPrecision(values, "f16");
@@ -45,9 +45,13 @@ export function writeGgufModel(preset: ModelPreset, dtype: ModelDtype, seed: num
     const factors = llama3RopeFreqFactors(config.rope_scaling, config.rope_theta, headDim);
     tensors.push({ name: "rope_freqs.weight", shape: [headDim / 2], type: GgmlType.F32, chunks: () => [new Uint8Array(factors.buffer)] });
   }
-  for (const tensor of planTensors(config)) {
-    const type = ggufTensorType(tensor, dtype);
-    tensors.push({ name: tensor.ggufName, shape: ggmlShape(tensor.shape), type, chunks: () => ggufChunks(tensor, type, dtype, seed) });
+  for (const group of ggufTensorGroups(planTensors(config))) {
+    // Stacked experts share one type; each expert's matrix follows the previous one's, in whole rows.
+    const type = ggufTensorType(group.parts[0], dtype);
+    const chunks = function* () {
+      for (const part of group.parts) yield* ggufChunks(part, type, dtype, seed);
+    };
+    tensors.push({ name: group.ggufName, shape: ggmlShape(group.shape), type, chunks });
   }
   const metadata = [...ggufArchitectureMetadata(preset, dtype, stamp), ...ggufTokenizerKeys(preset)];
   const totalBytes = ggufDataBytes(tensors);

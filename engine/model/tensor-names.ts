@@ -36,6 +36,26 @@ const GEMMA3_LAYER_NAMES: Record<string, string> = {
 };
 
 /**
+ * Qwen3-MoE (model_type `qwen3_moe`): the router `mlp.gate` is llama.cpp's ffn_gate_inp. The experts' merged names
+ * (`mlp.experts.{gate,up,down}_proj.weight`, the 3-D tensors convert_hf_to_gguf.py stacks from the per-expert ones,
+ * and gguf-py's tensor_mapping.py's names for them) are ffn_{gate,up,down}_exps; per-expert checkpoint tensors are
+ * slices of those (see ggufExpertOf).
+ */
+const QWEN3_MOE_LAYER_NAMES: Record<string, string> = {
+  ...LAYER_NAMES,
+  "mlp.gate.weight": "ffn_gate_inp.weight",
+  "mlp.experts.gate_proj.weight": "ffn_gate_exps.weight",
+  "mlp.experts.up_proj.weight": "ffn_up_exps.weight",
+  "mlp.experts.down_proj.weight": "ffn_down_exps.weight",
+};
+
+function layerNames(modelType: string | undefined): Record<string, string> {
+  if (modelType === "gemma3_text" || modelType === "gemma3") return GEMMA3_LAYER_NAMES;
+  if (modelType === "qwen3_moe") return QWEN3_MOE_LAYER_NAMES;
+  return LAYER_NAMES;
+}
+
+/**
  * The GGUF name of a Hugging Face tensor, or undefined for tensors loom does not use (e.g. rotary caches).
  * `modelType` (config.json's model_type) selects an architecture's own names where they differ from Llama's; without
  * it, or for any other architecture, the Llama names apply.
@@ -45,7 +65,19 @@ export function ggufNameOf(huggingFaceName: string, modelType?: string): string 
   if (global) return global;
   const match = /^model\.layers\.(\d+)\.(.+)$/.exec(huggingFaceName);
   if (!match) return undefined;
-  const names = modelType === "gemma3_text" || modelType === "gemma3" ? GEMMA3_LAYER_NAMES : LAYER_NAMES;
-  const suffix = names[match[2]];
+  const suffix = layerNames(modelType)[match[2]];
   return suffix ? `blk.${match[1]}.${suffix}` : undefined;
+}
+
+const EXPERT_PROJECTIONS: Record<string, string> = { gate_proj: "ffn_gate_exps", up_proj: "ffn_up_exps", down_proj: "ffn_down_exps" };
+
+/**
+ * For one expert's matrix in a Qwen3-MoE / Qwen2-MoE checkpoint (`model.layers.N.mlp.experts.E.{gate,up,down}_proj.weight`):
+ * the 3-D GGUF tensor it is slice `expert` of (`blk.N.ffn_{gate,up,down}_exps.weight`, expert E's rows after expert
+ * E-1's, as convert_hf_to_gguf.py stacks them with torch.stack(dim=0)). Undefined for any other name.
+ */
+export function ggufExpertOf(huggingFaceName: string): { ggufName: string; expert: number } | undefined {
+  const match = /^model\.layers\.(\d+)\.mlp\.experts\.(\d+)\.(gate_proj|up_proj|down_proj)\.weight$/.exec(huggingFaceName);
+  if (!match) return undefined;
+  return { ggufName: `blk.${match[1]}.${EXPERT_PROJECTIONS[match[3]]}.weight`, expert: Number(match[2]) };
 }
