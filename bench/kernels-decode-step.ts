@@ -69,8 +69,8 @@ function step(matvecs = true): void {
     }
     runtime.call("rmsnorm", q, l.norm, q, headDim, 1e-6, 0, heads);
     runtime.call("rmsnorm", k, l.norm, k, headDim, 1e-6, 0, kvHeads);
-    runtime.call("rope_neox", q, positions, 0, 1, heads, headDim, headDim, thetaScale, 0, 1);
-    runtime.call("rope_neox", k, positions, 0, 1, kvHeads, headDim, headDim, thetaScale, 0, 1);
+    runtime.call("rope_neox", q, positions, 0, 1, heads, headDim, headDim, thetaScale, 1, 0, 1);
+    runtime.call("rope_neox", k, positions, 0, 1, kvHeads, headDim, headDim, thetaScale, 1, 0, 1);
     runtime.call("kv_store", k, v, l.kCache, l.vCache, table, positions, 1, kvDim, blockSize);
     runtime.parallel("attention", [q, l.kCache, l.vCache, table, positions, att, scratch, 1, heads, kvHeads, headDim, blockSize, 1 / Math.sqrt(headDim), context + 1, 0], heads, attentionGrain);
     linear(att, qDim, l.w.o, h, d);

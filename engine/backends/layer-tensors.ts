@@ -20,14 +20,21 @@ export interface LayerTensors<W, V> {
   ffnNorm: V;
   /** Gemma 3: RMS norm of the feed-forward output, before the residual add. */
   ffnPostNorm?: V;
-  gate: W;
-  up: W;
-  down: W;
+  /** The dense feed-forward (absent in a mixture-of-experts layer). */
+  gate?: W;
+  up?: W;
+  down?: W;
+  /** A mixture-of-experts layer: the router [d, experts] and every expert's gate, up [d, ffn] and down [ffn, d]. */
+  experts?: { router: W; gate: W; up: W; down: W };
 }
 
-/** How a backend places tensors: a [k, n] matrix, an [n] vector, an optional [n] vector (undefined when absent). */
+/**
+ * How a backend places tensors: a [k, n] matrix, `count` [k, n] matrices stored one after another (experts), an [n]
+ * vector, an optional [n] vector (undefined when absent).
+ */
 export interface TensorPlacer<W, V> {
   matrix(name: string, k: number, n: number): W;
+  matrices(name: string, k: number, n: number, count: number): W;
   vector(name: string, n: number): V;
   optionalVector(name: string, n: number): V | undefined;
 }
@@ -56,8 +63,25 @@ export function layerTensors<W, V>(config: ModelConfig, index: number, place: Te
     attnPostNorm: gemma ? place.vector(`${p}post_attention_norm.weight`, d) : undefined,
     ffnNorm: place.vector(`${p}ffn_norm.weight`, d),
     ffnPostNorm: gemma ? place.vector(`${p}post_ffw_norm.weight`, d) : undefined,
-    gate: place.matrix(`${p}ffn_gate.weight`, d, ffn),
-    up: place.matrix(`${p}ffn_up.weight`, d, ffn),
-    down: place.matrix(`${p}ffn_down.weight`, ffn, d),
+    ...feedForward(config, p, place),
+  };
+}
+
+/** A layer's feed-forward: dense, or a mixture of experts when the config has experts. */
+function feedForward<W, V>(config: ModelConfig, p: string, place: TensorPlacer<W, V>): Pick<LayerTensors<W, V>, "gate" | "up" | "down" | "experts"> {
+  const d = config.hidden_size;
+  if (config.num_experts === undefined) {
+    const ffn = config.intermediate_size;
+    return { gate: place.matrix(`${p}ffn_gate.weight`, d, ffn), up: place.matrix(`${p}ffn_up.weight`, d, ffn), down: place.matrix(`${p}ffn_down.weight`, ffn, d) };
+  }
+  const ffn = config.moe_intermediate_size!;
+  const count = config.num_experts;
+  return {
+    experts: {
+      router: place.matrix(`${p}ffn_gate_inp.weight`, d, count),
+      gate: place.matrices(`${p}ffn_gate_exps.weight`, d, ffn, count),
+      up: place.matrices(`${p}ffn_up_exps.weight`, d, ffn, count),
+      down: place.matrices(`${p}ffn_down_exps.weight`, ffn, d, count),
+    },
   };
 }

@@ -3,7 +3,7 @@ import type { GgufValue } from "./gguf/format.js";
 import { ModelFileError } from "./errors.js";
 
 /** The architectures loom implements (one definition, small variants). */
-export type Architecture = "llama" | "qwen2" | "qwen3" | "gemma3";
+export type Architecture = "llama" | "qwen2" | "qwen3" | "qwen3moe" | "gemma3";
 
 /** A layer's attention span, with config.json's names: the whole sequence, or a sliding window. */
 export type LayerType = "full_attention" | "sliding_attention";
@@ -42,12 +42,22 @@ export interface ModelConfig {
   layer_types?: readonly LayerType[];
   /** Gemma 3: the RoPE base of the sliding-window layers (rope_theta is the full layers'). */
   rope_local_base_freq?: number;
+  /** Gemma 3: linear RoPE scaling of the full-attention layers (their angles divided by this factor). */
+  rope_linear_factor?: number;
   /** Gemma: queries are scaled by query_pre_attn_scalar^-1/2 (default: head_dim^-1/2, as every other model). */
   query_pre_attn_scalar?: number;
   /** The feed-forward's gate activation (default "silu"); Gemma's is GELU with the tanh approximation. */
   hidden_activation?: "silu" | "gelu_pytorch_tanh";
   /** Gemma: the token embeddings are multiplied by this (an f32 sqrt(hidden_size)); default 1. */
   embedding_scale?: number;
+  /** Mixture of experts (Qwen3-MoE): experts per layer; absent for dense models. */
+  num_experts?: number;
+  /** Experts each token is routed to (top-k of the router's softmax). */
+  num_experts_per_tok?: number;
+  /** Each expert's feed-forward width. */
+  moe_intermediate_size?: number;
+  /** Whether the top-k routing weights are renormalised to sum to 1 (Qwen3-MoE: yes). */
+  norm_topk_prob?: boolean;
 }
 
 /** Whether layer `index` attends over a sliding window (and how wide), or over the whole sequence (0). */
@@ -61,7 +71,7 @@ const ARCHITECTURES: Record<string, Architecture> = {
   qwen3: "qwen3", Qwen3ForCausalLM: "qwen3",
 };
 /** Architectures loom reads from GGUF only (their Hugging Face checkpoints differ from the GGUF form, e.g. Gemma's norms). */
-const GGUF_ARCHITECTURES: Record<string, Architecture> = { ...ARCHITECTURES, gemma3: "gemma3" };
+const GGUF_ARCHITECTURES: Record<string, Architecture> = { ...ARCHITECTURES, gemma3: "gemma3", qwen3moe: "qwen3moe" };
 
 function positiveInteger(path: string, field: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
@@ -141,7 +151,7 @@ export function configFromHuggingFace(path: string, json: Record<string, unknown
 export function configFromGguf(path: string, metadata: ReadonlyMap<string, GgufValue>, hasOutputTensor: boolean): ModelConfig {
   const arch = metadata.get("general.architecture");
   const architecture = typeof arch === "string" ? GGUF_ARCHITECTURES[arch] : undefined;
-  if (!architecture) throw new ModelFileError(path, `architecture '${String(arch)}' is not supported (llama, qwen2, qwen3 and gemma3 are)`);
+  if (!architecture) throw new ModelFileError(path, `architecture '${String(arch)}' is not supported (llama, qwen2, qwen3, qwen3moe and gemma3 are)`);
   const key = (name: string) => metadata.get(`${arch}.${name}`);
   const hidden = positiveInteger(path, `${arch}.embedding_length`, key("embedding_length"));
   const heads = positiveInteger(path, `${arch}.attention.head_count`, key("attention.head_count"));
@@ -157,6 +167,7 @@ export function configFromGguf(path: string, metadata: ReadonlyMap<string, GgufV
   const name = metadata.get("general.name");
   const layers = positiveInteger(path, `${arch}.block_count`, key("block_count"));
   const gemma = architecture === "gemma3" ? gemma3Fields(path, String(arch), key, layers, hidden, heads, headDim) : {};
+  const experts = architecture === "qwen3moe" ? expertFields(path, String(arch), key) : {};
   return validate(path, {
     architecture,
     hidden_size: hidden,
@@ -175,21 +186,38 @@ export function configFromGguf(path: string, metadata: ReadonlyMap<string, GgufV
     tie_word_embeddings: !hasOutputTensor,
     name: typeof name === "string" ? name : undefined,
     ...gemma,
+    ...experts,
   });
+}
+
+/** A mixture of experts' fields from its GGUF keys, as llama.cpp's qwen3moe loader reads them (weights renormalised). */
+function expertFields(path: string, arch: string, key: (name: string) => GgufValue | undefined): Partial<ModelConfig> {
+  const count = positiveInteger(path, `${arch}.expert_count`, key("expert_count"));
+  const used = positiveInteger(path, `${arch}.expert_used_count`, key("expert_used_count"));
+  if (used > count) throw new ModelFileError(path, `${arch}.expert_used_count ${used} is more than ${arch}.expert_count ${count}`);
+  const scale = key("expert_weights_scale");
+  if (scale !== undefined && scale !== 0 && scale !== 1) throw new ModelFileError(path, `${arch}.expert_weights_scale ${String(scale)} is not supported`);
+  return {
+    num_experts: count,
+    num_experts_per_tok: used,
+    moe_intermediate_size: positiveInteger(path, `${arch}.expert_feed_forward_length`, key("expert_feed_forward_length")),
+    norm_topk_prob: true,
+  };
 }
 
 /**
  * Gemma 3's fields from its GGUF keys, as llama.cpp's gemma3 loader reads them: the sliding window, which layers use
  * it (`attention.sliding_window_pattern`: per-layer flags or a period n, where every n-th layer is full; default 6),
- * the local layers' RoPE base (default 10000), and the query scale (27B: hidden / heads, else head_dim).
+ * the local layers' RoPE base (default 10000), the full layers' linear RoPE scaling (`rope.scaling.factor`), and the
+ * query scale (27B: hidden / heads, else head_dim).
  */
 function gemma3Fields(path: string, arch: string, key: (name: string) => GgufValue | undefined, layers: number, hidden: number, heads: number, headDim: number): Partial<ModelConfig> {
-  if (key("rope.scaling.type") === "linear" && key("rope.scaling.factor") !== undefined && key("rope.scaling.factor") !== 1) {
-    throw new ModelFileError(path, `${arch}.rope.scaling.type 'linear' (factor ${String(key("rope.scaling.factor"))}) is not supported yet`);
-  }
+  const linear = key("rope.scaling.type") === "linear" && key("rope.scaling.factor") !== undefined;
+  const factor = linear ? positiveNumber(path, `${arch}.rope.scaling.factor`, key("rope.scaling.factor")) : 1;
   const softcap = key("final_logit_softcapping");
   if (softcap !== undefined && softcap !== 0) throw new ModelFileError(path, `${arch}.final_logit_softcapping ${String(softcap)} is not supported`);
   const fields: Partial<ModelConfig> = {
+    ...(factor !== 1 ? { rope_linear_factor: factor } : {}),
     hidden_activation: "gelu_pytorch_tanh",
     embedding_scale: Math.fround(Math.sqrt(hidden)),
     query_pre_attn_scalar: layers === 62 ? hidden / heads : headDim,

@@ -54,11 +54,16 @@ describe("Gemma 3 configuration from GGUF", () => {
     expect(big.query_pre_attn_scalar).toBe(168);
   });
 
-  it("refuses a window larger than the context, a malformed pattern, logit soft-capping and linear RoPE scaling, naming them", () => {
+  it("reads linear RoPE scaling for the full layers (the 4B-27B's factor 8)", () => {
+    expect(configFromGguf("m.gguf", gemma3({ "gemma3.rope.scaling.type": "linear", "gemma3.rope.scaling.factor": 8 }), false).rope_linear_factor).toBe(8);
+    expect(configFromGguf("m.gguf", gemma3(), false).rope_linear_factor).toBeUndefined();
+  });
+
+  it("refuses a window larger than the context, a malformed pattern, logit soft-capping and a bad scaling factor, naming them", () => {
     expect(() => configFromGguf("m.gguf", gemma3({ "gemma3.attention.sliding_window": 40000 }), false)).toThrow(/sliding window 40000 is larger than the context length 32768/);
     expect(() => configFromGguf("m.gguf", gemma3({ "gemma3.attention.sliding_window_pattern": [true, false] }), false)).toThrow(/gemma3\.attention\.sliding_window_pattern must hold one boolean per layer \(6\)/);
     expect(() => configFromGguf("m.gguf", gemma3({ "gemma3.attention.sliding_window_pattern": "six" }), false)).toThrow(/gemma3\.attention\.sliding_window_pattern must be a layer period or per-layer flags/);
     expect(() => configFromGguf("m.gguf", gemma3({ "gemma3.final_logit_softcapping": 30 }), false)).toThrow(/gemma3\.final_logit_softcapping 30 is not supported/);
-    expect(() => configFromGguf("m.gguf", gemma3({ "gemma3.rope.scaling.type": "linear", "gemma3.rope.scaling.factor": 8 }), false)).toThrow(/gemma3\.rope\.scaling\.type 'linear' \(factor 8\) is not supported yet/);
+    expect(() => configFromGguf("m.gguf", gemma3({ "gemma3.rope.scaling.type": "linear", "gemma3.rope.scaling.factor": -8 }), false)).toThrow(/gemma3\.rope\.scaling\.factor must be a positive number, found -8/);
   });
 });

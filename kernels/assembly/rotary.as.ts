@@ -32,11 +32,12 @@ export const ROW_F16: i32 = 1;
 
 /**
  * Rotates one row of `heads` heads (at `row`, elements of `kind`: ROW_F32 or ROW_F16) in place by the angles of
- * `position`: the shared body of rope_neox and of rope_shift (which rotates cached keys by a position delta).
+ * `position`: the shared body of rope_neox and of rope_shift (which rotates cached keys by a position delta). Each
+ * angle is freqScale * (theta / factor), as ggml's rope with linear scaling (freq_scale) and frequency factors.
  * Halves are widened to f32, rotated in f32 exactly as f32 rows are, and rounded back to nearest even.
  */
 // @ts-ignore: decorator
-@inline export function rotate_row(row: usize, heads: i32, headDim: i32, rotaryDim: i32, position: i32, freqFactors: usize, thetaScale: f32, kind: i32): void {
+@inline export function rotate_row(row: usize, heads: i32, headDim: i32, rotaryDim: i32, position: i32, freqFactors: usize, thetaScale: f32, freqScale: f32, kind: i32): void {
   const eb: usize = kind == ROW_F32 ? 4 : 2;
   const half = rotaryDim >> 1;
   const halfBytes = <usize>half * eb;
@@ -47,7 +48,7 @@ export const ROW_F16: i32 = 1;
   for (; i + 4 <= half; i += 4) {
     let c = f32x4.splat(0), s = f32x4.splat(0);
     for (let lane = 0; lane < 4; lane++) {
-      const angle: f32 = freqFactors != 0 ? theta / load<f32>(freqFactors + (<usize>(i + lane) << 2)) : theta;
+      const angle: f32 = freqScale * (freqFactors != 0 ? theta / load<f32>(freqFactors + (<usize>(i + lane) << 2)) : theta);
       const cosine = <f32>Math.cos(<f64>angle);
       const sine = <f32>Math.sin(<f64>angle);
       // NOTE: replace_lane needs a constant lane index.
@@ -66,7 +67,7 @@ export const ROW_F16: i32 = 1;
     }
   }
   for (; i < half; i++) {
-    const angle: f32 = freqFactors != 0 ? theta / load<f32>(freqFactors + (<usize>i << 2)) : theta;
+    const angle: f32 = freqScale * (freqFactors != 0 ? theta / load<f32>(freqFactors + (<usize>i << 2)) : theta);
     const c = <f32>Math.cos(<f64>angle);
     const s = <f32>Math.sin(<f64>angle);
     for (let h = 0; h < heads; h++) {

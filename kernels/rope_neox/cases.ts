@@ -3,9 +3,9 @@
 import { type CaseSetup, type KernelCase, randomF32, randomInts } from "../case.js";
 import { ropeNeoxRef } from "./rope_neox.ref.js";
 
-function ropeCase(rows: number, heads: number, headDim: number, rotaryDim: number, base: number, withFactors: boolean, maxPosition = 4096): KernelCase {
+function ropeCase(rows: number, heads: number, headDim: number, rotaryDim: number, base: number, withFactors: boolean, maxPosition = 4096, freqScale = 1): KernelCase {
   return {
-    name: `rope_neox rows=${rows} heads=${heads} headDim=${headDim} rotaryDim=${rotaryDim}${withFactors ? " freqFactors" : ""}`,
+    name: `rope_neox rows=${rows} heads=${heads} headDim=${headDim} rotaryDim=${rotaryDim}${withFactors ? " freqFactors" : ""}${freqScale !== 1 ? ` freqScale=${freqScale}` : ""}`,
     // Angles are exact f32 iterations; cos/sin of the same f32 angle may differ by an ulp between libms.
     tolerance: 1e-13,
     build(): CaseSetup {
@@ -14,11 +14,11 @@ function ropeCase(rows: number, heads: number, headDim: number, rotaryDim: numbe
       positions[0] = 0;
       const factors = withFactors ? Float32Array.from({ length: rotaryDim / 2 }, (_, i) => 1 + (i % 5) * 1.75) : undefined;
       const thetaScale = Math.fround(Math.pow(base, -2 / rotaryDim));
-      const expected = ropeNeoxRef(Float32Array.from(x), positions, factors, rows, heads, headDim, rotaryDim, thetaScale);
+      const expected = ropeNeoxRef(Float32Array.from(x), positions, factors, rows, heads, headDim, rotaryDim, thetaScale, freqScale);
       return {
         kernel: "rope_neox",
         buffers: factors ? { x, positions, factors } : { x, positions },
-        args: ["x", "positions", factors ? "factors" : 0, rows, heads, headDim, rotaryDim, thetaScale],
+        args: ["x", "positions", factors ? "factors" : 0, rows, heads, headDim, rotaryDim, thetaScale, freqScale],
         count: rows,
         expected: { x: expected },
       };
@@ -30,4 +30,6 @@ export const cases: KernelCase[] = [
   ropeCase(1, 1, 8, 8, 10000, false), ropeCase(3, 2, 8, 8, 10000, false), ropeCase(5, 3, 16, 12, 10000, false),
   ropeCase(4, 4, 64, 32, 10000, true), ropeCase(1, 16, 128, 128, 1000000, false, 40000), ropeCase(7, 8, 128, 128, 500000, true),
   ropeCase(33, 16, 64, 64, 10000, false),
+  // Linear scaling (Gemma 3's global layers: factor 8), and a factor whose reciprocal is not exact in f32.
+  ropeCase(9, 4, 128, 128, 1000000, false, 100000, 0.125), ropeCase(5, 2, 64, 64, 10000, true, 4096, Math.fround(1 / 3)),
 ];

@@ -2,18 +2,18 @@
 
 /**
  * Rotates x: [rows, heads, headDim] in place (returns it): pairs (i, i + rotaryDim/2) of each head by the angle
- * theta_i = position * thetaScale^i (iterated in f32), divided by freqFactors[i] when given.
+ * theta_i = position * thetaScale^i (iterated in f32), divided by freqFactors[i] when given, times freqScale.
  */
 export function ropeNeoxRef(
   x: Float32Array, positions: Int32Array, freqFactors: Float32Array | undefined,
-  rows: number, heads: number, headDim: number, rotaryDim: number, thetaScale: number,
+  rows: number, heads: number, headDim: number, rotaryDim: number, thetaScale: number, freqScale = 1,
 ): Float32Array {
   const f = Math.fround;
   const half = rotaryDim / 2;
   for (let t = 0; t < rows; t++) {
     let theta = f(positions[t]);
     for (let i = 0; i < half; i++) {
-      const angle = freqFactors ? f(theta / freqFactors[i]) : theta;
+      const angle = f(f(freqScale) * (freqFactors ? f(theta / freqFactors[i]) : theta));
       const c = f(Math.cos(angle));
       const s = f(Math.sin(angle));
       for (let h = 0; h < heads; h++) {

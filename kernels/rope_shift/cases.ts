@@ -27,7 +27,7 @@ function shiftCase(count: number, kvHeads: number, headDim: number, blockSize: n
       return {
         kernel,
         buffers: factors ? { kCache, blockTable, factors } : { kCache, blockTable },
-        args: ["kCache", "blockTable", start, kvHeads, headDim, rotaryDim, blockSize, delta, factors ? "factors" : 0, thetaScale],
+        args: ["kCache", "blockTable", start, kvHeads, headDim, rotaryDim, blockSize, delta, factors ? "factors" : 0, thetaScale, 1],
         count,
         expected: { kCache: expected },
       };

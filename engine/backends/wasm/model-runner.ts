@@ -12,6 +12,7 @@ import { ropeThetaScale } from "../../../kernels/rope-frequencies.js";
 import type { ModelSource } from "../../model/source.js";
 import { RESERVED_LOW_BYTES, type SimdLevel, WasmRuntime } from "../../../kernels/wasm/runtime.js";
 import { layerTensors } from "../layer-tensors.js";
+import { routeTokens } from "../moe-routing.js";
 import { type ModelRunner, type RunnerOptions, type SequenceChunk, checkBatch, checkKvCopies } from "../runner.js";
 import { type LayerWeights, MemoryGroup } from "./memory-group.js";
 import { type MemoryLimits, type MemoryPlan, availableMemoryBytes, planMemory } from "./memory-plan.js";
@@ -73,7 +74,9 @@ const MEMORY_HEADROOM_BYTES = 16 * 1024 * 1024;
 const ALIGNMENT_BYTES = 64;
 
 /** The activation buffers of a memory group, by name. */
-type BufferName = "x" | "h" | "xq" | "xw" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors" | "copyTables" | "scratch";
+type BufferName =
+  | "x" | "h" | "xq" | "xw" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors"
+  | "copyTables" | "scratch" | "router" | "gathered" | "expertOut";
 type Group = MemoryGroup<BufferName>;
 
 /** The activation formats the model's quantized matrices need (no quantized-activation buffer for the others). */
@@ -101,7 +104,9 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, head
   const d = config.hidden_size;
   const qDim = config.num_attention_heads * config.head_dim;
   const kvDim = config.num_key_value_heads * config.head_dim;
-  const ffn = config.intermediate_size;
+  // A mixture of experts computes one expert's rows at a time in the feed-forward buffers.
+  const moe = config.num_experts !== undefined;
+  const ffn = moe ? config.moe_intermediate_size! : config.intermediate_size;
   const T = options.maxBatchTokens;
   const widest = Math.max(d, qDim, ffn);
   return {
@@ -124,6 +129,9 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, head
     copyTables: 2 * Math.ceil(options.maxContext / options.blockSize) * 4,
     // One scores row per (sequence, head), so that every pair can run in parallel.
     scratch: options.maxSequences * config.num_attention_heads * options.maxContext * 4,
+    router: moe ? T * config.num_experts! * 4 : 0,
+    gathered: moe ? T * d * 4 : 0,
+    expertOut: moe ? T * d * 4 : 0,
   };
 }
 
@@ -172,6 +180,8 @@ export class WasmModelRunner implements ModelRunner {
   private readonly outputWeight: ResidentTensor;
   /** Per layer, RoPE's f32 ratio between consecutive frequencies (Gemma 3's sliding-window layers have their own base). */
   private readonly thetaScales: readonly number[];
+  /** Per layer, linear RoPE scaling's multiplier of every angle (Gemma 3's full layers: 1 / factor; else 1). */
+  private readonly freqScales: readonly number[];
   /** Queries are multiplied by this before attention (Gemma), else attention scales scores by head_dim^-1/2. */
   private readonly queryScale: number | undefined;
   /** KV blocks in the cache, as the budget allowed. */
@@ -245,6 +255,14 @@ export class WasmModelRunner implements ModelRunner {
       return tensor;
     };
     const optionalVector = (name: string, n: number) => (weights.has(name) ? vector(name, n) : undefined);
+    const matrices = (name: string, k: number, n: number, count: number): ResidentTensor => {
+      const tensor = need(name);
+      if (!MATMUL_KERNELS[tensor.type]) throw new ModelFileError(source.path, `tensor '${name}' has type ${ggmlTypeName(tensor.type)}, which has no matmul kernel`);
+      if (tensor.shape.length !== 3 || tensor.shape[0] !== k || tensor.shape[1] !== n || tensor.shape[2] !== count) {
+        throw new ModelFileError(source.path, `tensor '${name}' has shape [${tensor.shape}], expected [${k}, ${n}, ${count}]`);
+      }
+      return tensor;
+    };
 
     const d = config.hidden_size;
     const kvDim = config.num_key_value_heads * config.head_dim;
@@ -252,11 +270,14 @@ export class WasmModelRunner implements ModelRunner {
     if (!GET_ROWS_KERNELS[this.embedding.type]) throw new ModelFileError(source.path, `token_embd.weight type ${ggmlTypeName(this.embedding.type)} is not supported`);
     this.outputNorm = vector("output_norm.weight", d);
     this.outputWeight = weights.has("output.weight") ? linear("output.weight", d, config.vocab_size) : linear("token_embd.weight", d, config.vocab_size);
-    const placer = { matrix: linear, vector, optionalVector };
+    const placer = { matrix: linear, matrices, vector, optionalVector };
     this.thetaScales = Array.from({ length: config.num_hidden_layers }, (_, index) => {
       const local = attentionWindow(config, index) > 0 && config.rope_local_base_freq !== undefined;
       return ropeThetaScale(local ? config.rope_local_base_freq! : config.rope_theta, config.rotary_dim);
     });
+    // As llama.cpp: freq_scale = 1.0f / factor on the full layers, 1 on the sliding-window ones.
+    this.freqScales = Array.from({ length: config.num_hidden_layers }, (_, index) =>
+      attentionWindow(config, index) === 0 && config.rope_linear_factor !== undefined ? Math.fround(1 / config.rope_linear_factor) : 1);
     // As llama.cpp: 1.0f / sqrtf(scalar), applied to the roped queries, with a score scale of 1.
     this.queryScale = config.query_pre_attn_scalar === undefined ? undefined : Math.fround(1 / Math.fround(Math.sqrt(config.query_pre_attn_scalar)));
 
@@ -388,9 +409,9 @@ export class WasmModelRunner implements ModelRunner {
     if (layer.qNorm) group.rows("rmsnorm", [b.q, layer.qNorm.pointer, b.q, headDim, config.rms_norm_eps], T * heads, headDim);
     if (layer.kNorm) group.rows("rmsnorm", [b.k, layer.kNorm.pointer, b.k, headDim, config.rms_norm_eps], T * kvHeads, headDim);
     const rope = [b.positions, group.ropeFactors];
-    const thetaScale = this.thetaScales[index];
-    group.rows("rope_neox", [b.q, rope[0], rope[1], T, heads, headDim, config.rotary_dim, thetaScale], T, qDim);
-    group.rows("rope_neox", [b.k, rope[0], rope[1], T, kvHeads, headDim, config.rotary_dim, thetaScale], T, kvDim);
+    const thetaScale = this.thetaScales[index], freqScale = this.freqScales[index];
+    group.rows("rope_neox", [b.q, rope[0], rope[1], T, heads, headDim, config.rotary_dim, thetaScale, freqScale], T, qDim);
+    group.rows("rope_neox", [b.k, rope[0], rope[1], T, kvHeads, headDim, config.rotary_dim, thetaScale, freqScale], T, kvDim);
     if (this.queryScale !== undefined) group.elementwise("scale", [b.q, this.queryScale, b.q], T * qDim);
     let first = 0;
     chunks.forEach((chunk, s) => {
@@ -409,12 +430,16 @@ export class WasmModelRunner implements ModelRunner {
 
     // Feed-forward block.
     group.rows("rmsnorm", [b.x, layer.ffnNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
-    const ffnInput = new LinearInput(b.h, T, d, b);
-    this.linear(group, ffnInput, layer.gate, b.gate);
-    this.linear(group, ffnInput, layer.up, b.up);
-    const gating = config.hidden_activation === "gelu_pytorch_tanh" ? "gelu_mul" : "silu_mul";
-    group.elementwise(gating, [b.gate, b.up, b.gate, T * ffn], T * ffn);
-    this.linear(group, new LinearInput(b.gate, T, ffn, b), layer.down, b.h);
+    if (layer.experts) {
+      this.mixtureOfExperts(group, layer.experts, T);
+    } else {
+      const ffnInput = new LinearInput(b.h, T, d, b);
+      this.linear(group, ffnInput, layer.gate!, b.gate);
+      this.linear(group, ffnInput, layer.up!, b.up);
+      const gating = config.hidden_activation === "gelu_pytorch_tanh" ? "gelu_mul" : "silu_mul";
+      group.elementwise(gating, [b.gate, b.up, b.gate, T * ffn], T * ffn);
+      this.linear(group, new LinearInput(b.gate, T, ffn, b), layer.down!, b.h);
+    }
     if (layer.ffnPostNorm) group.rows("rmsnorm", [b.h, layer.ffnPostNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
     group.elementwise("add", [b.x, b.h, b.x], T * d);
   }
@@ -443,8 +468,8 @@ export class WasmModelRunner implements ModelRunner {
         group.layers.forEach((layer, i) => {
           runtime.call("kv_copy", layer.kCache, layer.vCache, source, copy.sourceStart, target, copy.targetStart, rowBytes, options.blockSize, 0, copy.count);
           if (delta !== 0) {
-            const thetaScale = this.thetaScales[group.firstLayer + i];
-            runtime.call(this.kernels.shift, layer.kCache, target, copy.targetStart, config.num_key_value_heads, config.head_dim, config.rotary_dim, options.blockSize, delta, group.ropeFactors, thetaScale, 0, copy.count);
+            const thetaScale = this.thetaScales[group.firstLayer + i], freqScale = this.freqScales[group.firstLayer + i];
+            runtime.call(this.kernels.shift, layer.kCache, target, copy.targetStart, config.num_key_value_heads, config.head_dim, config.rotary_dim, options.blockSize, delta, group.ropeFactors, thetaScale, freqScale, 0, copy.count);
           }
         });
       }
@@ -480,6 +505,50 @@ export class WasmModelRunner implements ModelRunner {
     return { k: read(cacheLayer.kCache), v: read(cacheLayer.vCache) };
   }
 
+  /**
+   * The mixture-of-experts feed-forward on the normed rows h [T, d], result into h: the router's logits, each token's
+   * top-k experts (moe-routing.ts), then expert by expert the rows routed to it gathered, through its SwiGLU, and
+   * each row's outputs weighted and summed slot by slot in f32 (slot 0 first), as llama.cpp adds them. Each expert in
+   * use is read once per step, whatever the number of sequences; experts no token chose are not touched.
+   */
+  private mixtureOfExperts(group: Group, experts: NonNullable<LayerWeights["experts"]>, T: number): void {
+    const config = this.config;
+    const { runtime, buffers: b } = group;
+    const d = config.hidden_size;
+    const ffn = config.moe_intermediate_size!;
+    const count = config.num_experts!;
+    const k = config.num_experts_per_tok!;
+    this.linear(group, new LinearInput(b.h, T, d, b), experts.router, b.router);
+    const routing = routeTokens(runtime.f32(b.router, T * count), T, count, k, config.norm_topk_prob === true);
+    const normed = runtime.f32(b.h, T * d);
+    const contributions = new Float32Array(T * k * d);
+    for (const [expert, rows] of routing.groups) {
+      const m = rows.length;
+      const gathered = runtime.f32(b.gathered, m * d);
+      rows.forEach((row, i) => gathered.set(normed.subarray(Math.floor(row / k) * d, (Math.floor(row / k) + 1) * d), i * d));
+      const input = new LinearInput(b.gathered, m, d, b);
+      this.linear(group, input, expertSlice(experts.gate, expert, count), b.gate);
+      this.linear(group, input, expertSlice(experts.up, expert, count), b.up);
+      group.elementwise("silu_mul", [b.gate, b.up, b.gate, m * ffn], m * ffn);
+      this.linear(group, new LinearInput(b.gate, m, ffn, b), expertSlice(experts.down, expert, count), b.expertOut);
+      const out = runtime.f32(b.expertOut, m * d);
+      rows.forEach((row, i) => {
+        const weight = routing.weights[row]!;
+        const target = contributions.subarray(row * d, (row + 1) * d);
+        for (let j = 0; j < d; j++) target[j] = out[i * d + j]! * weight;
+      });
+    }
+    // h = sum over slots in order, each addition rounded to f32 (Float32Array stores round).
+    for (let t = 0; t < T; t++) {
+      const sum = normed.subarray(t * d, (t + 1) * d);
+      sum.set(contributions.subarray(t * k * d, (t * k + 1) * d));
+      for (let s = 1; s < k; s++) {
+        const slot = contributions.subarray((t * k + s) * d, (t * k + s + 1) * d);
+        for (let j = 0; j < d; j++) sum[j] = sum[j]! + slot[j]!;
+      }
+    }
+  }
+
   /** y = x W^T (+ bias) for every row of the input, in `group`'s memory. */
   private linear(group: Group, input: LinearInput, weight: ResidentTensor, out: number, bias?: ResidentTensor): void {
     const k = weight.shape[0];
@@ -493,4 +562,10 @@ export class WasmModelRunner implements ModelRunner {
       for (let r = 0; r < input.rows; r++) for (let j = 0; j < n; j++) y[r * n + j] += add[j];
     }
   }
+}
+
+/** Expert `expert`'s [k, n] matrix of a tensor holding `count` of them one after another. */
+function expertSlice(tensor: ResidentTensor, expert: number, count: number): ResidentTensor {
+  const bytes = tensor.byteLength / count;
+  return { ...tensor, shape: tensor.shape.slice(0, 2), pointer: tensor.pointer + expert * bytes, byteLength: bytes };
 }

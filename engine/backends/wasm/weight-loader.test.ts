@@ -73,7 +73,7 @@ describe.skipIf(skipOutsideCi(skip))(titled("weights in WebAssembly memory", ski
       for (const tensor of source.tensors.values()) {
         const resident = weights.get(tensor.name)!;
         expect(residentBytes(tensor, storage), tensor.name).toBe(resident.byteLength);
-        const isMatrix = tensor.type === GgmlType.Q6_K && tensor.shape.length > 1;
+        const isMatrix = tensor.type === GgmlType.Q6_K && tensor.shape.length === 2;
         expect(resident.layout, tensor.name).toBe(isMatrix ? "q6_k-bytes" : "as-stored");
         if (!isMatrix || tensor.interleavedRopeHeads !== undefined) continue;
         const fileBytes = new Uint8Array(tensor.byteLength);

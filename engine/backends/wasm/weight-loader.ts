@@ -134,9 +134,12 @@ function widensToF32(tensor: TensorLocation, storage: WeightStorage): boolean {
   return tensor.shape.length === 1 ? tensor.type !== GgmlType.F32 : !storage.kernelTypes.has(tensor.type);
 }
 
-/** The layout a tensor kept in its own type takes in memory. */
+/**
+ * The layout a tensor kept in its own type takes in memory. Experts (3-D tensors) stay as stored: a mixture of
+ * experts reads a few of them per token, and its file must fit memory as it is.
+ */
 function layoutOf(tensor: TensorLocation, storage: WeightStorage): WeightLayout {
-  return storage.widenQ6_K && tensor.type === GgmlType.Q6_K && tensor.shape.length > 1 ? "q6_k-bytes" : "as-stored";
+  return storage.widenQ6_K && tensor.type === GgmlType.Q6_K && tensor.shape.length === 2 ? "q6_k-bytes" : "as-stored";
 }
 
 /** Bytes `tensor` takes once loaded, in the storage type and layout the kernels read: what memory planning counts. */

@@ -4,6 +4,7 @@
 // parameters go up in one write, with pipelines and bind groups cached; only the logits that were asked for come back.
 import { GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
 import { ModelFileError } from "../../model/errors.js";
+import { WEBGPU_ARCHITECTURES } from "./architectures.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
 import type { ModelConfig } from "../../model/config.js";
@@ -183,8 +184,8 @@ export class WebGpuModelRunner implements ModelRunner {
    * larger than the adapter's maxStorageBufferBindingSize (or `tuning.weightPartBytes`) are split by rows.
    */
   static async create(source: ModelSource, gpu: GpuContext, options: RunnerOptions, tuning: WebGpuTuning = {}): Promise<WebGpuModelRunner> {
-    if (source.config.architecture === "gemma3") {
-      throw new ModelFileError(source.path, "the WebGPU backend does not run gemma3 yet: use --backend wasm");
+    if (!WEBGPU_ARCHITECTURES.has(source.config.architecture)) {
+      throw new ModelFileError(source.path, `the WebGPU backend does not run ${source.config.architecture} yet: use --backend wasm`);
     }
     const runner = new WebGpuModelRunner(source, gpu, options, tuning);
     try {
@@ -254,7 +255,10 @@ export class WebGpuModelRunner implements ModelRunner {
     this.embedding = weight("token_embd.weight", d, config.vocab_size);
     this.outputNorm = vector("output_norm.weight", d);
     this.outputWeight = tensors.has("output.weight") ? weight("output.weight", d, config.vocab_size) : this.embedding;
-    const placer = { matrix: weight, vector, optionalVector };
+    const noExperts = (): never => {
+      throw new ModelFileError(this.source.path, "the WebGPU backend does not run a mixture of experts");
+    };
+    const placer = { matrix: weight, matrices: noExperts, vector, optionalVector };
     // The KV caches are allocated once the weights are in (allocate()).
     this.layers = Array.from({ length: config.num_hidden_layers }, (_, i) => ({ ...layerTensors(config, i, placer), kCache: undefined as never, vCache: undefined as never }));
     const thetaScale = ropeThetaScale(config.rope_theta, config.rotary_dim);
@@ -360,7 +364,7 @@ export class WebGpuModelRunner implements ModelRunner {
 
   /** Every weight matrix (the embedding once, even when the output layer shares it). */
   private weights(): GpuWeight[] {
-    const layers = this.layers.flatMap((layer) => [layer.q, layer.k, layer.v, layer.output, layer.gate, layer.up, layer.down]);
+    const layers = this.layers.flatMap((layer) => [layer.q, layer.k, layer.v, layer.output, layer.gate!, layer.up!, layer.down!]);
     return [...new Set([this.embedding, this.outputWeight, ...layers])];
   }
 
@@ -454,10 +458,10 @@ export class WebGpuModelRunner implements ModelRunner {
 
       this.rmsnorm(step, b.x, layer.ffnNorm, b.h, T, d, eps);
       const ffnInput = this.linearInput(step, b.h, T, d);
-      this.linear(step, ffnInput, layer.gate, b.gate);
-      this.linear(step, ffnInput, layer.up, b.up);
+      this.linear(step, ffnInput, layer.gate!, b.gate);
+      this.linear(step, ffnInput, layer.up!, b.up);
       step.dispatch(this.pipeline(SHADERS.siluMul), [b.gate, b.up], [["u32", T * ffn]], grid(T * ffn, 256));
-      this.linear(step, this.linearInput(step, b.gate, T, ffn), layer.down, b.h);
+      this.linear(step, this.linearInput(step, b.gate, T, ffn), layer.down!, b.h);
       this.add(step, b.x, b.h, T * d, T * d);
     }
     const outputs = gather.length;

@@ -1,0 +1,70 @@
+// Gemma 3 (sliding windows) and Qwen3-MoE (experts shared by a step's tokens) in the engine's batching: a batch
+// mixing sequences at different positions (past the sliding window and not; routed to different experts) gives every
+// sequence the logits it gets alone, and a prompt prefilled in chunks gives the logits of one prefill, bit for bit.
+// (Greedy parity with llama.cpp is in parity.llama-cpp.test.ts.)
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureTestModel, testModelSkipReason } from "../scripts/test-models.js";
+import { BlockTable } from "./kv/block-pool.js";
+import { type LoadedModel, loadModel } from "./load.js";
+import { failIfMissing, skipOutsideCi, titled } from "./testing/fixtures.js";
+
+for (const preset of ["tiny-gemma3", "tiny-qwen3moe"]) {
+  const skip = testModelSkipReason(preset);
+
+  describe.skipIf(skipOutsideCi(skip))(titled(`${preset} in batches and chunks`, skip), () => {
+    let model: LoadedModel;
+    beforeAll(async () => {
+      failIfMissing(skip);
+      model = await loadModel(await ensureTestModel(preset, "gguf", "q8_0"), { contextSize: 256, threads: 2 });
+      if (preset === "tiny-gemma3") expect(model.config.sliding_window).toBe(8);
+      else expect(model.config.num_experts).toBe(8);
+    }, 120_000);
+    afterAll(() => model?.dispose());
+
+    const bytes = (values: Float32Array) => Buffer.from(values.buffer, values.byteOffset, values.byteLength);
+    const tokens = (text: string) => model.tokenizer.encode(text, { addSpecial: true, parseSpecial: true });
+
+    /** Runs `steps` of chunks on fresh block tables (one per sequence); returns a copy of each step's logits. */
+    function run(sequences: number[][], steps: Array<Array<{ sequence: number; from: number; to: number; logits: boolean }>>): Float32Array[] {
+      const tables = sequences.map((sequence) => {
+        const table = new BlockTable(model.kvPool);
+        table.reserve(sequence.length);
+        return table;
+      });
+      try {
+        return steps.map((step) => Float32Array.from(model.runner.forward(step.map(({ sequence, from, to, logits }) => ({
+          tokens: sequences[sequence].slice(from, to), startPosition: from, blockTable: tables[sequence].ids, wantLogits: logits,
+        })))));
+      } finally {
+        for (const table of tables) table.releaseAll();
+      }
+    }
+
+    it("gives each sequence of a mixed batch the logits it gets alone", () => {
+      const long = tokens("A prompt long enough to run well past the sliding window of eight positions, twice over at least.");
+      const short = tokens("Hi there");
+      expect(long.length).toBeGreaterThan(16);
+      const vocab = model.config.vocab_size;
+      // Alone: the long prompt minus its last token, then that token as a decode step; the short prompt whole.
+      const [, longAlone] = run([long], [[{ sequence: 0, from: 0, to: long.length - 1, logits: false }], [{ sequence: 0, from: long.length - 1, to: long.length, logits: true }]]);
+      const [shortAlone] = run([short], [[{ sequence: 0, from: 0, to: short.length, logits: true }]]);
+      // Together: the long sequence's decode step in the same forward pass as the short prompt's prefill.
+      const [, together] = run([long, short], [
+        [{ sequence: 0, from: 0, to: long.length - 1, logits: false }],
+        [{ sequence: 0, from: long.length - 1, to: long.length, logits: true }, { sequence: 1, from: 0, to: short.length, logits: true }],
+      ]);
+      expect(together).toHaveLength(2 * vocab);
+      expect(bytes(together.subarray(0, vocab)).equals(bytes(longAlone))).toBe(true);
+      expect(bytes(together.subarray(vocab)).equals(bytes(shortAlone))).toBe(true);
+    });
+
+    it("prefills a prompt in chunks to the logits of one prefill", () => {
+      const prompt = tokens("Chunks of seven tokens each cross the window's edge at different offsets in every chunk of this prompt.");
+      const [whole] = run([prompt], [[{ sequence: 0, from: 0, to: prompt.length, logits: true }]]);
+      const chunks: Array<Array<{ sequence: number; from: number; to: number; logits: boolean }>> = [];
+      for (let from = 0; from < prompt.length; from += 7) chunks.push([{ sequence: 0, from, to: Math.min(prompt.length, from + 7), logits: from + 7 >= prompt.length }]);
+      const chunked = run([prompt], chunks);
+      expect(bytes(chunked[chunked.length - 1]).equals(bytes(whole))).toBe(true);
+    });
+  });
+}
