@@ -5,7 +5,8 @@ import { BLOCK_LAYOUT, GgmlType } from "./types.js";
 /** Byte offsets of the f16 scales inside one block, by type (none for the float types). */
 const SCALE_OFFSETS: Readonly<Record<GgmlType, readonly number[]>> = {
   [GgmlType.F32]: [], [GgmlType.F16]: [], [GgmlType.BF16]: [],
-  [GgmlType.Q8_0]: [0], [GgmlType.Q4_0]: [0],
+  [GgmlType.Q8_0]: [0], [GgmlType.Q4_0]: [0], [GgmlType.Q5_0]: [0],
+  [GgmlType.Q4_1]: [0, 2], [GgmlType.Q5_1]: [0, 2], // d, m
   [GgmlType.Q4_K]: [0, 2], [GgmlType.Q5_K]: [0, 2], // d, dmin
   [GgmlType.Q6_K]: [208], // d
 };

@@ -4,6 +4,9 @@ import { f16ToF32, f32ToF16 } from "./f16.js";
 import { f32ToBf16 } from "./bf16.js";
 import { dequantize, quantize } from "./quantize.js";
 import { quantizeQ8_K } from "./q8_k.js";
+import { quantizeQ8_0 } from "./q8_0.js";
+import { quantizeQ8_1 } from "./q8_1.js";
+import { firstNonFiniteScale } from "./block-scales.js";
 
 function randomValues(n: number, seed = 1): Float32Array {
   let s = seed >>> 0;
@@ -31,7 +34,7 @@ describe("reference quantizers", () => {
 
   const cases: Array<[GgmlType, number]> = [
     [GgmlType.F32, 0], [GgmlType.F16, 1e-3], [GgmlType.BF16, 5e-3], [GgmlType.Q8_0, 1e-2],
-    [GgmlType.Q4_0, 0.12], [GgmlType.Q4_K, 0.12], [GgmlType.Q5_K, 0.06], [GgmlType.Q6_K, 0.04],
+    [GgmlType.Q4_0, 0.12], [GgmlType.Q4_1, 0.1], [GgmlType.Q5_0, 0.06], [GgmlType.Q5_1, 0.05], [GgmlType.Q4_K, 0.12], [GgmlType.Q5_K, 0.06], [GgmlType.Q6_K, 0.04],
   ];
   for (const [type, tolerance] of cases) {
     it(`dequantize(quantize(x)) stays close to x for ${GgmlType[type]}`, () => {
@@ -109,5 +112,60 @@ describe("Q8_K (the activation format of K-quant dot products)", () => {
     const bytes = quantizeQ8_K(new Float32Array(512).fill(1, 256));
     expect(bytes.subarray(0, 292).every((byte) => byte === 0)).toBe(true);
     expect(new DataView(bytes.buffer).getFloat32(292, true)).toBeCloseTo(-1 / 127, 6);
+  });
+});
+
+describe("Q4_1, Q5_0 and Q5_1 (GGML's legacy 32-value blocks)", () => {
+  it("lays out Q5_0 as ggml: qh bit j is value j's fifth bit, byte j's low nibble value j, high nibble value j + 16", () => {
+    const x = new Float32Array(32);
+    for (let i = 0; i < 32; i++) x[i] = i - 16; // max |x| = 16 at i = 0: d = -1, q = 16 - x
+    x[0] = -16;
+    const bytes = quantize(GgmlType.Q5_0, x);
+    expect(f16ToF32(bytes[0] | (bytes[1] << 8))).toBe(1); // d = max / -16 = 1
+    const qh = (bytes[2] | (bytes[3] << 8) | (bytes[4] << 16) | (bytes[5] << 24)) >>> 0;
+    for (let j = 0; j < 16; j++) {
+      const q0 = j, q1 = j + 16; // q = x / d + 16 = i
+      expect(bytes[6 + j]).toBe((q0 & 0xf) | ((q1 & 0xf) << 4));
+      expect((qh >>> j) & 1).toBe(q0 >> 4);
+      expect((qh >>> (j + 16)) & 1).toBe(q1 >> 4);
+    }
+    expect(Array.from(dequantize(GgmlType.Q5_0, bytes, 32))).toEqual(Array.from(x));
+  });
+
+  it("decodes Q4_1 and Q5_1 as d * q + m, the minimum exact", () => {
+    const x = Float32Array.from({ length: 32 }, (_, i) => 2 + i * 0.5); // min 2, range 15.5
+    const q4 = quantize(GgmlType.Q4_1, x);
+    expect(f16ToF32(q4[2] | (q4[3] << 8))).toBe(2);
+    expect(dequantize(GgmlType.Q4_1, q4, 32)[0]).toBe(2);
+    const q5 = quantize(GgmlType.Q5_1, x);
+    expect(f16ToF32(q5[0] | (q5[1] << 8))).toBe(0.5); // (max - min) / 31
+    expect(Array.from(dequantize(GgmlType.Q5_1, q5, 32))).toEqual(Array.from(x));
+  });
+
+  it("finds non-finite d and m scales", () => {
+    for (const [type, bytes, at] of [[GgmlType.Q4_1, 20, 2], [GgmlType.Q5_0, 22, 0], [GgmlType.Q5_1, 24, 2]] as const) {
+      const block = quantize(type, randomValues(64, 3));
+      expect(firstNonFiniteScale(type, block)).toBeUndefined();
+      block[bytes + at] = 0x00; block[bytes + at + 1] = 0x7c;
+      expect(firstNonFiniteScale(type, block)).toEqual({ block: 1, blocks: 2, bits: 0x7c00 });
+    }
+  });
+});
+
+describe("Q8_1 (the activation format of Q4_1 / Q5_1 dot products)", () => {
+  it("holds Q8_0's scale and quants, and s = d * sum(q) in f16", () => {
+    const x = randomValues(32 * 50, 9);
+    for (let i = 0; i < 32; i++) x[i] = 0;
+    const q8_0 = quantizeQ8_0(x);
+    const q8_1 = quantizeQ8_1(x);
+    const v = new DataView(q8_1.buffer);
+    for (let b = 0; b < 50; b++) {
+      expect(v.getUint16(b * 36, true)).toBe(q8_0[b * 34] | (q8_0[b * 34 + 1] << 8));
+      const quants = new Int8Array(q8_1.buffer, b * 36 + 4, 32);
+      expect(Array.from(quants)).toEqual(Array.from(new Int8Array(q8_0.buffer, b * 34 + 2, 32)));
+      const sum = quants.reduce((a, q) => a + q, 0);
+      const amax = Math.max(...Array.from(x.subarray(b * 32, b * 32 + 32), Math.abs));
+      expect(v.getUint16(b * 36 + 2, true)).toBe(f32ToF16(Math.fround(Math.fround(amax / 127) * sum)));
+    }
   });
 });

@@ -1,10 +1,13 @@
 // The reference (plain TypeScript) encoders and decoders of every tensor type loom reads, by type: the definitions
 // the WebAssembly and WGSL kernels are checked against, and what the random-model generator uses to write files.
-// Each block type's layout and code is in its own file (q8_0.ts, q4_0.ts, q4_k.ts, q5_k.ts, q6_k.ts, f16.ts,
+// Each block type's layout and code is in its own file (q8_0.ts, q4_0.ts, q4_1.ts, q5_0.ts, q5_1.ts, q4_k.ts, q5_k.ts, q6_k.ts, f16.ts,
 // bf16.ts); layouts follow GGML's block structs byte for byte.
 import { bf16ToF32, encodeBf16 } from "./bf16.js";
 import { encodeF16, f16ToF32 } from "./f16.js";
 import { dequantizeQ4_0, quantizeQ4_0 } from "./q4_0.js";
+import { dequantizeQ4_1, quantizeQ4_1 } from "./q4_1.js";
+import { dequantizeQ5_0, quantizeQ5_0 } from "./q5_0.js";
+import { dequantizeQ5_1, quantizeQ5_1 } from "./q5_1.js";
 import { dequantizeQ4_K, quantizeQ4_K } from "./q4_k.js";
 import { dequantizeQ5_K, quantizeQ5_K } from "./q5_k.js";
 import { dequantizeQ6_K, quantizeQ6_K } from "./q6_k.js";
@@ -32,6 +35,12 @@ export function dequantize(type: GgmlType, bytes: Uint8Array, count: number, out
       return dequantizeQ8_0(bytes, count, out);
     case GgmlType.Q4_0:
       return dequantizeQ4_0(bytes, count, out);
+    case GgmlType.Q4_1:
+      return dequantizeQ4_1(bytes, count, out);
+    case GgmlType.Q5_0:
+      return dequantizeQ5_0(bytes, count, out);
+    case GgmlType.Q5_1:
+      return dequantizeQ5_1(bytes, count, out);
     case GgmlType.Q4_K:
       return dequantizeQ4_K(bytes, count, out);
     case GgmlType.Q5_K:
@@ -41,7 +50,7 @@ export function dequantize(type: GgmlType, bytes: Uint8Array, count: number, out
   }
 }
 
-/** Encodes floats in any writable type (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K) as raw GGML bytes. */
+/** Encodes floats in any writable type (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K) as raw GGML bytes. */
 export function quantize(type: GgmlType, values: Float32Array): Uint8Array {
   switch (type) {
     case GgmlType.F32:
@@ -54,6 +63,12 @@ export function quantize(type: GgmlType, values: Float32Array): Uint8Array {
       return quantizeQ8_0(values);
     case GgmlType.Q4_0:
       return quantizeQ4_0(values);
+    case GgmlType.Q4_1:
+      return quantizeQ4_1(values);
+    case GgmlType.Q5_0:
+      return quantizeQ5_0(values);
+    case GgmlType.Q5_1:
+      return quantizeQ5_1(values);
     case GgmlType.Q4_K:
       return quantizeQ4_K(values);
     case GgmlType.Q5_K:

@@ -1,6 +1,6 @@
 // The tensor element types loom reads (GGML's numbering) and their block layouts. Each type's encoding lives beside
-// this file under its own name (f16.ts, bf16.ts, q8_0.ts, q4_0.ts, q4_k.ts, q5_k.ts, q6_k.ts;
-// q8_k.ts is the activation format K-quant kernels read); quantize.ts dispatches on the type.
+// this file under its own name (f16.ts, bf16.ts, q8_0.ts, q4_0.ts, q4_1.ts, q5_0.ts, q5_1.ts, q4_k.ts, q5_k.ts, q6_k.ts;
+// q8_k.ts is the activation format K-quant kernels read, q8_1.ts the one Q4_1 / Q5_1 kernels read); quantize.ts dispatches on the type.
 // NOTE: the numeric ids are GGML's and appear in GGUF files; never renumber them.
 
 /** GGML tensor types that loom can read. */
@@ -8,6 +8,9 @@ export enum GgmlType {
   F32 = 0,
   F16 = 1,
   Q4_0 = 2,
+  Q4_1 = 3,
+  Q5_0 = 6,
+  Q5_1 = 7,
   Q8_0 = 8,
   Q4_K = 12,
   Q5_K = 13,
@@ -21,6 +24,9 @@ export const BLOCK_LAYOUT: Readonly<Record<GgmlType, { blockElements: number; bl
   [GgmlType.F16]: { blockElements: 1, blockBytes: 2 },
   [GgmlType.BF16]: { blockElements: 1, blockBytes: 2 },
   [GgmlType.Q4_0]: { blockElements: 32, blockBytes: 18 },
+  [GgmlType.Q4_1]: { blockElements: 32, blockBytes: 20 },
+  [GgmlType.Q5_0]: { blockElements: 32, blockBytes: 22 },
+  [GgmlType.Q5_1]: { blockElements: 32, blockBytes: 24 },
   [GgmlType.Q8_0]: { blockElements: 32, blockBytes: 34 },
   [GgmlType.Q4_K]: { blockElements: 256, blockBytes: 144 },
   [GgmlType.Q5_K]: { blockElements: 256, blockBytes: 176 },
