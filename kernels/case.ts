@@ -1,7 +1,7 @@
 // The shape of a conformance case (what every kernels/<op>/cases.ts exports) and seeded test-data generators.
 // The harness (conformance.test.ts) places a case's buffers in WebAssembly memory, runs the kernel whole and
 // split, and compares what it wrote with the plain-TypeScript reference's expectation.
-import { f32ToF16 } from "./formats/f16.js";
+import { f16ToF32, f32ToF16 } from "./formats/f16.js";
 
 /** Host-side contents of a buffer. */
 export type HostArray = Float32Array | Int32Array | Uint32Array | Uint16Array | Uint8Array;
@@ -113,6 +113,27 @@ export function randomQ4_0(blocks: number, seed: number, subnormals = true): Uin
   for (let b = 0; b < blocks; b++) {
     view.setUint16(b * 18, randomScale(next, true, subnormals), true);
     for (let i = 0; i < 16; i++) out[b * 18 + 2 + i] = Math.floor(next() * 256);
+  }
+  return out;
+}
+
+/** Bytes per block of Q4_1, Q5_0 and Q5_1, and where their scales sit (d, then m for Q4_1 / Q5_1). */
+const LEGACY_BYTES = { q4_1: 20, q5_0: 22, q5_1: 24 } as const;
+
+/**
+ * `blocks` Q4_1, Q5_0 or Q5_1 blocks: random quant bytes (nibbles and fifth bits), a random scale d (see randomScale)
+ * and, for Q4_1 / Q5_1, a random signed minimum m of order -16 d (as a min/max fit of centred weights gives).
+ */
+export function randomLegacyQuant(type: "q4_1" | "q5_0" | "q5_1", blocks: number, seed: number, subnormals = true): Uint8Array {
+  const next = random(seed);
+  const bytes = LEGACY_BYTES[type];
+  const out = new Uint8Array(blocks * bytes);
+  const view = new DataView(out.buffer);
+  for (let b = 0; b < blocks; b++) {
+    for (let i = 2; i < bytes; i++) out[b * bytes + i] = Math.floor(next() * 256);
+    const d = randomScale(next, type === "q5_0", subnormals);
+    view.setUint16(b * bytes, d, true);
+    if (type !== "q5_0") view.setUint16(b * bytes + 2, f32ToF16(-f16ToF32(d) * (type === "q4_1" ? 8 : 16) * (0.5 + next())), true);
   }
   return out;
 }

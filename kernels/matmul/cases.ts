@@ -1,12 +1,14 @@
 // Conformance cases for the matmul kernels: every weight type, tiny and odd shapes, the real model shapes
 // (576x1536, 1024x3072, 2048x8192, vocabulary-sized n), and 1 to 16 token rows; K-quants against Q8_K activations.
 import { GgmlType } from "../formats/types.js";
-import { type KernelCase, randomBf16, randomF16, randomF32, randomKQuant, randomQ4_0, randomQ8_0 } from "../case.js";
+import { type KernelCase, randomBf16, randomF16, randomF32, randomKQuant, randomLegacyQuant, randomQ4_0, randomQ8_0 } from "../case.js";
+import { quantizeQ8_0 } from "../formats/q8_0.js";
+import { quantizeQ8_1 } from "../formats/q8_1.js";
 import { quantizeQ8_K } from "../formats/q8_k.js";
 import { widenedQ6_K } from "../formats/q6_k-bytes.js";
 import { widenQ8_0 } from "../quantize_q8_0/quantize_q8_0.ref.js";
 import { repackX4Ref } from "../repack_x4/repack_x4.ref.js";
-import { matmulFloatRef, matmulKQuantRef, matmulQuantRef } from "./matmul.ref.js";
+import { matmulFloatRef, matmulKQuantRef, matmulLegacyRef, matmulQuantRef } from "./matmul.ref.js";
 
 type FloatType = "f32" | "f16" | "bf16";
 type QuantType = "q8_0" | "q4_0" | "q8_0x4" | "q4_0x4";
@@ -78,6 +80,29 @@ function wideCase(rows: number, k: number, n: number): KernelCase {
   };
 }
 
+type LegacyType = "q4_1" | "q5_0" | "q5_1";
+
+/** Q4_1 / Q5_1 against Q8_1 activations, Q5_0 against Q8_0, as llama.cpp's CPU backend pairs them. */
+function legacyCase(type: LegacyType, rows: number, k: number, n: number): KernelCase {
+  return {
+    name: `matmul_${type} rows=${rows} k=${k} n=${n}`,
+    // Integer block sums are exact; only the f32 accumulation of scaled block sums (and min terms) rounds.
+    tolerance: 1e-12,
+    build() {
+      const x = randomF32(rows * k, 3 + rows + k, 2);
+      const xq = type === "q5_0" ? quantizeQ8_0(x) : quantizeQ8_1(x);
+      const w = randomLegacyQuant(type, n * (k / 32), 11 + n);
+      return {
+        kernel: `matmul_${type}`,
+        buffers: { xq, w, y: { bytes: rows * n * 4 } },
+        args: ["xq", "w", "y", rows, k, n],
+        count: n,
+        expected: { y: matmulLegacyRef(xq, w, type, rows, k, n) },
+      };
+    },
+  };
+}
+
 type KQuantType = "q4_k" | "q5_k" | "q6_k";
 
 /** q6_k_bytes: Q6_K weights widened as the runner does at load; the expectation is matmul_q6_k's. */
@@ -121,6 +146,7 @@ export const cases: KernelCase[] = [
   floatCase("f32", 1, 2048, 8192),
   floatCase("f16", 2, 2048, 8192),
   ...(["q8_0", "q4_0", "q8_0x4", "q4_0x4"] as const).flatMap((type) => quantShapes.map(([rows, k, n]) => quantCase(type, rows, k, n))),
+  ...(["q4_1", "q5_0", "q5_1"] as const).flatMap((type) => [...quantShapes, [4, 896, 4864], [9, 1152, 300], [16, 896, 128], [7, 64, 5]].map(([rows, k, n]) => legacyCase(type, rows, k, n))),
   ...[...quantShapes, [4, 96, 7], [8, 576, 300], [7, 64, 5]].map(([rows, k, n]) => wideCase(rows, k, n)),
   ...(["q4_k", "q5_k", "q6_k", "q6_k_bytes"] as const).flatMap((type) => kQuantShapes.map(([rows, k, n]) => kQuantCase(type, rows, k, n))),
 ];

@@ -6,6 +6,7 @@ import { unpackQ4_K } from "../formats/q4_k.js";
 import { unpackQ5_K } from "../formats/q5_k.js";
 import { unpackQ6_K } from "../formats/q6_k.js";
 import { Q8_K_BLOCK_BYTES } from "../formats/q8_k.js";
+import { unpack5 } from "../formats/q5_0.js";
 
 /** y[t][j] = sum_i x[t][i] * w[j][i]. x: [rows, k], w: [n, k] (already floats), y: [rows, n]. */
 export function matmulRef(x: Float32Array, w: Float32Array, rows: number, k: number, n: number): Float32Array {
@@ -55,6 +56,47 @@ export function matmulQuantRef(xq: Uint8Array, w: Uint8Array, weightType: "q8_0"
         s += dot * f16ToF32(wv.getUint16(wb, true)) * f16ToF32(xv.getUint16(xb, true));
       }
       y[t * n + j] = s;
+    }
+  }
+  return y;
+}
+
+/**
+ * y = x W^T for Q4_1, Q5_0 and Q5_1 weights as ggml's x86 CPU kernels define it: per 32-block the exact integer dot of
+ * the weight quants (q - 16 for Q5_0) with the activation quants, times d_w * d_x (f32), accumulated; for Q4_1 and
+ * Q5_1 (ggml_vec_dot_q4_1_q8_1 / q5_1_q8_1) plus the sum over blocks of m_w * s_x, s_x = d_x * sum(x quants) as the
+ * Q8_1 block stores it. xq: [rows, k/32] Q8_0 (Q5_0) or Q8_1 (Q4_1, Q5_1); w: [n, k/32] blocks of `weightType`.
+ */
+export function matmulLegacyRef(xq: Uint8Array, w: Uint8Array, weightType: "q4_1" | "q5_0" | "q5_1", rows: number, k: number, n: number): Float32Array {
+  const blocks = k / 32;
+  const wBytes = { q4_1: 20, q5_0: 22, q5_1: 24 }[weightType];
+  const xBytes = weightType === "q5_0" ? 34 : 36;
+  const xQuants = weightType === "q5_0" ? 2 : 4;
+  const xv = new DataView(xq.buffer, xq.byteOffset, xq.byteLength);
+  const wv = new DataView(w.buffer, w.byteOffset, w.byteLength);
+  const y = new Float32Array(rows * n);
+  const quants = new Int32Array(32);
+  for (let j = 0; j < n; j++) {
+    for (let t = 0; t < rows; t++) {
+      let s = 0;
+      let mins = 0;
+      for (let b = 0; b < blocks; b++) {
+        const wb = (j * blocks + b) * wBytes;
+        const xb = (t * blocks + b) * xBytes;
+        if (weightType === "q4_1") {
+          for (let i = 0; i < 16; i++) { quants[i] = w[wb + 4 + i] & 0xf; quants[i + 16] = w[wb + 4 + i] >> 4; }
+        } else if (weightType === "q5_0") {
+          unpack5(w, wb + 2, wb + 6, quants);
+          for (let i = 0; i < 32; i++) quants[i] -= 16;
+        } else {
+          unpack5(w, wb + 4, wb + 8, quants);
+        }
+        let dot = 0;
+        for (let i = 0; i < 32; i++) dot += quants[i] * xv.getInt8(xb + xQuants + i);
+        s += dot * f16ToF32(wv.getUint16(wb, true)) * f16ToF32(xv.getUint16(xb, true));
+        if (weightType !== "q5_0") mins += f16ToF32(wv.getUint16(wb + 2, true)) * f16ToF32(xv.getUint16(xb + 2, true));
+      }
+      y[t * n + j] = s + mins;
     }
   }
   return y;
