@@ -1,9 +1,9 @@
 // WebGPU cases for the add: residual adds below, at and past a workgroup and one that folds the grid into y, and
-// bias adds broadcast over rows.
+// bias adds broadcast over rows; and for the scale (Gemma's embedding and query scales).
 import { grid } from "../webgpu/shaders.js";
 import { randomF32 } from "../case.js";
 import type { GpuKernelCase } from "../gpu-case.js";
-import { addRef } from "./add.ref.js";
+import { addRef, scaleRef } from "./add.ref.js";
 
 function addCase(count: number, period = count): GpuKernelCase {
   return {
@@ -25,7 +25,25 @@ function addCase(count: number, period = count): GpuKernelCase {
   };
 }
 
+function scaleCase(count: number, scale: number): GpuKernelCase {
+  return {
+    name: `scale n=${count} by ${scale}`,
+    tolerance: 0, // one correctly rounded f32 multiplication per element
+    build() {
+      const x = randomF32(count, count + 2, 3);
+      return {
+        shader: { op: "add", file: "scale" },
+        bindings: [{ name: "x", contents: x }],
+        params: [["u32", count], ["f32", scale]],
+        workgroups: grid(count, 256),
+        expected: { x: scaleRef(x, Math.fround(scale)) },
+      };
+    },
+  };
+}
+
 export const cases: GpuKernelCase[] = [
   ...[1, 255, 256, 1000, 576 * 7, 65535 * 256 + 3].map((count) => addCase(count)),
   addCase(7 * 13, 13), addCase(5 * 896, 896),
+  scaleCase(1000, Math.sqrt(1152)), scaleCase(65535 * 256 + 3, 0.0625),
 ];

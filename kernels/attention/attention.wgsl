@@ -25,6 +25,8 @@ struct Params {
   splits: u32,
   // Keys per split: a multiple of WORKGROUP_SIZE.
   split_keys: u32,
+  // A sliding window: each row sees only the last `window` positions, its own included (0: all).
+  window: u32,
 }
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
@@ -102,7 +104,8 @@ fn main(@builtin(workgroup_id) group: vec3u, @builtin(local_invocation_index) la
   workgroupBarrier();
 
   let end = u32(positions[t]) + 1u;
-  let begin = select(0u, min(split * params.split_keys, end), params.splits > 1u);
+  let first_key = select(0u, end - min(end, params.window), params.window > 0u);
+  let begin = select(first_key, min(first_key + split * params.split_keys, end), params.splits > 1u);
   let count = select(end, min(begin + params.split_keys, end), params.splits > 1u);
   let table = row_tables[t];
   var running_max = NEGATIVE;

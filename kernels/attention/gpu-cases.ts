@@ -23,6 +23,8 @@ interface Batch {
   chunks: Array<[rows: number, start: number]>;
   /** The second chunk's table starts with the first chunk's blocks. */
   sharedPrefix?: boolean;
+  /** Sliding window (0 or absent: none). */
+  window?: number;
 }
 
 /** Scrambled block tables over one pool, flattened, with each row's table offset and position. */
@@ -51,7 +53,7 @@ function layout(b: Batch) {
 }
 
 function describe(b: Batch): string {
-  return `chunks=${b.chunks.map(([rows, start]) => `${rows}@${start}`).join(",")} heads=${b.heads}/${b.kvHeads} headDim=${b.headDim} blockSize=${b.blockSize}${b.sharedPrefix ? " sharedPrefix" : ""}`;
+  return `chunks=${b.chunks.map(([rows, start]) => `${rows}@${start}`).join(",")} heads=${b.heads}/${b.kvHeads} headDim=${b.headDim} blockSize=${b.blockSize}${b.sharedPrefix ? " sharedPrefix" : ""}${b.window ? ` window=${b.window}` : ""}`;
 }
 
 /** With `splits` > 1: split-K over keys, `splitKeys` per split, then attention_combine.wgsl. */
@@ -78,7 +80,7 @@ function attentionCase(b: Batch, kv: KvType = "f32", splits = 1, splitKeys = 0):
           { name: "out", contents: { bytes: q.byteLength } },
           { name: "partials", contents: { bytes: Math.max(4, l.rows * b.heads * splits * (b.headDim + 2) * 4) } },
         ],
-        params: [["u32", b.heads], ["u32", b.kvHeads], ["u32", b.headDim], ["u32", b.blockSize], ["f32", scale], ["u32", splits], ["u32", splitKeys]],
+        params: [["u32", b.heads], ["u32", b.kvHeads], ["u32", b.headDim], ["u32", b.blockSize], ["f32", scale], ["u32", splits], ["u32", splitKeys], ["u32", b.window ?? 0]],
         workgroups: [b.heads * splits, l.rows],
         then: splits > 1 ? [{
           shader: { op: "attention", file: "attention_combine" }, bindings: ["partials", "out"],
@@ -205,6 +207,9 @@ export const cases: GpuKernelCase[] = [
   attentionCase({ heads: 16, kvHeads: 8, headDim: 128, blockSize: 16, chunks: [[1, 300], [1, 70], [1, 1000]] }, "f32", 4, 256),
   attentionCase({ heads: 9, kvHeads: 3, headDim: 64, blockSize: 16, chunks: [[1, 200], [3, 61]], sharedPrefix: true }, "f16", 3, 128),
   attentionCase({ heads: 4, kvHeads: 2, headDim: 13, blockSize: 4, chunks: [[1, 37]] }, "f32", 2, 64),
+  // Sliding windows: prefill rows and decode rows, one window wider than a sequence, and split-K over a window.
+  attentionCase({ heads: 8, kvHeads: 4, headDim: 32, blockSize: 16, chunks: [[17, 30], [1, 3], [1, 200]], window: 9 }),
+  attentionCase({ heads: 4, kvHeads: 2, headDim: 64, blockSize: 16, chunks: [[1, 300], [2, 5]], window: 100 }, "f16", 2, 64),
   ...(["f32", "f16"] as const).flatMap((kv) => [
   ...batches.map((b) => attentionCase(b, kv)), ...batches.map((b) => kvStoreCase(b, kv)), ...relocations.map((c) => kvCopyCase(c, kv)),
 ]),

@@ -36,17 +36,18 @@ export function splitQ4_0(bytes: Uint8Array, blocks: number): SplitBlocks {
 
 /**
  * (cos, sin) of every RoPE angle: [positions][rotaryDim / 2] pairs, computed as the reference does (the angle
- * iterated in f32 as position * thetaScale^i, divided by the frequency factor when there is one; cos and sin of that
- * f32 angle, rounded to f32), so GPU rotations equal the reference's without GPU sin/cos approximations.
+ * iterated in f32 as position * thetaScale^i, divided by the frequency factor when there is one, times freqScale
+ * (linear scaling); cos and sin of that f32 angle, rounded to f32), so GPU rotations equal the reference's without
+ * GPU sin/cos approximations.
  */
-export function ropeRotations(positions: number, rotaryDim: number, thetaScale: number, freqFactors?: Float32Array): Float32Array {
+export function ropeRotations(positions: number, rotaryDim: number, thetaScale: number, freqFactors?: Float32Array, freqScale = 1): Float32Array {
   const f = Math.fround;
   const half = rotaryDim / 2;
   const table = new Float32Array(positions * half * 2);
   for (let p = 0; p < positions; p++) {
     let theta = f(p);
     for (let i = 0; i < half; i++) {
-      const angle = freqFactors ? f(theta / freqFactors[i]) : theta;
+      const angle = f(f(freqScale) * (freqFactors ? f(theta / freqFactors[i]) : theta));
       table[(p * half + i) * 2] = Math.cos(angle);
       table[(p * half + i) * 2 + 1] = Math.sin(angle);
       theta = f(theta * thetaScale);

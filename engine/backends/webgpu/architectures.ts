@@ -2,4 +2,4 @@
 import type { Architecture } from "../../model/config.js";
 
 /** The architectures the WebGPU runner implements; the others run on WebAssembly only for now. */
-export const WEBGPU_ARCHITECTURES: ReadonlySet<Architecture> = new Set<Architecture>(["llama", "qwen2", "qwen3"]);
+export const WEBGPU_ARCHITECTURES: ReadonlySet<Architecture> = new Set<Architecture>(["llama", "qwen2", "qwen3", "gemma3"]);

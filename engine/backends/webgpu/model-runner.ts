@@ -7,7 +7,7 @@ import { ModelFileError } from "../../model/errors.js";
 import { WEBGPU_ARCHITECTURES } from "./architectures.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
-import type { ModelConfig } from "../../model/config.js";
+import { type ModelConfig, attentionWindow } from "../../model/config.js";
 import { ropeThetaScale } from "../../../kernels/rope-frequencies.js";
 import type { ModelSource } from "../../model/source.js";
 import { type LayerTensors, layerTensors } from "../layer-tensors.js";
@@ -53,7 +53,7 @@ interface GpuLayer extends LayerTensors<GpuWeight, GPUBuffer> {
   vCache: GPUBuffer;
 }
 
-type Activation = "x" | "h" | "q" | "k" | "v" | "qNormed" | "kNormed" | "attention" | "gate" | "up" | "gathered" | "logits"
+type Activation = "x" | "h" | "q" | "k" | "v" | "qNormed" | "kNormed" | "attention" | "gate" | "up" | "gathered" | "logits" | "postNormed"
   | "xQuants" | "xScales" | "ids" | "positions" | "rowTables" | "blockTables" | "gatherIds" | "copySource" | "copyTarget"
   | "sampling" | "sampledTokens" | "attentionPartials";
 
@@ -63,6 +63,8 @@ const ROW_SAMPLING_BYTES = 24;
 const SHADERS = {
   add: { op: "add" },
   siluMul: { op: "silu_mul" },
+  geluMul: { op: "gelu_mul" },
+  scale: { op: "add", file: "scale" },
   rmsnorm: { op: "rmsnorm" },
   rope: { op: "rope_neox" },
   quantize: { op: "quantize_q8_0" },
@@ -155,7 +157,8 @@ export class WebGpuModelRunner implements ModelRunner {
   private embedding!: GpuWeight;
   private outputNorm!: GPUBuffer;
   private outputWeight!: GpuWeight;
-  private rotations!: GPUBuffer;
+  /** Per layer, its RoPE (cos, sin) table: Gemma 3's sliding-window and global layers differ; the others share one. */
+  private rotations: GPUBuffer[] = [];
   private readback!: GPUBuffer;
   private tokenReadback!: GPUBuffer;
   /** Staging for the sampled rows' settings, written with one queue write per step. */
@@ -261,8 +264,20 @@ export class WebGpuModelRunner implements ModelRunner {
     const placer = { matrix: weight, matrices: noExperts, vector, optionalVector };
     // The KV caches are allocated once the weights are in (allocate()).
     this.layers = Array.from({ length: config.num_hidden_layers }, (_, i) => ({ ...layerTensors(config, i, placer), kCache: undefined as never, vCache: undefined as never }));
-    const thetaScale = ropeThetaScale(config.rope_theta, config.rotary_dim);
-    this.rotations = this.uploadBytes("rope rotations", ropeRotations(this.options.maxContext, config.rotary_dim, thetaScale, this.source.ropeFreqFactors ?? undefined));
+    // Sliding-window layers (Gemma 3) have their own base and no linear scaling; one table per distinct setting.
+    const tables = new Map<string, GPUBuffer>();
+    this.rotations = this.layers.map((_, index) => {
+      const local = attentionWindow(config, index) > 0;
+      const base = local && config.rope_local_base_freq !== undefined ? config.rope_local_base_freq : config.rope_theta;
+      const freqScale = !local && config.rope_linear_factor !== undefined ? Math.fround(1 / config.rope_linear_factor) : 1;
+      const key = `${base}/${freqScale}`;
+      let table = tables.get(key);
+      if (!table) {
+        const rotations = ropeRotations(this.options.maxContext, config.rotary_dim, ropeThetaScale(base, config.rotary_dim), this.source.ropeFreqFactors ?? undefined, freqScale);
+        tables.set(key, (table = this.uploadBytes(`rope rotations (base ${base}, scale ${freqScale})`, rotations)));
+      }
+      return table;
+    });
   }
 
   private uploadWeight(tensor: PlacedTensor): GpuWeight {
@@ -316,6 +331,8 @@ export class WebGpuModelRunner implements ModelRunner {
     f32("up", T * ffn);
     f32("gathered", maxSequences * d);
     f32("logits", maxSequences * config.vocab_size);
+    // Gemma 3's post-norms write beside their input (a dispatch cannot read and write one buffer).
+    f32("postNormed", config.architecture === "gemma3" ? T * d : 1);
     f32("xQuants", (T * widest) / 4);
     f32("xScales", (T * widest) / 32);
     f32("ids", T);
@@ -425,7 +442,11 @@ export class WebGpuModelRunner implements ModelRunner {
     const splits = T * heads >= SPLIT_BELOW_WORKGROUPS ? 1 : Math.min(MAX_SPLITS, Math.ceil(longest / SPLIT_KEYS));
     const splitKeys = Math.ceil(Math.ceil(longest / splits) / 64) * 64;
     this.embed(step, T);
-    for (const layer of this.layers) {
+    if (config.embedding_scale !== undefined) this.scale(step, b.x, T * d, config.embedding_scale);
+    // As llama.cpp: Gemma's queries are scaled by 1.0f / sqrtf(scalar) after RoPE, with a score scale of 1.
+    const queryScale = config.query_pre_attn_scalar === undefined ? undefined : Math.fround(1 / Math.fround(Math.sqrt(config.query_pre_attn_scalar)));
+    const gelu = config.hidden_activation === "gelu_pytorch_tanh";
+    for (const [index, layer] of this.layers.entries()) {
       this.rmsnorm(step, b.x, layer.attnNorm, b.h, T, d, eps);
       const normed = this.linearInput(step, b.h, T, d);
       this.linear(step, normed, layer.q, b.q, layer.qBias);
@@ -442,27 +463,29 @@ export class WebGpuModelRunner implements ModelRunner {
         k = b.kNormed;
       }
       for (const [target, count] of [[q, heads], [k, kvHeads]] as const) {
-        step.dispatch(this.pipeline(SHADERS.rope), [target, b.positions, this.rotations],
+        step.dispatch(this.pipeline(SHADERS.rope), [target, b.positions, this.rotations[index]!],
           [["u32", T], ["u32", count], ["u32", headDim], ["u32", config.rotary_dim]], grid(T * count * (config.rotary_dim / 2), 256));
       }
+      if (queryScale !== undefined) this.scale(step, q, T * qDim, queryScale);
       step.dispatch(this.pipeline(this.kv.kvStore), [k, b.v, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions],
         [["u32", T], ["u32", kvDim], ["u32", options.blockSize]], grid((T * kvDim) / this.kvPerWord, 256));
       step.dispatch(this.pipeline(this.kv.attention), [q, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions, b.attention, b.attentionPartials],
-        [["u32", heads], ["u32", kvHeads], ["u32", headDim], ["u32", options.blockSize], ["f32", 1 / Math.sqrt(headDim)], ["u32", splits], ["u32", splitKeys]],
+        [["u32", heads], ["u32", kvHeads], ["u32", headDim], ["u32", options.blockSize], ["f32", queryScale === undefined ? 1 / Math.sqrt(headDim) : 1],
+          ["u32", splits], ["u32", splitKeys], ["u32", attentionWindow(config, index)]],
         [heads * splits, T]);
       if (splits > 1) {
         step.dispatch(this.pipeline(SHADERS.attentionCombine), [b.attentionPartials, b.attention], [["u32", heads], ["u32", headDim], ["u32", splits]], [heads, T]);
       }
       this.linear(step, this.linearInput(step, b.attention, T, qDim), layer.output, b.h);
-      this.add(step, b.x, b.h, T * d, T * d);
+      this.addNormed(step, b.h, layer.attnPostNorm, T);
 
       this.rmsnorm(step, b.x, layer.ffnNorm, b.h, T, d, eps);
       const ffnInput = this.linearInput(step, b.h, T, d);
       this.linear(step, ffnInput, layer.gate!, b.gate);
       this.linear(step, ffnInput, layer.up!, b.up);
-      step.dispatch(this.pipeline(SHADERS.siluMul), [b.gate, b.up], [["u32", T * ffn]], grid(T * ffn, 256));
+      step.dispatch(this.pipeline(gelu ? SHADERS.geluMul : SHADERS.siluMul), [b.gate, b.up], [["u32", T * ffn]], grid(T * ffn, 256));
       this.linear(step, this.linearInput(step, b.gate, T, ffn), layer.down!, b.h);
-      this.add(step, b.x, b.h, T * d, T * d);
+      this.addNormed(step, b.h, layer.ffnPostNorm, T);
     }
     const outputs = gather.length;
     if (outputs === 0) {
@@ -534,8 +557,8 @@ export class WebGpuModelRunner implements ModelRunner {
       this.device.queue.writeBuffer(b.copySource, 0, Int32Array.from(copy.sourceBlocks));
       const step = this.encoder.begin();
       const kvDim = config.num_key_value_heads * config.head_dim;
-      for (const layer of this.layers) {
-        step.dispatch(this.pipeline(this.kv.kvCopy), [layer.kCache, layer.vCache, b.copySource, b.copyTarget, this.rotations], [
+      for (const [index, layer] of this.layers.entries()) {
+        step.dispatch(this.pipeline(this.kv.kvCopy), [layer.kCache, layer.vCache, b.copySource, b.copyTarget, this.rotations[index]!], [
           ["u32", copy.count], ["u32", config.num_key_value_heads], ["u32", config.head_dim], ["u32", config.rotary_dim], ["u32", options.blockSize],
           ["u32", copy.sourceStart], ["u32", copy.targetStart], ["i32", copy.targetStart - copy.sourceStart],
         ], grid((copy.count * kvDim) / this.kvPerWord, 256));
@@ -553,6 +576,19 @@ export class WebGpuModelRunner implements ModelRunner {
       if (quant) step.dispatch(this.pipeline(quant === "q8_0" ? SHADERS.getRowsQ8_0 : SHADERS.getRowsQ4_0), [part.quants!, part.scales!, b.ids, b.x], params, grid(T * d, 256));
       else step.dispatch(this.pipeline(getRowsShader(FLOAT_WEIGHT_TYPES[embedding.type]!)), [part.data!, b.ids, b.x], params, grid(T * d, 256));
     }
+  }
+
+  /** x[i] *= s for `count` values. */
+  private scale(step: ReturnType<StepEncoder["begin"]>, x: GPUBuffer, count: number, s: number): void {
+    step.dispatch(this.pipeline(SHADERS.scale), [x], [["u32", count], ["f32", s]], grid(count, 256));
+  }
+
+  /** The residual add of a block's output y [T, d], RMS-normed first when the layer has a post-norm (Gemma 3). */
+  private addNormed(step: ReturnType<StepEncoder["begin"]>, y: GPUBuffer, postNorm: GPUBuffer | undefined, T: number): void {
+    const { buffers: b, config } = this;
+    const d = config.hidden_size;
+    if (postNorm) this.rmsnorm(step, y, postNorm, b.postNormed, T, d, config.rms_norm_eps);
+    this.add(step, b.x, postNorm ? b.postNormed : y, T * d, T * d);
   }
 
   private rmsnorm(step: ReturnType<StepEncoder["begin"]>, x: GPUBuffer, weight: GPUBuffer, y: GPUBuffer, rows: number, width: number, eps: number): void {

@@ -1,6 +1,6 @@
 // End to end on WebGPU: greedy generation equals the WebAssembly backend token for token on stories260K and the
 // random-weight test models (F32, F16, BF16, Q8_0 and Q4_0 weights, also split into parts by rows; Llama 3 RoPE
-// factors, Qwen2 biases, Qwen3 q/k norm), and the serving engine on WebGPU (async steps, batching, prefix-cache KV copies) matches it too.
+// factors, Qwen2 biases, Qwen3 q/k norm, Gemma 3's sliding windows, post-norms and GeGLU), and the serving engine on WebGPU (async steps, batching, prefix-cache KV copies) matches it too.
 // Runs on any adapter (Mesa's lavapipe in CI); without one (or without stories260K) each test skips with the reason in
 // its title, except under CI=true, where it fails.
 import { describe, expect, it } from "vitest";
@@ -54,7 +54,7 @@ describe("greedy generation on WebGPU equals WebAssembly", () => {
   }, {}, {}, missingFixtureReason(FIXTURES.stories260kGguf));
   const variants = [
     ["tiny-llama", "f32"], ["tiny-llama", "f16"], ["tiny-llama", "bf16"], ["tiny-llama", "q8_0"], ["tiny-llama", "q4_0"],
-    ["tiny-llama3", "f32"], ["tiny-qwen2", "q8_0"], ["tiny-qwen3", "q8_0"],
+    ["tiny-llama3", "f32"], ["tiny-qwen2", "q8_0"], ["tiny-qwen3", "q8_0"], ["tiny-gemma3", "f32"], ["tiny-gemma3", "q8_0"],
   ] as const;
   for (const [preset, dtype] of variants) {
     onBothBackends(`${preset} ${dtype}: 2 prompts x 16 tokens`, () => ensureTestModel(preset, "gguf", dtype), async (wasm, gpu) => {
@@ -68,6 +68,11 @@ describe("greedy generation on WebGPU equals WebAssembly", () => {
       expect(await greedyTokens(gpu, prompt, 12)).toEqual(await greedyTokens(wasm, prompt, 12));
     });
   }
+  // Gemma 3 past its 8-position window: a 100-token prompt (tiled matmuls, windowed prefill) and decode steps.
+  onBothBackends("tiny-gemma3 q8_0: a 100-token prompt x 12 tokens (sliding-window layers)", () => ensureTestModel("tiny-gemma3", "gguf", "q8_0"), async (wasm, gpu) => {
+    const prompt = [2, ...Array.from({ length: 99 }, (_, i) => 300 + ((i * 131) % 20000))];
+    expect(await greedyTokens(gpu, prompt, 12)).toEqual(await greedyTokens(wasm, prompt, 12));
+  });
   // Decode steps over contexts past 256 keys split them (split-K attention, then a merge); f32 and f16 caches.
   for (const kv of ["f32", "f16"] as const) {
     onBothBackends(`tiny-llama q8_0: a 300-token prompt x 12 tokens (split-K decode attention, ${kv} KV)`, () => ensureTestModel("tiny-llama", "gguf", "q8_0"), async (wasm, gpu) => {
