@@ -21,11 +21,13 @@ import { type ResidentTensor, type WeightStorage, loadWeights, residentBytes } f
 const MATMUL_KERNELS: Partial<Record<GgmlType, string>> = {
   [GgmlType.F32]: "matmul_f32", [GgmlType.F16]: "matmul_f16", [GgmlType.BF16]: "matmul_bf16",
   [GgmlType.Q8_0]: "matmul_q8_0", [GgmlType.Q4_0]: "matmul_q4_0",
+  [GgmlType.Q4_1]: "matmul_q4_1", [GgmlType.Q5_0]: "matmul_q5_0", [GgmlType.Q5_1]: "matmul_q5_1",
   [GgmlType.Q4_K]: "matmul_q4_k", [GgmlType.Q5_K]: "matmul_q5_k", [GgmlType.Q6_K]: "matmul_q6_k",
 };
 const GET_ROWS_KERNELS: Partial<Record<GgmlType, string>> = {
   [GgmlType.F32]: "get_rows_f32", [GgmlType.F16]: "get_rows_f16", [GgmlType.BF16]: "get_rows_bf16",
   [GgmlType.Q8_0]: "get_rows_q8_0", [GgmlType.Q4_0]: "get_rows_q4_0",
+  [GgmlType.Q4_1]: "get_rows_q4_1", [GgmlType.Q5_0]: "get_rows_q5_0", [GgmlType.Q5_1]: "get_rows_q5_1",
   [GgmlType.Q4_K]: "get_rows_q4_k", [GgmlType.Q5_K]: "get_rows_q5_k", [GgmlType.Q6_K]: "get_rows_q6_k",
 };
 /**
@@ -42,9 +44,10 @@ function kernelFor(kernels: Partial<Record<GgmlType, string>>, weight: Pick<Resi
 }
 
 /** The activation format each quantized weight type's kernel reads (as llama.cpp's CPU backend pairs them). */
-type ActivationFormat = "q8_0" | "q8_0_wide" | "q8_k";
+type ActivationFormat = "q8_0" | "q8_0_wide" | "q8_1" | "q8_k";
 const ACTIVATION_FORMATS: Partial<Record<GgmlType, ActivationFormat>> = {
-  [GgmlType.Q8_0]: "q8_0", [GgmlType.Q4_0]: "q8_0", [GgmlType.Q4_K]: "q8_k", [GgmlType.Q5_K]: "q8_k", [GgmlType.Q6_K]: "q8_k",
+  [GgmlType.Q8_0]: "q8_0", [GgmlType.Q4_0]: "q8_0", [GgmlType.Q5_0]: "q8_0", [GgmlType.Q4_1]: "q8_1", [GgmlType.Q5_1]: "q8_1",
+  [GgmlType.Q4_K]: "q8_k", [GgmlType.Q5_K]: "q8_k", [GgmlType.Q6_K]: "q8_k",
 };
 
 /**
@@ -57,15 +60,15 @@ function matmulPlan(weight: Pick<ResidentTensor, "type" | "layout">, rows: numbe
   return { kernel: kernelFor(MATMUL_KERNELS, weight)!, format: ACTIVATION_FORMATS[weight.type] };
 }
 /** The activation buffer of each format. */
-const ACTIVATION_BUFFERS = { q8_0: "xq", q8_0_wide: "xw", q8_k: "xk" } as const satisfies Record<ActivationFormat, string>;
+const ACTIVATION_BUFFERS = { q8_0: "xq", q8_0_wide: "xw", q8_1: "x1", q8_k: "xk" } as const satisfies Record<ActivationFormat, string>;
 
 /**
  * Bytes of `rows` activation rows of `width` values in a format: Q8_0 blocks of 32 in 34 bytes, wide Q8_0 units of
- * 4 rows x 32 in 272 bytes (rows rounded up to a whole group), Q8_K blocks of 256 in 292.
+ * 4 rows x 32 in 272 bytes (rows rounded up to a whole group), Q8_1 blocks of 32 in 36, Q8_K blocks of 256 in 292.
  */
 function activationBytes(format: ActivationFormat, rows: number, width: number): number {
   if (format === "q8_0_wide") return Math.ceil(rows / 4) * (width / 32) * 272;
-  return Math.ceil(rows * width * (format === "q8_0" ? 34 / 32 : 292 / 256));
+  return Math.ceil(rows * width * (format === "q8_0" ? 34 / 32 : format === "q8_1" ? 36 / 32 : 292 / 256));
 }
 
 // Bytes each memory keeps free beyond what is planned: allocation alignment and later scratch.
@@ -75,7 +78,7 @@ const ALIGNMENT_BYTES = 64;
 
 /** The activation buffers of a memory group, by name. */
 type BufferName =
-  | "x" | "h" | "xq" | "xw" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors"
+  | "x" | "h" | "xq" | "xw" | "x1" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors"
   | "copyTables" | "scratch" | "router" | "gathered" | "expertOut";
 type Group = MemoryGroup<BufferName>;
 
@@ -114,6 +117,7 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, head
     h: T * Math.max(d, qDim) * 4,
     xq: formats.has("q8_0") ? activationBytes("q8_0", T, widest) + 64 : 0,
     xw: formats.has("q8_0_wide") ? activationBytes("q8_0_wide", T, widest) + 64 : 0,
+    x1: formats.has("q8_1") ? activationBytes("q8_1", T, widest) + 64 : 0,
     xk: formats.has("q8_k") ? activationBytes("q8_k", T, widest) + 64 : 0,
     q: T * qDim * 4,
     k: T * kvDim * 4,
