@@ -44,19 +44,7 @@ var<workgroup> probabilities: array<f32, WORKGROUP_SIZE>;
 var<workgroup> key_offsets: array<u32, WORKGROUP_SIZE>;
 var<workgroup> reduction: array<f32, WORKGROUP_SIZE>;
 
-/** An IEEE half's exact f32 value, subnormals, infinities and signed zeros included (unpack2x16float may flush). */
-fn half_to_f32(h: u32) -> f32 {
-  let sign = (h & 0x8000u) << 16u;
-  let exponent = (h >> 10u) & 0x1fu;
-  let mantissa = h & 0x3ffu;
-  if (exponent == 0u) {
-    return bitcast<f32>(sign | bitcast<u32>(f32(mantissa) * 0x1p-24f));
-  }
-  if (exponent == 31u) {
-    return bitcast<f32>(sign | 0x7f800000u | (mantissa << 13u));
-  }
-  return bitcast<f32>(sign | ((exponent + 112u) << 23u) | (mantissa << 13u));
-}
+//#include halves
 
 fn key_at(e: u32) -> f32 {
   if (KV_TYPE == 0u) {

@@ -21,36 +21,7 @@ struct Params {
 @group(0) @binding(6) var<storage, read> positions: array<i32>;
 @group(0) @binding(7) var<uniform> params: Params;
 
-/** f32 to IEEE half bits, rounded to nearest even, overflow to infinity, subnormals kept (as the host's f32ToF16). */
-fn f16_bits(v: f32) -> u32 {
-  let bits = bitcast<u32>(v);
-  let sign = (bits >> 16u) & 0x8000u;
-  let magnitude = bits & 0x7fffffffu;
-  if (magnitude >= 0x7f800000u) {
-    return sign | 0x7c00u | select(0u, 0x200u, magnitude > 0x7f800000u); // infinity, or a quiet NaN
-  }
-  let exponent = i32(magnitude >> 23u) - 127;
-  if (exponent > 15) {
-    return sign | 0x7c00u;
-  }
-  if (exponent < -25) {
-    return sign; // below half the smallest subnormal (2^-24): zero
-  }
-  // Significand bits to drop: 13 for normal halves, more for subnormal ones (spacing 2^-24).
-  let drop = u32(select(13, 13 + (-14 - exponent), exponent < -14));
-  let significand = (magnitude & 0x7fffffu) | 0x800000u;
-  var kept = significand >> drop;
-  let rest = significand & ((1u << drop) - 1u);
-  let halfway = 1u << (drop - 1u);
-  if (rest > halfway || (rest == halfway && (kept & 1u) == 1u)) {
-    kept += 1u;
-  }
-  if (exponent < -14) {
-    return sign | kept; // a subnormal; rounding up into 0x400 gives the smallest normal, as it should
-  }
-  // kept holds the implicit bit (0x400); a carry to 0x800 moves to the next exponent (infinity past 65504).
-  return sign | ((u32(exponent + 15) << 10u) + kept - 0x400u);
-}
+//#include halves
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroups) groups: vec3u) {

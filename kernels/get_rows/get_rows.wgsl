@@ -18,19 +18,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> params: Params;
 
-/** An IEEE half's exact f32 value, subnormals, infinities and signed zeros included (unpack2x16float may flush). */
-fn half_to_f32(h: u32) -> f32 {
-  let sign = (h & 0x8000u) << 16u;
-  let exponent = (h >> 10u) & 0x1fu;
-  let mantissa = h & 0x3ffu;
-  if (exponent == 0u) {
-    return bitcast<f32>(sign | bitcast<u32>(f32(mantissa) * 0x1p-24f));
-  }
-  if (exponent == 31u) {
-    return bitcast<f32>(sign | 0x7f800000u | (mantissa << 13u));
-  }
-  return bitcast<f32>(sign | ((exponent + 112u) << 23u) | (mantissa << 13u));
-}
+//#include halves
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroups) groups: vec3u) {

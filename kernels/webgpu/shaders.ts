@@ -20,12 +20,15 @@ export class ShaderCompileError extends Error {
 
 const sources = new Map<string, string>();
 
-/** The WGSL text of a kernel. */
+/**
+ * The WGSL text of a kernel, with each line `//#include <name>` replaced by kernels/webgpu/<name>.wgsl (WGSL has no
+ * includes; shared helpers such as the half conversions live there once).
+ */
 export function shaderSource(op: string, file = op): string {
   const path = join(PACKAGE_ROOT, "kernels", op, `${file}.wgsl`);
   let source = sources.get(path);
   if (source === undefined) {
-    source = readFileSync(path, "utf8");
+    source = readFileSync(path, "utf8").replace(/^\/\/#include ([\w-]+)$/gm, (_, name: string) => readFileSync(join(PACKAGE_ROOT, "kernels", "webgpu", `${name}.wgsl`), "utf8"));
     sources.set(path, source);
   }
   return source;
