@@ -320,6 +320,24 @@ describeWithPresets("Qwen presets", ["tiny-qwen3", "tiny-qwen2"], () => {
   });
 });
 
+describeWithPresets("tiny-llama in GGML's other 32-value block types", ["tiny-llama"], () => {
+  const types: Array<[ModelDtype, number, GgmlType, number]> = [["q4_1", 3, GgmlType.Q4_1, 0.01], ["q5_0", 8, GgmlType.Q5_0, 0.003], ["q5_1", 9, GgmlType.Q5_1, 0.002]];
+  it.each(types)("%s puts every matrix in that type (file_type %i), F32 norms, close to the f32 file", async (dtype, fileType, type, bound) => {
+    const header = readGgufHeader(await ensureTestModel("tiny-llama", "gguf", dtype));
+    expect(header.metadata.get("general.file_type")).toBe(fileType);
+    for (const tensor of header.tensors) expect(tensor.type, tensor.name).toBe(tensor.shape.length === 1 ? GgmlType.F32 : type);
+    const exact = ggufTensor(readGgufHeader(await ensureTestModel("tiny-llama", "gguf", "f32")), "blk.0.ffn_gate.weight").values;
+    const quantized = ggufTensor(header, "blk.0.ffn_gate.weight").values;
+    let error = 0;
+    let signal = 0;
+    exact.forEach((v, i) => {
+      error += (v - quantized[i]) ** 2;
+      signal += v * v;
+    });
+    expect(error / signal).toBeLessThan(bound);
+  });
+});
+
 describeWithPresets("tiny-kquant K-quant mixes", ["tiny-kquant"], () => {
   const mixes: Array<[ModelDtype, number, GgmlType]> = [["q4_k_m", 15, GgmlType.Q4_K], ["q5_k_m", 17, GgmlType.Q5_K], ["q6_k", 18, GgmlType.Q6_K]];
   it.each(mixes)("%s uses Q6_K for the embedding and ffn_down, its K-quant for the other matrices, F32 norms", async (dtype, fileType, main) => {
@@ -535,7 +553,7 @@ describeWithPresets("tiny-gemma3", ["tiny-gemma3"], () => {
     expect(ggufTensor(header, "blk.0.ffn_up.weight").type).toBe(GgmlType.F16);
   });
 
-  it("is deterministic, and q4_k_m falls back to Q4_0 / Q8_0 on its 64- and 128-long rows", async () => {
+  it("is deterministic, and q4_k_m falls back to Q5_0 / Q8_0 on its 64- and 128-long rows (llama.cpp's quantizer fallbacks)", async () => {
     const cached = await ensureTestModel("tiny-gemma3", "gguf", "q8_0");
     const again = await generateModel({ preset: "tiny-gemma3", format: "gguf", dtype: "q8_0", out: join(scratch, "gemma3-again.gguf") });
     const hash = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
@@ -543,7 +561,7 @@ describeWithPresets("tiny-gemma3", ["tiny-gemma3"], () => {
     const header = readGgufHeader(await ensureTestModel("tiny-gemma3", "gguf", "q4_k_m"));
     expect(header.metadata.get("general.file_type")).toBe(15);
     for (const tensor of header.tensors) {
-      const expected = tensor.shape.length === 1 ? GgmlType.F32 : /token_embd|ffn_down/.test(tensor.name) ? GgmlType.Q8_0 : GgmlType.Q4_0;
+      const expected = tensor.shape.length === 1 ? GgmlType.F32 : /token_embd|ffn_down/.test(tensor.name) ? GgmlType.Q8_0 : GgmlType.Q5_0;
       expect(tensor.type, tensor.name).toBe(expected);
     }
   });
@@ -692,12 +710,12 @@ describeWithPresets("tiny-qwen3moe", ["tiny-qwen3moe"], () => {
     const hash = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
     expect(hash(again)).toBe(hash(q8.path));
 
-    // q4_k_m: rows of 64 and 128 are shorter than a K-quant block, so Q4_0, and Q8_0 where the mix wants Q6_K
+    // q4_k_m: rows of 64 and 128 are shorter than a K-quant block, so Q5_0, and Q8_0 where the mix wants Q6_K
     const q4 = readGgufHeader(await ensureTestModel("tiny-qwen3moe", "gguf", "q4_k_m"));
     expect(q4.metadata.get("general.file_type")).toBe(15);
     for (const tensor of q4.tensors) {
       const expected = tensor.shape.length === 1 || tensor.name.endsWith("ffn_gate_inp.weight") ? GgmlType.F32
-        : /token_embd|ffn_down_exps/.test(tensor.name) ? GgmlType.Q8_0 : GgmlType.Q4_0;
+        : /token_embd|ffn_down_exps/.test(tensor.name) ? GgmlType.Q8_0 : GgmlType.Q5_0;
       expect(tensor.type, tensor.name).toBe(expected);
     }
     const f32 = readGgufHeader(await ensureTestModel("tiny-qwen3moe", "gguf", "f32"));

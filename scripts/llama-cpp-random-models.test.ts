@@ -17,7 +17,7 @@ const CLEAR_MARGIN = 0.1;
 const CASES: Array<[string, ModelDtype]> = [
   ...TINY_PRESET_NAMES.flatMap((preset): Array<[string, ModelDtype]> => [[preset, "f32"], [preset, "q8_0"]]),
   ["tiny-kquant", "q4_k_m"], ["tiny-kquant", "q5_k_m"], ["tiny-kquant", "q6_k"],
-  ["tiny-gemma3", "q4_k_m"], // Q4_0 / Q8_0 fallbacks: tiny-gemma3's rows (64, 128) are shorter than a K-quant block
+  ["tiny-gemma3", "q4_k_m"], // Q5_0 / Q8_0 fallbacks: tiny-gemma3's rows (64, 128) are shorter than a K-quant block
   ["tiny-qwen3moe", "q4_k_m"], // the same fallbacks, on 3-D expert tensors; the router stays F32
 ];
 

@@ -9,20 +9,21 @@ export type ModelFormat = "gguf" | "hf";
 
 /**
  * Weight dtypes. `q4_k_m` and `q5_k_m` are Q4_K_M- and Q5_K_M-like mixes: Q4_K (Q5_K) for most matrices, Q6_K for
- * ffn_down, the embedding and the output matrix; `q6_k` is Q6_K throughout. Hugging Face directories take only f32,
+ * ffn_down, the embedding and the output matrix; `q6_k` is Q6_K throughout; `q4_1`, `q5_0` and `q5_1` put every
+ * matrix in that type, as `q4_0` and `q8_0` do. Hugging Face directories take only f32,
  * f16 and bf16 (safetensors has no GGML block types).
  */
-export type ModelDtype = "f32" | "f16" | "bf16" | "q8_0" | "q4_0" | "q4_k_m" | "q5_k_m" | "q6_k";
+export type ModelDtype = "f32" | "f16" | "bf16" | "q8_0" | "q4_0" | "q4_1" | "q5_0" | "q5_1" | "q4_k_m" | "q5_k_m" | "q6_k";
 
 /** Every dtype, in the order the CLI lists them. */
-export const MODEL_DTYPES: readonly ModelDtype[] = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_k_m", "q5_k_m", "q6_k"];
+export const MODEL_DTYPES: readonly ModelDtype[] = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k_m", "q5_k_m", "q6_k"];
 
 /** Dtypes a Hugging Face (safetensors) directory can hold. */
 export const HF_DTYPES: readonly ModelDtype[] = ["f32", "f16", "bf16"];
 
 /** llama.cpp's `general.file_type` (enum llama_ftype) for each dtype. */
 export const GGUF_FILE_TYPE: Readonly<Record<ModelDtype, number>> = {
-  f32: 0, f16: 1, q4_0: 2, q8_0: 7, q4_k_m: 15, q5_k_m: 17, q6_k: 18, bf16: 32,
+  f32: 0, f16: 1, q4_0: 2, q4_1: 3, q8_0: 7, q5_0: 8, q5_1: 9, q4_k_m: 15, q5_k_m: 17, q6_k: 18, bf16: 32,
 };
 
 /** Parses a dtype name (case-insensitive); throws listing the valid ones. */
@@ -41,6 +42,7 @@ export function checkFormatDtype(format: ModelFormat, dtype: ModelDtype): void {
 
 const BLOCK_TYPES: Partial<Record<ModelDtype, GgmlType>> = {
   f32: GgmlType.F32, f16: GgmlType.F16, bf16: GgmlType.BF16, q8_0: GgmlType.Q8_0, q4_0: GgmlType.Q4_0,
+  q4_1: GgmlType.Q4_1, q5_0: GgmlType.Q5_0, q5_1: GgmlType.Q5_1,
 };
 
 /** The K-quant of most matrices in each K-quant mix (the rest, see ggufTensorType, are Q6_K). */
@@ -52,8 +54,8 @@ const K_QUANT_MIXES: Partial<Record<ModelDtype, GgmlType>> = { q4_k_m: GgmlType.
  * llama.cpp's quantizer never quantizes `ffn_gate_inp.weight` (llama-quant.cpp, tensor_allows_quantization). Experts
  * take their dense counterparts' types (the quantizer's categories match by substring: ffn_down_exps is an ffn_down,
  * so Q6_K in the K-quant mixes), each expert's rows quantized as rows of their own. A matrix whose row length is not
- * a multiple of the type's block falls back as llama.cpp's quantizer does: Q8_0/Q4_0 to F16, Q6_K to Q8_0, and
- * Q4_K/Q5_K to Q4_0/Q8_0 (llama.cpp picks Q5_0/Q5_1, which loom does not read).
+ * a multiple of the type's block falls back as llama.cpp's quantizer does (llama-quant.cpp, tensor_type_fallback):
+ * Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0, and a 32-block type (or a fallback whose block does not fit) to F16.
  * NOTE: like the dense mixes (no use_more_bits layer choice for ffn_down/attn_v), the quantizer's rules for models of
  * exactly 8 experts (Mixtral: attn_k/attn_v Q8_0, attn_output Q5_K) are not mirrored; they would touch tiny-qwen3moe,
  * not Qwen3-30B-A3B's 128 experts.
@@ -66,11 +68,11 @@ export function ggufTensorType(tensor: PlannedTensor, dtype: ModelDtype): GgmlTy
     const wantsQ6 =
       mix === GgmlType.Q6_K || tensor.role === "ffn_down" || tensor.role === "expert_down" || tensor.role === "embedding" || tensor.role === "output";
     if (rowLength % 256 === 0) return wantsQ6 ? GgmlType.Q6_K : mix;
-    if (rowLength % 32 === 0) return wantsQ6 || mix === GgmlType.Q5_K ? GgmlType.Q8_0 : GgmlType.Q4_0;
+    if (rowLength % 32 === 0) return wantsQ6 ? GgmlType.Q8_0 : mix === GgmlType.Q5_K ? GgmlType.Q5_1 : GgmlType.Q5_0;
     return GgmlType.F16;
   }
   const type = BLOCK_TYPES[dtype] as GgmlType;
-  if ((type === GgmlType.Q8_0 || type === GgmlType.Q4_0) && rowLength % 32 !== 0) return GgmlType.F16;
+  if (type !== GgmlType.F32 && type !== GgmlType.F16 && type !== GgmlType.BF16 && rowLength % 32 !== 0) return GgmlType.F16;
   return type;
 }
 

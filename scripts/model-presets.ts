@@ -359,7 +359,7 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
       "Test model: Qwen3-MoE architecture, 2 layers, hidden 64, 4 heads / 2 KV heads of head_dim 32, q_norm/k_norm, " +
       "8 experts of moe_intermediate_size 64 with 2 used per token (norm_topk_prob), intermediate_size 128 (= 2 x 64, " +
       "unused, as Qwen3-30B-A3B's 6144 = 8 x 768), tied embeddings, Qwen3 tokenizer (vocab 151936). No row length is a " +
-      "multiple of 256, so q4_k_m falls back to Q4_0 (Q8_0 for the embedding and ffn_down_exps); the router stays F32.",
+      "multiple of 256, so q4_k_m falls back to Q5_0 (Q8_0 for the embedding and ffn_down_exps); the router stays F32.",
     config: {
       ...QWEN3_MOE_COMMON, ...QWEN_IDS,
       hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 32,
@@ -392,7 +392,8 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
       "rope_theta 1e6 (global) and rope_local_base_freq 10000 (local), query_pre_attn_scalar 32 (= head_dim, the scale " +
       "llama.cpp uses below 27B), tied embeddings, the Gemma 3 tokenizer and chat template with gemma-3-1b-it's vocab_size 262144 " +
       "(<image_soft_token>, id 262144, falls outside it, as in the 1B). No row length is a multiple of 256, so q4_k_m/q5_k_m/q6_k " +
-      "fall back per model-dtypes.ts: Q4_0 for most matrices and Q8_0 (q5_k_m, q6_k: Q8_0 throughout) where the mix wants Q6_K.",
+      "fall back per model-dtypes.ts (as llama.cpp's quantizer): Q5_0 (q4_k_m) or Q5_1 (q5_k_m) for most matrices and Q8_0 " +
+      "where the mix wants Q6_K (q6_k: Q8_0 throughout).",
     config: {
       ...GEMMA3_COMMON,
       hidden_size: 64, intermediate_size: 128, num_hidden_layers: 6, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 32,
