@@ -1,6 +1,6 @@
 // Runs the transformer forward pass on the WebAssembly kernels: one config-driven definition for the Llama,
-// Qwen2 (q/k/v bias), Qwen3 (q/k norm) and Gemma 3 (scaled embeddings, post-norms, GeGLU, sliding-window layers with
-// their own RoPE base) families, over a paged KV cache, for a batch of sequence chunks. A model
+// Qwen2 (q/k/v bias), Qwen3 (q/k norm), Qwen3-MoE (routed experts) and Gemma 3 (scaled embeddings, post-norms, GeGLU,
+// sliding-window layers with their own RoPE base) families, over a paged KV cache, for a batch of sequence chunks. A model
 // larger than one WebAssembly memory (4 GiB) is spread over several, each holding a run of layers (memory-plan.ts).
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
@@ -32,8 +32,8 @@ const GET_ROWS_KERNELS: Partial<Record<GgmlType, string>> = {
 };
 /**
  * Matrix types kept in their own type at load (every one has a matmul and a get_rows kernel), Q6_K widened to a byte
- * per quant: its kernels then read a group with one load instead of unpacking nibbles and bit pairs (1.6-2.6x
- * faster at one row, 1.7-1.8x batched, for 1.30x the bytes of those matrices).
+ * per quant: its kernels then read a group with one load instead of unpacking nibbles and bit pairs (1.4-1.9x
+ * faster at one row, 1.7-1.9x batched, for 1.30x the bytes of those matrices).
  */
 const WASM_WEIGHT_STORAGE: WeightStorage = { kernelTypes: new Set(Object.keys(MATMUL_KERNELS).map(Number)), widenQ6_K: true };
 
