@@ -94,6 +94,9 @@ const CASES: Array<[string, ModelDtype]> = [
   ...["tiny-llama", "tiny-llama3", "tiny-llama2", "tiny-qwen2", "tiny-qwen3"].flatMap((preset): Array<[string, ModelDtype]> => [[preset, "f32"], [preset, "q8_0"]]),
   ["tiny-llama", "f16"], ["tiny-qwen3", "f16"],
   ["tiny-kquant", "q4_k_m"], ["tiny-kquant", "q5_k_m"], ["tiny-kquant", "q6_k"],
+  // GGML's other 32-value blocks, every matrix in the type (experts included): Q5_0 against Q8_0 activations, Q4_1 / Q5_1
+  // against Q8_1.
+  ["tiny-llama", "q4_1"], ["tiny-llama", "q5_0"], ["tiny-llama", "q5_1"], ["tiny-qwen3moe", "q5_0"], ["tiny-qwen3moe", "q5_1"], ["tiny-qwen3moe", "q4_1"],
 ];
 for (const [preset, dtype] of CASES) {
   describe(`${preset} ${dtype} against llama.cpp`, () => {
