@@ -61,14 +61,14 @@ describe.skipIf(skipOutsideCi(storiesReason))(titled("bad GGUF files", storiesRe
   });
 
   it("rejects tensor types it cannot read, naming the tensor and type", () => {
-    const path = join(work, "q5_0.gguf");
+    const path = join(work, "iq4_nl.gguf");
     writeGguf(path, [["general.architecture", gguf.string("llama")]], [{ name: "blk.0.attn_q.weight", shape: [256], type: GgmlType.F32, data: new Uint8Array(1024) }]);
     const bytes = readFileSync(path);
-    // The tensor type is the u32 after the name and the one u64 dimension; patch F32 (0) to Q5_0 (6).
+    // The tensor type is the u32 after the name and the one u64 dimension; patch F32 (0) to IQ4_NL (20).
     const nameEnd = bytes.indexOf("blk.0.attn_q.weight") + "blk.0.attn_q.weight".length;
-    bytes.writeUInt32LE(6, nameEnd + 4 + 8);
+    bytes.writeUInt32LE(20, nameEnd + 4 + 8);
     writeFileSync(path, bytes);
-    expectModelFileError(path, /'blk\.0\.attn_q\.weight' has type Q5_0, which loom does not support/);
+    expectModelFileError(path, /'blk\.0\.attn_q\.weight' has type IQ4_NL, which loom does not support/);
   });
 
   it("survives random corruption of the header: refused with a ModelFileError naming the file, or a model that loads as the original's", async () => {
