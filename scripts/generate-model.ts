@@ -19,7 +19,7 @@ export type { ModelDtype, ModelFormat } from "./model-dtypes.js";
  * Version of the generated values and file layout. Bump it whenever a change alters what a (preset, format, dtype,
  * seed) produces, so cached test models are regenerated.
  */
-export const GENERATOR_VERSION = 2;
+export const GENERATOR_VERSION = 3;
 
 /** The seed used when none is given. */
 export const DEFAULT_SEED = 1;
