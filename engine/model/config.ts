@@ -65,6 +65,26 @@ export function attentionWindow(config: ModelConfig, index: number): number {
   return config.layer_types?.[index] === "sliding_attention" ? config.sliding_window! : 0;
 }
 
+/**
+ * Layer `index`'s RoPE as llama.cpp sets it: its base (Gemma 3's sliding-window layers have their own) and the
+ * multiplier of every angle (linear scaling's f32 1 / factor on the full layers; 1 elsewhere).
+ */
+export function layerRope(config: ModelConfig, index: number): { base: number; freqScale: number } {
+  const local = attentionWindow(config, index) > 0;
+  return {
+    base: local && config.rope_local_base_freq !== undefined ? config.rope_local_base_freq : config.rope_theta,
+    freqScale: !local && config.rope_linear_factor !== undefined ? Math.fround(1 / config.rope_linear_factor) : 1,
+  };
+}
+
+/**
+ * Gemma's query multiplier, as llama.cpp computes it (1.0f / sqrtf(query_pre_attn_scalar), applied to the roped
+ * queries, with a score scale of 1); undefined for models that scale scores by head_dim^-1/2.
+ */
+export function queryScale(config: ModelConfig): number | undefined {
+  return config.query_pre_attn_scalar === undefined ? undefined : Math.fround(1 / Math.fround(Math.sqrt(config.query_pre_attn_scalar)));
+}
+
 const ARCHITECTURES: Record<string, Architecture> = {
   llama: "llama", LlamaForCausalLM: "llama",
   qwen2: "qwen2", Qwen2ForCausalLM: "qwen2",

@@ -7,7 +7,7 @@ import { ModelFileError } from "../../model/errors.js";
 import { WEBGPU_ARCHITECTURES } from "./architectures.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
-import { type ModelConfig, attentionWindow } from "../../model/config.js";
+import { type ModelConfig, attentionWindow, layerRope, queryScale } from "../../model/config.js";
 import { ropeThetaScale } from "../../../kernels/rope-frequencies.js";
 import type { ModelSource } from "../../model/source.js";
 import { type LayerTensors, layerTensors } from "../layer-tensors.js";
@@ -267,9 +267,7 @@ export class WebGpuModelRunner implements ModelRunner {
     // Sliding-window layers (Gemma 3) have their own base and no linear scaling; one table per distinct setting.
     const tables = new Map<string, GPUBuffer>();
     this.rotations = this.layers.map((_, index) => {
-      const local = attentionWindow(config, index) > 0;
-      const base = local && config.rope_local_base_freq !== undefined ? config.rope_local_base_freq : config.rope_theta;
-      const freqScale = !local && config.rope_linear_factor !== undefined ? Math.fround(1 / config.rope_linear_factor) : 1;
+      const { base, freqScale } = layerRope(config, index);
       const key = `${base}/${freqScale}`;
       let table = tables.get(key);
       if (!table) {
@@ -443,8 +441,7 @@ export class WebGpuModelRunner implements ModelRunner {
     const splitKeys = Math.ceil(Math.ceil(longest / splits) / 64) * 64;
     this.embed(step, T);
     if (config.embedding_scale !== undefined) this.scale(step, b.x, T * d, config.embedding_scale);
-    // As llama.cpp: Gemma's queries are scaled by 1.0f / sqrtf(scalar) after RoPE, with a score scale of 1.
-    const queryScale = config.query_pre_attn_scalar === undefined ? undefined : Math.fround(1 / Math.fround(Math.sqrt(config.query_pre_attn_scalar)));
+    const queries = queryScale(config);
     const gelu = config.hidden_activation === "gelu_pytorch_tanh";
     for (const [index, layer] of this.layers.entries()) {
       this.rmsnorm(step, b.x, layer.attnNorm, b.h, T, d, eps);
@@ -466,11 +463,11 @@ export class WebGpuModelRunner implements ModelRunner {
         step.dispatch(this.pipeline(SHADERS.rope), [target, b.positions, this.rotations[index]!],
           [["u32", T], ["u32", count], ["u32", headDim], ["u32", config.rotary_dim]], grid(T * count * (config.rotary_dim / 2), 256));
       }
-      if (queryScale !== undefined) this.scale(step, q, T * qDim, queryScale);
+      if (queries !== undefined) this.scale(step, q, T * qDim, queries);
       step.dispatch(this.pipeline(this.kv.kvStore), [k, b.v, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions],
         [["u32", T], ["u32", kvDim], ["u32", options.blockSize]], grid((T * kvDim) / this.kvPerWord, 256));
       step.dispatch(this.pipeline(this.kv.attention), [q, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions, b.attention, b.attentionPartials],
-        [["u32", heads], ["u32", kvHeads], ["u32", headDim], ["u32", options.blockSize], ["f32", queryScale === undefined ? 1 / Math.sqrt(headDim) : 1],
+        [["u32", heads], ["u32", kvHeads], ["u32", headDim], ["u32", options.blockSize], ["f32", queries === undefined ? 1 / Math.sqrt(headDim) : 1],
           ["u32", splits], ["u32", splitKeys], ["u32", attentionWindow(config, index)]],
         [heads * splits, T]);
       if (splits > 1) {
