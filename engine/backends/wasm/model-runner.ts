@@ -4,7 +4,7 @@
 // larger than one WebAssembly memory (4 GiB) is spread over several, each holding a run of layers (memory-plan.ts).
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
-import { type ModelConfig, attentionWindow } from "../../model/config.js";
+import { type ModelConfig, attentionWindow, layerRope, queryScale } from "../../model/config.js";
 import { GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
 import { f16ToF32 } from "../../../kernels/formats/f16.js";
 import { ModelFileError } from "../../model/errors.js";
@@ -186,6 +186,8 @@ export class WasmModelRunner implements ModelRunner {
   private readonly thetaScales: readonly number[];
   /** Per layer, linear RoPE scaling's multiplier of every angle (Gemma 3's full layers: 1 / factor; else 1). */
   private readonly freqScales: readonly number[];
+  /** A mixture of experts' weighted expert outputs, [tokens * k, d], grown to the largest step seen. */
+  private expertContributions = new Float32Array(0);
   /** Queries are multiplied by this before attention (Gemma), else attention scales scores by head_dim^-1/2. */
   private readonly queryScale: number | undefined;
   /** KV blocks in the cache, as the budget allowed. */
@@ -275,15 +277,10 @@ export class WasmModelRunner implements ModelRunner {
     this.outputNorm = vector("output_norm.weight", d);
     this.outputWeight = weights.has("output.weight") ? linear("output.weight", d, config.vocab_size) : linear("token_embd.weight", d, config.vocab_size);
     const placer = { matrix: linear, matrices, vector, optionalVector };
-    this.thetaScales = Array.from({ length: config.num_hidden_layers }, (_, index) => {
-      const local = attentionWindow(config, index) > 0 && config.rope_local_base_freq !== undefined;
-      return ropeThetaScale(local ? config.rope_local_base_freq! : config.rope_theta, config.rotary_dim);
-    });
-    // As llama.cpp: freq_scale = 1.0f / factor on the full layers, 1 on the sliding-window ones.
-    this.freqScales = Array.from({ length: config.num_hidden_layers }, (_, index) =>
-      attentionWindow(config, index) === 0 && config.rope_linear_factor !== undefined ? Math.fround(1 / config.rope_linear_factor) : 1);
-    // As llama.cpp: 1.0f / sqrtf(scalar), applied to the roped queries, with a score scale of 1.
-    this.queryScale = config.query_pre_attn_scalar === undefined ? undefined : Math.fround(1 / Math.fround(Math.sqrt(config.query_pre_attn_scalar)));
+    const ropes = Array.from({ length: config.num_hidden_layers }, (_, index) => layerRope(config, index));
+    this.thetaScales = ropes.map((rope) => ropeThetaScale(rope.base, config.rotary_dim));
+    this.freqScales = ropes.map((rope) => rope.freqScale);
+    this.queryScale = queryScale(config);
 
     // The KV cache: the same block count in every layer, as many as the plan found room for.
     this.kvDtype = options.kvCache.dtype ?? "f32";
@@ -525,7 +522,9 @@ export class WasmModelRunner implements ModelRunner {
     this.linear(group, new LinearInput(b.h, T, d, b), experts.router, b.router);
     const routing = routeTokens(runtime.f32(b.router, T * count), T, count, k, config.norm_topk_prob === true);
     const normed = runtime.f32(b.h, T * d);
-    const contributions = new Float32Array(T * k * d);
+    // Every slot's row is written below before the sum reads it: the buffer is reused from step to step.
+    if (this.expertContributions.length < T * k * d) this.expertContributions = new Float32Array(T * k * d);
+    const contributions = this.expertContributions;
     for (const [expert, rows] of routing.groups) {
       const m = rows.length;
       const gathered = runtime.f32(b.gathered, m * d);
