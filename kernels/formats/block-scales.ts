@@ -9,6 +9,7 @@ const SCALE_OFFSETS: Readonly<Record<GgmlType, readonly number[]>> = {
   [GgmlType.Q4_1]: [0, 2], [GgmlType.Q5_1]: [0, 2], // d, m
   [GgmlType.Q4_K]: [0, 2], [GgmlType.Q5_K]: [0, 2], // d, dmin
   [GgmlType.Q6_K]: [208], // d
+  [GgmlType.MXFP4]: [], // a u8 exponent: every value is a finite scale
 };
 
 /** A non-finite block scale: which block, and the f16 bits found there. */

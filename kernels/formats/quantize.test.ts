@@ -7,6 +7,7 @@ import { quantizeQ8_K } from "./q8_k.js";
 import { quantizeQ8_0 } from "./q8_0.js";
 import { quantizeQ8_1 } from "./q8_1.js";
 import { firstNonFiniteScale } from "./block-scales.js";
+import { MXFP4_KVALUES, e8m0Half } from "./mxfp4.js";
 
 function randomValues(n: number, seed = 1): Float32Array {
   let s = seed >>> 0;
@@ -35,6 +36,7 @@ describe("reference quantizers", () => {
   const cases: Array<[GgmlType, number]> = [
     [GgmlType.F32, 0], [GgmlType.F16, 1e-3], [GgmlType.BF16, 5e-3], [GgmlType.Q8_0, 1e-2],
     [GgmlType.Q4_0, 0.12], [GgmlType.Q4_1, 0.1], [GgmlType.Q5_0, 0.06], [GgmlType.Q5_1, 0.05], [GgmlType.Q4_K, 0.12], [GgmlType.Q5_K, 0.06], [GgmlType.Q6_K, 0.04],
+    [GgmlType.MXFP4, 0.2],
   ];
   for (const [type, tolerance] of cases) {
     it(`dequantize(quantize(x)) stays close to x for ${GgmlType[type]}`, () => {
@@ -167,5 +169,64 @@ describe("Q8_1 (the activation format of Q4_1 / Q5_1 dot products)", () => {
       const amax = Math.max(...Array.from(x.subarray(b * 32, b * 32 + 32), Math.abs));
       expect(v.getUint16(b * 36 + 2, true)).toBe(f32ToF16(Math.fround(Math.fround(amax / 127) * sum)));
     }
+  });
+});
+
+// Expected bytes below are what ggml's own quantize_row_mxfp4_ref (node-llama-cpp's libggml-base, x86-64) wrote for
+// the same inputs; the reasons are in each comment.
+describe("MXFP4 (E8M0 exponent + e2m1 codes, gpt-oss's experts)", () => {
+  const block = (...head: number[]) => Float32Array.from({ length: 32 }, (_, i) => head[i] ?? 0);
+  const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
+
+  it("lays out a block as ggml: e, then byte j holds value j's code low and value j + 16's high", () => {
+    // amax 6: e = floor(log2 6) - 2 + 127 = 127, d = 2^-1, so x = kvalue / 2 is exact for every code.
+    const codes = Array.from({ length: 32 }, (_, i) => (i * 7 + 3) % 16);
+    const x = Float32Array.from(codes, (c) => MXFP4_KVALUES[c] / 2);
+    x[0] = 6; codes[0] = 7;
+    const bytes = quantize(GgmlType.MXFP4, x);
+    expect(bytes.length).toBe(17);
+    expect(bytes[0]).toBe(127);
+    // Codes 0 and 8 both decode to 0; ggml's search keeps the first, 0.
+    const kept = codes.map((c) => (c === 8 ? 0 : c));
+    for (let j = 0; j < 16; j++) expect(bytes[1 + j]).toBe(kept[j] | (kept[j + 16] << 4));
+    expect(Array.from(dequantize(GgmlType.MXFP4, bytes, 32))).toEqual(Array.from(x));
+  });
+
+  it("decodes e = 0, 1, 2, 254 and 255 as 2^(e - 128) times the doubled e2m1 value (12 * 2^127 overflows f32)", () => {
+    expect([0, 1, 2, 128, 254, 255].map(e8m0Half)).toEqual([2 ** -128, 2 ** -127, 2 ** -126, 1, 2 ** 126, 2 ** 127]);
+    for (const e of [0, 1, 2, 254, 255]) {
+      const bytes = new Uint8Array(17);
+      bytes[0] = e;
+      for (let j = 0; j < 16; j++) bytes[1 + j] = j | ((15 - j) << 4);
+      const values = dequantize(GgmlType.MXFP4, bytes, 32);
+      for (let j = 0; j < 16; j++) {
+        expect(values[j]).toBe(Math.fround(MXFP4_KVALUES[j] * 2 ** (e - 128)));
+        expect(values[j + 16]).toBe(Math.fround(MXFP4_KVALUES[15 - j] * 2 ** (e - 128)));
+      }
+    }
+    const top = new Uint8Array(17);
+    top[0] = 255; top[1] = 7 | (15 << 4); top[2] = 1;
+    const values = dequantize(GgmlType.MXFP4, top, 32);
+    expect([values[0], values[16], values[1]]).toEqual([Infinity, -Infinity, 2 ** 127]);
+  });
+
+  it("picks e as ggml does at the edges: 0 for a zero block, wrapping below 2^-125, log2f's rounding near powers of two", () => {
+    expect(hex(quantize(GgmlType.MXFP4, block()))).toBe("00".repeat(17));
+    expect(hex(quantize(GgmlType.MXFP4, block(2 ** -125)))).toBe("0006" + "00".repeat(15)); // e 0, 8 * 2^-128
+    expect(hex(quantize(GgmlType.MXFP4, block(2 ** -124)))).toBe("0106" + "00".repeat(15)); // e 1
+    expect(hex(quantize(GgmlType.MXFP4, block(2 ** -126)))).toBe("ff" + "00".repeat(16)); // -1 as u8: e 255
+    expect(hex(quantize(GgmlType.MXFP4, block(1e-45)))).toBe("e8" + "00".repeat(16)); // -149 - 2 + 127 = -24: 232
+    expect(hex(quantize(GgmlType.MXFP4, block(3.4e38)))).toBe("fc07" + "00".repeat(15)); // e 252, 15.98 -> 12
+    // 16 - 2^-20: log2f rounds 3.99999991 up to 4, so e = 129 (not 128); 1 / d = 0.5 ties 0 and 1: the first, 0.
+    expect(hex(quantize(GgmlType.MXFP4, block(16 - 2 ** -20, 1)))).toBe("8106" + "00".repeat(15));
+    expect(hex(quantize(GgmlType.MXFP4, block(3.9999998, 1)))).toBe("7e0704" + "00".repeat(14)); // 2 - 1 ulp: e 126
+  });
+
+  it("quantizes NaN and infinite inputs as ggml: NaN skipped by amax and coded 0; an infinity makes e = 0 and every code 0", () => {
+    // amax = inf: (uint8_t)(float)inf is x86's 0x80000000 truncated, e = 0; at d = 2^-128 every |k d - x| rounds to |x|.
+    expect(hex(quantize(GgmlType.MXFP4, block(0.3, -0.3, 1, Infinity, NaN, -2, 0, 0.25)))).toBe("00".repeat(17));
+    expect(hex(quantize(GgmlType.MXFP4, block(-Infinity, 5)))).toBe("00".repeat(17));
+    // amax 1.5 (the NaN skipped): e = 0 - 2 + 127 = 125, d = 2^-3: 0.75 -> 6 (code 5), -1.5 -> -12 (code 15).
+    expect(hex(quantize(GgmlType.MXFP4, block(NaN, 0.75, -1.5)))).toBe("7d00050f" + "00".repeat(13));
   });
 });

@@ -1,7 +1,7 @@
 // The reference (plain TypeScript) encoders and decoders of every tensor type loom reads, by type: the definitions
 // the WebAssembly and WGSL kernels are checked against, and what the random-model generator uses to write files.
-// Each block type's layout and code is in its own file (q8_0.ts, q4_0.ts, q4_1.ts, q5_0.ts, q5_1.ts, q4_k.ts, q5_k.ts, q6_k.ts, f16.ts,
-// bf16.ts); layouts follow GGML's block structs byte for byte.
+// Each block type's layout and code is in its own file (q8_0.ts, q4_0.ts, q4_1.ts, q5_0.ts, q5_1.ts, q4_k.ts, q5_k.ts, q6_k.ts, mxfp4.ts,
+// f16.ts, bf16.ts); layouts follow GGML's block structs byte for byte.
 import { bf16ToF32, encodeBf16 } from "./bf16.js";
 import { encodeF16, f16ToF32 } from "./f16.js";
 import { dequantizeQ4_0, quantizeQ4_0 } from "./q4_0.js";
@@ -12,6 +12,7 @@ import { dequantizeQ4_K, quantizeQ4_K } from "./q4_k.js";
 import { dequantizeQ5_K, quantizeQ5_K } from "./q5_k.js";
 import { dequantizeQ6_K, quantizeQ6_K } from "./q6_k.js";
 import { dequantizeQ8_0, quantizeQ8_0 } from "./q8_0.js";
+import { dequantizeMxfp4, quantizeMxfp4 } from "./mxfp4.js";
 import { BLOCK_LAYOUT, GgmlType, ggmlTypeName } from "./types.js";
 
 /** Decodes `count` values of any readable type from raw GGML bytes into floats (the reference dequantizer). */
@@ -47,10 +48,12 @@ export function dequantize(type: GgmlType, bytes: Uint8Array, count: number, out
       return dequantizeQ5_K(bytes, count, out);
     case GgmlType.Q6_K:
       return dequantizeQ6_K(bytes, count, out);
+    case GgmlType.MXFP4:
+      return dequantizeMxfp4(bytes, count, out);
   }
 }
 
-/** Encodes floats in any writable type (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K) as raw GGML bytes. */
+/** Encodes floats in any writable type (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4) as raw GGML bytes. */
 export function quantize(type: GgmlType, values: Float32Array): Uint8Array {
   switch (type) {
     case GgmlType.F32:
@@ -75,5 +78,7 @@ export function quantize(type: GgmlType, values: Float32Array): Uint8Array {
       return quantizeQ5_K(values);
     case GgmlType.Q6_K:
       return quantizeQ6_K(values);
+    case GgmlType.MXFP4:
+      return quantizeMxfp4(values);
   }
 }

@@ -1,6 +1,7 @@
 // The tensor element types loom reads (GGML's numbering) and their block layouts. Each type's encoding lives beside
-// this file under its own name (f16.ts, bf16.ts, q8_0.ts, q4_0.ts, q4_1.ts, q5_0.ts, q5_1.ts, q4_k.ts, q5_k.ts, q6_k.ts;
-// q8_k.ts is the activation format K-quant kernels read, q8_1.ts the one Q4_1 / Q5_1 kernels read); quantize.ts dispatches on the type.
+// this file under its own name (f16.ts, bf16.ts, q8_0.ts, q4_0.ts, q4_1.ts, q5_0.ts, q5_1.ts, q4_k.ts, q5_k.ts, q6_k.ts,
+// mxfp4.ts; q8_k.ts is the activation format K-quant kernels read, q8_1.ts the one Q4_1 / Q5_1 kernels read);
+// quantize.ts dispatches on the type.
 // NOTE: the numeric ids are GGML's and appear in GGUF files; never renumber them.
 
 /** GGML tensor types that loom can read. */
@@ -16,6 +17,7 @@ export enum GgmlType {
   Q5_K = 13,
   Q6_K = 14,
   BF16 = 30,
+  MXFP4 = 39,
 }
 
 /** Elements per block and bytes per block for each type (scalars are blocks of one). */
@@ -31,6 +33,7 @@ export const BLOCK_LAYOUT: Readonly<Record<GgmlType, { blockElements: number; bl
   [GgmlType.Q4_K]: { blockElements: 256, blockBytes: 144 },
   [GgmlType.Q5_K]: { blockElements: 256, blockBytes: 176 },
   [GgmlType.Q6_K]: { blockElements: 256, blockBytes: 210 },
+  [GgmlType.MXFP4]: { blockElements: 32, blockBytes: 17 },
 };
 
 /** Human-readable names of GGML types, including ones loom cannot read (for error messages). */
