@@ -17,6 +17,9 @@ describe("ownName", () => {
     expect(ownName({ path: "/m/SmolLM2-135M-Instruct/" })).toBe("smollm2-135m-instruct");
     expect(ownName({ path: "C/Qwen3 0.6B (q8_0).GGUF" })).toBe("qwen3-0.6b--q8_0-");
     expect(ownName({ path: "/" })).toBeUndefined();
+    // A split model is named by its first part: the name stands for the whole model.
+    expect(ownName({ path: "/c/models/Qwen/Qwen3-8B-GGUF/Qwen3-8B-Q4_K_M-00001-of-00002.gguf" })).toBe("qwen3-8b-q4_k_m");
+    expect(defaultSlugs({ path: "/c/Qwen3-8B-Q4_K_M-00001-of-00002.gguf", architecture: "qwen3" } as never).openai).toEqual(["service/tim-qwen3-8b-q4-k-m-27b"]);
   });
 });
 

@@ -45,16 +45,22 @@ export function metricsName(served: Pick<ServedModel, "slugs">): string {
 
 /** Lower-case words joined by dashes. */
 function slugify(text: string): string {
-  return text.toLowerCase().replace(/\.gguf$/, "").replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "") || "model";
+  return text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "") || "model";
+}
+
+/** A model path's base name without `.gguf`, and without a split model's `-00001-of-0000N` (it names the whole model). */
+function modelStem(path: string): string {
+  return basename(path).replace(/(-\d{5}-of-\d{5})?\.gguf$/i, "");
 }
 
 /**
- * A model's own name, one of its aliases: the base name of its file or directory without `.gguf`, lower-cased, each
- * character outside a-z, 0-9, `.`, `_` and `-` replaced by `-` (`stories260K.gguf` -> `stories260k`,
- * `SmolLM2-135M-Instruct` -> `smollm2-135m-instruct`). Undefined when that leaves no name (`""`, `.`, `..`).
+ * A model's own name, one of its aliases: the base name of its file or directory without `.gguf` (and a split model's
+ * `-00001-of-0000N`), lower-cased, each character outside a-z, 0-9, `.`, `_` and `-` replaced by `-`
+ * (`stories260K.gguf` -> `stories260k`, `SmolLM2-135M-Instruct` -> `smollm2-135m-instruct`,
+ * `Qwen3-8B-Q4_K_M-00001-of-00002.gguf` -> `qwen3-8b-q4_k_m`). Undefined when that leaves no name (`""`, `.`, `..`).
  */
 export function ownName(model: Pick<ModelInfo, "path">): string | undefined {
-  const name = basename(model.path).replace(/\.gguf$/i, "").toLowerCase().replace(/[^a-z0-9._-]/g, "-");
+  const name = modelStem(model.path).toLowerCase().replace(/[^a-z0-9._-]/g, "-");
   return name === "" || name === "." || name === ".." ? undefined : name;
 }
 
@@ -78,7 +84,7 @@ function aliasesOf(entries: readonly ServedModel[]): Array<{ alias: string; entr
 
 /** The spec-form slugs for a model file or directory: base from its name, family from its architecture. */
 export function defaultSlugs(model: ModelInfo): Record<WireFormat, string[]> {
-  const base = slugify(basename(model.path));
+  const base = slugify(modelStem(model.path));
   const family = slugify(model.architecture);
   return { openai: [`service/tim-${base}-27b`], anthropic: [`service/${family}-marathon`] };
 }

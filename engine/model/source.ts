@@ -7,7 +7,7 @@ import { type ModelConfig, configFromGguf, configFromHuggingFace } from "./confi
 import { GgmlType } from "../../kernels/formats/types.js";
 import { ModelFileError } from "./errors.js";
 import type { GgufValue } from "./gguf/format.js";
-import { readGgufHeader } from "./gguf/reader.js";
+import { readGgufModelFiles } from "./gguf/split.js";
 import { llama3RopeFreqFactors } from "../../kernels/rope-frequencies.js";
 import { readSafetensorsDirectory } from "./safetensors/reader.js";
 import { ggufNameOf } from "./tensor-names.js";
@@ -44,16 +44,17 @@ export interface ModelSource {
   totalTensorBytes: number;
 }
 
-/** Opens a GGUF file or a Hugging Face model directory. */
+/** Opens a GGUF file (the first part of a split one), or a Hugging Face model directory. */
 export function openModelSource(path: string): ModelSource {
   if (!existsSync(path)) throw new ModelFileError(path, "no such file or directory");
   return statSync(path).isDirectory() ? openHuggingFace(path) : openGguf(path);
 }
 
+/** A GGUF file, or the first part of a split GGUF (`-00001-of-0000N.gguf`): its parts are read as one model. */
 function openGguf(path: string): ModelSource {
-  const header = readGgufHeader(path);
+  const { header, tensors: located } = readGgufModelFiles(path);
   const tensors = new Map<string, TensorLocation>();
-  for (const t of header.tensors) tensors.set(t.name, { ...t, path });
+  for (const t of located) tensors.set(t.name, t);
   const config = configFromGguf(path, header.metadata, tensors.has("output.weight"));
   if (config.architecture === "llama") {
     for (let layer = 0; layer < config.num_hidden_layers; layer++) {
@@ -67,7 +68,7 @@ function openGguf(path: string): ModelSource {
     if (freqs.type !== GgmlType.F32 || freqs.shape[0] !== config.rotary_dim / 2) {
       throw new ModelFileError(path, `rope_freqs.weight must be F32 with ${config.rotary_dim / 2} values`);
     }
-    ropeFreqFactors = new Float32Array(readFileRange(path, freqs.fileOffset, freqs.byteLength).buffer);
+    ropeFreqFactors = new Float32Array(readFileRange(freqs.path, freqs.fileOffset, freqs.byteLength).buffer);
     tensors.delete("rope_freqs.weight");
   }
   const template = header.metadata.get("tokenizer.chat_template");

@@ -23,6 +23,8 @@ export interface GgufHeader {
   version: number;
   fileSize: number;
   metadata: Map<string, GgufValue>;
+  /** Byte offset where the metadata entries end and the tensor directory begins (they start at byte 24). */
+  metadataEnd: number;
   tensors: GgufTensorInfo[];
   /** Absolute offset where tensor data begins. */
   dataOffset: number;
@@ -199,6 +201,7 @@ export function readGgufHeader(path: string): GgufHeader {
       const type = cursor.u32(`value type of '${key}'`);
       metadata.set(key, cursor.value(type, `metadata '${key}'`));
     }
+    const metadataEnd = cursor.position;
 
     const alignmentValue = metadata.get("general.alignment") ?? GGUF_DEFAULT_ALIGNMENT;
     const alignment = typeof alignmentValue === "number" ? alignmentValue : NaN;
@@ -242,7 +245,7 @@ export function readGgufHeader(path: string): GgufHeader {
       }
       return { ...tensor, fileOffset };
     });
-    return { path, version, fileSize, metadata, tensors, dataOffset };
+    return { path, version, fileSize, metadata, metadataEnd, tensors, dataOffset };
   } finally {
     closeSync(fd);
   }

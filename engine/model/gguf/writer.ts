@@ -85,16 +85,24 @@ class ByteSink {
 /** A tensor's directory entry: what the header records about it. */
 export type GgufTensorEntry = Pick<GgufTensorInput, "name" | "shape" | "type">;
 
+/** Metadata entries copied as they are encoded in another GGUF file (its bytes from 24 to `metadataEnd`). */
+export interface EncodedMetadata {
+  count: number;
+  bytes: Uint8Array;
+}
+
 /**
  * Encodes a GGUF v3 header (magic through tensor directory, padded to the 32-byte alignment) and returns it with
  * each tensor's offset and byte length in the data section. Data written at those offsets completes the file.
+ * `copied` entries, when given, come first, byte for byte (a split's first part keeps its model's metadata exactly).
  */
-export function encodeGgufHeader(metadata: ReadonlyArray<[string, GgufTypedValue]>, tensors: readonly GgufTensorEntry[]): { header: Buffer; offsets: number[]; sizes: number[] } {
+export function encodeGgufHeader(metadata: ReadonlyArray<[string, GgufTypedValue]>, tensors: readonly GgufTensorEntry[], copied?: EncodedMetadata): { header: Buffer; offsets: number[]; sizes: number[] } {
   const header = new ByteSink();
   header.u32(GGUF_MAGIC);
   header.u32(3);
   header.u64(tensors.length);
-  header.u64(metadata.length);
+  header.u64(metadata.length + (copied?.count ?? 0));
+  if (copied) header.push(copied.bytes);
   for (const [key, entry] of metadata) {
     header.string(key);
     if (entry.type === "array") {
