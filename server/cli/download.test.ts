@@ -1,12 +1,13 @@
 // Tests for downloading one file against a loopback HTTP server: the temporary name and the rename, progress,
 // redirects, and every way a download fails (status, stall, a body cut short) leaving nothing behind.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { PARTIAL_SUFFIX, describeError, downloadFile } from "./download.js";
+import { DownloadError, DownloadVerificationError, PARTIAL_SUFFIX, describeError, downloadFile } from "./download.js";
 
 const folders: string[] = [];
 const servers: Server[] = [];
@@ -140,6 +141,118 @@ describe("downloadFile", () => {
     const closed = await serve(() => {});
     await new Promise((resolve) => servers.pop()!.close(resolve)); // nothing listens there now
     await expect(downloadFile(`${closed}/x`, path)).rejects.toThrow(/^GET http:\/\/127\.0\.0\.1:\d+\/x: fetch failed: connect ECONNREFUSED/);
+  });
+});
+
+/** Serves BODY with Range support (206 and Content-Range), recording each request's range header. */
+function rangeServer(ranges: Array<string | undefined>, options: { ignoreRange?: boolean } = {}) {
+  return (request: IncomingMessage, response: ServerResponse) => {
+    ranges.push(request.headers.range);
+    const match = /^bytes=(\d+)-$/.exec(request.headers.range ?? "");
+    if (match && !options.ignoreRange) {
+      const start = Number(match[1]);
+      if (start >= BODY.length) {
+        response.writeHead(416, { "content-range": `bytes */${BODY.length}` });
+        response.end();
+        return;
+      }
+      response.writeHead(206, { "content-length": BODY.length - start, "content-range": `bytes ${start}-${BODY.length - 1}/${BODY.length}` });
+      response.end(BODY.subarray(start));
+      return;
+    }
+    response.writeHead(200, { "content-length": BODY.length });
+    response.end(BODY);
+  };
+}
+
+const BODY_SHA256 = createHash("sha256").update(BODY).digest("hex");
+const EXPECTED = { size: BODY.length, sha256: BODY_SHA256, source: "the test's metadata" };
+
+describe("downloadFile, resuming and verifying", () => {
+  it("sends the given headers", async () => {
+    let authorization: string | undefined;
+    const base = await serve((request, response) => {
+      authorization = request.headers.authorization;
+      response.end("ok");
+    });
+    await downloadFile(`${base}/f`, target(), { headers: { authorization: "Bearer hf_secret" } });
+    expect(authorization).toBe("Bearer hf_secret");
+  });
+
+  it("keeps the .partial of a cut download with resume, and continues it from its last byte next time", async () => {
+    let cut = true;
+    const ranges: Array<string | undefined> = [];
+    const resuming = rangeServer(ranges);
+    const base = await serve((request, response) => {
+      if (cut) {
+        cut = false;
+        ranges.push(request.headers.range);
+        response.writeHead(200, { "content-length": BODY.length });
+        response.write(BODY.subarray(0, 20_000), () => response.socket?.destroy());
+        return;
+      }
+      resuming(request, response);
+    });
+    const path = target();
+    await expect(downloadFile(`${base}/f`, path, { resume: true, expected: EXPECTED })).rejects.toThrow(DownloadError);
+    const kept = readFileSync(`${path}${PARTIAL_SUFFIX}`).length;
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThan(BODY.length);
+    const progress: number[] = [];
+    await downloadFile(`${base}/f`, path, { resume: true, expected: EXPECTED, onProgress: (received) => progress.push(received) });
+    expect(ranges).toEqual([undefined, `bytes=${kept}-`]);
+    expect(progress[0]).toBe(kept);
+    expect(readFileSync(path)).toEqual(BODY);
+    expect(existsSync(`${path}${PARTIAL_SUFFIX}`)).toBe(false);
+  });
+
+  it("starts over when the server answers a Range request with the whole file, or with 416", async () => {
+    const ranges: Array<string | undefined> = [];
+    const base = await serve(rangeServer(ranges, { ignoreRange: true }));
+    const path = target();
+    writeFileSync(`${path}${PARTIAL_SUFFIX}`, Buffer.from("stale bytes of another file"));
+    await downloadFile(`${base}/f`, path, { resume: true, expected: EXPECTED });
+    expect(ranges).toEqual(["bytes=27-"]);
+    expect(readFileSync(path)).toEqual(BODY);
+
+    const ranges416: Array<string | undefined> = [];
+    const base416 = await serve(rangeServer(ranges416));
+    const other = target();
+    writeFileSync(`${other}${PARTIAL_SUFFIX}`, Buffer.alloc(BODY.length + 10)); // longer than the file: not even asked
+    await downloadFile(`${base416}/f`, other, { resume: true });
+    expect(ranges416).toEqual([`bytes=${BODY.length + 10}-`, undefined]);
+    expect(readFileSync(other)).toEqual(BODY);
+  });
+
+  it("refuses and deletes a download whose SHA-256 or size is not the expected one, resumed or not", async () => {
+    const base = await serve(rangeServer([]));
+    const path = target();
+    const wrong = { ...EXPECTED, sha256: "0".repeat(64) };
+    const failure = downloadFile(`${base}/f`, path, { resume: true, expected: wrong });
+    await expect(failure).rejects.toThrow(DownloadVerificationError);
+    await expect(failure).rejects.toThrow(`GET ${base}/f: SHA-256 ${BODY_SHA256} does not match ${"0".repeat(64)} from the test's metadata; the download was deleted`);
+    expect(existsSync(path) || existsSync(`${path}${PARTIAL_SUFFIX}`)).toBe(false);
+
+    // A partial whose bytes differ from the file's: the resumed whole fails its check, and nothing is kept.
+    writeFileSync(`${path}${PARTIAL_SUFFIX}`, Buffer.alloc(1000, 7));
+    await expect(downloadFile(`${base}/f`, path, { resume: true, expected: EXPECTED })).rejects.toThrow(/SHA-256 [0-9a-f]{64} does not match/);
+    expect(existsSync(path) || existsSync(`${path}${PARTIAL_SUFFIX}`)).toBe(false);
+
+    await expect(downloadFile(`${base}/f`, path, { expected: { ...EXPECTED, size: BODY.length - 1 } })).rejects.toThrow(`GET ${base}/f: the server sends ${BODY.length} bytes, the test's metadata says ${BODY.length - 1}`);
+    expect(existsSync(path) || existsSync(`${path}${PARTIAL_SUFFIX}`)).toBe(false);
+  });
+
+  it("carries the HTTP status of a refusal, and keeps a resumable partial through it", async () => {
+    const base = await serve((_request, response) => {
+      response.writeHead(401, "Unauthorized");
+      response.end();
+    });
+    const path = target();
+    writeFileSync(`${path}${PARTIAL_SUFFIX}`, BODY.subarray(0, 100));
+    const error = await downloadFile(`${base}/gated`, path, { resume: true }).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(DownloadError);
+    expect((error as DownloadError).status).toBe(401);
+    expect(readFileSync(`${path}${PARTIAL_SUFFIX}`)).toEqual(BODY.subarray(0, 100));
   });
 });
 
