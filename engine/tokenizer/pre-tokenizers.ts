@@ -1,6 +1,7 @@
 // The byte-level BPE pre-tokenizers loom knows, keyed by GGUF `tokenizer.ggml.pre`, with the regexes and flags
 // llama.cpp attaches to each name; and the splitting of text into words with them.
 import { ModelFileError } from "../model/errors.js";
+import { GPT4O_REGEX, TEKKEN_REGEX } from "./case-split-regexes.js";
 import { GPT2_REGEX, LLAMA3_REGEX, QWEN2_REGEX, handwrittenSplitterFor, splitHandwritten } from "./split-handwritten.js";
 import { collapseText, compileSplitRegex, splitWithRegex, type CompiledSplitRegex } from "./split-regex.js";
 import { codepointsOf, wellFormed } from "./unicode.js";
@@ -33,10 +34,11 @@ const QWEN2 = spec([QWEN2_REGEX], { cleanSpaces: false });
 const QWEN2_CLEAN = spec([QWEN2_REGEX]);
 const STARCODER = spec(STARCODER_REGEXES);
 const STARCODER_KEEP_SPACES = spec(STARCODER_REGEXES, { cleanSpaces: false });
+const GPT4O = spec([GPT4O_REGEX], { cleanSpaces: false });
 
 /**
  * Pre-tokenizer names (GGUF `tokenizer.ggml.pre`) and their behaviour, as llama.cpp's llama-vocab.cpp assigns them.
- * Names llama.cpp knows but loom does not yet (DeepSeek, Falcon, Bloom, Tekken, ...) are rejected on load.
+ * Names llama.cpp knows but loom does not yet (DeepSeek, Falcon, Bloom, ...) are rejected on load.
  */
 export const PRE_TOKENIZERS: ReadonlyMap<string, PreTokenizerSpec> = new Map([
   ["default", spec(DEFAULT_REGEXES)],
@@ -62,6 +64,9 @@ export const PRE_TOKENIZERS: ReadonlyMap<string, PreTokenizerSpec> = new Map([
   ...["starcoder", "refact", "codeshell", "exaone", "minerva-7b", "mellum2"].map((name) => [name, STARCODER] as const),
   ["smollm", STARCODER_KEEP_SPACES],
   ["command-r", STARCODER_KEEP_SPACES],
+  // o200k (gpt-oss, Llama 4) and Tekken (Mistral Nemo, Ministral, Mistral 3): see case-split-regexes.ts.
+  ...["gpt-4o", "llama4", "kanana2", "talkie", "minimax-m2"].map((name) => [name, GPT4O] as const),
+  ["tekken", spec([TEKKEN_REGEX], { cleanSpaces: false, ignoreMerges: true, addBos: true })],
 ]);
 
 /** Looks up a pre-tokenizer by GGUF name; a missing name means "default", as in llama.cpp. */

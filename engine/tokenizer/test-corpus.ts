@@ -37,6 +37,11 @@ export const CORPUS: readonly string[] = [
   " <|im_end|> ", "<think>\nreasoning\n</think>\n\nanswer", "<tool_call>{\"a\":1}</tool_call>", "<|fim_prefix|>a<|fim_suffix|>b<|fim_middle|>",
   "<|reserved_special_token_0|>", "<repo_name>x<file_sep>y", "a<|im_end|>b<|im_end|>c",
   "</s>\n\n  next <|endoftext|>  after <unk>\t<s>  end",
+  "<|start|>user<|message|>What is 2+2?<|end|><|start|>assistant<|channel|>final<|message|>4<|return|>", "<|call|><|constrain|>json",
+  "<s>[INST] Hello [/INST] Hi there</s>[INST]What's up?[/INST]", "[AVAILABLE_TOOLS][{\"type\": \"function\"}][/AVAILABLE_TOOLS]",
+  // letter case inside words (gpt-4o / Tekken split at case changes), contractions after words
+  "camelCase PascalCase HTTPServer iPhone XMLHttpRequest snake_case SCREAMING_CASE", "I'M YOU'RE they'Ve it'S don'T",
+  "ÀÉÎõü ĞüNaydın приветМИР ΑθήναΚόσμε", "1/2 a/b\n/c 12/34/56",
   // convert_hf_to_gguf.py's pre-tokenizer check text
   "\n \n\n \n\n\n \t \t\t \t\n  \n   \n    \n     \n🚀 (normal) 😶\u200d🌫️ (multiple emojis concatenated) ✅ 🦙🦙 3 33 333 3333 33333 333333 3333333 33333333 3.3 3..3 3...3 កាន់តែពិសេសអាច😁 ?我想在apple工作1314151天～ ------======= нещо на Български ''''''```````\"\"\"\"......!!!!!!?????? I've been 'told he's there, 'RE you sure? 'M not sure I'll make it, 'D you like some tea? We'Ve a'lL",
 ];
