@@ -12,6 +12,11 @@ import { HERMES_TOOL_CALL_TAGS, type ToolCallTags } from "./tool-calls.js";
 
 /** The tags of the model's chat template that a constraint writes, and the layout of its JSON. */
 export interface ConstraintTags {
+  /**
+   * How the model writes reasoning and calls: "tags" (default; think and tool-call tags) or "harmony" (OpenAI's
+   * harmony channels, gpt-oss), whose output is constrained as a whole (engine/grammar/harmony.ts).
+   */
+  syntax?: "tags" | "harmony";
   thinkTags?: ThinkTags;
   toolCallTags?: ToolCallTags;
   /** Whitespace allowed between JSON tokens (default "compact"; the server's `jsonWhitespace` setting). */

@@ -1,13 +1,16 @@
 // Runs an InternalRequest on the serving engine and turns the engine's events into InternalEvents: the one place
-// where the server's request type meets the engine's. Reasoning is split from the answer at the think tags, and
-// when the request offers tools, the model's tool calls are taken out of the answer (server/protocol/tool-calls.ts).
+// where the server's request type meets the engine's. Reasoning is split from the answer, and when the request offers
+// tools, the model's tool calls are taken out of it, in the syntax of the model's chat template: think and tool-call
+// tags, or harmony channels (server/protocol/output-readers.ts).
 import type { ServingEngine } from "../../engine/engine.js";
 import type { PreparedPrompt } from "../../engine/prompt.js";
 import type { EngineError, EngineEvent, EngineRequest } from "../../engine/request.js";
 import { type ConstraintTags, constraintSpecOf } from "./constraint.js";
+import { harmonyReasoningEffort } from "./harmony.js";
 import { type InternalEvent, type InternalRequest, type InternalUsage, ProtocolError } from "./internal.js";
-import { DEFAULT_THINK_TAGS, type ThinkTags, ThinkSplitter } from "./think-splitter.js";
-import { HERMES_TOOL_CALL_TAGS, ToolCallExtractor, type ToolCallPiece, type ToolCallTags } from "./tool-calls.js";
+import { HarmonyOutputReader, type OutputReader, TaggedOutputReader } from "./output-readers.js";
+import { DEFAULT_THINK_TAGS, type ThinkTags } from "./think-splitter.js";
+import { HERMES_TOOL_CALL_TAGS, type ToolCallTags } from "./tool-calls.js";
 
 /** A running request: its events, and a way to stop it (client gone). */
 export interface RunningRequest extends AsyncIterable<InternalEvent> {
@@ -25,17 +28,19 @@ export type UsageObserver = (usage: InternalUsage) => void;
 /**
  * Builds the engine request: the conversation, template variables, limits, sampling and output constraint. Without a
  * client limit, generation may run until the context is full; with one, a prompt that leaves too little room is an
- * error naming both counts.
+ * error naming both counts. A harmony template takes the thinking settings as its reasoning effort (the model always
+ * reasons), and its reasoning has no tags for a token budget to close.
  */
 export function toEngineRequest(id: string, request: InternalRequest, tags: OutputFormat = {}): EngineRequest {
   const constraint = constraintSpecOf(request, tags);
+  const harmony = tags.syntax === "harmony";
   return {
     ...(constraint ? { constraint } : {}),
     id,
     input: {
       messages: request.messages,
       tools: request.tools?.map((tool) => ({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } })),
-      templateKwargs: { enable_thinking: request.thinking.enabled },
+      templateKwargs: harmony ? { enable_thinking: request.thinking.enabled, reasoning_effort: harmonyReasoningEffort(request.thinking) } : { enable_thinking: request.thinking.enabled },
     },
     maxTokens: request.maxTokens ?? "context",
     sampling: {
@@ -48,7 +53,7 @@ export function toEngineRequest(id: string, request: InternalRequest, tags: Outp
     },
     stop: request.stop,
     enableAutoCompaction: request.autoCompaction,
-    thinkingBudget: request.thinking.enabled && request.thinking.budgetTokens !== undefined ? { tokens: request.thinking.budgetTokens } : undefined,
+    thinkingBudget: !harmony && request.thinking.enabled && request.thinking.budgetTokens !== undefined ? { tokens: request.thinking.budgetTokens } : undefined,
   };
 }
 
@@ -73,10 +78,23 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** How engine output is written and read: the think and tool-call tags of the model's chat template, the JSON layout. */
+/**
+ * How engine output is written and read: its syntax (tags, or harmony channels for gpt-oss), the think and tool-call
+ * tags of the model's chat template (for tags), the JSON layout.
+ */
 export interface OutputFormat extends ConstraintTags {
   thinkTags?: ThinkTags;
   toolCallTags?: ToolCallTags;
+}
+
+/** The reader of one request's output in `format`'s syntax. */
+export function outputReaderOf(request: InternalRequest, format: OutputFormat): OutputReader {
+  if (format.syntax === "harmony") return new HarmonyOutputReader(extractsToolCalls(request));
+  return new TaggedOutputReader({
+    think: request.thinking.enabled ? format.thinkTags ?? DEFAULT_THINK_TAGS : undefined,
+    // Calls are constrained to the template's layout whenever they are extracted, so they can stream as generated.
+    toolCall: extractsToolCalls(request) ? format.toolCallTags ?? HERMES_TOOL_CALL_TAGS : undefined,
+  });
 }
 
 /** Whether tool calls are taken out of the answer: the request offers tools and does not forbid calling them. */
@@ -89,13 +107,7 @@ export function extractsToolCalls(request: InternalRequest): boolean {
  * finish or error; yields nothing more for an aborted request.
  */
 export async function* internalEvents(stream: AsyncIterable<EngineEvent>, request: InternalRequest, format: OutputFormat & { wireField?: WireFieldNames; onUsage?: UsageObserver } = {}): AsyncGenerator<InternalEvent> {
-  const splitter = request.thinking.enabled ? new ThinkSplitter(format.thinkTags ?? DEFAULT_THINK_TAGS) : undefined;
-  // Calls are constrained to the template's layout whenever they are extracted, so they can stream as generated.
-  const extractor = extractsToolCalls(request) ? new ToolCallExtractor(format.toolCallTags ?? HERMES_TOOL_CALL_TAGS, undefined, true) : undefined;
-  /** Answer text through the extractor, reasoning as is. */
-  const answer = (pieces: ToolCallPiece[]): InternalEvent[] => pieces.map(eventOf);
-  const output = (kind: "thinking" | "text", text: string): InternalEvent[] =>
-    kind === "thinking" ? [{ type: "thinking", text }] : extractor ? answer(extractor.push(text)) : [{ type: "text", text }];
+  const reader = outputReaderOf(request, format);
   let cachedTokens = 0;
   let promptTokens = 0;
   let admitted = false;
@@ -112,33 +124,30 @@ export async function* internalEvents(stream: AsyncIterable<EngineEvent>, reques
         cachedTokens = event.reusedPrefixTokens + event.reusedSuffixTokens;
         yield { type: "start", usage: { promptTokens, cachedTokens, completionTokens: 0 } };
         break;
-      case "text":
+      case "text": {
         textPieces += 1;
-        if (!splitter) yield* output("text", event.text);
-        else {
-          const wasReasoning = splitter.reasoning;
-          const pieces = splitter.push(event.text);
-          if (wasReasoning || splitter.reasoning) reasoningTokens += event.tokens ?? 1;
-          for (const piece of pieces) yield* output(piece.kind, piece.text);
-        }
+        const wasReasoning = reader.reasoning;
+        const events = reader.push(event.text);
+        if (reader.readsReasoning && (wasReasoning || reader.reasoning)) reasoningTokens += event.tokens ?? 1;
+        yield* events;
         break;
+      }
       case "finish": {
         const { promptTokens: prompt, reusedPrefixTokens, reusedSuffixTokens, completionTokens } = event.usage;
         format.onUsage?.({ promptTokens: prompt, cachedTokens: reusedPrefixTokens + reusedSuffixTokens, completionTokens });
         if (event.reason === "aborted") return;
         // Cut short, the output may end inside a tag or a call: what is held back then is markup, not text.
         const cut = event.reason === "length" || event.stopSequence !== undefined;
-        if (splitter) for (const piece of splitter.flush(cut)) yield* output(piece.kind, piece.text);
-        if (extractor) yield* answer(extractor.flush(cut));
+        yield* reader.flush(cut);
         const usage: InternalUsage = {
           promptTokens: event.usage.promptTokens,
           cachedTokens: event.usage.reusedPrefixTokens + event.usage.reusedSuffixTokens,
           completionTokens: event.usage.completionTokens,
         };
-        if (splitter) usage.reasoningTokens = Math.min(reasoningTokens, usage.completionTokens);
+        if (reader.readsReasoning) usage.reasoningTokens = Math.min(reasoningTokens, usage.completionTokens);
         const reason = event.stopSequence !== undefined ? "stop_sequence" : event.reason === "length" ? "max_tokens" : "end_turn";
         // tool_use asks the client to run the calls, so only whole ones: a call cut short keeps the reason that cut it.
-        if (extractor && extractor.calls > 0 && reason !== "max_tokens" && !extractor.endedInsideCall) yield { type: "finish", reason: "tool_use", usage };
+        if (reader.calls > 0 && reason !== "max_tokens" && !reader.endedInsideCall) yield { type: "finish", reason: "tool_use", usage };
         else yield { type: "finish", reason, stopSequence: event.stopSequence, usage };
         return;
       }
@@ -146,19 +155,6 @@ export async function* internalEvents(stream: AsyncIterable<EngineEvent>, reques
         format.onUsage?.(admitted ? { promptTokens, cachedTokens, completionTokens: textPieces } : { promptTokens: 0, cachedTokens: 0, completionTokens: 0 });
         yield { type: "error", error: protocolErrorOf(event.error, format.wireField) };
         return;
-    }
-  }
-}
-
-/** The InternalEvent of an extracted piece of the answer. */
-function eventOf(piece: ToolCallPiece): InternalEvent {
-  switch (piece.kind) {
-    case "text": return { type: "text", text: piece.text };
-    case "tool_call_start": return { type: "tool_call_start", index: piece.index, id: piece.id, name: piece.name };
-    case "tool_call_delta": return { type: "tool_call_delta", index: piece.index, arguments: piece.arguments };
-    case "tool_call": {
-      const { kind: _, ...call } = piece;
-      return { type: "tool_call", ...call };
     }
   }
 }
