@@ -117,6 +117,22 @@ export function randomQ4_0(blocks: number, seed: number, subnormals = true): Uin
   return out;
 }
 
+/**
+ * `blocks` MXFP4 blocks (17 bytes: e, 16 bytes of codes) with random codes and e drawn from `exponents`, by default
+ * 117..125 (scales 2^-11 .. 2^-3, as real weights have) and, when `subnormals`, 2% at e 0, 1 or 2 (E8M0_half's
+ * subnormal f32 scales).
+ */
+export function randomMxfp4(blocks: number, seed: number, subnormals = true, exponents?: readonly number[]): Uint8Array {
+  const next = random(seed);
+  const out = new Uint8Array(blocks * 17);
+  for (let b = 0; b < blocks; b++) {
+    out[b * 17] = exponents ? exponents[Math.floor(next() * exponents.length)]
+      : subnormals && next() < 0.02 ? Math.floor(next() * 3) : 117 + Math.floor(next() * 9);
+    for (let i = 1; i < 17; i++) out[b * 17 + i] = Math.floor(next() * 256);
+  }
+  return out;
+}
+
 /** Bytes per block of Q4_1, Q5_0 and Q5_1, and where their scales sit (d, then m for Q4_1 / Q5_1). */
 const LEGACY_BYTES = { q4_1: 20, q5_0: 22, q5_1: 24 } as const;
 

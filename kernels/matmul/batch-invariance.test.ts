@@ -4,7 +4,7 @@
 // scalar tails), quantized ones several block counts; n odd, and wide enough to cross a weight chunk.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WasmRuntime } from "../wasm/runtime.js";
-import { randomBf16, randomF16, randomF32, randomKQuant, randomLegacyQuant, randomQ4_0, randomQ8_0 } from "../case.js";
+import { randomBf16, randomF16, randomF32, randomKQuant, randomLegacyQuant, randomMxfp4, randomQ4_0, randomQ8_0 } from "../case.js";
 import { quantizeQ8_0 } from "../formats/q8_0.js";
 import { quantizeQ8_1 } from "../formats/q8_1.js";
 import { widenedQ6_K } from "../formats/q6_k-bytes.js";
@@ -16,7 +16,7 @@ let runtime: WasmRuntime;
 beforeAll(async () => { runtime = await WasmRuntime.create({ threads: 2 }); });
 afterAll(async () => { await runtime.dispose(); });
 
-type Kind = "f32" | "f16" | "bf16" | "q8_0" | "q4_0" | "q8_0x4" | "q4_0x4" | "q4_1" | "q5_0" | "q5_1";
+type Kind = "f32" | "f16" | "bf16" | "q8_0" | "q4_0" | "q8_0x4" | "q4_0x4" | "q4_1" | "q5_0" | "q5_1" | "mxfp4";
 const BATCHES = [1, 2, 3, 4, 5, 8, 17, 32];
 const asBytes = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
@@ -34,6 +34,10 @@ function inputs(kind: Kind, rows: number, k: number, n: number): { w: Uint8Array
     return kind === "q5_0"
       ? { w: randomLegacyQuant(kind, n * blocks, 5), x: quantizeQ8_0(x), xRowBytes: blocks * 34 }
       : { w: randomLegacyQuant(kind, n * blocks, 5), x: quantizeQ8_1(x), xRowBytes: blocks * 36 };
+  }
+  if (kind === "mxfp4") {
+    // MXFP4 reads Q8_0 activations (ggml_vec_dot_mxfp4_q8_0).
+    return { w: randomMxfp4(n * blocks, 5), x: quantizeQ8_0(randomF32(rows * k, 6 + rows, 2)), xRowBytes: blocks * 34 };
   }
   const q8 = kind.startsWith("q8");
   const raw = q8 ? randomQ8_0(n * blocks, 5) : randomQ4_0(n * blocks, 5);
@@ -84,6 +88,7 @@ const shapes: Record<Kind, Array<[k: number, n: number]>> = {
   q4_1: [[32, 37], [96, 21], [896, 300]],
   q5_0: [[32, 37], [96, 21], [1152, 300]],
   q5_1: [[32, 37], [96, 21], [896, 300]],
+  mxfp4: [[32, 37], [96, 21], [2880, 300]],
 };
 
 describe("matmul batch invariance", () => {

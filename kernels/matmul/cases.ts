@@ -1,14 +1,14 @@
 // Conformance cases for the matmul kernels: every weight type, tiny and odd shapes, the real model shapes
 // (576x1536, 1024x3072, 2048x8192, vocabulary-sized n), and 1 to 16 token rows; K-quants against Q8_K activations.
 import { GgmlType } from "../formats/types.js";
-import { type KernelCase, randomBf16, randomF16, randomF32, randomKQuant, randomLegacyQuant, randomQ4_0, randomQ8_0 } from "../case.js";
+import { type KernelCase, random, randomBf16, randomF16, randomF32, randomKQuant, randomLegacyQuant, randomMxfp4, randomQ4_0, randomQ8_0 } from "../case.js";
 import { quantizeQ8_0 } from "../formats/q8_0.js";
 import { quantizeQ8_1 } from "../formats/q8_1.js";
 import { quantizeQ8_K } from "../formats/q8_k.js";
 import { widenedQ6_K } from "../formats/q6_k-bytes.js";
 import { widenQ8_0 } from "../quantize_q8_0/quantize_q8_0.ref.js";
 import { repackX4Ref } from "../repack_x4/repack_x4.ref.js";
-import { matmulFloatRef, matmulKQuantRef, matmulLegacyRef, matmulQuantRef } from "./matmul.ref.js";
+import { matmulFloatRef, matmulKQuantRef, matmulLegacyRef, matmulMxfp4Ref, matmulQuantRef } from "./matmul.ref.js";
 
 type FloatType = "f32" | "f16" | "bf16";
 type QuantType = "q8_0" | "q4_0" | "q8_0x4" | "q4_0x4";
@@ -103,6 +103,34 @@ function legacyCase(type: LegacyType, rows: number, k: number, n: number): Kerne
   };
 }
 
+/**
+ * MXFP4 against Q8_0 activations (ggml_vec_dot_mxfp4_q8_0). Exponent extremes: "low" gives every block e 0, 1 or 2
+ * (E8M0_half's f32 subnormal scales, 0x00200000 << e, and subnormal products); "high" e 253, 254 or 255 with the
+ * activation scales set to the smallest f16 subnormals, so that 2^127-scaled blocks stay finite.
+ */
+function mxfp4Case(rows: number, k: number, n: number, exponents?: "low" | "high"): KernelCase {
+  return {
+    name: `matmul_mxfp4 rows=${rows} k=${k} n=${n}${exponents ? ` e=${exponents === "low" ? "0,1,2" : "253,254,255"}` : ""}`,
+    // The reference rounds every product and sum to f32 in the kernel's order: byte-identical.
+    tolerance: 0,
+    build() {
+      const xq = quantizeQ8_0(randomF32(rows * k, 3 + rows + k, 2));
+      if (exponents === "high") {
+        const next = random(rows + k + n);
+        for (let b = 0; b < xq.length / 34; b++) { xq[b * 34] = 1 + Math.floor(next() * 7); xq[b * 34 + 1] = 0; }
+      }
+      const w = randomMxfp4(n * (k / 32), 11 + n, true, exponents === "low" ? [0, 1, 2] : exponents === "high" ? [253, 254, 255] : undefined);
+      return {
+        kernel: "matmul_mxfp4",
+        buffers: { xq, w, y: { bytes: rows * n * 4 } },
+        args: ["xq", "w", "y", rows, k, n],
+        count: n,
+        expected: { y: matmulMxfp4Ref(xq, w, rows, k, n) },
+      };
+    },
+  };
+}
+
 type KQuantType = "q4_k" | "q5_k" | "q6_k";
 
 /** q6_k_bytes: Q6_K weights widened as the runner does at load; the expectation is matmul_q6_k's. */
@@ -148,5 +176,7 @@ export const cases: KernelCase[] = [
   ...(["q8_0", "q4_0", "q8_0x4", "q4_0x4"] as const).flatMap((type) => quantShapes.map(([rows, k, n]) => quantCase(type, rows, k, n))),
   ...(["q4_1", "q5_0", "q5_1"] as const).flatMap((type) => [...quantShapes, [4, 896, 4864], [9, 1152, 300], [16, 896, 128], [7, 64, 5]].map(([rows, k, n]) => legacyCase(type, rows, k, n))),
   ...[...quantShapes, [4, 96, 7], [8, 576, 300], [7, 64, 5]].map(([rows, k, n]) => wideCase(rows, k, n)),
+  ...[...quantShapes, [4, 2880, 2880], [9, 2880, 300], [16, 896, 128], [7, 64, 5]].map(([rows, k, n]) => mxfp4Case(rows, k, n)),
+  ...((["low", "high"] as const).flatMap((range) => [[1, 128, 37], [6, 128, 21]].map(([rows, k, n]) => mxfp4Case(rows, k, n, range)))),
   ...(["q4_k", "q5_k", "q6_k", "q6_k_bytes"] as const).flatMap((type) => kQuantShapes.map(([rows, k, n]) => kQuantCase(type, rows, k, n))),
 ];

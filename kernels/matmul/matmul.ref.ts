@@ -7,6 +7,7 @@ import { unpackQ5_K } from "../formats/q5_k.js";
 import { unpackQ6_K } from "../formats/q6_k.js";
 import { Q8_K_BLOCK_BYTES } from "../formats/q8_k.js";
 import { unpack5 } from "../formats/q5_0.js";
+import { MXFP4_KVALUES, e8m0Half } from "../formats/mxfp4.js";
 
 /** y[t][j] = sum_i x[t][i] * w[j][i]. x: [rows, k], w: [n, k] (already floats), y: [rows, n]. */
 export function matmulRef(x: Float32Array, w: Float32Array, rows: number, k: number, n: number): Float32Array {
@@ -97,6 +98,36 @@ export function matmulLegacyRef(xq: Uint8Array, w: Uint8Array, weightType: "q4_1
         if (weightType !== "q5_0") mins += f16ToF32(wv.getUint16(wb + 2, true)) * f16ToF32(xv.getUint16(xb + 2, true));
       }
       y[t * n + j] = s + mins;
+    }
+  }
+  return y;
+}
+
+/**
+ * y = x W^T for MXFP4 weights against Q8_0 activations, in f32 exactly as ggml_vec_dot_mxfp4_q8_0's scalar loop:
+ * per block the exact integer dot of kvalues with the activation quants, then sumf += sumi * (E8M0_half(e) * d_x),
+ * every product and sum rounded to f32 in block order (so the WebAssembly kernel matches it bit for bit).
+ * xq: [rows, k/32] Q8_0; w: [n, k/32] MXFP4.
+ */
+export function matmulMxfp4Ref(xq: Uint8Array, w: Uint8Array, rows: number, k: number, n: number): Float32Array {
+  const blocks = k / 32;
+  const xv = new DataView(xq.buffer, xq.byteOffset, xq.byteLength);
+  const y = new Float32Array(rows * n);
+  for (let j = 0; j < n; j++) {
+    for (let t = 0; t < rows; t++) {
+      let s = 0;
+      for (let b = 0; b < blocks; b++) {
+        const wb = (j * blocks + b) * 17;
+        const xb = (t * blocks + b) * 34;
+        let dot = 0;
+        for (let i = 0; i < 16; i++) {
+          dot += MXFP4_KVALUES[w[wb + 1 + i] & 0xf] * xv.getInt8(xb + 2 + i);
+          dot += MXFP4_KVALUES[w[wb + 1 + i] >> 4] * xv.getInt8(xb + 18 + i);
+        }
+        const scale = Math.fround(e8m0Half(w[wb]) * f16ToF32(xv.getUint16(xb, true)));
+        s = Math.fround(s + Math.fround(dot * scale));
+      }
+      y[t * n + j] = s;
     }
   }
   return y;
