@@ -6,7 +6,7 @@ import { WasmModelRunner } from "./backends/wasm/model-runner.js";
 import type { LoadProgress } from "./backends/wasm/weight-loader.js";
 import type { WebGpuTuning } from "./backends/webgpu/model-runner.js";
 import { probeGpu } from "./backends/webgpu/probe.js";
-import { WEBGPU_ARCHITECTURES } from "./backends/webgpu/architectures.js";
+import { webGpuUnsupported } from "./backends/webgpu/architectures.js";
 import { BlockPool } from "./kv/block-pool.js";
 import type { KvBudget, KvDtype } from "./kv/budget.js";
 import type { ModelConfig } from "./model/config.js";
@@ -98,8 +98,8 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
   });
 
   // "auto" looks for a hardware GPU in a child process first: opening Dawn here prints its adapter warnings on stderr.
-  // Architectures the WebGPU backend does not run yet stay on WebAssembly under "auto".
-  const gpuRuns = WEBGPU_ARCHITECTURES.has(source.config.architecture);
+  // Models the WebGPU backend does not run yet stay on WebAssembly under "auto".
+  const gpuRuns = webGpuUnsupported(source.config) === undefined;
   if (backend === "webgpu" || (backend === "auto" && gpuRuns && (await probeGpu()).hardware)) {
     // Dawn is loaded only when a GPU is wanted; where its native module cannot load, "auto" means WebAssembly.
     const gpu = await import("../kernels/webgpu/gpu.js").then(

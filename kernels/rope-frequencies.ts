@@ -1,5 +1,5 @@
-// RoPE constants shared by every backend and the rope kernels' references: the per-step angle ratio and Llama 3
-// frequency factors.
+// RoPE constants shared by every backend and the rope kernels' references: the per-step angle ratio, Llama 3
+// frequency factors and YaRN's constants.
 
 /** The fields of a Llama 3 `rope_scaling` (config.json's names) the frequency factors depend on. */
 export interface Llama3FrequencyScaling {
@@ -37,4 +37,66 @@ export function llama3RopeFreqFactors(scaling: Llama3FrequencyScaling, base: num
     }
   }
   return factors;
+}
+
+/**
+ * YaRN's constants for the rope kernels (ggml's rope_yarn): extFactor (0: no YaRN), the correction dimensions between
+ * which each pair's angle moves from the unscaled to the scaled one, and the multiplier of cos and sin.
+ */
+export interface YarnConstants {
+  extFactor: number;
+  corrLow: number;
+  corrHigh: number;
+  mscale: number;
+}
+
+/** No YaRN: every angle scaled by freq_scale alone, cos and sin as they are. */
+export const NO_YARN: YarnConstants = Object.freeze({ extFactor: 0, corrLow: 0, corrHigh: 0, mscale: 1 });
+
+/** The YaRN scaling of a model, as llama.cpp reads it from GGUF (rope.scaling.* keys). */
+export interface YarnScaling {
+  /** rope.scaling.factor: the context extension (freq_scale = 1 / factor). */
+  factor: number;
+  /** rope.scaling.original_context_length (llama.cpp's n_ctx_orig_yarn). */
+  originalContext: number;
+  /** Defaults 32 and 1. */
+  betaFast: number;
+  betaSlow: number;
+  /** rope.scaling.yarn_log_multiplier (DeepSeek's mscale_all_dim; 0: none). */
+  logMultiplier: number;
+  /** rope.scaling.attn_factor (default 1). */
+  attnFactor: number;
+}
+
+const f = Math.fround;
+const logf = (x: number) => f(Math.log(x));
+
+/**
+ * The kernels' YaRN constants for a RoPE of `rotaryDim` dimensions with base `base`, as llama.cpp derives them:
+ * the correction dimensions of ggml_rope_yarn_corr_dims, and the attention factor llama_context computes
+ * (get_mscale(factor) divided by the 1 + 0.1 ln(factor) that rope_yarn multiplies back), times that multiplier.
+ * Every step is rounded to f32 as in C.
+ */
+export function yarnConstants(scaling: YarnScaling, base: number, rotaryDim: number): YarnConstants {
+  const freqScale = f(1 / scaling.factor);
+  const factor = f(1 / freqScale);
+  const corrDim = (beta: number) => f(f(rotaryDim * logf(f(scaling.originalContext / f(f(beta * 2) * f(Math.PI))))) / f(2 * logf(base)));
+  const corrLow = Math.max(0, Math.floor(corrDim(scaling.betaFast)));
+  const corrHigh = Math.min(rotaryDim - 1, Math.ceil(corrDim(scaling.betaSlow)));
+  const getMscale = (scale: number, mscale: number) => (scale <= 1 ? 1 : f(f(f(0.1 * mscale) * logf(scale)) + 1));
+  let attnFactor = scaling.logMultiplier !== 0 ? f(getMscale(factor, 1) / getMscale(factor, scaling.logMultiplier)) : getMscale(factor, 1);
+  attnFactor = f(attnFactor * f(1 / f(1 + f(0.1 * logf(factor)))));
+  attnFactor = f(attnFactor * scaling.attnFactor);
+  // rope_yarn multiplies the attention factor by 1 + 0.1 ln(1 / freq_scale) whenever extFactor != 0.
+  const mscale = f(attnFactor * f(1 + f(0.1 * logf(f(1 / freqScale)))));
+  return { extFactor: 1, corrLow, corrHigh, mscale };
+}
+
+/** The angle of pair i whose unscaled angle is thetaExtrap (f32), as ggml's rope_yarn computes it. */
+export function yarnAngle(thetaExtrap: number, freqScale: number, i: number, yarn: YarnConstants): number {
+  const thetaInterp = f(f(freqScale) * thetaExtrap);
+  if (yarn.extFactor === 0) return thetaInterp;
+  const y = f(f(i - yarn.corrLow) / Math.max(f(0.001), f(yarn.corrHigh - yarn.corrLow)));
+  const rampMix = f(f(1 - Math.min(1, Math.max(0, y))) * yarn.extFactor);
+  return f(f(thetaInterp * f(1 - rampMix)) + f(thetaExtrap * rampMix));
 }

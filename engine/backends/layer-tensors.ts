@@ -15,6 +15,10 @@ export interface LayerTensors<W, V> {
   qNorm?: V;
   kNorm?: V;
   output: W;
+  /** gpt-oss: the attention output projection's bias. */
+  outputBias?: V;
+  /** gpt-oss: per head, the attention sink's logit. */
+  sinks?: V;
   /** Gemma 3: RMS norm of the attention output, before the residual add. */
   attnPostNorm?: V;
   ffnNorm: V;
@@ -24,8 +28,11 @@ export interface LayerTensors<W, V> {
   gate?: W;
   up?: W;
   down?: W;
-  /** A mixture-of-experts layer: the router [d, experts] and every expert's gate, up [d, ffn] and down [ffn, d]. */
-  experts?: { router: W; gate: W; up: W; down: W };
+  /**
+   * A mixture-of-experts layer: the router [d, experts] and every expert's gate, up [d, ffn] and down [ffn, d]; gpt-oss
+   * adds the router's bias [experts] and every expert's biases ([ffn, experts], [ffn, experts], [d, experts]).
+   */
+  experts?: { router: W; gate: W; up: W; down: W; routerBias?: V; gateBias?: V; upBias?: V; downBias?: V };
 }
 
 /**
@@ -37,6 +44,8 @@ export interface TensorPlacer<W, V> {
   matrices(name: string, k: number, n: number, count: number): W;
   vector(name: string, n: number): V;
   optionalVector(name: string, n: number): V | undefined;
+  /** `count` [n] vectors stored one after another (experts' biases, [n, count]). */
+  vectors(name: string, n: number, count: number): V;
 }
 
 /** Places layer `index`'s tensors with the backend's placer (which checks shapes and types). */
@@ -48,6 +57,7 @@ export function layerTensors<W, V>(config: ModelConfig, index: number, place: Te
   const p = `blk.${index}.`;
   // Gemma 3 has every norm; the others have the q/k norms (Qwen3) or none.
   const gemma = config.architecture === "gemma3";
+  const gptOss = config.architecture === "gpt-oss";
   const headNorm = (name: string) => (gemma ? place.vector(name, config.head_dim) : place.optionalVector(name, config.head_dim));
   return {
     attnNorm: place.vector(`${p}attn_norm.weight`, d),
@@ -60,8 +70,11 @@ export function layerTensors<W, V>(config: ModelConfig, index: number, place: Te
     qNorm: headNorm(`${p}attn_q_norm.weight`),
     kNorm: headNorm(`${p}attn_k_norm.weight`),
     output: place.matrix(`${p}attn_output.weight`, qDim, d),
+    outputBias: place.optionalVector(`${p}attn_output.bias`, d),
+    sinks: gptOss ? place.vector(`${p}attn_sinks.weight`, config.num_attention_heads) : undefined,
     attnPostNorm: gemma ? place.vector(`${p}post_attention_norm.weight`, d) : undefined,
-    ffnNorm: place.vector(`${p}ffn_norm.weight`, d),
+    // gpt-oss names its pre-feed-forward norm post_attention_norm (llama.cpp's attn_post_norm).
+    ffnNorm: place.vector(gptOss ? `${p}post_attention_norm.weight` : `${p}ffn_norm.weight`, d),
     ffnPostNorm: gemma ? place.vector(`${p}post_ffw_norm.weight`, d) : undefined,
     ...feedForward(config, p, place),
   };
@@ -76,12 +89,20 @@ function feedForward<W, V>(config: ModelConfig, p: string, place: TensorPlacer<W
   }
   const ffn = config.moe_intermediate_size!;
   const count = config.num_experts;
+  const experts = {
+    router: place.matrix(`${p}ffn_gate_inp.weight`, d, count),
+    gate: place.matrices(`${p}ffn_gate_exps.weight`, d, ffn, count),
+    up: place.matrices(`${p}ffn_up_exps.weight`, d, ffn, count),
+    down: place.matrices(`${p}ffn_down_exps.weight`, ffn, d, count),
+  };
+  if (config.architecture !== "gpt-oss") return { experts };
   return {
     experts: {
-      router: place.matrix(`${p}ffn_gate_inp.weight`, d, count),
-      gate: place.matrices(`${p}ffn_gate_exps.weight`, d, ffn, count),
-      up: place.matrices(`${p}ffn_up_exps.weight`, d, ffn, count),
-      down: place.matrices(`${p}ffn_down_exps.weight`, ffn, d, count),
+      ...experts,
+      routerBias: place.vector(`${p}ffn_gate_inp.bias`, count),
+      gateBias: place.vectors(`${p}ffn_gate_exps.bias`, ffn, count),
+      upBias: place.vectors(`${p}ffn_up_exps.bias`, ffn, count),
+      downBias: place.vectors(`${p}ffn_down_exps.bias`, d, count),
     },
   };
 }

@@ -1,9 +1,10 @@
 // The model configuration, with Hugging Face config.json field names, built from either a config.json or GGUF metadata.
 import type { GgufValue } from "./gguf/format.js";
 import { ModelFileError } from "./errors.js";
+import { NO_YARN, type YarnConstants, type YarnScaling, yarnConstants } from "../../kernels/rope-frequencies.js";
 
-/** The architectures loom implements (one definition, small variants). */
-export type Architecture = "llama" | "qwen2" | "qwen3" | "qwen3moe" | "gemma3";
+/** The architectures loom implements (one definition, small variants), by their GGUF names. */
+export type Architecture = "llama" | "qwen2" | "qwen3" | "qwen3moe" | "gemma3" | "gpt-oss" | "mistral3";
 
 /** A layer's attention span, with config.json's names: the whole sequence, or a sliding window. */
 export type LayerType = "full_attention" | "sliding_attention";
@@ -46,8 +47,11 @@ export interface ModelConfig {
   rope_linear_factor?: number;
   /** Gemma: queries are scaled by query_pre_attn_scalar^-1/2 (default: head_dim^-1/2, as every other model). */
   query_pre_attn_scalar?: number;
-  /** The feed-forward's gate activation (default "silu"); Gemma's is GELU with the tanh approximation. */
-  hidden_activation?: "silu" | "gelu_pytorch_tanh";
+  /**
+   * The feed-forward's gate activation (default "silu"); Gemma's is GELU with the tanh approximation; gpt-oss's
+   * experts clamp gate and up and compute gate * sigmoid(1.702 gate) * (up + 1) (ggml's swiglu_oai).
+   */
+  hidden_activation?: "silu" | "gelu_pytorch_tanh" | "swiglu_oai";
   /** Gemma: the token embeddings are multiplied by this (an f32 sqrt(hidden_size)); default 1. */
   embedding_scale?: number;
   /** Mixture of experts (Qwen3-MoE): experts per layer; absent for dense models. */
@@ -58,6 +62,20 @@ export interface ModelConfig {
   moe_intermediate_size?: number;
   /** Whether the top-k routing weights are renormalised to sum to 1 (Qwen3-MoE: yes). */
   norm_topk_prob?: boolean;
+  /**
+   * How routing weights are made (default "softmax": a softmax over every expert, then the top k; gpt-oss's
+   * "softmax_weight": the top k logits, then a softmax over those k).
+   */
+  expert_gating?: "softmax" | "softmax_weight";
+  /** YaRN RoPE scaling (rope.scaling.type yarn), applied to every layer as llama.cpp does. */
+  rope_yarn?: YarnScaling;
+  /**
+   * Llama 4-style attention temperature (Mistral 3): queries at position p are multiplied by
+   * 1 + scale * ln(floor(p / floorScale) + 1).
+   */
+  attention_temperature?: { scale: number; floorScale: number };
+  /** The attention's score scale when the file sets one (`attention.scale`); default head_dim^-1/2. */
+  attention_scale?: number;
 }
 
 /** Whether layer `index` attends over a sliding window (and how wide), or over the whole sequence (0). */
@@ -69,12 +87,21 @@ export function attentionWindow(config: ModelConfig, index: number): number {
  * Layer `index`'s RoPE as llama.cpp sets it: its base (Gemma 3's sliding-window layers have their own) and the
  * multiplier of every angle (linear scaling's f32 1 / factor on the full layers; 1 elsewhere).
  */
-export function layerRope(config: ModelConfig, index: number): { base: number; freqScale: number } {
+export function layerRope(config: ModelConfig, index: number): { base: number; freqScale: number; yarn: YarnConstants } {
   const local = attentionWindow(config, index) > 0;
-  return {
-    base: local && config.rope_local_base_freq !== undefined ? config.rope_local_base_freq : config.rope_theta,
-    freqScale: !local && config.rope_linear_factor !== undefined ? Math.fround(1 / config.rope_linear_factor) : 1,
-  };
+  const base = local && config.rope_local_base_freq !== undefined ? config.rope_local_base_freq : config.rope_theta;
+  if (config.rope_yarn) return { base, freqScale: Math.fround(1 / config.rope_yarn.factor), yarn: yarnConstants(config.rope_yarn, base, config.rotary_dim) };
+  return { base, freqScale: !local && config.rope_linear_factor !== undefined ? Math.fround(1 / config.rope_linear_factor) : 1, yarn: NO_YARN };
+}
+
+/**
+ * The multiplier of the queries at `position` under Mistral 3's attention temperature (1 without it), as llama.cpp's
+ * llm_graph_input_attn_temp computes it (in double, stored as f32).
+ */
+export function attentionTemperature(config: ModelConfig, position: number): number {
+  const temperature = config.attention_temperature;
+  if (!temperature) return 1;
+  return Math.fround(Math.log(Math.floor(Math.fround(Math.fround(position) / temperature.floorScale)) + 1) * temperature.scale + 1);
 }
 
 /**
@@ -91,7 +118,9 @@ const ARCHITECTURES: Record<string, Architecture> = {
   qwen3: "qwen3", Qwen3ForCausalLM: "qwen3",
 };
 /** Architectures loom reads from GGUF only (their Hugging Face checkpoints differ from the GGUF form, e.g. Gemma's norms). */
-const GGUF_ARCHITECTURES: Record<string, Architecture> = { ...ARCHITECTURES, gemma3: "gemma3", qwen3moe: "qwen3moe" };
+const GGUF_ARCHITECTURES: Record<string, Architecture> = {
+  ...ARCHITECTURES, gemma3: "gemma3", qwen3moe: "qwen3moe", "gpt-oss": "gpt-oss", mistral3: "mistral3",
+};
 
 function positiveInteger(path: string, field: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
@@ -171,7 +200,7 @@ export function configFromHuggingFace(path: string, json: Record<string, unknown
 export function configFromGguf(path: string, metadata: ReadonlyMap<string, GgufValue>, hasOutputTensor: boolean): ModelConfig {
   const arch = metadata.get("general.architecture");
   const architecture = typeof arch === "string" ? GGUF_ARCHITECTURES[arch] : undefined;
-  if (!architecture) throw new ModelFileError(path, `architecture '${String(arch)}' is not supported (llama, qwen2, qwen3, qwen3moe and gemma3 are)`);
+  if (!architecture) throw new ModelFileError(path, `architecture '${String(arch)}' is not supported (llama, qwen2, qwen3, qwen3moe, gemma3, gpt-oss and mistral3 are)`);
   const key = (name: string) => metadata.get(`${arch}.${name}`);
   const hidden = positiveInteger(path, `${arch}.embedding_length`, key("embedding_length"));
   const heads = positiveInteger(path, `${arch}.attention.head_count`, key("attention.head_count"));
@@ -180,14 +209,19 @@ export function configFromGguf(path: string, metadata: ReadonlyMap<string, GgufV
   const tokens = metadata.get("tokenizer.ggml.tokens");
   const vocab = key("vocab_size") ?? (Array.isArray(tokens) ? tokens.length : undefined);
   const scalingType = key("rope.scaling.type");
-  if (scalingType !== undefined && scalingType !== "none" && !(architecture === "gemma3" && scalingType === "linear")) {
-    throw new ModelFileError(path, `${arch}.rope.scaling.type '${String(scalingType)}' is not supported`);
+  if (scalingType !== undefined && scalingType !== "none" && scalingType !== "yarn" && !(architecture === "gemma3" && scalingType === "linear")) {
+    throw new ModelFileError(path, `${arch}.rope.scaling.type '${String(scalingType)}' is not supported (yarn is, and linear for gemma3)`);
   }
   const kvHeads = key("attention.head_count_kv");
   const name = metadata.get("general.name");
   const layers = positiveInteger(path, `${arch}.block_count`, key("block_count"));
   const gemma = architecture === "gemma3" ? gemma3Fields(path, String(arch), key, layers, hidden, heads, headDim) : {};
   const experts = architecture === "qwen3moe" ? expertFields(path, String(arch), key) : {};
+  const gptOss = architecture === "gpt-oss" ? gptOssFields(path, String(arch), key, layers) : {};
+  const mistral = architecture === "mistral3" ? mistral3Fields(path, String(arch), key) : {};
+  const contextLength = positiveInteger(path, `${arch}.context_length`, key("context_length") ?? 2048);
+  const yarn = scalingType === "yarn" ? yarnFields(path, String(arch), key, contextLength) : undefined;
+  const attentionScale = key("attention.scale");
   return validate(path, {
     architecture,
     hidden_size: hidden,
@@ -197,7 +231,7 @@ export function configFromGguf(path: string, metadata: ReadonlyMap<string, GgufV
     num_key_value_heads: kvHeads === undefined ? heads : positiveInteger(path, `${arch}.attention.head_count_kv`, kvHeads),
     head_dim: headDim,
     vocab_size: positiveInteger(path, "vocabulary size", vocab),
-    max_position_embeddings: positiveInteger(path, `${arch}.context_length`, key("context_length") ?? 2048),
+    max_position_embeddings: contextLength,
     rms_norm_eps: positiveNumber(path, `${arch}.attention.layer_norm_rms_epsilon`, key("attention.layer_norm_rms_epsilon")),
     rope_theta: positiveNumber(path, `${arch}.rope.freq_base`, key("rope.freq_base") ?? 10000),
     rotary_dim: key("rope.dimension_count") === undefined ? headDim : positiveInteger(path, `${arch}.rope.dimension_count`, key("rope.dimension_count")),
@@ -207,7 +241,84 @@ export function configFromGguf(path: string, metadata: ReadonlyMap<string, GgufV
     name: typeof name === "string" ? name : undefined,
     ...gemma,
     ...experts,
+    ...gptOss,
+    ...mistral,
+    ...(yarn ? { rope_yarn: yarn } : {}),
+    ...(attentionScale !== undefined && attentionScale !== 0 ? { attention_scale: positiveNumber(path, `${arch}.attention.scale`, attentionScale) } : {}),
   });
+}
+
+/**
+ * YaRN's GGUF keys as llama.cpp reads them: rope.scaling.factor, original_context_length (default: the context
+ * length), yarn_beta_fast / yarn_beta_slow (defaults 32 and 1), yarn_log_multiplier and attn_factor. An explicit
+ * yarn_ext_factor other than 1 is refused (llama.cpp derives 1 from the type).
+ */
+function yarnFields(path: string, arch: string, key: (name: string) => GgufValue | undefined, contextLength: number): YarnScaling {
+  const ext = key("rope.scaling.yarn_ext_factor");
+  if (ext !== undefined && ext !== 1 && ext !== -1) throw new ModelFileError(path, `${arch}.rope.scaling.yarn_ext_factor ${String(ext)} is not supported (only 1)`);
+  const factor = positiveNumber(path, `${arch}.rope.scaling.factor`, key("rope.scaling.factor"));
+  if (factor <= 1) throw new ModelFileError(path, `${arch}.rope.scaling.factor must be above 1 for yarn, found ${factor}`);
+  const logMultiplier = key("rope.scaling.yarn_log_multiplier") ?? 0;
+  if (typeof logMultiplier !== "number" || !Number.isFinite(logMultiplier) || logMultiplier < 0) {
+    throw new ModelFileError(path, `${arch}.rope.scaling.yarn_log_multiplier must be a non-negative number, found ${JSON.stringify(logMultiplier)}`);
+  }
+  return {
+    factor,
+    originalContext: positiveInteger(path, `${arch}.rope.scaling.original_context_length`, key("rope.scaling.original_context_length") ?? contextLength),
+    betaFast: positiveNumber(path, `${arch}.rope.scaling.yarn_beta_fast`, key("rope.scaling.yarn_beta_fast") ?? 32),
+    betaSlow: positiveNumber(path, `${arch}.rope.scaling.yarn_beta_slow`, key("rope.scaling.yarn_beta_slow") ?? 1),
+    logMultiplier,
+    attnFactor: positiveNumber(path, `${arch}.rope.scaling.attn_factor`, key("rope.scaling.attn_factor") ?? 1),
+  };
+}
+
+/**
+ * gpt-oss's fields, as llama.cpp's openai-moe loader reads them: its experts (routing weights a softmax over the
+ * top-k logits, not renormalised; swiglu_oai), the sliding window on the layers of a period-2 pattern (even layers,
+ * unless `attention.sliding_window_pattern` says otherwise), and the window layers' RoPE base (default: the same).
+ */
+function gptOssFields(path: string, arch: string, key: (name: string) => GgufValue | undefined, layers: number): Partial<ModelConfig> {
+  const windowed = slidingLayers(path, arch, key, layers, 2);
+  return {
+    ...expertFields(path, arch, key),
+    norm_topk_prob: false,
+    expert_gating: "softmax_weight",
+    hidden_activation: "swiglu_oai",
+    sliding_window: positiveInteger(path, `${arch}.attention.sliding_window`, key("attention.sliding_window")),
+    layer_types: windowed.map((flag) => (flag ? "sliding_attention" : "full_attention")),
+    ...(key("rope.freq_base_swa") !== undefined ? { rope_local_base_freq: positiveNumber(path, `${arch}.rope.freq_base_swa`, key("rope.freq_base_swa")) } : {}),
+  };
+}
+
+/**
+ * Mistral 3's (Ministral 3's) fields, as llama.cpp's mistral3 loader reads them: the Llama 4-style attention
+ * temperature (`attention.temperature_scale`, its floor scale the YaRN original context), when set.
+ */
+function mistral3Fields(path: string, arch: string, key: (name: string) => GgufValue | undefined): Partial<ModelConfig> {
+  const scale = key("attention.temperature_scale");
+  if (scale === undefined || scale === 0) return {};
+  if (typeof scale !== "number" || !Number.isFinite(scale)) throw new ModelFileError(path, `${arch}.attention.temperature_scale must be a number, found ${JSON.stringify(scale)}`);
+  const floorScale = key("rope.scaling.original_context_length") ?? key("context_length");
+  return { attention_temperature: { scale, floorScale: positiveInteger(path, `${arch}.rope.scaling.original_context_length`, floorScale) } };
+}
+
+/**
+ * Which layers use the sliding window, as llama.cpp's load_swa_pattern reads `attention.sliding_window_pattern`:
+ * per-layer flags, or a period n (every n-th layer full, the others windowed; 0: all windowed), default `period`.
+ */
+function slidingLayers(path: string, arch: string, key: (name: string) => GgufValue | undefined, layers: number, defaultPeriod: number): boolean[] {
+  const pattern = key("attention.sliding_window_pattern");
+  if (Array.isArray(pattern)) {
+    if (pattern.length !== layers || !pattern.every((flag) => typeof flag === "boolean")) {
+      throw new ModelFileError(path, `${arch}.attention.sliding_window_pattern must hold one boolean per layer (${layers}), found ${JSON.stringify(pattern)}`);
+    }
+    return pattern as boolean[];
+  }
+  const period = pattern === undefined ? defaultPeriod : pattern;
+  if (typeof period !== "number" || !Number.isSafeInteger(period) || period < 0) {
+    throw new ModelFileError(path, `${arch}.attention.sliding_window_pattern must be a layer period or per-layer flags, found ${JSON.stringify(period)}`);
+  }
+  return Array.from({ length: layers }, (_, il) => period === 0 || il % period < period - 1);
 }
 
 /** A mixture of experts' fields from its GGUF keys, as llama.cpp's qwen3moe loader reads them (weights renormalised). */
@@ -245,20 +356,7 @@ function gemma3Fields(path: string, arch: string, key: (name: string) => GgufVal
   const window = key("attention.sliding_window");
   if (window === undefined || window === 0) return fields;
   const slidingWindow = positiveInteger(path, `${arch}.attention.sliding_window`, window);
-  const pattern = key("attention.sliding_window_pattern");
-  let sliding: boolean[];
-  if (Array.isArray(pattern)) {
-    if (pattern.length !== layers || !pattern.every((flag) => typeof flag === "boolean")) {
-      throw new ModelFileError(path, `${arch}.attention.sliding_window_pattern must hold one boolean per layer (${layers}), found ${JSON.stringify(pattern)}`);
-    }
-    sliding = pattern as boolean[];
-  } else {
-    const period = pattern === undefined ? 6 : pattern;
-    if (typeof period !== "number" || !Number.isSafeInteger(period) || period < 0) {
-      throw new ModelFileError(path, `${arch}.attention.sliding_window_pattern must be a layer period or per-layer flags, found ${JSON.stringify(period)}`);
-    }
-    sliding = Array.from({ length: layers }, (_, il) => period === 0 || il % period < period - 1);
-  }
+  const sliding = slidingLayers(path, arch, key, layers, 6);
   return {
     ...fields,
     sliding_window: slidingWindow,

@@ -56,7 +56,8 @@ function openGguf(path: string): ModelSource {
   const tensors = new Map<string, TensorLocation>();
   for (const t of located) tensors.set(t.name, t);
   const config = configFromGguf(path, header.metadata, tensors.has("output.weight"));
-  if (config.architecture === "llama") {
+  // llama.cpp's converter permutes Q/K rows for the architectures it ropes in pairs (LLAMA_ROPE_TYPE_NORM).
+  if (config.architecture === "llama" || config.architecture === "mistral3") {
     for (let layer = 0; layer < config.num_hidden_layers; layer++) {
       markInterleaved(tensors, `blk.${layer}.attn_q.weight`, config.num_attention_heads);
       markInterleaved(tensors, `blk.${layer}.attn_k.weight`, config.num_key_value_heads);

@@ -29,14 +29,19 @@ import { horizontal_max } from "./convert.as";
   return v128.bitselect(x, result, f32x4.ne(x, x)); // NaN in, NaN out
 }
 
-/** Softmax of one row of n floats at row, in place. */
+/**
+ * Softmax of one row of n floats at row, in place. A finite `sink` (gpt-oss's attention sinks) is one more logit
+ * that takes its share of the sum and is dropped, as ggml's soft_max with sinks: it enters the max, and its exp the
+ * sum; -Infinity for none.
+ */
 // @ts-ignore: decorator
-@inline export function softmax_row(row: usize, n: i32): void {
+@inline export function softmax_row(row: usize, n: i32, sink: f32 = -Infinity): void {
   let i = 0;
   let m4 = f32x4.splat(-Infinity);
   for (; i + 4 <= n; i += 4) m4 = f32x4.max(m4, v128.load(row + (<usize>i << 2)));
   let m = horizontal_max(m4);
   for (; i < n; i++) m = max(m, load<f32>(row + (<usize>i << 2)));
+  m = max(m, sink);
   const mv = f32x4.splat(m);
   let s = f64x2.splat(0);
   i = 0;
@@ -53,6 +58,7 @@ import { horizontal_max } from "./convert.as";
     store<f32>(p, e);
     sum += <f64>e;
   }
+  if (sink != -Infinity) sum += <f64>f32x4.extract_lane(exp_f32x4(f32x4.splat(sink - m)), 0);
   const inverse = <f32>(1.0 / sum);
   const iv = f32x4.splat(inverse);
   i = 0;

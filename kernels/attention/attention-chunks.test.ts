@@ -44,7 +44,7 @@ function place(kCache: Float32Array | Uint16Array, vCache: Float32Array | Uint16
 function batched(kernel: string, p: Placed, split: "parallel" | "grain" | "uneven"): Uint8Array {
   const out = runtime.alloc(totalRows * tokenFloats * 4);
   const scratch = runtime.alloc(chunks.length * heads * scratchStride * 4);
-  const args = [p.descriptors, p.q, p.kCache, p.vCache, out, scratch, heads, kvHeads, headDim, blockSize, scale, scratchStride, 0];
+  const args = [p.descriptors, p.q, p.kCache, p.vCache, out, scratch, heads, kvHeads, headDim, blockSize, scale, scratchStride, 0, 0];
   const count = chunks.length * heads;
   if (split === "uneven") for (const [i0, i1] of [[0, 5], [5, 6], [6, 41], [41, count]]) runtime.call(kernel, ...args, i0, i1);
   else runtime.parallel(kernel, args, count, split === "grain" ? heads / kvHeads : 1);
@@ -59,10 +59,10 @@ function alone(kernel: "attention" | "attention_chunks_f16", p: Placed): Uint8Ar
     const q = p.q + firstRows[i] * tokenFloats * 4;
     const o = out + firstRows[i] * tokenFloats * 4;
     if (kernel === "attention") {
-      runtime.parallel(kernel, [q, p.kCache, p.vCache, p.tables[i], p.positions[i], o, scratch, rows, heads, kvHeads, headDim, blockSize, scale, scratchStride, 0], heads);
+      runtime.parallel(kernel, [q, p.kCache, p.vCache, p.tables[i], p.positions[i], o, scratch, rows, heads, kvHeads, headDim, blockSize, scale, scratchStride, 0, 0], heads);
     } else {
       const descriptor = runtime.upload(Int32Array.of(0, rows, p.tables[i], p.positions[i]));
-      runtime.parallel(kernel, [descriptor, q, p.kCache, p.vCache, o, scratch, heads, kvHeads, headDim, blockSize, scale, scratchStride, 0], heads);
+      runtime.parallel(kernel, [descriptor, q, p.kCache, p.vCache, o, scratch, heads, kvHeads, headDim, blockSize, scale, scratchStride, 0, 0], heads);
     }
   });
   return runtime.u8(out, totalRows * tokenFloats * 4).slice();

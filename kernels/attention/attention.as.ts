@@ -186,7 +186,7 @@ const VALUE_SLOTS: i32 = 8;
 // @ts-ignore: decorator
 @inline function attend(
   q: usize, kCache: usize, vCache: usize, blockTable: usize, positions: usize, out: usize, scratch: usize,
-  rows: i32, heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, window: i32, h0: i32, h1: i32, kind: i32,
+  rows: i32, heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, window: i32, sinks: usize, h0: i32, h1: i32, kind: i32,
 ): void {
   const group = heads / kvHeads;
   const headBytes = <usize>headDim << 2; // one head of q / out (f32)
@@ -224,7 +224,7 @@ const VALUE_SLOTS: i32 = 8;
       }
     }
     for (let h = h0; h < h1; h++) {
-      softmax_row(scratch + <usize>h * scoresBytes + (<usize>first << 2), count - first);
+      softmax_row(scratch + <usize>h * scoresBytes + (<usize>first << 2), count - first, sinks != 0 ? load<f32>(sinks + (<usize>h << 2)) : -Infinity);
       memory.fill(ot + <usize>h * headBytes, 0, headBytes);
     }
     // Values likewise, VALUE_SLOTS consecutive slots at a time.
@@ -256,20 +256,21 @@ const VALUE_SLOTS: i32 = 8;
  * window > 0, only the last `window` of them, positions[t] - window + 1 .. positions[t]; 0: all).
  * Grouped-query: head h reads kv head h / (heads / kvHeads). q, out: [rows, heads, headDim] f32; kCache, vCache:
  * [numBlocks, blockSize, kvHeads, headDim] f32; blockTable: i32 per logical block; positions: [rows] i32; head h
- * uses scores at scratch + h * scratchStride * 4 (scratchStride >= max position + 1).
+ * uses scores at scratch + h * scratchStride * 4 (scratchStride >= max position + 1). sinks: 0, or [heads] f32 logits
+ * (gpt-oss's attention sinks) that each head's softmax counts beside its scores and then drops.
  * Equals attention_chunks with one chunk, bit for bit.
  */
 export function attention(
   q: usize, kCache: usize, vCache: usize, blockTable: usize, positions: usize, out: usize, scratch: usize,
-  rows: i32, heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, window: i32, h0: i32, h1: i32,
+  rows: i32, heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, window: i32, sinks: usize, h0: i32, h1: i32,
 ): void {
-  attend(q, kCache, vCache, blockTable, positions, out, scratch, rows, heads, kvHeads, headDim, blockSize, scale, scratchStride, window, h0, h1, KIND_F32);
+  attend(q, kCache, vCache, blockTable, positions, out, scratch, rows, heads, kvHeads, headDim, blockSize, scale, scratchStride, window, sinks, h0, h1, KIND_F32);
 }
 
 // @ts-ignore: decorator
 @inline function attend_chunks(
   descriptors: usize, q: usize, kCache: usize, vCache: usize, out: usize, scratch: usize,
-  heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, window: i32, i0: i32, i1: i32, kind: i32,
+  heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, window: i32, sinks: usize, i0: i32, i1: i32, kind: i32,
 ): void {
   const tokenBytes = <usize>heads * (<usize>headDim << 2);
   const chunkScratchBytes = <usize>heads * (<usize>scratchStride << 2);
@@ -286,7 +287,7 @@ export function attention(
     const rowOffset = <usize>firstRow * tokenBytes;
     attend(
       q + rowOffset, kCache, vCache, blockTable, positions, out + rowOffset, scratch + <usize>c * chunkScratchBytes,
-      rows, heads, kvHeads, headDim, blockSize, scale, scratchStride, window, h0, h1, kind,
+      rows, heads, kvHeads, headDim, blockSize, scale, scratchStride, window, sinks, h0, h1, kind,
     );
   }
 }
@@ -299,16 +300,16 @@ export function attention(
  * positionsPointer: byte pointer to its [rows] i32 positions. q, out: [totalRows, heads, headDim] f32; kCache,
  * vCache: [numBlocks, blockSize, kvHeads, headDim] f32. scratch: [chunks * heads, scratchStride] f32, the scores of
  * (chunk c, head h) at row c * heads + h (scratchStride >= max position + 1), so parallel shares never collide.
- * window: as in attention (0: every earlier position).
+ * window, sinks: as in attention (0: every earlier position; 0: no sinks).
  * Every (chunk, head) output is bit for bit what attention computes for that chunk alone, whatever the split and
  * the other chunks. Dispatch with count = chunks * heads and grain heads / kvHeads, so that no share splits the
  * heads of one kv head (which would read its K/V twice).
  */
 export function attention_chunks(
   descriptors: usize, q: usize, kCache: usize, vCache: usize, out: usize, scratch: usize,
-  heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, window: i32, i0: i32, i1: i32,
+  heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, window: i32, sinks: usize, i0: i32, i1: i32,
 ): void {
-  attend_chunks(descriptors, q, kCache, vCache, out, scratch, heads, kvHeads, headDim, blockSize, scale, scratchStride, window, i0, i1, KIND_F32);
+  attend_chunks(descriptors, q, kCache, vCache, out, scratch, heads, kvHeads, headDim, blockSize, scale, scratchStride, window, sinks, i0, i1, KIND_F32);
 }
 
 /**
@@ -317,9 +318,9 @@ export function attention_chunks(
  */
 export function attention_chunks_f16(
   descriptors: usize, q: usize, kCache: usize, vCache: usize, out: usize, scratch: usize,
-  heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, window: i32, i0: i32, i1: i32,
+  heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, window: i32, sinks: usize, i0: i32, i1: i32,
 ): void {
-  attend_chunks(descriptors, q, kCache, vCache, out, scratch, heads, kvHeads, headDim, blockSize, scale, scratchStride, window, i0, i1, KIND_F16);
+  attend_chunks(descriptors, q, kCache, vCache, out, scratch, heads, kvHeads, headDim, blockSize, scale, scratchStride, window, sinks, i0, i1, KIND_F16);
 }
 
 /** Physical slot (block * blockSize + offset) of sequence position `position` through blockTable. */

@@ -11,6 +11,8 @@ export interface AttentionShape {
   blockSize: number;
   /** A sliding window: each row sees only the last `window` positions, its own included (0 or absent: all). */
   window?: number;
+  /** Per head, an attention-sink logit counted in the softmax's sum (gpt-oss); absent: none. */
+  sinks?: Float32Array;
 }
 
 /** Float offset of position p's kv head `kvHead` in a [numBlocks, blockSize, kvHeads, headDim] cache. */
@@ -20,8 +22,8 @@ function cacheOffset(blockTable: Int32Array, position: number, kvHead: number, s
 }
 
 /**
- * out[t][h] = softmax(q·K * scale) · V over positions 0..positions[t] (the last `s.window` of them with a window).
- * q, out: [rows, heads, headDim].
+ * out[t][h] = softmax(q·K * scale) · V over positions 0..positions[t] (the last `s.window` of them with a window;
+ * with sinks, head h's sink logit takes its share of the softmax's sum). q, out: [rows, heads, headDim].
  */
 export function attentionRef(q: Float32Array, kCache: Float32Array, vCache: Float32Array, blockTable: Int32Array, positions: Int32Array, scale: number, s: AttentionShape): Float32Array {
   const out = new Float32Array(s.rows * s.heads * s.headDim);
@@ -41,7 +43,9 @@ export function attentionRef(q: Float32Array, kCache: Float32Array, vCache: Floa
         scores[p] = dot * Math.fround(scale);
         max = Math.max(max, scores[p]);
       }
-      let sum = 0;
+      const sink = s.sinks ? s.sinks[h] : -Infinity;
+      max = Math.max(max, sink);
+      let sum = s.sinks ? Math.exp(sink - max) : 0;
       for (let p = first; p < count; p++) sum += scores[p] = Math.exp(scores[p] - max);
       for (let d = 0; d < s.headDim; d++) {
         let acc = 0;

@@ -5,9 +5,18 @@ import { f16ToF32, f32ToF16 } from "../formats/f16.js";
 import { type KernelCase, random, randomF32 } from "../case.js";
 import { type AttentionShape, type ChunkRef, attentionChunksRef, attentionRef, f16CacheToF32, kvCopyRef, kvStoreF16Ref, kvStoreRef } from "./attention.ref.js";
 
-interface Scenario extends AttentionShape {
+interface Scenario extends Omit<AttentionShape, "sinks"> {
   /** Position of the first row; rows take consecutive positions. */
   start: number;
+  /** Attention sinks, one random logit per head (one of them large enough to take most of the weight). */
+  withSinks?: boolean;
+}
+
+/** Per-head sink logits: mostly near the scores' range, head 1 far above it. */
+function sinkLogits(heads: number, seed: number): Float32Array {
+  const sinks = randomF32(heads, seed, 3);
+  if (heads > 1) sinks[1] = 40;
+  return sinks;
 }
 
 /** A scrambled block table covering every position the scenario touches, and the pool size it needs. */
@@ -20,7 +29,7 @@ function blockTable(s: Scenario): { table: Int32Array; numBlocks: number } {
 }
 
 function describe(s: Scenario): string {
-  return `rows=${s.rows} start=${s.start} heads=${s.heads}/${s.kvHeads} headDim=${s.headDim} blockSize=${s.blockSize}${s.window ? ` window=${s.window}` : ""}`;
+  return `rows=${s.rows} start=${s.start} heads=${s.heads}/${s.kvHeads} headDim=${s.headDim} blockSize=${s.blockSize}${s.window ? ` window=${s.window}` : ""}${s.withSinks ? " sinks" : ""}`;
 }
 
 /**
@@ -47,12 +56,13 @@ function attentionCase(s: Scenario): KernelCase {
       const positions = Int32Array.from({ length: s.rows }, (_, t) => s.start + t);
       const scratchStride = s.start + s.rows + 5;
       const scale = 1 / Math.sqrt(s.headDim);
+      const sinks = s.withSinks ? sinkLogits(s.heads, s.rows + 9) : undefined;
       return {
         kernel: "attention",
-        buffers: { q, kCache, vCache, table, positions, out: { bytes: q.byteLength }, scratch: { bytes: s.heads * scratchStride * 4 } },
-        args: ["q", "kCache", "vCache", "table", "positions", "out", "scratch", s.rows, s.heads, s.kvHeads, s.headDim, s.blockSize, scale, scratchStride, s.window ?? 0],
+        buffers: { q, kCache, vCache, table, positions, out: { bytes: q.byteLength }, scratch: { bytes: s.heads * scratchStride * 4 }, ...(sinks ? { sinks } : {}) },
+        args: ["q", "kCache", "vCache", "table", "positions", "out", "scratch", s.rows, s.heads, s.kvHeads, s.headDim, s.blockSize, scale, scratchStride, s.window ?? 0, sinks ? "sinks" : 0],
         count: s.heads,
-        expected: { out: attentionRef(q, kCache, vCache, table, positions, scale, s) },
+        expected: { out: attentionRef(q, kCache, vCache, table, positions, scale, { ...s, sinks }) },
       };
     },
   };
@@ -73,11 +83,13 @@ interface Batch {
   grain?: number;
   /** Sliding window (0 or absent: none). */
   window?: number;
+  /** Attention sinks (see Scenario). */
+  withSinks?: boolean;
 }
 
 function describeBatch(b: Batch): string {
   const chunks = b.chunks.map(([rows, start]) => `${rows}@${start}`).join(",");
-  return `chunks=${chunks} heads=${b.heads}/${b.kvHeads} headDim=${b.headDim} blockSize=${b.blockSize}${b.window ? ` window=${b.window}` : ""}${b.reversed ? " reversed" : ""}${b.sharedPrefix ? " sharedPrefix" : ""} grain=${b.grain ?? 1}`;
+  return `chunks=${chunks} heads=${b.heads}/${b.kvHeads} headDim=${b.headDim} blockSize=${b.blockSize}${b.window ? ` window=${b.window}` : ""}${b.withSinks ? " sinks" : ""}${b.reversed ? " reversed" : ""}${b.sharedPrefix ? " sharedPrefix" : ""} grain=${b.grain ?? 1}`;
 }
 
 function attentionChunksCase(b: Batch, f16: boolean): KernelCase {
@@ -126,18 +138,19 @@ function attentionChunksCase(b: Batch, f16: boolean): KernelCase {
       const q = randomF32(totalRows * b.heads * b.headDim, totalRows + 3, 2);
       const scratchStride = Math.max(...b.chunks.map(([rows, start]) => start + rows)) + 3;
       const scale = 1 / Math.sqrt(b.headDim);
-      const shape = { heads: b.heads, kvHeads: b.kvHeads, headDim: b.headDim, blockSize: b.blockSize, window: b.window };
+      const sinks = b.withSinks ? sinkLogits(b.heads, totalRows + 11) : undefined;
+      const shape = { heads: b.heads, kvHeads: b.kvHeads, headDim: b.headDim, blockSize: b.blockSize, window: b.window, sinks };
       const floats = (cache: Float32Array | Uint16Array) => (cache instanceof Uint16Array ? f16CacheToF32(cache) : cache);
       return {
         kernel,
         buffers: {
           descriptors: { bytes: b.chunks.length * 16 }, q, kCache, vCache, tables: tableData, positions: positionData,
-          out: { bytes: q.byteLength }, scratch: { bytes: b.chunks.length * b.heads * scratchStride * 4 },
+          out: { bytes: q.byteLength }, scratch: { bytes: b.chunks.length * b.heads * scratchStride * 4 }, ...(sinks ? { sinks } : {}),
         },
         link: (pointers) => ({
           descriptors: Int32Array.from(chunkRefs.flatMap((c, i) => [c.firstRow, c.rows, pointers.tables + tableOffsets[i] * 4, pointers.positions + positionOffsets[i] * 4])),
         }),
-        args: ["descriptors", "q", "kCache", "vCache", "out", "scratch", b.heads, b.kvHeads, b.headDim, b.blockSize, scale, scratchStride, b.window ?? 0],
+        args: ["descriptors", "q", "kCache", "vCache", "out", "scratch", b.heads, b.kvHeads, b.headDim, b.blockSize, scale, scratchStride, b.window ?? 0, sinks ? "sinks" : 0],
         count: b.chunks.length * b.heads,
         grain: b.grain,
         expected: { out: attentionChunksRef(q, floats(kCache), floats(vCache), chunkRefs, scale, shape, totalRows) },
@@ -267,6 +280,10 @@ const scenarios: Scenario[] = [
   { rows: 3, start: 20, heads: 2, kvHeads: 1, headDim: 8, blockSize: 4, window: 1 },
   { rows: 5, start: 2, heads: 6, kvHeads: 2, headDim: 20, blockSize: 8, window: 512 },
   { rows: 17, start: 30, heads: 8, kvHeads: 4, headDim: 64, blockSize: 16, window: 9 },
+  // Attention sinks (gpt-oss): alone, with a window, at position 0 (the sink against one score).
+  { rows: 1, start: 0, heads: 4, kvHeads: 1, headDim: 64, blockSize: 16, withSinks: true },
+  { rows: 6, start: 40, heads: 8, kvHeads: 2, headDim: 64, blockSize: 16, withSinks: true },
+  { rows: 3, start: 150, heads: 4, kvHeads: 2, headDim: 64, blockSize: 16, window: 128, withSinks: true },
 ];
 
 const batches: Batch[] = [
@@ -280,13 +297,14 @@ const batches: Batch[] = [
     chunks: [[1, 300], [1, 17], [7, 40], [1, 0], [1, 129], [1, 64], [1, 2], [1, 250], [1, 99]],
   },
   { heads: 8, kvHeads: 2, headDim: 64, blockSize: 16, chunks: [[1, 70], [4, 40], [1, 3], [9, 0]], sharedPrefix: true, grain: 4, window: 10 },
+  { heads: 8, kvHeads: 2, headDim: 64, blockSize: 16, chunks: [[1, 70], [4, 40], [1, 0], [9, 130]], grain: 4, window: 128, withSinks: true },
 ];
 
 export const cases: KernelCase[] = [
   ...scenarios.map(attentionCase),
   ...batches.flatMap((b) => [attentionChunksCase(b, false), attentionChunksCase(b, true)]),
-  ...scenarios.filter((s) => !s.window).map(kvStoreCase),
-  ...scenarios.filter((s) => !s.window).map((s) => kvStoreF16Case(s)),
+  ...scenarios.filter((s) => !s.window && !s.withSinks).map(kvStoreCase),
+  ...scenarios.filter((s) => !s.window && !s.withSinks).map((s) => kvStoreF16Case(s)),
   kvStoreF16Case({ rows: 500, start: 3, heads: 8, kvHeads: 2, headDim: 256, blockSize: 16 }, true),
   kvCopyCase(1, 9, 2, true, 32, 4),
   kvCopyCase(15, 40, 20, true, 2 * 64 * 4, 16),

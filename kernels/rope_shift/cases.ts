@@ -27,7 +27,7 @@ function shiftCase(count: number, kvHeads: number, headDim: number, blockSize: n
       return {
         kernel,
         buffers: factors ? { kCache, blockTable, factors } : { kCache, blockTable },
-        args: ["kCache", "blockTable", start, kvHeads, headDim, rotaryDim, blockSize, delta, factors ? "factors" : 0, thetaScale, 1],
+        args: ["kCache", "blockTable", start, kvHeads, headDim, rotaryDim, blockSize, delta, factors ? "factors" : 0, thetaScale, 1, 0, 0, 0],
         count,
         expected: { kCache: expected },
       };

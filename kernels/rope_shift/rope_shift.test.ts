@@ -25,16 +25,16 @@ function relocate(kvHeads: number, headDim: number, count: number, from: number,
     const positions = (start: number) => runtime.upload(Int32Array.from({ length: count }, (_, i) => start + i));
     // Keys as cached at their old positions, then scattered into the paged pool at those positions.
     const old = runtime.upload(preRope);
-    runtime.call("rope_neox", old, positions(from), factorPointer, count, kvHeads, headDim, headDim, thetaScale, 1, 0, count);
+    runtime.call("rope_neox", old, positions(from), factorPointer, count, kvHeads, headDim, headDim, thetaScale, 1, 0, 0, 0, 1, 0, count);
     const elementBytes = f16 ? 2 : 4;
     const pool = runtime.alloc(blocks * blockSize * rowFloats * elementBytes);
     const values = runtime.alloc(count * rowFloats * 4);
     runtime.call(f16 ? "kv_store_f16" : "kv_store", old, values, pool, runtime.alloc(blocks * blockSize * rowFloats * elementBytes), tablePointer, positions(to), count, rowFloats, blockSize);
     // Re-rotate in place by the delta, as relocation does after copying the span to its new positions.
-    runtime.parallel(f16 ? "rope_shift_f16" : "rope_shift", [pool, tablePointer, to, kvHeads, headDim, headDim, blockSize, to - from, factorPointer, thetaScale, 1], count);
+    runtime.parallel(f16 ? "rope_shift_f16" : "rope_shift", [pool, tablePointer, to, kvHeads, headDim, headDim, blockSize, to - from, factorPointer, thetaScale, 1, 0, 0, 0], count);
     // Keys computed directly at the new positions.
     const direct = runtime.upload(preRope);
-    runtime.call("rope_neox", direct, positions(to), factorPointer, count, kvHeads, headDim, headDim, thetaScale, 1, 0, count);
+    runtime.call("rope_neox", direct, positions(to), factorPointer, count, kvHeads, headDim, headDim, thetaScale, 1, 0, 0, 0, 1, 0, count);
     const expected = runtime.f32(direct, count * rowFloats);
     const poolView = f16 ? Float32Array.from(runtime.u16(pool, blocks * blockSize * rowFloats), f16ToF32) : runtime.f32(pool, blocks * blockSize * rowFloats);
     let worst = 0;

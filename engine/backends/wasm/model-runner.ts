@@ -1,14 +1,15 @@
 // Runs the transformer forward pass on the WebAssembly kernels: one config-driven definition for the Llama,
-// Qwen2 (q/k/v bias), Qwen3 (q/k norm), Qwen3-MoE (routed experts) and Gemma 3 (scaled embeddings, post-norms, GeGLU,
-// sliding-window layers with their own RoPE base) families, over a paged KV cache, for a batch of sequence chunks. A model
+// Qwen2 (q/k/v bias), Qwen3 (q/k norm), Qwen3-MoE (routed experts), Gemma 3 (scaled embeddings, post-norms, GeGLU,
+// sliding-window layers with their own RoPE base), gpt-oss (attention sinks and biases, YaRN, biased experts with
+// swiglu_oai) and Mistral 3 (YaRN, attention temperature) families, over a paged KV cache, for a batch of sequence chunks. A model
 // larger than one WebAssembly memory (4 GiB) is spread over several, each holding a run of layers (memory-plan.ts).
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
-import { type ModelConfig, attentionWindow, layerRope, queryScale } from "../../model/config.js";
+import { type ModelConfig, attentionTemperature, attentionWindow, layerRope, queryScale } from "../../model/config.js";
 import { GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
 import { f16ToF32 } from "../../../kernels/formats/f16.js";
 import { ModelFileError } from "../../model/errors.js";
-import { ropeThetaScale } from "../../../kernels/rope-frequencies.js";
+import { type YarnConstants, ropeThetaScale } from "../../../kernels/rope-frequencies.js";
 import type { ModelSource } from "../../model/source.js";
 import { RESERVED_LOW_BYTES, type SimdLevel, WasmRuntime } from "../../../kernels/wasm/runtime.js";
 import { layerTensors } from "../layer-tensors.js";
@@ -184,8 +185,10 @@ export class WasmModelRunner implements ModelRunner {
   private readonly outputWeight: ResidentTensor;
   /** Per layer, RoPE's f32 ratio between consecutive frequencies (Gemma 3's sliding-window layers have their own base). */
   private readonly thetaScales: readonly number[];
-  /** Per layer, linear RoPE scaling's multiplier of every angle (Gemma 3's full layers: 1 / factor; else 1). */
+  /** Per layer, linear RoPE scaling's multiplier of every angle (Gemma 3's full layers: 1 / factor; YaRN's 1 / factor; else 1). */
   private readonly freqScales: readonly number[];
+  /** Per layer, YaRN's constants for the rope kernels (NO_YARN without it). */
+  private readonly yarns: readonly YarnConstants[];
   /** A mixture of experts' weighted expert outputs, [tokens * k, d], grown to the largest step seen. */
   private expertContributions = new Float32Array(0);
   /** Queries are multiplied by this before attention (Gemma), else attention scales scores by head_dim^-1/2. */
@@ -261,6 +264,13 @@ export class WasmModelRunner implements ModelRunner {
       return tensor;
     };
     const optionalVector = (name: string, n: number) => (weights.has(name) ? vector(name, n) : undefined);
+    const vectors = (name: string, n: number, count: number): ResidentTensor => {
+      const tensor = need(name);
+      if (tensor.type !== GgmlType.F32 || tensor.shape.length !== 2 || tensor.shape[0] !== n || tensor.shape[1] !== count) {
+        throw new ModelFileError(source.path, `tensor '${name}' has type ${ggmlTypeName(tensor.type)} and shape [${tensor.shape}], expected F32 [${n}, ${count}]`);
+      }
+      return tensor;
+    };
     const matrices = (name: string, k: number, n: number, count: number): ResidentTensor => {
       const tensor = need(name);
       if (!MATMUL_KERNELS[tensor.type]) throw new ModelFileError(source.path, `tensor '${name}' has type ${ggmlTypeName(tensor.type)}, which has no matmul kernel`);
@@ -276,10 +286,11 @@ export class WasmModelRunner implements ModelRunner {
     if (!GET_ROWS_KERNELS[this.embedding.type]) throw new ModelFileError(source.path, `token_embd.weight type ${ggmlTypeName(this.embedding.type)} is not supported`);
     this.outputNorm = vector("output_norm.weight", d);
     this.outputWeight = weights.has("output.weight") ? linear("output.weight", d, config.vocab_size) : linear("token_embd.weight", d, config.vocab_size);
-    const placer = { matrix: linear, matrices, vector, optionalVector };
+    const placer = { matrix: linear, matrices, vector, optionalVector, vectors };
     const ropes = Array.from({ length: config.num_hidden_layers }, (_, index) => layerRope(config, index));
     this.thetaScales = ropes.map((rope) => ropeThetaScale(rope.base, config.rotary_dim));
     this.freqScales = ropes.map((rope) => rope.freqScale);
+    this.yarns = ropes.map((rope) => rope.yarn);
     this.queryScale = queryScale(config);
 
     // The KV cache: the same block count in every layer, as many as the plan found room for.
@@ -411,9 +422,12 @@ export class WasmModelRunner implements ModelRunner {
     if (layer.kNorm) group.rows("rmsnorm", [b.k, layer.kNorm.pointer, b.k, headDim, config.rms_norm_eps], T * kvHeads, headDim);
     const rope = [b.positions, group.ropeFactors];
     const thetaScale = this.thetaScales[index], freqScale = this.freqScales[index];
-    group.rows("rope_neox", [b.q, rope[0], rope[1], T, heads, headDim, config.rotary_dim, thetaScale, freqScale], T, qDim);
-    group.rows("rope_neox", [b.k, rope[0], rope[1], T, kvHeads, headDim, config.rotary_dim, thetaScale, freqScale], T, kvDim);
+    const yarn = this.yarns[index];
+    const ropeScaling = [thetaScale, freqScale, yarn.extFactor, yarn.corrLow, yarn.corrHigh, yarn.mscale];
+    group.rows("rope_neox", [b.q, rope[0], rope[1], T, heads, headDim, config.rotary_dim, ...ropeScaling], T, qDim);
+    group.rows("rope_neox", [b.k, rope[0], rope[1], T, kvHeads, headDim, config.rotary_dim, ...ropeScaling], T, kvDim);
     if (this.queryScale !== undefined) group.elementwise("scale", [b.q, this.queryScale, b.q], T * qDim);
+    if (config.attention_temperature) this.temperQueries(group, T, qDim);
     let first = 0;
     chunks.forEach((chunk, s) => {
       const table = b.blockTables + s * blocksPerSequence * 4;
@@ -423,9 +437,9 @@ export class WasmModelRunner implements ModelRunner {
     // Split over (chunk, head) pairs in whole kv-head groups, so that heads sharing K/V read it once.
     runtime.parallel(this.kernels.attention, [
       b.descriptors, b.q, layer.kCache, layer.vCache, b.attention, b.scratch,
-      heads, kvHeads, headDim, options.blockSize, this.queryScale === undefined ? 1 / Math.sqrt(headDim) : 1, scoresStride, attentionWindow(config, index),
+      heads, kvHeads, headDim, options.blockSize, this.scoreScale, scoresStride, attentionWindow(config, index), layer.sinks?.pointer ?? 0,
     ], chunks.length * heads, heads / kvHeads);
-    this.linear(group, new LinearInput(b.attention, T, qDim, b), layer.output, b.h);
+    this.linear(group, new LinearInput(b.attention, T, qDim, b), layer.output, b.h, layer.outputBias);
     if (layer.attnPostNorm) group.rows("rmsnorm", [b.h, layer.attnPostNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
     group.elementwise("add", [b.x, b.h, b.x], T * d);
 
@@ -443,6 +457,24 @@ export class WasmModelRunner implements ModelRunner {
     }
     if (layer.ffnPostNorm) group.rows("rmsnorm", [b.h, layer.ffnPostNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
     group.elementwise("add", [b.x, b.h, b.x], T * d);
+  }
+
+  /** The attention's score scale: the file's, 1 where queries were scaled (Gemma), else head_dim^-1/2. */
+  private get scoreScale(): number {
+    const config = this.config;
+    return config.attention_scale ?? (this.queryScale === undefined ? 1 / Math.sqrt(config.head_dim) : 1);
+  }
+
+  /** Mistral 3's attention temperature: each query row of q [T, qDim] times its position's multiplier (1 below the floor scale). */
+  private temperQueries(group: Group, T: number, qDim: number): void {
+    const positions = group.runtime.i32(group.buffers.positions, T);
+    const q = group.runtime.f32(group.buffers.q, T * qDim);
+    for (let t = 0; t < T; t++) {
+      const factor = attentionTemperature(this.config, positions[t]!);
+      if (factor === 1) continue;
+      const row = q.subarray(t * qDim, (t + 1) * qDim);
+      for (let i = 0; i < qDim; i++) row[i] = row[i]! * factor;
+    }
   }
 
   /**
@@ -469,8 +501,12 @@ export class WasmModelRunner implements ModelRunner {
         group.layers.forEach((layer, i) => {
           runtime.call("kv_copy", layer.kCache, layer.vCache, source, copy.sourceStart, target, copy.targetStart, rowBytes, options.blockSize, 0, copy.count);
           if (delta !== 0) {
-            const thetaScale = this.thetaScales[group.firstLayer + i], freqScale = this.freqScales[group.firstLayer + i];
-            runtime.call(this.kernels.shift, layer.kCache, target, copy.targetStart, config.num_key_value_heads, config.head_dim, config.rotary_dim, options.blockSize, delta, group.ropeFactors, thetaScale, freqScale, 0, copy.count);
+            const index = group.firstLayer + i;
+            const yarn = this.yarns[index];
+            runtime.call(
+              this.kernels.shift, layer.kCache, target, copy.targetStart, config.num_key_value_heads, config.head_dim, config.rotary_dim, options.blockSize, delta,
+              group.ropeFactors, this.thetaScales[index], this.freqScales[index], yarn.extFactor, yarn.corrLow, yarn.corrHigh, 0, copy.count,
+            );
           }
         });
       }
@@ -519,8 +555,8 @@ export class WasmModelRunner implements ModelRunner {
     const ffn = config.moe_intermediate_size!;
     const count = config.num_experts!;
     const k = config.num_experts_per_tok!;
-    this.linear(group, new LinearInput(b.h, T, d, b), experts.router, b.router);
-    const routing = routeTokens(runtime.f32(b.router, T * count), T, count, k, config.norm_topk_prob === true);
+    this.linear(group, new LinearInput(b.h, T, d, b), experts.router, b.router, experts.routerBias);
+    const routing = routeTokens(runtime.f32(b.router, T * count), T, count, k, config.norm_topk_prob === true, config.expert_gating);
     const normed = runtime.f32(b.h, T * d);
     // Every slot's row is written below before the sum reads it: the buffer is reused from step to step.
     if (this.expertContributions.length < T * k * d) this.expertContributions = new Float32Array(T * k * d);
@@ -530,10 +566,11 @@ export class WasmModelRunner implements ModelRunner {
       const gathered = runtime.f32(b.gathered, m * d);
       rows.forEach((row, i) => gathered.set(normed.subarray(Math.floor(row / k) * d, (Math.floor(row / k) + 1) * d), i * d));
       const input = new LinearInput(b.gathered, m, d, b);
-      this.linear(group, input, expertSlice(experts.gate, expert, count), b.gate);
-      this.linear(group, input, expertSlice(experts.up, expert, count), b.up);
-      group.elementwise("silu_mul", [b.gate, b.up, b.gate, m * ffn], m * ffn);
-      this.linear(group, new LinearInput(b.gate, m, ffn, b), expertSlice(experts.down, expert, count), b.expertOut);
+      this.linear(group, input, expertSlice(experts.gate, expert, count), b.gate, experts.gateBias && biasSlice(experts.gateBias, expert, ffn));
+      this.linear(group, input, expertSlice(experts.up, expert, count), b.up, experts.upBias && biasSlice(experts.upBias, expert, ffn));
+      if (config.hidden_activation === "swiglu_oai") group.elementwise("swiglu_oai", [b.gate, b.up, b.gate, m * ffn, SWIGLU_OAI_ALPHA, SWIGLU_OAI_LIMIT], m * ffn);
+      else group.elementwise("silu_mul", [b.gate, b.up, b.gate, m * ffn], m * ffn);
+      this.linear(group, new LinearInput(b.gate, m, ffn, b), expertSlice(experts.down, expert, count), b.expertOut, experts.downBias && biasSlice(experts.downBias, expert, d));
       const out = runtime.f32(b.expertOut, m * d);
       rows.forEach((row, i) => {
         const weight = routing.weights[row]!;
@@ -565,6 +602,15 @@ export class WasmModelRunner implements ModelRunner {
       for (let r = 0; r < input.rows; r++) for (let j = 0; j < n; j++) y[r * n + j] += add[j];
     }
   }
+}
+
+/** gpt-oss's expert activation constants (llama.cpp's LLM_FFN_SWIGLU_OAI_MOE). */
+const SWIGLU_OAI_ALPHA = Math.fround(1.702);
+const SWIGLU_OAI_LIMIT = 7;
+
+/** Expert `expert`'s [n] bias of an F32 tensor holding one per expert ([n, count]). */
+function biasSlice(tensor: ResidentTensor, expert: number, n: number): ResidentTensor {
+  return { ...tensor, shape: [n], pointer: tensor.pointer + expert * n * 4, byteLength: n * 4 };
 }
 
 /** Expert `expert`'s [k, n] matrix of a tensor holding `count` of them one after another. */

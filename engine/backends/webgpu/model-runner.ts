@@ -4,7 +4,7 @@
 // parameters go up in one write, with pipelines and bind groups cached; only the logits that were asked for come back.
 import { GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
 import { ModelFileError } from "../../model/errors.js";
-import { WEBGPU_ARCHITECTURES } from "./architectures.js";
+import { webGpuUnsupported } from "./architectures.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
 import { type ModelConfig, attentionWindow, layerRope, queryScale } from "../../model/config.js";
@@ -187,9 +187,8 @@ export class WebGpuModelRunner implements ModelRunner {
    * larger than the adapter's maxStorageBufferBindingSize (or `tuning.weightPartBytes`) are split by rows.
    */
   static async create(source: ModelSource, gpu: GpuContext, options: RunnerOptions, tuning: WebGpuTuning = {}): Promise<WebGpuModelRunner> {
-    if (!WEBGPU_ARCHITECTURES.has(source.config.architecture)) {
-      throw new ModelFileError(source.path, `the WebGPU backend does not run ${source.config.architecture} yet: use --backend wasm`);
-    }
+    const unsupported = webGpuUnsupported(source.config);
+    if (unsupported) throw new ModelFileError(source.path, `${unsupported}: use --backend wasm`);
     const runner = new WebGpuModelRunner(source, gpu, options, tuning);
     try {
       runner.upload();
@@ -261,7 +260,7 @@ export class WebGpuModelRunner implements ModelRunner {
     const noExperts = (): never => {
       throw new ModelFileError(this.source.path, "the WebGPU backend does not run a mixture of experts");
     };
-    const placer = { matrix: weight, matrices: noExperts, vector, optionalVector };
+    const placer = { matrix: weight, matrices: noExperts, vectors: noExperts, vector, optionalVector };
     // The KV caches are allocated once the weights are in (allocate()).
     this.layers = Array.from({ length: config.num_hidden_layers }, (_, i) => ({ ...layerTensors(config, i, placer), kCache: undefined as never, vCache: undefined as never }));
     // Sliding-window layers (Gemma 3) have their own base and no linear scaling; one table per distinct setting.
