@@ -40,4 +40,17 @@ describe("routeTokens", () => {
     expect(routing.weights[0]).toBeCloseTo(0.75, 6);
     expect(routing.weights[1]).toBeCloseTo(0.25, 6);
   });
+
+  it("softmax-weight gating (gpt-oss): the top k by logit, weighted by a softmax over those k alone", () => {
+    // Softmax over all four would give expert 0 less than half; over the chosen two it is e^2 / (e^2 + e^1).
+    const routing = routeTokens(Float32Array.from([2, 1, 0.5, 0.9]), 1, 4, 2, false, "softmax_weight");
+    expect(Array.from(routing.experts)).toEqual([0, 1]);
+    expect(routing.weights[0]).toBeCloseTo(Math.exp(2) / (Math.exp(2) + Math.exp(1)), 6);
+    expect(routing.weights[1]).toBeCloseTo(Math.exp(1) / (Math.exp(2) + Math.exp(1)), 6);
+    // A logit far below the others never takes weight it does not have: the weights are the k's own softmax.
+    const wide = routeTokens(Float32Array.from([-50, 30, 29, -60]), 1, 4, 3, false, "softmax_weight");
+    expect(Array.from(wide.experts)).toEqual([1, 2, 0]);
+    expect(wide.weights[0]! + wide.weights[1]! + wide.weights[2]!).toBeCloseTo(1, 6);
+    expect(wide.weights[2]).toBeLessThan(1e-30);
+  });
 });
