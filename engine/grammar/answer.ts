@@ -1,7 +1,9 @@
 // What a constrained answer looks like, as a grammar: a JSON object (JSON mode), a document of a JSON Schema, or tool
 // calls in the chat template's tagged format (`<tool_call>{"name": ..., "arguments": ...}</tool_call>`), with free
-// text before the calls when the model may choose, and free reasoning before all of it when thinking is on.
+// text before the calls when the model may choose, and free reasoning before all of it when thinking is on; or a whole
+// harmony reply (gpt-oss: harmony.ts), whose reasoning and calls are messages of its own syntax.
 import { type Grammar, GrammarBuilder, type GrammarSymbol } from "./grammar.js";
+import { harmonyReply } from "./harmony.js";
 import { FreeTextLexeme } from "./lexemes/free-text.js";
 import { hasLoneSurrogate } from "./lexemes/utf8.js";
 import { WhitespaceLexeme } from "./lexemes/whitespace.js";
@@ -36,6 +38,17 @@ export type AnswerFormat =
       parallel?: boolean;
       /** With "auto": instead of free text, an answer in this JSON format when the model calls no tool. */
       otherwise?: JsonFormat;
+    }
+  /**
+   * A reply in OpenAI's harmony format (gpt-oss), reasoning included (see harmony.ts): analysis and commentary
+   * messages, then the final message (free text, or the `answer` JSON format) or one call of a tool as `choice` says
+   * (as for tool_calls; with no tools, "none").
+   */
+  | {
+      type: "harmony";
+      tools: ToolSpec[];
+      choice: "auto" | "none" | "required" | { name: string };
+      answer?: JsonFormat;
     };
 
 /** The JSON answer formats (OpenAI `response_format`). */
@@ -101,6 +114,10 @@ function answerSymbols(format: AnswerFormat, b: GrammarBuilder, schemas: SchemaC
       return [[schemas.compile(format.schema, "schema")]];
     case "tool_calls":
       return toolCalls(format, b, schemas);
+    case "harmony": {
+      const answer = format.answer ? b.ref(b.rule("harmony-answer", answerSymbols(format.answer, b, schemas))) : undefined;
+      return harmonyReply({ tools: format.tools, choice: format.choice, ...(answer ? { answer } : {}) }, b, schemas);
+    }
   }
 }
 

@@ -31,6 +31,7 @@ export interface SchemaParams {
 
 /** The constraint of `request`, or undefined when its output is free text. */
 export function constraintSpecOf(request: InternalRequest, tags: ConstraintTags = {}): ConstraintSpec | undefined {
+  if (tags.syntax === "harmony") return harmonySpecOf(request, tags);
   const json = request.responseFormat;
   let format: AnswerFormat | undefined = json;
   const tools = request.tools ?? [];
@@ -50,6 +51,27 @@ export function constraintSpecOf(request: InternalRequest, tags: ConstraintTags 
   const think = tags.thinkTags ?? DEFAULT_THINK_TAGS;
   const layout = tags.whitespace && tags.whitespace !== "compact" ? { whitespace: tags.whitespace } : {};
   return request.thinking.enabled ? { format, thinking: { open: think.open, close: think.close }, ...layout } : { format, ...layout };
+}
+
+/**
+ * A harmony reply's constraint (gpt-oss): with tools offered, its ending is a call as tool_choice says or, under
+ * auto or none, the final message; with a response format, the final message is that JSON. Reasoning is part
+ * of the reply's syntax, never a separate prefix. Undefined when nothing is constrained.
+ */
+function harmonySpecOf(request: InternalRequest, tags: ConstraintTags): ConstraintSpec | undefined {
+  const json = request.responseFormat;
+  const tools = request.tools ?? [];
+  const choice = request.toolChoice ?? { type: "auto" };
+  const calls = tools.length > 0 && choice.type !== "none";
+  // Tools offered with tool_choice none still constrain: the reply ends with a final message, never a call.
+  if (tools.length === 0 && !json) return undefined;
+  const format: AnswerFormat = {
+    type: "harmony",
+    tools: calls ? tools.map((tool) => ({ name: tool.name, parameters: tool.parameters })) : [],
+    choice: !calls ? "none" : choice.type === "any" ? "required" : choice.type === "tool" ? { name: choice.name } : "auto",
+    ...(json ? { answer: json } : {}),
+  };
+  return tags.whitespace && tags.whitespace !== "compact" ? { format, whitespace: tags.whitespace } : { format };
 }
 
 /** Specs already compiled without error, oldest first: at most 256, of at most 64 KiB of JSON each (16 MiB in all). */

@@ -1,7 +1,10 @@
 // The harmony reader: gpt-oss replies (analysis, final, commentary preambles and tool calls) out of streamed text,
 // whatever the delta boundaries, and what a cut reply leaves.
 import { describe, expect, it } from "vitest";
-import { HarmonyParser, type HarmonyPiece, routeOfHeader } from "./harmony.js";
+import { constraintSpecOf } from "./constraint.js";
+import { HarmonyParser, type HarmonyPiece, harmonyReasoningEffort, routeOfHeader } from "./harmony.js";
+import type { InternalRequest } from "./internal.js";
+import { toEngineRequest } from "./run.js";
 
 /** Feeds `deltas` (ids numbered) and merges consecutive pieces of one kind; `cut`: generation was cut short. */
 function parse(deltas: string[], options: { cut?: boolean; calls?: boolean } = {}): { pieces: HarmonyPiece[]; parser: HarmonyParser } {
@@ -137,5 +140,35 @@ describe("HarmonyParser", () => {
     const { pieces } = parse(["<|channel|>final<|message|>\n", "Hi", "<|end|>\n"]);
     expect(pieces).toEqual([{ kind: "text", text: "Hi" }]);
     expect(parse([' to=functions.f<|channel|>commentary json<|message|> {"a": 1}\n ']).pieces.at(-1)).toMatchObject({ argumentsText: '{"a": 1}', arguments: { a: 1 } });
+  });
+});
+
+describe("harmony requests", () => {
+  const base: InternalRequest = {
+    format: "openai", model: "m", messages: [{ role: "user", content: "Weather in Paris?" }], sampling: {}, stop: [], stream: false,
+    includeUsage: false, thinking: { enabled: false }, autoCompaction: true,
+  };
+  const weather = { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } };
+  const harmony = { syntax: "harmony" } as const;
+
+  it("constrains the whole reply: calls as tool_choice says, a response format in the final message", () => {
+    expect(constraintSpecOf(base, harmony)).toBeUndefined();
+    expect(constraintSpecOf({ ...base, tools: [weather] }, harmony)).toEqual({ format: { type: "harmony", tools: [weather], choice: "auto" } });
+    expect(constraintSpecOf({ ...base, tools: [weather], toolChoice: { type: "any" } }, harmony)?.format).toMatchObject({ choice: "required" });
+    expect(constraintSpecOf({ ...base, tools: [weather], toolChoice: { type: "tool", name: "get_weather" } }, harmony)?.format).toMatchObject({ choice: { name: "get_weather" } });
+    expect(constraintSpecOf({ ...base, tools: [weather], toolChoice: { type: "none" } }, harmony)?.format).toEqual({ type: "harmony", tools: [], choice: "none" });
+    const json = { type: "json_object" } as const;
+    expect(constraintSpecOf({ ...base, responseFormat: json, thinking: { enabled: true } }, { ...harmony, whitespace: "pretty" })).toEqual({ format: { type: "harmony", tools: [], choice: "none", answer: json }, whitespace: "pretty" });
+    // Tagged models are unchanged: their reasoning is a prefix before the answer's format.
+    expect(constraintSpecOf({ ...base, responseFormat: json, thinking: { enabled: true } })).toEqual({ format: json, thinking: { open: "<think>", close: "</think>" } });
+  });
+
+  it("maps the thinking settings to the template's reasoning effort, with no tag budget", () => {
+    expect([{ enabled: false }, { enabled: true }, { enabled: true, budgetTokens: 1024 }, { enabled: true, budgetTokens: 8000 }, { enabled: true, budgetTokens: 20000 }].map(harmonyReasoningEffort))
+      .toEqual(["low", "medium", "low", "medium", "high"]);
+    const request = toEngineRequest("r", { ...base, thinking: { enabled: true, budgetTokens: 2048 } }, harmony);
+    expect(request.input).toMatchObject({ templateKwargs: { enable_thinking: true, reasoning_effort: "low" } });
+    expect(request.thinkingBudget).toBeUndefined();
+    expect(toEngineRequest("r", { ...base, thinking: { enabled: true, budgetTokens: 2048 } }).thinkingBudget).toEqual({ tokens: 2048 });
   });
 });
