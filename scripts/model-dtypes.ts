@@ -50,7 +50,8 @@ const K_QUANT_MIXES: Partial<Record<ModelDtype, GgmlType>> = { q4_k_m: GgmlType.
 
 /**
  * The GGML type of a tensor in a GGUF file of `dtype`. Vectors (norms, biases) stay F32, as llama.cpp's converter
- * keeps them, and so does a Qwen3-MoE router (ffn_gate_inp): the converter writes it F32 whatever the output type and
+ * keeps them (gpt-oss's 2-D expert biases too: the converter quantizes only names ending in .weight), and so does a
+ * Qwen3-MoE or gpt-oss router (ffn_gate_inp): the converter writes it F32 whatever the output type and
  * llama.cpp's quantizer never quantizes `ffn_gate_inp.weight` (llama-quant.cpp, tensor_allows_quantization). Experts
  * take their dense counterparts' types (the quantizer's categories match by substring: ffn_down_exps is an ffn_down,
  * so Q6_K in the K-quant mixes), each expert's rows quantized as rows of their own. A matrix whose row length is not
@@ -61,7 +62,7 @@ const K_QUANT_MIXES: Partial<Record<ModelDtype, GgmlType>> = { q4_k_m: GgmlType.
  * not Qwen3-30B-A3B's 128 experts.
  */
 export function ggufTensorType(tensor: PlannedTensor, dtype: ModelDtype): GgmlType {
-  if (tensor.shape.length === 1 || tensor.role === "router") return GgmlType.F32;
+  if (tensor.shape.length === 1 || tensor.role === "router" || tensor.role === "bias") return GgmlType.F32;
   const rowLength = tensor.shape[tensor.shape.length - 1];
   const mix = K_QUANT_MIXES[dtype];
   if (mix !== undefined) {

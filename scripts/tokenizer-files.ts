@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gguf, type GgufTypedValue } from "../engine/model/gguf/writer.js";
 import { type VocabularySpec, TokenType, ggufMetadataFromVocabulary, ggufTokenizerMetadata } from "../engine/tokenizer/index.js";
-import { gemma3TokenizerDir, qwen3TokenizerDir, sharedDir } from "./fixture-paths.js";
+import { gemma3TokenizerDir, gptOssChatTemplatePath, gptOssTokenizerDir, mistralNemoTokenizerDir, qwen3TokenizerDir, sharedDir } from "./fixture-paths.js";
 import { llama2TokenizerJson, readLlama2cTokenizer } from "./llama2c-tokenizer.js";
 import type { ModelPreset, TokenizerName } from "./model-presets.js";
 
@@ -36,6 +36,10 @@ export function tokenizerSourceFiles(name: TokenizerName): string[] {
       return [join(sharedDir(), "tokenizers", "llama2-32k", "tokenizer.bin")];
     case "gemma3":
       return [join(gemma3TokenizerDir(), "tokenizer.json"), join(gemma3TokenizerDir(), "tokenizer_config.json")];
+    case "gpt-oss":
+      return [join(gptOssTokenizerDir(), "tokenizer.json"), join(gptOssTokenizerDir(), "tokenizer_config.json"), gptOssChatTemplatePath()];
+    case "tekken":
+      return [join(mistralNemoTokenizerDir(), "tokenizer.json"), join(mistralNemoTokenizerDir(), "tokenizer_config.json")];
   }
 }
 
@@ -77,7 +81,7 @@ function tokenizerJsonSize(tokenizer: Record<string, unknown>): number {
 export function huggingFaceTokenizerFiles(preset: ModelPreset): { tokenizerJson: Record<string, unknown>; tokenizerConfig: Record<string, unknown> } {
   const missing = missingTokenizerFiles(preset.tokenizer);
   if (missing.length > 0) throw new Error(`preset ${preset.name} needs tokenizer files that are missing: ${missing.join(", ")}`);
-  const [first, second] = tokenizerSourceFiles(preset.tokenizer);
+  const [first, second, third] = tokenizerSourceFiles(preset.tokenizer);
   let tokenizerJson: Record<string, unknown>;
   let tokenizerConfig: Record<string, unknown>;
   switch (preset.tokenizer) {
@@ -99,8 +103,14 @@ export function huggingFaceTokenizerFiles(preset: ModelPreset): { tokenizerJson:
       break;
     case "qwen3":
     case "gemma3":
+    case "tekken":
       tokenizerJson = readJson(first);
       tokenizerConfig = { ...readJson(second), model_max_length: preset.config.max_position_embeddings };
+      break;
+    case "gpt-oss":
+      // The harmony template sits in tokenizer_config.json, where convert_hf_to_gguf.py's SpecialVocab also finds it.
+      tokenizerJson = readJson(first);
+      tokenizerConfig = { ...readJson(second), chat_template: readFileSync(third, "utf8"), model_max_length: preset.config.max_position_embeddings };
       break;
     case "llama2-32k":
       tokenizerJson = llama2TokenizerJson(readLlama2cTokenizer(first));

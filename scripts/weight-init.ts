@@ -39,6 +39,11 @@
 //   at 3; 4-5% of top-1 margins under 0.1 at 2 (median 1.1-1.3). Gain 2 is kept: it also doubles the gap between the
 //   k-th and the (k+1)-th router logit, so quantisation and rounding differences between engines rarely change which
 //   experts a token gets (the router stays F32 in every file, but its input does not).
+// - gpt-oss (tiny-gpt-oss, gpt-oss-20b) draws its experts, router and attention like Qwen3-MoE's (the fused gate_up_proj
+//   with the gate/up gain, down_proj with the down gain, router gain 2); every bias (q/k/v/o, router, experts) has std
+//   BIAS_STD, so a kernel that drops one changes the output. Each head's attention sink (a logit that joins the
+//   softmax's denominator only) is uniform in SINK_CENTER +- SINK_HALF_WIDTH: scores have std about QK_GAIN^2 = 2.25, so
+//   some heads' sinks take a large share of the attention and others almost none.
 import type { HuggingFaceConfig } from "./model-presets.js";
 import { headDimOf } from "./model-presets.js";
 
@@ -49,7 +54,9 @@ export type TensorRole =
   | "ffn_gate" | "ffn_up" | "ffn_down"
   /** Qwen3-MoE: the router (mlp.gate, GGUF ffn_gate_inp) and one expert's gate / up / down matrix. */
   | "router" | "expert_gate" | "expert_up" | "expert_down"
-  | "norm" | "final_norm" | "qk_norm" | "post_norm" | "bias";
+  | "norm" | "final_norm" | "qk_norm" | "post_norm" | "bias"
+  /** gpt-oss: each head's attention sink logit (self_attn.sinks, GGUF attn_sinks). */
+  | "attn_sinks";
 
 /** Values are uniform in [center - halfWidth, center + halfWidth), each row then times its row scale if any. */
 export interface UniformInit {
@@ -73,6 +80,9 @@ export const RESIDUAL_GAIN = 2;
 export const POST_NORM_GAIN = 6;
 /** Gain of a Qwen3-MoE router: its logits have about this standard deviation (see the header). */
 export const ROUTER_GAIN = 2;
+/** Centre and half-width of gpt-oss's attention sinks (logits; see the header). */
+export const SINK_CENTER = 1;
+export const SINK_HALF_WIDTH = 2;
 /** Relative spread of norm weights around their centre. */
 const NORM_SPREAD = 0.2;
 
@@ -117,5 +127,7 @@ export function initFor(role: TensorRole, config: HuggingFaceConfig): UniformIni
       return { center: POST_NORM_GAIN, halfWidth: NORM_SPREAD * POST_NORM_GAIN };
     case "bias":
       return zeroMean(BIAS_STD);
+    case "attn_sinks":
+      return { center: SINK_CENTER, halfWidth: SINK_HALF_WIDTH };
   }
 }

@@ -6,7 +6,7 @@ import { type StreamedGgufTensor, ggufDataBytes, writeGgufStreaming } from "./gg
 import type { ProgressListener } from "./generation-progress.js";
 import { type ModelDtype, ggufTensorType, roundToCheckpointPrecision } from "./model-dtypes.js";
 import { type ModelPreset, headDimOf } from "./model-presets.js";
-import { type PlannedTensor, ggufTensorGroups, permuteForGguf, planTensors, tensorValueChunks } from "./model-tensors.js";
+import { type ExpertCut, type PlannedTensor, cutValueChunks, ggufTensorGroups, permuteForGguf, planTensors, tensorValueChunks } from "./model-tensors.js";
 import { quantize } from "../kernels/formats/quantize.js";
 import { ggufTokenizerKeys } from "./tokenizer-files.js";
 
@@ -35,6 +35,14 @@ function* ggufChunks(tensor: PlannedTensor, type: GgmlType, dtype: ModelDtype, s
   }
 }
 
+/** A cut's GGUF bytes (gpt-oss's fused experts), expert by expert: rounded (F32 biases of f16/bf16 models), encoded. */
+function* cutChunks(tensor: PlannedTensor, cut: ExpertCut, type: GgmlType, dtype: ModelDtype, seed: number): Generator<Uint8Array> {
+  for (const values of cutValueChunks(tensor, cut, seed)) {
+    if (type === GgmlType.F32) roundToCheckpointPrecision(values, dtype);
+    yield quantize(type, values);
+  }
+}
+
 /** Writes `preset` with seeded random weights to `path` as a GGUF file of `dtype`. */
 export function writeGgufModel(preset: ModelPreset, dtype: ModelDtype, seed: number, path: string, stamp: GeneratorStamp, onProgress?: ProgressListener): void {
   const config = preset.config;
@@ -46,6 +54,13 @@ export function writeGgufModel(preset: ModelPreset, dtype: ModelDtype, seed: num
     tensors.push({ name: "rope_freqs.weight", shape: [headDim / 2], type: GgmlType.F32, chunks: () => [new Uint8Array(factors.buffer)] });
   }
   for (const group of ggufTensorGroups(planTensors(config))) {
+    const cut = group.cut;
+    if (cut) {
+      const part = group.parts[0];
+      const type = ggufTensorType({ ...part, shape: group.shape, role: cut.role }, dtype);
+      tensors.push({ name: group.ggufName, shape: ggmlShape(group.shape), type, chunks: () => cutChunks(part, cut, type, dtype, seed) });
+      continue;
+    }
     // Stacked experts share one type; each expert's matrix follows the previous one's, in whole rows.
     const type = ggufTensorType(group.parts[0], dtype);
     const chunks = function* () {
