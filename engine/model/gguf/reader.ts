@@ -219,7 +219,7 @@ export function readGgufHeader(path: string): GgufHeader {
       const type = cursor.u32(`type of tensor '${name}'`);
       const relativeOffset = cursor.u64(`offset of tensor '${name}'`);
       if (!isSupportedType(type)) {
-        cursor.fail(`tensor '${name}' has type ${ggmlTypeName(type)}, which loom does not support (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)`);
+        cursor.fail(`tensor '${name}' has type ${ggmlTypeName(type)}, which loom does not support (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, MXFP4)`);
       }
       const elements = shape.reduce((a, b) => a * b, 1);
       if (!Number.isSafeInteger(elements) || elements > fileSize * 8) cursor.fail(`tensor '${name}' shape [${shape}] is larger than the file`);

@@ -34,4 +34,12 @@ describe("GGUF writer and reader", () => {
     expect(Array.from(header.metadata.get("a.scores") as Float32Array)).toEqual([1.5, -2]);
     expect(header.tensors).toEqual([{ name: "w", shape: [64], type: GgmlType.Q8_0, byteLength: 68, fileOffset: header.dataOffset }]);
   });
+
+  it("reads MXFP4 (type 39) tensors: 17 bytes per 32 values, a 3-D expert stack included", () => {
+    const path = join(work, "mxfp4.gguf");
+    const data = new Uint8Array(17 * (64 / 32) * 3 * 4).map((_, i) => i);
+    writeGguf(path, [["general.architecture", gguf.string("llama")]], [{ name: "blk.0.ffn_up_exps.weight", shape: [64, 3, 4], type: GgmlType.MXFP4, data }]);
+    const header = readGgufHeader(path);
+    expect(header.tensors).toEqual([{ name: "blk.0.ffn_up_exps.weight", shape: [64, 3, 4], type: 39, byteLength: 408, fileOffset: header.dataOffset }]);
+  });
 });
