@@ -1,6 +1,7 @@
-// Which model `loom serve` loads when none is named: --model, else LOOM_MODEL, else a small instruct model from the
-// Hugging Face Hub (SmolLM2-135M-Instruct, safetensors) cached in ~/.cache/loom, downloaded on first use; and where
-// that download fails (offline), the model shipped in the package, stories260K, with a notice saying so.
+// Which model `loom serve` loads: --model, else LOOM_MODEL (a path, or `hf:<org>/<repo>[:<quant>]` downloaded into the
+// cache, see hub-model.ts), else a small instruct model from the Hugging Face Hub (SmolLM2-135M-Instruct, safetensors)
+// cached in ~/.cache/loom, downloaded on first use; and where that download fails (offline), the model shipped in the
+// package, stories260K, with a notice saying so.
 import { existsSync, mkdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +9,8 @@ import { UsageError } from "../../engine/cli/arguments.js";
 import { ProgressBar } from "../../engine/cli/progress-bar.js";
 import { PACKAGE_ROOT } from "../../kernels/package-root.js";
 import { describeError, downloadFile } from "./download.js";
+import { isHubModelName, parseHubModelName } from "./hub-files.js";
+import { hubModelPath } from "./hub-model.js";
 
 /** The default model: a Hugging Face repository and the files a model directory needs. */
 export const DEFAULT_MODEL = {
@@ -40,12 +43,19 @@ export function hubEndpoint(): string {
   return (process.env.HF_ENDPOINT || "https://huggingface.co").replace(/\/+$/, "");
 }
 
-/** Options of {@link defaultModelPath}; each defaults to what `loom serve` uses. */
+/** A Hugging Face token for gated and private repositories: HF_TOKEN, as Hugging Face's own tools read it. */
+export function hubToken(): string | undefined {
+  return process.env.HF_TOKEN || undefined;
+}
+
+/** Options of {@link defaultModelPath} and {@link modelPath}; each defaults to what `loom serve` uses. */
 export interface DefaultModelOptions {
   /** Where models are cached (default {@link cacheDirectory}). */
   cacheDirectory?: string;
   /** The Hub's address (default {@link hubEndpoint}). */
   endpoint?: string;
+  /** The Hub token for `hf:` models (default {@link hubToken}). */
+  token?: string;
   /** Where notices go, one per call, maybe of several lines (default stderr: `loom: ` first, later lines indented). */
   notify?: (line: string) => void;
   /** Download progress per file (default a progress bar on stderr when it is a terminal). */
@@ -56,11 +66,28 @@ export interface DefaultModelOptions {
   bundled?: BundledModel;
 }
 
-/** The model path to load: the flag, the environment, or the default model ({@link defaultModelPath}). */
+/** The model path to load: the flag, the environment ({@link modelPath} of either), or the default model ({@link defaultModelPath}). */
 export async function resolveModelPath(flag: string | undefined, options: DefaultModelOptions = {}): Promise<string> {
-  if (flag) return flag;
-  if (process.env.LOOM_MODEL) return process.env.LOOM_MODEL;
+  if (flag) return modelPath(flag, options);
+  if (process.env.LOOM_MODEL) return modelPath(process.env.LOOM_MODEL, options);
   return defaultModelPath(options);
+}
+
+/**
+ * The local path of a named model: a path as it is; `hf:<org>/<repo>[:<quant>]` the repository's GGUF for that
+ * quantization in the cache, downloaded first if needed (hub-model.ts).
+ * @throws UsageError for a malformed `hf:` name or a quantization the repository lacks; HubError or DownloadError
+ *   when the download fails.
+ */
+export async function modelPath(model: string, options: DefaultModelOptions = {}): Promise<string> {
+  if (!isHubModelName(model)) return model;
+  return hubModelPath(parseHubModelName(model), {
+    cacheDirectory: options.cacheDirectory ?? cacheDirectory(),
+    access: { endpoint: options.endpoint ?? hubEndpoint(), token: options.token ?? hubToken() },
+    ...(options.notify ? { notify: options.notify } : {}),
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    ...(options.stallTimeoutMs !== undefined ? { stallTimeoutMs: options.stallTimeoutMs } : {}),
+  });
 }
 
 /**

@@ -188,7 +188,8 @@ describe("downloadFile, resuming and verifying", () => {
         cut = false;
         ranges.push(request.headers.range);
         response.writeHead(200, { "content-length": BODY.length });
-        response.write(BODY.subarray(0, 20_000), () => response.socket?.destroy());
+        // The connection drops a moment after the bytes: time for the client to write them down, as on a real cut.
+        response.write(BODY.subarray(0, 20_000), () => setTimeout(() => response.socket?.destroy(), 200));
         return;
       }
       resuming(request, response);

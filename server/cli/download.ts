@@ -11,8 +11,8 @@ import type { ReadableStream } from "node:stream/web";
 /** What a file must be once downloaded. */
 export interface ExpectedFile {
   size: number;
-  /** Lower-case hex. */
-  sha256: string;
+  /** Hex; undefined checks the size alone (a file the Hub keeps in git rather than LFS has no SHA-256 listed). */
+  sha256?: string;
   /** Who said so, for the error message ("the Hub's metadata"). */
   source: string;
 }
@@ -76,7 +76,7 @@ export async function downloadFile(url: string, target: string, options: Downloa
     if (expected !== undefined && start >= expected.size) start = 0;
     let hash = createHash("sha256");
     // Hashed before the request: a long read here must not count as the server stalling.
-    if (start > 0 && expected !== undefined) for await (const chunk of createReadStream(partial, { end: start - 1 })) hash.update(chunk as Buffer);
+    if (start > 0 && expected?.sha256 !== undefined) for await (const chunk of createReadStream(partial, { end: start - 1 })) hash.update(chunk as Buffer);
     armStallTimer();
     let response = await fetch(url, { signal: controller.signal, headers: { ...options.headers, ...(start > 0 ? { range: `bytes=${start}-` } : {}) } });
     if (response.status === 416 && start > 0) {
@@ -112,7 +112,7 @@ export async function downloadFile(url: string, target: string, options: Downloa
       file.createWriteStream(),
     );
     if (total !== undefined && received !== total) throw new Error(`the connection closed after ${received} of ${total} bytes`);
-    if (expected !== undefined) {
+    if (expected?.sha256 !== undefined) {
       const sha256 = hash.digest("hex");
       if (sha256 !== expected.sha256.toLowerCase()) throw new DownloadVerificationError(`SHA-256 ${sha256} does not match ${expected.sha256} from ${expected.source}; the download was deleted`);
     }

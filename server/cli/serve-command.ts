@@ -15,7 +15,8 @@ import { redactUrls } from "../http/redact.js";
 import { loadUws } from "../http/uws.js";
 import { ModelRegistry, defaultSlugs } from "../models.js";
 import { type CheckedServeConfig, type ModelConfigEntry, type ServeConfig, readServeConfig } from "./config.js";
-import { resolveModelPath } from "./default-model.js";
+import { modelPath, resolveModelPath } from "./default-model.js";
+import { isHubModelName, parseHubModelName } from "./hub-files.js";
 import { openMachines } from "../machines/machines.js";
 import type { PaymentsSettings } from "../machines/payments-config.js";
 import { openRuns } from "../runs/runs.js";
@@ -35,14 +36,16 @@ import { checkNoAuthAddress } from "./no-auth-address.js";
 
 export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
 
-  --model <path>       GGUF file or Hugging Face model directory (default: LOOM_MODEL, else a cached download of
-                       HuggingFaceTB/SmolLM2-135M-Instruct into ~/.cache/loom (LOOM_CACHE_DIR; HF_ENDPOINT for a
-                       Hub mirror), else, offline, the bundled stories260K); with models in the config, it picks
-                       one of them (served with its settings)
+  --model <path>       GGUF file (a split one's first part), Hugging Face model directory, or
+                       hf:<org>/<repo>[:<quant>]: the repository's GGUF of that quantization (default Q4_K_M),
+                       downloaded once into the cache (HF_TOKEN for gated repositories; see docs/models.md).
+                       Default: LOOM_MODEL, else a cached download of HuggingFaceTB/SmolLM2-135M-Instruct into
+                       ~/.cache/loom (LOOM_CACHE_DIR; HF_ENDPOINT for a Hub mirror), else, offline, the bundled
+                       stories260K. With models in the config, it picks one of them (served with its settings)
   --host <address>     address to listen on (default 127.0.0.1)
   --port N             port (default 8080; 0 = any free port)
   --config <file>      JSON config, every field checked (see docs/configuration.md): { "apiKeys": [...],
-                       "models": [{ "path": "...", "slugs": { "openai": [...], "anthropic": [...] }, "contextSize": N,
+                       "models": [{ "path": "... or hf:<org>/<repo>[:<quant>]", "slugs": { "openai": [...], "anthropic": [...] }, "contextSize": N,
                        "maxSequences": N, "kvCache": { "bytes": N | "memoryFraction": F, "dtype": "f16" },
                        "stepTargetMs": N, "backgroundStepMs": N }], "maxQueue": N, "maxBodyBytes": N,
                        "maxBufferedBodyBytes": N, "bodyTimeoutSeconds": N, "jsonWhitespace": "compact" | "pretty",
@@ -84,14 +87,30 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
 async function modelsToServe(config: ServeConfig, flag: string | undefined): Promise<ModelConfigEntry[]> {
   const named = flag ?? process.env.LOOM_MODEL;
   if (!config.models) return [{ path: await resolveModelPath(flag) }];
-  if (named === undefined) return config.models;
+  // A config entry's path may be an `hf:` name too: each is downloaded (or found in the cache) before any loads.
+  const local = async (entry: ModelConfigEntry) => ({ ...entry, path: await modelPath(entry.path) });
+  if (named === undefined) {
+    const entries = [];
+    for (const entry of config.models) entries.push(await local(entry));
+    return entries;
+  }
   const how = flag !== undefined ? "--model" : "LOOM_MODEL";
-  const match = config.models.find((entry) => resolve(entry.path) === resolve(named));
-  if (match) return [match];
+  const match = config.models.find((entry) => sameModel(entry.path, named));
+  if (match) return [await local(match)];
   throw new UsageError(
     `${how} ${named} is not one of the config's models (${config.models.map((entry) => entry.path).join(", ")}): ` +
       `drop ${how} to serve the config's models, or add ${named} to them`,
   );
+}
+
+/** Whether two model names mean the same model: `hf:` names alike but for the case of the quantization, paths once resolved. */
+function sameModel(a: string, b: string): boolean {
+  if (isHubModelName(a) || isHubModelName(b)) {
+    if (!isHubModelName(a) || !isHubModelName(b)) return false;
+    const [x, y] = [parseHubModelName(a), parseHubModelName(b)];
+    return x.repository === y.repository && x.quant.toUpperCase() === y.quant.toUpperCase();
+  }
+  return resolve(a) === resolve(b);
 }
 
 /** The command's flags (deploy/systemd-checks.ts checks the example systemd unit against them). */

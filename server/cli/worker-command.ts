@@ -27,7 +27,7 @@ export const WORKER_USAGE = `Usage: loom worker --register <redis-url> [--model 
 
   --register <url>     the Redis (redis:// or rediss://) where gateways find workers; this worker keeps its record
                        there with a heartbeat (LOOM_CLUSTER_KEY_PREFIX names the keys, default ${DEFAULT_CLUSTER_PREFIX})
-  --model <path>       GGUF file or Hugging Face model directory (default: as loom serve)
+  --model <path>       GGUF file, Hugging Face model directory or hf:<org>/<repo>[:<quant>] (default: as loom serve)
   --pool <name>        the dedicated pool it belongs to (default "default": shared by every organization)
   --host <address>     address to listen on (default 127.0.0.1)
   --port N             port (default 8081; 0 = any free port)
