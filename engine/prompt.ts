@@ -1,6 +1,7 @@
 // Turns a request's input into prompt tokens: a conversation is (optionally) auto-compacted, rendered with the
 // model's chat template and tokenized; text is tokenized with the model's special tokens; token ids are checked.
 import { chatFormatOf } from "./chat/default-template.js";
+import { harmonyMessages, isHarmonyTemplate } from "./chat/harmony.js";
 import type { ChatMessage } from "./chat/messages.js";
 import { renderChatTemplate } from "./chat/template.js";
 import { type CompactionOptions, type CompactionResult, compactConversation } from "./compaction/index.js";
@@ -78,9 +79,11 @@ export function preparePrompt(model: PromptModel, input: EngineInput, compaction
   }
   const format = chatFormatOf(model.chatTemplate);
   const endOfTurn = format.endOfTurn.length > 0 ? format.endOfTurn : undefined;
+  // A harmony template (gpt-oss) reads reasoning, calls and their results in its own way (engine/chat/harmony.ts).
+  const harmony = isHarmonyTemplate(format.template, (text) => model.tokenizer.tokenId(text) !== undefined);
   // A model's own template writes any BOS itself; the default one does not, so its text gets the vocabulary's special
   // tokens as raw text does (llama.cpp tokenizes chat prompts with add_special).
-  const render = (messages: readonly ChatMessage[]): number[] => encode(renderChatTemplate(format.template, messages, {
+  const render = (messages: readonly ChatMessage[]): number[] => encode(renderChatTemplate(format.template, harmony ? harmonyMessages(messages) : messages, {
     addGenerationPrompt: true,
     bosToken: model.tokenizer.bosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.bosId),
     eosToken: model.tokenizer.eosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.eosId),

@@ -13,6 +13,7 @@ import type { ModelInfo } from "../engine/host/messages.js";
 import type { PromptCounter } from "../engine/prompt-counter.js";
 import type { RoutingCounters } from "./cluster/routing.js";
 import { type ServedModels, type WireFormat, servedNames, servedSlug } from "./protocol/internal.js";
+import type { OutputFormat } from "./protocol/run.js";
 
 /** One loaded model and the slugs it answers to. */
 export interface ServedModel {
@@ -30,6 +31,11 @@ export interface ServedModel {
   poolEngine?: (pool: string) => ServingEngine;
   /** What a gateway's routing did for the model, every pool together (for /metrics). */
   routing?: () => RoutingCounters;
+}
+
+/** How a served model's output is written and read (server/protocol/run.ts): harmony channels, or tags. */
+export function outputFormatOf(served: { model: Pick<ModelInfo, "syntax"> }): OutputFormat {
+  return served.model.syntax === "harmony" ? { syntax: "harmony" } : {};
 }
 
 /** The engine a request runs on: the model's own, or its engine in the organization's dedicated pool. */

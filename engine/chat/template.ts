@@ -1,5 +1,6 @@
 // Renders a conversation into a prompt string with the model's own Jinja chat template.
 
+import type { HarmonyChatMessage } from "./harmony.js";
 import type { ChatMessage, ChatRole } from "./messages.js";
 import { compileChatTemplate, errorMessage, RAISE_FUNCTION_NAME } from "./compile.js";
 import { ChatTemplateError, NoChatTemplateError } from "./errors.js";
@@ -35,7 +36,7 @@ class TemplateRaisedError extends Error {}
  */
 export function renderChatTemplate(
   template: string,
-  messages: readonly ChatMessage[],
+  messages: readonly (ChatMessage | HarmonyChatMessage)[],
   options: ChatTemplateOptions,
 ): string {
   if (typeof template !== "string" || template.trim() === "") throw new NoChatTemplateError();
@@ -70,7 +71,7 @@ export function renderChatTemplate(
 }
 
 /** Checks the messages and copies them without undefined fields (which a template would see as defined). */
-function plainMessages(messages: readonly ChatMessage[]): Record<string, unknown>[] {
+function plainMessages(messages: readonly (ChatMessage | HarmonyChatMessage)[]): Record<string, unknown>[] {
   if (!Array.isArray(messages)) throw new ChatTemplateError("input", "messages must be an array");
   return messages.map((message, index) => {
     const where = `messages[${index}]`;

@@ -1,6 +1,7 @@
 // The messages between a WorkerEngine (server thread) and its engine worker (engine/host/engine-worker.ts). Plain
 // data only: structured cloning drops an Error subclass's fields, so engine errors travel as their parts.
 import { chatFormatOf } from "../chat/default-template.js";
+import { isHarmonyTemplate } from "../chat/harmony.js";
 import type { EngineOptions } from "../engine.js";
 import type { BackendName, LoadedModel, LoadOptions } from "../load.js";
 import type { PreparedPrompt, PromptSettings } from "../prompt.js";
@@ -22,6 +23,11 @@ export interface ModelInfo {
   device: string;
   /** Whose chat template renders conversations: the model's own, or the default (ChatML) for a model without one. */
   chatTemplate: "model" | "default";
+  /**
+   * How the model writes reasoning and tool calls, as its chat template teaches it: "harmony" for OpenAI's harmony
+   * channels (gpt-oss: engine/chat/harmony.ts); absent or "tags", think and tool-call tags.
+   */
+  syntax?: "tags" | "harmony";
 }
 
 /** The {@link ModelInfo} of a model loaded in this thread. */
@@ -35,6 +41,7 @@ export function describeModel(model: LoadedModel): ModelInfo {
     backend: model.backend,
     device: model.device,
     chatTemplate: chatFormatOf(model.chatTemplate).isDefault ? "default" : "model",
+    ...(isHarmonyTemplate(model.chatTemplate, (text) => model.tokenizer.tokenId(text) !== undefined) ? { syntax: "harmony" as const } : {}),
   };
 }
 

@@ -8,7 +8,7 @@ import type { PreparedPrompt } from "../../engine/prompt.js";
 import { EngineError, type EngineRequest } from "../../engine/request.js";
 import type { AdmissionRequest } from "../http/accounting.js";
 import type { Principal } from "../http/auth.js";
-import type { ServedModel } from "../models.js";
+import { type ServedModel, outputFormatOf } from "../models.js";
 import type { InternalRequest, WireFormat } from "../protocol/internal.js";
 import { protocolErrorOf, toEngineRequest, type WireFieldNames } from "../protocol/run.js";
 
@@ -36,7 +36,7 @@ export function admissionRequestOf(served: ServedModel, request: InternalRequest
     model: request.model,
     prepared: () => prepared,
     inputTokens: async () => {
-      const counted = toEngineRequest("count", request, {});
+      const counted = toEngineRequest("count", request, outputFormatOf(served));
       try {
         // Off this thread, and the request then runs with it: counting costs nothing beyond what submit would do.
         prepared = await served.engine.prepareAhead?.(counted);

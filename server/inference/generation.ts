@@ -12,7 +12,7 @@ import { readJsonBody } from "../http/body.js";
 import type { ServerContext } from "../http/context.js";
 import type { CollectedResult, WireEndpoint } from "../http/endpoint.js";
 import { type Connection, EventStream } from "../http/reply.js";
-import { type ServedModel, engineFor, metricsName } from "../models.js";
+import { type ServedModel, engineFor, metricsName, outputFormatOf } from "../models.js";
 import { type InternalEvent, type InternalRequest, type InternalUsage, ProtocolError } from "../protocol/internal.js";
 import { protocolErrorOf, runRequest, toEngineRequest } from "../protocol/run.js";
 import { admissionRequestOf } from "./admission-request.js";
@@ -125,7 +125,7 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
       const engine = engineFor(served, admission.pool);
       if (!engine) throw new ProtocolError("permission", `this organization runs on the dedicated pool '${admission.pool}', which this server does not have: send its requests to a gateway (loom gateway)`);
       if (served.poolEngine) checkCapacity(context, engine);
-      running = runRequest(engine, meta.id, request, { wireField: wireFieldOf(endpoint, request), whitespace: context.options.jsonWhitespace, prepared, onUsage: (usage) => { used = usage; } });
+      running = runRequest(engine, meta.id, request, { ...outputFormatOf(served), wireField: wireFieldOf(endpoint, request), whitespace: context.options.jsonWhitespace, prepared, onUsage: (usage) => { used = usage; } });
     } catch (error) {
       // Never submitted: nothing used, but the admission's reservations are given back.
       void settle(used).catch((settleError: unknown) => context.options.log.requestError(connection.requestId, route, settleError));
@@ -232,7 +232,7 @@ export function handleTokenCount(context: ServerContext, endpoint: WireEndpoint,
     const served = admit(context, endpoint, request);
     let count: number;
     try {
-      count = await served.engine.countTokens(toEngineRequest("count", request, {}));
+      count = await served.engine.countTokens(toEngineRequest("count", request, outputFormatOf(served)));
     } catch (error) {
       if (error instanceof EngineError) throw protocolErrorOf(error, wireFieldOf(endpoint, request));
       throw error;

@@ -6,7 +6,7 @@ import type { ServingEngine } from "../../engine/engine.js";
 import type { ChatMessage, ChatToolCall } from "../../engine/chat/messages.js";
 import type { PreparedPrompt } from "../../engine/prompt.js";
 import type { InternalRequest, InternalStopReason, InternalToolCall, InternalUsage, ToolChoice } from "../protocol/internal.js";
-import { runRequest } from "../protocol/run.js";
+import { type OutputFormat, runRequest } from "../protocol/run.js";
 import type { RunErrorCode, RunResult, RunSpec, RunStep } from "./contract.js";
 import type { AgentEngine } from "./engines.js";
 import type { RunTool } from "./tools/tool.js";
@@ -62,6 +62,8 @@ export interface AgentLoopInput {
   engine: ServingEngine;
   /** The served model's slug (for the request's record; the engine serves one model). */
   model: string;
+  /** How the model's output is read (server/models.ts outputFormatOf); default tags. */
+  outputFormat?: OutputFormat;
   config: AgentEngine;
   spec: RunSpec;
   /** The run's tools by name. */
@@ -241,7 +243,7 @@ async function collectTurn(input: AgentLoopInput, request: InternalRequest, desc
   try {
     input.signal.throwIfAborted();
     // A turn's budget is a ceiling: a long conversation gets what the context still holds.
-    running = runRequest(input.engine, input.requestId(), request, { priority: input.priority, maxTokensUpToContext: true, ...(step.prepared ? { prepared: step.prepared } : {}), onUsage: (usage) => { computed = usage; } });
+    running = runRequest(input.engine, input.requestId(), request, { ...input.outputFormat, priority: input.priority, maxTokensUpToContext: true, ...(step.prepared ? { prepared: step.prepared } : {}), onUsage: (usage) => { computed = usage; } });
   } catch (error) {
     await step.release();
     throw error;

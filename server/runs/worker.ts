@@ -7,7 +7,7 @@ import type { ServingEngine } from "../../engine/engine.js";
 import type { PreparedPrompt } from "../../engine/prompt.js";
 import { logFailure } from "../http/log.js";
 import type { PlatformAdmission, UsageCommit } from "../platform/accountant.js";
-import type { ServedModel } from "../models.js";
+import { type ServedModel, outputFormatOf } from "../models.js";
 import type { InternalRequest } from "../protocol/internal.js";
 import type { RunRecord, RunStep } from "./contract.js";
 import { type AgentEngine, type EngineName } from "./engines.js";
@@ -196,6 +196,7 @@ export class RunWorker {
     return runAgentLoop({
       engine: model.engine,
       model: model.slug,
+      ...(model.served ? { outputFormat: outputFormatOf(model.served) } : {}),
       config,
       spec: run.spec,
       tools: this.#options.toolsFor(run),
