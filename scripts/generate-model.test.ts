@@ -730,6 +730,27 @@ describeWithPresets("tiny-qwen3moe", ["tiny-qwen3moe"], () => {
     });
     expect(error / signal).toBeLessThan(1e-3);
   });
+
+  it("mxfp4 is llama.cpp's MXFP4_MOE: MXFP4 expert stacks, Q8_0 for every other matrix, F32 router and vectors (file_type 38)", async () => {
+    const header = readGgufHeader(await ensureTestModel("tiny-qwen3moe", "gguf", "mxfp4"));
+    expect(header.metadata.get("general.file_type")).toBe(38);
+    for (const tensor of header.tensors) {
+      const expected = tensor.shape.length === 1 || tensor.name.endsWith("ffn_gate_inp.weight") ? GgmlType.F32
+        : tensor.name.endsWith("_exps.weight") ? GgmlType.MXFP4 : GgmlType.Q8_0;
+      expect(tensor.type, tensor.name).toBe(expected);
+    }
+    const exact = ggufTensor(readGgufHeader(await ensureTestModel("tiny-qwen3moe", "gguf", "f32")), "blk.1.ffn_up_exps.weight").values;
+    const quantized = ggufTensor(header, "blk.1.ffn_up_exps.weight").values;
+    let error = 0;
+    let signal = 0;
+    exact.forEach((v, i) => {
+      error += (v - quantized[i]) ** 2;
+      signal += v * v;
+    });
+    // e2m1 keeps one mantissa bit: about 1% of the signal's energy for uniform weights.
+    expect(error / signal).toBeGreaterThan(1e-3);
+    expect(error / signal).toBeLessThan(0.03);
+  });
 });
 
 describe("CLI", () => {

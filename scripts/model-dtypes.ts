@@ -10,20 +10,20 @@ export type ModelFormat = "gguf" | "hf";
 /**
  * Weight dtypes. `q4_k_m` and `q5_k_m` are Q4_K_M- and Q5_K_M-like mixes: Q4_K (Q5_K) for most matrices, Q6_K for
  * ffn_down, the embedding and the output matrix; `q6_k` is Q6_K throughout; `q4_1`, `q5_0` and `q5_1` put every
- * matrix in that type, as `q4_0` and `q8_0` do. Hugging Face directories take only f32,
- * f16 and bf16 (safetensors has no GGML block types).
+ * matrix in that type, as `q4_0` and `q8_0` do; `mxfp4` is llama.cpp's MXFP4_MOE (MXFP4 expert stacks, Q8_0 for every
+ * other matrix). Hugging Face directories take only f32, f16 and bf16 (safetensors has no GGML block types).
  */
-export type ModelDtype = "f32" | "f16" | "bf16" | "q8_0" | "q4_0" | "q4_1" | "q5_0" | "q5_1" | "q4_k_m" | "q5_k_m" | "q6_k";
+export type ModelDtype = "f32" | "f16" | "bf16" | "q8_0" | "q4_0" | "q4_1" | "q5_0" | "q5_1" | "q4_k_m" | "q5_k_m" | "q6_k" | "mxfp4";
 
 /** Every dtype, in the order the CLI lists them. */
-export const MODEL_DTYPES: readonly ModelDtype[] = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k_m", "q5_k_m", "q6_k"];
+export const MODEL_DTYPES: readonly ModelDtype[] = ["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k_m", "q5_k_m", "q6_k", "mxfp4"];
 
 /** Dtypes a Hugging Face (safetensors) directory can hold. */
 export const HF_DTYPES: readonly ModelDtype[] = ["f32", "f16", "bf16"];
 
 /** llama.cpp's `general.file_type` (enum llama_ftype) for each dtype. */
 export const GGUF_FILE_TYPE: Readonly<Record<ModelDtype, number>> = {
-  f32: 0, f16: 1, q4_0: 2, q4_1: 3, q8_0: 7, q5_0: 8, q5_1: 9, q4_k_m: 15, q5_k_m: 17, q6_k: 18, bf16: 32,
+  f32: 0, f16: 1, q4_0: 2, q4_1: 3, q8_0: 7, q5_0: 8, q5_1: 9, q4_k_m: 15, q5_k_m: 17, q6_k: 18, bf16: 32, mxfp4: 38,
 };
 
 /** Parses a dtype name (case-insensitive); throws listing the valid ones. */
@@ -57,6 +57,8 @@ const K_QUANT_MIXES: Partial<Record<ModelDtype, GgmlType>> = { q4_k_m: GgmlType.
  * so Q6_K in the K-quant mixes), each expert's rows quantized as rows of their own. A matrix whose row length is not
  * a multiple of the type's block falls back as llama.cpp's quantizer does (llama-quant.cpp, tensor_type_fallback):
  * Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to Q8_0, and a 32-block type (or a fallback whose block does not fit) to F16.
+ * `mxfp4` is the quantizer's MXFP4_MOE: a stack of more than one expert (a 3-D tensor, ne[2] > 1) is MXFP4, every other
+ * matrix Q8_0, the output and the embedding included (tied or not); routers and vectors stay F32 as above.
  * NOTE: like the dense mixes (no use_more_bits layer choice for ffn_down/attn_v), the quantizer's rules for models of
  * exactly 8 experts (Mixtral: attn_k/attn_v Q8_0, attn_output Q5_K) are not mirrored; they would touch tiny-qwen3moe,
  * not Qwen3-30B-A3B's 128 experts.
@@ -64,6 +66,11 @@ const K_QUANT_MIXES: Partial<Record<ModelDtype, GgmlType>> = { q4_k_m: GgmlType.
 export function ggufTensorType(tensor: PlannedTensor, dtype: ModelDtype): GgmlType {
   if (tensor.shape.length === 1 || tensor.role === "router" || tensor.role === "bias") return GgmlType.F32;
   const rowLength = tensor.shape[tensor.shape.length - 1];
+  if (dtype === "mxfp4") {
+    // shape is outermost first: [experts, rows, row length] for an expert stack.
+    const type = tensor.shape.length === 3 && tensor.shape[0] > 1 ? GgmlType.MXFP4 : GgmlType.Q8_0;
+    return rowLength % 32 === 0 ? type : GgmlType.F16;
+  }
   const mix = K_QUANT_MIXES[dtype];
   if (mix !== undefined) {
     const wantsQ6 =

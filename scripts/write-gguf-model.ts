@@ -61,8 +61,9 @@ export function writeGgufModel(preset: ModelPreset, dtype: ModelDtype, seed: num
       tensors.push({ name: group.ggufName, shape: ggmlShape(group.shape), type, chunks: () => cutChunks(part, cut, type, dtype, seed) });
       continue;
     }
-    // Stacked experts share one type; each expert's matrix follows the previous one's, in whole rows.
-    const type = ggufTensorType(group.parts[0], dtype);
+    // Stacked experts share one type (chosen on the stack's 3-D shape, as llama.cpp's quantizer sees it); each expert's
+    // matrix follows the previous one's, in whole rows.
+    const type = ggufTensorType({ ...group.parts[0], shape: group.shape }, dtype);
     const chunks = function* () {
       for (const part of group.parts) yield* ggufChunks(part, type, dtype, seed);
     };
