@@ -4,13 +4,12 @@
 // the 32-value dot with the activation quants is exact in integers, and the block adds
 // sum * (E8M0_half(e) * d_x) in f32, in block order, as ggml's kernels do.
 // The integer dot is built two ways, both exact: the relaxed-SIMD build looks codes up as kvalue + 12 (0..24, the
-// unsigned operand of the relaxed int8 dot, dot16) and takes 12 * sum(x) off once per activation block; the plain
+// unsigned operand of the relaxed int8 dot, as int8-dot.as.ts uses it) and takes 12 * sum(x) off once per activation block; the plain
 // build widens the signed kvalues to i16 against activations widened once per block (as matmul_quant.as.ts's Q4_0).
 // Structure as matmul_quant.as.ts: rows == 1 streams four weight rows a quarter of the range apart; rows > 1 reuses
 // each weight block across four token rows over cache-sized chunks of weight rows; threads split weight rows [j0, j1).
 // Every path gives a row the same f32 operations in the same order, so a row's result does not depend on the batch.
 import { f16_scales4, f16_to_f32_fast, splat_sum_i32, store_lanes, transpose_sum_i32 } from "../assembly/convert.as";
-import { dot16 } from "../assembly/int8-dot.as";
 
 /** Bytes of one MXFP4 block: e, then 16 bytes of codes (value j low nibble of byte j, value j + 16 high). */
 const BLOCK_BYTES: usize = 17;
@@ -70,20 +69,26 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
 }
 
 /**
- * The relaxed build's dot of the weight block at w with the 32 int8 at xq, as four i32 lanes whose total is
- * sum((kvalue + 12) * x): 12 * sum(x) is still to come off.
+ * The relaxed build's dot of the weight block at w with an activation block's 32 int8 (xl: elements 0..15, xh:
+ * 16..31), as four i32 lanes whose total is sum((kvalue + 12) * x): 12 * sum(x) is still to come off. Exact: the
+ * relaxed int8 dot is defined for unsigned operands below 128 (here 0..24), and its i16 pair sums of both halves
+ * added stay within 4 * 24 * 127 < 2^15.
  */
 // @ts-ignore: decorator
-@inline function offset_block_dot(w: usize, xq: usize): v128 {
+@inline function offset_block_dot(w: usize, xl: v128, xh: v128): v128 {
   const table = kvalues_plus12();
-  return i32x4.add(dot16(lookup(table, codes_low(w)), xq), dot16(lookup(table, codes_high(w)), xq + 16));
+  const pairs = i16x8.add(
+    i16x8.relaxed_dot_i8x16_i7x16_s(xl, lookup(table, codes_low(w))),
+    i16x8.relaxed_dot_i8x16_i7x16_s(xh, lookup(table, codes_high(w))),
+  );
+  return i32x4.extadd_pairwise_i16x8_s(pairs);
 }
 
-/** 12 * sum(x) of the 32 int8 at xq, as four i32 lanes. */
+/** 12 * sum(x) of an activation block's 32 int8 (xl, xh as in offset_block_dot), as four i32 lanes. */
 // @ts-ignore: decorator
-@inline function offset_of(xq: usize): v128 {
+@inline function offset_of(xl: v128, xh: v128): v128 {
   const twelve = i8x16.splat(12);
-  return i32x4.add(dot16(twelve, xq), dot16(twelve, xq + 16));
+  return i32x4.extadd_pairwise_i16x8_s(i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(xl, twelve), i16x8.relaxed_dot_i8x16_i7x16_s(xh, twelve)));
 }
 
 /** The plain build's exact dot of signed kvalues (lo: elements 0..15, hi: 16..31) with an activation block widened to i16 (x0..x3). */
@@ -115,9 +120,9 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
   for (let b = 0; b < blocks; b++, x += X_BYTES, w0 += BLOCK_BYTES, w1 += BLOCK_BYTES, w2 += BLOCK_BYTES, w3 += BLOCK_BYTES) {
     let sums: v128;
     if (ASC_FEATURE_RELAXED_SIMD) {
-      const xq = x + 2;
-      sums = transpose_sum_i32(offset_block_dot(w0, xq), offset_block_dot(w1, xq), offset_block_dot(w2, xq), offset_block_dot(w3, xq));
-      sums = i32x4.sub(sums, splat_sum_i32(offset_of(xq)));
+      const xl = v128.load(x, 2), xh = v128.load(x, 18);
+      sums = transpose_sum_i32(offset_block_dot(w0, xl, xh), offset_block_dot(w1, xl, xh), offset_block_dot(w2, xl, xh), offset_block_dot(w3, xl, xh));
+      sums = i32x4.sub(sums, splat_sum_i32(offset_of(xl, xh)));
     } else {
       const x0 = v128.load8x8_s(x, 2), x1 = v128.load8x8_s(x, 10), x2 = v128.load8x8_s(x, 18), x3 = v128.load8x8_s(x, 26);
       sums = transpose_sum_i32(
