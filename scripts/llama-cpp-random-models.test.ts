@@ -7,6 +7,9 @@ import { TINY_PRESET_NAMES, getPreset } from "./model-presets.js";
 import { ensureTestModel, testModelSkipReason } from "./test-models.js";
 import { LOGIT_STD } from "./weight-init.js";
 import { failIfMissing, skipOutsideCi, titled } from "../engine/testing/fixtures.js";
+import { renderChatTemplate } from "../engine/chat/index.js";
+import { readGgufHeader } from "../engine/model/gguf/reader.js";
+import { tokenizerFromGguf } from "../engine/tokenizer/index.js";
 import { skipResourceSimulation } from "../engine/testing/llama-cpp.js";
 
 const PROMPTS = ["Once upon a time", "def fibonacci(n):", "The capital of France is", "1, 2, 3, 4,"];
@@ -19,6 +22,8 @@ const CASES: Array<[string, ModelDtype]> = [
   ["tiny-kquant", "q4_k_m"], ["tiny-kquant", "q5_k_m"], ["tiny-kquant", "q6_k"],
   ["tiny-gemma3", "q4_k_m"], // Q5_0 / Q8_0 fallbacks: tiny-gemma3's rows (64, 128) are shorter than a K-quant block
   ["tiny-qwen3moe", "q4_k_m"], // the same fallbacks, on 3-D expert tensors; the router stays F32
+  ["tiny-gpt-oss", "q4_k_m"], // the same fallbacks; the router and every bias stay F32
+  ["tiny-mistral", "q4_k_m"],
 ];
 
 let llama: Llama;
@@ -177,3 +182,62 @@ describe.each<ModelDtype>(["f32", "q8_0", "q4_k_m"])("tiny-qwen3moe %s in llama.
     }
   });
 });
+
+/**
+ * The chat-template cases: each tiny preset whose GGUF carries a real template, the conversation it renders, the token
+ * ids the rendered prompt must hold, and how many tokens to decode (past gpt-oss's sliding window of 8; past
+ * tiny-mistral's original context of 64, where the YaRN attention temperature steps up).
+ */
+const CONVERSATION = [
+  { role: "user", content: "Write a haiku about the sea." },
+  { role: "assistant", content: "Waves fold into foam." },
+  { role: "user", content: "Another one, about the moon?" },
+] as const;
+const TEMPLATE_CASES = [
+  {
+    preset: "tiny-gpt-oss", architecture: "gpt-oss", bos: undefined, eos: "<|return|>",
+    // <|start|> (200006) opens the system turn, the three messages and the reply; <|message|> 200008 and <|end|> 200007
+    // close the first four; <|channel|> 200005 names the assistant turn's channel (final)
+    counts: { 200006: 5, 200008: 4, 200007: 4, 200005: 1 }, steps: 16,
+  },
+  {
+    preset: "tiny-mistral", architecture: "mistral3", bos: "<s>", eos: "</s>",
+    // <s> 1 once, [INST] 3 and [/INST] 4 around each user message, </s> 2 after the assistant's
+    counts: { 1: 1, 3: 2, 4: 2, 2: 1 }, steps: 64,
+  },
+] as const;
+
+describe.each(TEMPLATE_CASES.flatMap((c) => (["f32", "q8_0", "q4_k_m"] as const).map((dtype) => [c.preset, dtype, c] as const)))(
+  "%s %s chat prompt in llama.cpp",
+  (preset, dtype, c) => {
+    const skip = testModelSkipReason(preset);
+    it.skipIf(skipOutsideCi(skip))(titled("renders its chat template, tokenizes the prompt as loom does, and decodes from it", skip), async () => {
+      failIfMissing(skip);
+      const path = await ensureTestModel(preset, "gguf", dtype);
+      const model = await llama.loadModel({ modelPath: path });
+      try {
+        expect(model.fileInfo.metadata.general.architecture).toBe(c.architecture);
+        const template = model.fileInfo.metadata.tokenizer.chat_template as string;
+        const text = renderChatTemplate(template, CONVERSATION, { addGenerationPrompt: true, bosToken: c.bos, eosToken: c.eos });
+        // llama.cpp's tokenizer and loom's, on the same GGUF vocabulary, special tokens parsed.
+        const prompt = [...model.tokenize(text, true)];
+        const ours = tokenizerFromGguf(readGgufHeader(path).metadata, path);
+        expect(ours.encode(text, { parseSpecial: true })).toEqual(prompt);
+        expect(model.detokenize(prompt as never, true)).toBe(text);
+        for (const [id, count] of Object.entries(c.counts)) expect(prompt.filter((token) => token === Number(id)), `token ${id} in ${text}`).toHaveLength(count);
+        const context = await model.createContext({ contextSize: 256, threads: 1 });
+        const sequence = context.getSequence();
+        const generated: number[] = [];
+        for await (const token of sequence.evaluate(prompt as never, { temperature: 0 })) {
+          generated.push(token);
+          if (generated.length === c.steps) break;
+        }
+        expect(generated).toHaveLength(c.steps);
+        expect(generated.every((token) => Number.isInteger(token) && token >= 0 && token < getPreset(preset).config.vocab_size)).toBe(true);
+        expect(new Set(generated).size, `greedy tokens ${generated.join(" ")}`).toBeGreaterThanOrEqual(c.steps / 2);
+      } finally {
+        await model.dispose();
+      }
+    });
+  },
+);

@@ -369,7 +369,8 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
       "(the o200k_harmony tokenizer's 200019 ids, [PADn] to 201088), untied output; the harmony chat template. Checkpoints hold " +
       "plain floats (the published one is MXFP4): experts are fused as transformers' GptOssExperts holds them (gate_up_proj " +
       "[E, hidden, 2 x width] with gate and up interleaved, down_proj [E, width, hidden]); GGUF splits and transposes them into " +
-      "ffn_{gate,up,down}_exps as llama.cpp's converter does. 20.9B parameters, 3.6B active per token.",
+      "ffn_{gate,up,down}_exps as llama.cpp's converter does. 20.9B parameters; 3.6B active per token besides the embedding " +
+      "(4 of 32 experts), as OpenAI counts them.",
     config: {
       ...GPT_OSS_COMMON,
       hidden_size: 2880, intermediate_size: 2880, num_hidden_layers: 24, num_attention_heads: 64, num_key_value_heads: 8, head_dim: 64,
