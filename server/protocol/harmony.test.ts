@@ -164,8 +164,8 @@ describe("harmony requests", () => {
   });
 
   it("maps the thinking settings to the template's reasoning effort, with no tag budget", () => {
-    expect([{ enabled: false }, { enabled: true }, { enabled: true, budgetTokens: 1024 }, { enabled: true, budgetTokens: 8000 }, { enabled: true, budgetTokens: 20000 }].map(harmonyReasoningEffort))
-      .toEqual(["low", "medium", "low", "medium", "high"]);
+    expect([{ enabled: false }, { enabled: true }, { enabled: true, budgetTokens: 1024 }, { enabled: true, budgetTokens: 8000 }, { enabled: true, budgetTokens: 20000 }, { enabled: true, budgetTokens: 100, effort: "high" as const }].map(harmonyReasoningEffort))
+      .toEqual(["low", "medium", "low", "medium", "high", "high"]);
     const request = toEngineRequest("r", { ...base, thinking: { enabled: true, budgetTokens: 2048 } }, harmony);
     expect(request.input).toMatchObject({ templateKwargs: { enable_thinking: true, reasoning_effort: "low" } });
     expect(request.thinkingBudget).toBeUndefined();

@@ -9,7 +9,7 @@
 // (the engine stops at them and does not show them); they are still read as the end of a body if they appear.
 // Markup may arrive split across deltas, so a possible partial marker is held back until the next delta settles it;
 // when generation was cut short, what is held back is markup and never becomes text.
-import type { InternalToolCall } from "./internal.js";
+import type { InternalRequest, InternalToolCall } from "./internal.js";
 import { parsePartialJson } from "./partial-json.js";
 import { partialSuffix } from "./think-splitter.js";
 import { newToolCallId, type ToolCallPiece } from "./tool-calls.js";
@@ -280,11 +280,12 @@ export type HarmonyReasoningEffort = "low" | "medium" | "high";
 
 /**
  * The reasoning effort that stands for a request's thinking settings: gpt-oss always reasons, so thinking off asks for
- * the least ("low"); on, the template's default ("medium"), or with a token budget the effort that budget suits
- * (under 4096 tokens low, under 16384 medium, else high).
+ * the least ("low"); on, the effort the client named (Responses), else with a token budget the effort that budget
+ * suits (under 4096 tokens low, under 16384 medium, else high), else the template's default ("medium").
  */
-export function harmonyReasoningEffort(thinking: { enabled: boolean; budgetTokens?: number }): HarmonyReasoningEffort {
+export function harmonyReasoningEffort(thinking: InternalRequest["thinking"]): HarmonyReasoningEffort {
   if (!thinking.enabled) return "low";
+  if (thinking.effort !== undefined) return thinking.effort;
   if (thinking.budgetTokens === undefined) return "medium";
   return thinking.budgetTokens < 4096 ? "low" : thinking.budgetTokens < 16384 ? "medium" : "high";
 }

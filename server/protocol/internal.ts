@@ -49,8 +49,12 @@ export interface InternalRequest {
   stream: boolean;
   /** OpenAI `stream_options.include_usage`: a final usage chunk. */
   includeUsage: boolean;
-  /** Reasoning: OpenAI `chat_template_kwargs.enable_thinking`, Anthropic `thinking.type: enabled` (with its budget). */
-  thinking: { enabled: boolean; budgetTokens?: number };
+  /**
+   * Reasoning: OpenAI `chat_template_kwargs.enable_thinking`, Anthropic `thinking.type: enabled` (with its budget);
+   * `effort` where the wire format names one (Responses `reasoning.effort`), for templates that take an effort rather
+   * than a budget (gpt-oss's `Reasoning: low|medium|high`).
+   */
+  thinking: { enabled: boolean; budgetTokens?: number; effort?: "low" | "medium" | "high" };
   /** `chat_template_kwargs.enable_auto_compaction` (default true). */
   autoCompaction: boolean;
   /** Anthropic `metadata.user_id`, OpenAI `user`: for logs and accounting only. */

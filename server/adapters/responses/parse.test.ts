@@ -325,26 +325,27 @@ describe("parseResponsesRequest: reasoning", () => {
     expect(Object.keys(REASONING_EFFORTS)).toEqual(["none", "minimal", "low", "medium", "high", "xhigh"]);
     for (const [effort, thinking] of Object.entries(REASONING_EFFORTS)) {
       const request = parse({ reasoning: { effort } });
-      expect(request.thinking, effort).toStrictEqual(thinking.budgetTokens === undefined ? { enabled: thinking.enabled } : { enabled: true, budgetTokens: thinking.budgetTokens });
+      expect(request.thinking, effort).toStrictEqual(thinking);
       expect(responsesStateOf(request).echo.reasoning).toStrictEqual({ effort, summary: null });
     }
     expect(parse({ reasoning: { effort: "none" } }).thinking).toStrictEqual({ enabled: false });
-    expect(parse({ reasoning: { effort: "low" } }).thinking).toStrictEqual({ enabled: true, budgetTokens: 1024 });
-    expect(parse({ reasoning: { effort: "high" } }).thinking).toStrictEqual({ enabled: true });
+    expect(parse({ reasoning: { effort: "low" } }).thinking).toStrictEqual({ enabled: true, budgetTokens: 1024, effort: "low" });
+    expect(parse({ reasoning: { effort: "high" } }).thinking).toStrictEqual({ enabled: true, effort: "high" });
+    expect(parse({ reasoning: { effort: "xhigh" } }).thinking).toStrictEqual({ enabled: true, effort: "high" });
   });
 
   it("caps the budget at max_output_tokens", () => {
-    expect(parse({ reasoning: { effort: "medium" }, max_output_tokens: 100 }).thinking).toStrictEqual({ enabled: true, budgetTokens: 100 });
-    expect(parse({ reasoning: { effort: "medium" }, max_output_tokens: 10_000 }).thinking).toStrictEqual({ enabled: true, budgetTokens: 4096 });
-    expect(parse({ reasoning: { effort: "low" }, max_output_tokens: 1024 }).thinking).toStrictEqual({ enabled: true, budgetTokens: 1024 });
+    expect(parse({ reasoning: { effort: "medium" }, max_output_tokens: 100 }).thinking).toStrictEqual({ enabled: true, budgetTokens: 100, effort: "medium" });
+    expect(parse({ reasoning: { effort: "medium" }, max_output_tokens: 10_000 }).thinking).toStrictEqual({ enabled: true, budgetTokens: 4096, effort: "medium" });
+    expect(parse({ reasoning: { effort: "low" }, max_output_tokens: 1024 }).thinking).toStrictEqual({ enabled: true, budgetTokens: 1024, effort: "low" });
     // No budget to cap: high effort thinks until the output limit.
-    expect(parse({ reasoning: { effort: "high" }, max_output_tokens: 100 }).thinking).toStrictEqual({ enabled: true });
+    expect(parse({ reasoning: { effort: "high" }, max_output_tokens: 100 }).thinking).toStrictEqual({ enabled: true, effort: "high" });
   });
 
   it("without reasoning thinking is off; a reasoning object without effort means medium; summaries are accepted", () => {
     expect(parse({}).thinking).toStrictEqual({ enabled: false });
     expect(responsesStateOf(parse({})).echo.reasoning).toStrictEqual({ effort: null, summary: null });
-    expect(parse({ reasoning: {} }).thinking).toStrictEqual({ enabled: true, budgetTokens: 4096 });
+    expect(parse({ reasoning: {} }).thinking).toStrictEqual({ enabled: true, budgetTokens: 4096, effort: "medium" });
     expect(responsesStateOf(parse({ reasoning: { summary: "auto" } })).echo.reasoning).toStrictEqual({ effort: "medium", summary: "auto" });
     expect(responsesStateOf(parse({ reasoning: { effort: "low", generate_summary: "concise" } })).echo.reasoning).toStrictEqual({ effort: "low", summary: "concise" });
   });

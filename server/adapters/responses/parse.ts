@@ -28,13 +28,13 @@ import { ItemIds, chatMessagesOf, parseInput, type ConversationItem, type InputI
 import type { JsonRecord } from "./store.js";
 
 /** Reasoning efforts, and what each turns into: thinking off, on with a budget of tokens, or on without one. */
-export const REASONING_EFFORTS: Record<string, { enabled: boolean; budgetTokens?: number }> = {
+export const REASONING_EFFORTS: Record<string, InternalRequest["thinking"]> = {
   none: { enabled: false },
   minimal: { enabled: false },
-  low: { enabled: true, budgetTokens: 1024 },
-  medium: { enabled: true, budgetTokens: 4096 },
-  high: { enabled: true },
-  xhigh: { enabled: true },
+  low: { enabled: true, budgetTokens: 1024, effort: "low" },
+  medium: { enabled: true, budgetTokens: 4096, effort: "medium" },
+  high: { enabled: true, effort: "high" },
+  xhigh: { enabled: true, effort: "high" },
 };
 
 /** What the Responses adapter keeps with a request, from parsing to the stored response. */
@@ -159,7 +159,7 @@ export function parseResponsesRequest(body: unknown, models: ServedModels, respo
     stop: [],
     stream,
     includeUsage: false,
-    thinking: budgetTokens === undefined ? { enabled: thinking.enabled } : { enabled: true, budgetTokens },
+    thinking: { ...thinking, ...(budgetTokens === undefined ? {} : { budgetTokens }) },
     // truncation "auto" lets the engine drop middle turns to fit the context; "disabled" (the default) is a 400.
     autoCompaction: truncation === "auto",
     wireState: state,
