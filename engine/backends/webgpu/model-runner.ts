@@ -4,7 +4,7 @@
 // parameters go up in one write, with pipelines and bind groups cached; only the logits that were asked for come back.
 import { GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
 import { ModelFileError } from "../../model/errors.js";
-import { webGpuUnsupported } from "./architectures.js";
+import { webGpuUnsupported, webGpuUnsupportedTensor } from "./architectures.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
 import { type ModelConfig, attentionWindow, layerRope, queryScale } from "../../model/config.js";
@@ -187,6 +187,8 @@ export class WebGpuModelRunner implements ModelRunner {
    * larger than the adapter's maxStorageBufferBindingSize (or `tuning.weightPartBytes`) are split by rows.
    */
   static async create(source: ModelSource, gpu: GpuContext, options: RunnerOptions, tuning: WebGpuTuning = {}): Promise<WebGpuModelRunner> {
+    const refusedTensor = webGpuUnsupportedTensor(source.tensors.values());
+    if (refusedTensor) throw new ModelFileError(source.path, `${refusedTensor}: use --backend wasm`);
     const unsupported = webGpuUnsupported(source.config);
     if (unsupported) throw new ModelFileError(source.path, `${unsupported}: use --backend wasm`);
     const runner = new WebGpuModelRunner(source, gpu, options, tuning);
