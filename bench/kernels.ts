@@ -8,7 +8,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { WasmRuntime } from "../kernels/wasm/runtime.js";
 import { f32ToF16 } from "../kernels/formats/f16.js";
-import { randomBf16, randomF32, randomKQuant, randomQ4_0, randomQ8_0 } from "../kernels/case.js";
+import { randomBf16, randomF32, randomKQuant, randomMxfp4, randomQ4_0, randomQ8_0 } from "../kernels/case.js";
 
 /** A small AVX2 streaming sum (1 and 2 threads), compiled into a temporary folder when a C compiler exists. */
 const C_SOURCE = String.raw`
@@ -111,8 +111,8 @@ let memoryBandwidth = 0;
 
 // ---- Matvec bandwidth and batched matmul throughput per weight type.
 type KQuant = "q4_k" | "q5_k" | "q6_k";
-type Kind = "f32" | "f16" | "bf16" | "q8_0" | "q4_0" | "q8_0x4" | "q4_0x4" | KQuant;
-const kinds: Kind[] = (["q8_0", "q8_0x4", "q4_0", "q4_0x4", "q4_k", "q5_k", "q6_k", "f32", "f16", "bf16"] as const).filter((k) => !only || only.includes(k));
+type Kind = "f32" | "f16" | "bf16" | "q8_0" | "q4_0" | "q8_0x4" | "q4_0x4" | "mxfp4" | KQuant;
+const kinds: Kind[] = (["q8_0", "q8_0x4", "q4_0", "q4_0x4", "mxfp4", "q4_k", "q5_k", "q6_k", "f32", "f16", "bf16"] as const).filter((k) => !only || only.includes(k));
 /** Bytes per 256-value super-block of the K-quants. */
 const K_QUANT_BLOCK_BYTES: Record<KQuant, number> = { q4_k: 144, q5_k: 176, q6_k: 210 };
 /** Bytes of one Q8_K activation block (256 values): what the K-quant kernels take as x. */
@@ -125,13 +125,14 @@ function isKQuant(kind: Kind): kind is KQuant {
 /** Bytes of an n x k weight matrix of this kind, as stored (and streamed by a matvec). */
 function matrixBytes(kind: Kind, n: number, k: number): number {
   if (isKQuant(kind)) return n * (k / 256) * K_QUANT_BLOCK_BYTES[kind];
+  if (kind === "mxfp4") return n * (k / 32) * 17;
   if (kind.startsWith("q")) return n * (k / 32) * (kind.startsWith("q8") ? 34 : 18);
   return n * k * (kind === "f32" ? 4 : 2);
 }
 
 /** Quantizes `rows` activation rows at x as the kernel of `kind` takes them; returns the pointer it reads. */
 function kernelInput(kind: Kind, x: number, rows: number, k: number): number {
-  if (!kind.startsWith("q")) return x;
+  if (!kind.startsWith("q") && kind !== "mxfp4") return x;
   const [quantizer, blockBytes, blockValues] = isKQuant(kind) ? ["quantize_q8_k", Q8_K_BLOCK_BYTES, 256] : ["quantize_q8_0", 34, 32];
   const xq = runtime.alloc(rows * (k / blockValues) * blockBytes);
   runtime.parallel(quantizer, [x, xq, k], rows);
@@ -153,6 +154,7 @@ function weightBytes(kind: Kind, n: number, k: number): Uint8Array {
     case "q8_0": case "q8_0x4": return randomQ8_0(n * (k / 32), 1, false);
     case "q4_0": case "q4_0x4": return randomQ4_0(n * (k / 32), 1, false);
     case "q4_k": case "q5_k": case "q6_k": return randomKQuant(kind, n * (k / 256), 1, false);
+    case "mxfp4": return randomMxfp4(n * (k / 32), 1, false);
   }
 }
 
