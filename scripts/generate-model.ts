@@ -84,7 +84,8 @@ Usage: node dist/scripts/generate-model.js --preset NAME --format gguf|hf --dtyp
   --preset    ${PRESET_NAMES.join(", ")}
   --format    gguf (one file) or hf (a Hugging Face directory: safetensors, config.json, tokenizer files)
   --dtype     ${MODEL_DTYPES.join(", ")} (hf: f32, f16, bf16 only; q4_k_m / q5_k_m = Q4_K / Q5_K with
-              Q6_K for ffn_down/embeddings/output; q6_k = Q6_K throughout)
+              Q6_K for ffn_down/embeddings/output; q6_k = Q6_K throughout; mxfp4 = llama.cpp's MXFP4_MOE: MXFP4
+              expert stacks, Q8_0 for the other matrices)
   --out       output file (gguf) or directory (hf); default ${join(GENERATED_MODELS_DIR, "<preset>-<dtype>.gguf")}
               (hf: a directory, without .gguf; a seed other than ${DEFAULT_SEED} adds -seed<N>): git ignores models/ but
               for the bundled stories260K/
