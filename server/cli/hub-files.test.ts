@@ -9,6 +9,7 @@ describe("parseHubModelName", () => {
   it("reads hf:<org>/<repo>[:<quant>], Q4_K_M by default", () => {
     expect(parseHubModelName("hf:Qwen/Qwen3-8B-GGUF")).toEqual({ repository: "Qwen/Qwen3-8B-GGUF", quant: "Q4_K_M", quantGiven: false, text: "hf:Qwen/Qwen3-8B-GGUF" });
     expect(parseHubModelName("hf:unsloth/gpt-oss-20b-GGUF:mxfp4")).toMatchObject({ repository: "unsloth/gpt-oss-20b-GGUF", quant: "mxfp4", quantGiven: true });
+    expect(parseHubModelName("hf:unsloth/Qwen3-0.6B-GGUF:UD-Q4_K_XL").quant).toBe("UD-Q4_K_XL");
   });
 
   it("refuses names that are not a repository, naming the form", () => {
@@ -34,6 +35,7 @@ describe("choosing the files", () => {
     expect(pickModelFiles(name(), files).map((f) => f.path)).toEqual(["m-Q4_K_M-00001-of-00002.gguf", "m-Q4_K_M-00002-of-00002.gguf"]);
     expect(pickModelFiles(name("q4_k"), files).map((f) => f.path)).toEqual(["m-Q4_K.gguf"]);
     expect(pickModelFiles(name(), [...files, file("m.Q4_K_M.gguf")]).map((f) => f.path)).toEqual(["m.Q4_K_M.gguf"]);
+    expect(pickModelFiles(name("ud-q4_k_xl"), [file("m-Q4_K_XL.gguf"), file("m-UD-Q4_K_XL.gguf")]).map((f) => f.path)).toEqual(["m-UD-Q4_K_XL.gguf"]);
   });
 
   it("refuses a split model whose parts are not all listed", () => {

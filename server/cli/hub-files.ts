@@ -33,7 +33,7 @@ export interface HubFile {
 
 // The Hub's repository names: letters, digits, `-`, `_`, `.`, neither starting nor ending with `-` or `.`.
 const REPOSITORY_PART = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9_])?$/;
-const QUANT = /^[A-Za-z0-9_]+$/;
+const QUANT = /^[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*$/;
 
 /** Whether a model path names a Hub model (starts with `hf:`). */
 export function isHubModelName(text: string): boolean {
@@ -52,7 +52,7 @@ export function parseHubModelName(text: string): HubModelName {
   if (rest.length > 0 || parts.length !== 2 || !parts.every((part) => REPOSITORY_PART.test(part) && !part.includes(".."))) {
     throw new UsageError(`${text}: not a Hub model name: it takes the form ${form}`);
   }
-  if (quant !== undefined && !QUANT.test(quant)) throw new UsageError(`${text}: the quantization '${quant}' must be letters, digits and _ (Q4_K_M, Q8_0, BF16, MXFP4)`);
+  if (quant !== undefined && !QUANT.test(quant)) throw new UsageError(`${text}: the quantization '${quant}' must be letters, digits, _ and - (Q4_K_M, Q8_0, BF16, MXFP4, UD-Q4_K_XL)`);
   return { repository, quant: quant ?? DEFAULT_QUANT, quantGiven: quant !== undefined, text };
 }
 

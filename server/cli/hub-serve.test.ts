@@ -43,7 +43,8 @@ describe.skipIf((!existsSync(LOOM_CLI) && process.env.CI !== "true") || testMode
     const online = await startLoomServe(["--no-auth", "--port", "0", "--threads", "1", "--model", "hf:loom-test/tiny-llama-GGUF:Q8_0"], { env, children });
     expect(online.stderr()).toContain(`loom: downloading hf:loom-test/tiny-llama-GGUF:Q8_0 (${Object.keys(files).join(", ")}, `);
     expect(online.stderr()).toContain(`loom: serving ${first} (`);
-    expect(hub.downloads().map((request) => request.authorization)).toEqual(["Bearer hf_test_token", "Bearer hf_test_token", "Bearer hf_test_token"]);
+    expect(hub.requests.filter((request) => request.url.includes("/resolve/")).map((request) => request.authorization)).toEqual(["Bearer hf_test_token", "Bearer hf_test_token", "Bearer hf_test_token"]);
+    expect(hub.downloads()).toHaveLength(3);
     const openai = new OpenAI({ baseURL: `${online.base}/v1`, apiKey: "unused", maxRetries: 0 });
     expect((await openai.models.list()).data.map((model) => model.id)).toContain("tiny-llama-q8_0");
     const completion = await openai.chat.completions.create({ model: "tiny-llama-q8_0", max_tokens: 4, temperature: 0, messages: [{ role: "user", content: "Hi" }] });

@@ -1,7 +1,7 @@
 // A stand-in for the Hugging Face Hub on loopback, for tests of `hf:` models: the API calls llama.cpp's `-hf` makes
 // (`/api/models/<repo>/refs`, `/api/models/<repo>/tree/<commit>?recursive=true` with LFS sizes and SHA-256s, paged
-// by a Link header) and file downloads (`/<repo>/resolve/<commit>/<path>`, redirected to a file store that honours
-// Range requests), with gated repositories, and faults on demand: a download cut short once, bytes other than listed.
+// by a Link header) and file downloads (`/<repo>/resolve/<commit>/<path>`, redirected to a file store on another
+// origin that honours Range requests), with gated repositories, and faults on demand: a download cut short once, bytes other than listed.
 import { createHash } from "node:crypto";
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -22,7 +22,7 @@ export interface StandInRequest {
 
 /** A running stand-in Hub. */
 export interface StandInHub {
-  /** `http://127.0.0.1:<port>`: HF_ENDPOINT for the code under test. */
+  /** `http://127.0.0.1:<port>`: HF_ENDPOINT for the code under test (the file store listens on another port). */
   endpoint: string;
   requests: StandInRequest[];
   /** Requests for file bytes (the file store's, after the redirect). */
@@ -76,8 +76,9 @@ export async function startStandInHub(repositories: Record<string, StandInReposi
       if (repository.gatedToken !== undefined && request.headers.authorization !== `Bearer ${repository.gatedToken}`) {
         return json(response, request.headers.authorization ? 403 : 401, { error: `Access to model ${resolve[1]} is restricted.` });
       }
-      // The Hub sends LFS files from another store; fetch must follow, keeping the Range header.
-      response.writeHead(302, { location: `/store/${encodeURIComponent(resolve[1])}/${encodeURIComponent(path)}` });
+      // The Hub sends LFS files from a store on another origin (here another port): fetch follows, keeping the
+      // Range header and dropping the token.
+      response.writeHead(302, { location: `${storeOrigin}/store/${encodeURIComponent(resolve[1])}/${encodeURIComponent(path)}` });
       return response.end();
     }
     const store = /^\/store\/([^/]+)\/([^/]+)$/.exec(url.pathname);
@@ -105,17 +106,20 @@ export async function startStandInHub(repositories: Record<string, StandInReposi
     }
     json(response, 404, { error: "not a stand-in route" });
   };
-  const server: Server = createServer(handle);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const servers: Server[] = [createServer(handle), createServer(handle)];
+  await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))));
+  const [endpoint, storeOrigin] = servers.map((server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
   return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    endpoint,
     requests,
     downloads: () => requests.filter((request) => request.url.startsWith("/store/")),
     cutNextDownload: (path, bytes) => cuts.set(path, bytes),
     corrupt: (path, bytes) => corrupted.set(path, bytes),
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: async () => {
+      await Promise.all(servers.map((server) => new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      })));
+    },
   };
 }
