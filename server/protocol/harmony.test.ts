@@ -105,6 +105,10 @@ describe("HarmonyParser", () => {
     expect(routeOfHeader("<|channel|>commentary to=python", true)).toEqual({ kind: "text" });
   });
 
+  it("reads a first message that opens with <|start|>assistant again like any other", () => {
+    for (const deltas of splits("<|start|>assistant<|channel|>final<|message|>Hi")) expect(parse(deltas).pieces).toEqual([{ kind: "text", text: "Hi" }]);
+  });
+
   it("reads a model that writes no harmony markup as plain text", () => {
     for (const deltas of splits("Hello there\nfriend")) expect(parse(deltas).pieces).toEqual([{ kind: "text", text: "Hello there\nfriend" }]);
   });

@@ -115,6 +115,11 @@ export class HarmonyParser {
           return pieces;
         }
         case "header": {
+          if (this.roleWritten && this.held.startsWith(START)) {
+            // The model opened its first message again, role and all: read it as any later one.
+            this.state = "between";
+            continue;
+          }
           const end = this.held.indexOf(MESSAGE);
           const headerText = end >= 0 ? this.held.slice(0, end) : this.held;
           if (!this.mayBeHeader(this.header + headerText)) {
@@ -177,6 +182,7 @@ export class HarmonyParser {
   private mayBeHeader(header: string): boolean {
     if (header.length > LONGEST_HEADER || header.includes("\n")) return false;
     let rest = header;
+    if (this.roleWritten && START.startsWith(rest)) return true;
     if (!this.roleWritten) {
       if (!rest.startsWith(ROLE)) return ROLE.startsWith(rest);
       rest = rest.slice(ROLE.length);
