@@ -98,11 +98,25 @@ describe("HarmonyParser", () => {
     expect(parse([...whole]).pieces).toEqual([{ kind: "thinking", text: "One.\n\nTwo." }, { kind: "text", text: "Wait.\n\nDone." }]);
   });
 
+  it("holds a preamble until the call, so that reasoning written after it still comes first", () => {
+    const whole = `${ANALYSIS}<|start|>assistant<|channel|>commentary<|message|>Let me look.<|end|><|start|>assistant<|channel|>analysis<|message|>Paris it is.<|end|>${WEATHER_CALL}`;
+    for (const deltas of [[whole], [...whole]]) {
+      expect(parse(deltas).pieces.slice(0, 3)).toEqual([
+        { kind: "thinking", text: "User asks the weather. Need tool.\n\nParis it is." },
+        { kind: "text", text: "Let me look." },
+        { kind: "tool_call_start", index: 0, id: "call_1", name: "get_weather" },
+      ]);
+    }
+    // Nothing follows the preamble: it comes at the end.
+    expect(parse([`${ANALYSIS}<|start|>assistant<|channel|>commentary<|message|>Let me look.`]).pieces.at(-1)).toEqual({ kind: "text", text: "Let me look." });
+  });
+
   it("keeps a call's body as answer text when the request offers no tools", () => {
     expect(parse([WEATHER_CALL.replace("<|start|>assistant", "")], { calls: false }).pieces).toEqual([{ kind: "text", text: '{"city":"Paris"}' }]);
     expect(routeOfHeader("<|channel|>commentary to=functions.f", false)).toEqual({ kind: "text" });
     expect(routeOfHeader("assistant to=functions.f<|channel|>commentary json", true)).toEqual({ kind: "call", name: "f" });
     expect(routeOfHeader("<|channel|>commentary to=python", true)).toEqual({ kind: "text" });
+    expect(routeOfHeader("assistant<|channel|>commentary", true)).toEqual({ kind: "text", preamble: true });
   });
 
   it("reads a first message that opens with <|start|>assistant again like any other", () => {

@@ -33,25 +33,28 @@ const HEADER_OPENINGS = ["<|channel|>", " to=", "to=", "<|constrain|>", MESSAGE]
 const MESSAGE_SEPARATOR = "\n\n";
 
 /** Where a message's body goes. */
-type Route = { kind: "thinking" | "text" } | { kind: "call"; name: string };
+type Route = { kind: "thinking" } | { kind: "text"; preamble?: true } | { kind: "call"; name: string };
 
 /**
  * The route of a message by its header (the text between `<|start|>` and `<|message|>`, role included): a recipient
  * `functions.NAME` makes it a tool call (when calls are taken out), the analysis channel reasoning, anything else
- * (final, commentary without a recipient, no channel) answer text. NOTE: gpt-oss sometimes writes a stray
- * `<|channel|>commentary` before the real channel, so the last channel named counts.
+ * (final, commentary without a recipient: a preamble, no channel) answer text. NOTE: gpt-oss sometimes writes a
+ * stray `<|channel|>commentary` before the real channel, so the last channel named counts.
  */
 export function routeOfHeader(header: string, extractCalls: boolean): Route {
   const recipient = /(?:^|\s)to=([^\s<]+)/.exec(header)?.[1];
   if (extractCalls && recipient?.startsWith("functions.") && recipient.length > "functions.".length) return { kind: "call", name: recipient.slice("functions.".length) };
   const channels = [...header.matchAll(/<\|channel\|>([A-Za-z0-9_-]+)/g)];
   const channel = channels.at(-1)?.[1];
-  return channel === "analysis" ? { kind: "thinking" } : { kind: "text" };
+  return channel === "analysis" ? { kind: "thinking" } : channel === "commentary" && recipient === undefined ? { kind: "text", preamble: true } : { kind: "text" };
 }
 
 /**
  * Incremental harmony reader: push() deltas, flush() once at the end. With `extractCalls` (the request offers tools),
  * messages to `functions.NAME` are tool calls, streamed as they are generated; without, their bodies are answer text.
+ *
+ * NOTE: reasoning comes before the answer (InternalEvent's order), but gpt-oss may reason again after a preamble; so
+ * preambles are held until a final message or a call opens (or the reply ends), and any reasoning between goes first.
  */
 export class HarmonyParser {
   private state: "header" | "body" | "between" | "plain" = "header";
@@ -61,10 +64,12 @@ export class HarmonyParser {
   /** The current header's role needs no reading: the prompt wrote the first message's. */
   private roleWritten = true;
   private route: Route = { kind: "text" };
-  /** The kind of the last reasoning or text sent, to separate messages of one kind. */
-  private lastKind: "thinking" | "text" | undefined;
-  /** The current body follows a message of its own kind: its first text is separated from that message's. */
-  private separate = false;
+  /** Which kinds of text earlier messages sent: a later message of that kind is separated from them. */
+  private readonly sent = { thinking: false, text: false };
+  /** The current message (or run of text outside messages) has sent text. */
+  private messageSent = false;
+  /** Preamble text held until the reasoning that may follow it has gone (see the class comment). */
+  private deferred: HarmonyPiece[] = [];
   /** Whether the current body has sent anything yet (its leading whitespace is layout). */
   private bodyStarted = false;
   /** The call being streamed: its index, id, name and arguments so far. */
@@ -95,6 +100,7 @@ export class HarmonyParser {
     for (;;) {
       switch (this.state) {
         case "plain":
+          this.release(pieces);
           this.emit(pieces, "text", this.held);
           this.held = "";
           return pieces;
@@ -171,6 +177,7 @@ export class HarmonyParser {
     } else if (this.state === "between" && !cut && partialSuffix(rest, START) === 0) {
       this.emitOutside(pieces, rest);
     }
+    this.release(pieces);
     this.state = "between";
     return pieces;
   }
@@ -195,7 +202,8 @@ export class HarmonyParser {
     this.header = "";
     this.state = "body";
     this.bodyStarted = false;
-    this.separate = this.route.kind === this.lastKind;
+    this.messageSent = false;
+    if (this.route.kind !== "thinking" && !(this.route.kind === "text" && this.route.preamble)) this.release(pieces);
     if (this.route.kind === "call") {
       this.call = { index: this.found, id: this.newId(), name: this.route.name, text: "", pendingSpace: "" };
       this.found++;
@@ -213,7 +221,8 @@ export class HarmonyParser {
     if (text === "") return;
     const call = this.call;
     if (!call) {
-      this.emit(pieces, this.route.kind === "thinking" ? "thinking" : "text", text);
+      const preamble = this.route.kind === "text" && this.route.preamble === true;
+      this.emit(preamble ? this.deferred : pieces, this.route.kind === "thinking" ? "thinking" : "text", text);
       return;
     }
     // Whitespace after the arguments is layout: held until more of them comes.
@@ -242,19 +251,26 @@ export class HarmonyParser {
     pieces.push({ kind: "tool_call", index: call.index, ...toolCall });
   }
 
-  /** Reasoning or answer text, separated from the last message's when it is of the same kind. */
+  /** Reasoning or answer text, its message's first separated from earlier messages of the same kind. */
   private emit(pieces: HarmonyPiece[], kind: "thinking" | "text", text: string): void {
     if (text === "") return;
-    if (this.separate && this.lastKind === kind) text = MESSAGE_SEPARATOR + text;
-    this.separate = false;
-    this.lastKind = kind;
+    if (!this.messageSent && this.sent[kind]) text = MESSAGE_SEPARATOR + text;
+    this.messageSent = true;
+    this.sent[kind] = true;
     pieces.push({ kind, text });
   }
 
-  /** Text between messages: whitespace is layout; anything else is shown as answer text. */
+  /** Text between messages: whitespace is layout; anything else is shown as answer text, after held preambles. */
   private emitOutside(pieces: HarmonyPiece[], text: string): void {
     if (text.trim() === "") return;
+    this.release(pieces);
     this.emit(pieces, "text", text);
+  }
+
+  /** Sends the held preambles. */
+  private release(pieces: HarmonyPiece[]): void {
+    pieces.push(...this.deferred);
+    this.deferred = [];
   }
 }
 
