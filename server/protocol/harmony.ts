@@ -59,8 +59,6 @@ export function routeOfHeader(header: string, extractCalls: boolean): Route {
 export class HarmonyParser {
   private state: "header" | "body" | "between" | "plain" = "header";
   private held = "";
-  /** The header read so far (role included) while in "header". */
-  private header = "";
   /** The current header's role needs no reading: the prompt wrote the first message's. */
   private roleWritten = true;
   private route: Route = { kind: "text" };
@@ -111,7 +109,6 @@ export class HarmonyParser {
             this.emitOutside(pieces, this.held.slice(0, start));
             this.held = this.held.slice(start + START.length);
             this.state = "header";
-            this.header = "";
             this.roleWritten = false;
             continue;
           }
@@ -127,18 +124,15 @@ export class HarmonyParser {
             continue;
           }
           const end = this.held.indexOf(MESSAGE);
-          const headerText = end >= 0 ? this.held.slice(0, end) : this.held;
-          if (!this.mayBeHeader(this.header + headerText)) {
+          const header = end >= 0 ? this.held.slice(0, end) : this.held;
+          if (!this.mayBeHeader(header)) {
             // Not harmony after all (a model that writes plain text): everything from here on is the answer.
-            this.held = this.header + this.held;
-            this.header = "";
             this.state = "plain";
             continue;
           }
           if (end < 0) return pieces;
-          this.header += headerText;
           this.held = this.held.slice(end + MESSAGE.length);
-          this.openBody(pieces);
+          this.openBody(pieces, header);
           continue;
         }
         case "body": {
@@ -197,9 +191,9 @@ export class HarmonyParser {
     return rest === "" || HEADER_OPENINGS.some((opening) => rest.startsWith(opening) || opening.startsWith(rest));
   }
 
-  private openBody(pieces: HarmonyPiece[]): void {
-    this.route = routeOfHeader(this.header, this.extractCalls);
-    this.header = "";
+  /** Opens the body of the message `header` (role included, `<|message|>` excluded) introduces. */
+  private openBody(pieces: HarmonyPiece[], header: string): void {
+    this.route = routeOfHeader(header, this.extractCalls);
     this.state = "body";
     this.bodyStarted = false;
     this.messageSent = false;
