@@ -1,6 +1,8 @@
 // The harmony reader: gpt-oss replies (analysis, final, commentary preambles and tool calls) out of streamed text,
 // whatever the delta boundaries, and what a cut reply leaves.
 import { describe, expect, it } from "vitest";
+import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
+import { tokenizerFromHuggingFace } from "../../engine/tokenizer/huggingface.js";
 import { constraintSpecOf } from "./constraint.js";
 import { HarmonyParser, type HarmonyPiece, harmonyReasoningEffort, routeOfHeader } from "./harmony.js";
 import type { InternalRequest } from "./internal.js";
@@ -189,4 +191,28 @@ describe("harmony requests", () => {
     expect(request.thinkingBudget).toBeUndefined();
     expect(toEngineRequest("r", { ...base, thinking: { enabled: true, budgetTokens: 2048 } }).thinkingBudget).toEqual({ tokens: 2048 });
   });
+});
+
+const tokenizerReason = missingFixtureReason(FIXTURES.gptOssDirectory);
+describe.skipIf(skipOutsideCi(tokenizerReason))(titled("HarmonyParser on gpt-oss's tokens", tokenizerReason), () => {
+  it("reads a reply token by token as the engine streams it, markers as single tokens, characters split across tokens", () => {
+    failIfMissing(tokenizerReason);
+    const tokenizer = tokenizerFromHuggingFace(FIXTURES.gptOssDirectory);
+    const reply = "<|channel|>analysis<|message|>Météo à Paris 🌦️, 天气?<|end|><|start|>assistant<|channel|>commentary<|message|>Je regarde 🔍.<|end|>" +
+      '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris 🗼"}';
+    const tokens = tokenizer.encode(reply, { addSpecial: false, parseSpecial: true });
+    for (const marker of ["<|channel|>", "<|message|>", "<|end|>", "<|start|>", "<|constrain|>"]) expect(tokens).toContain(tokenizer.tokenId(marker));
+    const decoder = tokenizer.createStreamDecoder();
+    const deltas = [...tokens.map((token) => decoder.push(token)), decoder.flush()].filter((text) => text !== "");
+    expect(deltas.join("")).toBe(reply);
+    const expected = [
+      { kind: "thinking", text: "Météo à Paris 🌦️, 天气?" },
+      { kind: "text", text: "Je regarde 🔍." },
+      { kind: "tool_call_start", index: 0, id: "call_1", name: "get_weather" },
+      { kind: "tool_call_delta", index: 0, arguments: '{"city":"Paris 🗼"}' },
+      { kind: "tool_call", index: 0, id: "call_1", name: "get_weather", arguments: { city: "Paris 🗼" }, argumentsText: '{"city":"Paris 🗼"}' },
+    ];
+    expect(parse(deltas).pieces).toEqual(expected);
+    expect(parse([reply]).pieces).toEqual(expected);
+  }, 60_000);
 });
