@@ -43,7 +43,12 @@
 //   with the gate/up gain, down_proj with the down gain, router gain 2); every bias (q/k/v/o, router, experts) has std
 //   BIAS_STD, so a kernel that drops one changes the output. Each head's attention sink (a logit that joins the
 //   softmax's denominator only) is uniform in SINK_CENTER +- SINK_HALF_WIDTH: scores have std about QK_GAIN^2 = 2.25, so
-//   some heads' sinks take a large share of the attention and others almost none.
+//   some heads' sinks take a large share of the attention and others almost none. Measured with llama.cpp on
+//   tiny-gpt-oss (8 prompts x 24 greedy steps; f32 / q8_0 / q4_k_m): 0% / 0% / 1% of steps repeat the previous token,
+//   2% / 6% / 7% of top-1 margins are under 0.1 (median 1.4 / 1.2 / 1.1).
+// - Ministral 3 (tiny-mistral) is Llama's layout with tied embeddings and takes Llama's draws: on the same prompts
+//   15% / 10% / 21% of steps repeat the previous token (tiny-llama 10%, tiny-qwen3 4% in f32), 3% / 6% / 5% of
+//   margins are under 0.1 (median 1.6 / 1.4 / 1.7).
 import type { HuggingFaceConfig } from "./model-presets.js";
 import { headDimOf } from "./model-presets.js";
 
