@@ -69,22 +69,33 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
 }
 
 /**
- * The relaxed build's dot of the weight block at w with an activation block's 32 int8 (xl: elements 0..15, xh:
- * 16..31), as four i32 lanes whose total is sum((kvalue + 12) * x): 12 * sum(x) is still to come off. Exact: the
- * relaxed int8 dot is defined for unsigned operands below 128 (here 0..24), and its i16 pair sums of both halves
- * added stay within 4 * 24 * 127 < 2^15.
+ * The relaxed build's products of the weight block at w with an activation block's 32 int8 (xl: elements 0..15, xh:
+ * 16..31) as eight i16 lanes whose total is sum((kvalue + 12) * x): 12 * sum(x) is still to come off. Exact: the
+ * relaxed int8 dot is defined for unsigned operands below 128 (here 0..24), and each lane (four products, one pair
+ * sum from each half) stays within 4 * 24 * 127 = 12192.
  */
 // @ts-ignore: decorator
-@inline function offset_block_dot(w: usize, xl: v128, xh: v128): v128 {
+@inline function offset_block_pairs(w: usize, xl: v128, xh: v128): v128 {
   const table = kvalues_plus12();
-  const pairs = i16x8.add(
+  return i16x8.add(
     i16x8.relaxed_dot_i8x16_i7x16_s(xl, lookup(table, codes_low(w))),
     i16x8.relaxed_dot_i8x16_i7x16_s(xh, lookup(table, codes_high(w))),
   );
-  return i32x4.extadd_pairwise_i16x8_s(pairs);
 }
 
-/** 12 * sum(x) of an activation block's 32 int8 (xl, xh as in offset_block_dot), as four i32 lanes. */
+/**
+ * [sum(a), sum(b), sum(c), sum(d)] as i32 lanes for four vectors of eight i16 lanes each within +-12192: the halves
+ * of two rows are added in i16 (within +-24384), then widened in pairs, then the pair sums gathered.
+ */
+// @ts-ignore: decorator
+@inline function transpose_sum_i16(a: v128, b: v128, c: v128, d: v128): v128 {
+  const one = i16x8.splat(1);
+  const ab = i32x4.dot_i16x8_s(i16x8.add(i8x16.shuffle(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), i8x16.shuffle(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31)), one);
+  const cd = i32x4.dot_i16x8_s(i16x8.add(i8x16.shuffle(c, d, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), i8x16.shuffle(c, d, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31)), one);
+  return i32x4.add(i8x16.shuffle(ab, cd, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27), i8x16.shuffle(ab, cd, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31));
+}
+
+/** 12 * sum(x) of an activation block's 32 int8 (xl, xh as in offset_block_pairs), as four i32 lanes. */
 // @ts-ignore: decorator
 @inline function offset_of(xl: v128, xh: v128): v128 {
   const twelve = i8x16.splat(12);
@@ -121,7 +132,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
     let sums: v128;
     if (ASC_FEATURE_RELAXED_SIMD) {
       const xl = v128.load(x, 2), xh = v128.load(x, 18);
-      sums = transpose_sum_i32(offset_block_dot(w0, xl, xh), offset_block_dot(w1, xl, xh), offset_block_dot(w2, xl, xh), offset_block_dot(w3, xl, xh));
+      sums = transpose_sum_i16(offset_block_pairs(w0, xl, xh), offset_block_pairs(w1, xl, xh), offset_block_pairs(w2, xl, xh), offset_block_pairs(w3, xl, xh));
       sums = i32x4.sub(sums, splat_sum_i32(offset_of(xl, xh)));
     } else {
       const x0 = v128.load8x8_s(x, 2), x1 = v128.load8x8_s(x, 10), x2 = v128.load8x8_s(x, 18), x3 = v128.load8x8_s(x, 26);
