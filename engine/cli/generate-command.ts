@@ -10,7 +10,8 @@ import { UsageError, parseInteger, parseNumber, parseBackend, parseSimd } from "
 
 export const GENERATE_USAGE = `Usage: loom generate --model <file-or-dir> --prompt <text> [options]
 
-  --model <path>           GGUF file or Hugging Face model directory
+  --model <path>           GGUF file (a split one's first part) or Hugging Face model directory, or
+                           hf:<org>/<repo>[:<quant>], downloaded into the cache as loom serve does
   --prompt <text>          text to continue (with --chat: the user message)
   --chat                   wrap the prompt in the model's chat template (a model without one gets the
                            default, ChatML, as in llama.cpp)
@@ -34,8 +35,14 @@ export const GENERATE_USAGE = `Usage: loom generate --model <file-or-dir> --prom
   --json                   print one JSON object with text, tokens and speeds
 `;
 
+/** What the command that runs `loom generate` provides beyond the engine. */
+export interface GenerateContext {
+  /** The local path of a named model (the CLI downloads `hf:` models); default: the name as it is. */
+  localModelPath?: (model: string) => Promise<string>;
+}
+
 /** Runs `loom generate` with the arguments after the subcommand. */
-export async function runGenerate(argv: string[]): Promise<void> {
+export async function runGenerate(argv: string[], context: GenerateContext = {}): Promise<void> {
   const { values } = parseArgs({
     args: argv,
     strict: true,
@@ -78,8 +85,9 @@ export async function runGenerate(argv: string[]): Promise<void> {
   };
   const threads = values.threads === undefined ? undefined : parseInteger("--threads", values.threads, 1, 1);
 
+  const modelPath = context.localModelPath ? await context.localModelPath(values.model) : values.model;
   const bar = new ProgressBar("loading");
-  const model = await loadModel(values.model, {
+  const model = await loadModel(modelPath, {
     threads,
     backend: parseBackend(values.backend),
     simd: parseSimd(values.simd),
@@ -90,7 +98,7 @@ export async function runGenerate(argv: string[]): Promise<void> {
   try {
     let input: EngineInput = { text: values.prompt };
     if (values.chat) {
-      if (!model.chatTemplate) process.stderr.write(`loom: ${values.model} has no chat template; --chat uses the default ChatML template\n`);
+      if (!model.chatTemplate) process.stderr.write(`loom: ${modelPath} has no chat template; --chat uses the default ChatML template\n`);
       const messages: ChatMessage[] = [];
       if (values.system !== undefined) messages.push({ role: "system", content: values.system });
       messages.push({ role: "user", content: values.prompt });

@@ -1,7 +1,8 @@
 // `loom serve --model hf:<org>/<repo>:<quant>` as a user runs it (the compiled CLI), against a stand-in Hub on loopback:
 // a split model (3 parts, gated) is downloaded with HF_TOKEN and served as one model; a later start whose config names
-// the same model serves it from the cache while the Hub is down, and says so.
-import type { ChildProcess } from "node:child_process";
+// the same model serves it from the cache while the Hub is down, and says so. `loom generate` takes the name too.
+import { type ChildProcess, execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -62,5 +63,19 @@ describe.skipIf((!existsSync(LOOM_CLI) && process.env.CI !== "true") || testMode
     const cached = await again.chat.completions.create({ model: "tiny", max_tokens: 4, temperature: 0, messages: [{ role: "user", content: "Hi" }] });
     expect(cached.choices[0].message.content).toBe(completion.choices[0].message.content);
     offline.child.kill();
+  }, 120_000);
+
+  it("loom generate --model hf:... downloads the model and continues the prompt with it", async () => {
+    const work = folder();
+    const whole = await ensureTestModel("tiny-llama", "gguf", "q8_0");
+    const hub = await startStandInHub({ "loom-test/tiny-GGUF": { files: { "tiny-llama-Q8_0.gguf": readFileSync(whole) } } });
+    hubs.push(hub);
+    const env: NodeJS.ProcessEnv = { ...process.env, LOOM_CACHE_DIR: work, HF_ENDPOINT: hub.endpoint };
+    const args = ["--prompt", "Once upon a time", "--max-tokens", "5", "--temperature", "0", "--threads", "1", "--json"];
+    const viaHub = await promisify(execFile)(process.execPath, [LOOM_CLI, "generate", "--model", "hf:loom-test/tiny-GGUF:Q8_0", ...args], { env });
+    const local = await promisify(execFile)(process.execPath, [LOOM_CLI, "generate", "--model", whole, ...args], { env });
+    expect(viaHub.stderr).toContain(`loom: downloading hf:loom-test/tiny-GGUF:Q8_0 (tiny-llama-Q8_0.gguf, `);
+    expect(JSON.parse(viaHub.stdout).tokens).toHaveLength(5);
+    expect(JSON.parse(viaHub.stdout).tokens).toEqual(JSON.parse(local.stdout).tokens);
   }, 120_000);
 });

@@ -14,7 +14,12 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => { const m = await import("./serve-command.js"); return { run: m.runServe, usage: m.SERVE_USAGE }; },
   gateway: async () => { const m = await import("./gateway-command.js"); return { run: m.runGateway, usage: m.GATEWAY_USAGE }; },
   worker: async () => { const m = await import("./worker-command.js"); return { run: m.runWorker, usage: m.WORKER_USAGE }; },
-  generate: async () => { const m = await import("../../engine/cli/generate-command.js"); return { run: m.runGenerate, usage: m.GENERATE_USAGE }; },
+  generate: async () => {
+    const m = await import("../../engine/cli/generate-command.js");
+    // The engine's command takes paths; `hf:` names are downloaded here, as for loom serve.
+    const localModelPath = async (model: string) => (await import("./default-model.js")).modelPath(model);
+    return { run: (args) => m.runGenerate(args, { localModelPath }), usage: m.GENERATE_USAGE };
+  },
   admin: async () => { const m = await import("./admin-command.js"); return { run: m.runAdmin, usage: m.ADMIN_USAGE }; },
   release: async () => { const m = await import("../release/release-command.js"); return { run: m.runRelease, usage: m.RELEASE_USAGE }; },
   update: async () => { const m = await import("../release/update-command.js"); return { run: m.runUpdate, usage: m.UPDATE_USAGE }; },
