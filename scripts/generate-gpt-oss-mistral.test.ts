@@ -60,6 +60,19 @@ function convertLikeLlamaCpp(values: Float32Array, shape: readonly number[], tra
   return Float32Array.from(out);
 }
 
+/** Rows of `values` ([rows, rowLength]) as LlamaModel.permute orders them: reshape(heads, 2, hd/2, in).swapaxes(1, 2). */
+function permuteLikeConverter(values: Float32Array, heads: number, rowLength: number): Float32Array {
+  const rows = values.length / rowLength;
+  const headDim = rows / heads;
+  const out = new Float32Array(values.length);
+  for (let row = 0; row < rows; row++) {
+    const head = Math.floor(row / headDim);
+    const source = head * headDim + (row % 2) * (headDim / 2) + Math.floor((row % headDim) / 2);
+    out.set(values.subarray(source * rowLength, (source + 1) * rowLength), row * rowLength);
+  }
+  return out;
+}
+
 const metadataOf = (preset: string) =>
   ggufArchitectureMetadata(getPreset(preset), "f32", { version: GENERATOR_VERSION, seed: 1 }).filter(([key]) => !key.startsWith("general.") && !key.startsWith("loom."));
 
@@ -229,5 +242,19 @@ describeWithPreset("tiny-mistral files", "tiny-mistral", () => {
     const packageConfig = JSON.parse(readFileSync(join(mistralNemoTokenizerDir(), "tokenizer_config.json"), "utf8"));
     expect(m.get("tokenizer.chat_template")).toBe(packageConfig.chat_template);
     expect(header.tensors.map((t) => t.name)).not.toContain("output.weight");
+  });
+
+  it("writes a Ministral3ForCausalLM folder whose q/k the GGUF holds permuted as the converter permutes them", async () => {
+    const header = readGgufHeader(await ensureTestModel("tiny-mistral", "gguf", "f32"));
+    const dir = await ensureTestModel("tiny-mistral", "hf", "f32");
+    const config = JSON.parse(readFileSync(join(dir, "config.json"), "utf8"));
+    expect(config).toMatchObject({ architectures: ["Ministral3ForCausalLM"], model_type: "ministral3", head_dim: 32, tie_word_embeddings: true });
+    expect(config.rope_parameters).toMatchObject({ rope_type: "yarn", factor: 16, original_max_position_embeddings: 64, llama_4_scaling_beta: 0.1, mscale_all_dim: 1 });
+    const q = readHuggingFaceTensor(dir, "model.layers.1.self_attn.q_proj.weight");
+    const k = readHuggingFaceTensor(dir, "model.layers.1.self_attn.k_proj.weight");
+    expect(sameValues(readGgufTensor(header, "blk.1.attn_q.weight").values, permuteLikeConverter(q.values, 4, 64))).toBe(true);
+    expect(sameValues(readGgufTensor(header, "blk.1.attn_k.weight").values, permuteLikeConverter(k.values, 2, 64))).toBe(true);
+    expect(sameValues(readGgufTensor(header, "blk.1.attn_q.weight").values, q.values)).toBe(false);
+    expect(sameValues(readGgufTensor(header, "blk.1.ffn_norm.weight").values, readHuggingFaceTensor(dir, "model.layers.1.post_attention_layernorm.weight").values)).toBe(true);
   });
 });
