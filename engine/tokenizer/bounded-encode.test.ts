@@ -12,8 +12,8 @@ import { tokenizerFromLlama2c } from "./llama2c.js";
 import { spmPieces, windowedWords } from "./windowed-split.js";
 import { splitUnitsDuring } from "../testing/split-spy.js";
 
-/** Pieces that exercise every branch of the split regexes: contractions, digit runs, blanks before words, CJK, emoji. */
-const PIECES = ["a", "word", "Hello", " ", "  ", "   ", "\n", "\n\n", "\t", "\r\n", "'s", "'re", "'ll", "'D", "123", "4567", "9", ".", "!!", "...", "$", "+=", "<|x|>", "é", "e\u0301", "日本語", "한국어", "😀", "👩‍💻", "\u00a0", "_", "-", "Ünïcödé", "x1y2"];
+/** Pieces that exercise every branch of the split regexes: contractions, digit runs, blanks before words, CJK, emoji, case changes. */
+const PIECES = ["a", "word", "Hello", " ", "  ", "   ", "\n", "\n\n", "\t", "\r\n", "'s", "'re", "'ll", "'D", "123", "4567", "9", ".", "!!", "...", "$", "+=", "<|x|>", "é", "e\u0301", "日本語", "한국어", "😀", "👩‍💻", "\u00a0", "_", "-", "Ünïcödé", "x1y2", "XML", "iPhone", "/"];
 
 function randomText(random: () => number, pieces: number): string {
   let text = "";
