@@ -51,6 +51,13 @@ describe("harmonyMessages", () => {
     ]);
   });
 
+  it("takes reasoning sent back in the content between think tags (as chat completions returns it) as reasoning", () => {
+    expect(harmonyMessages([{ role: "assistant", content: "<think>Easy.</think>It is 4." }, { role: "assistant", content: "<think>x</think>y", reasoning_content: "given" }])).toEqual([
+      { role: "assistant", content: "It is 4.", thinking: "Easy." },
+      { role: "assistant", content: "<think>x</think>y", thinking: "given" },
+    ]);
+  });
+
   it("knows a harmony template by its <|channel|> marker, when the vocabulary has it", () => {
     expect(isHarmonyTemplate("{{ '<|start|>assistant<|channel|>final<|message|>' }}")).toBe(true);
     expect(isHarmonyTemplate("{{ '<|start|>assistant<|channel|>final' }}", () => false)).toBe(false);

@@ -4,6 +4,9 @@
 // result after the call just before it. This adapts loom's messages to that, as llama.cpp's gpt-oss chat handler does.
 import type { ChatMessage, ChatToolCall } from "./messages.js";
 
+/** Reasoning at the start of an assistant message's content, as chat completions returns it. */
+const THINK_IN_CONTENT = /^\s*<think>([\s\S]*?)<\/think>\s*/;
+
 /** An assistant message as a harmony template reads it. */
 export type HarmonyChatMessage = Omit<ChatMessage, "reasoning_content"> & { thinking?: string };
 
@@ -17,7 +20,8 @@ export function isHarmonyTemplate(template: string | null, hasToken?: (text: str
 
 /**
  * `messages` as a harmony template expects them: leading system messages joined into one (the template reads only
- * the first); assistant reasoning as `thinking`, and beside tool calls the text dropped when there is reasoning (the
+ * the first); assistant reasoning as `thinking` (also reasoning sent back at the start of the content between
+ * `<think>` tags, as chat completions returns it), and beside tool calls the text dropped when there is reasoning (the
  * template refuses both); string arguments parsed to objects; an assistant message with several calls split into one
  * message per call, each followed by the results that answer it (by `tool_call_id`), so every result is named after
  * its own call. Results that answer none of them follow the last call, in order.
@@ -34,7 +38,11 @@ export function harmonyMessages(messages: readonly ChatMessage[]): HarmonyChatMe
       out.push({ ...message });
       continue;
     }
-    const { reasoning_content: reasoning, tool_calls: calls, ...rest } = message;
+    const { reasoning_content: given, tool_calls: calls, ...rest } = message;
+    // Chat completions returns reasoning inside the content between think tags; sent back that way, it is reasoning.
+    const tagged = given === undefined ? THINK_IN_CONTENT.exec(rest.content) : null;
+    if (tagged) rest.content = rest.content.slice(tagged[0].length);
+    const reasoning = given ?? tagged?.[1];
     const turn: HarmonyChatMessage = { ...rest, ...(reasoning ? { thinking: reasoning } : {}) };
     if (!calls || calls.length === 0) {
       out.push(turn);
