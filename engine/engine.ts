@@ -138,7 +138,7 @@ export class Engine implements ServingEngine {
 
   constructor(readonly model: LoadedModel, options: EngineOptions = {}) {
     this.constraints = new ConstraintCache(model.tokenizer, model.config.vocab_size);
-    this.kv = new KvCacheManager(model.kvPool, options.cache);
+    this.kv = new KvCacheManager(model.kvPool, options.cache, model.localKv);
     this.scheduler = new Scheduler(kvSpaceOf<ActiveRequest>(this.kv), {
       maxStepTokens: options.maxStepTokens ?? model.runner.options.maxBatchTokens,
       maxSequences: options.maxSequences ?? model.runner.options.maxSequences,
@@ -423,7 +423,8 @@ export class Engine implements ServingEngine {
       if (request.adoption) this.kv.recordAdmission(request.tokens.length, request.adoption);
       const { copies, done } = this.kv.takeCopies(request.kv);
       try {
-        this.model.runner.copyKv(copies, request.kv.blocks);
+        const localKv = this.model.localKv;
+        this.model.runner.copyKv(copies, request.kv.blocks, localKv && ((block) => localKv.slot(block)));
       } finally {
         done();
       }
@@ -433,7 +434,10 @@ export class Engine implements ServingEngine {
       const wantLogits = start + count === request.tokens.length;
       // Where the runner samples on the device, the token's draw is taken now and its token comes back, not logits.
       const deviceSampling = wantLogits && runner.forwardSampled ? request.deviceSampling() : undefined;
-      return { tokens: request.tokens.slice(start, start + count), startPosition: start, blockTable: request.kv.blocks, wantLogits, deviceSampling };
+      return {
+        tokens: request.tokens.slice(start, start + count), startPosition: start, blockTable: request.kv.blocks, localBlockTable: this.kv.localTable(request.kv),
+        wantLogits, deviceSampling,
+      };
     });
     if (runner.forwardSampled) return runner.forwardSampled(chunks).then((output) => this.sample(plan, chunks, output));
     const logits = runner.forward(chunks);
@@ -454,6 +458,7 @@ export class Engine implements ServingEngine {
       request.computed += count;
       this.totals.computedPrompt += Math.max(0, Math.min(start + count, request.promptLength) - start);
       this.kv.commit(request.kv, request.tokens, request.computed);
+      this.kv.trim(request.kv, request.computed);
       if (!chunks[i].wantLogits) return;
       let next: Float32Array | number;
       if (chunks[i].deviceSampling) next = checkDeviceToken(output.tokens[outputIndex], vocab);

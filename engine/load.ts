@@ -6,9 +6,10 @@ import { WasmModelRunner } from "./backends/wasm/model-runner.js";
 import type { LoadProgress } from "./backends/wasm/weight-loader.js";
 import type { WebGpuTuning } from "./backends/webgpu/model-runner.js";
 import { probeGpu } from "./backends/webgpu/probe.js";
-import { webGpuUnsupported } from "./backends/webgpu/architectures.js";
+import { webGpuUnsupported, webGpuUnsupportedTensor } from "./backends/webgpu/architectures.js";
 import { BlockPool } from "./kv/block-pool.js";
 import type { KvBudget, KvDtype } from "./kv/budget.js";
+import { SlidingWindowKv } from "./kv/sliding-window.js";
 import type { ModelConfig } from "./model/config.js";
 import { openModelSource } from "./model/source.js";
 import type { Tokenizer } from "./tokenizer/tokenizer.js";
@@ -30,8 +31,11 @@ export interface LoadOptions {
   batchSize?: number;
   /** Most sequences per forward pass (default 32). */
   maxSequences?: number;
-  /** KV cache memory budget (bytes or a fraction of free memory; default 0.4 of free memory) and dtype (default f32). */
-  kvCache?: KvBudget & { dtype?: KvDtype };
+  /**
+   * KV cache memory budget (bytes or a fraction of free memory; default 0.4 of free memory) and dtype (default f32);
+   * `keepWindowKv`: sliding-window layers keep KV for every position instead of freeing it behind the window.
+   */
+  kvCache?: KvBudget & { dtype?: KvDtype; keepWindowKv?: boolean };
   /** Called as weight bytes arrive. */
   onProgress?: (progress: LoadProgress) => void;
   /** Where the model runs (default "wasm"; "auto": WebGPU when a hardware GPU adapter is present, found by probeGpu). */
@@ -59,6 +63,8 @@ export interface LoadedModel {
   backend: BackendName;
   device: string;
   kvPool: BlockPool;
+  /** The sliding-window layers' slots, where the runner frees their KV behind the window. */
+  localKv?: SlidingWindowKv;
   contextSize: number;
   /** Seconds spent reading weights. */
   loadSeconds: number;
@@ -91,15 +97,18 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
     onProgress: options.onProgress,
   };
   const started = performance.now();
-  const loaded = (runner: ModelRunner, backendName: BackendName, device: string, dispose: () => Promise<void>): LoadedModel => ({
-    path, config: source.config, tokenizer, chatTemplate: source.chatTemplate, runner, backend: backendName, device,
-    kvPool: new BlockPool(runner.kvBlocks, KV_BLOCK_SIZE), contextSize,
-    loadSeconds: (performance.now() - started) / 1000, tensorBytes: source.totalTensorBytes, dispose,
-  });
+  const loaded = (runner: ModelRunner, backendName: BackendName, device: string, dispose: () => Promise<void>): LoadedModel => {
+    const kvPool = new BlockPool(runner.kvBlocks, KV_BLOCK_SIZE);
+    const localKv = runner.localKvBlocks === undefined ? undefined : new SlidingWindowKv(kvPool, runner.localKvBlocks, source.config.sliding_window!);
+    return {
+      path, config: source.config, tokenizer, chatTemplate: source.chatTemplate, runner, backend: backendName, device, kvPool, localKv, contextSize,
+      loadSeconds: (performance.now() - started) / 1000, tensorBytes: source.totalTensorBytes, dispose,
+    };
+  };
 
   // "auto" looks for a hardware GPU in a child process first: opening Dawn here prints its adapter warnings on stderr.
   // Models the WebGPU backend does not run yet stay on WebAssembly under "auto".
-  const gpuRuns = webGpuUnsupported(source.config) === undefined;
+  const gpuRuns = webGpuUnsupported(source.config) === undefined && webGpuUnsupportedTensor(source.tensors.values()) === undefined;
   if (backend === "webgpu" || (backend === "auto" && gpuRuns && (await probeGpu()).hardware)) {
     // Dawn is loaded only when a GPU is wanted; where its native module cannot load, "auto" means WebAssembly.
     const gpu = await import("../kernels/webgpu/gpu.js").then(

@@ -4,9 +4,9 @@
 // (Greedy parity with llama.cpp is in parity.llama-cpp.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTestModel, testModelSkipReason } from "../scripts/test-models.js";
-import { BlockTable } from "./kv/block-pool.js";
 import { type LoadedModel, loadModel } from "./load.js";
 import { failIfMissing, skipOutsideCi, titled } from "./testing/fixtures.js";
+import { TestSequences } from "./testing/sequence-kv.js";
 
 for (const preset of ["tiny-gemma3", "tiny-qwen3moe"]) {
   const skip = testModelSkipReason(preset);
@@ -24,19 +24,23 @@ for (const preset of ["tiny-gemma3", "tiny-qwen3moe"]) {
     const bytes = (values: Float32Array) => Buffer.from(values.buffer, values.byteOffset, values.byteLength);
     const tokens = (text: string) => model.tokenizer.encode(text, { addSpecial: true, parseSpecial: true });
 
-    /** Runs `steps` of chunks on fresh block tables (one per sequence); returns a copy of each step's logits. */
+    /**
+     * Runs `steps` of chunks on fresh block tables (one per sequence; Gemma's window layers' KV freed behind the
+     * window after every step, as the engine does); returns a copy of each step's logits.
+     */
     function run(sequences: number[][], steps: Array<Array<{ sequence: number; from: number; to: number; logits: boolean }>>): Float32Array[] {
-      const tables = sequences.map((sequence) => {
-        const table = new BlockTable(model.kvPool);
-        table.reserve(sequence.length);
-        return table;
-      });
+      const kv = new TestSequences(model);
+      for (const sequence of sequences) kv.add(sequence.length);
       try {
-        return steps.map((step) => Float32Array.from(model.runner.forward(step.map(({ sequence, from, to, logits }) => ({
-          tokens: sequences[sequence].slice(from, to), startPosition: from, blockTable: tables[sequence].ids, wantLogits: logits,
-        })))));
+        return steps.map((step) => {
+          const logits = Float32Array.from(model.runner.forward(step.map(({ sequence, from, to, logits }) => ({
+            tokens: sequences[sequence].slice(from, to), startPosition: from, ...kv.tables(sequence), wantLogits: logits,
+          }))));
+          for (const { sequence, to } of step) kv.trim(sequence, to);
+          return logits;
+        });
       } finally {
-        for (const table of tables) table.releaseAll();
+        kv.releaseAll();
       }
     }
 

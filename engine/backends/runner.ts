@@ -14,6 +14,11 @@ export interface SequenceChunk {
   startPosition: number;
   /** Physical KV block of each logical block; must cover startPosition + tokens.length positions. */
   blockTable: ArrayLike<number>;
+  /**
+   * Where the runner frees sliding-window layers' KV (ModelRunner.localKvBlocks): those layers' slot of each logical
+   * block, -1 where the window no longer reaches (never read).
+   */
+  localBlockTable?: ArrayLike<number>;
   /** Whether to return logits for the chunk's last token. */
   wantLogits: boolean;
   /** With wantLogits, for {@link ModelRunner.forwardSampled}: sample the token on the device, not return logits. */
@@ -41,8 +46,11 @@ export interface RunnerOptions {
   maxContext: number;
   /** Positions per KV block. */
   blockSize: number;
-  /** The KV cache's memory budget and element type (default f32). */
-  kvCache: KvBudget & { dtype?: KvDtype };
+  /**
+   * The KV cache's memory budget and element type (default f32); `keepWindowKv` keeps sliding-window layers' KV for
+   * every position (as llama.cpp's --swa-full), which lets any cached prefix be reused, for more memory.
+   */
+  kvCache: KvBudget & { dtype?: KvDtype; keepWindowKv?: boolean };
   onProgress?: (progress: LoadProgress) => void;
 }
 
@@ -52,6 +60,11 @@ export interface ModelRunner {
   readonly config: ModelConfig;
   /** KV blocks in the cache, as the budget allowed. */
   readonly kvBlocks: number;
+  /**
+   * Slots of the sliding-window layers' KV when the runner frees it behind the window (chunks then carry
+   * localBlockTable); undefined when those layers keep KV for every block.
+   */
+  readonly localKvBlocks?: number;
   readonly kvDtype: KvDtype;
   /**
    * Runs one forward pass over every chunk, appending their K/V to the cache, and returns the logits of the chunks
@@ -65,9 +78,10 @@ export interface ModelRunner {
   forwardSampled?(chunks: readonly SequenceChunk[]): Promise<SampledForward>;
   /**
    * Copies KV out of cached chains into a sequence (table `targetBlocks`), re-rotating keys by each copy's position
-   * delta; ordered before the next forward pass.
+   * delta; ordered before the next forward pass. `localSlot` maps a block to its sliding-window slot where the runner
+   * frees window KV (every copied position's block has one).
    */
-  copyKv(copies: readonly KvCopy[], targetBlocks: readonly number[]): void;
+  copyKv(copies: readonly KvCopy[], targetBlocks: readonly number[], localSlot?: (block: number) => number): void;
 }
 
 /**

@@ -13,6 +13,8 @@ export class OutOfKvBlocksError extends Error {
 export class BlockPool {
   private readonly refCounts: Uint32Array;
   private readonly freeList: number[] = [];
+  /** Called with each block that returns to the free list (sliding-window slots follow their blocks). */
+  onFree?: (id: number) => void;
 
   constructor(readonly capacity: number, readonly blockSize: number) {
     if (!Number.isInteger(capacity) || capacity <= 0) throw new RangeError(`KV block capacity must be a positive integer, got ${capacity}`);
@@ -42,7 +44,10 @@ export class BlockPool {
   /** Drops a reference; the block returns to the free list when none remain. */
   release(id: number): void {
     if (this.refCounts[id] === 0) throw new Error(`KV block ${id} released twice`);
-    if (--this.refCounts[id] === 0) this.freeList.push(id);
+    if (--this.refCounts[id] === 0) {
+      this.freeList.push(id);
+      this.onFree?.(id);
+    }
   }
 
   /** Current reference count of a block (0 = free). */

@@ -23,18 +23,18 @@ export const DEFAULT_KV_MEMORY_FRACTION = 0.4;
 
 /**
  * Blocks that fit the budget and the `roomBytes` the backend has left, at least `minimumBlocks` (one full context
- * for one sequence).
+ * for one sequence). `reservedBytes` of the budget are spoken for already (sliding-window layers' fixed slots).
  * @throws RangeError naming the bad field, or saying the budget cannot hold one full context.
  */
-export function kvBlocksForBudget(budget: KvBudget, blockBytes: number, roomBytes: number, minimumBlocks: number, freeBytes = freemem()): number {
+export function kvBlocksForBudget(budget: KvBudget, blockBytes: number, roomBytes: number, minimumBlocks: number, freeBytes = freemem(), reservedBytes = 0): number {
   if (budget.bytes !== undefined && budget.memoryFraction !== undefined) throw new RangeError("kvCache: give bytes or memoryFraction, not both");
   if (budget.bytes !== undefined && (!Number.isSafeInteger(budget.bytes) || budget.bytes <= 0)) {
     throw new RangeError(`kvCache.bytes must be a positive integer, got ${budget.bytes}`);
   }
   const fraction = budget.memoryFraction ?? DEFAULT_KV_MEMORY_FRACTION;
   if (!(fraction > 0 && fraction <= 1)) throw new RangeError(`kvCache.memoryFraction must be in (0, 1], got ${budget.memoryFraction}`);
-  const wanted = budget.bytes ?? Math.floor(freeBytes * fraction);
-  const blocks = Math.floor(Math.min(wanted, roomBytes) / blockBytes);
+  const wanted = (budget.bytes ?? Math.floor(freeBytes * fraction)) - reservedBytes;
+  const blocks = blockBytes > 0 ? Math.floor(Math.min(wanted, roomBytes) / blockBytes) : minimumBlocks;
   if (blocks < minimumBlocks) {
     const need = minimumBlocks * blockBytes;
     const limit = wanted <= roomBytes ? `the KV budget of ${wanted} bytes` : `the ${roomBytes} bytes of memory left after the weights`;

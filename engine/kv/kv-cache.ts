@@ -1,9 +1,12 @@
 // The KV cache manager: per-sequence block tables over the block pool, the prefix index (shared full blocks), and
 // the section-pruning reuse (KV copied, and re-rotated, out of a cached chain). It says what to copy; the engine
-// runs the copies on the model runner before the sequence's first forward pass.
+// runs the copies on the model runner before the sequence's first forward pass. With sliding-window layers whose KV
+// is freed (sliding-window.ts), it also holds each sequence's window of local-layer slots, and reuses a cached
+// prefix only up to a point whose window of local KV is still there.
 import { type BlockPool, OutOfKvBlocksError } from "./block-pool.js";
 import { type CachedBlock, PrefixIndex } from "./prefix-index.js";
 import { type SectionMatch, matchSections } from "./section-match.js";
+import type { SlidingWindowKv } from "./sliding-window.js";
 
 /** What the cache may reuse. */
 export interface KvCacheOptions {
@@ -46,6 +49,8 @@ export class SequenceKv {
   /** Copies to run before the next forward pass; their source blocks are pinned until then. */
   pendingCopies: KvCopy[] = [];
   pinned: number[] = [];
+  /** With freed sliding windows: blocks[localFrom..] hold local-layer slots for this sequence; earlier ones not. */
+  localFrom = 0;
 }
 
 /** Cache-wide counters for stats. */
@@ -66,10 +71,14 @@ export class KvCacheManager {
   private readonly sectionCaching: boolean;
   private readonly sectionThreshold: number;
 
-  constructor(readonly pool: BlockPool, options: KvCacheOptions = {}) {
+  /**
+   * @param window the local-layer slots when sliding-window layers free their KV behind the window. Section reuse is
+   *   off then: resuming after a relocated section would need the local KV of the window before it, which is gone.
+   */
+  constructor(readonly pool: BlockPool, options: KvCacheOptions = {}, readonly window?: SlidingWindowKv) {
     this.index = new PrefixIndex(pool);
     this.prefixCaching = options.prefixCaching ?? true;
-    this.sectionCaching = this.prefixCaching && (options.sectionCaching ?? true);
+    this.sectionCaching = this.prefixCaching && (options.sectionCaching ?? true) && window === undefined;
     this.sectionThreshold = options.sectionThreshold ?? 8;
     if (!Number.isInteger(this.sectionThreshold) || this.sectionThreshold < 0) {
       throw new RangeError(`sectionThreshold must be a non-negative integer, got ${options.sectionThreshold}`);
@@ -106,8 +115,9 @@ export class KvCacheManager {
         if (!best || reuse > best.match.prefixLength + best.match.suffixLength) best = { match, chain };
       }
     }
-    const prefixTokens = Math.min(pathTokens + (best?.match.prefixLength ?? 0), maxReuse);
+    let prefixTokens = Math.min(pathTokens + (best?.match.prefixLength ?? 0), maxReuse);
     const suffixTokens = best?.match.suffixLength ?? 0;
+    if (this.window) prefixTokens = this.resumablePrefix([...pathBlocks, ...(best?.chain.map((block) => block.blockId) ?? [])], prefixTokens);
     const shared = Math.min(path.length, Math.floor(prefixTokens / blockSize));
     const sourceBlocks = [...pathBlocks, ...(best?.chain.map((block) => block.blockId) ?? [])];
 
@@ -124,8 +134,23 @@ export class KvCacheManager {
     sequence.blocks.push(...pathBlocks.slice(0, shared));
     sequence.committedBlocks = shared;
     sequence.lastCommitted = shared > 0 ? path[shared - 1] : null;
+    if (this.window) {
+      // The shared blocks the first new position's window reaches, and the copies' sources, keep their local KV
+      // (resumablePrefix checked they have it).
+      sequence.localFrom = Math.min(Math.floor(this.window.firstVisible(reused) / blockSize), shared);
+      for (let i = sequence.localFrom; i < shared; i++) this.window.hold(sequence.blocks[i]);
+      for (const id of pinned) this.window.hold(id);
+    }
     if (!this.allocate(sequence, ownBlocks)) {
-      for (const id of pinned) this.pool.release(id);
+      for (const id of pinned) {
+        this.window?.unhold(id, true);
+        this.pool.release(id);
+      }
+      if (this.window) {
+        // What is shared alone may not leave a resumable window: start over.
+        this.release(sequence);
+        return { prefixTokens: 0, suffixTokens: 0 };
+      }
       return { prefixTokens: shared * blockSize, suffixTokens: 0 };
     }
     sequence.pendingCopies = copies;
@@ -144,7 +169,51 @@ export class KvCacheManager {
     const pinned = sequence.pinned;
     sequence.pendingCopies = [];
     sequence.pinned = [];
-    return { copies, done: () => { for (const id of pinned) this.pool.release(id); } };
+    return {
+      copies,
+      done: () => {
+        for (const id of pinned) {
+          this.window?.unhold(id, true);
+          this.pool.release(id);
+        }
+      },
+    };
+  }
+
+  /**
+   * Lets go of the local-layer slots of the sequence's blocks that no position from `next` on can see (a no-op without
+   * freed sliding windows). Call after each forward pass with the positions now computed. The window is kept from
+   * the last block boundary, not from `next`: a later prompt can then resume after the last full (cached) block.
+   */
+  trim(sequence: SequenceKv, next: number): void {
+    if (!this.window) return;
+    const firstVisible = this.window.firstVisible(Math.floor(next / this.blockSize) * this.blockSize);
+    while (sequence.localFrom < sequence.blocks.length && (sequence.localFrom + 1) * this.blockSize <= firstVisible) {
+      this.window.unhold(sequence.blocks[sequence.localFrom], false);
+      sequence.localFrom++;
+    }
+  }
+
+  /** The sequence's local-layer block table (-1 where its window no longer reaches); undefined without freed windows. */
+  localTable(sequence: SequenceKv): Int32Array | undefined {
+    return this.window?.table(sequence.blocks);
+  }
+
+  /**
+   * The longest reuse of at most `tokens` positions (of the chain `blocks`) after which computing can resume: the
+   * first new position's window must find every earlier position's local KV. Candidates are `tokens`, then block
+   * boundaries downwards; 0 always resumes.
+   */
+  private resumablePrefix(blocks: readonly number[], tokens: number): number {
+    const window = this.window!;
+    const blockSize = this.blockSize;
+    const resumable = (h: number) => {
+      for (let i = Math.floor(window.firstVisible(h) / blockSize); i * blockSize < h; i++) if (!window.has(blocks[i])) return false;
+      return true;
+    };
+    if (resumable(tokens)) return tokens;
+    for (let h = Math.floor((tokens - 1) / blockSize) * blockSize; h > 0; h -= blockSize) if (resumable(h)) return h;
+    return 0;
   }
 
   /** Registers the sequence's blocks that are full of computed KV: `tokens` of which the first `computed` are cached. */
@@ -158,10 +227,18 @@ export class KvCacheManager {
     }
   }
 
-  /** Returns every block of the sequence (cached ones stay in the index) and drops its pending copies. */
+  /**
+   * Returns every block of the sequence (cached ones stay in the index) and drops its pending copies. Local-layer slots
+   * of cached blocks stay with them (idle), so that a prompt continuing this one can resume at its end.
+   */
   release(sequence: SequenceKv): void {
+    if (this.window) {
+      for (let i = sequence.localFrom; i < sequence.blocks.length; i++) this.window.unhold(sequence.blocks[i], i < sequence.committedBlocks);
+      for (const id of sequence.pinned) this.window.unhold(id, true);
+    }
     for (const id of sequence.blocks) this.pool.release(id);
     for (const id of sequence.pinned) this.pool.release(id);
+    sequence.localFrom = 0;
     sequence.blocks.length = 0;
     sequence.committedBlocks = 0;
     sequence.lastCommitted = null;
@@ -187,13 +264,25 @@ export class KvCacheManager {
   private allocate(sequence: SequenceKv, count: number): boolean {
     if (count <= 0) return true;
     if (this.pool.freeCount < count) this.index.evict(count - this.pool.freeCount);
+    let blocks: number[];
     try {
-      sequence.blocks.push(...this.pool.allocate(count));
-      return true;
+      blocks = this.pool.allocate(count);
     } catch (error) {
       if (error instanceof OutOfKvBlocksError) return false;
       throw error;
     }
+    // New blocks get local-layer slots too (reclaiming idle ones); without enough, nothing is taken.
+    const window = this.window;
+    if (window) {
+      const held = blocks.findIndex((block) => !window.hold(block));
+      if (held >= 0) {
+        for (const block of blocks.slice(0, held)) window.unhold(block, false);
+        for (const block of blocks) this.pool.release(block);
+        return false;
+      }
+    }
+    sequence.blocks.push(...blocks);
+    return true;
   }
 }
 

@@ -18,7 +18,7 @@ export interface ModelConfigEntry {
   slugs?: { openai?: string[]; anthropic?: string[] };
   contextSize?: number;
   maxSequences?: number;
-  kvCache?: { bytes?: number; memoryFraction?: number; dtype?: "f32" | "f16" };
+  kvCache?: { bytes?: number; memoryFraction?: number; dtype?: "f32" | "f16"; keepWindowKv?: boolean };
   /** While requests decode, the longest a step may take (prefill is chunked to fit; default 200 ms). */
   stepTargetMs?: number;
   /** While interactive requests come in, how long a step of agent-run work may take (default 20 ms; 0: no limit). */
@@ -113,7 +113,7 @@ interface Shape {
   [field: string]: Rule | Shape;
 }
 
-const KV_CACHE: Shape = { bytes: integer(1), memoryFraction: number(0, 1, true), dtype: oneOf("f32", "f16") };
+const KV_CACHE: Shape = { bytes: integer(1), memoryFraction: number(0, 1, true), dtype: oneOf("f32", "f16"), keepWindowKv: boolean };
 const MODEL: Shape = {
   path: nonEmptyString,
   slugs: { openai: nonEmptyStrings, anthropic: nonEmptyStrings },

@@ -28,7 +28,7 @@ export class MemoryGroup<Buffer extends string> {
 
   /**
    * Allocates the buffers (`bufferBytes`, by name), the RoPE factors and each layer's K and V caches of
-   * `kvCacheBytes` bytes each. Call after the layers' weights are loaded into `runtime`.
+   * `kvCacheBytes(layer)` bytes each (model layer index). Call after the layers' weights are loaded into `runtime`.
    */
   constructor(
     readonly runtime: WasmRuntime,
@@ -37,14 +37,14 @@ export class MemoryGroup<Buffer extends string> {
     readonly layers: readonly LayerWeights[],
     bufferBytes: Record<Buffer, number>,
     ropeFreqFactors: Float32Array | null,
-    kvCacheBytes: number,
+    kvCacheBytes: (layer: number) => number,
   ) {
     this.buffers = Object.fromEntries(Object.entries<number>(bufferBytes).map(([name, bytes]) => [name, runtime.alloc(bytes)])) as Record<Buffer, number>;
     this.ropeFactors = ropeFreqFactors ? runtime.upload(ropeFreqFactors) : 0;
-    for (const layer of layers) {
-      layer.kCache = runtime.alloc(kvCacheBytes);
-      layer.vCache = runtime.alloc(kvCacheBytes);
-    }
+    layers.forEach((layer, i) => {
+      layer.kCache = runtime.alloc(kvCacheBytes(firstLayer + i));
+      layer.vCache = runtime.alloc(kvCacheBytes(firstLayer + i));
+    });
   }
 
   /** Whether model layer `index` lives here. */

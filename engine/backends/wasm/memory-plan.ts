@@ -33,6 +33,11 @@ export interface MemoryPlanInput {
   headBufferBytes: number;
   /** Bytes of one KV block (K and V) of one layer. */
   kvBlockBytesPerLayer: number;
+  /**
+   * Sliding-window layers whose KV is a fixed number of blocks (their window's slots), not the cache's block count;
+   * absent: every layer holds kvBlocks.
+   */
+  windowLayers?: { layers: ReadonlySet<number>; kvBlocks: number };
   /** KV blocks one full context needs: the least the cache may have. */
   minimumKvBlocks: number;
   /** KV blocks the budget asks for: the most the cache gets. */
@@ -64,6 +69,8 @@ export interface MemoryGroupPlan {
 export interface MemoryPlan {
   groups: MemoryGroupPlan[];
   kvBlocks: number;
+  /** The sliding-window layers with their fixed slots, as the input gave them. */
+  windowLayers?: { layers: ReadonlySet<number>; kvBlocks: number };
   /** The largest memory any group may grow to (each runtime's maximum). */
   maxMemoryBytes: number;
   /** Sum of the groups' bytes: what the model takes in RAM. */
@@ -139,7 +146,11 @@ export function planMemory(input: MemoryPlanInput): MemoryPlan {
       `the activation buffers alone need ${overhead} bytes (${describeBytes(overhead)}) in every memory, more than ${limit}: lower batchSize, maxSequences or contextSize`,
       overhead, maxMemoryBytes);
   }
-  const cost = (part: Part, kvBlocks: number) => part.bytes + (part.layer === undefined ? 0 : kvBlocks * input.kvBlockBytesPerLayer);
+  const windowed = input.windowLayers;
+  const cost = (part: Part, kvBlocks: number) => {
+    if (part.layer === undefined) return part.bytes;
+    return part.bytes + (windowed?.layers.has(part.layer) ? windowed.kvBlocks : kvBlocks) * input.kvBlockBytesPerLayer;
+  };
 
   const minimum = input.minimumKvBlocks;
   for (const part of parts) {
@@ -155,8 +166,9 @@ export function planMemory(input: MemoryPlanInput): MemoryPlan {
   }
   // Greedy packing of consecutive parts uses the fewest memories possible for a given cost per part.
   const fewest = pack(parts, (part) => cost(part, minimum), capacity, maxLayers);
-  const fixedBytes = fewest.length * input.memoryOverheadBytes + parts.reduce((sum, part) => sum + part.bytes, 0);
-  const kvBlockBytes = input.kvBlockBytesPerLayer * input.layerCount;
+  const windowKvBytes = windowed ? windowed.layers.size * windowed.kvBlocks * input.kvBlockBytesPerLayer : 0;
+  const fixedBytes = fewest.length * input.memoryOverheadBytes + parts.reduce((sum, part) => sum + part.bytes, 0) + windowKvBytes;
+  const kvBlockBytes = input.kvBlockBytesPerLayer * (input.layerCount - (windowed?.layers.size ?? 0));
   const leastBytes = fixedBytes + minimum * kvBlockBytes;
   if (leastBytes > input.availableBytes) {
     throw new ModelMemoryError(
@@ -191,7 +203,7 @@ export function planMemory(input: MemoryPlanInput): MemoryPlan {
       bytes: input.memoryOverheadBytes + run.reduce((sum, part) => sum + cost(part, kvBlocks), 0),
     };
   });
-  return { groups, kvBlocks, maxMemoryBytes, totalBytes: groups.reduce((sum, group) => sum + group.bytes, 0) };
+  return { groups, kvBlocks, windowLayers: windowed, maxMemoryBytes, totalBytes: groups.reduce((sum, group) => sum + group.bytes, 0) };
 }
 
 /** Splits `parts` in order into runs whose costs each fit `capacity`, starting a new run only when one is full. */

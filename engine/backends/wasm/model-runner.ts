@@ -5,6 +5,7 @@
 // larger than one WebAssembly memory (4 GiB) is spread over several, each holding a run of layers (memory-plan.ts).
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
+import { localKvSlots } from "../../kv/sliding-window.js";
 import { type ModelConfig, attentionTemperature, attentionWindow, layerRope, queryScale } from "../../model/config.js";
 import { GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
 import { f16ToF32 } from "../../../kernels/formats/f16.js";
@@ -24,6 +25,7 @@ const MATMUL_KERNELS: Partial<Record<GgmlType, string>> = {
   [GgmlType.Q8_0]: "matmul_q8_0", [GgmlType.Q4_0]: "matmul_q4_0",
   [GgmlType.Q4_1]: "matmul_q4_1", [GgmlType.Q5_0]: "matmul_q5_0", [GgmlType.Q5_1]: "matmul_q5_1",
   [GgmlType.Q4_K]: "matmul_q4_k", [GgmlType.Q5_K]: "matmul_q5_k", [GgmlType.Q6_K]: "matmul_q6_k",
+  [GgmlType.MXFP4]: "matmul_mxfp4",
 };
 const GET_ROWS_KERNELS: Partial<Record<GgmlType, string>> = {
   [GgmlType.F32]: "get_rows_f32", [GgmlType.F16]: "get_rows_f16", [GgmlType.BF16]: "get_rows_bf16",
@@ -32,7 +34,8 @@ const GET_ROWS_KERNELS: Partial<Record<GgmlType, string>> = {
   [GgmlType.Q4_K]: "get_rows_q4_k", [GgmlType.Q5_K]: "get_rows_q5_k", [GgmlType.Q6_K]: "get_rows_q6_k",
 };
 /**
- * Matrix types kept in their own type at load (every one has a matmul and a get_rows kernel), Q6_K widened to a byte
+ * Matrix types kept in their own type at load (every one has a matmul kernel, all but MXFP4 a get_rows kernel: an
+ * MXFP4 embedding is refused below, as llama.cpp never writes one), Q6_K widened to a byte
  * per quant: its kernels then read a group with one load instead of unpacking nibbles and bit pairs (1.4-1.9x
  * faster at one row, 1.7-1.9x batched, for 1.30x the bytes of those matrices).
  */
@@ -48,7 +51,7 @@ function kernelFor(kernels: Partial<Record<GgmlType, string>>, weight: Pick<Resi
 type ActivationFormat = "q8_0" | "q8_0_wide" | "q8_1" | "q8_k";
 const ACTIVATION_FORMATS: Partial<Record<GgmlType, ActivationFormat>> = {
   [GgmlType.Q8_0]: "q8_0", [GgmlType.Q4_0]: "q8_0", [GgmlType.Q5_0]: "q8_0", [GgmlType.Q4_1]: "q8_1", [GgmlType.Q5_1]: "q8_1",
-  [GgmlType.Q4_K]: "q8_k", [GgmlType.Q5_K]: "q8_k", [GgmlType.Q6_K]: "q8_k",
+  [GgmlType.Q4_K]: "q8_k", [GgmlType.Q5_K]: "q8_k", [GgmlType.Q6_K]: "q8_k", [GgmlType.MXFP4]: "q8_0",
 };
 
 /**
@@ -80,7 +83,7 @@ const ALIGNMENT_BYTES = 64;
 /** The activation buffers of a memory group, by name. */
 type BufferName =
   | "x" | "h" | "xq" | "xw" | "x1" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors"
-  | "copyTables" | "scratch" | "router" | "gathered" | "expertOut";
+  | "localBlockTables" | "localDescriptors" | "copyTables" | "scratch" | "router" | "gathered" | "expertOut";
 type Group = MemoryGroup<BufferName>;
 
 /** The activation formats the model's quantized matrices need (no quantized-activation buffer for the others). */
@@ -102,7 +105,7 @@ function activationFormatsOf(source: ModelSource): ReadonlySet<ActivationFormat>
  * quantized-activation buffer only for a format the model's matrices use.
  * NOTE: planning counts these same sizes, so allocate nothing per group that is not listed here.
  */
-function activationBufferBytes(source: ModelSource, options: RunnerOptions, head: boolean): Record<BufferName, number> {
+function activationBufferBytes(source: ModelSource, options: RunnerOptions, head: boolean, windowed: boolean): Record<BufferName, number> {
   const config = source.config;
   const formats = activationFormatsOf(source);
   const d = config.hidden_size;
@@ -131,6 +134,8 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, head
     positions: T * 4,
     blockTables: options.maxSequences * Math.ceil(options.maxContext / options.blockSize) * 4,
     descriptors: options.maxSequences * 4 * 4,
+    localBlockTables: windowed ? options.maxSequences * Math.ceil(options.maxContext / options.blockSize) * 4 : 0,
+    localDescriptors: windowed ? options.maxSequences * 4 * 4 : 0,
     copyTables: 2 * Math.ceil(options.maxContext / options.blockSize) * 4,
     // One scores row per (sequence, head), so that every pair can run in parallel.
     scratch: options.maxSequences * config.num_attention_heads * options.maxContext * 4,
@@ -138,6 +143,19 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, head
     gathered: moe ? T * d * 4 : 0,
     expertOut: moe ? T * d * 4 : 0,
   };
+}
+
+/**
+ * The sliding-window layers whose KV the runner frees behind the window, and the slots their caches hold (enough for
+ * every sequence's window, see localKvSlots); undefined when every layer keeps KV for every block: the model has no
+ * window, `keepWindowKv` asks for it, or the slots would be no fewer than the `budgetBlocks` every layer would get.
+ */
+function windowLayersOf(config: ModelConfig, options: RunnerOptions, budgetBlocks: number): { layers: ReadonlySet<number>; kvBlocks: number } | undefined {
+  if (options.kvCache.keepWindowKv || config.sliding_window === undefined) return undefined;
+  const layers = new Set(Array.from({ length: config.num_hidden_layers }, (_, i) => i).filter((i) => attentionWindow(config, i) > 0));
+  if (layers.size === 0) return undefined;
+  const kvBlocks = localKvSlots(config.sliding_window, options.blockSize, options.maxSequences, options.maxBatchTokens);
+  return kvBlocks < budgetBlocks ? { layers, kvBlocks } : undefined;
 }
 
 /**
@@ -195,6 +213,10 @@ export class WasmModelRunner implements ModelRunner {
   private readonly queryScale: number | undefined;
   /** KV blocks in the cache, as the budget allowed. */
   readonly kvBlocks: number;
+  /** Slots of the sliding-window layers' caches when their KV is freed behind the window. */
+  readonly localKvBlocks: number | undefined;
+  /** The layers whose KV lives in those slots (empty when none is freed). */
+  private readonly windowLayers: ReadonlySet<number>;
   readonly kvDtype: KvDtype;
   private readonly kernels: { store: string; attention: string; shift: string };
 
@@ -222,17 +244,26 @@ export class WasmModelRunner implements ModelRunner {
     if (kvDtype !== "f32" && kvDtype !== "f16") throw new RangeError(`kvCache.dtype must be "f32" or "f16", got ${JSON.stringify(kvDtype)}`);
     const kvDim = config.num_key_value_heads * config.head_dim;
     const minimumKvBlocks = Math.ceil(options.maxContext / options.blockSize);
-    // The budget alone (validated, and at least one full context); room is the plan's to decide.
-    const budgetKvBlocks = kvBlocksForBudget(options.kvCache, kvBlockBytes(config.num_hidden_layers, kvDim, options.blockSize, kvDtype), Infinity, minimumKvBlocks);
-    const buffers = Object.values<number>(activationBufferBytes(source, options, false));
+    // The budget alone (validated, and at least one full context); room is the plan's to decide. Freed sliding-window
+    // layers take their fixed slots out of it; the blocks pay for the other layers only.
+    const allLayersBlocks = kvBlocksForBudget(options.kvCache, kvBlockBytes(config.num_hidden_layers, kvDim, options.blockSize, kvDtype), Infinity, minimumKvBlocks);
+    const windowed = windowLayersOf(config, options, allLayersBlocks);
+    const fullLayers = config.num_hidden_layers - (windowed?.layers.size ?? 0);
+    const windowBytes = windowed ? kvBlockBytes(windowed.layers.size, kvDim, options.blockSize, kvDtype) * windowed.kvBlocks : 0;
+    // With every layer windowed, blocks cost nothing but table entries: room for every sequence's full context.
+    const budgetKvBlocks = fullLayers === 0
+      ? options.maxSequences * minimumKvBlocks
+      : kvBlocksForBudget(options.kvCache, kvBlockBytes(fullLayers, kvDim, options.blockSize, kvDtype), Infinity, minimumKvBlocks, undefined, windowBytes);
+    const buffers = Object.values<number>(activationBufferBytes(source, options, false, windowed !== undefined));
     const ropeBytes = source.ropeFreqFactors ? source.ropeFreqFactors.byteLength + ALIGNMENT_BYTES : 0;
     return planMemory({
       tensors: [...source.tensors.values()].map((tensor) => ({ name: tensor.name, bytes: residentBytes(tensor, WASM_WEIGHT_STORAGE) + ALIGNMENT_BYTES })),
       layerCount: config.num_hidden_layers,
       tiedEmbedding: !source.tensors.has("output.weight"),
       memoryOverheadBytes: RESERVED_LOW_BYTES + buffers.reduce((sum, bytes) => sum + bytes + ALIGNMENT_BYTES, 0) + ropeBytes + MEMORY_HEADROOM_BYTES,
-      headBufferBytes: activationBufferBytes(source, options, true).logits + ALIGNMENT_BYTES,
+      headBufferBytes: activationBufferBytes(source, options, true, windowed !== undefined).logits + ALIGNMENT_BYTES,
       kvBlockBytesPerLayer: kvBlockBytes(1, kvDim, options.blockSize, kvDtype),
+      windowLayers: windowed,
       minimumKvBlocks,
       budgetKvBlocks,
       availableBytes: availableMemoryBytes(),
@@ -293,13 +324,17 @@ export class WasmModelRunner implements ModelRunner {
     this.yarns = ropes.map((rope) => rope.yarn);
     this.queryScale = queryScale(config);
 
-    // The KV cache: the same block count in every layer, as many as the plan found room for.
+    // The KV cache: as many blocks as the plan found room for in every layer, but the freed sliding-window layers' slots.
     this.kvDtype = options.kvCache.dtype ?? "f32";
     this.kvBlocks = plan.kvBlocks;
-    const kvCacheBytes = (kvBlockBytes(1, kvDim, options.blockSize, this.kvDtype) / 2) * this.kvBlocks;
+    const windowed = plan.windowLayers;
+    this.localKvBlocks = windowed?.kvBlocks;
+    this.windowLayers = windowed?.layers ?? new Set();
+    const cacheBytesPerBlock = kvBlockBytes(1, kvDim, options.blockSize, this.kvDtype) / 2;
+    const kvCacheBytes = (layer: number) => cacheBytesPerBlock * (this.windowLayers.has(layer) ? windowed!.kvBlocks : this.kvBlocks);
     this.groups = plan.groups.map((group, g) => {
       const layers = Array.from({ length: group.layerCount }, (_, i) => ({ ...layerTensors(config, group.firstLayer + i, placer), kCache: 0, vCache: 0 }));
-      return new MemoryGroup(runtimes[g], group.firstLayer, layers, activationBufferBytes(source, options, group.head), source.ropeFreqFactors, kvCacheBytes);
+      return new MemoryGroup(runtimes[g], group.firstLayer, layers, activationBufferBytes(source, options, group.head, windowed !== undefined), source.ropeFreqFactors, kvCacheBytes);
     });
     this.embeddingGroup = this.groups[plan.groups.findIndex((group) => group.embedding)];
     this.headGroup = this.groups[plan.groups.findIndex((group) => group.head)];
@@ -388,13 +423,19 @@ export class WasmModelRunner implements ModelRunner {
       }
       const table = runtime.i32(b.blockTables + s * blocksPerSequence * 4, blocksPerSequence);
       for (let i = 0; i < chunk.blockTable.length; i++) table[i] = chunk.blockTable[i];
+      if (this.localKvBlocks === undefined) return;
+      if (!chunk.localBlockTable) throw new RangeError("this runner frees sliding-window KV: every chunk needs its localBlockTable");
+      const local = runtime.i32(b.localBlockTables + s * blocksPerSequence * 4, blocksPerSequence);
+      for (let i = 0; i < chunk.localBlockTable.length; i++) local[i] = chunk.localBlockTable[i];
     });
 
     // Attention descriptors: [first row, rows, block table pointer, positions pointer] per chunk.
     const descriptors = runtime.i32(b.descriptors, chunks.length * 4);
+    const localDescriptors = this.localKvBlocks === undefined ? undefined : runtime.i32(b.localDescriptors, chunks.length * 4);
     let firstRow = 0;
     chunks.forEach((chunk, s) => {
       descriptors.set([firstRow, chunk.tokens.length, b.blockTables + s * blocksPerSequence * 4, b.positions + firstRow * 4], s * 4);
+      localDescriptors?.set([firstRow, chunk.tokens.length, b.localBlockTables + s * blocksPerSequence * 4, b.positions + firstRow * 4], s * 4);
       firstRow += chunk.tokens.length;
     });
   }
@@ -428,15 +469,17 @@ export class WasmModelRunner implements ModelRunner {
     group.rows("rope_neox", [b.k, rope[0], rope[1], T, kvHeads, headDim, config.rotary_dim, ...ropeScaling], T, kvDim);
     if (this.queryScale !== undefined) group.elementwise("scale", [b.q, this.queryScale, b.q], T * qDim);
     if (config.attention_temperature) this.temperQueries(group, T, qDim);
+    // A freed sliding-window layer reads and writes its own slots, through the chunks' local tables.
+    const local = this.windowLayers.has(index);
     let first = 0;
     chunks.forEach((chunk, s) => {
-      const table = b.blockTables + s * blocksPerSequence * 4;
+      const table = (local ? b.localBlockTables : b.blockTables) + s * blocksPerSequence * 4;
       runtime.call(this.kernels.store, b.k + first * kvDim * 4, b.v + first * kvDim * 4, layer.kCache, layer.vCache, table, b.positions + first * 4, chunk.tokens.length, kvDim, options.blockSize);
       first += chunk.tokens.length;
     });
     // Split over (chunk, head) pairs in whole kv-head groups, so that heads sharing K/V read it once.
     runtime.parallel(this.kernels.attention, [
-      b.descriptors, b.q, layer.kCache, layer.vCache, b.attention, b.scratch,
+      local ? b.localDescriptors : b.descriptors, b.q, layer.kCache, layer.vCache, b.attention, b.scratch,
       heads, kvHeads, headDim, options.blockSize, this.scoreScale, scoresStride, attentionWindow(config, index), layer.sinks?.pointer ?? 0,
     ], chunks.length * heads, heads / kvHeads);
     this.linear(group, new LinearInput(b.attention, T, qDim, b), layer.output, b.h, layer.outputBias);
@@ -482,23 +525,36 @@ export class WasmModelRunner implements ModelRunner {
    * delta: what prefix reuse of a partial block and section reuse need. NOTE: sources and targets never share a block.
    * Block ids are the same in every memory: each group copies its own layers' share.
    */
-  copyKv(copies: readonly KvCopy[], targetBlocks: readonly number[]): void {
+  copyKv(copies: readonly KvCopy[], targetBlocks: readonly number[], localSlot?: (block: number) => number): void {
     if (copies.length === 0) return;
     const { options, config } = this;
     const blocksPerSequence = Math.ceil(options.maxContext / options.blockSize);
     const kvDim = config.num_key_value_heads * config.head_dim;
     const rowBytes = kvDim * (this.kvDtype === "f16" ? 2 : 4);
     checkKvCopies(copies, targetBlocks, options.blockSize);
+    if (this.localKvBlocks !== undefined && !localSlot) throw new RangeError("this runner frees sliding-window KV: copyKv needs localSlot");
+    // The full layers copy through the block tables, the freed sliding-window layers through their slots.
+    for (const local of [false, true]) {
+      if (local && this.windowLayers.size === 0) continue;
+      const slots = (blocks: readonly number[]) => (local ? blocks.map((block) => localSlot!(block)) : blocks);
+      this.copyLayersKv(copies, slots, targetBlocks, (index) => this.windowLayers.has(index) === local, rowBytes, blocksPerSequence);
+    }
+  }
+
+  /** copyKv for the layers `selected` picks, reading tables through `tableOf`. */
+  private copyLayersKv(copies: readonly KvCopy[], tableOf: (blocks: readonly number[]) => readonly number[], targetBlocks: readonly number[], selected: (layer: number) => boolean, rowBytes: number, blocksPerSequence: number): void {
+    const { options, config } = this;
     for (const group of this.groups) {
-      if (group.layers.length === 0) continue;
+      if (!group.layers.some((_, i) => selected(group.firstLayer + i))) continue;
       const runtime = group.runtime;
       const source = group.buffers.copyTables;
       const target = source + blocksPerSequence * 4;
-      runtime.i32(target, targetBlocks.length).set(targetBlocks);
+      runtime.i32(target, targetBlocks.length).set(tableOf(targetBlocks));
       for (const copy of copies) {
-        runtime.i32(source, copy.sourceBlocks.length).set(copy.sourceBlocks);
+        runtime.i32(source, copy.sourceBlocks.length).set(tableOf(copy.sourceBlocks));
         const delta = copy.targetStart - copy.sourceStart;
         group.layers.forEach((layer, i) => {
+          if (!selected(group.firstLayer + i)) return;
           runtime.call("kv_copy", layer.kCache, layer.vCache, source, copy.sourceStart, target, copy.targetStart, rowBytes, options.blockSize, 0, copy.count);
           if (delta !== 0) {
             const index = group.firstLayer + i;
@@ -515,7 +571,8 @@ export class WasmModelRunner implements ModelRunner {
 
   /**
    * Reads back the cached K and V of `count` positions from `start` of one layer through a block table, as f32
-   * [count, kvHeads * headDim] (for tests and debugging: this copies out of the cache).
+   * [count, kvHeads * headDim] (for tests and debugging: this copies out of the cache). A freed sliding-window layer
+   * (see localKvBlocks) reads through the local table the chunks carry.
    */
   readKv(layer: number, blockTable: readonly number[], start: number, count: number): { k: Float32Array; v: Float32Array } {
     const { options, config } = this;
