@@ -171,3 +171,33 @@ describe("the same model as GGUF and as a Hugging Face directory", () => {
     }, 120_000);
   }
 });
+
+/**
+ * gpt-oss: attention sinks, biases everywhere, YaRN (factor 32 from 4096), a window of 8 on the even layers, 8
+ * experts with softmax-weight routing and swiglu_oai; MXFP4 is llama.cpp's MXFP4_MOE (MXFP4 experts, Q8_0 elsewhere).
+ * The last prompt is harmony's chat format.
+ */
+for (const dtype of ["f32", "q8_0", "q4_k_m", "mxfp4"] as const) {
+  describe(`tiny-gpt-oss ${dtype} against llama.cpp`, () => {
+    it("gives identical greedy tokens for 32 tokens on 5 prompts, most past the sliding window", async () => {
+      const path = await ensureTestModel("tiny-gpt-oss", "gguf", dtype);
+      const prompts = [...PROMPTS, GEMMA_PROMPTS[3]!, "<|start|>user<|message|>What is the capital of France?<|end|><|start|>assistant"];
+      await expectSameGreedy(path, prompts, 32, dtype === "q4_k_m" ? K_QUANT_NEAR_TIE : NEAR_TIE);
+    }, 300_000);
+  });
+}
+
+/**
+ * Mistral 3 (Ministral 3): Llama with YaRN and the attention temperature; tiny-mistral's original context is 64, so
+ * both act within these prompts' 32 generated tokens. Q/K rows come permuted, as for Llama. Q8_0 parts from llama.cpp
+ * once, on the first prompt at token 27, on a near-tie.
+ */
+for (const dtype of ["f32", "q8_0", "q4_k_m"] as const) {
+  describe(`tiny-mistral ${dtype} against llama.cpp`, () => {
+    it("gives identical greedy tokens for 32 tokens on 5 prompts", async () => {
+      const path = await ensureTestModel("tiny-mistral", "gguf", dtype);
+      const prompts = [...PROMPTS, GEMMA_PROMPTS[3]!, "[INST]What is the capital of France?[/INST]"];
+      await expectSameGreedy(path, prompts, 32, dtype === "f32" ? NEAR_TIE : K_QUANT_NEAR_TIE);
+    }, 300_000);
+  });
+}
