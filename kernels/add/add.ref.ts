@@ -15,3 +15,8 @@ export function scaleRef(a: Float32Array, s: number): Float32Array {
   const sf = Math.fround(s);
   return Float32Array.from(a, (v) => v * sf);
 }
+
+/** Row r of x [rows, width] times factors[r] (the factors are f32 already). */
+export function scaleRowsRef(x: Float32Array, factors: Float32Array, width: number): Float32Array {
+  return Float32Array.from(x, (v, i) => v * factors[Math.floor(i / width)]);
+}

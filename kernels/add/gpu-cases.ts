@@ -1,9 +1,10 @@
 // WebGPU cases for the add: residual adds below, at and past a workgroup and one that folds the grid into y, and
-// bias adds broadcast over rows; and for the scale (Gemma's embedding and query scales).
+// bias adds broadcast over rows; and for the scale (Gemma's embedding and query scales) and the per-row scale
+// (Mistral 3's attention temperature).
 import { grid } from "../webgpu/shaders.js";
 import { randomF32 } from "../case.js";
 import type { GpuKernelCase } from "../gpu-case.js";
-import { addRef, scaleRef } from "./add.ref.js";
+import { addRef, scaleRef, scaleRowsRef } from "./add.ref.js";
 
 function addCase(count: number, period = count): GpuKernelCase {
   return {
@@ -42,8 +43,27 @@ function scaleCase(count: number, scale: number): GpuKernelCase {
   };
 }
 
+function scaleRowsCase(rows: number, width: number): GpuKernelCase {
+  return {
+    name: `scale_rows rows=${rows} width=${width}`,
+    tolerance: 0, // one correctly rounded f32 multiplication per element
+    build() {
+      const x = randomF32(rows * width, rows + width, 3);
+      const factors = Float32Array.from({ length: rows }, (_, r) => 1 + 0.1 * Math.log(r + 1));
+      return {
+        shader: { op: "add", file: "scale_rows" },
+        bindings: [{ name: "x", contents: x }, { name: "factors", contents: factors }],
+        params: [["u32", rows], ["u32", width]],
+        workgroups: grid(rows * width, 256),
+        expected: { x: scaleRowsRef(x, factors, width) },
+      };
+    },
+  };
+}
+
 export const cases: GpuKernelCase[] = [
   ...[1, 255, 256, 1000, 576 * 7, 65535 * 256 + 3].map((count) => addCase(count)),
   addCase(7 * 13, 13), addCase(5 * 896, 896),
   scaleCase(1000, Math.sqrt(1152)), scaleCase(65535 * 256 + 3, 0.0625),
+  scaleRowsCase(1, 64), scaleRowsCase(7, 96), scaleRowsCase(300, 1024),
 ];

@@ -2,6 +2,7 @@
 // block scales (34-byte blocks are not 4-byte aligned, and f32 scales spare the kernels an f16 conversion), and the
 // RoPE rotation table.
 import { f16ToF32 } from "../formats/f16.js";
+import { NO_YARN, type YarnConstants, yarnAngle } from "../rope-frequencies.js";
 
 /** A block-quantized tensor in the GPU layout: its quant bytes packed into words, one f32 scale per block. */
 export interface SplitBlocks {
@@ -37,19 +38,22 @@ export function splitQ4_0(bytes: Uint8Array, blocks: number): SplitBlocks {
 /**
  * (cos, sin) of every RoPE angle: [positions][rotaryDim / 2] pairs, computed as the reference does (the angle
  * iterated in f32 as position * thetaScale^i, divided by the frequency factor when there is one, times freqScale
- * (linear scaling); cos and sin of that f32 angle, rounded to f32), so GPU rotations equal the reference's without
- * GPU sin/cos approximations.
+ * (linear scaling), or with YaRN mixed between that and the unscaled angle as ggml's rope_yarn does; cos and sin of
+ * that f32 angle, rounded to f32, then times YaRN's mscale), so GPU rotations equal the reference's without GPU
+ * sin/cos approximations.
+ * NOTE: with an mscale other than 1 the table scales as well as turns: re-rotating cached keys (kv_copy.wgsl) needs a
+ * table of the same angles with mscale 1.
  */
-export function ropeRotations(positions: number, rotaryDim: number, thetaScale: number, freqFactors?: Float32Array, freqScale = 1): Float32Array {
+export function ropeRotations(positions: number, rotaryDim: number, thetaScale: number, freqFactors?: Float32Array, freqScale = 1, yarn: YarnConstants = NO_YARN): Float32Array {
   const f = Math.fround;
   const half = rotaryDim / 2;
   const table = new Float32Array(positions * half * 2);
   for (let p = 0; p < positions; p++) {
     let theta = f(p);
     for (let i = 0; i < half; i++) {
-      const angle = f(f(freqScale) * (freqFactors ? f(theta / freqFactors[i]) : theta));
-      table[(p * half + i) * 2] = Math.cos(angle);
-      table[(p * half + i) * 2 + 1] = Math.sin(angle);
+      const angle = yarnAngle(freqFactors ? f(theta / freqFactors[i]) : theta, freqScale, i, yarn);
+      table[(p * half + i) * 2] = f(f(Math.cos(angle)) * yarn.mscale);
+      table[(p * half + i) * 2 + 1] = f(f(Math.sin(angle)) * yarn.mscale);
       theta = f(theta * thetaScale);
     }
   }

@@ -1,14 +1,15 @@
 // Runs the transformer forward pass on WGSL kernels through WebGPU: the same config-driven definition as the
-// WebAssembly runner (Llama, Qwen2 q/k/v bias, Qwen3 q/k norm, Llama 3 RoPE factors) over the same paged KV cache,
-// for a batch of sequence chunks. Weights are uploaded once; a step is one command buffer of dispatches whose
-// parameters go up in one write, with pipelines and bind groups cached; only the logits that were asked for come back.
+// WebAssembly runner (Llama, Qwen2 q/k/v bias, Qwen3 q/k norm, Llama 3 RoPE factors, Gemma 3, Mistral 3's YaRN and
+// attention temperature) over the same paged KV cache, for a batch of sequence chunks. Weights are uploaded once; a
+// step is one command buffer of dispatches whose parameters go up in one write, with pipelines and bind groups cached;
+// only the logits that were asked for come back.
 import { GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
 import { ModelFileError } from "../../model/errors.js";
 import { webGpuUnsupported, webGpuUnsupportedTensor } from "./architectures.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
-import { type ModelConfig, attentionWindow, layerRope, queryScale } from "../../model/config.js";
-import { ropeThetaScale } from "../../../kernels/rope-frequencies.js";
+import { type ModelConfig, attentionTemperature, attentionWindow, layerRope, queryScale } from "../../model/config.js";
+import { type YarnConstants, ropeThetaScale } from "../../../kernels/rope-frequencies.js";
 import type { ModelSource } from "../../model/source.js";
 import { type LayerTensors, layerTensors } from "../layer-tensors.js";
 import { type ModelRunner, type RunnerOptions, type SampledForward, type SequenceChunk, checkBatch, checkKvCopies } from "../runner.js";
@@ -55,7 +56,7 @@ interface GpuLayer extends LayerTensors<GpuWeight, GPUBuffer> {
 
 type Activation = "x" | "h" | "q" | "k" | "v" | "qNormed" | "kNormed" | "attention" | "gate" | "up" | "gathered" | "logits" | "postNormed"
   | "xQuants" | "xScales" | "ids" | "positions" | "rowTables" | "blockTables" | "gatherIds" | "copySource" | "copyTarget"
-  | "sampling" | "sampledTokens" | "attentionPartials";
+  | "sampling" | "sampledTokens" | "attentionPartials" | "queryFactors";
 
 /** Bytes of one row's settings for sample.wgsl (its RowSampling struct). */
 const ROW_SAMPLING_BYTES = 24;
@@ -65,6 +66,7 @@ const SHADERS = {
   siluMul: { op: "silu_mul" },
   geluMul: { op: "gelu_mul" },
   scale: { op: "add", file: "scale" },
+  scaleRows: { op: "add", file: "scale_rows" },
   rmsnorm: { op: "rmsnorm" },
   rope: { op: "rope_neox" },
   quantize: { op: "quantize_q8_0" },
@@ -159,6 +161,11 @@ export class WebGpuModelRunner implements ModelRunner {
   private outputWeight!: GpuWeight;
   /** Per layer, its RoPE (cos, sin) table: Gemma 3's sliding-window and global layers differ; the others share one. */
   private rotations: GPUBuffer[] = [];
+  /**
+   * Per layer, the table that re-rotates cached keys (kv_copy.wgsl): the RoPE table itself, except where YaRN's mscale
+   * scales cos and sin (a shift must only turn keys that were scaled once already), then the same angles with mscale 1.
+   */
+  private shiftRotations: GPUBuffer[] = [];
   private readback!: GPUBuffer;
   private tokenReadback!: GPUBuffer;
   /** Staging for the sampled rows' settings, written with one queue write per step. */
@@ -267,16 +274,18 @@ export class WebGpuModelRunner implements ModelRunner {
     this.layers = Array.from({ length: config.num_hidden_layers }, (_, i) => ({ ...layerTensors(config, i, placer), kCache: undefined as never, vCache: undefined as never }));
     // Sliding-window layers (Gemma 3) have their own base and no linear scaling; one table per distinct setting.
     const tables = new Map<string, GPUBuffer>();
-    this.rotations = this.layers.map((_, index) => {
-      const { base, freqScale } = layerRope(config, index);
-      const key = `${base}/${freqScale}`;
-      let table = tables.get(key);
-      if (!table) {
-        const rotations = ropeRotations(this.options.maxContext, config.rotary_dim, ropeThetaScale(base, config.rotary_dim), this.source.ropeFreqFactors ?? undefined, freqScale);
-        tables.set(key, (table = this.uploadBytes(`rope rotations (base ${base}, scale ${freqScale})`, rotations)));
+    const table = (base: number, freqScale: number, yarn: YarnConstants): GPUBuffer => {
+      const key = JSON.stringify([base, freqScale, yarn]);
+      let buffer = tables.get(key);
+      if (!buffer) {
+        const rotations = ropeRotations(this.options.maxContext, config.rotary_dim, ropeThetaScale(base, config.rotary_dim), this.source.ropeFreqFactors ?? undefined, freqScale, yarn);
+        tables.set(key, (buffer = this.uploadBytes(`rope rotations (base ${base}, scale ${freqScale}${yarn.extFactor ? `, yarn mscale ${yarn.mscale}` : ""})`, rotations)));
       }
-      return table;
-    });
+      return buffer;
+    };
+    const ropes = this.layers.map((_, index) => layerRope(config, index));
+    this.rotations = ropes.map(({ base, freqScale, yarn }) => table(base, freqScale, yarn));
+    this.shiftRotations = ropes.map(({ base, freqScale, yarn }) => table(base, freqScale, { ...yarn, mscale: 1 }));
   }
 
   private uploadWeight(tensor: PlacedTensor): GpuWeight {
@@ -344,6 +353,7 @@ export class WebGpuModelRunner implements ModelRunner {
     f32("sampling", (maxSequences * ROW_SAMPLING_BYTES) / 4);
     f32("attentionPartials", Math.ceil(SPLIT_BELOW_WORKGROUPS / config.num_attention_heads) * config.num_attention_heads * MAX_SPLITS * (config.head_dim + 2));
     f32("sampledTokens", maxSequences);
+    f32("queryFactors", config.attention_temperature ? T : 1);
     this.readback = this.buffer("logits readback", maxSequences * config.vocab_size * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
     this.tokenReadback = this.buffer("sampled tokens readback", maxSequences * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
     this.samplingStaging = new DataView(new ArrayBuffer(maxSequences * ROW_SAMPLING_BYTES));
@@ -358,10 +368,10 @@ export class WebGpuModelRunner implements ModelRunner {
       layer.kCache = this.buffer(`layer ${i} K cache`, this.kvBlocks * blockSize * kvDim * valueBytes);
       layer.vCache = this.buffer(`layer ${i} V cache`, this.kvBlocks * blockSize * kvDim * valueBytes);
     }
-    // Dispatches per step: at most 25 per layer and the embedding and logits around them, plus one per extra part
+    // Dispatches per step: at most 26 per layer and the embedding and logits around them, plus one per extra part
     // of a split weight.
     const extraParts = this.weights().reduce((sum, weight) => sum + weight.parts.length - 1, 0);
-    this.encoder = new StepEncoder(this.device, 25 * config.num_hidden_layers + 16 + extraParts);
+    this.encoder = new StepEncoder(this.device, 26 * config.num_hidden_layers + 16 + extraParts);
     this.owned.push(this.encoder.params);
   }
 
@@ -386,6 +396,12 @@ export class WebGpuModelRunner implements ModelRunner {
 
   private pipeline(shader: ShaderRef): GPUComputePipeline {
     return this.pipelines.get(shaderKey(shader))!;
+  }
+
+  /** The attention's score scale: the file's, 1 where queries were scaled (Gemma), else head_dim^-1/2. */
+  private get scoreScale(): number {
+    const config = this.config;
+    return config.attention_scale ?? (queryScale(config) === undefined ? 1 / Math.sqrt(config.head_dim) : 1);
   }
 
   /** Every chunk that wants logits gets them (deviceSampling is ignored). */
@@ -435,6 +451,7 @@ export class WebGpuModelRunner implements ModelRunner {
     queue.writeBuffer(b.rowTables, 0, rowTables);
     queue.writeBuffer(b.blockTables, 0, tables);
     if (gather.length > 0) queue.writeBuffer(b.gatherIds, 0, Int32Array.from(gather));
+    if (config.attention_temperature) queue.writeBuffer(b.queryFactors, 0, Float32Array.from(positions, (position) => attentionTemperature(config, position)));
 
     const step = this.encoder.begin();
     const eps = config.rms_norm_eps;
@@ -465,10 +482,12 @@ export class WebGpuModelRunner implements ModelRunner {
           [["u32", T], ["u32", count], ["u32", headDim], ["u32", config.rotary_dim]], grid(T * count * (config.rotary_dim / 2), 256));
       }
       if (queries !== undefined) this.scale(step, q, T * qDim, queries);
+      // Mistral 3: each query row times its position's temperature (1 below the floor scale).
+      if (config.attention_temperature) step.dispatch(this.pipeline(SHADERS.scaleRows), [q, b.queryFactors], [["u32", T], ["u32", qDim]], grid(T * qDim, 256));
       step.dispatch(this.pipeline(this.kv.kvStore), [k, b.v, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions],
         [["u32", T], ["u32", kvDim], ["u32", options.blockSize]], grid((T * kvDim) / this.kvPerWord, 256));
       step.dispatch(this.pipeline(this.kv.attention), [q, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions, b.attention, b.attentionPartials],
-        [["u32", heads], ["u32", kvHeads], ["u32", headDim], ["u32", options.blockSize], ["f32", queries === undefined ? 1 / Math.sqrt(headDim) : 1],
+        [["u32", heads], ["u32", kvHeads], ["u32", headDim], ["u32", options.blockSize], ["f32", this.scoreScale],
           ["u32", splits], ["u32", splitKeys], ["u32", attentionWindow(config, index)]],
         [heads * splits, T]);
       if (splits > 1) {
@@ -556,7 +575,7 @@ export class WebGpuModelRunner implements ModelRunner {
       const step = this.encoder.begin();
       const kvDim = config.num_key_value_heads * config.head_dim;
       for (const [index, layer] of this.layers.entries()) {
-        step.dispatch(this.pipeline(this.kv.kvCopy), [layer.kCache, layer.vCache, b.copySource, b.copyTarget, this.rotations[index]!], [
+        step.dispatch(this.pipeline(this.kv.kvCopy), [layer.kCache, layer.vCache, b.copySource, b.copyTarget, this.shiftRotations[index]!], [
           ["u32", copy.count], ["u32", config.num_key_value_heads], ["u32", config.head_dim], ["u32", config.rotary_dim], ["u32", options.blockSize],
           ["u32", copy.sourceStart], ["u32", copy.targetStart], ["i32", copy.targetStart - copy.sourceStart],
         ], grid((copy.count * kvDim) / this.kvPerWord, 256));

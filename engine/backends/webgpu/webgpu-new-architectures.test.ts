@@ -1,0 +1,74 @@
+// The architectures the WebGPU runner took on after the first four, against the WebAssembly backend on the same file:
+// Mistral 3 (YaRN RoPE, attention temperature on the queries past its floor scale), greedy tokens equal; and KV
+// relocated by a position delta (kv_copy.wgsl re-rotating keys with the YaRN table) gives the same logits.
+// Runs on any adapter (Mesa's lavapipe in CI); without one each test skips with the reason in its title, except under
+// CI=true, where it fails.
+import { describe, expect, it } from "vitest";
+import { ensureTestModel } from "../../../scripts/test-models.js";
+import { generate } from "../../generate.js";
+import { type LoadOptions, type LoadedModel, loadModel } from "../../load.js";
+import { failIfMissing, skipOutsideCi, titled } from "../../testing/fixtures.js";
+import { gpuUnavailable } from "../../../kernels/webgpu/gpu.js";
+import type { ModelRunner, SequenceChunk } from "../runner.js";
+
+const unavailable = await gpuUnavailable();
+
+const LOAD: LoadOptions = { contextSize: 256, threads: 2, maxSequences: 4, batchSize: 128, kvCache: { bytes: 8 * 1024 * 1024 } };
+
+async function greedyTokens(model: LoadedModel, prompt: number[], count: number): Promise<number[]> {
+  for await (const event of generate(model, prompt, { maxTokens: count, sampling: { temperature: 0 }, ignoreEndOfGeneration: true })) {
+    if (event.type === "done") return event.tokens;
+  }
+  throw new Error("no done event");
+}
+
+/** Both backends on one file; disposed after the block. */
+function onBothBackends(label: string, path: () => Promise<string>, body: (wasm: LoadedModel, gpu: LoadedModel) => Promise<void>) {
+  it.skipIf(skipOutsideCi(unavailable))(titled(label, unavailable), async () => {
+    failIfMissing(unavailable);
+    const file = await path();
+    const wasm = await loadModel(file, { ...LOAD, backend: "wasm" });
+    const gpu = await loadModel(file, { ...LOAD, backend: "webgpu" });
+    try {
+      expect(gpu.backend).toBe("webgpu");
+      await body(wasm, gpu);
+    } finally {
+      await wasm.dispose();
+      await gpu.dispose();
+    }
+  }, 300_000);
+}
+
+/** A prompt of `length` ids spread over the vocabulary, starting with BOS id 1. */
+const spread = (length: number) => [1, ...Array.from({ length: length - 1 }, (_, i) => 300 + ((i * 131) % 20000))];
+
+/**
+ * On one runner: a 40-token prompt into blocks 0-2, then its positions 10-39 relocated to positions 0-29 of blocks
+ * 3-4 (delta -10: keys re-rotated), then 3 tokens after them; returns those tokens' last logits.
+ */
+async function relocatedLogits(runner: ModelRunner): Promise<Float32Array> {
+  const blockSize = runner.options.blockSize;
+  const blocks = (first: number, count: number) => Array.from({ length: count }, (_, i) => first + i);
+  const source = blocks(0, Math.ceil(40 / blockSize));
+  const target = blocks(source.length, Math.ceil(33 / blockSize));
+  const prompt: SequenceChunk = { tokens: spread(40), startPosition: 0, blockTable: source, wantLogits: false };
+  await runner.forward([prompt]);
+  runner.copyKv([{ sourceBlocks: source, sourceStart: 10, targetStart: 0, count: 30 }], target);
+  return runner.forward([{ tokens: [500, 600, 700], startPosition: 30, blockTable: target, wantLogits: true }]);
+}
+
+describe("Mistral 3 on WebGPU equals WebAssembly", () => {
+  for (const dtype of ["f32", "q8_0"] as const) {
+    // The temperature starts at position 64 (the test model's floor scale); 100 tokens also run the tiled matmuls.
+    onBothBackends(`tiny-mistral ${dtype}: a short and a 100-token prompt x 12 tokens (YaRN, attention temperature)`, () => ensureTestModel("tiny-mistral", "gguf", dtype), async (wasm, gpu) => {
+      for (const prompt of [spread(5), spread(100)]) expect(await greedyTokens(gpu, prompt, 12)).toEqual(await greedyTokens(wasm, prompt, 12));
+    });
+  }
+  onBothBackends("tiny-mistral q8_0: KV relocated by a position delta gives the same logits", () => ensureTestModel("tiny-mistral", "gguf", "q8_0"), async (wasm, gpu) => {
+    const expected = await relocatedLogits(wasm.runner);
+    const got = await relocatedLogits(gpu.runner);
+    const largest = expected.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+    const worst = got.reduce((m, v, i) => Math.max(m, Math.abs(v - expected[i]!)), 0);
+    expect(worst).toBeLessThan(1e-3 * largest);
+  });
+});
