@@ -1,8 +1,9 @@
 // Turns a request's input into prompt tokens: a conversation is (optionally) auto-compacted, rendered with the
 // model's chat template and tokenized; text is tokenized with the model's special tokens; token ids are checked.
 import { chatFormatOf } from "./chat/default-template.js";
-import { harmonyMessages, isHarmonyTemplate } from "./chat/harmony.js";
+import { harmonyMessages, harmonyTools, isHarmonyTemplate } from "./chat/harmony.js";
 import type { ChatMessage } from "./chat/messages.js";
+import { mistralCallLayout, mistralMessages } from "./chat/mistral.js";
 import { renderChatTemplate } from "./chat/template.js";
 import { type CompactionOptions, type CompactionResult, compactConversation } from "./compaction/index.js";
 import { EngineError, type EngineInput, type EngineRequest } from "./request.js";
@@ -80,15 +81,19 @@ export function preparePrompt(model: PromptModel, input: EngineInput, compaction
   const format = chatFormatOf(model.chatTemplate);
   const endOfTurn = format.endOfTurn.length > 0 ? format.endOfTurn : undefined;
   // A harmony template (gpt-oss) reads reasoning, calls and their results in its own way (engine/chat/harmony.ts).
-  const harmony = isHarmonyTemplate(format.template, (text) => model.tokenizer.tokenId(text) !== undefined);
+  const hasToken = (text: string) => model.tokenizer.tokenId(text) !== undefined;
+  const harmony = isHarmonyTemplate(format.template, hasToken);
+  // A Mistral template wants 9-character call ids and argument objects (engine/chat/mistral.ts).
+  const mistral = !harmony && mistralCallLayout(format.template, hasToken) !== undefined;
+  const adapt = (messages: readonly ChatMessage[]) => (harmony ? harmonyMessages(messages) : mistral ? mistralMessages(messages) : messages);
   // A model's own template writes any BOS itself; the default one does not, so its text gets the vocabulary's special
   // tokens as raw text does (llama.cpp tokenizes chat prompts with add_special).
-  const render = (messages: readonly ChatMessage[]): number[] => encode(renderChatTemplate(format.template, harmony ? harmonyMessages(messages) : messages, {
+  const render = (messages: readonly ChatMessage[]): number[] => encode(renderChatTemplate(format.template, adapt(messages), {
     addGenerationPrompt: true,
     bosToken: model.tokenizer.bosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.bosId),
     eosToken: model.tokenizer.eosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.eosId),
     kwargs: input.templateKwargs,
-    tools: input.tools,
+    tools: harmony && input.tools ? harmonyTools(input.tools) : input.tools,
   }), format.isDefault);
   /** A count for compaction: exact up to the limit, the limit plus one past it. */
   const saturating = (count: () => number): number => {

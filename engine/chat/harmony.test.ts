@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { preparePrompt } from "../prompt.js";
 import { FIXTURES, REPOSITORY_ROOT, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../testing/fixtures.js";
 import { tokenizerFromHuggingFace } from "../tokenizer/huggingface.js";
-import { harmonyMessages, isHarmonyTemplate } from "./harmony.js";
+import { harmonyMessages, harmonyTools, isHarmonyTemplate } from "./harmony.js";
 import type { ChatMessage } from "./messages.js";
 import { renderChatTemplate } from "./template.js";
 
@@ -87,6 +87,10 @@ describe.skipIf(skipOutsideCi(templateReason))(titled("gpt-oss's chat template",
       '<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>"rain"<|end|>' +
       "<|start|>assistant",
     );
+    // A function without a description gets an empty one: the template adds it to a string.
+    const bare = { type: "function", function: { name: "now", parameters: { type: "object", properties: {} } } };
+    expect(() => renderChatTemplate(template, [{ role: "user", content: "Time?" }], { addGenerationPrompt: true, tools: [bare] })).toThrow(/undefined/);
+    expect(renderChatTemplate(template, [{ role: "user", content: "Time?" }], { addGenerationPrompt: true, tools: harmonyTools([bare]) })).toContain("// \ntype now = () => any;");
     // Unadapted, the template refuses the turn (text and reasoning beside a call) or garbles the arguments.
     expect(() => renderChatTemplate(template, conversation.map((message) => message.reasoning_content ? { ...message, thinking: message.reasoning_content } : message), { addGenerationPrompt: true })).toThrow(/Cannot pass both content and thinking/);
   });

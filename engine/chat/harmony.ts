@@ -62,6 +62,18 @@ export function harmonyMessages(messages: readonly ChatMessage[]): HarmonyChatMe
   return out;
 }
 
+/**
+ * Tool definitions as a harmony template reads them: it writes `"// " + description` for every function, so a
+ * function without a description gets an empty one (llama.cpp always passes one) instead of failing the render.
+ */
+export function harmonyTools(tools: readonly unknown[]): unknown[] {
+  return tools.map((tool) => {
+    const fn = typeof tool === "object" && tool !== null ? (tool as { function?: unknown }).function : undefined;
+    if (typeof fn !== "object" || fn === null || typeof (fn as { description?: unknown }).description === "string") return tool;
+    return { ...tool, function: { ...fn, description: "" } };
+  });
+}
+
 /** Whether a tool result answers `call` (by its id; results without ids answer the last call). */
 function answersCall(result: ChatMessage, call: ChatToolCall): boolean {
   return result.tool_call_id !== undefined && call.id !== undefined && result.tool_call_id === call.id;
