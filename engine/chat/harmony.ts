@@ -68,7 +68,8 @@ export function harmonyMessages(messages: readonly ChatMessage[]): HarmonyChatMe
  */
 export function harmonyTools(tools: readonly unknown[]): unknown[] {
   return tools.map((tool) => {
-    const fn = typeof tool === "object" && tool !== null ? (tool as { function?: unknown }).function : undefined;
+    if (typeof tool !== "object" || tool === null) return tool;
+    const fn = (tool as { function?: unknown }).function;
     if (typeof fn !== "object" || fn === null || typeof (fn as { description?: unknown }).description === "string") return tool;
     return { ...tool, function: { ...fn, description: "" } };
   });
