@@ -8,6 +8,9 @@
 // step of few rows then spreads a long context over many workgroups instead of one per head.
 // q, out: [rows, heads, head_dim]; caches: [slots, kv_heads, head_dim] as f32 (KV_TYPE 0) or IEEE half (KV_TYPE 1, two
 // per word, see kv_store.wgsl). Grouped-query heads share a kv head.
+// Attention sinks (gpt-oss): with has_sinks, head h's sink logit, an f32 at word sinks_offset + h of k_cache (after
+// its slots: no extra binding past the 8 storage buffers every adapter allows), counts in the softmax's maximum and
+// sum like a key whose value is zero. Split 0 folds it into its partial, so attention_combine.wgsl needs no change.
 override WORKGROUP_SIZE: u32 = 64;
 override KV_TYPE: u32 = 0;
 // head_dim <= DIMS_PER_LANE * WORKGROUP_SIZE.
@@ -27,6 +30,9 @@ struct Params {
   split_keys: u32,
   // A sliding window: each row sees only the last `window` positions, its own included (0: all).
   window: u32,
+  has_sinks: u32,
+  // Words into k_cache.
+  sinks_offset: u32,
 }
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
@@ -134,6 +140,16 @@ fn main(@builtin(workgroup_id) group: vec3u, @builtin(local_invocation_index) la
       }
     }
     workgroupBarrier(); // before the next tile overwrites probabilities and key offsets
+  }
+  if (params.has_sinks != 0u && split == 0u) {
+    let sink = bitcast<f32>(k_cache[params.sinks_offset + head]);
+    let new_max = max(running_max, sink);
+    let correction = exp(running_max - new_max);
+    running_sum = running_sum * correction + exp(sink - new_max);
+    running_max = new_max;
+    for (var i = 0u; i < DIMS_PER_LANE; i++) {
+      acc[i] *= correction;
+    }
   }
   if (params.splits > 1u) {
     let record = ((t * params.heads + head) * params.splits + split) * (head_dim + 2u);

@@ -25,6 +25,8 @@ interface Batch {
   sharedPrefix?: boolean;
   /** Sliding window (0 or absent: none). */
   window?: number;
+  /** Per-head sink logits (gpt-oss), stored after the K cache's slots. */
+  withSinks?: boolean;
 }
 
 /** Scrambled block tables over one pool, flattened, with each row's table offset and position. */
@@ -53,7 +55,7 @@ function layout(b: Batch) {
 }
 
 function describe(b: Batch): string {
-  return `chunks=${b.chunks.map(([rows, start]) => `${rows}@${start}`).join(",")} heads=${b.heads}/${b.kvHeads} headDim=${b.headDim} blockSize=${b.blockSize}${b.sharedPrefix ? " sharedPrefix" : ""}${b.window ? ` window=${b.window}` : ""}`;
+  return `chunks=${b.chunks.map(([rows, start]) => `${rows}@${start}`).join(",")} heads=${b.heads}/${b.kvHeads} headDim=${b.headDim} blockSize=${b.blockSize}${b.sharedPrefix ? " sharedPrefix" : ""}${b.window ? ` window=${b.window}` : ""}${b.withSinks ? " sinks" : ""}`;
 }
 
 /** With `splits` > 1: split-K over keys, `splitKeys` per split, then attention_combine.wgsl. */
@@ -67,7 +69,15 @@ function attentionCase(b: Batch, kv: KvType = "f32", splits = 1, splitKeys = 0):
       const seed = b.headDim + b.chunks.length;
       // Halves of the same values as the f32 case (randomF16's specials include 65504, whose scores no f32 softmax
       // gets to 1e-11 of an f64 one).
-      const kCache = kv === "f32" ? randomF32(poolFloats, seed, 2) : Uint16Array.from(randomF32(poolFloats, seed, 2), f32ToF16);
+      const keys = kv === "f32" ? randomF32(poolFloats, seed, 2) : Uint16Array.from(randomF32(poolFloats, seed, 2), f32ToF16);
+      // Sinks from -3 to 5: some below every score, some above (rows whose keys then get little weight).
+      const sinks = b.withSinks ? Float32Array.from({ length: b.heads }, (_, h) => -3 + (8 * h) / Math.max(1, b.heads - 1)) : undefined;
+      const sinksOffset = keys.byteLength / 4; // in words: poolFloats * headDim is even for the f16 cases
+      const kCache = sinks ? new Uint8Array(keys.byteLength + sinks.byteLength) : keys;
+      if (sinks) {
+        (kCache as Uint8Array).set(new Uint8Array(keys.buffer, keys.byteOffset, keys.byteLength));
+        (kCache as Uint8Array).set(new Uint8Array(sinks.buffer), keys.byteLength);
+      }
       const vCache = kv === "f32" ? randomF32(poolFloats, seed + 7, 2) : Uint16Array.from(randomF32(poolFloats, seed + 7, 2), f32ToF16);
       const widen = (cache: Float32Array | Uint16Array) => (cache instanceof Uint16Array ? f16CacheToF32(cache) : cache);
       const q = randomF32(l.rows * b.heads * b.headDim, l.rows + 3, 2);
@@ -80,13 +90,14 @@ function attentionCase(b: Batch, kv: KvType = "f32", splits = 1, splitKeys = 0):
           { name: "out", contents: { bytes: q.byteLength } },
           { name: "partials", contents: { bytes: Math.max(4, l.rows * b.heads * splits * (b.headDim + 2) * 4) } },
         ],
-        params: [["u32", b.heads], ["u32", b.kvHeads], ["u32", b.headDim], ["u32", b.blockSize], ["f32", scale], ["u32", splits], ["u32", splitKeys], ["u32", b.window ?? 0]],
+        params: [["u32", b.heads], ["u32", b.kvHeads], ["u32", b.headDim], ["u32", b.blockSize], ["f32", scale], ["u32", splits], ["u32", splitKeys], ["u32", b.window ?? 0],
+          ["u32", sinks ? 1 : 0], ["u32", sinks ? sinksOffset : 0]],
         workgroups: [b.heads * splits, l.rows],
         then: splits > 1 ? [{
           shader: { op: "attention", file: "attention_combine" }, bindings: ["partials", "out"],
           params: [["u32", b.heads], ["u32", b.headDim], ["u32", splits]], workgroups: [b.heads, l.rows],
         }] : undefined,
-        expected: { out: attentionChunksRef(q, widen(kCache), widen(vCache), l.chunks, scale, b, l.rows) },
+        expected: { out: attentionChunksRef(q, widen(keys), widen(vCache), l.chunks, scale, { ...b, sinks }, l.rows) },
       };
     },
   };
@@ -210,6 +221,11 @@ export const cases: GpuKernelCase[] = [
   // Sliding windows: prefill rows and decode rows, one window wider than a sequence, and split-K over a window.
   attentionCase({ heads: 8, kvHeads: 4, headDim: 32, blockSize: 16, chunks: [[17, 30], [1, 3], [1, 200]], window: 9 }),
   attentionCase({ heads: 4, kvHeads: 2, headDim: 64, blockSize: 16, chunks: [[1, 300], [2, 5]], window: 100 }, "f16", 2, 64),
+  // Attention sinks (gpt-oss): prefill and decode rows, with a window, and split-K (split 0 takes the sink).
+  attentionCase({ heads: 8, kvHeads: 4, headDim: 32, blockSize: 16, chunks: [[17, 30], [1, 3], [1, 200]], window: 9, withSinks: true }),
+  attentionCase({ heads: 4, kvHeads: 2, headDim: 13, blockSize: 4, chunks: [[6, 0], [1, 37]], withSinks: true }, "f16"),
+  attentionCase({ heads: 16, kvHeads: 8, headDim: 64, blockSize: 16, chunks: [[1, 300], [1, 70]], withSinks: true }, "f32", 4, 128),
+  attentionCase({ heads: 4, kvHeads: 2, headDim: 64, blockSize: 16, chunks: [[1, 300], [2, 5]], window: 100, withSinks: true }, "f16", 2, 64),
   ...(["f32", "f16"] as const).flatMap((kv) => [
   ...batches.map((b) => attentionCase(b, kv)), ...batches.map((b) => kvStoreCase(b, kv)), ...relocations.map((c) => kvCopyCase(c, kv)),
 ]),

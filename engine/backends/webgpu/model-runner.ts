@@ -50,6 +50,7 @@ interface GpuWeight {
 }
 
 interface GpuLayer extends LayerTensors<GpuWeight, GPUBuffer> {
+  /** NOTE: with attention sinks, the layer's sink logits (f32, one per head) follow the slots (attention.wgsl). */
   kCache: GPUBuffer;
   vCache: GPUBuffer;
 }
@@ -361,17 +362,22 @@ export class WebGpuModelRunner implements ModelRunner {
     // The KV pool: the budget, capped so that one layer's K (or V) fits a storage binding.
     const valueBytes = 4 / this.kvPerWord;
     const blockBytes = kvBlockBytes(config.num_hidden_layers, kvDim, blockSize, this.kvDtype);
-    const bindingBlocks = Math.floor(this.gpu.limits.maxStorageBufferBindingSize / (blockSize * kvDim * valueBytes));
+    const sinkBytes = config.num_attention_heads * 4;
+    const bindingBlocks = Math.floor((this.gpu.limits.maxStorageBufferBindingSize - sinkBytes - 16) / (blockSize * kvDim * valueBytes));
     const room = bindingBlocks * blockBytes;
     this.kvBlocks = kvBlocksForBudget(this.options.kvCache, blockBytes, room, blocksPerSequence);
+    const slotBytes = this.kvBlocks * blockSize * kvDim * valueBytes;
+    const copies = this.device.createCommandEncoder();
     for (const [i, layer] of this.layers.entries()) {
-      layer.kCache = this.buffer(`layer ${i} K cache`, this.kvBlocks * blockSize * kvDim * valueBytes);
-      layer.vCache = this.buffer(`layer ${i} V cache`, this.kvBlocks * blockSize * kvDim * valueBytes);
+      layer.kCache = this.buffer(`layer ${i} K cache`, slotBytes + (layer.sinks ? sinkBytes : 0));
+      layer.vCache = this.buffer(`layer ${i} V cache`, slotBytes);
+      if (layer.sinks) copies.copyBufferToBuffer(layer.sinks, 0, layer.kCache, slotBytes, sinkBytes);
     }
-    // Dispatches per step: at most 26 per layer and the embedding and logits around them, plus one per extra part
+    this.device.queue.submit([copies.finish()]);
+    // Dispatches per step: at most 27 per layer and the embedding and logits around them, plus one per extra part
     // of a split weight.
     const extraParts = this.weights().reduce((sum, weight) => sum + weight.parts.length - 1, 0);
-    this.encoder = new StepEncoder(this.device, 26 * config.num_hidden_layers + 16 + extraParts);
+    this.encoder = new StepEncoder(this.device, 27 * config.num_hidden_layers + 16 + extraParts);
     this.owned.push(this.encoder.params);
   }
 
@@ -488,12 +494,13 @@ export class WebGpuModelRunner implements ModelRunner {
         [["u32", T], ["u32", kvDim], ["u32", options.blockSize]], grid((T * kvDim) / this.kvPerWord, 256));
       step.dispatch(this.pipeline(this.kv.attention), [q, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions, b.attention, b.attentionPartials],
         [["u32", heads], ["u32", kvHeads], ["u32", headDim], ["u32", options.blockSize], ["f32", this.scoreScale],
-          ["u32", splits], ["u32", splitKeys], ["u32", attentionWindow(config, index)]],
+          ["u32", splits], ["u32", splitKeys], ["u32", attentionWindow(config, index)],
+          ["u32", layer.sinks ? 1 : 0], ["u32", (this.kvBlocks * options.blockSize * kvDim) / this.kvPerWord]],
         [heads * splits, T]);
       if (splits > 1) {
         step.dispatch(this.pipeline(SHADERS.attentionCombine), [b.attentionPartials, b.attention], [["u32", heads], ["u32", headDim], ["u32", splits]], [heads, T]);
       }
-      this.linear(step, this.linearInput(step, b.attention, T, qDim), layer.output, b.h);
+      this.linear(step, this.linearInput(step, b.attention, T, qDim), layer.output, b.h, layer.outputBias);
       this.addNormed(step, b.h, layer.attnPostNorm, T);
 
       this.rmsnorm(step, b.x, layer.ffnNorm, b.h, T, d, eps);
