@@ -1,10 +1,13 @@
-// Add in place: x[i] += y[i % period]: the residual add (period = count) or a bias added to every row (period =
-// the row width). One invocation per element; the grid folds into y past 65535 workgroups.
+// Add in place: x[x_offset + i] += y[y_offset + i % period] for i < count: the residual add (period = count) or a
+// bias added to every row (period = the row width); the offsets pick rows of x and one expert's bias of a
+// [experts, width] tensor. One invocation per element; the grid folds into y past 65535 workgroups.
 override WORKGROUP_SIZE: u32 = 256;
 
 struct Params {
   count: u32,
   period: u32,
+  x_offset: u32,
+  y_offset: u32,
 }
 
 @group(0) @binding(0) var<storage, read_write> x: array<f32>;
@@ -15,6 +18,6 @@ struct Params {
 fn main(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroups) groups: vec3u) {
   let i = id.x + id.y * groups.x * WORKGROUP_SIZE;
   if (i < params.count) {
-    x[i] = x[i] + y[i % params.period];
+    x[params.x_offset + i] = x[params.x_offset + i] + y[params.y_offset + i % params.period];
   }
 }

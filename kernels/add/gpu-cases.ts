@@ -18,7 +18,7 @@ function addCase(count: number, period = count): GpuKernelCase {
       return {
         shader: { op: "add" },
         bindings: [{ name: "x", contents: x }, { name: "y", contents: y }],
-        params: [["u32", count], ["u32", period]],
+        params: [["u32", count], ["u32", period], ["u32", 0], ["u32", 0]],
         workgroups: grid(count, 256),
         expected: { x: addRef(x, broadcast) },
       };
@@ -61,9 +61,30 @@ function scaleRowsCase(rows: number, width: number): GpuKernelCase {
   };
 }
 
+/** A bias of expert `expert` (of a [experts, width] tensor) added to rows [firstRow, firstRow + rows) of x [total, width]. */
+function expertBiasCase(totalRows: number, firstRow: number, rows: number, width: number, expert: number): GpuKernelCase {
+  return {
+    name: `add expert ${expert} bias width=${width} to rows ${firstRow}-${firstRow + rows} of ${totalRows}`,
+    tolerance: 0,
+    build() {
+      const x = randomF32(totalRows * width, totalRows + width, 3);
+      const biases = randomF32((expert + 2) * width, width + 5, 3);
+      const expected = x.slice();
+      for (let i = 0; i < rows * width; i++) expected[firstRow * width + i] = Math.fround(x[firstRow * width + i] + biases[expert * width + (i % width)]);
+      return {
+        shader: { op: "add" },
+        bindings: [{ name: "x", contents: x }, { name: "y", contents: biases }],
+        params: [["u32", rows * width], ["u32", width], ["u32", firstRow * width], ["u32", expert * width]],
+        workgroups: grid(rows * width, 256),
+        expected: { x: expected },
+      };
+    },
+  };
+}
+
 export const cases: GpuKernelCase[] = [
   ...[1, 255, 256, 1000, 576 * 7, 65535 * 256 + 3].map((count) => addCase(count)),
-  addCase(7 * 13, 13), addCase(5 * 896, 896),
+  addCase(7 * 13, 13), addCase(5 * 896, 896), expertBiasCase(9, 3, 4, 24, 2), expertBiasCase(40, 0, 40, 64, 0),
   scaleCase(1000, Math.sqrt(1152)), scaleCase(65535 * 256 + 3, 0.0625),
   scaleRowsCase(1, 64), scaleRowsCase(7, 96), scaleRowsCase(300, 1024),
 ];

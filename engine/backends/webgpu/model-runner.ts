@@ -1,8 +1,10 @@
 // Runs the transformer forward pass on WGSL kernels through WebGPU: the same config-driven definition as the
 // WebAssembly runner (Llama, Qwen2 q/k/v bias, Qwen3 q/k norm, Llama 3 RoPE factors, Gemma 3, Mistral 3's YaRN and
-// attention temperature) over the same paged KV cache, for a batch of sequence chunks. Weights are uploaded once; a
-// step is one command buffer of dispatches whose parameters go up in one write, with pipelines and bind groups cached;
-// only the logits that were asked for come back.
+// attention temperature, Qwen3-MoE and gpt-oss experts, gpt-oss's attention sinks and biases) over the same paged KV
+// cache, for a batch of sequence chunks. Weights are uploaded once; a step is one command buffer of dispatches whose
+// parameters go up in one write, with pipelines and bind groups cached; only the logits that were asked for come back.
+// A mixture-of-experts layer splits the step: its router logits are read back and routed on the host (as the
+// WebAssembly runner routes them), then each expert in use runs over its gathered rows.
 import { GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
 import { ModelFileError } from "../../model/errors.js";
 import { webGpuUnsupported, webGpuUnsupportedTensor } from "./architectures.js";
@@ -12,6 +14,7 @@ import { type ModelConfig, attentionTemperature, attentionWindow, layerRope, que
 import { type YarnConstants, ropeThetaScale } from "../../../kernels/rope-frequencies.js";
 import type { ModelSource } from "../../model/source.js";
 import { type LayerTensors, layerTensors } from "../layer-tensors.js";
+import { routeTokens } from "../moe-routing.js";
 import { type ModelRunner, type RunnerOptions, type SampledForward, type SequenceChunk, checkBatch, checkKvCopies } from "../runner.js";
 import { type PlacedTensor, readTensors } from "../wasm/weight-loader.js";
 import type { GpuContext } from "../../../kernels/webgpu/gpu.js";
@@ -47,7 +50,12 @@ interface GpuWeight {
   type: GgmlType;
   shape: number[];
   parts: WeightPart[];
+  /** A [k, n, count] expert tensor: each expert's [k, n] matrix as its own weight (and no parts of its own). */
+  experts?: GpuWeight[];
 }
+
+/** The expert weights of a mixture-of-experts layer. */
+type GpuExperts = NonNullable<GpuLayer["experts"]>;
 
 interface GpuLayer extends LayerTensors<GpuWeight, GPUBuffer> {
   /** NOTE: with attention sinks, the layer's sink logits (f32, one per head) follow the slots (attention.wgsl). */
@@ -57,7 +65,7 @@ interface GpuLayer extends LayerTensors<GpuWeight, GPUBuffer> {
 
 type Activation = "x" | "h" | "q" | "k" | "v" | "qNormed" | "kNormed" | "attention" | "gate" | "up" | "gathered" | "logits" | "postNormed"
   | "xQuants" | "xScales" | "ids" | "positions" | "rowTables" | "blockTables" | "gatherIds" | "copySource" | "copyTarget"
-  | "sampling" | "sampledTokens" | "attentionPartials" | "queryFactors";
+  | "sampling" | "sampledTokens" | "attentionPartials" | "queryFactors" | "router" | "expertInput" | "expertOutput" | "slotRows" | "slotWeights";
 
 /** Bytes of one row's settings for sample.wgsl (its RowSampling struct). */
 const ROW_SAMPLING_BYTES = 24;
@@ -75,6 +83,8 @@ const SHADERS = {
   getRowsQ4_0: { op: "get_rows", file: "get_rows_quant", constants: { WEIGHT_TYPE: 1 } },
   sample: { op: "sample" },
   attentionCombine: { op: "attention", file: "attention_combine" },
+  swigluOai: { op: "swiglu_oai" },
+  moeSum: { op: "moe_sum" },
 } satisfies Record<string, ShaderRef>;
 
 /**
@@ -168,6 +178,9 @@ export class WebGpuModelRunner implements ModelRunner {
    */
   private shiftRotations: GPUBuffer[] = [];
   private readback!: GPUBuffer;
+  /** Mixture of experts: the router logits read back, and per expert the token rows routed to it in a step. */
+  private routerReadback?: GPUBuffer;
+  private expertRows: GPUBuffer[] = [];
   private tokenReadback!: GPUBuffer;
   /** Staging for the sampled rows' settings, written with one queue write per step. */
   private samplingStaging!: DataView;
@@ -267,10 +280,21 @@ export class WebGpuModelRunner implements ModelRunner {
     this.embedding = weight("token_embd.weight", d, config.vocab_size);
     this.outputNorm = vector("output_norm.weight", d);
     this.outputWeight = tensors.has("output.weight") ? weight("output.weight", d, config.vocab_size) : this.embedding;
-    const noExperts = (): never => {
-      throw new ModelFileError(this.source.path, "the WebGPU backend does not run a mixture of experts");
+    // Experts: each expert's matrix its own weight (no storage-binding offsets into a block-quantized tensor), and the
+    // biases of every expert in one buffer (the add kernel takes an offset).
+    const matrices = (name: string, k: number, n: number, count: number): GpuWeight => {
+      const tensor = need(name);
+      if (tensor.shape[0] !== k || tensor.shape[1] !== n || tensor.shape[2] !== count) throw new ModelFileError(this.source.path, `tensor '${name}' has shape [${tensor.shape}], expected [${k}, ${n}, ${count}]`);
+      const bytes = tensor.bytes.byteLength / count;
+      const experts = Array.from({ length: count }, (_, e) => this.uploadWeight({ ...tensor, name: `${name} expert ${e}`, shape: [k, n], bytes: tensor.bytes.subarray(e * bytes, (e + 1) * bytes) }));
+      return { name, type: experts[0]!.type, shape: tensor.shape, parts: [], experts };
     };
-    const placer = { matrix: weight, matrices: noExperts, vectors: noExperts, vector, optionalVector };
+    const vectors = (name: string, n: number, count: number): GPUBuffer => {
+      const tensor = need(name);
+      if (tensor.shape[0] !== n || tensor.shape[1] !== count) throw new ModelFileError(this.source.path, `tensor '${name}' has shape [${tensor.shape}], expected [${n}, ${count}]`);
+      return this.uploadBytes(name, tensor.bytes);
+    };
+    const placer = { matrix: weight, matrices, vectors, vector, optionalVector };
     // The KV caches are allocated once the weights are in (allocate()).
     this.layers = Array.from({ length: config.num_hidden_layers }, (_, i) => ({ ...layerTensors(config, i, placer), kCache: undefined as never, vCache: undefined as never }));
     // Sliding-window layers (Gemma 3) have their own base and no linear scaling; one table per distinct setting.
@@ -324,7 +348,7 @@ export class WebGpuModelRunner implements ModelRunner {
     const d = config.hidden_size;
     const qDim = config.num_attention_heads * config.head_dim;
     const kvDim = config.num_key_value_heads * config.head_dim;
-    const ffn = config.intermediate_size;
+    const ffn = Math.max(config.intermediate_size, config.moe_intermediate_size ?? 0);
     const widest = Math.max(d, qDim, ffn);
     const blocksPerSequence = Math.ceil(maxContext / blockSize);
     const f32 = (label: Activation, floats: number) => { this.buffers[label] = this.buffer(label, floats * 4); };
@@ -355,6 +379,17 @@ export class WebGpuModelRunner implements ModelRunner {
     f32("attentionPartials", Math.ceil(SPLIT_BELOW_WORKGROUPS / config.num_attention_heads) * config.num_attention_heads * MAX_SPLITS * (config.head_dim + 2));
     f32("sampledTokens", maxSequences);
     f32("queryFactors", config.attention_temperature ? T : 1);
+    const experts = config.num_experts ?? 0;
+    const slots = experts > 0 ? T * config.num_experts_per_tok! : 1;
+    f32("router", Math.max(1, T * experts));
+    f32("expertInput", experts > 0 ? T * d : 1);
+    f32("expertOutput", slots * d);
+    f32("slotRows", slots);
+    f32("slotWeights", slots);
+    if (experts > 0) {
+      this.routerReadback = this.buffer("router logits readback", T * experts * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+      this.expertRows = Array.from({ length: experts }, (_, e) => this.buffer(`expert ${e} rows`, T * 4));
+    }
     this.readback = this.buffer("logits readback", maxSequences * config.vocab_size * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
     this.tokenReadback = this.buffer("sampled tokens readback", maxSequences * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
     this.samplingStaging = new DataView(new ArrayBuffer(maxSequences * ROW_SAMPLING_BYTES));
@@ -375,15 +410,16 @@ export class WebGpuModelRunner implements ModelRunner {
     }
     this.device.queue.submit([copies.finish()]);
     // Dispatches per step: at most 27 per layer and the embedding and logits around them, plus one per extra part
-    // of a split weight.
-    const extraParts = this.weights().reduce((sum, weight) => sum + weight.parts.length - 1, 0);
-    this.encoder = new StepEncoder(this.device, 27 * config.num_hidden_layers + 16 + extraParts);
+    // of a split weight, plus a mixture of experts' 11 per expert (a step is split at each expert layer's routing).
+    const extraParts = this.weights().reduce((sum, weight) => sum + Math.max(0, weight.parts.length - 1), 0);
+    this.encoder = new StepEncoder(this.device, 27 * config.num_hidden_layers + 16 + extraParts + 11 * experts);
     this.owned.push(this.encoder.params);
   }
 
   /** Compiles every pipeline a step can use, so that steps never wait on the compiler. */
   private async compile(): Promise<void> {
-    const shaders: ShaderRef[] = [...Object.values(SHADERS), ...Object.values(this.kv), ...this.weights().flatMap((weight) => [matmulShader(weight, this.subgroups), tiledShader(weight)]), ...[0, 1, 2].map(getRowsShader)];
+    const matrices = this.weights().filter((weight) => weight.parts.length > 0);
+    const shaders: ShaderRef[] = [...Object.values(SHADERS), ...Object.values(this.kv), ...matrices.flatMap((weight) => [matmulShader(weight, this.subgroups), tiledShader(weight)]), ...[0, 1, 2].map(getRowsShader)];
     const cache = new PipelineCache(this.device);
     const unique = new Map(shaders.map((shader) => [shaderKey(shader), shader]));
     await Promise.all([...unique].map(async ([key, shader]) => this.pipelines.set(key, await cache.get(shader))));
@@ -394,10 +430,13 @@ export class WebGpuModelRunner implements ModelRunner {
     return this.weights().find((weight) => weight.name === name)?.parts.length;
   }
 
-  /** Every weight matrix (the embedding once, even when the output layer shares it). */
+  /** Every weight matrix (the embedding once, even when the output layer shares it), experts one by one. */
   private weights(): GpuWeight[] {
-    const layers = this.layers.flatMap((layer) => [layer.q, layer.k, layer.v, layer.output, layer.gate!, layer.up!, layer.down!]);
-    return [...new Set([this.embedding, this.outputWeight, ...layers])];
+    const layers = this.layers.flatMap((layer) => {
+      const experts = layer.experts ? [layer.experts.router, ...[layer.experts.gate, layer.experts.up, layer.experts.down].flatMap((tensor) => tensor.experts!)] : [];
+      return [layer.q, layer.k, layer.v, layer.output, layer.gate, layer.up, layer.down, ...experts];
+    });
+    return [...new Set([this.embedding, this.outputWeight, ...layers])].filter((weight): weight is GpuWeight => weight !== undefined);
   }
 
   private pipeline(shader: ShaderRef): GPUComputePipeline {
@@ -420,7 +459,7 @@ export class WebGpuModelRunner implements ModelRunner {
     return this.run(chunks, true);
   }
 
-  private run(chunks: readonly SequenceChunk[], sampleOnDevice: boolean): Promise<SampledForward> {
+  private async run(chunks: readonly SequenceChunk[], sampleOnDevice: boolean): Promise<SampledForward> {
     const config = this.config;
     const { options, buffers: b } = this;
     const T = checkBatch(chunks, options, config.vocab_size);
@@ -459,7 +498,7 @@ export class WebGpuModelRunner implements ModelRunner {
     if (gather.length > 0) queue.writeBuffer(b.gatherIds, 0, Int32Array.from(gather));
     if (config.attention_temperature) queue.writeBuffer(b.queryFactors, 0, Float32Array.from(positions, (position) => attentionTemperature(config, position)));
 
-    const step = this.encoder.begin();
+    let step = this.encoder.begin();
     const eps = config.rms_norm_eps;
     const splits = T * heads >= SPLIT_BELOW_WORKGROUPS ? 1 : Math.min(MAX_SPLITS, Math.ceil(longest / SPLIT_KEYS));
     const splitKeys = Math.ceil(Math.ceil(longest / splits) / 64) * 64;
@@ -504,17 +543,22 @@ export class WebGpuModelRunner implements ModelRunner {
       this.addNormed(step, b.h, layer.attnPostNorm, T);
 
       this.rmsnorm(step, b.x, layer.ffnNorm, b.h, T, d, eps);
-      const ffnInput = this.linearInput(step, b.h, T, d);
-      this.linear(step, ffnInput, layer.gate!, b.gate);
-      this.linear(step, ffnInput, layer.up!, b.up);
-      step.dispatch(this.pipeline(gelu ? SHADERS.geluMul : SHADERS.siluMul), [b.gate, b.up], [["u32", T * ffn]], grid(T * ffn, 256));
-      this.linear(step, this.linearInput(step, b.gate, T, ffn), layer.down!, b.h);
+      if (layer.experts) {
+        step = await this.mixtureOfExperts(step, layer.experts, T);
+      } else {
+        const ffnInput = this.linearInput(step, b.h, T, d);
+        this.linear(step, ffnInput, layer.gate!, b.gate);
+        this.linear(step, ffnInput, layer.up!, b.up);
+        step.dispatch(this.pipeline(gelu ? SHADERS.geluMul : SHADERS.siluMul), [b.gate, b.up], [["u32", T * ffn]], grid(T * ffn, 256));
+        this.linear(step, this.linearInput(step, b.gate, T, ffn), layer.down!, b.h);
+      }
       this.addNormed(step, b.h, layer.ffnPostNorm, T);
     }
     const outputs = gather.length;
     if (outputs === 0) {
       step.submit();
-      return gpuWait(this.device.queue.onSubmittedWorkDone()).then(() => ({ tokens: new Int32Array(0), logits: new Float32Array(0) }));
+      await gpuWait(this.device.queue.onSubmittedWorkDone());
+      return { tokens: new Int32Array(0), logits: new Float32Array(0) };
     }
     // Logits only for the last row of the chunks that want them.
     step.dispatch(this.pipeline(getRowsShader(0)), [b.x, b.gatherIds, b.h], [["u32", outputs], ["u32", d], ["u32", 0], ["u32", T]], grid(outputs * d, 256));
@@ -591,6 +635,56 @@ export class WebGpuModelRunner implements ModelRunner {
     }
   }
 
+  /**
+   * A mixture-of-experts feed-forward of the normed rows h [T, d] into h, as the WebAssembly runner computes it: the
+   * router's logits (plus its bias) are read back and routed on the host (routeTokens); each expert in use gathers its
+   * rows, runs gate, up (with biases), the activation (SiLU, or gpt-oss's swiglu_oai) and down (with bias) into its
+   * rows of the grouped outputs; moe_sum adds each token's slots in order, weighted. Submits `step` and returns the
+   * step that continues the pass.
+   */
+  private async mixtureOfExperts(step: ReturnType<StepEncoder["begin"]>, experts: GpuExperts, T: number): Promise<ReturnType<StepEncoder["begin"]>> {
+    const { config, buffers: b } = this;
+    const d = config.hidden_size;
+    const ffn = config.moe_intermediate_size!;
+    const count = config.num_experts!;
+    const k = config.num_experts_per_tok!;
+    this.linear(step, this.linearInput(step, b.h, T, d), experts.router, b.router, experts.routerBias);
+    const bytes = T * count * 4;
+    step.copy(b.router, this.routerReadback!, bytes);
+    step.submit();
+    await gpuWait(this.routerReadback!.mapAsync(GPUMapMode.READ, 0, bytes));
+    const logits = new Float32Array(this.routerReadback!.getMappedRange(0, bytes).slice(0));
+    this.routerReadback!.unmap();
+    const routing = routeTokens(logits, T, count, k, config.norm_topk_prob === true, config.expert_gating);
+    // Expert outputs are grouped by expert (in ascending order), each expert's rows in token order.
+    const slotRows = new Int32Array(T * k);
+    let grouped = 0;
+    for (const [expert, rows] of routing.groups) {
+      this.device.queue.writeBuffer(this.expertRows[expert]!, 0, Int32Array.from(rows, (row) => Math.floor(row / k)));
+      for (const row of rows) slotRows[row] = grouped++;
+    }
+    this.device.queue.writeBuffer(b.slotRows, 0, slotRows);
+    this.device.queue.writeBuffer(b.slotWeights, 0, routing.weights);
+    const next = this.encoder.begin();
+    let first = 0;
+    for (const [expert, rows] of routing.groups) {
+      const m = rows.length;
+      next.dispatch(this.pipeline(getRowsShader(0)), [b.h, this.expertRows[expert]!, b.expertInput], [["u32", m], ["u32", d], ["u32", 0], ["u32", T]], grid(m * d, 256));
+      const input = this.linearInput(next, b.expertInput, m, d);
+      this.linear(next, input, experts.gate.experts![expert]!, b.gate, experts.gateBias, expert * ffn);
+      this.linear(next, input, experts.up.experts![expert]!, b.up, experts.upBias, expert * ffn);
+      if (config.hidden_activation === "swiglu_oai") {
+        next.dispatch(this.pipeline(SHADERS.swigluOai), [b.gate, b.up], [["u32", m * ffn], ["f32", SWIGLU_OAI_ALPHA], ["f32", SWIGLU_OAI_LIMIT]], grid(m * ffn, 256));
+      } else {
+        next.dispatch(this.pipeline(SHADERS.siluMul), [b.gate, b.up], [["u32", m * ffn]], grid(m * ffn, 256));
+      }
+      this.linear(next, this.linearInput(next, b.gate, m, ffn), experts.down.experts![expert]!, b.expertOutput, experts.downBias, expert * d, first);
+      first += m;
+    }
+    next.dispatch(this.pipeline(SHADERS.moeSum), [b.expertOutput, b.slotRows, b.slotWeights, b.h], [["u32", T], ["u32", k], ["u32", d]], grid(T * d, 256));
+    return next;
+  }
+
   private embed(step: ReturnType<StepEncoder["begin"]>, T: number): void {
     const d = this.config.hidden_size;
     const { embedding, buffers: b } = this;
@@ -619,8 +713,9 @@ export class WebGpuModelRunner implements ModelRunner {
     step.dispatch(this.pipeline(SHADERS.rmsnorm), [x, weight, y], [["u32", width], ["f32", eps]], grid(rows, 1));
   }
 
-  private add(step: ReturnType<StepEncoder["begin"]>, x: GPUBuffer, y: GPUBuffer, count: number, period: number): void {
-    step.dispatch(this.pipeline(SHADERS.add), [x, y], [["u32", count], ["u32", period]], grid(count, 256));
+  /** x[xOffset + i] += y[yOffset + i % period] for i < count. */
+  private add(step: ReturnType<StepEncoder["begin"]>, x: GPUBuffer, y: GPUBuffer, count: number, period: number, xOffset = 0, yOffset = 0): void {
+    step.dispatch(this.pipeline(SHADERS.add), [x, y], [["u32", count], ["u32", period], ["u32", xOffset], ["u32", yOffset]], grid(count, 256));
   }
 
   /** Activations feeding linear layers; quantized to Q8_0 at most once for all the Q8_0 weights that read them. */
@@ -638,8 +733,11 @@ export class WebGpuModelRunner implements ModelRunner {
     };
   }
 
-  /** y = x W^T (+ bias) for every row of the input. */
-  private linear(step: ReturnType<StepEncoder["begin"]>, input: ReturnType<WebGpuModelRunner["linearInput"]>, weight: GpuWeight, out: GPUBuffer, bias?: GPUBuffer): void {
+  /**
+   * y = x W^T (+ bias) for every row of the input, into `out` from row `outRow`; the bias from value `biasOffset` of
+   * its buffer (an expert's, in a tensor of every expert's).
+   */
+  private linear(step: ReturnType<StepEncoder["begin"]>, input: ReturnType<WebGpuModelRunner["linearInput"]>, weight: GpuWeight, out: GPUBuffer, bias?: GPUBuffer, biasOffset = 0, outRow = 0): void {
     const k = weight.shape[0];
     const n = weight.shape[1];
     const tiled = input.rows >= TILED_MIN_ROWS;
@@ -647,14 +745,18 @@ export class WebGpuModelRunner implements ModelRunner {
     const quantized = QUANT_WEIGHT_TYPES[weight.type] !== undefined;
     if (quantized) input.quantized();
     for (const part of weight.parts) {
-      const params: Array<["u32", number]> = [["u32", input.rows], ["u32", k], ["u32", part.rows], ["u32", n], ["u32", part.firstRow]];
+      const params: Array<["u32", number]> = [["u32", input.rows], ["u32", k], ["u32", part.rows], ["u32", n], ["u32", outRow * n + part.firstRow]];
       const workgroups: [number, number] = tiled ? [Math.ceil(part.rows / 64), Math.ceil(input.rows / 64)] : grid(part.rows, 64 / shader.constants!.THREADS_PER_COLUMN);
       const bindings = quantized ? [this.buffers.xQuants, this.buffers.xScales, part.quants!, part.scales!, out] : [input.buffer, part.data!, out];
       step.dispatch(this.pipeline(shader), bindings, params, workgroups);
     }
-    if (bias) this.add(step, out, bias, input.rows * n, n);
+    if (bias) this.add(step, out, bias, input.rows * n, n, outRow * n, biasOffset);
   }
 }
+
+/** gpt-oss's expert activation constants (llama.cpp's LLM_FFN_SWIGLU_OAI_MOE), as the WebAssembly runner's. */
+const SWIGLU_OAI_ALPHA = Math.fround(1.702);
+const SWIGLU_OAI_LIMIT = 7;
 
 function shaderKey(shader: ShaderRef): string {
   return `${shader.op}/${shader.file ?? shader.op}:${JSON.stringify(shader.constants ?? {})}`;
