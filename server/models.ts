@@ -33,9 +33,12 @@ export interface ServedModel {
   routing?: () => RoutingCounters;
 }
 
-/** How a served model's output is written and read (server/protocol/run.ts): harmony channels, or tags. */
-export function outputFormatOf(served: { model: Pick<ModelInfo, "syntax"> }): OutputFormat {
-  return served.model.syntax === "harmony" ? { syntax: "harmony" } : {};
+/** How a served model's output is written and read (server/protocol/run.ts): harmony channels, Mistral's, or tags. */
+export function outputFormatOf(served: { model: Pick<ModelInfo, "syntax" | "thinkTags"> }): OutputFormat {
+  const { syntax, thinkTags } = served.model;
+  if (syntax === "harmony") return { syntax };
+  if (syntax === "mistral" || syntax === "mistral-args") return { syntax, ...(thinkTags ? { thinkTags } : {}) };
+  return {};
 }
 
 /** The engine a request runs on: the model's own, or its engine in the organization's dedicated pool. */

@@ -1,9 +1,11 @@
 // What a constrained answer looks like, as a grammar: a JSON object (JSON mode), a document of a JSON Schema, or tool
 // calls in the chat template's tagged format (`<tool_call>{"name": ..., "arguments": ...}</tool_call>`), with free
 // text before the calls when the model may choose, and free reasoning before all of it when thinking is on; or a whole
-// harmony reply (gpt-oss: harmony.ts), whose reasoning and calls are messages of its own syntax.
+// harmony reply (gpt-oss: harmony.ts), whose reasoning and calls are messages of its own syntax; or calls in Mistral's
+// `[TOOL_CALLS]` format (mistral.ts).
 import { type Grammar, GrammarBuilder, type GrammarSymbol } from "./grammar.js";
 import { harmonyReply } from "./harmony.js";
+import { mistralCalls } from "./mistral.js";
 import { FreeTextLexeme } from "./lexemes/free-text.js";
 import { hasLoneSurrogate } from "./lexemes/utf8.js";
 import { WhitespaceLexeme } from "./lexemes/whitespace.js";
@@ -37,6 +39,18 @@ export type AnswerFormat =
       /** false: at most one call (default: one or more). */
       parallel?: boolean;
       /** With "auto": instead of free text, an answer in this JSON format when the model calls no tool. */
+      otherwise?: JsonFormat;
+    }
+  /**
+   * Tool calls in Mistral's format after `[TOOL_CALLS]` (mistral.ts): one JSON list (`layout` "json") or
+   * `NAME[ARGS]{...}` per call ("args"); `choice`, `parallel` and `otherwise` as for tool_calls.
+   */
+  | {
+      type: "mistral_calls";
+      layout: "json" | "args";
+      tools: ToolSpec[];
+      choice: "auto" | "none" | "required" | { name: string };
+      parallel?: boolean;
       otherwise?: JsonFormat;
     }
   /**
@@ -114,6 +128,10 @@ function answerSymbols(format: AnswerFormat, b: GrammarBuilder, schemas: SchemaC
       return [[schemas.compile(format.schema, "schema")]];
     case "tool_calls":
       return toolCalls(format, b, schemas);
+    case "mistral_calls": {
+      const { otherwise, ...calls } = format;
+      return mistralCalls(calls, b, schemas, otherwise ? answerSymbols(otherwise, b, schemas) : undefined);
+    }
     case "harmony": {
       const answer = format.answer ? b.ref(b.rule("harmony-answer", answerSymbols(format.answer, b, schemas))) : undefined;
       return harmonyReply({ tools: format.tools, choice: format.choice, ...(answer ? { answer } : {}) }, b, schemas);

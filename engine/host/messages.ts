@@ -2,6 +2,7 @@
 // data only: structured cloning drops an Error subclass's fields, so engine errors travel as their parts.
 import { chatFormatOf } from "../chat/default-template.js";
 import { isHarmonyTemplate } from "../chat/harmony.js";
+import { mistralCallLayout, mistralThinkTags } from "../chat/mistral.js";
 import type { EngineOptions } from "../engine.js";
 import type { BackendName, LoadedModel, LoadOptions } from "../load.js";
 import type { PreparedPrompt, PromptSettings } from "../prompt.js";
@@ -25,9 +26,13 @@ export interface ModelInfo {
   chatTemplate: "model" | "default";
   /**
    * How the model writes reasoning and tool calls, as its chat template teaches it: "harmony" for OpenAI's harmony
-   * channels (gpt-oss: engine/chat/harmony.ts); absent or "tags", think and tool-call tags.
+   * channels (gpt-oss: engine/chat/harmony.ts); "mistral" for calls after `[TOOL_CALLS]` as one JSON list (v3 / Nemo),
+   * "mistral-args" for `[TOOL_CALLS]NAME[ARGS]{...}` per call (tekken v11+: engine/chat/mistral.ts); absent or "tags",
+   * think and tool-call tags.
    */
-  syntax?: "tags" | "harmony";
+  syntax?: "tags" | "harmony" | "mistral" | "mistral-args";
+  /** Reasoning tags other than `<think>` that the template writes and the vocabulary holds (Magistral's `[THINK]`). */
+  thinkTags?: { open: string; close: string };
 }
 
 /** The {@link ModelInfo} of a model loaded in this thread. */
@@ -41,8 +46,18 @@ export function describeModel(model: LoadedModel): ModelInfo {
     backend: model.backend,
     device: model.device,
     chatTemplate: chatFormatOf(model.chatTemplate).isDefault ? "default" : "model",
-    ...(isHarmonyTemplate(model.chatTemplate, (text) => model.tokenizer.tokenId(text) !== undefined) ? { syntax: "harmony" as const } : {}),
+    ...syntaxOf(model),
   };
+}
+
+/** How the model writes reasoning and calls, from its chat template and vocabulary (see ModelInfo.syntax). */
+function syntaxOf(model: LoadedModel): Pick<ModelInfo, "syntax" | "thinkTags"> {
+  const hasToken = (text: string) => model.tokenizer.tokenId(text) !== undefined;
+  if (isHarmonyTemplate(model.chatTemplate, hasToken)) return { syntax: "harmony" };
+  const layout = mistralCallLayout(model.chatTemplate, hasToken);
+  if (layout === undefined) return {};
+  const thinkTags = mistralThinkTags(model.chatTemplate, hasToken);
+  return { syntax: layout === "json" ? "mistral" : "mistral-args", ...(thinkTags ? { thinkTags } : {}) };
 }
 
 /** What the worker is started with (its workerData). */

@@ -1,6 +1,6 @@
 // What a request constrains its output to, for the engine's grammar (engine/grammar): a JSON format
-// (response_format), tool calls in the template's tags (tools with tool_choice auto, any/required or a named tool),
-// after free reasoning when thinking is on. Checked when the request is parsed, so that a schema outside the supported
+// (response_format), tool calls in the template's tags or Mistral's `[TOOL_CALLS]` (tools with tool_choice auto,
+// any/required or a named tool), after free reasoning when thinking is on. Checked when the request is parsed, so that a schema outside the supported
 // subset is a 400 naming its keyword and path before anything is generated.
 import { type AnswerFormat, type ConstraintSpec, constraintGrammar } from "../../engine/grammar/answer.js";
 import type { JsonWhitespace } from "../../engine/grammar/index.js";
@@ -14,9 +14,10 @@ import { HERMES_TOOL_CALL_TAGS, type ToolCallTags } from "./tool-calls.js";
 export interface ConstraintTags {
   /**
    * How the model writes reasoning and calls: "tags" (default; think and tool-call tags) or "harmony" (OpenAI's
-   * harmony channels, gpt-oss), whose output is constrained as a whole (engine/grammar/harmony.ts).
+   * harmony channels, gpt-oss), whose output is constrained as a whole (engine/grammar/harmony.ts), or "mistral" /
+   * "mistral-args" (calls after `[TOOL_CALLS]` as one JSON list, or `NAME[ARGS]{...}` each: engine/grammar/mistral.ts).
    */
-  syntax?: "tags" | "harmony";
+  syntax?: "tags" | "harmony" | "mistral" | "mistral-args";
   thinkTags?: ThinkTags;
   toolCallTags?: ToolCallTags;
   /** Whitespace allowed between JSON tokens (default "compact"; the server's `jsonWhitespace` setting). */
@@ -32,22 +33,26 @@ export interface SchemaParams {
 /** The constraint of `request`, or undefined when its output is free text. */
 export function constraintSpecOf(request: InternalRequest, tags: ConstraintTags = {}): ConstraintSpec | undefined {
   if (tags.syntax === "harmony") return harmonySpecOf(request, tags);
+  const mistral = tags.syntax === "mistral" || tags.syntax === "mistral-args";
   const json = request.responseFormat;
   let format: AnswerFormat | undefined = json;
   const tools = request.tools ?? [];
   const choice = request.toolChoice ?? { type: "auto" };
   // Tools offered and tool_choice none: text that never opens a call (the template still shows the tools).
   if (tools.length > 0 && (choice.type !== "none" || !json)) {
-    format = {
-      type: "tool_calls",
+    const calls = {
       tools: tools.map((tool) => ({ name: tool.name, parameters: tool.parameters })),
-      choice: choice.type === "any" ? "required" : choice.type === "tool" ? { name: choice.name } : choice.type,
-      tags: tags.toolCallTags ?? HERMES_TOOL_CALL_TAGS,
+      choice: choice.type === "any" ? "required" as const : choice.type === "tool" ? { name: choice.name } : choice.type,
       ...(request.parallelToolCalls === false ? { parallel: false } : {}),
       ...(json ? { otherwise: json } : {}),
     };
+    format = mistral
+      ? { type: "mistral_calls", layout: tags.syntax === "mistral-args" ? "args" : "json", ...calls }
+      : { type: "tool_calls", tags: tags.toolCallTags ?? HERMES_TOOL_CALL_TAGS, ...calls };
   }
   if (!format) return undefined;
+  // A Mistral model without reasoning tags does not reason: nothing to let through before the answer.
+  if (mistral && !tags.thinkTags) return tags.whitespace && tags.whitespace !== "compact" ? { format, whitespace: tags.whitespace } : { format };
   const think = tags.thinkTags ?? DEFAULT_THINK_TAGS;
   const layout = tags.whitespace && tags.whitespace !== "compact" ? { whitespace: tags.whitespace } : {};
   return request.thinking.enabled ? { format, thinking: { open: think.open, close: think.close }, ...layout } : { format, ...layout };

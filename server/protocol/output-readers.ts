@@ -1,8 +1,9 @@
 // Reads a model's generated text as InternalEvents, in the syntax its chat template taught it: tags (`<think>` reasoning,
-// Hermes `<tool_call>` calls: server/protocol/think-splitter.ts, tool-calls.ts) or OpenAI's harmony channels (gpt-oss:
-// server/protocol/harmony.ts). Each reader takes text deltas and is flushed once at the end.
+// Hermes `<tool_call>` calls: server/protocol/think-splitter.ts, tool-calls.ts; Mistral `[TOOL_CALLS]`: mistral.ts) or
+// OpenAI's harmony channels (gpt-oss: server/protocol/harmony.ts). Each reader takes text deltas and is flushed once at the end.
 import { HarmonyParser, type HarmonyPiece } from "./harmony.js";
 import type { InternalEvent } from "./internal.js";
+import { MistralCallReader } from "./mistral.js";
 import { type SplitPiece, type ThinkTags, ThinkSplitter } from "./think-splitter.js";
 import { ToolCallExtractor, type ToolCallPiece, type ToolCallTags } from "./tool-calls.js";
 
@@ -22,18 +23,27 @@ export interface OutputReader {
   flush(cut: boolean): InternalEvent[];
 }
 
+/** Takes tool calls out of answer text, in one model family's syntax. */
+export interface CallReader {
+  readonly calls: number;
+  readonly endedInsideCall: boolean;
+  push(text: string): ToolCallPiece[];
+  flush(cut: boolean): ToolCallPiece[];
+}
+
 /**
  * Reads tagged output: reasoning between think tags when `tags.think` is set (the request turned thinking on), and,
- * when `tags.toolCall` is set (the request offers tools), Hermes-style calls taken out of the answer, streamed as
- * constrained decoding writes them.
+ * when `tags.toolCall` is set (the request offers tools), calls taken out of the answer, streamed as constrained
+ * decoding writes them: Hermes-style between tool-call tags, or Mistral's after `[TOOL_CALLS]` in its `layout`.
  */
 export class TaggedOutputReader implements OutputReader {
   private readonly splitter: ThinkSplitter | undefined;
-  private readonly extractor: ToolCallExtractor | undefined;
+  private readonly extractor: CallReader | undefined;
 
-  constructor(tags: { think?: ThinkTags; toolCall?: ToolCallTags }) {
+  constructor(tags: { think?: ThinkTags; toolCall?: ToolCallTags | { mistral: "json" | "args" } }) {
     this.splitter = tags.think ? new ThinkSplitter(tags.think) : undefined;
-    this.extractor = tags.toolCall ? new ToolCallExtractor(tags.toolCall, undefined, true) : undefined;
+    const calls = tags.toolCall;
+    this.extractor = !calls ? undefined : "mistral" in calls ? new MistralCallReader(calls.mistral) : new ToolCallExtractor(calls, undefined, true);
   }
 
   get readsReasoning(): boolean {

@@ -1,7 +1,7 @@
 // Runs an InternalRequest on the serving engine and turns the engine's events into InternalEvents: the one place
 // where the server's request type meets the engine's. Reasoning is split from the answer, and when the request offers
 // tools, the model's tool calls are taken out of it, in the syntax of the model's chat template: think and tool-call
-// tags, or harmony channels (server/protocol/output-readers.ts).
+// tags, Mistral's `[TOOL_CALLS]`, or harmony channels (server/protocol/output-readers.ts).
 import type { ServingEngine } from "../../engine/engine.js";
 import type { PreparedPrompt } from "../../engine/prompt.js";
 import type { EngineError, EngineEvent, EngineRequest } from "../../engine/request.js";
@@ -53,8 +53,16 @@ export function toEngineRequest(id: string, request: InternalRequest, tags: Outp
     },
     stop: request.stop,
     enableAutoCompaction: request.autoCompaction,
-    thinkingBudget: !harmony && request.thinking.enabled && request.thinking.budgetTokens !== undefined ? { tokens: request.thinking.budgetTokens } : undefined,
+    thinkingBudget: reasonsInTags(tags) && request.thinking.enabled && request.thinking.budgetTokens !== undefined
+      ? { tokens: request.thinking.budgetTokens, ...(tags.thinkTags ? { open: tags.thinkTags.open, close: tags.thinkTags.close } : {}) }
+      : undefined,
   };
+}
+
+/** Whether the model's reasoning is between think tags (not harmony's channels; for Mistral, only with `[THINK]`). */
+function reasonsInTags(format: OutputFormat): boolean {
+  if (format.syntax === "harmony") return false;
+  return !(format.syntax === "mistral" || format.syntax === "mistral-args") || format.thinkTags !== undefined;
 }
 
 /** The wire name of an engine request field (`sampling.topP` -> `top_p`), as each wire format spells it. */
@@ -79,8 +87,9 @@ function escapeRegExp(text: string): string {
 }
 
 /**
- * How engine output is written and read: its syntax (tags, or harmony channels for gpt-oss), the think and tool-call
- * tags of the model's chat template (for tags), the JSON layout.
+ * How engine output is written and read: its syntax (tags, Mistral's `[TOOL_CALLS]`, or harmony channels for gpt-oss),
+ * the think and tool-call tags of the model's chat template (for tags; think tags for Mistral's `[THINK]`), the JSON
+ * layout.
  */
 export interface OutputFormat extends ConstraintTags {
   thinkTags?: ThinkTags;
@@ -90,10 +99,11 @@ export interface OutputFormat extends ConstraintTags {
 /** The reader of one request's output in `format`'s syntax. */
 export function outputReaderOf(request: InternalRequest, format: OutputFormat): OutputReader {
   if (format.syntax === "harmony") return new HarmonyOutputReader(extractsToolCalls(request));
+  const mistral = format.syntax === "mistral" ? "json" : format.syntax === "mistral-args" ? "args" : undefined;
   return new TaggedOutputReader({
-    think: request.thinking.enabled ? format.thinkTags ?? DEFAULT_THINK_TAGS : undefined,
+    think: request.thinking.enabled && reasonsInTags(format) ? format.thinkTags ?? DEFAULT_THINK_TAGS : undefined,
     // Calls are constrained to the template's layout whenever they are extracted, so they can stream as generated.
-    toolCall: extractsToolCalls(request) ? format.toolCallTags ?? HERMES_TOOL_CALL_TAGS : undefined,
+    toolCall: !extractsToolCalls(request) ? undefined : mistral ? { mistral } : format.toolCallTags ?? HERMES_TOOL_CALL_TAGS,
   });
 }
 
