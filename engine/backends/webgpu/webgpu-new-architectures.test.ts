@@ -7,7 +7,10 @@
 // CI=true, where it fails.
 import { describe, expect, it } from "vitest";
 import { ensureTestModel } from "../../../scripts/test-models.js";
+import { Engine } from "../../engine.js";
 import { generate } from "../../generate.js";
+import type { EngineRequest } from "../../request.js";
+import { tokensOf } from "../../testing/engine-tokens.js";
 import { type LoadOptions, type LoadedModel, loadModel } from "../../load.js";
 import { failIfMissing, skipOutsideCi, titled } from "../../testing/fixtures.js";
 import { gpuUnavailable } from "../../../kernels/webgpu/gpu.js";
@@ -96,4 +99,26 @@ describe("mixtures of experts on WebGPU equal WebAssembly", () => {
     const worst = got.reduce((m, v, i) => Math.max(m, Math.abs(v - expected[i]!)), 0);
     expect(worst).toBeLessThan(1e-3 * largest);
   }, { kvCache: { ...LOAD.kvCache!, keepWindowKv: true } }); // the relocation helper passes no sliding-window slots
+});
+
+describe("the serving engine on WebGPU with experts", () => {
+  for (const preset of ["tiny-qwen3moe", "tiny-gpt-oss"] as const) {
+    // Sequences batched in one step route their rows to experts together; the later ones reuse the first's prefix.
+    onBothBackends(`${preset} q8_0: batched requests with a shared prefix give the WebAssembly tokens`, () => ensureTestModel(preset, "gguf", "q8_0"), async (wasm, gpu) => {
+      const shared = spread(20);
+      const requests: EngineRequest[] = [3, 7, 11].map((extra) => ({
+        input: { tokens: [...shared, ...Array.from({ length: extra }, (_, i) => 900 + i * extra)] }, maxTokens: 8, sampling: { temperature: 0 }, ignoreEndOfGeneration: true,
+      }));
+      const run = async (model: LoadedModel) => {
+        const engine = new Engine(model);
+        try {
+          const first = await tokensOf(engine, requests[0]!);
+          return [first, ...(await Promise.all(requests.slice(1).map((request) => tokensOf(engine, request))))];
+        } finally {
+          engine.close();
+        }
+      };
+      expect(await run(gpu)).toEqual(await run(wasm));
+    });
+  }
 });
