@@ -55,6 +55,9 @@ describe("Mistral templates", () => {
       `{"name": "get_time", "arguments": {}, "id": "${second!.id}"}]</s>` +
       `[TOOL_RESULTS]{"content": "sunny", "call_id": "${first!.id}"}[/TOOL_RESULTS][TOOL_RESULTS]{"content": "noon", "call_id": "${second!.id}"}[/TOOL_RESULTS]`,
     );
+    // An empty list of calls is no call: the turn renders as text.
+    const empty = mistralMessages([{ role: "user", content: "Hi" }, { role: "assistant", content: "Hello", tool_calls: [] }, { role: "user", content: "Bye" }]);
+    expect(renderChatTemplate(NEMO_TEMPLATE, empty, { addGenerationPrompt: true, bosToken: "<s>", eosToken: "</s>" })).toBe("<s>[INST]Hi[/INST]Hello</s>[INST]Bye[/INST]");
     // Unadapted, the template refuses loom's own ids.
     expect(() => renderChatTemplate(NEMO_TEMPLATE, messages, { addGenerationPrompt: true, bosToken: "<s>", eosToken: "</s>" })).toThrow(/9/);
   });

@@ -51,8 +51,8 @@ export function mistralToolCallId(id: string): string {
 /**
  * `messages` as a Mistral template expects them: every call and result id made a Mistral id (see mistralToolCallId;
  * a call without one gets one from its place in the conversation, a result without one answers the calls of the
- * turn before it in order), and each call's function as `{name, arguments}` with its arguments as an object when
- * they are a JSON object's text (the templates write `function|tojson`).
+ * turn before it in order), each call's function as `{name, arguments}` with its arguments as an object when they
+ * are a JSON object's text (the templates write `function|tojson`), and an empty list of calls left out.
  */
 export function mistralMessages(messages: readonly ChatMessage[]): ChatMessage[] {
   let lastCalls: string[] = [];
@@ -63,6 +63,11 @@ export function mistralMessages(messages: readonly ChatMessage[]): ChatMessage[]
       lastCalls = calls.map((call) => call.id!);
       answered = 0;
       return { ...message, tool_calls: calls };
+    }
+    if (message.tool_calls) {
+      // An empty list would still open `[TOOL_CALLS][` in the template (it tests whether the field is defined).
+      const { tool_calls: _, ...rest } = message;
+      return rest;
     }
     if (message.role === "tool") {
       const id = message.tool_call_id !== undefined ? mistralToolCallId(message.tool_call_id) : lastCalls[answered];
