@@ -6,7 +6,7 @@ import { WasmModelRunner } from "./backends/wasm/model-runner.js";
 import type { LoadProgress } from "./backends/wasm/weight-loader.js";
 import type { WebGpuTuning } from "./backends/webgpu/model-runner.js";
 import { probeGpu } from "./backends/webgpu/probe.js";
-import { webGpuUnsupported, webGpuUnsupportedTensor } from "./backends/webgpu/architectures.js";
+import { webGpuUnsupported } from "./backends/webgpu/architectures.js";
 import { BlockPool } from "./kv/block-pool.js";
 import type { KvBudget, KvDtype } from "./kv/budget.js";
 import { SlidingWindowKv } from "./kv/sliding-window.js";
@@ -108,7 +108,7 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
 
   // "auto" looks for a hardware GPU in a child process first: opening Dawn here prints its adapter warnings on stderr.
   // Models the WebGPU backend does not run yet stay on WebAssembly under "auto".
-  const gpuRuns = webGpuUnsupported(source.config) === undefined && webGpuUnsupportedTensor(source.tensors.values()) === undefined;
+  const gpuRuns = webGpuUnsupported(source.config) === undefined;
   if (backend === "webgpu" || (backend === "auto" && gpuRuns && (await probeGpu()).hardware)) {
     // Dawn is loaded only when a GPU is wanted; where its native module cannot load, "auto" means WebAssembly.
     const gpu = await import("../kernels/webgpu/gpu.js").then(

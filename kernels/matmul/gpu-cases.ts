@@ -3,12 +3,12 @@
 // real model shapes, a vocabulary-sized n that folds the grid into y, and one part of a split weight writing its
 // columns of a wider y. Each in the kernel the runner would pick: by columns (matmul*.wgsl), by columns with subgroup
 // reductions (matmul*_subgroup.wgsl, on adapters with subgroups) or tiled (matmul_tiled*.wgsl).
-import { splitQ4_0, splitQ8_0 } from "../webgpu/layouts.js";
+import { splitMxfp4, splitQ4_0, splitQ8_0 } from "../webgpu/layouts.js";
 import { type ShaderRef, grid } from "../webgpu/shaders.js";
 import { GgmlType } from "../formats/types.js";
-import { randomBf16, randomF16, randomF32, randomQ4_0, randomQ8_0 } from "../case.js";
+import { randomBf16, randomF16, randomF32, randomMxfp4, randomQ4_0, randomQ8_0 } from "../case.js";
 import type { GpuKernelCase } from "../gpu-case.js";
-import { matmulFloatRef, matmulQuantRef } from "./matmul.ref.js";
+import { matmulFloatRef, matmulQuantRef, matmulMxfp4Ref } from "./matmul.ref.js";
 
 type FloatType = "f32" | "f16" | "bf16";
 const WEIGHT_TYPE: Record<FloatType, number> = { f32: 0, f16: 1, bf16: 2 };
@@ -89,6 +89,39 @@ function quantCase(type: "q8_0" | "q4_0", rows: number, k: number, n: number, th
   };
 }
 
+/**
+ * MXFP4 weights (gpt-oss's experts) converted at load to the Q8_0 layout (splitMxfp4), through the Q8_0 kernels,
+ * against ggml's MXFP4 dot. Normal scales only: a GPU may flush e 0 and 1's subnormal ones.
+ */
+function mxfp4Case(rows: number, k: number, n: number, variant: Variant = "columns"): GpuKernelCase {
+  const tiled = variant === "tiled";
+  const threads = 8;
+  return {
+    requires: variant === "subgroup" ? "subgroups" : undefined,
+    name: `matmul${variant === "columns" ? "" : ` ${variant}`} mxfp4 (as q8_0) rows=${rows} k=${k} n=${n}`,
+    tolerance: 1e-11, // integer block dots are exact; the f32 sum of scaled blocks rounds
+    build() {
+      const blocks = n * (k / 32);
+      const xq = randomQ8_0(rows * (k / 32), 5 + rows + k);
+      const w = randomMxfp4(blocks, 13 + n, false);
+      const x = splitQ8_0(xq, rows * (k / 32));
+      const weights = splitMxfp4(w, blocks);
+      return {
+        shader: (tiled ? { op: "matmul", file: "matmul_tiled_quant", constants: { WEIGHT_TYPE: 0 } }
+          : { op: "matmul", file: `matmul_quant${SUFFIX[variant]}`, constants: { WEIGHT_TYPE: 0, THREADS_PER_COLUMN: threads } }) as ShaderRef,
+        bindings: [
+          { name: "x_quants", contents: x.quants }, { name: "x_scales", contents: x.scales },
+          { name: "w_quants", contents: weights.quants }, { name: "w_scales", contents: weights.scales },
+          { name: "y", contents: { bytes: rows * n * 4 } },
+        ],
+        params: [["u32", rows], ["u32", k], ["u32", n], ["u32", n], ["u32", 0]],
+        workgroups: tiled ? tiles(rows, n) : grid(n, 64 / threads),
+        expected: { y: matmulMxfp4Ref(xq, w, rows, k, n) },
+      };
+    },
+  };
+}
+
 const floatShapes: Array<[number, number, number]> = [
   [1, 8, 3], [1, 172, 7], [3, 172, 5], [2, 13, 9], [5, 64, 33], [9, 64, 17], [1, 576, 1536], [16, 576, 1536], [3, 1024, 3072],
 ];
@@ -105,6 +138,7 @@ const subgroupQuantShapes: Array<[number, number, number, number]> = [
 ];
 
 export const cases: GpuKernelCase[] = [
+  mxfp4Case(1, 64, 64), mxfp4Case(5, 2880, 40), mxfp4Case(40, 64, 96, "tiled"), mxfp4Case(3, 128, 64, "subgroup"),
   ...(["f32", "f16", "bf16"] as const).flatMap((type) => floatShapes.map(([rows, k, n]) => floatCase(type, rows, k, n))),
   ...(["q8_0", "q4_0"] as const).flatMap((type) => quantShapes.map(([rows, k, n]) => quantCase(type, rows, k, n))),
   // Several columns per workgroup (the runner's choice for short rows), with a partial last workgroup.

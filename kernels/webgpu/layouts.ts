@@ -2,6 +2,7 @@
 // block scales (34-byte blocks are not 4-byte aligned, and f32 scales spare the kernels an f16 conversion), and the
 // RoPE rotation table.
 import { f16ToF32 } from "../formats/f16.js";
+import { MXFP4_KVALUES, e8m0Half } from "../formats/mxfp4.js";
 import { NO_YARN, type YarnConstants, yarnAngle } from "../rope-frequencies.js";
 
 /** A block-quantized tensor in the GPU layout: its quant bytes packed into words, one f32 scale per block. */
@@ -33,6 +34,29 @@ export function splitQ8_0(bytes: Uint8Array, blocks: number): SplitBlocks {
 /** Splits `blocks` GGUF Q4_0 blocks (f16 scale, 16 bytes of nibbles) into the GPU layout. */
 export function splitQ4_0(bytes: Uint8Array, blocks: number): SplitBlocks {
   return splitBlocks("Q4_0", bytes, blocks, 16);
+}
+
+/**
+ * Converts `blocks` GGUF MXFP4 blocks (E8M0 exponent e, 16 bytes of 4-bit codes: value j in the low nibble of byte j,
+ * value j + 16 in the high one) into the Q8_0 GPU layout, exactly: each code's doubled e2m1 value (kvalues_mxfp4,
+ * -12..12) as an int8 quant and E8M0_half(e) = 2^(e - 128) as the f32 scale. The Q8_0 kernels then compute what
+ * ggml_vec_dot_mxfp4_q8_0 does (an exact integer dot per block times scale_w * scale_x), at 36 bytes per block
+ * against MXFP4's 17 (F32 would take 128).
+ * NOTE: e 0 and 1 give subnormal scales, which a GPU may flush to zero.
+ */
+export function splitMxfp4(bytes: Uint8Array, blocks: number): SplitBlocks {
+  if (bytes.byteLength < blocks * 17) throw new RangeError(`MXFP4 data holds ${bytes.byteLength} bytes, ${blocks * 17} needed`);
+  const quants = new Int8Array(blocks * 32);
+  const scales = new Float32Array(blocks);
+  for (let b = 0; b < blocks; b++) {
+    scales[b] = e8m0Half(bytes[b * 17]!);
+    for (let j = 0; j < 16; j++) {
+      const code = bytes[b * 17 + 1 + j]!;
+      quants[b * 32 + j] = MXFP4_KVALUES[code & 0xf]!;
+      quants[b * 32 + 16 + j] = MXFP4_KVALUES[code >> 4]!;
+    }
+  }
+  return { quants: new Uint32Array(quants.buffer), scales };
 }
 
 /**

@@ -7,7 +7,7 @@
 // WebAssembly runner routes them), then each expert in use runs over its gathered rows.
 import { GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
 import { ModelFileError } from "../../model/errors.js";
-import { webGpuUnsupported, webGpuUnsupportedTensor } from "./architectures.js";
+import { webGpuUnsupported } from "./architectures.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
 import { type ModelConfig, attentionTemperature, attentionWindow, layerRope, queryScale } from "../../model/config.js";
@@ -18,7 +18,7 @@ import { routeTokens } from "../moe-routing.js";
 import { type ModelRunner, type RunnerOptions, type SampledForward, type SequenceChunk, checkBatch, checkKvCopies } from "../runner.js";
 import { type PlacedTensor, readTensors } from "../wasm/weight-loader.js";
 import type { GpuContext } from "../../../kernels/webgpu/gpu.js";
-import { ropeRotations, splitQ4_0, splitQ8_0 } from "../../../kernels/webgpu/layouts.js";
+import { type SplitBlocks, ropeRotations, splitMxfp4, splitQ4_0, splitQ8_0 } from "../../../kernels/webgpu/layouts.js";
 import { PipelineCache, type ShaderRef, grid } from "../../../kernels/webgpu/shaders.js";
 import { StepEncoder } from "../../../kernels/webgpu/step-encoder.js";
 import { gpuWait } from "../../../kernels/webgpu/wait.js";
@@ -27,7 +27,11 @@ import { gpuWait } from "../../../kernels/webgpu/wait.js";
 const FLOAT_WEIGHT_TYPES: Partial<Record<GgmlType, number>> = { [GgmlType.F32]: 0, [GgmlType.F16]: 1, [GgmlType.BF16]: 2 };
 
 /** Block-quantized weight types, whose kernels read split quants and scales. */
-const QUANT_WEIGHT_TYPES: Partial<Record<GgmlType, "q8_0" | "q4_0">> = { [GgmlType.Q8_0]: "q8_0", [GgmlType.Q4_0]: "q4_0" };
+const QUANT_WEIGHT_TYPES: Partial<Record<GgmlType, "q8_0" | "q4_0">> = { [GgmlType.Q8_0]: "q8_0", [GgmlType.Q4_0]: "q4_0", [GgmlType.MXFP4]: "q8_0" };
+/** How each block-quantized type becomes the GPU layout of its kernel (MXFP4: converted exactly to Q8_0's). */
+const SPLIT_BLOCKS: Partial<Record<GgmlType, (bytes: Uint8Array, blocks: number) => SplitBlocks>> = {
+  [GgmlType.Q8_0]: splitQ8_0, [GgmlType.Q4_0]: splitQ4_0, [GgmlType.MXFP4]: splitMxfp4,
+};
 /** Matrix types the shaders read as stored; K-quants arrive widened to F32 (no K-quant shaders yet). */
 const WEBGPU_KERNEL_TYPES: ReadonlySet<GgmlType> = new Set([...Object.keys(FLOAT_WEIGHT_TYPES), ...Object.keys(QUANT_WEIGHT_TYPES)].map(Number));
 
@@ -208,8 +212,6 @@ export class WebGpuModelRunner implements ModelRunner {
    * larger than the adapter's maxStorageBufferBindingSize (or `tuning.weightPartBytes`) are split by rows.
    */
   static async create(source: ModelSource, gpu: GpuContext, options: RunnerOptions, tuning: WebGpuTuning = {}): Promise<WebGpuModelRunner> {
-    const refusedTensor = webGpuUnsupportedTensor(source.tensors.values());
-    if (refusedTensor) throw new ModelFileError(source.path, `${refusedTensor}: use --backend wasm`);
     const unsupported = webGpuUnsupported(source.config);
     if (unsupported) throw new ModelFileError(source.path, `${unsupported}: use --backend wasm`);
     const runner = new WebGpuModelRunner(source, gpu, options, tuning);
@@ -318,7 +320,7 @@ export class WebGpuModelRunner implements ModelRunner {
     const quant = QUANT_WEIGHT_TYPES[tensor.type];
     if (FLOAT_WEIGHT_TYPES[tensor.type] === undefined && !quant) {
       throw new ModelFileError(this.source.path, `tensor '${tensor.name}' has type ${ggmlTypeName(tensor.type)}, which has no WebGPU kernel yet `
-        + "(F32, F16, BF16, Q8_0 and Q4_0 do): use --backend wasm");
+        + "(F32, F16, BF16, Q8_0, Q4_0 and MXFP4 do): use --backend wasm");
     }
     const rowBytes = tensor.bytes.byteLength / n;
     // The largest buffer of a part is its raw rows (float) or its quants (32 or 16 bytes per 32 values).
@@ -335,7 +337,7 @@ export class WebGpuModelRunner implements ModelRunner {
         continue;
       }
       const blocks = (rows * k) / 32;
-      const { quants, scales } = quant === "q8_0" ? splitQ8_0(bytes, blocks) : splitQ4_0(bytes, blocks);
+      const { quants, scales } = SPLIT_BLOCKS[tensor.type]!(bytes, blocks);
       parts.push({ firstRow, rows, quants: this.uploadBytes(`${label} quants`, quants), scales: this.uploadBytes(`${label} scales`, scales) });
     }
     return { name: tensor.name, type: tensor.type, shape: tensor.shape, parts };

@@ -1,7 +1,7 @@
 // The architectures the WebGPU runner took on after the first four, against the WebAssembly backend on the same file:
 // Mistral 3 (YaRN RoPE, attention temperature on the queries past its floor scale), Qwen3-MoE (routed experts) and
-// gpt-oss (experts with biases and swiglu_oai, attention sinks and biases, YaRN with mscale, sliding windows): greedy
-// tokens equal; and KV relocated by a position delta (kv_copy.wgsl re-rotating keys with a YaRN table of mscale 1)
+// gpt-oss (experts with biases and swiglu_oai, attention sinks and biases, YaRN with mscale, sliding windows), with
+// F32, Q8_0 and MXFP4 experts: greedy tokens equal; and KV relocated by a position delta (kv_copy.wgsl re-rotating keys with a YaRN table of mscale 1)
 // gives the same logits.
 // Runs on any adapter (Mesa's lavapipe in CI); without one each test skips with the reason in its title, except under
 // CI=true, where it fails.
@@ -79,7 +79,8 @@ describe("Mistral 3 on WebGPU equals WebAssembly", () => {
 });
 
 describe("mixtures of experts on WebGPU equal WebAssembly", () => {
-  for (const dtype of ["f32", "q8_0"] as const) {
+  // MXFP4: llama.cpp's MXFP4_MOE files (MXFP4 experts, Q8_0 elsewhere); the experts converted to Q8_0's GPU layout.
+  for (const dtype of ["f32", "q8_0", "mxfp4"] as const) {
     // 40 tokens: prefill rows spread over every expert, tiled matmuls for the busiest.
     onBothBackends(`tiny-qwen3moe ${dtype}: a short and a 40-token prompt x 12 tokens`, () => ensureTestModel("tiny-qwen3moe", "gguf", dtype), async (wasm, gpu) => {
       for (const prompt of [spread(5), spread(40)]) expect(await greedyTokens(gpu, prompt, 12)).toEqual(await greedyTokens(wasm, prompt, 12));
