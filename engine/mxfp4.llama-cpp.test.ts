@@ -10,11 +10,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GgmlType } from "../kernels/formats/types.js";
 import { quantizeQ8_0 } from "../kernels/formats/q8_0.js";
-import { gguf, writeGguf, type GgufTensorInput } from "./model/gguf/writer.js";
-import { ggufTokenizerMetadata } from "./tokenizer/gguf-metadata.js";
+import type { GgufTensorInput } from "./model/gguf/writer.js";
 import { loadModel } from "./load.js";
 import { ModelFileError } from "./model/errors.js";
-import { type LlamaCppReference, openLlamaCppReference } from "./testing/llama-cpp.js";
+import { nextTokenAgreement, writeOneLayerModel } from "./testing/decoding-check.js";
 import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "./testing/fixtures.js";
 
 const tokenizer = FIXTURES.stories260kTokenizer;
@@ -42,28 +41,7 @@ function randomMxfp4Blocks(values: number, seed: number): Uint8Array {
 
 /** A one-layer llama GGUF: `embedding` and `output` as given, every layer matrix MXFP4 zeros (e = 0, codes 0). */
 function writeModel(path: string, embedding: GgufTensorInput, output: GgufTensorInput): void {
-  const ones = new Uint8Array(new Float32Array(HIDDEN).fill(1).buffer);
-  const tensors: GgufTensorInput[] = [
-    embedding,
-    output,
-    { name: "output_norm.weight", shape: [HIDDEN], type: GgmlType.F32, data: ones },
-    { name: "blk.0.attn_norm.weight", shape: [HIDDEN], type: GgmlType.F32, data: ones },
-    { name: "blk.0.ffn_norm.weight", shape: [HIDDEN], type: GgmlType.F32, data: ones },
-    ...["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"].map((name) => ({
-      name: `blk.0.${name}.weight`, shape: [HIDDEN, HIDDEN], type: GgmlType.MXFP4, data: new Uint8Array((HIDDEN * HIDDEN / 32) * 17),
-    })),
-  ];
-  writeGguf(path, [
-    ["general.architecture", gguf.string("llama")],
-    ["llama.context_length", gguf.u32(64)],
-    ["llama.embedding_length", gguf.u32(HIDDEN)],
-    ["llama.block_count", gguf.u32(1)],
-    ["llama.feed_forward_length", gguf.u32(HIDDEN)],
-    ["llama.attention.head_count", gguf.u32(4)],
-    ["llama.attention.head_count_kv", gguf.u32(4)],
-    ["llama.attention.layer_norm_rms_epsilon", gguf.f32(1e-5)],
-    ...ggufTokenizerMetadata(tokenizer),
-  ], tensors);
+  writeOneLayerModel(path, HIDDEN, tokenizer, embedding, output, { type: GgmlType.MXFP4, data: new Uint8Array((HIDDEN * HIDDEN / 32) * 17) });
 }
 
 const embeddingQ8_0 = (): GgufTensorInput => {
@@ -77,24 +55,7 @@ describe.skipIf(skipOutsideCi(tokenizerReason))(titled("MXFP4 decoding against l
   it("gives llama.cpp's next token for nearly every single-token prompt", async () => {
     const path = join(work, "mxfp4.gguf");
     writeModel(path, embeddingQ8_0(), { name: "output.weight", shape: [HIDDEN, VOCAB], type: GgmlType.MXFP4, data: randomMxfp4Blocks(HIDDEN * VOCAB, 2) });
-    const model = await loadModel(path, { contextSize: 64, threads: 2 });
-    let reference: LlamaCppReference | undefined;
-    let agree = 0;
-    const trials = 40;
-    try {
-      reference = await openLlamaCppReference(path);
-      for (let token = 100; token < 100 + trials; token++) {
-        const ours = model.runner.forward([{ tokens: [1, token], startPosition: 0, blockTable: [0], wantLogits: true }]);
-        let best = 0;
-        for (let i = 1; i < ours.length; i++) if (ours[i] > ours[best]) best = i;
-        const [expected] = await reference.greedy([1, token], 1);
-        if (expected === best) agree++;
-      }
-    } finally {
-      await reference?.dispose();
-      await model.dispose();
-    }
-    expect(agree).toBeGreaterThanOrEqual(trials - 1);
+    expect(await nextTokenAgreement(path, 40)).toBeGreaterThanOrEqual(39);
   }, 300_000);
 
   it("refuses an MXFP4 embedding by name (llama.cpp's quantizer never writes one; there is no MXFP4 get_rows)", async () => {
