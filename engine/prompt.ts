@@ -3,7 +3,7 @@
 import { chatFormatOf } from "./chat/default-template.js";
 import { harmonyMessages, harmonyTools, isHarmonyTemplate } from "./chat/harmony.js";
 import type { ChatMessage } from "./chat/messages.js";
-import { mistralCallLayout, mistralMessages } from "./chat/mistral.js";
+import { mistralCallLayout, mistralMessages, readsThinkingBlocks } from "./chat/mistral.js";
 import { renderChatTemplate } from "./chat/template.js";
 import { type CompactionOptions, type CompactionResult, compactConversation } from "./compaction/index.js";
 import { EngineError, type EngineInput, type EngineRequest } from "./request.js";
@@ -85,7 +85,8 @@ export function preparePrompt(model: PromptModel, input: EngineInput, compaction
   const harmony = isHarmonyTemplate(format.template, hasToken);
   // A Mistral template wants 9-character call ids and argument objects (engine/chat/mistral.ts).
   const mistral = !harmony && mistralCallLayout(format.template, hasToken) !== undefined;
-  const adapt = (messages: readonly ChatMessage[]) => (harmony ? harmonyMessages(messages) : mistral ? mistralMessages(messages) : messages);
+  const thinkingBlocks = mistral && readsThinkingBlocks(format.template);
+  const adapt = (messages: readonly ChatMessage[]) => (harmony ? harmonyMessages(messages) : mistral ? mistralMessages(messages, thinkingBlocks) : messages);
   // A model's own template writes any BOS itself; the default one does not, so its text gets the vocabulary's special
   // tokens as raw text does (llama.cpp tokenizes chat prompts with add_special).
   const render = (messages: readonly ChatMessage[]): number[] => encode(renderChatTemplate(format.template, adapt(messages), {

@@ -2,9 +2,11 @@
 // call ids and argument objects, rendered through the Nemo template tiny-mistral carries.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "./messages.js";
-import { mistralCallLayout, mistralMessages, mistralThinkTags, mistralToolCallId } from "./mistral.js";
+import { REPOSITORY_ROOT } from "../testing/fixtures.js";
+import { mistralCallLayout, mistralMessages, mistralThinkTags, mistralToolCallId, readsThinkingBlocks } from "./mistral.js";
 import { renderChatTemplate } from "./template.js";
 
 const require = createRequire(import.meta.url);
@@ -60,5 +62,34 @@ describe("Mistral templates", () => {
     expect(renderChatTemplate(NEMO_TEMPLATE, empty, { addGenerationPrompt: true, bosToken: "<s>", eosToken: "</s>" })).toBe("<s>[INST]Hi[/INST]Hello</s>[INST]Bye[/INST]");
     // Unadapted, the template refuses loom's own ids.
     expect(() => renderChatTemplate(NEMO_TEMPLATE, messages, { addGenerationPrompt: true, bosToken: "<s>", eosToken: "</s>" })).toThrow(/9/);
+  });
+});
+
+describe("Ministral 3's reasoning template (tekken v11+)", () => {
+  const template = readFileSync(join(REPOSITORY_ROOT, "scripts", "chat-templates", "ministral-3-reasoning.jinja"), "utf8");
+
+  it("is the [ARGS] layout with [THINK] tags and reasoning in content blocks; Nemo's is neither", () => {
+    expect(mistralCallLayout(template)).toBe("args");
+    expect(mistralThinkTags(template)).toEqual({ open: "[THINK]", close: "[/THINK]" });
+    expect(readsThinkingBlocks(template)).toBe(true);
+    expect(readsThinkingBlocks(NEMO_TEMPLATE)).toBe(false);
+  });
+
+  it("renders reasoning (given apart or in <think> at the start of the content), calls and results", () => {
+    const messages: ChatMessage[] = [
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "Weather in Paris?" },
+      { role: "assistant", content: "Checking.", reasoning_content: "Needs the tool.", tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city": "Paris"}' } }] },
+      { role: "tool", content: "21 C", tool_call_id: "call_1" },
+      { role: "assistant", content: "<think>Got it.</think>It is 21 C." },
+      { role: "user", content: "Thanks" },
+    ];
+    const text = renderChatTemplate(template, mistralMessages(messages, true), { addGenerationPrompt: true, bosToken: "<s>", eosToken: "</s>" });
+    expect(text).toBe(
+      "<s>[SYSTEM_PROMPT]Be brief.[/SYSTEM_PROMPT][INST]Weather in Paris?[/INST][THINK]Needs the tool.[/THINK]Checking." +
+      '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}</s>[TOOL_RESULTS]21 C[/TOOL_RESULTS][THINK]Got it.[/THINK]It is 21 C.</s>[INST]Thanks[/INST]',
+    );
+    // Without blocks, the reasoning is lost (the template reads only content blocks for it).
+    expect(renderChatTemplate(template, mistralMessages(messages), { addGenerationPrompt: true, bosToken: "<s>", eosToken: "</s>" })).not.toContain("Needs the tool.");
   });
 });

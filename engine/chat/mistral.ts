@@ -32,6 +32,21 @@ export function mistralThinkTags(template: string | null, hasToken?: (text: stri
   return (hasToken?.(tags.open) ?? true) && (hasToken?.(tags.close) ?? true) ? tags : undefined;
 }
 
+/**
+ * Whether the template reads an assistant's reasoning as content blocks (`{type: "thinking"}` beside `{type: "text"}`):
+ * Ministral 3 and Magistral Large 3, told apart as llama.cpp tells them: `[SYSTEM_PROMPT]`, `[TOOL_CALLS]` and
+ * `[ARGS]` without Mistral Small 3.2's `[CALL_ID]`.
+ */
+export function readsThinkingBlocks(template: string | null): boolean {
+  return template !== null && ["[SYSTEM_PROMPT]", MISTRAL_TOOL_CALLS, MISTRAL_ARGS].every((tag) => template.includes(tag)) && !template.includes("[CALL_ID]");
+}
+
+/** Reasoning at the start of an assistant message's content, as chat completions returns it. */
+const THINK_IN_CONTENT = /^\s*<think>([\s\S]*?)<\/think>\s*/;
+
+/** A message as a Mistral template reads it: content may be blocks of text and thinking (see readsThinkingBlocks). */
+export type MistralChatMessage = Omit<ChatMessage, "content"> & { content: string | Array<{ type: "text"; text: string } | { type: "thinking"; thinking: string }> };
+
 /** An id as Mistral's templates demand it: 9 letters and digits. */
 const MISTRAL_ID = /^[A-Za-z0-9]{9}$/;
 const ALPHANUMERIC = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -52,12 +67,14 @@ export function mistralToolCallId(id: string): string {
  * `messages` as a Mistral template expects them: every call and result id made a Mistral id (see mistralToolCallId;
  * a call without one gets one from its place in the conversation, a result without one answers the calls of the
  * turn before it in order), each call's function as `{name, arguments}` with its arguments as an object when they
- * are a JSON object's text (the templates write `function|tojson`), and an empty list of calls left out.
+ * are a JSON object's text (the templates write `function|tojson`), and an empty list of calls left out. With
+ * `thinkingBlocks` (see readsThinkingBlocks), an assistant's reasoning becomes a thinking block of its content.
  */
-export function mistralMessages(messages: readonly ChatMessage[]): ChatMessage[] {
+export function mistralMessages(messages: readonly ChatMessage[], thinkingBlocks = false): MistralChatMessage[] {
   let lastCalls: string[] = [];
   let answered = 0;
-  return messages.map((message, position) => {
+  return messages.map((given, position): MistralChatMessage => {
+    const message: MistralChatMessage = given.role === "assistant" && thinkingBlocks ? withThinkingBlocks(given) : given;
     if (message.role === "assistant" && message.tool_calls && message.tool_calls.length > 0) {
       const calls = message.tool_calls.map((call, index) => mistralCall(call, `loom-call:${position}:${index}`));
       lastCalls = calls.map((call) => call.id!);
@@ -76,6 +93,20 @@ export function mistralMessages(messages: readonly ChatMessage[]): ChatMessage[]
     }
     return { ...message };
   });
+}
+
+/**
+ * An assistant message whose reasoning (`reasoning_content`, or `<think>` at the start of its content as chat
+ * completions returns it) goes to the template as a thinking block before a text block, as llama.cpp's Ministral 3
+ * handler passes it. Without reasoning, the message is left as it is.
+ */
+function withThinkingBlocks(message: ChatMessage): MistralChatMessage {
+  const { reasoning_content: given, ...rest } = message;
+  const tagged = given === undefined ? THINK_IN_CONTENT.exec(rest.content) : null;
+  const reasoning = given ?? tagged?.[1];
+  if (!reasoning) return message;
+  const text = tagged ? rest.content.slice(tagged[0].length) : rest.content;
+  return { ...rest, content: [{ type: "thinking", thinking: reasoning }, { type: "text", text }] };
 }
 
 function mistralCall(call: ChatToolCall, fallbackId: string): ChatToolCall {

@@ -1,6 +1,7 @@
 // Renders a conversation into a prompt string with the model's own Jinja chat template.
 
 import type { HarmonyChatMessage } from "./harmony.js";
+import type { MistralChatMessage } from "./mistral.js";
 import type { ChatMessage, ChatRole } from "./messages.js";
 import { compileChatTemplate, errorMessage, RAISE_FUNCTION_NAME } from "./compile.js";
 import { ChatTemplateError, NoChatTemplateError } from "./errors.js";
@@ -36,7 +37,7 @@ class TemplateRaisedError extends Error {}
  */
 export function renderChatTemplate(
   template: string,
-  messages: readonly (ChatMessage | HarmonyChatMessage)[],
+  messages: readonly (ChatMessage | HarmonyChatMessage | MistralChatMessage)[],
   options: ChatTemplateOptions,
 ): string {
   if (typeof template !== "string" || template.trim() === "") throw new NoChatTemplateError();
@@ -71,7 +72,7 @@ export function renderChatTemplate(
 }
 
 /** Checks the messages and copies them without undefined fields (which a template would see as defined). */
-function plainMessages(messages: readonly (ChatMessage | HarmonyChatMessage)[]): Record<string, unknown>[] {
+function plainMessages(messages: readonly (ChatMessage | HarmonyChatMessage | MistralChatMessage)[]): Record<string, unknown>[] {
   if (!Array.isArray(messages)) throw new ChatTemplateError("input", "messages must be an array");
   return messages.map((message, index) => {
     const where = `messages[${index}]`;
@@ -79,7 +80,8 @@ function plainMessages(messages: readonly (ChatMessage | HarmonyChatMessage)[]):
     if (!ROLES.has(message.role)) {
       throw new ChatTemplateError("input", `${where}.role is ${JSON.stringify(message.role)}; expected one of ${[...ROLES].join(", ")}`);
     }
-    if (typeof message.content !== "string") throw new ChatTemplateError("input", `${where}.content must be a string`);
+    // Blocks of text and thinking are for Mistral's reasoning templates (engine/chat/mistral.ts).
+    if (typeof message.content !== "string" && !isContentBlocks(message.content)) throw new ChatTemplateError("input", `${where}.content must be a string`);
     if (message.reasoning_content !== undefined && typeof message.reasoning_content !== "string") {
       throw new ChatTemplateError("input", `${where}.reasoning_content must be a string`);
     }
@@ -90,4 +92,10 @@ function plainMessages(messages: readonly (ChatMessage | HarmonyChatMessage)[]):
     for (const [key, value] of Object.entries(message)) if (value !== undefined) copy[key] = value;
     return copy;
   });
+}
+
+/** Whether `content` is a list of text and thinking blocks. */
+function isContentBlocks(content: unknown): boolean {
+  return Array.isArray(content) && content.every((block) => typeof block === "object" && block !== null
+    && ((block.type === "text" && typeof block.text === "string") || (block.type === "thinking" && typeof block.thinking === "string")));
 }

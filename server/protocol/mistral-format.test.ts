@@ -33,6 +33,9 @@ describe("a Mistral model's output format", () => {
     expect(read.filter((event) => event.type === "thinking").map((event) => (event as { text: string }).text).join("")).toBe("It is a time question.");
     expect(read.filter((event) => event.type === "text").map((event) => (event as { text: string }).text).join("")).toBe("Checking.");
     expect(read.at(-1)).toMatchObject({ type: "tool_call", name: "get_time", arguments: {} });
+    // A reasoning model thinks whatever the request says: its reasoning is read with thinking off too.
+    const off = events({ syntax: "mistral-args", thinkTags: THINK }, false, "[THINK]Hm.[/THINK]Hi.");
+    expect(off.map((event) => `${event.type}:${(event as { text: string }).text}`).join("|")).toBe("thinking:H|thinking:m|thinking:.|text:H|text:i|text:.");
     const plain = events({ syntax: "mistral" }, true, '<think>x</think>[TOOL_CALLS][{"name": "get_time", "arguments": {}}]');
     expect(plain.filter((event) => event.type === "thinking")).toEqual([]);
     expect(plain.filter((event) => event.type === "text").map((event) => (event as { text: string }).text).join("")).toBe("<think>x</think>");

@@ -101,7 +101,8 @@ export function outputReaderOf(request: InternalRequest, format: OutputFormat): 
   if (format.syntax === "harmony") return new HarmonyOutputReader(extractsToolCalls(request));
   const mistral = format.syntax === "mistral" ? "json" : format.syntax === "mistral-args" ? "args" : undefined;
   return new TaggedOutputReader({
-    think: request.thinking.enabled && reasonsInTags(format) ? format.thinkTags ?? DEFAULT_THINK_TAGS : undefined,
+    // Mistral's reasoning models think whatever the request says (their system prompt asks them to), as gpt-oss does.
+    think: (request.thinking.enabled || (mistral !== undefined && format.thinkTags !== undefined)) && reasonsInTags(format) ? format.thinkTags ?? DEFAULT_THINK_TAGS : undefined,
     // Calls are constrained to the template's layout whenever they are extracted, so they can stream as generated.
     toolCall: !extractsToolCalls(request) ? undefined : mistral ? { mistral } : format.toolCallTags ?? HERMES_TOOL_CALL_TAGS,
   });
