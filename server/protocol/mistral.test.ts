@@ -127,6 +127,15 @@ describe("MistralCallReader, [ARGS] calls (tekken v11+)", () => {
     for (const deltas of [["Ok [TOOL_CALLS]get_wea"], [..."Ok [TOOL_CALLS]get_weather[AR"]]) expect(read("args", deltas, true)).toEqual([{ kind: "text", text: "Ok" }]);
   });
 
+  it("takes the id a model writes after [CALL_ID] (Mistral Small 3.2's layout)", () => {
+    const whole = `[TOOL_CALLS]get_time[CALL_ID]aB3dE6gH9[ARGS]${TIME}`;
+    for (const deltas of splits(whole)) {
+      expect(read("args", deltas)).toEqual(streamed(0, "get_time", TIME).map((piece) => ("id" in piece ? { ...piece, id: "aB3dE6gH9" } : piece)));
+    }
+    // An id that is not 9 letters and digits is replaced.
+    expect(read("args", [`[TOOL_CALLS]get_time[CALL_ID]x1[ARGS]${TIME}`])).toEqual(streamed(0, "get_time", TIME));
+  });
+
   it("malformed: a name that is not one, or arguments that are not JSON", () => {
     expect(read("args", ["[TOOL_CALLS] two words [ARGS]{}"])).toEqual([{ kind: "text", text: "[TOOL_CALLS] two words [ARGS]{}" }]);
     const reader = new MistralCallReader("args", () => "id1");

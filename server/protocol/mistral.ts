@@ -2,6 +2,7 @@
 // the model's chat template teaches (engine/chat/mistral.ts):
 //   json (v3 / Nemo):    [TOOL_CALLS][{"name": "NAME", "arguments": {...}}, {...}]
 //   args (tekken v11+):  [TOOL_CALLS]NAME[ARGS]{...}[TOOL_CALLS]NAME[ARGS]{...}
+//                        (Mistral Small 3.2's template writes NAME[CALL_ID]ID[ARGS]; a written id is kept)
 // Text before the first call is the answer. A call streams as it is generated (its start once the name is known, its
 // arguments as they arrive, then the whole call); in a JSON list, a call written in another order of keys is passed on
 // whole when its object closes. Markup may arrive split across deltas, so a possible partial `[TOOL_CALLS]` is held
@@ -17,6 +18,8 @@ import { type ToolCallPiece, parseToolCallBody } from "./tool-calls.js";
 export const MISTRAL_TOOL_CALLS = "[TOOL_CALLS]";
 /** Between a call's name and its arguments (layout "args"). */
 const ARGS = "[ARGS]";
+/** Between a call's name and its id, in Mistral Small 3.2's template (`NAME[CALL_ID]ID[ARGS]`). */
+const CALL_ID = "[CALL_ID]";
 /** A name longer than this, or with whitespace or JSON in it, is not a tool's: the model is writing text. */
 const LONGEST_NAME = 256;
 /** The head of a call object as constrained decoding writes it, up to its arguments' object. */
@@ -116,14 +119,16 @@ export class MistralCallReader {
         }
         case "name": {
           const at = this.held.indexOf(ARGS);
-          const name = this.held.slice(0, at >= 0 ? at : this.held.length - partialSuffix(this.held, ARGS)).trim();
-          if (!/^[^\s[\]{}"]*$/.test(name) || name.length > LONGEST_NAME || (at >= 0 && name === "")) {
+          const head = callHead(this.held.slice(0, at >= 0 ? at : this.held.length - partialSuffix(this.held, ARGS)), at >= 0);
+          if (!head) {
             this.notCalls(pieces);
             continue;
           }
           if (at < 0) return pieces;
           this.held = this.held.slice(at + ARGS.length);
-          this.streaming = { index: this.found, id: this.newId(), name, start: 0, sent: 0 };
+          const { name } = head;
+          const id = head.id !== undefined && /^[A-Za-z0-9]{9}$/.test(head.id) ? head.id : this.newId();
+          this.streaming = { index: this.found, id, name, start: 0, sent: 0 };
           this.found++;
           pieces.push({ kind: "tool_call_start", index: this.streaming.index, id: this.streaming.id, name });
           this.state = "args";
@@ -347,6 +352,26 @@ export class MistralCallReader {
   private text(pieces: ToolCallPiece[], text: string): void {
     if (text !== "") pieces.push({ kind: "text", text });
   }
+}
+
+/**
+ * The name of a call (and the id, when the model wrote `NAME[CALL_ID]ID` as Mistral Small 3.2's template does) from
+ * what precedes `[ARGS]`, or undefined when it cannot be a call's head; `complete`: `[ARGS]` followed it.
+ */
+function callHead(text: string, complete: boolean): { name: string; id?: string } | undefined {
+  const trimmed = text.trim();
+  const marker = trimmed.indexOf(CALL_ID);
+  let name = trimmed;
+  let id: string | undefined;
+  if (marker >= 0) {
+    name = trimmed.slice(0, marker);
+    id = trimmed.slice(marker + CALL_ID.length);
+    if (!/^[A-Za-z0-9]*$/.test(id)) return undefined;
+  } else if (!complete) {
+    name = trimmed.slice(0, trimmed.length - partialSuffix(trimmed, CALL_ID));
+  }
+  if (!/^[^\s[\]{}"]*$/.test(name) || name.length > LONGEST_NAME || (complete && name === "")) return undefined;
+  return id === undefined ? { name } : { name, id };
 }
 
 /** Tracks JSON strings, escapes and bracket depth one character at a time. */
