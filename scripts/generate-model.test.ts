@@ -1,14 +1,13 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { REPOSITORY_ROOT, failIfMissing, skipOutsideCi, titled } from "../engine/testing/fixtures.js";
 import { GgmlType } from "../kernels/formats/types.js";
 import { bf16ToF32, f32ToBf16 } from "../kernels/formats/bf16.js";
-import { readGgufHeader, type GgufHeader } from "../engine/model/gguf/reader.js";
-import { dequantize } from "../kernels/formats/quantize.js";
+import { readGgufHeader } from "../engine/model/gguf/reader.js";
 import type { ModelDtype } from "./model-dtypes.js";
 import { llama3RopeFreqFactors } from "../kernels/rope-frequencies.js";
 import { readSafetensorsDirectory } from "../engine/model/safetensors/reader.js";
@@ -17,6 +16,7 @@ import { MODEL_PRESETS, TINY_PRESET_NAMES, getPreset, headDimOf } from "./model-
 import { ggufTensorGroups, planTensors, tensorValueChunks } from "./model-tensors.js";
 import { ggufTensorType } from "./model-dtypes.js";
 import { ensureTestModel, testModelSkipReason } from "./test-models.js";
+import { readGgufTensor, readHuggingFaceTensor } from "./model-file-readers.js";
 import { LOGIT_STD, POST_NORM_GAIN } from "./weight-init.js";
 import { ggufArchitectureMetadata } from "./gguf-model-metadata.js";
 import { gemma3VocabularySpec } from "./tokenizer-files.js";
@@ -35,33 +35,6 @@ function describeWithPresets(title: string, presets: string[], body: () => void)
 
 const scratch = mkdtempSync(join(tmpdir(), "loom-generate-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-function readBytes(path: string, offset: number, length: number): Buffer {
-  const fd = openSync(path, "r");
-  try {
-    const bytes = Buffer.alloc(length);
-    readSync(fd, bytes, 0, length, offset);
-    return bytes;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** A GGUF tensor's values (dequantized) and directory entry. */
-function ggufTensor(header: GgufHeader, name: string): { shape: number[]; type: GgmlType; values: Float32Array } {
-  const info = header.tensors.find((t) => t.name === name);
-  if (!info) throw new Error(`no tensor ${name} in ${header.path}`);
-  const count = info.shape.reduce((a, b) => a * b, 1);
-  return { shape: info.shape, type: info.type, values: dequantize(info.type, readBytes(header.path, info.fileOffset, info.byteLength), count) };
-}
-
-/** A safetensors tensor's values from a Hugging Face directory. */
-function hfTensor(dir: string, name: string): { shape: number[]; values: Float32Array } {
-  const info = readSafetensorsDirectory(dir).find((t) => t.name === name);
-  if (!info) throw new Error(`no tensor ${name} in ${dir}`);
-  const count = info.shape.reduce((a, b) => a * b, 1);
-  return { shape: info.shape, values: dequantize(info.type, readBytes(info.path, info.fileOffset, info.byteLength), count) };
-}
 
 /** Rows of `values` ([rows, rowLength]) reordered as convert_hf_to_gguf.py's permute: reshape(heads, 2, hd/2, in).swapaxes(1, 2). */
 function permuteLikeConverter(values: Float32Array, heads: number, rowLength: number): Float32Array {
@@ -186,33 +159,33 @@ describeWithPresets("tiny-llama: GGUF and Hugging Face hold the same model", ["t
     const dir = await ensureTestModel("tiny-llama", "hf", "f32");
     const config = getPreset("tiny-llama").config;
 
-    const embedding = ggufTensor(header, "token_embd.weight");
+    const embedding = readGgufTensor(header, "token_embd.weight");
     expect(embedding.shape).toEqual([128, 49152]);
-    expectSameValues(embedding.values, hfTensor(dir, "model.embed_tokens.weight").values, "embedding");
-    expectSameValues(ggufTensor(header, "blk.1.ffn_norm.weight").values, hfTensor(dir, "model.layers.1.post_attention_layernorm.weight").values, "ffn_norm");
-    expectSameValues(ggufTensor(header, "blk.0.ffn_down.weight").values, hfTensor(dir, "model.layers.0.mlp.down_proj.weight").values, "ffn_down");
+    expectSameValues(embedding.values, readHuggingFaceTensor(dir, "model.embed_tokens.weight").values, "embedding");
+    expectSameValues(readGgufTensor(header, "blk.1.ffn_norm.weight").values, readHuggingFaceTensor(dir, "model.layers.1.post_attention_layernorm.weight").values, "ffn_norm");
+    expectSameValues(readGgufTensor(header, "blk.0.ffn_down.weight").values, readHuggingFaceTensor(dir, "model.layers.0.mlp.down_proj.weight").values, "ffn_down");
 
-    const q = hfTensor(dir, "model.layers.1.self_attn.q_proj.weight");
+    const q = readHuggingFaceTensor(dir, "model.layers.1.self_attn.q_proj.weight");
     expect(q.shape).toEqual([128, 128]);
-    const ggufQ = ggufTensor(header, "blk.1.attn_q.weight").values;
+    const ggufQ = readGgufTensor(header, "blk.1.attn_q.weight").values;
     expect(ggufQ[128]).not.toBe(q.values[128]);
     expectSameValues(ggufQ, permuteLikeConverter(q.values, config.num_attention_heads, 128), "attn_q");
-    const k = hfTensor(dir, "model.layers.1.self_attn.k_proj.weight");
+    const k = readHuggingFaceTensor(dir, "model.layers.1.self_attn.k_proj.weight");
     expect(k.shape).toEqual([64, 128]);
-    expectSameValues(ggufTensor(header, "blk.1.attn_k.weight").values, permuteLikeConverter(k.values, config.num_key_value_heads, 128), "attn_k");
+    expectSameValues(readGgufTensor(header, "blk.1.attn_k.weight").values, permuteLikeConverter(k.values, config.num_key_value_heads, 128), "attn_k");
     // v is not permuted
-    expectSameValues(ggufTensor(header, "blk.1.attn_v.weight").values, hfTensor(dir, "model.layers.1.self_attn.v_proj.weight").values, "attn_v");
+    expectSameValues(readGgufTensor(header, "blk.1.attn_v.weight").values, readHuggingFaceTensor(dir, "model.layers.1.self_attn.v_proj.weight").values, "attn_v");
   });
 
   it("holds the same bf16 numbers in both formats, norms upcast to F32 in GGUF as the converter writes them", async () => {
     const header = readGgufHeader(await ensureTestModel("tiny-llama", "gguf", "bf16"));
     const dir = await ensureTestModel("tiny-llama", "hf", "bf16");
-    const up = ggufTensor(header, "blk.0.ffn_up.weight");
+    const up = readGgufTensor(header, "blk.0.ffn_up.weight");
     expect(up.type).toBe(GgmlType.BF16);
-    expectSameValues(up.values, hfTensor(dir, "model.layers.0.mlp.up_proj.weight").values, "ffn_up");
-    const norm = ggufTensor(header, "output_norm.weight");
+    expectSameValues(up.values, readHuggingFaceTensor(dir, "model.layers.0.mlp.up_proj.weight").values, "ffn_up");
+    const norm = readGgufTensor(header, "output_norm.weight");
     expect(norm.type).toBe(GgmlType.F32);
-    const hfNorm = hfTensor(dir, "model.norm.weight").values;
+    const hfNorm = readHuggingFaceTensor(dir, "model.norm.weight").values;
     expectSameValues(norm.values, hfNorm, "output_norm");
     expect(Array.from(hfNorm, (v) => bf16ToF32(f32ToBf16(v)))).toEqual(Array.from(hfNorm));
     // the final norm sets the logit scale
@@ -248,8 +221,8 @@ describeWithPresets("tiny-llama: GGUF and Hugging Face hold the same model", ["t
     expect(new Set(Object.values(index.weight_map)).size).toBeGreaterThan(1);
     expect(Object.keys(index.weight_map)).toHaveLength(planTensors(getPreset("tiny-llama").config).length);
     const single = await ensureTestModel("tiny-llama", "hf", "f32");
-    const gate = hfTensor(sharded, "model.layers.1.mlp.gate_proj.weight").values;
-    const reference = hfTensor(single, "model.layers.1.mlp.gate_proj.weight").values;
+    const gate = readHuggingFaceTensor(sharded, "model.layers.1.mlp.gate_proj.weight").values;
+    const reference = readHuggingFaceTensor(single, "model.layers.1.mlp.gate_proj.weight").values;
     expect(Math.max(...gate.map((v, i) => Math.abs(v - reference[i])))).toBeLessThan(1e-3);
   });
 });
@@ -280,7 +253,7 @@ describeWithPresets("tiny-llama3 GGUF metadata", ["tiny-llama3"], () => {
 
     const scaling = getPreset("tiny-llama3").config.rope_scaling;
     if (scaling?.rope_type !== "llama3") throw new Error("tiny-llama3 has llama3 RoPE scaling");
-    const freqs = ggufTensor(header, "rope_freqs.weight");
+    const freqs = readGgufTensor(header, "rope_freqs.weight");
     expect(freqs.shape).toEqual([8]);
     expect(freqs.values).toEqual(llama3RopeFreqFactors(scaling, 500000, 16));
     expect(freqs.values[0]).toBe(1);
@@ -300,12 +273,12 @@ describeWithPresets("Qwen presets", ["tiny-qwen3", "tiny-qwen2"], () => {
     expect(header.metadata.get("qwen3.embedding_length")).toBe(64);
     expect(header.metadata.get("tokenizer.ggml.pre")).toBe("qwen2");
     expect((header.metadata.get("tokenizer.ggml.tokens") as string[]).length).toBe(151936);
-    expect(ggufTensor(header, "blk.0.attn_q_norm.weight").shape).toEqual([32]);
-    expect(ggufTensor(header, "blk.0.attn_q.weight").shape).toEqual([64, 128]);
-    expect(ggufTensor(header, "blk.0.attn_output.weight").shape).toEqual([128, 64]);
+    expect(readGgufTensor(header, "blk.0.attn_q_norm.weight").shape).toEqual([32]);
+    expect(readGgufTensor(header, "blk.0.attn_q.weight").shape).toEqual([64, 128]);
+    expect(readGgufTensor(header, "blk.0.attn_output.weight").shape).toEqual([128, 64]);
     const dir = await ensureTestModel("tiny-qwen3", "hf", "f32");
-    expectSameValues(ggufTensor(header, "blk.1.attn_q.weight").values, hfTensor(dir, "model.layers.1.self_attn.q_proj.weight").values, "qwen3 attn_q");
-    expectSameValues(ggufTensor(header, "blk.1.attn_k_norm.weight").values, hfTensor(dir, "model.layers.1.self_attn.k_norm.weight").values, "qwen3 k_norm");
+    expectSameValues(readGgufTensor(header, "blk.1.attn_q.weight").values, readHuggingFaceTensor(dir, "model.layers.1.self_attn.q_proj.weight").values, "qwen3 attn_q");
+    expectSameValues(readGgufTensor(header, "blk.1.attn_k_norm.weight").values, readHuggingFaceTensor(dir, "model.layers.1.self_attn.k_norm.weight").values, "qwen3 k_norm");
     const tokenizerConfig = JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8"));
     expect(tokenizerConfig.chat_template).toContain("enable_thinking");
   });
@@ -313,7 +286,7 @@ describeWithPresets("Qwen presets", ["tiny-qwen3", "tiny-qwen2"], () => {
   it("tiny-qwen2 has F32 q/k/v biases, unpermuted", async () => {
     const header = readGgufHeader(await ensureTestModel("tiny-qwen2", "gguf", "q8_0"));
     expect(header.metadata.get("general.architecture")).toBe("qwen2");
-    const bias = ggufTensor(header, "blk.0.attn_k.bias");
+    const bias = readGgufTensor(header, "blk.0.attn_k.bias");
     expect(bias.type).toBe(GgmlType.F32);
     expect(bias.shape).toEqual([32]);
     const expected = [...tensorValueChunks(planTensors(getPreset("tiny-qwen2").config).find((t) => t.huggingFaceName === "model.layers.0.self_attn.k_proj.bias")!, 1)][0];
@@ -327,8 +300,8 @@ describeWithPresets("tiny-llama in GGML's other 32-value block types", ["tiny-ll
     const header = readGgufHeader(await ensureTestModel("tiny-llama", "gguf", dtype));
     expect(header.metadata.get("general.file_type")).toBe(fileType);
     for (const tensor of header.tensors) expect(tensor.type, tensor.name).toBe(tensor.shape.length === 1 ? GgmlType.F32 : type);
-    const exact = ggufTensor(readGgufHeader(await ensureTestModel("tiny-llama", "gguf", "f32")), "blk.0.ffn_gate.weight").values;
-    const quantized = ggufTensor(header, "blk.0.ffn_gate.weight").values;
+    const exact = readGgufTensor(readGgufHeader(await ensureTestModel("tiny-llama", "gguf", "f32")), "blk.0.ffn_gate.weight").values;
+    const quantized = readGgufTensor(header, "blk.0.ffn_gate.weight").values;
     let error = 0;
     let signal = 0;
     exact.forEach((v, i) => {
@@ -350,8 +323,8 @@ describeWithPresets("tiny-kquant K-quant mixes", ["tiny-kquant"], () => {
     }
     // quantisation error stays small against the f32 file
     const f32 = readGgufHeader(await ensureTestModel("tiny-kquant", "gguf", "f32"));
-    const exact = ggufTensor(f32, "blk.0.ffn_gate.weight").values;
-    const quantized = ggufTensor(header, "blk.0.ffn_gate.weight").values;
+    const exact = readGgufTensor(f32, "blk.0.ffn_gate.weight").values;
+    const quantized = readGgufTensor(header, "blk.0.ffn_gate.weight").values;
     let error = 0;
     let signal = 0;
     exact.forEach((v, i) => {
@@ -461,12 +434,12 @@ describeWithPresets("tiny-gemma3", ["tiny-gemma3"], () => {
       expect(names).toContain(name);
     }
     expect(names).not.toContain("output.weight");
-    expect(ggufTensor(header, "token_embd.weight").shape).toEqual([64, 262144]);
-    expect(ggufTensor(header, "blk.0.attn_q.weight").shape).toEqual([64, 128]);
-    expect(ggufTensor(header, "blk.0.attn_k.weight").shape).toEqual([64, 64]);
-    expect(ggufTensor(header, "blk.0.attn_output.weight").shape).toEqual([128, 64]);
-    expect(ggufTensor(header, "blk.0.attn_k_norm.weight").shape).toEqual([32]);
-    expect(ggufTensor(header, "blk.0.ffn_down.weight").shape).toEqual([128, 64]);
+    expect(readGgufTensor(header, "token_embd.weight").shape).toEqual([64, 262144]);
+    expect(readGgufTensor(header, "blk.0.attn_q.weight").shape).toEqual([64, 128]);
+    expect(readGgufTensor(header, "blk.0.attn_k.weight").shape).toEqual([64, 64]);
+    expect(readGgufTensor(header, "blk.0.attn_output.weight").shape).toEqual([128, 64]);
+    expect(readGgufTensor(header, "blk.0.attn_k_norm.weight").shape).toEqual([32]);
+    expect(readGgufTensor(header, "blk.0.ffn_down.weight").shape).toEqual([128, 64]);
     for (const tensor of header.tensors) expect(tensor.type, tensor.name).toBe(GgmlType.F32);
   });
 
@@ -535,23 +508,23 @@ describeWithPresets("tiny-gemma3", ["tiny-gemma3"], () => {
       ["output_norm.weight", "model.norm.weight"],
     ];
     for (const [ggufName, hfName] of pairs) {
-      const w = hfTensor(dir, hfName).values;
-      expectSameValues(ggufTensor(header, ggufName).values, w.map((v) => v + 1), ggufName);
+      const w = readHuggingFaceTensor(dir, hfName).values;
+      expectSameValues(readGgufTensor(header, ggufName).values, w.map((v) => v + 1), ggufName);
     }
-    expect(Math.abs(hfTensor(dir, "model.layers.1.input_layernorm.weight").values.reduce((a, b) => a + b, 0) / 64)).toBeLessThan(0.05);
+    expect(Math.abs(readHuggingFaceTensor(dir, "model.layers.1.input_layernorm.weight").values.reduce((a, b) => a + b, 0) / 64)).toBeLessThan(0.05);
     for (const [ggufName, hfName] of [["token_embd.weight", "model.embed_tokens.weight"], ["blk.1.attn_q.weight", "model.layers.1.self_attn.q_proj.weight"], ["blk.1.ffn_down.weight", "model.layers.1.mlp.down_proj.weight"]]) {
-      expectSameValues(ggufTensor(header, ggufName).values, hfTensor(dir, hfName).values, ggufName);
+      expectSameValues(readGgufTensor(header, ggufName).values, readHuggingFaceTensor(dir, hfName).values, ggufName);
     }
   });
 
   it("adds the 1 in f16 for an f16 file, as the converter does to an f16 checkpoint", async () => {
     const header = readGgufHeader(await ensureTestModel("tiny-gemma3", "gguf", "f16"));
     const dir = await ensureTestModel("tiny-gemma3", "hf", "f16");
-    const w = hfTensor(dir, "model.layers.0.post_feedforward_layernorm.weight").values;
-    const norm = ggufTensor(header, "blk.0.post_ffw_norm.weight");
+    const w = readHuggingFaceTensor(dir, "model.layers.0.post_feedforward_layernorm.weight").values;
+    const norm = readGgufTensor(header, "blk.0.post_ffw_norm.weight");
     expect(norm.type).toBe(GgmlType.F32);
     expectSameValues(norm.values, w.map((v) => f16ToF32(f32ToF16(v + 1))), "post_ffw_norm");
-    expect(ggufTensor(header, "blk.0.ffn_up.weight").type).toBe(GgmlType.F16);
+    expect(readGgufTensor(header, "blk.0.ffn_up.weight").type).toBe(GgmlType.F16);
   });
 
   it("is deterministic, and q4_k_m falls back to Q5_0 / Q8_0 on its 64- and 128-long rows (llama.cpp's quantizer fallbacks)", async () => {
@@ -679,27 +652,27 @@ describeWithPresets("tiny-qwen3moe", ["tiny-qwen3moe"], () => {
     expect(names).toContain("model.layers.1.mlp.gate.weight");
     expect(names).toContain("model.layers.1.mlp.experts.7.down_proj.weight");
     expect(names).not.toContain("model.layers.1.mlp.gate_proj.weight");
-    expect(hfTensor(dir, "model.layers.0.mlp.gate.weight").shape).toEqual([8, 64]);
-    expectSameValues(ggufTensor(header, "blk.0.ffn_gate_inp.weight").values, hfTensor(dir, "model.layers.0.mlp.gate.weight").values, "router");
+    expect(readHuggingFaceTensor(dir, "model.layers.0.mlp.gate.weight").shape).toEqual([8, 64]);
+    expectSameValues(readGgufTensor(header, "blk.0.ffn_gate_inp.weight").values, readHuggingFaceTensor(dir, "model.layers.0.mlp.gate.weight").values, "router");
     for (const [ggufName, projection] of [["ffn_gate_exps", "gate_proj"], ["ffn_up_exps", "up_proj"], ["ffn_down_exps", "down_proj"]]) {
-      const stacked = ggufTensor(header, `blk.1.${ggufName}.weight`).values;
-      const experts = Array.from({ length: 8 }, (_, e) => hfTensor(dir, `model.layers.1.mlp.experts.${e}.${projection}.weight`).values);
+      const stacked = readGgufTensor(header, `blk.1.${ggufName}.weight`).values;
+      const experts = Array.from({ length: 8 }, (_, e) => readHuggingFaceTensor(dir, `model.layers.1.mlp.experts.${e}.${projection}.weight`).values);
       expectSameValues(stacked, concat(experts), ggufName);
       expect(experts[1][0]).not.toBe(experts[0][0]);
     }
     // down_proj is [hidden, moe_intermediate_size]: its draw's fan-in is the expert width
-    expect(std(hfTensor(dir, "model.layers.0.mlp.experts.0.down_proj.weight").values)).toBeCloseTo(2 / Math.sqrt(64), 2);
+    expect(std(readHuggingFaceTensor(dir, "model.layers.0.mlp.experts.0.down_proj.weight").values)).toBeCloseTo(2 / Math.sqrt(64), 2);
   });
 
   it("keeps the router F32 in bf16 and quantized files, holding the checkpoint's rounded values", async () => {
     const header = readGgufHeader(await ensureTestModel("tiny-qwen3moe", "gguf", "bf16"));
     const dir = await ensureTestModel("tiny-qwen3moe", "hf", "bf16");
-    const router = ggufTensor(header, "blk.1.ffn_gate_inp.weight");
+    const router = readGgufTensor(header, "blk.1.ffn_gate_inp.weight");
     expect(router.type).toBe(GgmlType.F32);
-    expectSameValues(router.values, hfTensor(dir, "model.layers.1.mlp.gate.weight").values, "router");
-    const up = ggufTensor(header, "blk.1.ffn_up_exps.weight");
+    expectSameValues(router.values, readHuggingFaceTensor(dir, "model.layers.1.mlp.gate.weight").values, "router");
+    const up = readGgufTensor(header, "blk.1.ffn_up_exps.weight");
     expect(up.type).toBe(GgmlType.BF16);
-    expectSameValues(up.values, concat(Array.from({ length: 8 }, (_, e) => hfTensor(dir, `model.layers.1.mlp.experts.${e}.up_proj.weight`).values)), "ffn_up_exps");
+    expectSameValues(up.values, concat(Array.from({ length: 8 }, (_, e) => readHuggingFaceTensor(dir, `model.layers.1.mlp.experts.${e}.up_proj.weight`).values)), "ffn_up_exps");
 
     const q8 = readGgufHeader(await ensureTestModel("tiny-qwen3moe", "gguf", "q8_0"));
     expect(q8.metadata.get("general.file_type")).toBe(7);
@@ -720,8 +693,8 @@ describeWithPresets("tiny-qwen3moe", ["tiny-qwen3moe"], () => {
       expect(tensor.type, tensor.name).toBe(expected);
     }
     const f32 = readGgufHeader(await ensureTestModel("tiny-qwen3moe", "gguf", "f32"));
-    const exact = ggufTensor(f32, "blk.0.ffn_down_exps.weight").values;
-    const quantized = ggufTensor(q4, "blk.0.ffn_down_exps.weight").values;
+    const exact = readGgufTensor(f32, "blk.0.ffn_down_exps.weight").values;
+    const quantized = readGgufTensor(q4, "blk.0.ffn_down_exps.weight").values;
     let error = 0;
     let signal = 0;
     exact.forEach((v, i) => {
@@ -739,8 +712,8 @@ describeWithPresets("tiny-qwen3moe", ["tiny-qwen3moe"], () => {
         : tensor.name.endsWith("_exps.weight") ? GgmlType.MXFP4 : GgmlType.Q8_0;
       expect(tensor.type, tensor.name).toBe(expected);
     }
-    const exact = ggufTensor(readGgufHeader(await ensureTestModel("tiny-qwen3moe", "gguf", "f32")), "blk.1.ffn_up_exps.weight").values;
-    const quantized = ggufTensor(header, "blk.1.ffn_up_exps.weight").values;
+    const exact = readGgufTensor(readGgufHeader(await ensureTestModel("tiny-qwen3moe", "gguf", "f32")), "blk.1.ffn_up_exps.weight").values;
+    const quantized = readGgufTensor(header, "blk.1.ffn_up_exps.weight").values;
     let error = 0;
     let signal = 0;
     exact.forEach((v, i) => {
