@@ -115,11 +115,11 @@ export class KvCacheManager {
         if (!best || reuse > best.match.prefixLength + best.match.suffixLength) best = { match, chain };
       }
     }
+    const sourceBlocks = [...pathBlocks, ...(best?.chain.map((block) => block.blockId) ?? [])];
     let prefixTokens = Math.min(pathTokens + (best?.match.prefixLength ?? 0), maxReuse);
     const suffixTokens = best?.match.suffixLength ?? 0;
-    if (this.window) prefixTokens = this.resumablePrefix([...pathBlocks, ...(best?.chain.map((block) => block.blockId) ?? [])], prefixTokens);
+    if (this.window) prefixTokens = this.resumablePrefix(sourceBlocks, prefixTokens);
     const shared = Math.min(path.length, Math.floor(prefixTokens / blockSize));
-    const sourceBlocks = [...pathBlocks, ...(best?.chain.map((block) => block.blockId) ?? [])];
 
     const copies: KvCopy[] = [];
     if (prefixTokens > shared * blockSize) copies.push({ sourceBlocks, sourceStart: shared * blockSize, targetStart: shared * blockSize, count: prefixTokens - shared * blockSize });
