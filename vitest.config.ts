@@ -31,6 +31,9 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 300_000,
     pool: "forks",
+    // Name the process, file and test behind any long stall of an event loop (scripts/ci/event-loop-watch.ts).
+    globalSetup: ["scripts/ci/main-process-watch.ts"],
+    setupFiles: ["scripts/ci/test-process-watch.ts"],
     maxWorkers: workers,
     minWorkers: 1,
     projects: [
