@@ -6,8 +6,15 @@ import { join } from "node:path";
 import { gguf, type GgufTypedValue } from "../engine/model/gguf/writer.js";
 import { type VocabularySpec, TokenType, ggufMetadataFromVocabulary, ggufTokenizerMetadata } from "../engine/tokenizer/index.js";
 import { gemma3TokenizerDir, gptOssChatTemplatePath, gptOssTokenizerDir, mistralNemoTokenizerDir, qwen3TokenizerDir, sharedDir } from "./fixture-paths.js";
+import { gemma4HuggingFaceFiles, gemma4TokenizerKeys, gemma4TokenizerSourceFiles } from "./gemma4-tokenizer.js";
 import { llama2TokenizerJson, readLlama2cTokenizer } from "./llama2c-tokenizer.js";
 import type { ModelPreset, TokenizerName } from "./model-presets.js";
+
+/**
+ * The tokenizers the generator can write: the presets' names, and "gemma4" (Gemma 4's vocabulary, rebuilt from Gemma
+ * 3's: scripts/gemma4-tokenizer.ts), which a preset takes once TokenizerName lists it.
+ */
+export type GeneratorTokenizerName = TokenizerName | "gemma4";
 
 /**
  * The Llama 2 chat template (as Meta's Llama-2-chat tokenizer_config.json has it), for the llama2-32k vocabulary,
@@ -24,7 +31,7 @@ const LLAMA2_CHAT_TEMPLATE =
   "{% elif message['role'] == 'assistant' %}{{ ' ' + content.strip() + ' ' + eos_token }}{% endif %}{% endfor %}";
 
 /** The fixture files a tokenizer is built from (tests check these exist before generating). */
-export function tokenizerSourceFiles(name: TokenizerName): string[] {
+export function tokenizerSourceFiles(name: GeneratorTokenizerName): string[] {
   switch (name) {
     case "smollm2": {
       const dir = join(sharedDir(), "tokenizers", "smollm2-135m-instruct");
@@ -40,11 +47,13 @@ export function tokenizerSourceFiles(name: TokenizerName): string[] {
       return [join(gptOssTokenizerDir(), "tokenizer.json"), join(gptOssTokenizerDir(), "tokenizer_config.json"), gptOssChatTemplatePath()];
     case "tekken":
       return [join(mistralNemoTokenizerDir(), "tokenizer.json"), join(mistralNemoTokenizerDir(), "tokenizer_config.json")];
+    case "gemma4":
+      return gemma4TokenizerSourceFiles();
   }
 }
 
 /** The source files of `name` that are missing (empty when the tokenizer can be built). */
-export function missingTokenizerFiles(name: TokenizerName): string[] {
+export function missingTokenizerFiles(name: GeneratorTokenizerName): string[] {
   return tokenizerSourceFiles(name).filter((path) => !existsSync(path));
 }
 
@@ -84,7 +93,8 @@ export function huggingFaceTokenizerFiles(preset: ModelPreset): { tokenizerJson:
   const [first, second, third] = tokenizerSourceFiles(preset.tokenizer);
   let tokenizerJson: Record<string, unknown>;
   let tokenizerConfig: Record<string, unknown>;
-  switch (preset.tokenizer) {
+  const name = preset.tokenizer as GeneratorTokenizerName;
+  switch (name) {
     case "smollm2":
       tokenizerJson = readJson(first);
       tokenizerConfig = {
@@ -111,6 +121,9 @@ export function huggingFaceTokenizerFiles(preset: ModelPreset): { tokenizerJson:
       // The harmony template sits in tokenizer_config.json, where convert_hf_to_gguf.py's SpecialVocab also finds it.
       tokenizerJson = readJson(first);
       tokenizerConfig = { ...readJson(second), chat_template: readFileSync(third, "utf8"), model_max_length: preset.config.max_position_embeddings };
+      break;
+    case "gemma4":
+      ({ tokenizerJson, tokenizerConfig } = gemma4HuggingFaceFiles(preset.config.max_position_embeddings));
       break;
     case "llama2-32k":
       tokenizerJson = llama2TokenizerJson(readLlama2cTokenizer(first));
@@ -159,6 +172,7 @@ export function writeHuggingFaceTokenizerFiles(preset: ModelPreset, dir: string)
  */
 export function ggufTokenizerKeys(preset: ModelPreset): Array<[string, GgufTypedValue]> {
   if (preset.tokenizer === "gemma3") return gemma3TokenizerKeys(preset);
+  if ((preset.tokenizer as GeneratorTokenizerName) === "gemma4") return gemma4TokenizerKeys(preset.config.vocab_size);
   if (preset.tokenizer === "llama2-32k") {
     const missing = missingTokenizerFiles(preset.tokenizer);
     if (missing.length > 0) throw new Error(`preset ${preset.name} needs tokenizer files that are missing: ${missing.join(", ")}`);

@@ -1,6 +1,7 @@
-// Byte-level BPE ("gpt2" vocabularies): within each pre-tokenized word, repeatedly apply the lowest-ranked merge rule
-// among adjacent symbol pairs. Follows llama.cpp's llm_tokenizer_bpe_session, including its tie-breaking (leftmost
-// pair first) and what it does with a symbol that is not a token (emit its ASCII bytes as tokens, drop the rest).
+// BPE over pre-tokenized words: repeatedly apply the lowest-ranked merge rule among adjacent symbol pairs. Follows
+// llama.cpp's llm_tokenizer_bpe_session, including its tie-breaking (leftmost pair first) and what it does with a
+// symbol that is not a token: byte-level vocabularies ("gpt2") emit its ASCII bytes as tokens and drop the rest;
+// SentencePiece-style ones (Gemma 4) emit a `<0xXX>` token per byte, dropping bytes without one.
 import { mergeSymbols } from "./merge-symbols.js";
 import { utf8Bytes } from "./unicode.js";
 
@@ -11,31 +12,59 @@ export interface BpeVocabulary {
   readonly mergeRanks: ReadonlyMap<string, number>;
   /** A word that is itself a token is emitted whole (Llama 3 style). */
   readonly ignoreMerges: boolean;
+  /**
+   * Words are raw text (spaces already U+2581) whose symbols start as code points, and unknown bytes fall back to
+   * `byteTokens`; otherwise words are byte-level encoded, one symbol per character.
+   */
+  readonly rawUtf8: boolean;
+  /** A word made only of newlines that is itself a token is emitted whole (Gemma 4). */
+  readonly wholeNewlineRuns: boolean;
+  /** The `<0xXX>` token of each byte value, where the vocabulary has one (used when `rawUtf8`). */
+  readonly byteTokens: ReadonlyArray<number | undefined>;
 }
 
-/** Tokenizes one byte-level-encoded word (e.g. "Ġhello"), appending ids to `out`. */
+const NEWLINES_ONLY = /^\n+$/;
+
+/** Tokenizes one word (byte-level encoded, e.g. "Ġhello", or raw with `rawUtf8`), appending ids to `out`. */
 export function tokenizeBpeWord(word: string, vocabulary: BpeVocabulary, out: number[]): void {
   if (word.length === 0) return;
-  if (vocabulary.ignoreMerges) {
+  if (vocabulary.ignoreMerges || (vocabulary.wholeNewlineRuns && NEWLINES_ONLY.test(word))) {
     const whole = vocabulary.tokenToId.get(word);
     if (whole !== undefined) {
       out.push(whole);
       return;
     }
   }
-  // Byte-level characters are all single UTF-16 units, so each symbol starts as one character.
-  const widths = new Array<number>(word.length).fill(1);
-  for (const piece of mergeSymbols(word, widths, (left, right) => vocabulary.mergeRanks.get(`${left} ${right}`))) {
+  for (const piece of mergeSymbols(word, vocabulary.rawUtf8 ? codepointWidths(word) : new Array<number>(word.length).fill(1), (left, right) =>
+    vocabulary.mergeRanks.get(`${left} ${right}`),
+  )) {
     const id = vocabulary.tokenToId.get(piece);
     if (id !== undefined) {
       out.push(id);
       continue;
     }
-    // NOTE: llama.cpp looks up each UTF-8 byte of the piece as a one-byte string: only ASCII bytes can match.
     for (const byte of utf8Bytes(piece)) {
+      if (vocabulary.rawUtf8) {
+        const token = vocabulary.byteTokens[byte];
+        if (token !== undefined) out.push(token);
+        continue;
+      }
+      // NOTE: llama.cpp looks up each UTF-8 byte of the piece as a one-byte string: only ASCII bytes can match.
       if (byte >= 0x80) continue;
       const single = vocabulary.tokenToId.get(String.fromCharCode(byte));
       if (single !== undefined) out.push(single);
     }
   }
+}
+
+/** UTF-16 units of each code point of `text` (a surrogate pair is one symbol). */
+function codepointWidths(text: string): number[] {
+  const widths: number[] = [];
+  for (let i = 0; i < text.length; ) {
+    const unit = text.charCodeAt(i);
+    const width = unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length ? 2 : 1;
+    widths.push(width);
+    i += width;
+  }
+  return widths;
 }

@@ -33,7 +33,8 @@ export function tokenPiece(vocabulary: ResolvedVocabulary, id: number, special: 
   const text = vocabulary.tokens[id];
   if (attributes & SHOWN_AS_TEXT) return utf8Bytes(text);
   if (attributes & TokenAttribute.NORMAL) {
-    return vocabulary.kind === "spm" ? utf8Bytes(text.replaceAll("\u2581", " ")) : decodeByteLevel(text);
+    const escaped = vocabulary.kind === "spm" || vocabulary.rawUtf8;
+    return escaped ? utf8Bytes(text.replaceAll("\u2581", " ")) : decodeByteLevel(text);
   }
   if (attributes & TokenAttribute.BYTE) return Uint8Array.of(parseInt(text.slice(3, 5), 16));
   return EMPTY;

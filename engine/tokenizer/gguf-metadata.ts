@@ -70,6 +70,7 @@ export function padVocabulary(spec: VocabularySpec, size: number, padWith: "rese
 export function ggufMetadataFromVocabulary(spec: VocabularySpec): Array<[string, GgufTypedValue]> {
   const entries: Array<[string, GgufTypedValue]> = [["tokenizer.ggml.model", gguf.string(spec.model)]];
   if (spec.model === "gpt2") entries.push(["tokenizer.ggml.pre", gguf.string(spec.pre ?? "default")]);
+  if (spec.model === "gemma4") entries.push(["tokenizer.ggml.pre", gguf.string("gemma4")]);
   entries.push(["tokenizer.ggml.tokens", gguf.strings(spec.tokens)]);
   if (spec.scores) entries.push(["tokenizer.ggml.scores", gguf.f32s(spec.scores)]);
   entries.push(["tokenizer.ggml.token_type", gguf.i32s(spec.tokenTypes ?? new Int32Array(spec.tokens.length).fill(TokenType.NORMAL))]);

@@ -47,10 +47,13 @@ export function vocabularySpecFromGguf(metadata: ReadonlyMap<string, GgufValue>,
   };
 
   const modelName = string("tokenizer.ggml.model") ?? fail("no tokenizer: metadata 'tokenizer.ggml.model' is missing");
-  if (modelName !== "llama" && modelName !== "gpt2") {
-    fail(`tokenizer model '${modelName}' is not supported (loom reads "llama" SentencePiece and "gpt2" byte-level BPE vocabularies)`);
+  if (modelName !== "llama" && modelName !== "gpt2" && modelName !== "gemma4") {
+    fail(
+      `tokenizer model '${modelName}' is not supported (loom reads "llama" SentencePiece, "gpt2" byte-level BPE and "gemma4" ` +
+        "SentencePiece-style BPE vocabularies)",
+    );
   }
-  const model = modelName as "llama" | "gpt2";
+  const model = modelName as "llama" | "gpt2" | "gemma4";
   const tokens = strings("tokenizer.ggml.tokens") ?? fail("metadata 'tokenizer.ggml.tokens' is missing");
 
   const scoresValue = metadata.get("tokenizer.ggml.scores");

@@ -18,13 +18,25 @@ export interface PreTokenizerSpec {
   readonly addBos: boolean;
   /** The vocabulary has no BOS token unless the GGUF file names one. */
   readonly noDefaultBos: boolean;
+  /**
+   * SentencePiece-style BPE (llama.cpp's `escape_whitespaces` without `byte_encode`): spaces become U+2581 before
+   * splitting, merges run over the UTF-8 characters themselves, and bytes no token covers become `<0xXX>` tokens.
+   */
+  readonly rawUtf8: boolean;
+  /** A word made only of newlines that is itself a token is emitted whole, without merges (Gemma 4). */
+  readonly wholeNewlineRuns: boolean;
+  /** BOS is added even where the GGUF file says not to (llama.cpp's Gemma 4 override). */
+  readonly forceAddBos: boolean;
 }
 
 const DEFAULT_REGEXES = ["[\\p{P}\\$\\+<=>\\^~\\|]+", GPT2_REGEX, "\\p{N}+", "[0-9][0-9][0-9]"];
 const STARCODER_REGEXES = ["\\p{N}", GPT2_REGEX];
 
 function spec(regexes: readonly string[], flags: Partial<Omit<PreTokenizerSpec, "regexes">> = {}): PreTokenizerSpec {
-  return { regexes, cleanSpaces: true, ignoreMerges: false, addBos: false, noDefaultBos: false, ...flags };
+  return {
+    regexes, cleanSpaces: true, ignoreMerges: false, addBos: false, noDefaultBos: false, rawUtf8: false, wholeNewlineRuns: false,
+    forceAddBos: false, ...flags,
+  };
 }
 
 const LLAMA3 = spec([LLAMA3_REGEX], { ignoreMerges: true, addBos: true });
@@ -67,6 +79,8 @@ export const PRE_TOKENIZERS: ReadonlyMap<string, PreTokenizerSpec> = new Map([
   // o200k (gpt-oss, Llama 4) and Tekken (Mistral Nemo, Ministral, Mistral 3): see case-split-regexes.ts.
   ...["gpt-4o", "llama4", "kanana2", "talkie", "minimax-m2"].map((name) => [name, GPT4O] as const),
   ["tekken", spec([TEKKEN_REGEX], { cleanSpaces: false, ignoreMerges: true, addBos: true })],
+  // Gemma 4: BPE over the whole text (spaces as U+2581), split only into runs of newlines and runs of other characters.
+  ["gemma4", spec(["[^\\n]+|[\\n]+"], { rawUtf8: true, wholeNewlineRuns: true, forceAddBos: true })],
 ]);
 
 /** Looks up a pre-tokenizer by GGUF name; a missing name means "default", as in llama.cpp. */

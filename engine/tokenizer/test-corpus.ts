@@ -39,6 +39,9 @@ export const CORPUS: readonly string[] = [
   "</s>\n\n  next <|endoftext|>  after <unk>\t<s>  end",
   "<|start|>user<|message|>What is 2+2?<|end|><|start|>assistant<|channel|>final<|message|>4<|return|>", "<|call|><|constrain|>json",
   "<s>[INST] Hello [/INST] Hi there</s>[INST]What's up?[/INST]", "[AVAILABLE_TOOLS][{\"type\": \"function\"}][/AVAILABLE_TOOLS]",
+  "<|turn>system\n<|think|>Be brief.<turn|>\n<|turn>user\nWeather?<turn|>\n<|turn>model\n<|channel>thought\nplan\n<channel|>" +
+    "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|><|tool_response>response:get_weather{temp:20}<tool_response|>",
+  "<|tool>declaration:f{}<tool|> <|image> <|audio>\n\n\n<turn|>\n\n",
   // letter case inside words (gpt-4o / Tekken split at case changes), contractions after words
   "camelCase PascalCase HTTPServer iPhone XMLHttpRequest snake_case SCREAMING_CASE", "I'M YOU'RE they'Ve it'S don'T",
   "ÀÉÎõü ĞüNaydın приветМИР ΑθήναΚόσμε", "1/2 a/b\n/c 12/34/56",

@@ -1,5 +1,5 @@
-// The Tokenizer: text <-> token ids for SentencePiece-BPE ("llama") and byte-level BPE ("gpt2") vocabularies,
-// token for token what llama.cpp produces for the same GGUF vocabulary.
+// The Tokenizer: text <-> token ids for SentencePiece-BPE ("llama"), byte-level BPE ("gpt2") and SentencePiece-style
+// BPE with merges ("gemma4") vocabularies, token for token what llama.cpp produces for the same GGUF vocabulary.
 import { tokenizeBpeWord, type BpeVocabulary } from "./bpe.js";
 import { cleanUpSpaces, tokenPiece } from "./detokenize.js";
 import { OversizedWordError, TokenLimitError, TokenizerInputError } from "./errors.js";
@@ -51,7 +51,10 @@ const NOTHING = new Uint8Array(0);
  * `tokenizerFromLlama2c`, or directly from a {@link VocabularySpec}.
  */
 export class Tokenizer {
-  /** "spm": SentencePiece-style BPE with byte fallback; "bpe": byte-level BPE. */
+  /**
+   * "spm": SentencePiece-style BPE by token scores, with byte fallback; "bpe": BPE by merge ranks, byte-level ("gpt2")
+   * or over SentencePiece-style text with `<0xXX>` byte fallback ("gemma4").
+   */
   readonly kind: "spm" | "bpe";
   /** Number of token ids (the model's embedding rows may be more). */
   readonly vocabSize: number;
@@ -99,12 +102,14 @@ export class Tokenizer {
     this.chatTemplate = vocabulary.chatTemplate;
     this.specialSplitter = new SpecialTokenSplitter(vocabulary.tokens, vocabulary.attributes, vocabulary.specialTokensLongestFirst);
     this.pieceCache = new Array(this.vocabSize);
+    const byteTokens: Array<number | undefined> = [];
+    for (let byte = 0; byte < 256; byte++) {
+      const hex = byte.toString(16).toUpperCase().padStart(2, "0");
+      // SentencePiece also takes an ASCII character's own token; llama.cpp's BPE session looks for <0xXX> only.
+      const single = vocabulary.kind === "spm" && byte < 0x80 ? vocabulary.tokenToId.get(String.fromCharCode(byte)) : undefined;
+      byteTokens.push(vocabulary.tokenToId.get(`<0x${hex}>`) ?? single);
+    }
     if (vocabulary.kind === "spm") {
-      const byteTokens: Array<number | undefined> = [];
-      for (let byte = 0; byte < 256; byte++) {
-        const hex = byte.toString(16).toUpperCase().padStart(2, "0");
-        byteTokens.push(vocabulary.tokenToId.get(`<0x${hex}>`) ?? (byte < 0x80 ? vocabulary.tokenToId.get(String.fromCharCode(byte)) : undefined));
-      }
       this.spm = {
         tokenToId: vocabulary.tokenToId,
         scores: vocabulary.scores,
@@ -117,7 +122,14 @@ export class Tokenizer {
       };
     } else {
       this.wordSplitter = new WordSplitter(vocabulary.preRegexes);
-      this.bpe = { tokenToId: vocabulary.tokenToId, mergeRanks: vocabulary.mergeRanks, ignoreMerges: vocabulary.ignoreMerges };
+      this.bpe = {
+        tokenToId: vocabulary.tokenToId,
+        mergeRanks: vocabulary.mergeRanks,
+        ignoreMerges: vocabulary.ignoreMerges,
+        rawUtf8: vocabulary.rawUtf8,
+        wholeNewlineRuns: vocabulary.wholeNewlineRuns,
+        byteTokens,
+      };
     }
   }
 
@@ -161,20 +173,23 @@ export class Tokenizer {
         }
       }
     } else {
+      const rawUtf8 = this.vocabulary.rawUtf8;
       for (const fragment of fragments) {
         if (fragment.kind === "token") {
           out.push(fragment.id);
           continue;
         }
+        // SentencePiece-style BPE escapes spaces before splitting, as llama.cpp does.
+        const text = rawUtf8 ? fragment.text.replaceAll(" ", "\u2581") : fragment.text;
         // Unlimited, the fragment is split in one go; limited, a window at a time, stopping at the limit.
-        const words = limited ? windowedWords(this.wordSplitter!, fragment.text, SPLIT_WINDOW_UNITS, MAX_LIMITED_WORD_UNITS) : this.wordSplitter!.split(fragment.text);
+        const words = limited ? windowedWords(this.wordSplitter!, text, SPLIT_WINDOW_UNITS, MAX_LIMITED_WORD_UNITS) : this.wordSplitter!.split(text);
         for (const word of words) {
           if (limited) {
             this.checkLowerBound(out.length, word, limit);
             // BPE over one word cannot stop early: a huge one would hold the thread for seconds.
             if (word.length > MAX_LIMITED_WORD_UNITS) throw new OversizedWordError(limit, word.length, MAX_LIMITED_WORD_UNITS);
           }
-          tokenizeBpeWord(byteLevelEncode(word), this.bpe!, out);
+          tokenizeBpeWord(rawUtf8 ? word : byteLevelEncode(word), this.bpe!, out);
           check();
         }
       }

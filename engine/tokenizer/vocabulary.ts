@@ -52,15 +52,18 @@ export type SpecialTokenRole = "bos" | "eos" | "eot" | "eom" | "unk" | "sep" | "
 export interface VocabularySpec {
   /** Where the vocabulary came from (file or directory), used in every error message. */
   source: string;
-  /** `tokenizer.ggml.model`: "llama" (SentencePiece BPE with byte fallback) or "gpt2" (byte-level BPE). */
-  model: "llama" | "gpt2";
+  /**
+   * `tokenizer.ggml.model`: "llama" (SentencePiece BPE with byte fallback), "gpt2" (byte-level BPE) or "gemma4"
+   * (BPE merges over SentencePiece-style text, pre-tokenizer "gemma4" whatever `pre` says).
+   */
+  model: "llama" | "gpt2" | "gemma4";
   /** Token texts by id: SentencePiece pieces with U+2581 for spaces, or byte-level BPE strings. */
   tokens: readonly string[];
   /** Merge priorities for "llama" vocabularies (higher merges first). */
   scores?: ArrayLike<number>;
   /** {@link TokenType} per token; NORMAL when absent. */
   tokenTypes?: ArrayLike<number>;
-  /** "left right" merge rules for "gpt2" vocabularies, highest priority first. */
+  /** "left right" merge rules for "gpt2" and "gemma4" vocabularies, highest priority first. */
   merges?: readonly string[];
   /** `tokenizer.ggml.pre`: the pre-tokenizer name for "gpt2" vocabularies. */
   pre?: string;
@@ -101,9 +104,13 @@ export interface ResolvedVocabulary {
   readonly addSpacePrefix: boolean;
   readonly cleanSpaces: boolean;
   readonly ignoreMerges: boolean;
-  /** Regexes of the pre-tokenizer ("gpt2" only). */
+  /** BPE over SentencePiece-style text: see PreTokenizerSpec.rawUtf8. False for "spm". */
+  readonly rawUtf8: boolean;
+  /** See PreTokenizerSpec.wholeNewlineRuns. */
+  readonly wholeNewlineRuns: boolean;
+  /** Regexes of the pre-tokenizer ("bpe" only). */
   readonly preRegexes: readonly string[];
-  /** "left right" -> rank ("gpt2" only). */
+  /** "left right" -> rank ("bpe" only). */
   readonly mergeRanks: ReadonlyMap<string, number>;
   readonly endOfGeneration: ReadonlySet<number>;
   /** Control, user-defined and unknown tokens, longest text (in UTF-8 bytes) first: matched before tokenizing. */
@@ -121,8 +128,8 @@ export function resolveVocabulary(spec: VocabularySpec): ResolvedVocabulary {
   const { source } = spec;
   const count = spec.tokens.length;
   if (count === 0) throw new ModelFileError(source, "the vocabulary has no tokens");
-  if (spec.model !== "llama" && spec.model !== "gpt2") {
-    throw new ModelFileError(source, `tokenizer model '${String(spec.model)}' is not supported (loom reads "llama" and "gpt2")`);
+  if (spec.model !== "llama" && spec.model !== "gpt2" && spec.model !== "gemma4") {
+    throw new ModelFileError(source, `tokenizer model '${String(spec.model)}' is not supported (loom reads "llama", "gpt2" and "gemma4")`);
   }
   const kind = spec.model === "llama" ? "spm" : "bpe";
 
@@ -132,6 +139,9 @@ export function resolveVocabulary(spec: VocabularySpec): ResolvedVocabulary {
   let addSpacePrefix: boolean;
   let cleanSpaces: boolean;
   let ignoreMerges = false;
+  let rawUtf8 = false;
+  let wholeNewlineRuns = false;
+  let forceAddBos = false;
   let preRegexes: readonly string[] = [];
   if (kind === "spm") {
     Object.assign(ids, { bos: 1, eos: 2, unk: 0 });
@@ -139,12 +149,16 @@ export function resolveVocabulary(spec: VocabularySpec): ResolvedVocabulary {
     addSpacePrefix = true;
     cleanSpaces = false;
   } else {
-    const pre = preTokenizerSpec(spec.pre, source);
-    Object.assign(ids, { bos: pre.noDefaultBos ? undefined : 11, eos: 11 });
+    // llama.cpp reads a "gemma4" model with the "gemma4" pre-tokenizer whatever the file names, and no default ids.
+    const pre = preTokenizerSpec(spec.model === "gemma4" ? "gemma4" : spec.pre, source);
+    if (spec.model === "gpt2") Object.assign(ids, { bos: pre.noDefaultBos ? undefined : 11, eos: 11 });
     addBos = pre.addBos;
     addSpacePrefix = false;
     cleanSpaces = pre.cleanSpaces;
     ignoreMerges = spec.ignoreMerges ?? pre.ignoreMerges;
+    rawUtf8 = pre.rawUtf8;
+    wholeNewlineRuns = pre.wholeNewlineRuns;
+    forceAddBos = pre.forceAddBos;
     preRegexes = pre.regexes;
   }
   if (spec.addSpacePrefix !== undefined) addSpacePrefix = spec.addSpacePrefix;
@@ -173,11 +187,12 @@ export function resolveVocabulary(spec: VocabularySpec): ResolvedVocabulary {
     else if (stated !== undefined && Number.isInteger(stated) && stated >= 0 && stated < count) ids[role] = stated;
   }
   if (spec.addBos !== undefined) addBos = spec.addBos;
+  if (forceAddBos) addBos = true;
   if (spec.addEos !== undefined) addEos = spec.addEos;
 
   const mergeRanks = new Map<string, number>();
   if (kind === "bpe") {
-    if (!spec.merges) throw new ModelFileError(source, "a byte-level BPE vocabulary needs merges (tokenizer.ggml.merges)");
+    if (!spec.merges) throw new ModelFileError(source, `a "${spec.model}" BPE vocabulary needs merges (tokenizer.ggml.merges)`);
     spec.merges.forEach((merge, rank) => {
       // Split at the first space after the first character, as llama.cpp does; a merge without one pairs "" with "".
       const space = merge.indexOf(" ", 1);
@@ -216,6 +231,8 @@ export function resolveVocabulary(spec: VocabularySpec): ResolvedVocabulary {
     addSpacePrefix,
     cleanSpaces,
     ignoreMerges,
+    rawUtf8,
+    wholeNewlineRuns,
     preRegexes,
     mergeRanks,
     endOfGeneration,
