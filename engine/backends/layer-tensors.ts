@@ -1,12 +1,15 @@
 // The tensors of one transformer layer, by GGUF name and checked shape: the one definition both backends place.
 import type { ModelConfig } from "../model/config.js";
+import { gemma4LayerTensors } from "./gemma4-layer-tensors.js";
 
 /** One layer's tensors as a backend holds them: matrices as W, vectors as V. */
 export interface LayerTensors<W, V> {
   attnNorm: V;
   q: W;
-  k: W;
-  v: W;
+  /** Absent in Gemma 4's shared-KV layers, which attend over an earlier layer's cache. */
+  k?: W;
+  /** Absent in Gemma 4's shared-KV layers, and where Gemma 4 takes V = K (no attn_v). */
+  v?: W;
   /** Qwen2 q/k/v biases. */
   qBias?: V;
   kBias?: V;
@@ -32,7 +35,25 @@ export interface LayerTensors<W, V> {
    * A mixture-of-experts layer: the router [d, experts] and every expert's gate, up [d, ffn] and down [ffn, d]; gpt-oss
    * adds the router's bias [experts] and every expert's biases ([ffn, experts], [ffn, experts], [d, experts]).
    */
-  experts?: { router: W; gate: W; up: W; down: W; routerBias?: V; gateBias?: V; upBias?: V; downBias?: V };
+  experts?: {
+    router: W; gate?: W; up?: W; down: W; routerBias?: V; gateBias?: V; upBias?: V; downBias?: V;
+    /** Gemma 4: gate and up fused, [d, 2 * ffn] per expert (gate rows first), in place of gate and up. */
+    gateUp?: W;
+    /** Gemma 4: per expert, a multiplier of its down projection's output ([experts]). */
+    downScale?: V;
+  };
+  /** Gemma 4's extras (see gemma4-layer-tensors.ts). */
+  gemma4?: Gemma4LayerTensors<W, V>;
+}
+
+/** What a Gemma 4 layer has beyond the common tensors. */
+export interface Gemma4LayerTensors<W, V> {
+  /** A multiplier of the layer's output ([1]). */
+  outScale?: V;
+  /** A mixture-of-experts layer keeps its dense MLP as a shared expert, with these norms and the router's input scale. */
+  moe?: { routerScale: V; preNorm2: V; postNorm1: V; postNorm2: V };
+  /** Per-layer embedding input: gate [d, n], projection [n, d] and its norm. */
+  perLayer?: { inputGate: W; projection: W; postNorm: V };
 }
 
 /**
@@ -46,10 +67,15 @@ export interface TensorPlacer<W, V> {
   optionalVector(name: string, n: number): V | undefined;
   /** `count` [n] vectors stored one after another (experts' biases, [n, count]). */
   vectors(name: string, n: number, count: number): V;
+  /** Whether the file has tensor `name` (needed by Gemma 4, whose optional matrices decide a layer's form). */
+  has?(name: string): boolean;
+  /** Rows [first, first + rows) of a placed [k, n] matrix, as a [k, rows] matrix (Gemma 4's fused attn_qkv). */
+  rowsOf?(matrix: W, first: number, rows: number): W;
 }
 
 /** Places layer `index`'s tensors with the backend's placer (which checks shapes and types). */
 export function layerTensors<W, V>(config: ModelConfig, index: number, place: TensorPlacer<W, V>): LayerTensors<W, V> {
+  if (config.architecture === "gemma4") return gemma4LayerTensors(config, index, place);
   const d = config.hidden_size;
   const qDim = config.num_attention_heads * config.head_dim;
   const kvDim = config.num_key_value_heads * config.head_dim;

@@ -2,9 +2,10 @@
 import type { GgufValue } from "./gguf/format.js";
 import { ModelFileError } from "./errors.js";
 import { NO_YARN, type YarnConstants, type YarnScaling, yarnConstants } from "../../kernels/rope-frequencies.js";
+import { gemma4Config } from "./gemma4-config.js";
 
 /** The architectures loom implements (one definition, small variants), by their GGUF names. */
-export type Architecture = "llama" | "qwen2" | "qwen3" | "qwen3moe" | "gemma3" | "gpt-oss" | "mistral3";
+export type Architecture = "llama" | "qwen2" | "qwen3" | "qwen3moe" | "gemma3" | "gemma4" | "gpt-oss" | "mistral3";
 
 /** A layer's attention span, with config.json's names: the whole sequence, or a sliding window. */
 export type LayerType = "full_attention" | "sliding_attention";
@@ -16,6 +17,15 @@ export interface Llama3RopeScaling {
   low_freq_factor: number;
   high_freq_factor: number;
   original_max_position_embeddings: number;
+}
+
+/** One layer's attention shape (Gemma 4's differ by layer). */
+export interface LayerAttentionShape {
+  heads: number;
+  kvHeads: number;
+  headDim: number;
+  /** Dimensions of each head that RoPE rotates. */
+  rotaryDim: number;
 }
 
 /** A decoder-only transformer's shape and constants. Field names are config.json's. */
@@ -76,6 +86,44 @@ export interface ModelConfig {
   attention_temperature?: { scale: number; floorScale: number };
   /** The attention's score scale when the file sets one (`attention.scale`); default head_dim^-1/2. */
   attention_scale?: number;
+  /**
+   * Gemma 4: each layer's attention shape (sliding and full layers differ); absent: every layer has the global
+   * fields' (which are then the widest, for buffers). Read through {@link layerAttention}.
+   */
+  layer_attention?: readonly LayerAttentionShape[];
+  /** Gemma 4: each layer's dense feed-forward width (the double-wide MLP of E2B's shared-KV layers). */
+  layer_intermediate_sizes?: readonly number[];
+  /**
+   * Gemma 4: the layer whose KV each layer attends over: itself, or for the shared-KV tail an earlier layer of the
+   * same kind (such a layer computes no K/V and has no cache of its own). Read through {@link kvSourceLayer}.
+   */
+  kv_source_layers?: readonly number[];
+  /** Gemma 4: rope_freqs.weight (proportional RoPE) applies to the full-attention layers only. */
+  rope_freqs_full_only?: boolean;
+  /** Gemma 4: values are RMS-normed (without a weight) before they are cached. */
+  value_norm?: boolean;
+  /** Gemma 4 (E2B/E4B): the width of each layer's per-layer embedding input; absent: none. */
+  hidden_size_per_layer_input?: number;
+  /** Gemma 4: logits become cap * tanh(logits / cap). */
+  final_logit_softcapping?: number;
+}
+
+/** Layer `index`'s attention shape: its own (Gemma 4), else the model's. */
+export function layerAttention(config: ModelConfig, index: number): LayerAttentionShape {
+  return config.layer_attention?.[index]
+    ?? { heads: config.num_attention_heads, kvHeads: config.num_key_value_heads, headDim: config.head_dim, rotaryDim: config.rotary_dim };
+}
+
+/** The layer whose KV layer `index` attends over (itself but for Gemma 4's shared-KV layers). */
+export function kvSourceLayer(config: ModelConfig, index: number): number {
+  return config.kv_source_layers?.[index] ?? index;
+}
+
+/** Values per position in layer `index`'s K (and V) cache: 0 for a layer that reads another layer's. */
+export function layerKvWidth(config: ModelConfig, index: number): number {
+  if (kvSourceLayer(config, index) !== index) return 0;
+  const shape = layerAttention(config, index);
+  return shape.kvHeads * shape.headDim;
 }
 
 /** Whether layer `index` attends over a sliding window (and how wide), or over the whole sequence (0). */
@@ -90,7 +138,7 @@ export function attentionWindow(config: ModelConfig, index: number): number {
 export function layerRope(config: ModelConfig, index: number): { base: number; freqScale: number; yarn: YarnConstants } {
   const local = attentionWindow(config, index) > 0;
   const base = local && config.rope_local_base_freq !== undefined ? config.rope_local_base_freq : config.rope_theta;
-  if (config.rope_yarn) return { base, freqScale: Math.fround(1 / config.rope_yarn.factor), yarn: yarnConstants(config.rope_yarn, base, config.rotary_dim) };
+  if (config.rope_yarn) return { base, freqScale: Math.fround(1 / config.rope_yarn.factor), yarn: yarnConstants(config.rope_yarn, base, layerAttention(config, index).rotaryDim) };
   return { base, freqScale: !local && config.rope_linear_factor !== undefined ? Math.fround(1 / config.rope_linear_factor) : 1, yarn: NO_YARN };
 }
 
@@ -119,7 +167,7 @@ const ARCHITECTURES: Record<string, Architecture> = {
 };
 /** Architectures loom reads from GGUF only (their Hugging Face checkpoints differ from the GGUF form, e.g. Gemma's norms). */
 const GGUF_ARCHITECTURES: Record<string, Architecture> = {
-  ...ARCHITECTURES, gemma3: "gemma3", qwen3moe: "qwen3moe", "gpt-oss": "gpt-oss", mistral3: "mistral3",
+  ...ARCHITECTURES, gemma3: "gemma3", gemma4: "gemma4", qwen3moe: "qwen3moe", "gpt-oss": "gpt-oss", mistral3: "mistral3",
 };
 
 function positiveInteger(path: string, field: string, value: unknown): number {
@@ -200,20 +248,21 @@ export function configFromHuggingFace(path: string, json: Record<string, unknown
 export function configFromGguf(path: string, metadata: ReadonlyMap<string, GgufValue>, hasOutputTensor: boolean): ModelConfig {
   const arch = metadata.get("general.architecture");
   const architecture = typeof arch === "string" ? GGUF_ARCHITECTURES[arch] : undefined;
-  if (!architecture) throw new ModelFileError(path, `architecture '${String(arch)}' is not supported (llama, qwen2, qwen3, qwen3moe, gemma3, gpt-oss and mistral3 are)`);
+  if (!architecture) throw new ModelFileError(path, `architecture '${String(arch)}' is not supported (llama, qwen2, qwen3, qwen3moe, gemma3, gemma4, gpt-oss and mistral3 are)`);
   const key = (name: string) => metadata.get(`${arch}.${name}`);
+  const tokens = metadata.get("tokenizer.ggml.tokens");
+  const vocab = key("vocab_size") ?? (Array.isArray(tokens) ? tokens.length : undefined);
+  const name = metadata.get("general.name");
+  if (architecture === "gemma4") return gemma4Config(path, String(arch), key, vocab, hasOutputTensor, typeof name === "string" ? name : undefined);
   const hidden = positiveInteger(path, `${arch}.embedding_length`, key("embedding_length"));
   const heads = positiveInteger(path, `${arch}.attention.head_count`, key("attention.head_count"));
   const headDim = key("attention.key_length") === undefined ? hidden / heads : positiveInteger(path, `${arch}.attention.key_length`, key("attention.key_length"));
   if (!Number.isInteger(headDim)) throw new ModelFileError(path, `embedding_length ${hidden} is not divisible by head_count ${heads}`);
-  const tokens = metadata.get("tokenizer.ggml.tokens");
-  const vocab = key("vocab_size") ?? (Array.isArray(tokens) ? tokens.length : undefined);
   const scalingType = key("rope.scaling.type");
   if (scalingType !== undefined && scalingType !== "none" && scalingType !== "yarn" && !(architecture === "gemma3" && scalingType === "linear")) {
     throw new ModelFileError(path, `${arch}.rope.scaling.type '${String(scalingType)}' is not supported (yarn is, and linear for gemma3)`);
   }
   const kvHeads = key("attention.head_count_kv");
-  const name = metadata.get("general.name");
   const layers = positiveInteger(path, `${arch}.block_count`, key("block_count"));
   const gemma = architecture === "gemma3" ? gemma3Fields(path, String(arch), key, layers, hidden, heads, headDim) : {};
   const experts = architecture === "qwen3moe" ? expertFields(path, String(arch), key) : {};

@@ -34,6 +34,11 @@ export interface MemoryPlanInput {
   /** Bytes of one KV block (K and V) of one layer. */
   kvBlockBytesPerLayer: number;
   /**
+   * Where layers' KV differs in size (Gemma 4: head sizes by layer, shared-KV layers with none), each layer's bytes
+   * of one KV block, in place of kvBlockBytesPerLayer.
+   */
+  kvBlockBytesOfLayer?: readonly number[];
+  /**
    * Sliding-window layers whose KV is a fixed number of blocks (their window's slots), not the cache's block count;
    * absent: every layer holds kvBlocks.
    */
@@ -147,16 +152,17 @@ export function planMemory(input: MemoryPlanInput): MemoryPlan {
       overhead, maxMemoryBytes);
   }
   const windowed = input.windowLayers;
+  const layerKvBytes = (layer: number) => input.kvBlockBytesOfLayer?.[layer] ?? input.kvBlockBytesPerLayer;
   const cost = (part: Part, kvBlocks: number) => {
     if (part.layer === undefined) return part.bytes;
-    return part.bytes + (windowed?.layers.has(part.layer) ? windowed.kvBlocks : kvBlocks) * input.kvBlockBytesPerLayer;
+    return part.bytes + (windowed?.layers.has(part.layer) ? windowed.kvBlocks : kvBlocks) * layerKvBytes(part.layer);
   };
 
   const minimum = input.minimumKvBlocks;
   for (const part of parts) {
     const needed = overhead + cost(part, minimum);
     if (needed > maxMemoryBytes) {
-      const kv = part.layer === undefined ? "" : `, KV cache for one full context ${describeBytes(minimum * input.kvBlockBytesPerLayer)}`;
+      const kv = part.layer === undefined ? "" : `, KV cache for one full context ${describeBytes(minimum * layerKvBytes(part.layer))}`;
       throw new ModelMemoryError(
         `${part.label} needs ${needed} bytes (${describeBytes(needed)}: tensors ${describeBytes(part.bytes - part.bufferBytes)}${kv}, ` +
         `buffers ${describeBytes(overhead + part.bufferBytes)}) in one memory, more than ${limit}: ` +
@@ -166,9 +172,10 @@ export function planMemory(input: MemoryPlanInput): MemoryPlan {
   }
   // Greedy packing of consecutive parts uses the fewest memories possible for a given cost per part.
   const fewest = pack(parts, (part) => cost(part, minimum), capacity, maxLayers);
-  const windowKvBytes = windowed ? windowed.layers.size * windowed.kvBlocks * input.kvBlockBytesPerLayer : 0;
+  const layerIndices = Array.from({ length: input.layerCount }, (_, layer) => layer);
+  const windowKvBytes = windowed ? [...windowed.layers].reduce((sum, layer) => sum + layerKvBytes(layer), 0) * windowed.kvBlocks : 0;
   const fixedBytes = fewest.length * input.memoryOverheadBytes + parts.reduce((sum, part) => sum + part.bytes, 0) + windowKvBytes;
-  const kvBlockBytes = input.kvBlockBytesPerLayer * (input.layerCount - (windowed?.layers.size ?? 0));
+  const kvBlockBytes = layerIndices.filter((layer) => !windowed?.layers.has(layer)).reduce((sum, layer) => sum + layerKvBytes(layer), 0);
   const leastBytes = fixedBytes + minimum * kvBlockBytes;
   if (leastBytes > input.availableBytes) {
     throw new ModelMemoryError(

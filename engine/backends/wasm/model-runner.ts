@@ -6,7 +6,9 @@
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
 import { localKvSlots } from "../../kv/sliding-window.js";
-import { type ModelConfig, attentionTemperature, attentionWindow, layerRope, queryScale } from "../../model/config.js";
+import {
+  type ModelConfig, attentionTemperature, attentionWindow, kvSourceLayer, layerAttention, layerKvWidth, layerRope, queryScale,
+} from "../../model/config.js";
 import { GgmlType, ggmlTypeName } from "../../../kernels/formats/types.js";
 import { f16ToF32 } from "../../../kernels/formats/f16.js";
 import { ModelFileError } from "../../model/errors.js";
@@ -83,7 +85,8 @@ const ALIGNMENT_BYTES = 64;
 /** The activation buffers of a memory group, by name. */
 type BufferName =
   | "x" | "h" | "xq" | "xw" | "x1" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors"
-  | "localBlockTables" | "localDescriptors" | "copyTables" | "scratch" | "router" | "gathered" | "expertOut";
+  | "localBlockTables" | "localDescriptors" | "copyTables" | "scratch" | "router" | "gathered" | "expertOut"
+  | "ones" | "ffnOut" | "perLayerInputs" | "perLayerProjection";
 type Group = MemoryGroup<BufferName>;
 
 /** The activation formats the model's quantized matrices need (no quantized-activation buffer for the others). */
@@ -109,13 +112,20 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, head
   const config = source.config;
   const formats = activationFormatsOf(source);
   const d = config.hidden_size;
-  const qDim = config.num_attention_heads * config.head_dim;
-  const kvDim = config.num_key_value_heads * config.head_dim;
-  // A mixture of experts computes one expert's rows at a time in the feed-forward buffers.
+  const shapes = Array.from({ length: config.num_hidden_layers }, (_, i) => layerAttention(config, i));
+  const qDim = Math.max(...shapes.map((shape) => shape.heads * shape.headDim));
+  const kvDim = Math.max(...shapes.map((shape) => shape.kvHeads * shape.headDim));
+  const heads = Math.max(...shapes.map((shape) => shape.heads));
+  const headDim = Math.max(...shapes.map((shape) => shape.headDim));
+  // A mixture of experts computes one expert's rows at a time in the feed-forward buffers (Gemma 4 also has a dense
+  // MLP beside its experts, and runs its per-layer input gate there).
   const moe = config.num_experts !== undefined;
-  const ffn = moe ? config.moe_intermediate_size! : config.intermediate_size;
+  const gemma4 = config.architecture === "gemma4";
+  const perLayer = config.hidden_size_per_layer_input ?? 0;
+  const ffn = Math.max(moe ? config.moe_intermediate_size! : 0, !moe || gemma4 ? config.intermediate_size : 0, perLayer);
   const T = options.maxBatchTokens;
   const widest = Math.max(d, qDim, ffn);
+  const perLayerInputs = T * config.num_hidden_layers * perLayer * 4;
   return {
     x: T * d * 4,
     h: T * Math.max(d, qDim) * 4,
@@ -138,10 +148,16 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, head
     localDescriptors: windowed ? options.maxSequences * 4 * 4 : 0,
     copyTables: 2 * Math.ceil(options.maxContext / options.blockSize) * 4,
     // One scores row per (sequence, head), so that every pair can run in parallel.
-    scratch: options.maxSequences * config.num_attention_heads * options.maxContext * 4,
+    scratch: options.maxSequences * heads * options.maxContext * 4,
     router: moe ? T * config.num_experts! * 4 : 0,
     gathered: moe ? T * d * 4 : 0,
     expertOut: moe ? T * d * 4 : 0,
+    // Gemma 4: a weight of ones for the unweighted RMS norms (values, the router's input), the dense MLP's output
+    // beside the experts', and the per-layer embedding inputs ([layers, T, n]) with their projection's scratch.
+    ones: gemma4 ? Math.max(d, headDim) * 4 : 0,
+    ffnOut: gemma4 && moe ? T * d * 4 : 0,
+    perLayerInputs,
+    perLayerProjection: perLayerInputs,
   };
 }
 
@@ -152,7 +168,8 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, head
  */
 function windowLayersOf(config: ModelConfig, options: RunnerOptions, budgetBlocks: number): { layers: ReadonlySet<number>; kvBlocks: number } | undefined {
   if (options.kvCache.keepWindowKv || config.sliding_window === undefined) return undefined;
-  const layers = new Set(Array.from({ length: config.num_hidden_layers }, (_, i) => i).filter((i) => attentionWindow(config, i) > 0));
+  // Layers that read another layer's KV (Gemma 4's shared tail) hold none of their own.
+  const layers = new Set(Array.from({ length: config.num_hidden_layers }, (_, i) => i).filter((i) => attentionWindow(config, i) > 0 && layerKvWidth(config, i) > 0));
   if (layers.size === 0) return undefined;
   const kvBlocks = localKvSlots(config.sliding_window, options.blockSize, options.maxSequences, options.maxBatchTokens);
   return kvBlocks < budgetBlocks ? { layers, kvBlocks } : undefined;
@@ -207,6 +224,8 @@ export class WasmModelRunner implements ModelRunner {
   private readonly freqScales: readonly number[];
   /** Per layer, YaRN's constants for the rope kernels (NO_YARN without it). */
   private readonly yarns: readonly YarnConstants[];
+  /** Gemma 4's per-layer embedding tensors, when the model has them. */
+  private readonly perLayerEmbedding: PerLayerEmbedding | undefined;
   /** A mixture of experts' weighted expert outputs, [tokens * k, d], grown to the largest step seen. */
   private expertContributions = new Float32Array(0);
   /** Queries are multiplied by this before attention (Gemma), else attention scales scores by head_dim^-1/2. */
@@ -242,18 +261,21 @@ export class WasmModelRunner implements ModelRunner {
     const config = source.config;
     const kvDtype = options.kvCache.dtype ?? "f32";
     if (kvDtype !== "f32" && kvDtype !== "f16") throw new RangeError(`kvCache.dtype must be "f32" or "f16", got ${JSON.stringify(kvDtype)}`);
-    const kvDim = config.num_key_value_heads * config.head_dim;
     const minimumKvBlocks = Math.ceil(options.maxContext / options.blockSize);
+    // Each layer's KV per block, by its own width (Gemma 4's differ by layer; its shared-KV layers hold none).
+    const layerBlockBytes = Array.from({ length: config.num_hidden_layers }, (_, i) => kvBlockBytes(1, layerKvWidth(config, i), options.blockSize, kvDtype));
+    const sumBytes = (layers: readonly number[]) => layers.reduce((sum, layer) => sum + layerBlockBytes[layer]!, 0);
+    const allLayers = layerBlockBytes.map((_, i) => i);
     // The budget alone (validated, and at least one full context); room is the plan's to decide. Freed sliding-window
     // layers take their fixed slots out of it; the blocks pay for the other layers only.
-    const allLayersBlocks = kvBlocksForBudget(options.kvCache, kvBlockBytes(config.num_hidden_layers, kvDim, options.blockSize, kvDtype), Infinity, minimumKvBlocks);
+    const allLayersBlocks = kvBlocksForBudget(options.kvCache, sumBytes(allLayers), Infinity, minimumKvBlocks);
     const windowed = windowLayersOf(config, options, allLayersBlocks);
-    const fullLayers = config.num_hidden_layers - (windowed?.layers.size ?? 0);
-    const windowBytes = windowed ? kvBlockBytes(windowed.layers.size, kvDim, options.blockSize, kvDtype) * windowed.kvBlocks : 0;
+    const fullLayersBytes = sumBytes(allLayers.filter((layer) => !windowed?.layers.has(layer)));
+    const windowBytes = windowed ? sumBytes([...windowed.layers]) * windowed.kvBlocks : 0;
     // With every layer windowed, blocks cost nothing but table entries: room for every sequence's full context.
-    const budgetKvBlocks = fullLayers === 0
+    const budgetKvBlocks = fullLayersBytes === 0
       ? options.maxSequences * minimumKvBlocks
-      : kvBlocksForBudget(options.kvCache, kvBlockBytes(fullLayers, kvDim, options.blockSize, kvDtype), Infinity, minimumKvBlocks, undefined, windowBytes);
+      : kvBlocksForBudget(options.kvCache, fullLayersBytes, Infinity, minimumKvBlocks, undefined, windowBytes);
     const buffers = Object.values<number>(activationBufferBytes(source, options, false, windowed !== undefined));
     const ropeBytes = source.ropeFreqFactors ? source.ropeFreqFactors.byteLength + ALIGNMENT_BYTES : 0;
     return planMemory({
@@ -262,7 +284,8 @@ export class WasmModelRunner implements ModelRunner {
       tiedEmbedding: !source.tensors.has("output.weight"),
       memoryOverheadBytes: RESERVED_LOW_BYTES + buffers.reduce((sum, bytes) => sum + bytes + ALIGNMENT_BYTES, 0) + ropeBytes + MEMORY_HEADROOM_BYTES,
       headBufferBytes: activationBufferBytes(source, options, true, windowed !== undefined).logits + ALIGNMENT_BYTES,
-      kvBlockBytesPerLayer: kvBlockBytes(1, kvDim, options.blockSize, kvDtype),
+      kvBlockBytesPerLayer: kvBlockBytes(1, config.num_key_value_heads * config.head_dim, options.blockSize, kvDtype),
+      kvBlockBytesOfLayer: layerBlockBytes,
       windowLayers: windowed,
       minimumKvBlocks,
       budgetKvBlocks,
@@ -312,14 +335,14 @@ export class WasmModelRunner implements ModelRunner {
     };
 
     const d = config.hidden_size;
-    const kvDim = config.num_key_value_heads * config.head_dim;
     this.embedding = need("token_embd.weight");
     if (!GET_ROWS_KERNELS[this.embedding.type]) throw new ModelFileError(source.path, `token_embd.weight type ${ggmlTypeName(this.embedding.type)} is not supported`);
     this.outputNorm = vector("output_norm.weight", d);
     this.outputWeight = weights.has("output.weight") ? linear("output.weight", d, config.vocab_size) : linear("token_embd.weight", d, config.vocab_size);
-    const placer = { matrix: linear, matrices, vector, optionalVector, vectors };
+    const placer = { matrix: linear, matrices, vector, optionalVector, vectors, has: (name: string) => weights.has(name), rowsOf: rowSlice };
+    if (config.architecture === "gemma4") this.perLayerEmbedding = gemma4Checks(source, weights, need, linear, vector);
     const ropes = Array.from({ length: config.num_hidden_layers }, (_, index) => layerRope(config, index));
-    this.thetaScales = ropes.map((rope) => ropeThetaScale(rope.base, config.rotary_dim));
+    this.thetaScales = ropes.map((rope, index) => ropeThetaScale(rope.base, layerAttention(config, index).rotaryDim));
     this.freqScales = ropes.map((rope) => rope.freqScale);
     this.yarns = ropes.map((rope) => rope.yarn);
     this.queryScale = queryScale(config);
@@ -330,14 +353,36 @@ export class WasmModelRunner implements ModelRunner {
     const windowed = plan.windowLayers;
     this.localKvBlocks = windowed?.kvBlocks;
     this.windowLayers = windowed?.layers ?? new Set();
-    const cacheBytesPerBlock = kvBlockBytes(1, kvDim, options.blockSize, this.kvDtype) / 2;
-    const kvCacheBytes = (layer: number) => cacheBytesPerBlock * (this.windowLayers.has(layer) ? windowed!.kvBlocks : this.kvBlocks);
+    const kvCacheBytes = (layer: number) => kvBlockBytes(1, layerKvWidth(config, layer), options.blockSize, this.kvDtype) / 2 * (this.windowLayers.has(layer) ? windowed!.kvBlocks : this.kvBlocks);
     this.groups = plan.groups.map((group, g) => {
       const layers = Array.from({ length: group.layerCount }, (_, i) => ({ ...layerTensors(config, group.firstLayer + i, placer), kCache: 0, vCache: 0 }));
-      return new MemoryGroup(runtimes[g], group.firstLayer, layers, activationBufferBytes(source, options, group.head, windowed !== undefined), source.ropeFreqFactors, kvCacheBytes);
+      const memory = new MemoryGroup(runtimes[g], group.firstLayer, layers, activationBufferBytes(source, options, group.head, windowed !== undefined), source.ropeFreqFactors, kvCacheBytes);
+      if (memory.buffers.ones !== 0) runtimes[g]!.f32(memory.buffers.ones, Math.max(d, config.head_dim)).fill(1);
+      return memory;
     });
+    // Gemma 4's shared-KV layers attend over an earlier layer's cache, which must be in their memory.
+    for (const group of this.groups) {
+      group.layers.forEach((layer, i) => {
+        const index = group.firstLayer + i;
+        const sourceLayer = kvSourceLayer(config, index);
+        if (sourceLayer === index) return;
+        if (!group.holdsLayer(sourceLayer)) {
+          throw new ModelFileError(source.path, `layer ${index} shares layer ${sourceLayer}'s KV, which the memory plan put in another WebAssembly memory (not supported yet)`);
+        }
+        layer.kCache = group.layers[sourceLayer - group.firstLayer]!.kCache;
+        layer.vCache = group.layers[sourceLayer - group.firstLayer]!.vCache;
+      });
+    }
     this.embeddingGroup = this.groups[plan.groups.findIndex((group) => group.embedding)];
     this.headGroup = this.groups[plan.groups.findIndex((group) => group.head)];
+    if (this.perLayerEmbedding) {
+      const embeddingIndex = this.groups.indexOf(this.embeddingGroup);
+      for (const name of ["per_layer_token_embd.weight", "per_layer_model_proj.weight", "per_layer_proj_norm.weight"]) {
+        if (!plan.groups[embeddingIndex]!.tensors.includes(name)) {
+          throw new ModelFileError(source.path, `${name} was planned into another WebAssembly memory than token_embd.weight (not supported yet)`);
+        }
+      }
+    }
     const f16 = this.kvDtype === "f16";
     this.kernels = {
       store: f16 ? "kv_store_f16" : "kv_store",
@@ -383,10 +428,13 @@ export class WasmModelRunner implements ModelRunner {
     const embedding = this.embeddingGroup;
     embedding.runtime.parallel(kernelFor(GET_ROWS_KERNELS, this.embedding)!, [this.embedding.pointer, embedding.buffers.ids, embedding.buffers.x, d], T);
     if (config.embedding_scale !== undefined) embedding.elementwise("scale", [embedding.buffers.x, config.embedding_scale, embedding.buffers.x], T * d);
+    const perLayerValues = this.perLayerEmbedding ? T * config.num_hidden_layers * config.hidden_size_per_layer_input! : 0;
+    if (this.perLayerEmbedding) this.perLayerInputs(embedding, this.perLayerEmbedding, T);
     let current = embedding;
     for (const group of this.groups) {
       if (group.layers.length === 0) continue;
       group.receive(current, "x", T * d);
+      if (perLayerValues > 0) group.receive(embedding, "perLayerInputs", perLayerValues);
       current = group;
       group.layers.forEach((layer, i) => this.layer(group, layer, group.firstLayer + i, chunks, T, scoresStride));
     }
@@ -405,7 +453,34 @@ export class WasmModelRunner implements ModelRunner {
     if (outputs === 0) return new Float32Array(0);
     head.rows("rmsnorm", [b.h, this.outputNorm.pointer, b.h, d, config.rms_norm_eps], outputs, d);
     this.linear(head, new LinearInput(b.h, outputs, d, b), this.outputWeight, b.logits);
-    return head.runtime.f32(b.logits, outputs * config.vocab_size);
+    const logits = head.runtime.f32(b.logits, outputs * config.vocab_size);
+    if (config.final_logit_softcapping !== undefined) softcap(logits, config.final_logit_softcapping);
+    return logits;
+  }
+
+  /**
+   * Gemma 4's per-layer inputs of the batch into perLayerInputs, [layers, T, n] (each layer's rows together), as
+   * llama.cpp's build_inp_per_layer and project_per_layer_inputs compute them: (rms_norm(proj(x) / sqrt(d)) +
+   * per_layer_token_embd[token] * sqrt(n)) / sqrt(2), x being the scaled embeddings.
+   */
+  private perLayerInputs(group: Group, tensors: PerLayerEmbedding, T: number): void {
+    const { runtime, buffers: b } = group;
+    const { hidden_size: d, num_hidden_layers: layers, rms_norm_eps: eps } = this.config;
+    const n = this.config.hidden_size_per_layer_input!;
+    const width = layers * n;
+    runtime.parallel(kernelFor(GET_ROWS_KERNELS, tensors.tokens)!, [tensors.tokens.pointer, b.ids, b.perLayerInputs, width], T);
+    group.elementwise("scale", [b.perLayerInputs, Math.fround(Math.sqrt(n)), b.perLayerInputs], T * width);
+    this.linear(group, new LinearInput(b.x, T, d, b), tensors.projection, b.perLayerProjection);
+    group.elementwise("scale", [b.perLayerProjection, Math.fround(1 / Math.fround(Math.sqrt(d))), b.perLayerProjection], T * width);
+    group.rows("rmsnorm", [b.perLayerProjection, tensors.norm.pointer, b.perLayerProjection, n, eps], T * layers, n);
+    group.elementwise("add", [b.perLayerProjection, b.perLayerInputs, b.perLayerProjection], T * width);
+    group.elementwise("scale", [b.perLayerProjection, Math.fround(1 / Math.fround(Math.SQRT2)), b.perLayerProjection], T * width);
+    // [T, layers, n] -> [layers, T, n].
+    const from = runtime.f32(b.perLayerProjection, T * width);
+    const to = runtime.f32(b.perLayerInputs, T * width);
+    for (let t = 0; t < T; t++) {
+      for (let layer = 0; layer < layers; layer++) to.set(from.subarray((t * layers + layer) * n, (t * layers + layer + 1) * n), (layer * T + t) * n);
+    }
   }
 
   /** Writes the batch's token ids, positions, block tables and attention descriptors into `group`'s buffers. */
@@ -442,70 +517,140 @@ export class WasmModelRunner implements ModelRunner {
 
   /** Transformer layer `index` over the batch, on x [T, d] in `group`'s memory (updated in place). */
   private layer(group: Group, layer: LayerWeights, index: number, chunks: readonly SequenceChunk[], T: number, scoresStride: number): void {
+    const { config } = this;
+    const { buffers: b } = group;
+    const d = config.hidden_size;
+    this.attention(group, layer, index, chunks, T, scoresStride);
+
+    // Feed-forward block.
+    const moe = layer.gemma4?.moe;
+    group.rows("rmsnorm", [b.x, layer.ffnNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
+    if (layer.experts && !moe) {
+      this.mixtureOfExperts(group, layer.experts, T, b.h);
+    } else {
+      this.denseFeedForward(group, layer, T);
+    }
+    if (layer.experts && moe) {
+      // Gemma 4: the dense MLP is a shared expert beside the routed ones, each normed, then summed.
+      group.rows("rmsnorm", [b.h, moe.postNorm1.pointer, b.ffnOut, d, config.rms_norm_eps], T, d);
+      this.gemma4RouterInput(group, moe.routerScale, T);
+      group.rows("rmsnorm", [b.x, moe.preNorm2.pointer, b.h, d, config.rms_norm_eps], T, d);
+      this.mixtureOfExperts(group, layer.experts, T, b.gathered);
+      group.rows("rmsnorm", [b.h, moe.postNorm2.pointer, b.h, d, config.rms_norm_eps], T, d);
+      group.elementwise("add", [b.ffnOut, b.h, b.h], T * d);
+    }
+    if (layer.ffnPostNorm) group.rows("rmsnorm", [b.h, layer.ffnPostNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
+    group.elementwise("add", [b.x, b.h, b.x], T * d);
+    if (layer.gemma4?.perLayer) this.perLayerInput(group, layer.gemma4.perLayer, index, T);
+    const outScale = layer.gemma4?.outScale;
+    if (outScale) group.elementwise("scale", [b.x, group.runtime.f32(outScale.pointer, 1)[0]!, b.x], T * d);
+  }
+
+  /** The attention block of layer `index`: x += post-norm(attention(norm(x))). */
+  private attention(group: Group, layer: LayerWeights, index: number, chunks: readonly SequenceChunk[], T: number, scoresStride: number): void {
     const { config, options } = this;
     const { runtime, buffers: b } = group;
     const d = config.hidden_size;
-    const heads = config.num_attention_heads;
-    const kvHeads = config.num_key_value_heads;
-    const headDim = config.head_dim;
+    const { heads, kvHeads, headDim, rotaryDim } = layerAttention(config, index);
     const qDim = heads * headDim;
     const kvDim = kvHeads * headDim;
-    const ffn = config.intermediate_size;
     const blocksPerSequence = Math.ceil(options.maxContext / options.blockSize);
+    const ownKv = layer.k !== undefined;
 
-    // Attention block.
     group.rows("rmsnorm", [b.x, layer.attnNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
     const normed = new LinearInput(b.h, T, d, b);
     this.linear(group, normed, layer.q, b.q, layer.qBias);
-    this.linear(group, normed, layer.k, b.k, layer.kBias);
-    this.linear(group, normed, layer.v, b.v, layer.vBias);
+    if (ownKv) {
+      this.linear(group, normed, layer.k!, b.k, layer.kBias);
+      // Gemma 4 without attn_v: the values are the keys' projection, before the keys' norm.
+      if (layer.v) this.linear(group, normed, layer.v, b.v, layer.vBias);
+      else runtime.f32(b.v, T * kvDim).set(runtime.f32(b.k, T * kvDim));
+    }
     if (layer.qNorm) group.rows("rmsnorm", [b.q, layer.qNorm.pointer, b.q, headDim, config.rms_norm_eps], T * heads, headDim);
-    if (layer.kNorm) group.rows("rmsnorm", [b.k, layer.kNorm.pointer, b.k, headDim, config.rms_norm_eps], T * kvHeads, headDim);
-    const rope = [b.positions, group.ropeFactors];
+    if (ownKv && layer.kNorm) group.rows("rmsnorm", [b.k, layer.kNorm.pointer, b.k, headDim, config.rms_norm_eps], T * kvHeads, headDim);
+    if (ownKv && config.value_norm) group.rows("rmsnorm", [b.v, b.ones, b.v, headDim, config.rms_norm_eps], T * kvHeads, headDim);
+    const factors = this.ropeFactorsOf(group, index);
     const thetaScale = this.thetaScales[index], freqScale = this.freqScales[index];
     const yarn = this.yarns[index];
     const ropeScaling = [thetaScale, freqScale, yarn.extFactor, yarn.corrLow, yarn.corrHigh, yarn.mscale];
-    group.rows("rope_neox", [b.q, rope[0], rope[1], T, heads, headDim, config.rotary_dim, ...ropeScaling], T, qDim);
-    group.rows("rope_neox", [b.k, rope[0], rope[1], T, kvHeads, headDim, config.rotary_dim, ...ropeScaling], T, kvDim);
+    group.rows("rope_neox", [b.q, b.positions, factors, T, heads, headDim, rotaryDim, ...ropeScaling], T, qDim);
+    if (ownKv) group.rows("rope_neox", [b.k, b.positions, factors, T, kvHeads, headDim, rotaryDim, ...ropeScaling], T, kvDim);
     if (this.queryScale !== undefined) group.elementwise("scale", [b.q, this.queryScale, b.q], T * qDim);
     if (config.attention_temperature) this.temperQueries(group, T, qDim);
-    // A freed sliding-window layer reads and writes its own slots, through the chunks' local tables.
-    const local = this.windowLayers.has(index);
-    let first = 0;
-    chunks.forEach((chunk, s) => {
-      const table = (local ? b.localBlockTables : b.blockTables) + s * blocksPerSequence * 4;
-      runtime.call(this.kernels.store, b.k + first * kvDim * 4, b.v + first * kvDim * 4, layer.kCache, layer.vCache, table, b.positions + first * 4, chunk.tokens.length, kvDim, options.blockSize);
-      first += chunk.tokens.length;
-    });
+    // A freed sliding-window layer reads and writes its own slots, through the chunks' local tables; a shared-KV
+    // layer reads its source layer's cache the way that layer keeps it.
+    const local = this.windowLayers.has(kvSourceLayer(config, index));
+    if (ownKv) {
+      let first = 0;
+      chunks.forEach((chunk, s) => {
+        const table = (local ? b.localBlockTables : b.blockTables) + s * blocksPerSequence * 4;
+        runtime.call(this.kernels.store, b.k + first * kvDim * 4, b.v + first * kvDim * 4, layer.kCache, layer.vCache, table, b.positions + first * 4, chunk.tokens.length, kvDim, options.blockSize);
+        first += chunk.tokens.length;
+      });
+    }
     // Split over (chunk, head) pairs in whole kv-head groups, so that heads sharing K/V read it once.
     runtime.parallel(this.kernels.attention, [
       local ? b.localDescriptors : b.descriptors, b.q, layer.kCache, layer.vCache, b.attention, b.scratch,
-      heads, kvHeads, headDim, options.blockSize, this.scoreScale, scoresStride, attentionWindow(config, index), layer.sinks?.pointer ?? 0,
+      heads, kvHeads, headDim, options.blockSize, this.scoreScale(headDim), scoresStride, attentionWindow(config, index), layer.sinks?.pointer ?? 0,
     ], chunks.length * heads, heads / kvHeads);
     this.linear(group, new LinearInput(b.attention, T, qDim, b), layer.output, b.h, layer.outputBias);
     if (layer.attnPostNorm) group.rows("rmsnorm", [b.h, layer.attnPostNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
     group.elementwise("add", [b.x, b.h, b.x], T * d);
+  }
 
-    // Feed-forward block.
-    group.rows("rmsnorm", [b.x, layer.ffnNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
-    if (layer.experts) {
-      this.mixtureOfExperts(group, layer.experts, T);
-    } else {
-      const ffnInput = new LinearInput(b.h, T, d, b);
-      this.linear(group, ffnInput, layer.gate!, b.gate);
-      this.linear(group, ffnInput, layer.up!, b.up);
-      const gating = config.hidden_activation === "gelu_pytorch_tanh" ? "gelu_mul" : "silu_mul";
-      group.elementwise(gating, [b.gate, b.up, b.gate, T * ffn], T * ffn);
-      this.linear(group, new LinearInput(b.gate, T, ffn, b), layer.down!, b.h);
+  /** The dense feed-forward on the normed rows h [T, d], result into h: down(act(gate) * up). */
+  private denseFeedForward(group: Group, layer: LayerWeights, T: number): void {
+    const { buffers: b } = group;
+    const d = this.config.hidden_size;
+    const ffn = layer.gate!.shape[1]!;
+    const ffnInput = new LinearInput(b.h, T, d, b);
+    this.linear(group, ffnInput, layer.gate!, b.gate);
+    this.linear(group, ffnInput, layer.up!, b.up);
+    const gating = this.config.hidden_activation === "gelu_pytorch_tanh" ? "gelu_mul" : "silu_mul";
+    group.elementwise(gating, [b.gate, b.up, b.gate, T * ffn], T * ffn);
+    this.linear(group, new LinearInput(b.gate, T, ffn, b), layer.down!, b.h);
+  }
+
+  /** The RoPE frequency divisors layer `index` uses: rope_freqs (Gemma 4: its full layers only), or none (0). */
+  private ropeFactorsOf(group: Group, index: number): number {
+    return this.config.rope_freqs_full_only && attentionWindow(this.config, index) > 0 ? 0 : group.ropeFactors;
+  }
+
+  /**
+   * Gemma 4's router input into `gathered`: rms_norm(x) (no weight) * 1/sqrt(d) * ffn_gate_inp.scale, rounded to f32
+   * at each step as llama.cpp's graph does.
+   */
+  private gemma4RouterInput(group: Group, routerScale: ResidentTensor, T: number): void {
+    const { runtime, buffers: b } = group;
+    const d = this.config.hidden_size;
+    group.rows("rmsnorm", [b.x, b.ones, b.gathered, d, this.config.rms_norm_eps], T, d);
+    const scale = Math.fround(1 / Math.fround(Math.sqrt(d)));
+    const weights = runtime.f32(routerScale.pointer, d);
+    const rows = runtime.f32(b.gathered, T * d);
+    for (let t = 0; t < T; t++) {
+      for (let j = 0; j < d; j++) rows[t * d + j] = Math.fround(rows[t * d + j]! * scale) * weights[j]!;
     }
-    if (layer.ffnPostNorm) group.rows("rmsnorm", [b.h, layer.ffnPostNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
+  }
+
+  /**
+   * Gemma 4's per-layer embedding block on x [T, d]: x += post_norm(proj(gelu(inp_gate(x)) * this layer's per-layer
+   * input)).
+   */
+  private perLayerInput(group: Group, perLayer: NonNullable<NonNullable<LayerWeights["gemma4"]>["perLayer"]>, index: number, T: number): void {
+    const { buffers: b } = group;
+    const d = this.config.hidden_size;
+    const n = this.config.hidden_size_per_layer_input!;
+    this.linear(group, new LinearInput(b.x, T, d, b), perLayer.inputGate, b.gate);
+    // gelu(a) * b as ggml's gelu then mul: both round GELU through the same half table.
+    group.elementwise("gelu_mul", [b.gate, b.perLayerInputs + index * T * n * 4, b.gate, T * n], T * n);
+    this.linear(group, new LinearInput(b.gate, T, n, b), perLayer.projection, b.h);
+    group.rows("rmsnorm", [b.h, perLayer.postNorm.pointer, b.h, d, this.config.rms_norm_eps], T, d);
     group.elementwise("add", [b.x, b.h, b.x], T * d);
   }
 
-  /** The attention's score scale: the file's, 1 where queries were scaled (Gemma), else head_dim^-1/2. */
-  private get scoreScale(): number {
-    const config = this.config;
-    return config.attention_scale ?? (this.queryScale === undefined ? 1 / Math.sqrt(config.head_dim) : 1);
+  /** The attention's score scale for heads of `headDim`: the file's, 1 where queries were scaled (Gemma), else headDim^-1/2. */
+  private scoreScale(headDim: number): number {
+    return this.config.attention_scale ?? (this.queryScale === undefined ? 1 / Math.sqrt(headDim) : 1);
   }
 
   /** Mistral 3's attention temperature: each query row of q [T, qDim] times its position's multiplier (1 below the floor scale). */
@@ -529,20 +674,20 @@ export class WasmModelRunner implements ModelRunner {
     if (copies.length === 0) return;
     const { options, config } = this;
     const blocksPerSequence = Math.ceil(options.maxContext / options.blockSize);
-    const kvDim = config.num_key_value_heads * config.head_dim;
-    const rowBytes = kvDim * (this.kvDtype === "f16" ? 2 : 4);
+    // Each layer copies rows of its own width; a shared-KV layer (width 0) has nothing of its own to copy.
+    const rowBytes = (layer: number) => layerKvWidth(config, layer) * (this.kvDtype === "f16" ? 2 : 4);
     checkKvCopies(copies, targetBlocks, options.blockSize);
     if (this.localKvBlocks !== undefined && !localSlot) throw new RangeError("this runner frees sliding-window KV: copyKv needs localSlot");
     // The full layers copy through the block tables, the freed sliding-window layers through their slots.
     for (const local of [false, true]) {
       if (local && this.windowLayers.size === 0) continue;
       const slots = (blocks: readonly number[]) => (local ? blocks.map((block) => localSlot!(block)) : blocks);
-      this.copyLayersKv(copies, slots, targetBlocks, (index) => this.windowLayers.has(index) === local, rowBytes, blocksPerSequence);
+      this.copyLayersKv(copies, slots, targetBlocks, (index) => this.windowLayers.has(index) === local && rowBytes(index) > 0, rowBytes, blocksPerSequence);
     }
   }
 
   /** copyKv for the layers `selected` picks, reading tables through `tableOf`. */
-  private copyLayersKv(copies: readonly KvCopy[], tableOf: (blocks: readonly number[]) => readonly number[], targetBlocks: readonly number[], selected: (layer: number) => boolean, rowBytes: number, blocksPerSequence: number): void {
+  private copyLayersKv(copies: readonly KvCopy[], tableOf: (blocks: readonly number[]) => readonly number[], targetBlocks: readonly number[], selected: (layer: number) => boolean, rowBytes: (layer: number) => number, blocksPerSequence: number): void {
     const { options, config } = this;
     for (const group of this.groups) {
       if (!group.layers.some((_, i) => selected(group.firstLayer + i))) continue;
@@ -554,14 +699,15 @@ export class WasmModelRunner implements ModelRunner {
         runtime.i32(source, copy.sourceBlocks.length).set(tableOf(copy.sourceBlocks));
         const delta = copy.targetStart - copy.sourceStart;
         group.layers.forEach((layer, i) => {
-          if (!selected(group.firstLayer + i)) return;
-          runtime.call("kv_copy", layer.kCache, layer.vCache, source, copy.sourceStart, target, copy.targetStart, rowBytes, options.blockSize, 0, copy.count);
+          const index = group.firstLayer + i;
+          if (!selected(index)) return;
+          runtime.call("kv_copy", layer.kCache, layer.vCache, source, copy.sourceStart, target, copy.targetStart, rowBytes(index), options.blockSize, 0, copy.count);
           if (delta !== 0) {
-            const index = group.firstLayer + i;
             const yarn = this.yarns[index];
+            const { kvHeads, headDim, rotaryDim } = layerAttention(config, index);
             runtime.call(
-              this.kernels.shift, layer.kCache, target, copy.targetStart, config.num_key_value_heads, config.head_dim, config.rotary_dim, options.blockSize, delta,
-              group.ropeFactors, this.thetaScales[index], this.freqScales[index], yarn.extFactor, yarn.corrLow, yarn.corrHigh, 0, copy.count,
+              this.kernels.shift, layer.kCache, target, copy.targetStart, kvHeads, headDim, rotaryDim, options.blockSize, delta,
+              this.ropeFactorsOf(group, index), this.thetaScales[index], this.freqScales[index], yarn.extFactor, yarn.corrLow, yarn.corrHigh, 0, copy.count,
             );
           }
         });
@@ -579,7 +725,8 @@ export class WasmModelRunner implements ModelRunner {
     const group = this.groups.find((candidate) => candidate.holdsLayer(layer));
     if (!group) throw new RangeError(`layer ${layer} is outside the model's ${config.num_hidden_layers} layers`);
     const runtime = group.runtime;
-    const kvDim = config.num_key_value_heads * config.head_dim;
+    // A shared-KV layer reads its source layer's cache.
+    const kvDim = layerKvWidth(config, kvSourceLayer(config, layer));
     const f16 = this.kvDtype === "f16";
     const read = (cache: number) => {
       const out = new Float32Array(count * kvDim);
@@ -603,16 +750,17 @@ export class WasmModelRunner implements ModelRunner {
    * The mixture-of-experts feed-forward on the normed rows h [T, d], result into h: the router's logits, each token's
    * top-k experts (moe-routing.ts), then expert by expert the rows routed to it gathered, through its SwiGLU, and
    * each row's outputs weighted and summed slot by slot in f32 (slot 0 first), as llama.cpp adds them. Each expert in
-   * use is read once per step, whatever the number of sequences; experts no token chose are not touched.
+   * use is read once per step, whatever the number of sequences; experts no token chose are not touched. The router
+   * reads `routerInput` [T, d] (h itself but for Gemma 4, whose router has its own input).
    */
-  private mixtureOfExperts(group: Group, experts: NonNullable<LayerWeights["experts"]>, T: number): void {
+  private mixtureOfExperts(group: Group, experts: NonNullable<LayerWeights["experts"]>, T: number, routerInput: number): void {
     const config = this.config;
     const { runtime, buffers: b } = group;
     const d = config.hidden_size;
     const ffn = config.moe_intermediate_size!;
     const count = config.num_experts!;
     const k = config.num_experts_per_tok!;
-    this.linear(group, new LinearInput(b.h, T, d, b), experts.router, b.router, experts.routerBias);
+    this.linear(group, new LinearInput(routerInput, T, d, b), experts.router, b.router, experts.routerBias);
     const routing = routeTokens(runtime.f32(b.router, T * count), T, count, k, config.norm_topk_prob === true, config.expert_gating);
     const normed = runtime.f32(b.h, T * d);
     // Every slot's row is written below before the sum reads it: the buffer is reused from step to step.
@@ -623,16 +771,24 @@ export class WasmModelRunner implements ModelRunner {
       const gathered = runtime.f32(b.gathered, m * d);
       rows.forEach((row, i) => gathered.set(normed.subarray(Math.floor(row / k) * d, (Math.floor(row / k) + 1) * d), i * d));
       const input = new LinearInput(b.gathered, m, d, b);
-      this.linear(group, input, expertSlice(experts.gate, expert, count), b.gate, experts.gateBias && biasSlice(experts.gateBias, expert, ffn));
-      this.linear(group, input, expertSlice(experts.up, expert, count), b.up, experts.upBias && biasSlice(experts.upBias, expert, ffn));
+      // Fused gate_up (Gemma 4): each expert's gate rows, then its up rows.
+      const gateUp = experts.gateUp && expertSlice(experts.gateUp, expert, count);
+      const gate = gateUp ? rowSlice(gateUp, 0, ffn) : expertSlice(experts.gate!, expert, count);
+      const up = gateUp ? rowSlice(gateUp, ffn, ffn) : expertSlice(experts.up!, expert, count);
+      this.linear(group, input, gate, b.gate, experts.gateBias && biasSlice(experts.gateBias, expert, ffn));
+      this.linear(group, input, up, b.up, experts.upBias && biasSlice(experts.upBias, expert, ffn));
       if (config.hidden_activation === "swiglu_oai") group.elementwise("swiglu_oai", [b.gate, b.up, b.gate, m * ffn, SWIGLU_OAI_ALPHA, SWIGLU_OAI_LIMIT], m * ffn);
+      else if (config.hidden_activation === "gelu_pytorch_tanh") group.elementwise("gelu_mul", [b.gate, b.up, b.gate, m * ffn], m * ffn);
       else group.elementwise("silu_mul", [b.gate, b.up, b.gate, m * ffn], m * ffn);
       this.linear(group, new LinearInput(b.gate, m, ffn, b), expertSlice(experts.down, expert, count), b.expertOut, experts.downBias && biasSlice(experts.downBias, expert, d));
       const out = runtime.f32(b.expertOut, m * d);
+      // Gemma 4's per-expert output scale multiplies the down projection before the routing weight, as llama.cpp does.
+      const downScale = experts.downScale ? runtime.f32(experts.downScale.pointer, count)[expert]! : 1;
       rows.forEach((row, i) => {
         const weight = routing.weights[row]!;
         const target = contributions.subarray(row * d, (row + 1) * d);
-        for (let j = 0; j < d; j++) target[j] = out[i * d + j]! * weight;
+        if (downScale === 1) for (let j = 0; j < d; j++) target[j] = out[i * d + j]! * weight;
+        else for (let j = 0; j < d; j++) target[j] = Math.fround(out[i * d + j]! * downScale) * weight;
       });
     }
     // h = sum over slots in order, each addition rounded to f32 (Float32Array stores round).
@@ -661,6 +817,46 @@ export class WasmModelRunner implements ModelRunner {
   }
 }
 
+/** Gemma 4's per-layer embedding tensors. */
+interface PerLayerEmbedding {
+  /** per_layer_token_embd.weight: [layers * n, vocab]. */
+  tokens: ResidentTensor;
+  /** per_layer_model_proj.weight: [d, layers * n]. */
+  projection: ResidentTensor;
+  /** per_layer_proj_norm.weight: [n]. */
+  norm: ResidentTensor;
+}
+
+/**
+ * Gemma 4's checks at load: tensors with a `.scale` suffix other than the router's input scale and the experts' down
+ * scale are refused by name (loom does not apply them); the per-layer embedding tensors when the model has them.
+ */
+function gemma4Checks(
+  source: ModelSource, weights: ReadonlyMap<string, ResidentTensor>, need: (name: string) => ResidentTensor,
+  linear: (name: string, k: number, n: number) => ResidentTensor, vector: (name: string, n: number) => ResidentTensor,
+): PerLayerEmbedding | undefined {
+  const config = source.config;
+  for (const name of weights.keys()) {
+    if (name.endsWith(".scale") && !/\.(ffn_gate_inp|ffn_down_exps)\.scale$/.test(name)) throw new ModelFileError(source.path, `tensor '${name}' is not supported`);
+  }
+  const n = config.hidden_size_per_layer_input;
+  if (n === undefined) return undefined;
+  const width = config.num_hidden_layers * n;
+  const tokens = need("per_layer_token_embd.weight");
+  if (!GET_ROWS_KERNELS[tokens.type]) throw new ModelFileError(source.path, `per_layer_token_embd.weight type ${ggmlTypeName(tokens.type)} is not supported`);
+  if (tokens.shape[0] !== width || tokens.shape[1] !== config.vocab_size) {
+    throw new ModelFileError(source.path, `tensor 'per_layer_token_embd.weight' has shape [${tokens.shape}], expected [${width}, ${config.vocab_size}]`);
+  }
+  return { tokens, projection: linear("per_layer_model_proj.weight", config.hidden_size, width), norm: vector("per_layer_proj_norm.weight", n) };
+}
+
+/** Logit soft-capping in place: cap * tanh(logit / cap), each step rounded to f32 as ggml's scale, tanh, scale. */
+function softcap(logits: Float32Array, cap: number): void {
+  const inverse = Math.fround(1 / cap);
+  const capF = Math.fround(cap);
+  for (let i = 0; i < logits.length; i++) logits[i] = Math.fround(Math.tanh(Math.fround(logits[i]! * inverse))) * capF;
+}
+
 /** gpt-oss's expert activation constants (llama.cpp's LLM_FFN_SWIGLU_OAI_MOE). */
 const SWIGLU_OAI_ALPHA = Math.fround(1.702);
 const SWIGLU_OAI_LIMIT = 7;
@@ -668,6 +864,12 @@ const SWIGLU_OAI_LIMIT = 7;
 /** Expert `expert`'s [n] bias of an F32 tensor holding one per expert ([n, count]). */
 function biasSlice(tensor: ResidentTensor, expert: number, n: number): ResidentTensor {
   return { ...tensor, shape: [n], pointer: tensor.pointer + expert * n * 4, byteLength: n * 4 };
+}
+
+/** Rows [first, first + rows) of a [k, n] matrix, as a [k, rows] matrix (rows are stored one after another). */
+function rowSlice(matrix: ResidentTensor, first: number, rows: number): ResidentTensor {
+  const rowBytes = matrix.byteLength / matrix.shape[1]!;
+  return { ...matrix, shape: [matrix.shape[0]!, rows], pointer: matrix.pointer + first * rowBytes, byteLength: rows * rowBytes };
 }
 
 /** Expert `expert`'s [k, n] matrix of a tensor holding `count` of them one after another. */

@@ -435,7 +435,7 @@ export class WebGpuModelRunner implements ModelRunner {
   /** Every weight matrix (the embedding once, even when the output layer shares it), experts one by one. */
   private weights(): GpuWeight[] {
     const layers = this.layers.flatMap((layer) => {
-      const experts = layer.experts ? [layer.experts.router, ...[layer.experts.gate, layer.experts.up, layer.experts.down].flatMap((tensor) => tensor.experts!)] : [];
+      const experts = layer.experts ? [layer.experts.router, ...[layer.experts.gate!, layer.experts.up!, layer.experts.down].flatMap((tensor) => tensor.experts!)] : [];
       return [layer.q, layer.k, layer.v, layer.output, layer.gate, layer.up, layer.down, ...experts];
     });
     return [...new Set([this.embedding, this.outputWeight, ...layers])].filter((weight): weight is GpuWeight => weight !== undefined);
@@ -512,8 +512,9 @@ export class WebGpuModelRunner implements ModelRunner {
       this.rmsnorm(step, b.x, layer.attnNorm, b.h, T, d, eps);
       const normed = this.linearInput(step, b.h, T, d);
       this.linear(step, normed, layer.q, b.q, layer.qBias);
-      this.linear(step, normed, layer.k, b.k, layer.kBias);
-      this.linear(step, normed, layer.v, b.v, layer.vBias);
+      // k and v are absent only in gemma4 layers, which this backend refuses (architectures.ts).
+      this.linear(step, normed, layer.k!, b.k, layer.kBias);
+      this.linear(step, normed, layer.v!, b.v, layer.vBias);
       let q = b.q;
       let k = b.k;
       if (layer.qNorm) {
@@ -673,8 +674,8 @@ export class WebGpuModelRunner implements ModelRunner {
       const m = rows.length;
       next.dispatch(this.pipeline(getRowsShader(0)), [b.h, this.expertRows[expert]!, b.expertInput], [["u32", m], ["u32", d], ["u32", 0], ["u32", T]], grid(m * d, 256));
       const input = this.linearInput(next, b.expertInput, m, d);
-      this.linear(next, input, experts.gate.experts![expert]!, b.gate, experts.gateBias, expert * ffn);
-      this.linear(next, input, experts.up.experts![expert]!, b.up, experts.upBias, expert * ffn);
+      this.linear(next, input, experts.gate!.experts![expert]!, b.gate, experts.gateBias, expert * ffn);
+      this.linear(next, input, experts.up!.experts![expert]!, b.up, experts.upBias, expert * ffn);
       if (config.hidden_activation === "swiglu_oai") {
         next.dispatch(this.pipeline(SHADERS.swigluOai), [b.gate, b.up], [["u32", m * ffn], ["f32", SWIGLU_OAI_ALPHA], ["f32", SWIGLU_OAI_LIMIT]], grid(m * ffn, 256));
       } else {
