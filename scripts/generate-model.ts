@@ -8,7 +8,7 @@ import { parseArgs } from "node:util";
 import { PACKAGE_ROOT } from "../kernels/package-root.js";
 import type { GenerationProgress, ProgressListener } from "./generation-progress.js";
 import { type ModelDtype, type ModelFormat, MODEL_DTYPES, checkFormatDtype, parseModelDtype } from "./model-dtypes.js";
-import { PRESET_NAMES, getPreset } from "./model-presets.js";
+import { PRESET_NAMES, getPreset, isGemma4 } from "./model-presets.js";
 import { writeGgufModel } from "./write-gguf-model.js";
 import { writeHuggingFaceModel } from "./write-hf-model.js";
 
@@ -54,6 +54,7 @@ export function defaultModelPath(preset: string, format: ModelFormat, dtype: Mod
 export async function generateModel(options: GenerateModelOptions): Promise<string> {
   const preset = getPreset(options.preset);
   checkFormatDtype(options.format, options.dtype);
+  if (options.format === "hf" && isGemma4(preset.config)) throw new RangeError(`preset ${preset.name} is written as GGUF only (loom reads Gemma 4 from GGUF)`);
   const seed = options.seed ?? DEFAULT_SEED;
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new RangeError(`seed must be an integer in [0, 2^32), got ${seed}`);
   if (options.shardBytes !== undefined && (options.format !== "hf" || !(options.shardBytes > 0))) {

@@ -2,8 +2,10 @@
 // convert_hf_to_gguf.py writes it.
 import { gguf, type GgufTypedValue } from "../engine/model/gguf/writer.js";
 import {
-  type HuggingFaceConfig, type ModelPreset, type YarnRopeScalingConfig, ggufArchitectureOf, headDimOf, isGemma3, isGptOss, isMinistral3, isQwen3Moe,
+  type Gemma4Fields, type HuggingFaceConfig, type ModelPreset, type YarnRopeScalingConfig, ggufArchitectureOf, headDimOf, isGemma3, isGemma4, isGptOss,
+  isMinistral3, isQwen3Moe,
 } from "./model-presets.js";
+import { gemma4FeedForwardLengths } from "./gemma4-tensors.js";
 import { GGUF_FILE_TYPE, type ModelDtype } from "./model-dtypes.js";
 
 /** Identifies the generator run in the file (keys llama.cpp ignores). */
@@ -31,6 +33,7 @@ export function ggufArchitectureMetadata(preset: ModelPreset, dtype: ModelDtype,
     ["loom.generator.seed", gguf.u32(stamp.seed)],
   ];
   if (isGemma3(config)) return [...entries, ...gemma3Keys(preset)];
+  if (isGemma4(config)) return [...entries, ...gemma4Keys(preset.name, config)];
   if (isQwen3Moe(config)) return [...entries, ...qwen3MoeKeys(preset)];
   if (isGptOss(config)) return [...entries, ...gptOssKeys(preset)];
   if (isMinistral3(config)) return [...entries, ...mistral3Keys(preset)];
@@ -197,4 +200,51 @@ function mistral3Keys(preset: ModelPreset): Array<[string, GgufTypedValue]> {
     ["mistral3.rope.scaling.yarn_log_multiplier", gguf.f32(yarn.mscale_all_dim)],
     ["mistral3.attention.temperature_scale", gguf.f32(yarn.llama_4_scaling_beta)],
   ];
+}
+
+/**
+ * The gemma4.* keys with the values Gemma4Model.set_gguf_parameters (conversion/gemma.py, over Gemma3Model's and
+ * TextModel's) leaves: sizes, head counts (head_count_kv one per layer: the sliding layers' and the full layers'
+ * counts), rope.freq_base (full) and freq_base_swa (sliding), the RMS epsilon, expert counts, final logit
+ * soft-capping, the sliding window and its per-layer flags, shared_kv_layers, embedding_length_per_layer_input,
+ * key/value lengths (full) and their _swa twins, expert_feed_forward_length, feed_forward_length (one per layer with
+ * the double-wide MLP), rope.dimension_count (the full head size: proportional RoPE works through rope_freqs) and
+ * dimension_count_swa.
+ */
+function gemma4Keys(name: string, config: HuggingFaceConfig & Gemma4Fields): Array<[string, GgufTypedValue]> {
+  if (typeof config.sliding_window !== "number") throw new RangeError(`${name}: gemma4 needs a sliding_window`);
+  const sliding = config.layer_types.map((type) => type === "sliding_attention");
+  const entries: Array<[string, GgufTypedValue]> = [
+    ["gemma4.block_count", gguf.u32(config.num_hidden_layers)],
+    ["gemma4.context_length", gguf.u32(config.max_position_embeddings)],
+    ["gemma4.embedding_length", gguf.u32(config.hidden_size)],
+    ["gemma4.attention.head_count", gguf.u32(config.num_attention_heads)],
+    ["gemma4.rope.freq_base", gguf.f32(config.rope_parameters.full_attention.rope_theta)],
+    ["gemma4.rope.freq_base_swa", gguf.f32(config.rope_parameters.sliding_attention.rope_theta)],
+    ["gemma4.attention.layer_norm_rms_epsilon", gguf.f32(config.rms_norm_eps)],
+  ];
+  if (config.num_experts) {
+    entries.push(["gemma4.expert_count", gguf.u32(config.num_experts)], ["gemma4.expert_used_count", gguf.u32(config.top_k_experts!)]);
+  }
+  if (config.final_logit_softcapping) entries.push(["gemma4.final_logit_softcapping", gguf.f32(config.final_logit_softcapping)]);
+  const headDimSwa = config.head_dim!;
+  const headDimFull = config.global_head_dim;
+  entries.push(
+    ["gemma4.attention.sliding_window", gguf.u32(config.sliding_window)],
+    ["gemma4.attention.head_count_kv", gguf.i32s(sliding.map((swa) => (swa ? config.num_key_value_heads : config.num_global_key_value_heads)))],
+    ["gemma4.attention.shared_kv_layers", gguf.u32(config.num_kv_shared_layers)],
+    ["gemma4.embedding_length_per_layer_input", gguf.u32(config.hidden_size_per_layer_input)],
+    ["gemma4.attention.sliding_window_pattern", { type: "array", itemType: "bool", value: sliding }],
+    ["gemma4.attention.key_length", gguf.u32(headDimFull)],
+    ["gemma4.attention.value_length", gguf.u32(headDimFull)],
+    ["gemma4.attention.key_length_swa", gguf.u32(headDimSwa)],
+    ["gemma4.attention.value_length_swa", gguf.u32(headDimSwa)],
+  );
+  if (config.moe_intermediate_size) entries.push(["gemma4.expert_feed_forward_length", gguf.u32(config.moe_intermediate_size)]);
+  entries.push(
+    ["gemma4.feed_forward_length", config.use_double_wide_mlp ? gguf.i32s(gemma4FeedForwardLengths(config)) : gguf.u32(config.intermediate_size)],
+    ["gemma4.rope.dimension_count", gguf.u32(headDimFull)],
+    ["gemma4.rope.dimension_count_swa", gguf.u32(headDimSwa)],
+  );
+  return entries;
 }

@@ -36,8 +36,8 @@ export interface YarnRopeScalingConfig {
 export interface HuggingFaceConfig {
   architectures:
     | readonly ["LlamaForCausalLM"] | readonly ["Qwen2ForCausalLM"] | readonly ["Qwen3ForCausalLM"] | readonly ["Qwen3MoeForCausalLM"]
-    | readonly ["Gemma3ForCausalLM"] | readonly ["GptOssForCausalLM"] | readonly ["Ministral3ForCausalLM"];
-  model_type: "llama" | "qwen2" | "qwen3" | "qwen3_moe" | "gemma3_text" | "gpt_oss" | "ministral3";
+    | readonly ["Gemma3ForCausalLM"] | readonly ["GptOssForCausalLM"] | readonly ["Ministral3ForCausalLM"] | readonly ["Gemma4ForCausalLM"];
+  model_type: "llama" | "qwen2" | "qwen3" | "qwen3_moe" | "gemma3_text" | "gpt_oss" | "ministral3" | "gemma4_text";
   hidden_size: number;
   /** The dense feed-forward width (Qwen3-MoE: unused when every layer is MoE; the published config gives experts used x moe_intermediate_size). */
   intermediate_size: number;
@@ -513,6 +513,38 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
     tokenizer: "llama2-32k",
     fullSize: false,
   },
+  "tiny-gemma4": {
+    name: "tiny-gemma4",
+    description:
+      "Test model: Gemma 4 architecture (GGUF only), 6 layers alternating sliding-window (8 positions, head_dim 32, 2 KV heads, " +
+      "RoPE base 10000 over all 32 dims) and full (global_head_dim 128, 1 KV head, base 1e6 with proportional RoPE: rope_freqs " +
+      "rotates 16 of 64 pairs, 1e30 leaves the rest), hidden 64, 4 heads, so KV widths differ by layer (64 and 128); the last 2 " +
+      "layers share the KV of layers 2 and 3 (num_kv_shared_layers 2) and are double-wide (intermediate 128 against 64); " +
+      "per-layer embeddings of 8 per layer; layers 2 and 5 add 4 experts of width 32 (2 used) beside the dense MLP, layer 2 " +
+      "with fused gate_up and a per-expert down scale, layer 5 with separate gate/up; layer 1 has a fused attn_qkv, layer 3 " +
+      "no attn_v (values = keys); layer_output_scale on layers 0, 3 and 4; final logit soft-capping 30; tied embeddings; " +
+      "the Gemma 3 tokenizer and chat template (SentencePiece, as tiny-gemma3; real Gemma 4 files carry the gemma4 BPE one) " +
+      "and its 262144-token vocabulary, which makes per_layer_token_embd (48 x 262144) half of the file.",
+    config: {
+      ...GEMMA3_COMMON,
+      architectures: ["Gemma4ForCausalLM"], model_type: "gemma4_text",
+      sliding_window_pattern: undefined, rope_local_base_freq: undefined, query_pre_attn_scalar: undefined,
+      hidden_size: 64, intermediate_size: 64, num_hidden_layers: 6, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 32,
+      vocab_size: 262144, max_position_embeddings: 32768, sliding_window: 8, rope_scaling: null,
+      global_head_dim: 128, num_global_key_value_heads: 1,
+      layer_types: ["sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+      rope_parameters: {
+        full_attention: { rope_type: "proportional", partial_rotary_factor: 0.25, rope_theta: 1000000 },
+        sliding_attention: { rope_type: "default", rope_theta: 10000 },
+      },
+      num_kv_shared_layers: 2, hidden_size_per_layer_input: 8, use_double_wide_mlp: true, final_logit_softcapping: 30,
+      loom_moe_layers: [2, 5], num_experts: 4, top_k_experts: 2, moe_intermediate_size: 32,
+      loom_split_gate_up_layers: [5], loom_down_scale_layers: [2],
+      loom_fused_qkv_layers: [1], loom_k_eq_v_layers: [3], loom_out_scale_layers: [0, 3, 4],
+    } satisfies HuggingFaceConfig & Gemma4Fields,
+    tokenizer: "gemma3",
+    fullSize: false,
+  },
   "tiny-gemma3": {
     name: "tiny-gemma3",
     description:
@@ -533,6 +565,43 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
   },
 };
 
+/**
+ * Gemma 4's text decoder as transformers' Gemma4TextConfig names its fields (what conversion/gemma.py Gemma4Model
+ * reads): head_dim and num_key_value_heads are the sliding layers', global_head_dim and num_global_key_value_heads the
+ * full layers'; rope_parameters per layer type (the full layers' "proportional" RoPE rotates partial_rotary_factor of
+ * each head, through rope_freqs). The loom_* fields are the generator's own: which layers' GGUF tensors take llama.cpp's
+ * other accepted forms (fused attn_qkv, no attn_v, separate expert gate/up, a per-expert down scale), so one tiny file
+ * exercises them all; transformers has no such fields.
+ */
+export interface Gemma4Fields {
+  global_head_dim: number;
+  num_global_key_value_heads: number;
+  layer_types: readonly ("sliding_attention" | "full_attention")[];
+  rope_parameters: {
+    full_attention: { rope_type: "proportional"; partial_rotary_factor: number; rope_theta: number };
+    sliding_attention: { rope_type: "default"; rope_theta: number };
+  };
+  num_kv_shared_layers: number;
+  hidden_size_per_layer_input: number;
+  use_double_wide_mlp: boolean;
+  final_logit_softcapping: number | null;
+  /** Layers with a mixture of experts beside the dense MLP (transformers: enable_moe_block makes it every layer). */
+  loom_moe_layers: readonly number[];
+  num_experts?: number;
+  top_k_experts?: number;
+  moe_intermediate_size?: number;
+  /** Layers (of the MoE ones) whose experts keep gate and up apart (the converter fuses them: ffn_gate_up_exps). */
+  loom_split_gate_up_layers: readonly number[];
+  /** MoE layers with a per-expert down scale (router.per_expert_scale, GGUF ffn_down_exps.scale). */
+  loom_down_scale_layers: readonly number[];
+  /** Layers whose q/k/v are one fused attn_qkv tensor. */
+  loom_fused_qkv_layers: readonly number[];
+  /** Layers without v_proj, whose values are the keys' projection (attention_k_eq_v: the full layers of 26B/31B). */
+  loom_k_eq_v_layers: readonly number[];
+  /** Layers with a layer_scalar (GGUF layer_output_scale). */
+  loom_out_scale_layers: readonly number[];
+}
+
 /** Names of all presets. */
 export const PRESET_NAMES: readonly string[] = Object.keys(MODEL_PRESETS);
 
@@ -551,6 +620,11 @@ export function isGemma3(config: HuggingFaceConfig): boolean {
   return config.model_type === "gemma3_text";
 }
 
+/** Whether a config is Gemma 4's text decoder (GGUF architecture `gemma4`; the generator writes it as GGUF only). */
+export function isGemma4(config: HuggingFaceConfig): config is HuggingFaceConfig & Gemma4Fields {
+  return config.model_type === "gemma4_text";
+}
+
 /** Whether a config is Qwen3-MoE (GGUF architecture `qwen3moe`): every layer's feed-forward is a mixture of experts. */
 export function isQwen3Moe(config: HuggingFaceConfig): boolean {
   return config.model_type === "qwen3_moe";
@@ -567,11 +641,12 @@ export function isMinistral3(config: HuggingFaceConfig): boolean {
 }
 
 /** The GGUF architecture names the generator writes. */
-export type GgufArchitecture = "llama" | "qwen2" | "qwen3" | "qwen3moe" | "gemma3" | "gpt-oss" | "mistral3";
+export type GgufArchitecture = "llama" | "qwen2" | "qwen3" | "qwen3moe" | "gemma3" | "gemma4" | "gpt-oss" | "mistral3";
 
 /** The GGUF architecture name of a config. */
 export function ggufArchitectureOf(config: HuggingFaceConfig): GgufArchitecture {
   if (config.model_type === "gemma3_text") return "gemma3";
+  if (config.model_type === "gemma4_text") return "gemma4";
   if (config.model_type === "qwen3_moe") return "qwen3moe";
   if (config.model_type === "gpt_oss") return "gpt-oss";
   if (config.model_type === "ministral3") return "mistral3";

@@ -1,7 +1,8 @@
 // The tensors of a model shape (Hugging Face names and shapes, GGUF names) and their seeded values, row chunk by row chunk.
 import { ggufExpertOf, ggufNameOf } from "../engine/model/tensor-names.js";
+import { planGemma4Tensors } from "./gemma4-tensors.js";
 import { planGptOssTensors } from "./gpt-oss-tensors.js";
-import { type HuggingFaceConfig, headDimOf, isGemma3, isGptOss, isMinistral3, isQwen3Moe } from "./model-presets.js";
+import { type HuggingFaceConfig, headDimOf, isGemma3, isGemma4, isGptOss, isMinistral3, isQwen3Moe } from "./model-presets.js";
 import { fillUniform, skipStream, tensorStream } from "./random-weights.js";
 import { type TensorRole, type UniformInit, initFor } from "./weight-init.js";
 
@@ -58,6 +59,7 @@ export interface ExpertCut {
  */
 export function planTensors(config: HuggingFaceConfig): PlannedTensor[] {
   if (isGptOss(config)) return planGptOssTensors(config);
+  if (isGemma4(config)) return planGemma4Tensors(config);
   const hidden = config.hidden_size;
   const headDim = headDimOf(config);
   const qRows = config.num_attention_heads * headDim;

@@ -5,7 +5,7 @@ import { type GeneratorStamp, ggufArchitectureMetadata } from "./gguf-model-meta
 import { type StreamedGgufTensor, ggufDataBytes, writeGgufStreaming } from "./gguf-stream-writer.js";
 import type { ProgressListener } from "./generation-progress.js";
 import { type ModelDtype, ggufTensorType, roundToCheckpointPrecision } from "./model-dtypes.js";
-import { type ModelPreset, headDimOf } from "./model-presets.js";
+import { type ModelPreset, headDimOf, isGemma4 } from "./model-presets.js";
 import { type ExpertCut, type PlannedTensor, cutValueChunks, ggufTensorGroups, permuteForGguf, planTensors, tensorValueChunks } from "./model-tensors.js";
 import { quantize } from "../kernels/formats/quantize.js";
 import { ggufTokenizerKeys } from "./tokenizer-files.js";
@@ -52,6 +52,14 @@ export function writeGgufModel(preset: ModelPreset, dtype: ModelDtype, seed: num
     const headDim = headDimOf(config);
     const factors = llama3RopeFreqFactors(config.rope_scaling, config.rope_theta, headDim);
     tensors.push({ name: "rope_freqs.weight", shape: [headDim / 2], type: GgmlType.F32, chunks: () => [new Uint8Array(factors.buffer)] });
+  }
+  if (isGemma4(config)) {
+    // Proportional RoPE on the full layers, as Gemma4Model.generate_extra_tensors writes it: divisor 1 for the rotated
+    // pairs, 1e30 (angle ~0) for the others.
+    const pairs = config.global_head_dim / 2;
+    const rotated = Math.floor((config.global_head_dim * config.rope_parameters.full_attention.partial_rotary_factor) / 2);
+    const factors = Float32Array.from({ length: pairs }, (_, i) => (i < rotated ? 1 : 1e30));
+    tensors.push({ name: "rope_freqs.weight", shape: [pairs], type: GgmlType.F32, chunks: () => [new Uint8Array(factors.buffer)] });
   }
   for (const group of ggufTensorGroups(planTensors(config))) {
     const cut = group.cut;
