@@ -3,6 +3,7 @@
 import { chatFormatOf } from "./chat/default-template.js";
 import { harmonyMessages, harmonyTools, isHarmonyTemplate } from "./chat/harmony.js";
 import type { ChatMessage } from "./chat/messages.js";
+import { gemma4Messages, isGemma4Template } from "./chat/gemma4.js";
 import { mistralCallLayout, mistralMessages, readsThinkingBlocks } from "./chat/mistral.js";
 import { renderChatTemplate } from "./chat/template.js";
 import { type CompactionOptions, type CompactionResult, compactConversation } from "./compaction/index.js";
@@ -86,7 +87,10 @@ export function preparePrompt(model: PromptModel, input: EngineInput, compaction
   // A Mistral template wants 9-character call ids and argument objects (engine/chat/mistral.ts).
   const mistral = !harmony && mistralCallLayout(format.template, hasToken) !== undefined;
   const thinkingBlocks = mistral && readsThinkingBlocks(format.template);
-  const adapt = (messages: readonly ChatMessage[]) => (harmony ? harmonyMessages(messages) : mistral ? mistralMessages(messages, thinkingBlocks) : messages);
+  // Gemma 4's template writes call arguments key by key from an object (engine/chat/gemma4.ts).
+  const gemma4 = !harmony && !mistral && isGemma4Template(format.template, hasToken);
+  const adapt = (messages: readonly ChatMessage[]) =>
+    harmony ? harmonyMessages(messages) : mistral ? mistralMessages(messages, thinkingBlocks) : gemma4 ? gemma4Messages(messages) : messages;
   // A model's own template writes any BOS itself; the default one does not, so its text gets the vocabulary's special
   // tokens as raw text does (llama.cpp tokenizes chat prompts with add_special).
   const render = (messages: readonly ChatMessage[]): number[] => encode(renderChatTemplate(format.template, adapt(messages), {

@@ -38,6 +38,7 @@ export function outputFormatOf(served: { model: Pick<ModelInfo, "syntax" | "thin
   const { syntax, thinkTags } = served.model;
   if (syntax === "harmony") return { syntax };
   if (syntax === "mistral" || syntax === "mistral-args") return { syntax, ...(thinkTags ? { thinkTags } : {}) };
+  if (syntax === "gemma4") return { syntax, ...(thinkTags ? { thinkTags } : {}) };
   return {};
 }
 

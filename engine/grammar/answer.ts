@@ -5,6 +5,7 @@
 // `[TOOL_CALLS]` format (mistral.ts).
 import { type Grammar, GrammarBuilder, type GrammarSymbol } from "./grammar.js";
 import { harmonyReply } from "./harmony.js";
+import { gemma4Calls } from "./gemma4.js";
 import { mistralCalls } from "./mistral.js";
 import { FreeTextLexeme } from "./lexemes/free-text.js";
 import { hasLoneSurrogate } from "./lexemes/utf8.js";
@@ -48,6 +49,17 @@ export type AnswerFormat =
   | {
       type: "mistral_calls";
       layout: "json" | "args";
+      tools: ToolSpec[];
+      choice: "auto" | "none" | "required" | { name: string };
+      parallel?: boolean;
+      otherwise?: JsonFormat;
+    }
+  /**
+   * Tool calls in Gemma 4's format, `<|tool_call>call:NAME{...}<tool_call|>` each (gemma4.ts); `choice`, `parallel`
+   * and `otherwise` as for tool_calls.
+   */
+  | {
+      type: "gemma4_calls";
       tools: ToolSpec[];
       choice: "auto" | "none" | "required" | { name: string };
       parallel?: boolean;
@@ -131,6 +143,10 @@ function answerSymbols(format: AnswerFormat, b: GrammarBuilder, schemas: SchemaC
     case "mistral_calls": {
       const { otherwise, ...calls } = format;
       return mistralCalls(calls, b, schemas, otherwise ? answerSymbols(otherwise, b, schemas) : undefined);
+    }
+    case "gemma4_calls": {
+      const { otherwise, ...calls } = format;
+      return gemma4Calls(calls, b, schemas, otherwise ? answerSymbols(otherwise, b, schemas) : undefined);
     }
     case "harmony": {
       const answer = format.answer ? b.ref(b.rule("harmony-answer", answerSymbols(format.answer, b, schemas))) : undefined;

@@ -1,6 +1,7 @@
 // The messages between a WorkerEngine (server thread) and its engine worker (engine/host/engine-worker.ts). Plain
 // data only: structured cloning drops an Error subclass's fields, so engine errors travel as their parts.
 import { chatFormatOf } from "../chat/default-template.js";
+import { GEMMA4_THINK_TAGS, isGemma4Template } from "../chat/gemma4.js";
 import { isHarmonyTemplate } from "../chat/harmony.js";
 import { mistralCallLayout, mistralThinkTags } from "../chat/mistral.js";
 import type { EngineOptions } from "../engine.js";
@@ -27,11 +28,15 @@ export interface ModelInfo {
   /**
    * How the model writes reasoning and tool calls, as its chat template teaches it: "harmony" for OpenAI's harmony
    * channels (gpt-oss: engine/chat/harmony.ts); "mistral" for calls after `[TOOL_CALLS]` as one JSON list (v3 / Nemo),
-   * "mistral-args" for `[TOOL_CALLS]NAME[ARGS]{...}` per call (tekken v11+: engine/chat/mistral.ts); absent or "tags",
+   * "mistral-args" for `[TOOL_CALLS]NAME[ARGS]{...}` per call (tekken v11+: engine/chat/mistral.ts); "gemma4" for
+   * Gemma 4's `<|tool_call>call:NAME{...}<tool_call|>` and thought channel (engine/chat/gemma4.ts); absent or "tags",
    * think and tool-call tags.
    */
-  syntax?: "tags" | "harmony" | "mistral" | "mistral-args";
-  /** Reasoning tags other than `<think>` that the template writes and the vocabulary holds (Magistral's `[THINK]`). */
+  syntax?: "tags" | "harmony" | "mistral" | "mistral-args" | "gemma4";
+  /**
+   * Reasoning tags other than `<think>` that the template writes and the vocabulary holds (Magistral's `[THINK]`,
+   * Gemma 4's thought channel).
+   */
   thinkTags?: { open: string; close: string };
 }
 
@@ -54,6 +59,7 @@ export function describeModel(model: LoadedModel): ModelInfo {
 function syntaxOf(model: LoadedModel): Pick<ModelInfo, "syntax" | "thinkTags"> {
   const hasToken = (text: string) => model.tokenizer.tokenId(text) !== undefined;
   if (isHarmonyTemplate(model.chatTemplate, hasToken)) return { syntax: "harmony" };
+  if (isGemma4Template(model.chatTemplate, hasToken)) return { syntax: "gemma4", thinkTags: { ...GEMMA4_THINK_TAGS } };
   const layout = mistralCallLayout(model.chatTemplate, hasToken);
   if (layout === undefined) return {};
   const thinkTags = mistralThinkTags(model.chatTemplate, hasToken);

@@ -15,9 +15,10 @@ export interface ConstraintTags {
   /**
    * How the model writes reasoning and calls: "tags" (default; think and tool-call tags) or "harmony" (OpenAI's
    * harmony channels, gpt-oss), whose output is constrained as a whole (engine/grammar/harmony.ts), or "mistral" /
-   * "mistral-args" (calls after `[TOOL_CALLS]` as one JSON list, or `NAME[ARGS]{...}` each: engine/grammar/mistral.ts).
+   * "mistral-args" (calls after `[TOOL_CALLS]` as one JSON list, or `NAME[ARGS]{...}` each: engine/grammar/mistral.ts),
+   * or "gemma4" (`<|tool_call>call:NAME{...}<tool_call|>`, after Gemma 4's thought channel: engine/grammar/gemma4.ts).
    */
-  syntax?: "tags" | "harmony" | "mistral" | "mistral-args";
+  syntax?: "tags" | "harmony" | "mistral" | "mistral-args" | "gemma4";
   thinkTags?: ThinkTags;
   toolCallTags?: ToolCallTags;
   /** Whitespace allowed between JSON tokens (default "compact"; the server's `jsonWhitespace` setting). */
@@ -34,6 +35,7 @@ export interface SchemaParams {
 export function constraintSpecOf(request: InternalRequest, tags: ConstraintTags = {}): ConstraintSpec | undefined {
   if (tags.syntax === "harmony") return harmonySpecOf(request, tags);
   const mistral = tags.syntax === "mistral" || tags.syntax === "mistral-args";
+  const gemma4 = tags.syntax === "gemma4";
   const json = request.responseFormat;
   let format: AnswerFormat | undefined = json;
   const tools = request.tools ?? [];
@@ -48,7 +50,9 @@ export function constraintSpecOf(request: InternalRequest, tags: ConstraintTags 
     };
     format = mistral
       ? { type: "mistral_calls", layout: tags.syntax === "mistral-args" ? "args" : "json", ...calls }
-      : { type: "tool_calls", tags: tags.toolCallTags ?? HERMES_TOOL_CALL_TAGS, ...calls };
+      : gemma4
+        ? { type: "gemma4_calls", ...calls }
+        : { type: "tool_calls", tags: tags.toolCallTags ?? HERMES_TOOL_CALL_TAGS, ...calls };
   }
   if (!format) return undefined;
   // A Mistral model without reasoning tags does not reason: nothing to let through before the answer.

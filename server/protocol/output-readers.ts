@@ -1,6 +1,8 @@
 // Reads a model's generated text as InternalEvents, in the syntax its chat template taught it: tags (`<think>` reasoning,
-// Hermes `<tool_call>` calls: server/protocol/think-splitter.ts, tool-calls.ts; Mistral `[TOOL_CALLS]`: mistral.ts) or
+// Hermes `<tool_call>` calls: server/protocol/think-splitter.ts, tool-calls.ts; Mistral `[TOOL_CALLS]`: mistral.ts; Gemma 4's
+// thought channel and `<|tool_call>`: gemma4.ts) or
 // OpenAI's harmony channels (gpt-oss: server/protocol/harmony.ts). Each reader takes text deltas and is flushed once at the end.
+import { Gemma4CallReader } from "./gemma4.js";
 import { HarmonyParser, type HarmonyPiece } from "./harmony.js";
 import type { InternalEvent } from "./internal.js";
 import { MistralCallReader } from "./mistral.js";
@@ -40,10 +42,16 @@ export class TaggedOutputReader implements OutputReader {
   private readonly splitter: ThinkSplitter | undefined;
   private readonly extractor: CallReader | undefined;
 
-  constructor(tags: { think?: ThinkTags; toolCall?: ToolCallTags | { mistral: "json" | "args" } }) {
+  constructor(tags: { think?: ThinkTags; toolCall?: ToolCallTags | { mistral: "json" | "args" } | { gemma4: true } }) {
     this.splitter = tags.think ? new ThinkSplitter(tags.think) : undefined;
     const calls = tags.toolCall;
-    this.extractor = !calls ? undefined : "mistral" in calls ? new MistralCallReader(calls.mistral) : new ToolCallExtractor(calls, undefined, true);
+    this.extractor = !calls
+      ? undefined
+      : "mistral" in calls
+        ? new MistralCallReader(calls.mistral)
+        : "gemma4" in calls
+          ? new Gemma4CallReader()
+          : new ToolCallExtractor(calls, undefined, true);
   }
 
   get readsReasoning(): boolean {

@@ -100,11 +100,14 @@ export interface OutputFormat extends ConstraintTags {
 export function outputReaderOf(request: InternalRequest, format: OutputFormat): OutputReader {
   if (format.syntax === "harmony") return new HarmonyOutputReader(extractsToolCalls(request));
   const mistral = format.syntax === "mistral" ? "json" : format.syntax === "mistral-args" ? "args" : undefined;
+  const gemma4 = format.syntax === "gemma4";
+  // Mistral's reasoning models think whatever the request says (their system prompt asks them to), as gpt-oss does;
+  // Gemma 4's thought channel is unmistakable markup, read whatever the setting, as llama.cpp reads it.
+  const alwaysReasons = (mistral !== undefined || gemma4) && format.thinkTags !== undefined;
   return new TaggedOutputReader({
-    // Mistral's reasoning models think whatever the request says (their system prompt asks them to), as gpt-oss does.
-    think: (request.thinking.enabled || (mistral !== undefined && format.thinkTags !== undefined)) && reasonsInTags(format) ? format.thinkTags ?? DEFAULT_THINK_TAGS : undefined,
+    think: (request.thinking.enabled || alwaysReasons) && reasonsInTags(format) ? format.thinkTags ?? DEFAULT_THINK_TAGS : undefined,
     // Calls are constrained to the template's layout whenever they are extracted, so they can stream as generated.
-    toolCall: !extractsToolCalls(request) ? undefined : mistral ? { mistral } : format.toolCallTags ?? HERMES_TOOL_CALL_TAGS,
+    toolCall: !extractsToolCalls(request) ? undefined : mistral ? { mistral } : gemma4 ? { gemma4: true } : format.toolCallTags ?? HERMES_TOOL_CALL_TAGS,
   });
 }
 

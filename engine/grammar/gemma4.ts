@@ -1,0 +1,97 @@
+// Tool calls in Gemma 4's format as a grammar (engine/chat/gemma4.ts):
+//   <|tool_call>call:NAME{key:VALUE,...}<tool_call|>
+// VALUE in Gemma's notation: a string between `<|"|>` marks, a number, true, false, null, a list `[VALUE,...]` or an
+// object `{key:VALUE,...}` with bare keys. As in llama.cpp's Gemma 4 grammar, the call's name is one of the tools'
+// and its arguments are an object in that notation, the top-level keys those of the tool's schema `properties`
+// where it lists some (any bare key otherwise); the schema's types and required keys are not enforced. The model's
+// end-of-generation token (`<|tool_response>`, which opens the results in its template) follows the calls. "auto"
+// allows text (never containing `<|tool_call>`) before optional calls.
+import { GEMMA4_QUOTE, GEMMA4_TOOL_CALL_CLOSE, GEMMA4_TOOL_CALL_OPEN } from "../chat/gemma4.js";
+import type { GrammarBuilder, GrammarSymbol } from "./grammar.js";
+import { FreeTextLexeme } from "./lexemes/free-text.js";
+import type { SchemaCompiler } from "./schema/compile.js";
+import { SchemaError, quoted } from "./schema/errors.js";
+
+/** The calls a Gemma 4 model may write. */
+export interface Gemma4Calls {
+  tools: Array<{ name: string; parameters: unknown }>;
+  /** "auto": text, then optional calls; "none": text without calls; "required": calls only; `{name}`: one call of it. */
+  choice: "auto" | "none" | "required" | { name: string };
+  /** false: at most one call (default: one or more). */
+  parallel?: boolean;
+}
+
+/**
+ * The alternatives of a Gemma 4 answer with calls; `otherwise`, with "auto" or "none", is the JSON answer the model
+ * gives instead of text when it calls nothing.
+ */
+export function gemma4Calls(format: Gemma4Calls, b: GrammarBuilder, schemas: SchemaCompiler, otherwise?: GrammarSymbol[][]): GrammarSymbol[][] {
+  const { tools, choice } = format;
+  const text = () => b.lexeme(new FreeTextLexeme(GEMMA4_TOOL_CALL_OPEN, false));
+  if (choice === "none") return otherwise ?? [[], [text()]];
+  const named = typeof choice === "object" ? choice.name : undefined;
+  if (named !== undefined && !tools.some((tool) => tool.name === named)) throw new SchemaError("tool_choice", "", `tool_choice names ${quoted(named)}, which is not among the tools`);
+  const value = gemma4ValueRule(b, schemas);
+  const bodies: GrammarSymbol[][] = [];
+  for (const tool of tools) {
+    if (named !== undefined && tool.name !== named) continue;
+    const keys = propertyNames(tool.parameters);
+    const key = keys.length > 0 ? b.rule(`gemma4-keys:${tool.name}`, keys.map((name) => [b.literal(name)])) : undefined;
+    const args = gemma4Object(b, `gemma4-args:${tool.name}`, key === undefined ? anyKey(b) : b.ref(key), value);
+    bodies.push([b.literal(`${GEMMA4_TOOL_CALL_OPEN}call:${tool.name}`), args, b.literal(GEMMA4_TOOL_CALL_CLOSE)]);
+  }
+  if (bodies.length === 0) throw new SchemaError("tools", "", "no tool to call");
+  const call = b.rule("gemma4-call", bodies);
+  const calls: GrammarSymbol[] = [b.ref(call)];
+  if (named === undefined && format.parallel !== false) {
+    const more = b.declare("more-gemma4-calls");
+    b.define(more, [[], [b.ref(call), b.ref(more)]]);
+    calls.push(b.ref(more));
+  }
+  if (choice !== "auto") return [calls];
+  if (otherwise) return [...otherwise, calls];
+  const prose = text();
+  return [[], [prose], [prose, ...calls], calls];
+}
+
+/** The names a schema's `properties` lists (none for a schema without them). */
+function propertyNames(schema: unknown): string[] {
+  if (typeof schema !== "object" || schema === null) return [];
+  const properties = (schema as { properties?: unknown }).properties;
+  if (typeof properties !== "object" || properties === null || Array.isArray(properties)) return [];
+  // A key is written bare up to its colon: a name holding ':' or '}' cannot be written so.
+  return Object.keys(properties).filter((name) => name !== "" && !/[:}]/.test(name));
+}
+
+/** A bare key: text without ':' (the colon follows as a literal). */
+function anyKey(b: GrammarBuilder): GrammarSymbol {
+  return b.lexeme(new FreeTextLexeme(":", false));
+}
+
+/** `{}` or `{KEY:VALUE,...}`. */
+function gemma4Object(b: GrammarBuilder, name: string, key: GrammarSymbol, value: GrammarSymbol): GrammarSymbol {
+  const member = b.rule(`${name}/member`, [[key, b.literal(":"), value]]);
+  const more = b.declare(`${name}/more`);
+  b.define(more, [[], [b.literal(","), b.ref(member), b.ref(more)]]);
+  return b.ref(b.rule(name, [[b.literal("{"), b.literal("}")], [b.literal("{"), b.ref(member), b.ref(more), b.literal("}")]]));
+}
+
+/** Any value in Gemma's notation (one rule, shared by every tool). */
+function gemma4ValueRule(b: GrammarBuilder, schemas: SchemaCompiler): GrammarSymbol {
+  const value = b.declare("gemma4-value");
+  const item = b.ref(value);
+  const more = b.declare("gemma4-list/more");
+  b.define(more, [[], [b.literal(","), item, b.ref(more)]]);
+  const list = b.rule("gemma4-list", [[b.literal("["), b.literal("]")], [b.literal("["), item, b.ref(more), b.literal("]")]]);
+  b.define(value, [
+    // The string's text runs to the closing mark, the mark included.
+    [b.literal(GEMMA4_QUOTE), b.lexeme(new FreeTextLexeme(GEMMA4_QUOTE, true))],
+    [gemma4Object(b, "gemma4-object", anyKey(b), item)],
+    [b.ref(list)],
+    [schemas.compile({ type: "number" }, "gemma4-number")],
+    [b.literal("true")],
+    [b.literal("false")],
+    [b.literal("null")],
+  ]);
+  return item;
+}

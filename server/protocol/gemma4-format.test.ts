@@ -1,0 +1,42 @@
+// A Gemma 4 model's output format through the protocol: calls constrained in its notation (after the thought channel
+// when thinking is on), the thinking budget closing the channel, and the reader splitting the thought channel from
+// the answer and taking calls out.
+import { describe, expect, it } from "vitest";
+import { constraintSpecOf } from "./constraint.js";
+import type { InternalEvent, InternalRequest } from "./internal.js";
+import { outputReaderOf, toEngineRequest } from "./run.js";
+
+const TOOL = { name: "get_time", parameters: { type: "object", properties: { zone: { type: "string" } } } };
+const request = (thinking: boolean, tools = true): InternalRequest => ({
+  format: "openai", model: "m", messages: [{ role: "user", content: "Time?" }], sampling: {}, stop: [], stream: true,
+  includeUsage: false, thinking: thinking ? { enabled: true, budgetTokens: 64 } : { enabled: false }, autoCompaction: true, ...(tools ? { tools: [TOOL] } : {}),
+});
+const FORMAT = { syntax: "gemma4", thinkTags: { open: "<|channel>thought", close: "<channel|>" } } as const;
+
+/** The events of `text` read one character at a time. */
+function events(thinking: boolean, text: string, tools = true): InternalEvent[] {
+  const reader = outputReaderOf(request(thinking, tools), FORMAT);
+  return [...[...text].flatMap((c) => reader.push(c)), ...reader.flush(false)];
+}
+
+const joined = (read: InternalEvent[], type: "thinking" | "text") => read.filter((event) => event.type === type).map((event) => (event as { text: string }).text).join("");
+
+describe("a Gemma 4 model's output format", () => {
+  it("constrains calls to Gemma 4's notation, the thought channel first only with thinking on", () => {
+    expect(constraintSpecOf(request(false), FORMAT)).toEqual({ format: { type: "gemma4_calls", tools: [TOOL], choice: "auto" } });
+    expect(constraintSpecOf(request(true), FORMAT)).toEqual({ format: { type: "gemma4_calls", tools: [TOOL], choice: "auto" }, thinking: FORMAT.thinkTags });
+    expect(toEngineRequest("r", request(true), FORMAT).thinkingBudget).toEqual({ tokens: 64, ...FORMAT.thinkTags });
+  });
+
+  it("reads the thought channel as reasoning (whatever the thinking setting) and calls as tool calls", () => {
+    const read = events(true, `<|channel>thought\nThe user wants the time.<channel|>Checking.<|tool_call>call:get_time{zone:<|"|>CET<|"|>}<tool_call|>`);
+    expect(joined(read, "thinking")).toBe("The user wants the time.");
+    expect(joined(read, "text")).toBe("Checking.");
+    expect(read.at(-1)).toMatchObject({ type: "tool_call", name: "get_time", arguments: { zone: "CET" }, argumentsText: '{"zone":"CET"}' });
+    const off = events(false, "<|channel>thought\nHm.<channel|>Hi.", false);
+    expect(joined(off, "thinking")).toBe("Hm.");
+    expect(joined(off, "text")).toBe("Hi.");
+    // Without tools, call markup is text.
+    expect(joined(events(false, "<|tool_call>call:f{}<tool_call|>", false), "text")).toBe("<|tool_call>call:f{}<tool_call|>");
+  });
+});

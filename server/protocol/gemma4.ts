@@ -1,0 +1,264 @@
+// Reads tool calls in Gemma 4's format from a streamed answer (engine/chat/gemma4.ts):
+//   <|tool_call>call:NAME{key:VALUE,...}<tool_call|><|tool_call>call:...
+// where a VALUE is a string between `<|"|>` marks (its text as is, no escapes), a number, true, false, null, a list
+// `[VALUE,...]` or an object `{key:VALUE,...}` with bare keys, as llama.cpp's Gemma 4 parser reads them. Text before
+// the first call is the answer; whitespace between text and calls is the template's layout. A call streams as it is
+// generated: its start once its name is whole (at its `{`), then its arguments as JSON, whole, at `<tool_call|>`.
+// Markup may arrive split across deltas, so a possible partial `<|tool_call>` is held back until the next delta
+// settles it; when generation was cut short, held markup never becomes text, and a call cut after its name is still a
+// call, with its arguments as far as written. Output that opens a call but names none is passed on as text at a
+// natural end.
+import { GEMMA4_QUOTE, GEMMA4_TOOL_CALL_CLOSE, GEMMA4_TOOL_CALL_OPEN } from "../../engine/chat/gemma4.js";
+import { partialSuffix } from "./think-splitter.js";
+import { type ToolCallPiece, newToolCallId } from "./tool-calls.js";
+
+/** What follows `<|tool_call>` before the name. */
+const CALL_PREFIX = "call:";
+/** A name longer than this, or with whitespace or markup in it, is not a tool's: the model is writing text. */
+const LONGEST_NAME = 256;
+const NAME = /^[^\s{}<>:,]+$/;
+
+/**
+ * Incremental reader of Gemma 4 calls: push() answer deltas, flush() once at the end; the same pieces as the Hermes
+ * extractor (server/protocol/tool-calls.ts), `calls` counting the calls found.
+ */
+export class Gemma4CallReader {
+  private state: "text" | "call" = "text";
+  /** Text not yet settled; in "call", what follows the `<|tool_call>` that opened it. */
+  private held = "";
+  /** Whitespace at the start of `held` is layout (it follows a call), not content. */
+  private afterCall = false;
+  /** The whitespace before the open tag: layout if a call follows, content if it turns out to be text. */
+  private gap = "";
+  private found = 0;
+  private unfinished = false;
+  /** The call whose start was sent: its id and name, and where its arguments start in `held`. */
+  private streaming: { id: string; name: string; start: number } | undefined;
+
+  constructor(private readonly newId: () => string = newToolCallId) {}
+
+  get calls(): number {
+    return this.found;
+  }
+
+  get endedInsideCall(): boolean {
+    return this.unfinished;
+  }
+
+  push(delta: string): ToolCallPiece[] {
+    this.held += delta;
+    const pieces: ToolCallPiece[] = [];
+    for (;;) {
+      if (this.state === "text") {
+        if (this.afterCall) {
+          this.held = this.held.trimStart();
+          if (this.held === "") return pieces;
+          this.afterCall = false;
+        }
+        const open = this.held.indexOf(GEMMA4_TOOL_CALL_OPEN);
+        if (open >= 0) {
+          // Whitespace before a call is layout.
+          const before = this.held.slice(0, open);
+          const content = before.trimEnd();
+          this.text(pieces, content);
+          this.gap = before.slice(content.length);
+          this.held = this.held.slice(open + GEMMA4_TOOL_CALL_OPEN.length);
+          this.state = "call";
+          continue;
+        }
+        // Hold a possible partial open tag, and the whitespace before it (layout if a call follows).
+        const partial = partialSuffix(this.held, GEMMA4_TOOL_CALL_OPEN);
+        const body = this.held.slice(0, this.held.length - partial);
+        const settled = body.trimEnd().length;
+        this.text(pieces, this.held.slice(0, settled));
+        this.held = this.held.slice(settled);
+        return pieces;
+      }
+      if (!this.streaming) {
+        const brace = this.held.indexOf("{");
+        const head = brace >= 0 ? this.held.slice(0, brace) : this.held;
+        const name = head.startsWith(CALL_PREFIX) ? head.slice(CALL_PREFIX.length) : undefined;
+        const possible = name === undefined ? CALL_PREFIX.startsWith(head) : name === "" || (NAME.test(name) && name.length <= LONGEST_NAME);
+        if (!possible) {
+          // Not a call: the open tag and what follows are text.
+          this.notCall(pieces);
+          continue;
+        }
+        if (brace < 0) return pieces;
+        if (name === undefined || name === "") {
+          this.notCall(pieces);
+          continue;
+        }
+        this.streaming = { id: this.newId(), name, start: brace };
+        this.gap = "";
+        pieces.push({ kind: "tool_call_start", index: this.found, id: this.streaming.id, name });
+      }
+      const close = this.held.indexOf(GEMMA4_TOOL_CALL_CLOSE, this.streaming.start);
+      if (close < 0) return pieces;
+      this.endCall(pieces, this.held.slice(this.streaming.start, close));
+      this.held = this.held.slice(close + GEMMA4_TOOL_CALL_CLOSE.length);
+      this.state = "text";
+      this.afterCall = true;
+    }
+  }
+
+  flush(cut = false): ToolCallPiece[] {
+    const pieces: ToolCallPiece[] = [];
+    if (this.state === "call") {
+      if (this.streaming) {
+        this.endCall(pieces, this.held.slice(this.streaming.start), true);
+      } else if (!cut) {
+        this.text(pieces, this.gap + GEMMA4_TOOL_CALL_OPEN + this.held);
+      }
+    } else if (!cut && !this.afterCall) {
+      this.text(pieces, this.held);
+    }
+    this.held = "";
+    this.state = "text";
+    return pieces;
+  }
+
+  /** The `<|tool_call>` just read did not open a call: it goes out as text, and what follows is read as text. */
+  private notCall(pieces: ToolCallPiece[]): void {
+    this.text(pieces, this.gap + GEMMA4_TOOL_CALL_OPEN);
+    this.gap = "";
+    this.state = "text";
+  }
+
+  /** Ends the streamed call with its arguments' notation `body` (from its `{`); `cut`: generation stopped inside it. */
+  private endCall(pieces: ToolCallPiece[], body: string, cut = false): void {
+    const { id, name } = this.streaming!;
+    const read = readGemma4Value(body);
+    const whole = !cut && read.complete && read.end === body.trimEnd().length && isObject(read.value);
+    const args = isObject(read.value) ? read.value : {};
+    if (!whole) this.unfinished = true;
+    const argumentsText = JSON.stringify(args);
+    pieces.push({ kind: "tool_call_delta", index: this.found, arguments: argumentsText });
+    pieces.push({ kind: "tool_call", index: this.found, id, name, arguments: args, argumentsText });
+    this.found++;
+    this.streaming = undefined;
+  }
+
+  private text(pieces: ToolCallPiece[], text: string): void {
+    if (text !== "") pieces.push({ kind: "text", text });
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A value read from Gemma 4's notation: as far as written, whether it was whole, and where its reading stopped. */
+export interface Gemma4Read {
+  value: unknown;
+  complete: boolean;
+  end: number;
+}
+
+const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/;
+
+/**
+ * Reads one value of Gemma 4's call notation at the start of `text` (leading whitespace skipped). A value cut short
+ * is returned as far as it was written, with `complete` false: an object or list without its closing bracket holds
+ * its whole members, a string without its closing mark is dropped. Text that is not the notation stops the reading
+ * there, `complete` false too.
+ */
+export function readGemma4Value(text: string): Gemma4Read {
+  let at = 0;
+  let complete = true;
+  const space = () => {
+    while (at < text.length && /\s/.test(text[at]!)) at++;
+  };
+  const value = (): unknown => {
+    space();
+    if (text.startsWith(GEMMA4_QUOTE, at)) {
+      at += GEMMA4_QUOTE.length;
+      const end = text.indexOf(GEMMA4_QUOTE, at);
+      if (end < 0) {
+        // A string cut short is dropped, as a partial trailing JSON member is (server/protocol/partial-json.ts).
+        complete = false;
+        at = text.length;
+        return undefined;
+      }
+      const content = text.slice(at, end);
+      at = end + GEMMA4_QUOTE.length;
+      return content;
+    }
+    const c = text[at];
+    if (c === "{") return object();
+    if (c === "[") return list();
+    for (const [word, result] of [["true", true], ["false", false], ["null", null]] as const) {
+      if (text.startsWith(word, at)) {
+        at += word.length;
+        return result;
+      }
+    }
+    const number = NUMBER.exec(text.slice(at));
+    if (number) {
+      at += number[0].length;
+      return Number(number[0]);
+    }
+    complete = false;
+    return undefined;
+  };
+  const object = (): Record<string, unknown> => {
+    const out: Record<string, unknown> = {};
+    at++; // {
+    space();
+    if (text[at] === "}") {
+      at++;
+      return out;
+    }
+    while (complete) {
+      space();
+      const colon = text.indexOf(":", at);
+      const key = colon < 0 ? "" : text.slice(at, colon);
+      if (colon < 0 || key === "" || key.includes("}")) {
+        complete = false;
+        break;
+      }
+      at = colon + 1;
+      const item = value();
+      if (item !== undefined) out[key.trim()] = item;
+      if (!complete) break;
+      space();
+      if (text[at] === ",") {
+        at++;
+        continue;
+      }
+      if (text[at] === "}") {
+        at++;
+        return out;
+      }
+      complete = false;
+    }
+    return out;
+  };
+  const list = (): unknown[] => {
+    const out: unknown[] = [];
+    at++; // [
+    space();
+    if (text[at] === "]") {
+      at++;
+      return out;
+    }
+    while (complete) {
+      const item = value();
+      if (item !== undefined) out.push(item);
+      if (!complete) break;
+      space();
+      if (text[at] === ",") {
+        at++;
+        continue;
+      }
+      if (text[at] === "]") {
+        at++;
+        return out;
+      }
+      complete = false;
+    }
+    return out;
+  };
+  const result = value();
+  return { value: result, complete, end: at };
+}
