@@ -3,7 +3,7 @@
 import { chatFormatOf } from "./chat/default-template.js";
 import { harmonyMessages, harmonyTools, isHarmonyTemplate } from "./chat/harmony.js";
 import type { ChatMessage } from "./chat/messages.js";
-import { gemma4Messages, isGemma4Template } from "./chat/gemma4.js";
+import { gemma4Messages, isGemma4Template, withGemma4ModelTurn } from "./chat/gemma4.js";
 import { mistralCallLayout, mistralMessages, readsThinkingBlocks } from "./chat/mistral.js";
 import { renderChatTemplate } from "./chat/template.js";
 import { type CompactionOptions, type CompactionResult, compactConversation } from "./compaction/index.js";
@@ -93,13 +93,16 @@ export function preparePrompt(model: PromptModel, input: EngineInput, compaction
     harmony ? harmonyMessages(messages) : mistral ? mistralMessages(messages, thinkingBlocks) : gemma4 ? gemma4Messages(messages) : messages;
   // A model's own template writes any BOS itself; the default one does not, so its text gets the vocabulary's special
   // tokens as raw text does (llama.cpp tokenizes chat prompts with add_special).
-  const render = (messages: readonly ChatMessage[]): number[] => encode(renderChatTemplate(format.template, adapt(messages), {
-    addGenerationPrompt: true,
-    bosToken: model.tokenizer.bosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.bosId),
-    eosToken: model.tokenizer.eosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.eosId),
-    kwargs: input.templateKwargs,
-    tools: harmony && input.tools ? harmonyTools(input.tools) : input.tools,
-  }), format.isDefault);
+  const render = (messages: readonly ChatMessage[]): number[] => {
+    const text = renderChatTemplate(format.template, adapt(messages), {
+      addGenerationPrompt: true,
+      bosToken: model.tokenizer.bosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.bosId),
+      eosToken: model.tokenizer.eosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.eosId),
+      kwargs: input.templateKwargs,
+      tools: harmony && input.tools ? harmonyTools(input.tools) : input.tools,
+    });
+    return encode(gemma4 ? withGemma4ModelTurn(text) : text, format.isDefault);
+  };
   /** A count for compaction: exact up to the limit, the limit plus one past it. */
   const saturating = (count: () => number): number => {
     try {

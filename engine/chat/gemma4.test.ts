@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPOSITORY_ROOT } from "../testing/fixtures.js";
-import { gemma4Messages, isGemma4Template } from "./gemma4.js";
+import { gemma4Messages, isGemma4Template, withGemma4ModelTurn } from "./gemma4.js";
 import type { ChatMessage } from "./messages.js";
 import { renderChatTemplate } from "./template.js";
 
@@ -38,6 +38,16 @@ describe("Gemma 4's template", () => {
     expect(render(CONVERSATION.slice(0, 4), false)).toBe(`${SYSTEM}<|turn>user\nWeather in Paris?<turn|>\n<|turn>model\n<|channel>thought\nNeed the tool.\n<channel|>${CALL}`);
     expect(render(CONVERSATION, false)).toBe(`${SYSTEM}<|turn>user\nWeather in Paris?<turn|>\n<|turn>model\n${CALL}Sunny.<turn|>\n<|turn>user\nThanks<turn|>\n<|turn>model\n<|channel>thought\n<channel|>`);
     expect(render(CONVERSATION, true)).toBe(`${SYSTEM.replace("system\n", "system\n<|think|>\n")}<|turn>user\nWeather in Paris?<turn|>\n<|turn>model\n${CALL}Sunny.<turn|>\n<|turn>user\nThanks<turn|>\n<|turn>model\n`);
+  });
+
+  it("opens the model's turn where the template ends one without (text beside calls and their results), as llama.cpp does", () => {
+    const texted: ChatMessage[] = [...CONVERSATION.slice(0, 2), { ...CONVERSATION[2]!, content: "Let me check." }, CONVERSATION[3]!];
+    const prompt = render(texted, false);
+    expect(prompt.endsWith(`${CALL}Let me check.<turn|>\n`)).toBe(true);
+    expect(withGemma4ModelTurn(prompt)).toBe(`${prompt}<|turn>model\n`);
+    // Where the template left the turn open for the model (after results alone), nothing is added.
+    const open = render(CONVERSATION.slice(0, 4), false);
+    expect(withGemma4ModelTurn(open)).toBe(open);
   });
 
   it("leaves an empty list of calls out and other messages as they are", () => {

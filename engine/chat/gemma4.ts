@@ -43,6 +43,15 @@ export function gemma4Messages(messages: readonly ChatMessage[]): ChatMessage[] 
   });
 }
 
+/**
+ * A rendered Gemma 4 prompt that ends a turn (`<turn|>\n`) gets the model's turn opened after it: the template opens
+ * none after an assistant message that has calls, their results and text, and the model would not know it is to
+ * answer. llama.cpp's Gemma 4 handler does the same.
+ */
+export function withGemma4ModelTurn(prompt: string): string {
+  return prompt.endsWith("<turn|>\n") ? `${prompt}<|turn>model\n` : prompt;
+}
+
 function withArgumentObject(call: ChatToolCall): ChatToolCall {
   const args = call.function.arguments;
   if (typeof args !== "string") return call;
