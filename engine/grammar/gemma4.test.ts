@@ -44,6 +44,18 @@ describe("Gemma 4 calls", () => {
     expect(accepts(auto, CALL.slice(0, -3))).toBe(false);
   });
 
+  it("keys in sorted order, required ones present, top-level values of the property's type", () => {
+    const typed = { name: "book", parameters: { type: "object", properties: { size: { type: "string", enum: ["S", "L"] }, count: { type: "integer" }, urgent: { type: "boolean" }, note: { type: "string" }, extra: {} }, required: ["size", "count"] } };
+    const machine = automaton({ tools: [typed], choice: "required" });
+    const call = (args: string) => `<|tool_call>call:book{${args}}<tool_call|>`;
+    for (const args of [`count:2,size:${Q}S${Q}`, `count:-3,extra:[1,{a:${Q}x${Q}}],note:${Q}any}text${Q},size:${Q}L${Q},urgent:false`]) {
+      expect(accepts(machine, call(args)), args).toBe(true);
+    }
+    for (const args of [`size:${Q}S${Q},count:2`, `count:2`, `count:2.5,size:${Q}S${Q}`, `count:2,size:${Q}M${Q}`, `count:2,size:${Q}S${Q},urgent:${Q}yes${Q}`, `count:2,other:1,size:${Q}S${Q}`]) {
+      expect(refuses(machine, call(args)) || !accepts(machine, call(args)), args).toBe(true);
+    }
+  });
+
   it("required, named and single calls; none forbids calls", () => {
     expect(accepts(automaton({ choice: "required" }), "Hi")).toBe(false);
     expect(accepts(automaton({ choice: "required" }), `${CALL}${OTHER}`)).toBe(true);

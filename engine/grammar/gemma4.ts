@@ -1,9 +1,11 @@
 // Tool calls in Gemma 4's format as a grammar (engine/chat/gemma4.ts):
 //   <|tool_call>call:NAME{key:VALUE,...}<tool_call|>
 // VALUE in Gemma's notation: a string between `<|"|>` marks, a number, true, false, null, a list `[VALUE,...]` or an
-// object `{key:VALUE,...}` with bare keys. As in llama.cpp's Gemma 4 grammar, the call's name is one of the tools'
-// and its arguments are an object in that notation, the top-level keys those of the tool's schema `properties`
-// where it lists some (any bare key otherwise); the schema's types and required keys are not enforced. The model's
+// object `{key:VALUE,...}` with bare keys. The call's name is one of the tools' and its arguments are an object in
+// that notation. Where the tool's schema lists `properties`, its keys are those, in the sorted order the template
+// writes them, the `required` ones present, and a property of type string (with or without `enum`), integer, number
+// or boolean takes values of that type; deeper values are any value in the notation (llama.cpp's Gemma 4 grammar
+// constrains none of this: any bare key, any value). The model's
 // end-of-generation token (`<|tool_response>`, which opens the results in its template) follows the calls. "auto"
 // allows text (never containing `<|tool_call>`) before optional calls.
 import { GEMMA4_QUOTE, GEMMA4_TOOL_CALL_CLOSE, GEMMA4_TOOL_CALL_OPEN } from "../chat/gemma4.js";
@@ -35,9 +37,8 @@ export function gemma4Calls(format: Gemma4Calls, b: GrammarBuilder, schemas: Sch
   const bodies: GrammarSymbol[][] = [];
   for (const tool of tools) {
     if (named !== undefined && tool.name !== named) continue;
-    const keys = propertyNames(tool.parameters);
-    const key = keys.length > 0 ? b.rule(`gemma4-keys:${tool.name}`, keys.map((name) => [b.literal(name)])) : undefined;
-    const args = gemma4Object(b, `gemma4-args:${tool.name}`, key === undefined ? anyKey(b) : b.ref(key), value);
+    const properties = propertiesOf(tool.parameters);
+    const args = properties.length > 0 ? propertyObject(b, schemas, `gemma4-args:${tool.name}`, properties, value) : gemma4Object(b, `gemma4-args:${tool.name}`, anyKey(b), value);
     bodies.push([b.literal(`${GEMMA4_TOOL_CALL_OPEN}call:${tool.name}`), args, b.literal(GEMMA4_TOOL_CALL_CLOSE)]);
   }
   if (bodies.length === 0) throw new SchemaError("tools", "", "no tool to call");
@@ -54,13 +55,67 @@ export function gemma4Calls(format: Gemma4Calls, b: GrammarBuilder, schemas: Sch
   return [[], [prose], [prose, ...calls], calls];
 }
 
-/** The names a schema's `properties` lists (none for a schema without them). */
-function propertyNames(schema: unknown): string[] {
+interface Property {
+  name: string;
+  schema: unknown;
+  required: boolean;
+}
+
+/** A schema's `properties` in sorted order (as the template's dictsort writes them), with their `required` flags. */
+function propertiesOf(schema: unknown): Property[] {
   if (typeof schema !== "object" || schema === null) return [];
-  const properties = (schema as { properties?: unknown }).properties;
+  const { properties, required } = schema as { properties?: unknown; required?: unknown };
   if (typeof properties !== "object" || properties === null || Array.isArray(properties)) return [];
+  const needed = new Set(Array.isArray(required) ? required : []);
   // A key is written bare up to its colon: a name holding ':' or '}' cannot be written so.
-  return Object.keys(properties).filter((name) => name !== "" && !/[:}]/.test(name));
+  return Object.keys(properties)
+    .filter((name) => name !== "" && !/[:}]/.test(name))
+    .sort()
+    .map((name) => ({ name, schema: (properties as Record<string, unknown>)[name], required: needed.has(name) }));
+}
+
+/**
+ * `{...}` with `properties` in order, each optional unless required, commas between those written: rule i "first"
+ * (nothing written yet) and "later" (a comma goes before the next member).
+ */
+function propertyObject(b: GrammarBuilder, schemas: SchemaCompiler, name: string, properties: Property[], value: GrammarSymbol): GrammarSymbol {
+  let first: GrammarSymbol[][] = [[]];
+  let later: GrammarSymbol[][] = [[]];
+  for (let i = properties.length - 1; i >= 0; i--) {
+    const property = properties[i]!;
+    const member = b.rule(`${name}/${property.name}`, [[b.literal(`${property.name}:`), typedValue(b, schemas, `${name}/${property.name}`, property.schema, value)]]);
+    const nextFirst = b.ref(b.rule(`${name}/${i}/first`, first));
+    const nextLater = b.ref(b.rule(`${name}/${i}/later`, later));
+    const newFirst: GrammarSymbol[][] = [[b.ref(member), nextLater]];
+    const newLater: GrammarSymbol[][] = [[b.literal(","), b.ref(member), nextLater]];
+    if (!property.required) {
+      newFirst.push([nextFirst]);
+      newLater.push([nextLater]);
+    }
+    first = newFirst;
+    later = newLater;
+  }
+  return b.ref(b.rule(name, [[b.literal("{"), b.ref(b.rule(`${name}/members`, first)), b.literal("}")]]));
+}
+
+/** A value as a property's schema types it (string, enum of strings, integer, number, boolean); any value otherwise. */
+function typedValue(b: GrammarBuilder, schemas: SchemaCompiler, name: string, schema: unknown, any: GrammarSymbol): GrammarSymbol {
+  if (typeof schema !== "object" || schema === null) return any;
+  const { type, enum: choices } = schema as { type?: unknown; enum?: unknown };
+  if (Array.isArray(choices) && choices.length > 0 && choices.every((choice) => typeof choice === "string" && !choice.includes(GEMMA4_QUOTE))) {
+    return b.ref(b.rule(`${name}/enum`, (choices as string[]).map((choice) => [b.literal(`${GEMMA4_QUOTE}${choice}${GEMMA4_QUOTE}`)])));
+  }
+  switch (type) {
+    case "string":
+      return b.ref(b.rule(`${name}/string`, [[b.literal(GEMMA4_QUOTE), b.lexeme(new FreeTextLexeme(GEMMA4_QUOTE, true))]]));
+    case "integer":
+    case "number":
+      return schemas.compile({ type }, `${name}/${type}`);
+    case "boolean":
+      return b.ref(b.rule(`${name}/boolean`, [[b.literal("true")], [b.literal("false")]]));
+    default:
+      return any;
+  }
 }
 
 /** A bare key: text without ':' (the colon follows as a literal). */
