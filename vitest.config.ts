@@ -31,9 +31,10 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 300_000,
     pool: "forks",
-    // Name the process, file and test behind any long stall of an event loop (scripts/ci/event-loop-watch.ts).
+    // Keep test processes answering vitest's RPC between tests, and name the process, file and test behind any long
+    // stall of an event loop (scripts/ci/responsive-test-process.ts, scripts/ci/main-process-watch.ts).
     globalSetup: ["scripts/ci/main-process-watch.ts"],
-    setupFiles: ["scripts/ci/test-process-watch.ts"],
+    setupFiles: ["scripts/ci/responsive-test-process.ts"],
     maxWorkers: workers,
     minWorkers: 1,
     projects: [

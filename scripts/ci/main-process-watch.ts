@@ -2,7 +2,12 @@
 // answers every test process's progress reports.
 import { watchEventLoop } from "./event-loop-watch.js";
 
-/** Starts the watch; vitest calls this once in its main process. */
+const STARTED = Symbol.for("loom.mainProcessWatch");
+
+/** Starts the watch, once: vitest calls this in its main process for each project. */
 export default function setup(): void {
+  const global = globalThis as { [STARTED]?: boolean };
+  if (global[STARTED]) return;
+  global[STARTED] = true;
   watchEventLoop(() => "vitest's main process");
 }

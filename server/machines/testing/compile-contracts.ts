@@ -1,5 +1,6 @@
 // Compiles the fixture's Solidity contracts with npm solc, cached on disk: solc (soljson) takes seconds to load
 // and compile, and every test file that starts a local chain needs the same output.
+import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readFile, rename, writeFile } from "node:fs/promises";
@@ -88,21 +89,30 @@ interface SolcOutput {
   contracts?: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }>>;
 }
 
-// soljson (emscripten) installs a process-wide unhandledRejection handler that rethrows, which would turn any stray
-// rejection in the importing test process into a crash: drop the handlers the import added.
-async function importSolcQuietly(): Promise<{ compile(input: string): string }> {
-  const before = new Set(process.listeners("unhandledRejection"));
-  const { default: solc } = await import("solc");
-  for (const listener of process.listeners("unhandledRejection")) {
-    if (!before.has(listener)) process.off("unhandledRejection", listener);
-  }
-  return solc as { compile(input: string): string };
+// solc's soljson is an emscripten module that loads and compiles synchronously for tens of seconds on a busy
+// machine: in the test process that would stall its event loop past vitest's 60 s RPC timeout. A child process
+// runs it instead, reading the standard JSON input on stdin and writing the output on stdout (soljson's own
+// process-wide handlers stay in the child too).
+const SOLC_CHILD = `
+const solc = require(process.argv[1]);
+let input = "";
+process.stdin.setEncoding("utf8").on("data", (chunk) => { input += chunk; }).on("end", () => process.stdout.write(solc.compile(input)));
+`;
+
+function runSolcChild(input: string): Promise<string> {
+  const solcPath = createRequire(import.meta.url).resolve("solc");
+  return new Promise((resolve, reject) => {
+    const child = execFile(process.execPath, ["-e", SOLC_CHILD, solcPath], { maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`solc failed: ${error.message}${stderr ? `\n${stderr}` : ""}`));
+      else resolve(stdout);
+    });
+    child.stdin!.end(input);
+  });
 }
 
 async function compileWithSolc(sources: Record<string, { content: string }>): Promise<CompiledContracts> {
-  const solc = await importSolcQuietly();
   const input = { language: "Solidity", sources, settings: SOLC_SETTINGS };
-  const output = JSON.parse(solc.compile(JSON.stringify(input))) as SolcOutput;
+  const output = JSON.parse(await runSolcChild(JSON.stringify(input))) as SolcOutput;
   const errors = (output.errors ?? []).filter((e) => e.severity === "error");
   if (errors.length > 0) throw new Error(`solc failed:\n${errors.map((e) => e.formattedMessage).join("\n")}`);
 

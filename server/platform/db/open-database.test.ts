@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { failIfMissing, skipOutsideCi, titled } from "../../../engine/testing/fixtures.js";
 import { DatabaseUnavailableError, type PreparedStatement } from "../contract.js";
-import { TEST_BACKENDS, TEST_POSTGRES_URL, dropSchema, migratedDataDir, temporaryDataDir, testSchemaName } from "../testing/test-databases.js";
+import { TEST_BACKENDS, TEST_POSTGRES_URL, dropSchema, migratedDataDir, temporaryDataDir, testSchemaName, unmigratedDataDir } from "../testing/test-databases.js";
 import { DataDirLockedError, LOCK_FILE_NAME, acquireDataDirLock, liveLockOwner } from "./data-dir-lock.js";
 import { migrate, SchemaTooNewError } from "./migrate.js";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "./migrations/index.js";
@@ -19,12 +19,13 @@ afterAll(async () => {
 });
 
 /**
- * Where a fresh database of `backend` lives, removed after the file's tests. `migrated`: a PGlite data dir starts as a
- * copy of the migrated test template (pglite-template.ts), for tests whose subject is not the first migration.
+ * Where a fresh database of `backend` lives, removed after the file's tests. A PGlite data dir starts as a copy of a
+ * test template (pglite-template.ts): an initialized cluster without loom's tables, or with `migrated` the migrated
+ * database, for tests whose subject is not the first migration.
  */
 async function freshLocation(backend: (typeof TEST_BACKENDS)[number], { migrated = false } = {}): Promise<{ options: OpenDatabaseOptions; location: string }> {
   if (backend.name === "PGlite") {
-    const dataDir = migrated ? await migratedDataDir() : temporaryDataDir();
+    const dataDir = migrated ? await migratedDataDir() : await unmigratedDataDir();
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     return { options: { dataDir }, location: dataDir };
   }

@@ -106,7 +106,7 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
   }
 }
 
-export { migratedDataDir } from "./pglite-template.js";
+export { migratedDataDir, unmigratedDataDir } from "./pglite-template.js";
 
 /** A fresh, empty temporary folder for a data dir (migratedDataDir() gives one with a migrated database in it). */
 export function temporaryDataDir(): string {
