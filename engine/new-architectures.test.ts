@@ -1,6 +1,7 @@
-// Gemma 3 (sliding windows) and Qwen3-MoE (experts shared by a step's tokens) in the engine's batching: a batch
-// mixing sequences at different positions (past the sliding window and not; routed to different experts) gives every
-// sequence the logits it gets alone, and a prompt prefilled in chunks gives the logits of one prefill, bit for bit.
+// Gemma 3 (sliding windows), Qwen3-MoE (experts shared by a step's tokens) and Gemma 4 (both, with shared-KV layers
+// and per-layer inputs) in the engine's batching: a batch mixing sequences at different positions (past the sliding
+// window and not; routed to different experts) gives every sequence the logits it gets alone, and a prompt prefilled
+// in chunks gives the logits of one prefill, bit for bit.
 // (Greedy parity with llama.cpp is in parity.llama-cpp.test.ts.)
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTestModel, testModelSkipReason } from "../scripts/test-models.js";
@@ -8,7 +9,7 @@ import { type LoadedModel, loadModel } from "./load.js";
 import { failIfMissing, skipOutsideCi, titled } from "./testing/fixtures.js";
 import { TestSequences } from "./testing/sequence-kv.js";
 
-for (const preset of ["tiny-gemma3", "tiny-qwen3moe"]) {
+for (const preset of ["tiny-gemma3", "tiny-qwen3moe", "tiny-gemma4"]) {
   const skip = testModelSkipReason(preset);
 
   describe.skipIf(skipOutsideCi(skip))(titled(`${preset} in batches and chunks`, skip), () => {
@@ -16,8 +17,8 @@ for (const preset of ["tiny-gemma3", "tiny-qwen3moe"]) {
     beforeAll(async () => {
       failIfMissing(skip);
       model = await loadModel(await ensureTestModel(preset, "gguf", "q8_0"), { contextSize: 256, threads: 2 });
-      if (preset === "tiny-gemma3") expect(model.config.sliding_window).toBe(8);
-      else expect(model.config.num_experts).toBe(8);
+      if (preset === "tiny-qwen3moe") expect(model.config.num_experts).toBe(8);
+      else expect(model.config.sliding_window).toBe(8);
     }, 120_000);
     afterAll(() => model?.dispose());
 

@@ -82,6 +82,14 @@ export function planGemma4Tensors(config: HuggingFaceConfig & Gemma4Fields): Pla
   return tensors;
 }
 
+/**
+ * Gemma 4's router logits have std about this (3x weight-init.ts's ROUTER_GAIN): with 4 experts at gain 2, router
+ * near-ties (a k-th and (k+1)-th logit 0.002-0.007 apart) at earlier positions flipped a token's experts between
+ * llama.cpp and loom in Q4_K_M, which parted the greedy paths later by logit gaps of 0.5-2; a wider spread makes such
+ * ties rarer.
+ */
+const GEMMA4_ROUTER_GAIN = 3 * ROUTER_GAIN;
+
 type Add = (huggingFaceName: string, ggufName: string, shape: number[], role: TensorRole, init?: UniformInit, ggufExpert?: { index: number; count: number }) => void;
 
 /**
@@ -97,7 +105,7 @@ function addExperts(config: HuggingFaceConfig & Gemma4Fields, il: number, add: A
   const p = `model.language_model.layers.${il}.`;
   const b = `blk.${il}.`;
   add(`${p}router.scale`, `${b}ffn_gate_inp.scale`, [hidden], "norm");
-  add(`${p}router.proj.weight`, `${b}ffn_gate_inp.weight`, [count, hidden], "router", std(ROUTER_GAIN));
+  add(`${p}router.proj.weight`, `${b}ffn_gate_inp.weight`, [count, hidden], "router", std(GEMMA4_ROUTER_GAIN));
   add(`${p}pre_feedforward_layernorm_2.weight`, `${b}pre_ffw_norm_2.weight`, [hidden], "norm");
   add(`${p}post_feedforward_layernorm_1.weight`, `${b}post_ffw_norm_1.weight`, [hidden], "norm");
   add(`${p}post_feedforward_layernorm_2.weight`, `${b}post_ffw_norm_2.weight`, [hidden], "norm");

@@ -97,10 +97,12 @@ describe("presets", () => {
       const params = planTensors(c).reduce((sum, t) => sum + t.shape.reduce((a, b) => a * b, 1), 0);
       if (!preset.fullSize) {
         // tiny-gemma3 needs 6 layers for one global layer, and its 262144-token vocabulary alone is 67 MB in F32;
-        // tiny-gpt-oss's 201088-token embedding and output (untied: llama.cpp's gpt-oss requires output.weight) are 103 MB
-        const gemma = c.model_type === "gemma3_text";
+        // tiny-gpt-oss's 201088-token embedding and output (untied: llama.cpp's gpt-oss requires output.weight) are 103 MB;
+        // tiny-gemma4's per-layer embeddings (8 per layer for 6 layers) over the same vocabulary add 50 MB to its 67
+        const gemma = c.model_type === "gemma3_text" || c.model_type === "gemma4_text";
         expect(c.num_hidden_layers, preset.name).toBeLessThanOrEqual(gemma ? 6 : 3);
-        expect(params * 4, preset.name).toBeLessThan(gemma ? 72e6 : c.model_type === "gpt_oss" ? 105e6 : 60e6); // F32 bytes
+        const limit = c.model_type === "gemma4_text" ? 130e6 : gemma ? 72e6 : c.model_type === "gpt_oss" ? 105e6 : 60e6;
+        expect(params * 4, preset.name).toBeLessThan(limit); // F32 bytes
       }
     }
     expect(headDimOf(getPreset("tiny-qwen3").config) * 4).not.toBe(getPreset("tiny-qwen3").config.hidden_size);
@@ -404,6 +406,40 @@ describeWithPresets("gemma3-27b vocabulary", ["gemma3-27b"], () => {
     expect(spec.tokens[262145]).toBe("[PAD262145]");
     expect(spec.tokenTypes![262207]).toBe(TokenType.UNUSED);
     expect(spec.scores![262207]).toBe(-10000);
+  });
+});
+
+describeWithPresets("tiny-gemma4", ["tiny-gemma4"], () => {
+  it("has llama.cpp's gemma4 keys (per-layer arrays and _swa twins), rope_freqs and each layer's form", async () => {
+    const header = readGgufHeader(await ensureTestModel("tiny-gemma4", "gguf", "f32"));
+    const m = header.metadata;
+    expect(m.get("general.architecture")).toBe("gemma4");
+    expect(Array.from(m.get("gemma4.attention.head_count_kv") as ArrayLike<number>)).toEqual([2, 1, 2, 1, 2, 1]);
+    expect(Array.from(m.get("gemma4.feed_forward_length") as ArrayLike<number>)).toEqual([64, 64, 64, 64, 128, 128]);
+    expect(m.get("gemma4.attention.sliding_window_pattern")).toEqual([true, false, true, false, true, false]);
+    expect([m.get("gemma4.attention.key_length"), m.get("gemma4.attention.key_length_swa"), m.get("gemma4.rope.dimension_count"), m.get("gemma4.rope.dimension_count_swa")]).toEqual([128, 32, 128, 32]);
+    expect([m.get("gemma4.attention.shared_kv_layers"), m.get("gemma4.embedding_length_per_layer_input"), m.get("gemma4.final_logit_softcapping")]).toEqual([2, 8, 30]);
+    expect([m.get("gemma4.expert_count"), m.get("gemma4.expert_used_count"), m.get("gemma4.expert_feed_forward_length")]).toEqual([4, 2, 32]);
+    expect([m.get("gemma4.rope.freq_base"), m.get("gemma4.rope.freq_base_swa")]).toEqual([1e6, 1e4]);
+    // Proportional RoPE: 16 of the full layers' 64 pairs rotate.
+    const freqs = readGgufTensor(header, "rope_freqs.weight").values;
+    expect(Array.from(freqs.subarray(0, 16)).every((f) => f === 1) && Array.from(freqs.subarray(16)).every((f) => f === Math.fround(1e30))).toBe(true);
+    expect(freqs).toHaveLength(64);
+    const names = new Set(header.tensors.map((t) => t.name));
+    // Layer 1 fused q/k/v, layer 3 no attn_v, the shared layers (4, 5) no K/V at all.
+    expect(readGgufTensor(header, "blk.1.attn_qkv.weight").shape).toEqual([64, 4 * 128 + 2 * 128]);
+    expect(["blk.3.attn_k.weight", "blk.3.attn_v.weight", "blk.4.attn_k.weight", "blk.5.attn_k_norm.weight"].map((name) => names.has(name))).toEqual([true, false, false, false]);
+    expect(readGgufTensor(header, "blk.2.ffn_gate_up_exps.weight").shape).toEqual([64, 64, 4]);
+    expect(readGgufTensor(header, "blk.5.ffn_gate_exps.weight").shape).toEqual([64, 32, 4]);
+    expect(readGgufTensor(header, "blk.2.ffn_down_exps.scale").shape).toEqual([4]);
+    expect(names.has("blk.5.ffn_down_exps.scale")).toBe(false);
+    expect(readGgufTensor(header, "per_layer_token_embd.weight").shape).toEqual([48, 262144]);
+    expect(readGgufTensor(header, "blk.0.layer_output_scale.weight").shape).toEqual([1]);
+    expect(names.has("output.weight")).toBe(false);
+  });
+
+  it("is written as GGUF only", async () => {
+    await expect(generateModel({ preset: "tiny-gemma4", format: "hf", dtype: "f32", out: join(scratch, "gemma4-hf") })).rejects.toThrow(/GGUF only/);
   });
 });
 

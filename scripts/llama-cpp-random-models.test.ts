@@ -24,6 +24,7 @@ const CASES: Array<[string, ModelDtype]> = [
   ["tiny-qwen3moe", "q4_k_m"], // the same fallbacks, on 3-D expert tensors; the router stays F32
   ["tiny-gpt-oss", "q4_k_m"], // the same fallbacks; the router and every bias stay F32
   ["tiny-mistral", "q4_k_m"],
+  ["tiny-gemma4", "q4_k_m"], // Q5_0 / Q8_0 / F16 fallbacks, and Q4_K for the full layers' 512-wide attn_output rows
 ];
 
 let llama: Llama;
