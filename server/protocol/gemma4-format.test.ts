@@ -36,6 +36,8 @@ describe("a Gemma 4 model's output format", () => {
     const off = events(false, "<|channel>thought\nHm.<channel|>Hi.", false);
     expect(joined(off, "thinking")).toBe("Hm.");
     expect(joined(off, "text")).toBe("Hi.");
+    // An empty channel again at the end of the answer is markup, as llama.cpp reads it.
+    expect(events(false, "Hi.<|channel>thought\n<channel|>", false).map((event) => event.type === "text" ? event.text : event.type).join("")).toBe("Hi.");
     // Without tools, call markup is text.
     expect(joined(events(false, "<|tool_call>call:f{}<tool_call|>", false), "text")).toBe("<|tool_call>call:f{}<tool_call|>");
   });

@@ -7,6 +7,7 @@ import { HarmonyParser, type HarmonyPiece } from "./harmony.js";
 import type { InternalEvent } from "./internal.js";
 import { MistralCallReader } from "./mistral.js";
 import { type SplitPiece, type ThinkTags, ThinkSplitter } from "./think-splitter.js";
+import { ThoughtChannelSplitter } from "./thought-channels.js";
 import { ToolCallExtractor, type ToolCallPiece, type ToolCallTags } from "./tool-calls.js";
 
 /** One request's reader of generated text. */
@@ -34,16 +35,17 @@ export interface CallReader {
 }
 
 /**
- * Reads tagged output: reasoning between think tags when `tags.think` is set (the request turned thinking on), and,
+ * Reads tagged output: reasoning between think tags when `tags.think` is set (the request turned thinking on; Gemma
+ * 4's thought channels, wherever they come, with "gemma4-channels"), and,
  * when `tags.toolCall` is set (the request offers tools), calls taken out of the answer, streamed as constrained
  * decoding writes them: Hermes-style between tool-call tags, or Mistral's after `[TOOL_CALLS]` in its `layout`.
  */
 export class TaggedOutputReader implements OutputReader {
-  private readonly splitter: ThinkSplitter | undefined;
+  private readonly splitter: ThinkSplitter | ThoughtChannelSplitter | undefined;
   private readonly extractor: CallReader | undefined;
 
-  constructor(tags: { think?: ThinkTags; toolCall?: ToolCallTags | { mistral: "json" | "args" } | { gemma4: true } }) {
-    this.splitter = tags.think ? new ThinkSplitter(tags.think) : undefined;
+  constructor(tags: { think?: ThinkTags | "gemma4-channels"; toolCall?: ToolCallTags | { mistral: "json" | "args" } | { gemma4: true } }) {
+    this.splitter = tags.think === "gemma4-channels" ? new ThoughtChannelSplitter() : tags.think ? new ThinkSplitter(tags.think) : undefined;
     const calls = tags.toolCall;
     this.extractor = !calls
       ? undefined

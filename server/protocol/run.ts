@@ -104,8 +104,9 @@ export function outputReaderOf(request: InternalRequest, format: OutputFormat): 
   // Mistral's reasoning models think whatever the request says (their system prompt asks them to), as gpt-oss does;
   // Gemma 4's thought channel is unmistakable markup, read whatever the setting, as llama.cpp reads it.
   const alwaysReasons = (mistral !== undefined || gemma4) && format.thinkTags !== undefined;
+  const thinkTags = gemma4 ? "gemma4-channels" : format.thinkTags ?? DEFAULT_THINK_TAGS;
   return new TaggedOutputReader({
-    think: (request.thinking.enabled || alwaysReasons) && reasonsInTags(format) ? format.thinkTags ?? DEFAULT_THINK_TAGS : undefined,
+    think: (request.thinking.enabled || alwaysReasons) && reasonsInTags(format) ? thinkTags : undefined,
     // Calls are constrained to the template's layout whenever they are extracted, so they can stream as generated.
     toolCall: !extractsToolCalls(request) ? undefined : mistral ? { mistral } : gemma4 ? { gemma4: true } : format.toolCallTags ?? HERMES_TOOL_CALL_TAGS,
   });
