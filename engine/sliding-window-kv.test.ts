@@ -1,7 +1,9 @@
 // Gemma 3's sliding-window layers with their KV freed behind the window (the default) against the same model keeping
 // every block (keepWindowKv): the same greedy tokens alone, batched and in chunks, the prefix cache reusing a
 // finished conversation its continuation extends (and nothing it could not resume after), and every slot back in the
-// end. tiny-gemma3's window is 8 positions in blocks of 16, so every prompt here runs through several windows.
+// end. tiny-gemma3's window is 8 positions in blocks of 16, so every prompt here runs through several windows. The same
+// for tiny-gemma4, whose windowed layers' KV is half as wide as its full layers' and whose two shared-KV layers read
+// a window layer's and a full layer's cache.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTestModel, testModelSkipReason } from "../scripts/test-models.js";
 import { Engine } from "./engine.js";
@@ -9,8 +11,6 @@ import { type LoadedModel, loadModel } from "./load.js";
 import type { EngineRequest } from "./request.js";
 import { finishOf } from "./testing/engine-tokens.js";
 import { failIfMissing, skipOutsideCi, titled } from "./testing/fixtures.js";
-
-const skip = testModelSkipReason("tiny-gemma3");
 
 /** Deterministic prompts of `count` tokens from the ordinary vocabulary. */
 function prompt(seed: number, count: number): number[] {
@@ -25,59 +25,62 @@ const greedy = (tokens: number[], maxTokens = 12): EngineRequest => ({
   input: { tokens }, maxTokens, sampling: { temperature: 0 }, ignoreEndOfGeneration: true,
 });
 
-describe.skipIf(skipOutsideCi(skip))(titled("tiny-gemma3 with sliding-window KV freed", skip), () => {
-  let freed: LoadedModel;
-  let kept: LoadedModel;
-  beforeAll(async () => {
-    failIfMissing(skip);
-    const path = await ensureTestModel("tiny-gemma3", "gguf", "q8_0");
-    const options = { contextSize: 512, threads: 2, maxSequences: 4, batchSize: 64, kvCache: { bytes: 8 * 1024 * 1024 } };
-    freed = await loadModel(path, options);
-    kept = await loadModel(path, { ...options, kvCache: { ...options.kvCache, keepWindowKv: true } });
-  }, 120_000);
-  afterAll(async () => {
-    await freed?.dispose();
-    await kept?.dispose();
-  });
+for (const preset of ["tiny-gemma3", "tiny-gemma4"]) {
+  const skip = testModelSkipReason(preset);
+  describe.skipIf(skipOutsideCi(skip))(titled(`${preset} with sliding-window KV freed`, skip), () => {
+    let freed: LoadedModel;
+    let kept: LoadedModel;
+    beforeAll(async () => {
+      failIfMissing(skip);
+      const path = await ensureTestModel(preset, "gguf", "q8_0");
+      const options = { contextSize: 512, threads: 2, maxSequences: 4, batchSize: 64, kvCache: { bytes: 8 * 1024 * 1024 } };
+      freed = await loadModel(path, options);
+      kept = await loadModel(path, { ...options, kvCache: { ...options.kvCache, keepWindowKv: true } });
+    }, 120_000);
+    afterAll(async () => {
+      await freed?.dispose();
+      await kept?.dispose();
+    });
 
-  it("frees by default: the window layers get a few slots, the full layer more blocks from the same budget", () => {
-    expect(freed.config.sliding_window).toBe(8);
-    expect(freed.localKv).toBeDefined();
-    expect(kept.localKv).toBeUndefined();
-    expect(freed.runner.localKvBlocks!).toBeLessThan(kept.runner.kvBlocks);
-    expect(freed.runner.kvBlocks).toBeGreaterThan(kept.runner.kvBlocks);
-  });
+    it("frees by default: the window layers get a few slots, the full layer more blocks from the same budget", () => {
+      expect(freed.config.sliding_window).toBe(8);
+      expect(freed.localKv).toBeDefined();
+      expect(kept.localKv).toBeUndefined();
+      expect(freed.runner.localKvBlocks!).toBeLessThan(kept.runner.kvBlocks);
+      expect(freed.runner.kvBlocks).toBeGreaterThan(kept.runner.kvBlocks);
+    });
 
-  it("gives the tokens of the model that keeps every block, alone, batched and prefilled in chunks", async () => {
-    const prompts = [prompt(1, 70), prompt(2, 23), prompt(3, 41), prompt(4, 9)];
-    const reference = new Engine(kept, { maxSequences: 1, cache: { prefixCaching: false } });
-    const expected: number[][] = [];
-    for (const p of prompts) expected.push((await finishOf(reference, greedy(p))).tokens);
-    for (const options of [{ maxSequences: 1 }, { maxSequences: 4 }, { maxSequences: 4, maxStepTokens: 7 }]) {
-      const engine = new Engine(freed, { ...options, cache: { prefixCaching: false } });
-      const results = await Promise.all(prompts.map((p) => finishOf(engine, greedy(p))));
-      results.forEach((result, i) => expect(result.tokens, `prompt ${i} with ${JSON.stringify(options)}`).toEqual(expected[i]));
+    it("gives the tokens of the model that keeps every block, alone, batched and prefilled in chunks", async () => {
+      const prompts = [prompt(1, 70), prompt(2, 23), prompt(3, 41), prompt(4, 9)];
+      const reference = new Engine(kept, { maxSequences: 1, cache: { prefixCaching: false } });
+      const expected: number[][] = [];
+      for (const p of prompts) expected.push((await finishOf(reference, greedy(p))).tokens);
+      for (const options of [{ maxSequences: 1 }, { maxSequences: 4 }, { maxSequences: 4, maxStepTokens: 7 }]) {
+        const engine = new Engine(freed, { ...options, cache: { prefixCaching: false } });
+        const results = await Promise.all(prompts.map((p) => finishOf(engine, greedy(p))));
+        results.forEach((result, i) => expect(result.tokens, `prompt ${i} with ${JSON.stringify(options)}`).toEqual(expected[i]));
+        engine.close();
+      }
+      expect(freed.localKv!.freeCount).toBe(freed.runner.localKvBlocks);
+    });
+
+    it("reuses a finished conversation that the next prompt continues, and only what it can resume after", async () => {
+      const reference = new Engine(kept, { cache: { prefixCaching: false } });
+      const engine = new Engine(freed, { maxStepTokens: 16 });
+      const first = prompt(7, 45);
+      const answer = (await finishOf(engine, greedy(first))).tokens;
+      // The continuation: the whole first turn and its answer, then more.
+      const continued = [...first, ...answer, ...prompt(8, 6)];
+      const hit = await finishOf(engine, greedy(continued));
+      expect(hit.usage.reusedPrefixTokens).toBe(48); // the cached full blocks: 45 + 12 generated (the last not computed) -> 3 blocks
+      expect(hit.tokens).toEqual((await finishOf(reference, greedy(continued))).tokens);
+      // A prompt sharing only the first 32 tokens: the window before them is gone, so nothing is reused, and it is right.
+      const branch = [...first.slice(0, 32), ...prompt(9, 20)];
+      const miss = await finishOf(engine, greedy(branch));
+      expect(miss.usage.reusedPrefixTokens).toBe(0);
+      expect(miss.tokens).toEqual((await finishOf(reference, greedy(branch))).tokens);
       engine.close();
-    }
-    expect(freed.localKv!.freeCount).toBe(freed.runner.localKvBlocks);
+      expect(freed.localKv!.freeCount).toBe(freed.runner.localKvBlocks);
+    });
   });
-
-  it("reuses a finished conversation that the next prompt continues, and only what it can resume after", async () => {
-    const reference = new Engine(kept, { cache: { prefixCaching: false } });
-    const engine = new Engine(freed, { maxStepTokens: 16 });
-    const first = prompt(7, 45);
-    const answer = (await finishOf(engine, greedy(first))).tokens;
-    // The continuation: the whole first turn and its answer, then more.
-    const continued = [...first, ...answer, ...prompt(8, 6)];
-    const hit = await finishOf(engine, greedy(continued));
-    expect(hit.usage.reusedPrefixTokens).toBe(48); // the cached full blocks: 45 + 12 generated (the last not computed) -> 3 blocks
-    expect(hit.tokens).toEqual((await finishOf(reference, greedy(continued))).tokens);
-    // A prompt sharing only the first 32 tokens: the window before them is gone, so nothing is reused, and it is right.
-    const branch = [...first.slice(0, 32), ...prompt(9, 20)];
-    const miss = await finishOf(engine, greedy(branch));
-    expect(miss.usage.reusedPrefixTokens).toBe(0);
-    expect(miss.tokens).toEqual((await finishOf(reference, greedy(branch))).tokens);
-    engine.close();
-    expect(freed.localKv!.freeCount).toBe(freed.runner.localKvBlocks);
-  });
-});
+}
