@@ -40,7 +40,8 @@ class HeaderCursor {
   private chunkStart = 0;
   private chunkEnd = 0;
   position = 0;
-  private readonly decoder = new TextDecoder("utf-8", { fatal: true });
+  // ignoreBOM keeps a leading U+FEFF: Gemma's vocabulary has "\uFEFF//" beside "//".
+  private readonly decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
   constructor(
     private readonly fd: number,
