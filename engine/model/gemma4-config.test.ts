@@ -128,6 +128,11 @@ describe("a tiny-gemma4 file with a tensor missing or unsupported", () => {
     await expect(WasmModelRunner.create(source, options, { threads: 1 })).rejects.toThrow(/tensor 'per_layer_proj_norm\.weight' is missing/);
   }, 60_000);
 
+  it("refuses a memory split that parts a shared-KV layer from the layer whose KV it reads", async () => {
+    const source = openModelSource(await ensureTestModel("tiny-gemma4", "gguf", "q8_0"));
+    await expect(WasmModelRunner.create(source, options, { threads: 1, maxLayersPerMemory: 3 })).rejects.toThrow(/layer 4 shares layer 2's KV, which the memory plan put in another WebAssembly memory/);
+  }, 60_000);
+
   it("refuses a .scale tensor it does not apply, naming it", async () => {
     const source = openModelSource(await ensureTestModel("tiny-gemma4", "gguf", "q8_0"));
     const tensors = source.tensors as Map<string, { name: string }>;

@@ -226,6 +226,11 @@ export class WasmModelRunner implements ModelRunner {
   private readonly yarns: readonly YarnConstants[];
   /** Gemma 4's per-layer embedding tensors, when the model has them. */
   private readonly perLayerEmbedding: PerLayerEmbedding | undefined;
+  /**
+   * Where the per-layer inputs are computed: the memory holding those tensors, which is the embedding's or the first
+   * layers' (it then computes them from the embeddings it receives, before its first layer).
+   */
+  private readonly perLayerGroup: Group | undefined;
   /** A mixture of experts' weighted expert outputs, [tokens * k, d], grown to the largest step seen. */
   private expertContributions = new Float32Array(0);
   /** Queries are multiplied by this before attention (Gemma), else attention scales scores by head_dim^-1/2. */
@@ -376,12 +381,13 @@ export class WasmModelRunner implements ModelRunner {
     this.embeddingGroup = this.groups[plan.groups.findIndex((group) => group.embedding)];
     this.headGroup = this.groups[plan.groups.findIndex((group) => group.head)];
     if (this.perLayerEmbedding) {
-      const embeddingIndex = this.groups.indexOf(this.embeddingGroup);
-      for (const name of ["per_layer_token_embd.weight", "per_layer_model_proj.weight", "per_layer_proj_norm.weight"]) {
-        if (!plan.groups[embeddingIndex]!.tensors.includes(name)) {
-          throw new ModelFileError(source.path, `${name} was planned into another WebAssembly memory than token_embd.weight (not supported yet)`);
-        }
+      const names = ["per_layer_token_embd.weight", "per_layer_model_proj.weight", "per_layer_proj_norm.weight"];
+      const index = plan.groups.findIndex((group) => names.every((name) => group.tensors.includes(name)));
+      const group = this.groups[index];
+      if (!group || (group !== this.embeddingGroup && !(group.firstLayer === 0 && group.layers.length > 0))) {
+        throw new ModelFileError(source.path, `the per-layer embedding tensors were planned apart from each other or from the embeddings' first use (not supported yet)`);
       }
+      this.perLayerGroup = group;
     }
     const f16 = this.kvDtype === "f16";
     this.kernels = {
@@ -428,13 +434,15 @@ export class WasmModelRunner implements ModelRunner {
     const embedding = this.embeddingGroup;
     embedding.runtime.parallel(kernelFor(GET_ROWS_KERNELS, this.embedding)!, [this.embedding.pointer, embedding.buffers.ids, embedding.buffers.x, d], T);
     if (config.embedding_scale !== undefined) embedding.elementwise("scale", [embedding.buffers.x, config.embedding_scale, embedding.buffers.x], T * d);
-    const perLayerValues = this.perLayerEmbedding ? T * config.num_hidden_layers * config.hidden_size_per_layer_input! : 0;
-    if (this.perLayerEmbedding) this.perLayerInputs(embedding, this.perLayerEmbedding, T);
+    const perLayer = this.perLayerEmbedding;
+    const perLayerGroup = this.perLayerGroup;
+    if (perLayer && perLayerGroup === embedding) this.perLayerInputs(embedding, perLayer, T);
     let current = embedding;
     for (const group of this.groups) {
       if (group.layers.length === 0) continue;
       group.receive(current, "x", T * d);
-      if (perLayerValues > 0) group.receive(embedding, "perLayerInputs", perLayerValues);
+      if (perLayer && group === perLayerGroup && group !== embedding) this.perLayerInputs(group, perLayer, T);
+      else if (perLayer) group.receive(perLayerGroup!, "perLayerInputs", T * config.num_hidden_layers * config.hidden_size_per_layer_input!);
       current = group;
       group.layers.forEach((layer, i) => this.layer(group, layer, group.firstLayer + i, chunks, T, scoresStride));
     }

@@ -30,7 +30,7 @@ async function greedyTokens(model: LoadedModel, tokens: number[], maxTokens: num
 
 const MiB = 1024 * 1024;
 
-const cases: Array<{ preset: string; dtype: ModelDtype; kv: KvDtype; wasm: MemoryLimits; memories: number; why: string; maxSequences?: number }> = [
+const cases: Array<{ preset: string; dtype: ModelDtype; kv: KvDtype; wasm: MemoryLimits; memories: number; why: string; maxSequences?: number; keepWindowKv?: boolean }> = [
   { preset: "tiny-llama", dtype: "f32", kv: "f32", wasm: { maxLayersPerMemory: 1 }, memories: 2, why: "tied embedding: looked up in the last memory" },
   { preset: "tiny-llama2", dtype: "q8_0", kv: "f16", wasm: { maxLayersPerMemory: 1 }, memories: 3, why: "untied, a layer per memory" },
   { preset: "tiny-llama2", dtype: "f32", kv: "f32", wasm: { maxMemoryBytes: 40 * MiB }, memories: 2, why: "split by bytes: the head alone" },
@@ -41,14 +41,20 @@ const cases: Array<{ preset: string; dtype: ModelDtype; kv: KvDtype; wasm: Memor
   { preset: "tiny-qwen3", dtype: "q8_0", kv: "f32", wasm: { maxLayersPerMemory: 1 }, memories: 2, why: "q/k norms" },
   { preset: "tiny-qwen2", dtype: "f32", kv: "f32", wasm: { maxLayersPerMemory: 1 }, memories: 2, why: "q/k/v biases" },
   { preset: "tiny-kquant", dtype: "q4_k_m", kv: "f16", wasm: { maxLayersPerMemory: 1 }, memories: 2, why: "K-quants on Q8_K activations" },
+  // Every window layer's KV kept, so the chunks here need no local tables and section reuse re-rotates every layer
+  // (proportional RoPE on the full ones); the shared-KV layers must stay with their source layers.
+  {
+    preset: "tiny-gemma4", dtype: "f32", kv: "f32", wasm: { maxMemoryBytes: 128 * MiB }, memories: 2, keepWindowKv: true,
+    why: "per-layer inputs computed in the layers' memory, the tied embedding with the head",
+  },
 ];
 
-describe.each(cases)("$preset $dtype ($why) in $memories memories", ({ preset, dtype, kv, wasm, memories, maxSequences }) => {
+describe.each(cases)("$preset $dtype ($why) in $memories memories", ({ preset, dtype, kv, wasm, memories, maxSequences, keepWindowKv }) => {
   let one: LoadedModel;
   let split: LoadedModel;
   beforeAll(async () => {
     const path = await ensureTestModel(preset, "gguf", dtype);
-    const options: LoadOptions = { contextSize: 256, threads: 2, maxSequences, kvCache: { bytes: 16 * MiB, dtype: kv } };
+    const options: LoadOptions = { contextSize: 256, threads: 2, maxSequences, kvCache: { bytes: 16 * MiB, dtype: kv, keepWindowKv } };
     one = await loadModel(path, options);
     split = await loadModel(path, { ...options, wasm });
   });
