@@ -6,6 +6,9 @@
 import { afterEach, beforeAll, beforeEach, expect } from "vitest";
 import { watchEventLoop } from "./event-loop-watch.js";
 
+// The real setImmediate, taken before any test can install fake timers.
+const realSetImmediate = setImmediate;
+
 let file = expect.getState().testPath ?? "(a test file)";
 let stage = "loading the file";
 watchEventLoop(() => `${file}, up to ${stage}`);
@@ -17,7 +20,7 @@ beforeAll((suite) => {
 beforeEach(async (context) => {
   stage = `test "${context.task.name}"`;
   // setImmediate runs after the poll phase, where RPC replies (and other I/O) are read.
-  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => realSetImmediate(resolve));
 });
 afterEach((context) => {
   stage = `the end of test "${context.task.name}"`;
