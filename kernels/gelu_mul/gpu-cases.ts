@@ -15,7 +15,7 @@ function geluMulCase(count: number, scale: number): GpuKernelCase {
       return {
         shader: { op: "gelu_mul" },
         bindings: [{ name: "gate", contents: gate }, { name: "up", contents: up }],
-        params: [["u32", count]],
+        params: [["u32", count], ["u32", 0]],
         workgroups: grid(count, 256),
         expected: { gate: geluMulRef(gate, up) },
       };

@@ -1,7 +1,8 @@
 // Runs the transformer forward pass on WGSL kernels through WebGPU: the same config-driven definition as the
 // WebAssembly runner (Llama, Qwen2 q/k/v bias, Qwen3 q/k norm, Llama 3 RoPE factors, Gemma 3, Mistral 3's YaRN and
-// attention temperature, Qwen3-MoE and gpt-oss experts, gpt-oss's attention sinks and biases) over the same paged KV
-// cache, for a batch of sequence chunks. Weights are uploaded once; a step is one command buffer of dispatches whose
+// attention temperature, Qwen3-MoE and gpt-oss experts, gpt-oss's attention sinks and biases, Gemma 4's per-layer
+// shapes, shared KV, experts beside a dense MLP and per-layer embeddings) over the same paged KV cache, for a batch
+// of sequence chunks. Weights are uploaded once; a step is one command buffer of dispatches whose
 // parameters go up in one write, with pipelines and bind groups cached; only the logits that were asked for come back.
 // A mixture-of-experts layer splits the step: its router logits are read back and routed on the host (as the
 // WebAssembly runner routes them), then each expert in use runs over its gathered rows.
@@ -10,7 +11,9 @@ import { ModelFileError } from "../../model/errors.js";
 import { webGpuUnsupported } from "./architectures.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
-import { type ModelConfig, attentionTemperature, attentionWindow, layerRope, queryScale } from "../../model/config.js";
+import {
+  type ModelConfig, attentionTemperature, attentionWindow, kvSourceLayer, layerAttention, layerKvWidth, layerRope, queryScale,
+} from "../../model/config.js";
 import { type YarnConstants, ropeThetaScale } from "../../../kernels/rope-frequencies.js";
 import type { ModelSource } from "../../model/source.js";
 import { type LayerTensors, layerTensors } from "../layer-tensors.js";
@@ -62,14 +65,32 @@ interface GpuWeight {
 type GpuExperts = NonNullable<GpuLayer["experts"]>;
 
 interface GpuLayer extends LayerTensors<GpuWeight, GPUBuffer> {
-  /** NOTE: with attention sinks, the layer's sink logits (f32, one per head) follow the slots (attention.wgsl). */
+  /**
+   * NOTE: with attention sinks, the layer's sink logits (f32, one per head) follow the slots (attention.wgsl). A
+   * Gemma 4 shared-KV layer holds its source layer's caches.
+   */
   kCache: GPUBuffer;
   vCache: GPUBuffer;
+  /** Gemma 4: layer_output_scale's value, read at load (the scale kernel takes it as a parameter). */
+  outScale?: number;
+  /** Gemma 4: ffn_down_exps.scale's values (one per expert), read at load to scale each expert's output rows. */
+  expertDownScale?: Float32Array;
+}
+
+/** Gemma 4's per-layer embedding tensors. */
+interface GpuPerLayerEmbedding {
+  /** per_layer_token_embd.weight: [layers * n, vocab], looked up like the token embedding. */
+  tokens: GpuWeight;
+  /** per_layer_model_proj.weight: [d, layers * n]. */
+  projection: GpuWeight;
+  /** per_layer_proj_norm.weight: [n]. */
+  norm: GPUBuffer;
 }
 
 type Activation = "x" | "h" | "q" | "k" | "v" | "qNormed" | "kNormed" | "attention" | "gate" | "up" | "gathered" | "logits" | "postNormed"
   | "xQuants" | "xScales" | "ids" | "positions" | "rowTables" | "blockTables" | "gatherIds" | "copySource" | "copyTarget"
-  | "sampling" | "sampledTokens" | "attentionPartials" | "queryFactors" | "router" | "expertInput" | "expertOutput" | "slotRows" | "slotWeights";
+  | "sampling" | "sampledTokens" | "attentionPartials" | "queryFactors" | "router" | "expertInput" | "expertOutput" | "slotRows" | "slotWeights"
+  | "vNormed" | "ones" | "ffnOut" | "routerInput" | "expertFactors" | "perLayerInputs" | "perLayerProjection" | "perLayerNormed" | "perLayerIds";
 
 /** Bytes of one row's settings for sample.wgsl (its RowSampling struct). */
 const ROW_SAMPLING_BYTES = 24;
@@ -89,6 +110,7 @@ const SHADERS = {
   attentionCombine: { op: "attention", file: "attention_combine" },
   swigluOai: { op: "swiglu_oai" },
   moeSum: { op: "moe_sum" },
+  softcap: { op: "add", file: "softcap" },
 } satisfies Record<string, ShaderRef>;
 
 /**
@@ -174,6 +196,8 @@ export class WebGpuModelRunner implements ModelRunner {
   private embedding!: GpuWeight;
   private outputNorm!: GPUBuffer;
   private outputWeight!: GpuWeight;
+  /** Gemma 4's per-layer embedding tensors, when the model has them. */
+  private perLayerEmbedding?: GpuPerLayerEmbedding;
   /** Per layer, its RoPE (cos, sin) table: Gemma 3's sliding-window and global layers differ; the others share one. */
   private rotations: GPUBuffer[] = [];
   /**
@@ -267,10 +291,32 @@ export class WebGpuModelRunner implements ModelRunner {
       if (!tensor) throw new ModelFileError(this.source.path, `tensor '${name}' is missing`);
       return tensor;
     };
+    // The tensor behind each uploaded weight, for Gemma 4's row slices (fused attn_qkv, fused expert gate_up).
+    const uploaded = new Map<GpuWeight, PlacedTensor>();
+    const upload = (tensor: PlacedTensor): GpuWeight => {
+      const gpuWeight = this.uploadWeight(tensor);
+      uploaded.set(gpuWeight, tensor);
+      return gpuWeight;
+    };
     const weight = (name: string, k: number, n: number): GpuWeight => {
       const tensor = need(name);
       if (tensor.shape[0] !== k || (tensor.shape[1] ?? 1) !== n) throw new ModelFileError(this.source.path, `tensor '${name}' has shape [${tensor.shape}], expected [${k}, ${n}]`);
-      return this.uploadWeight(tensor);
+      return upload(tensor);
+    };
+    /** Rows [first, first + rows) of an uploaded [k, n] weight, as its own [k, rows] weight (rows are stored one after another). */
+    const rowsOf = (matrix: GpuWeight, first: number, rows: number): GpuWeight => {
+      const tensor = uploaded.get(matrix)!;
+      const rowBytes = tensor.bytes.byteLength / (tensor.shape[1] ?? 1);
+      return upload({ ...tensor, name: `${tensor.name} rows ${first}-${first + rows}`, shape: [tensor.shape[0]!, rows], bytes: tensor.bytes.subarray(first * rowBytes, (first + rows) * rowBytes) });
+    };
+    /** A small F32 vector's values on the host (Gemma 4's layer_output_scale, ffn_down_exps.scale). */
+    const hostValues = (name: string, n: number): Float32Array => {
+      const tensor = need(name);
+      if (tensor.type !== GgmlType.F32 || tensor.shape.length !== 1 || tensor.shape[0] !== n) {
+        throw new ModelFileError(this.source.path, `tensor '${name}' has type ${ggmlTypeName(tensor.type)} and shape [${tensor.shape}], expected F32 [${n}]`);
+      }
+      const view = new DataView(tensor.bytes.buffer, tensor.bytes.byteOffset, tensor.bytes.byteLength);
+      return Float32Array.from({ length: n }, (_, i) => view.getFloat32(i * 4, true));
     };
     const vector = (name: string, n: number): GPUBuffer => {
       const tensor = need(name);
@@ -288,7 +334,7 @@ export class WebGpuModelRunner implements ModelRunner {
       const tensor = need(name);
       if (tensor.shape[0] !== k || tensor.shape[1] !== n || tensor.shape[2] !== count) throw new ModelFileError(this.source.path, `tensor '${name}' has shape [${tensor.shape}], expected [${k}, ${n}, ${count}]`);
       const bytes = tensor.bytes.byteLength / count;
-      const experts = Array.from({ length: count }, (_, e) => this.uploadWeight({ ...tensor, name: `${name} expert ${e}`, shape: [k, n], bytes: tensor.bytes.subarray(e * bytes, (e + 1) * bytes) }));
+      const experts = Array.from({ length: count }, (_, e) => upload({ ...tensor, name: `${name} expert ${e}`, shape: [k, n], bytes: tensor.bytes.subarray(e * bytes, (e + 1) * bytes) }));
       return { name, type: experts[0]!.type, shape: tensor.shape, parts: [], experts };
     };
     const vectors = (name: string, n: number, count: number): GPUBuffer => {
@@ -296,23 +342,85 @@ export class WebGpuModelRunner implements ModelRunner {
       if (tensor.shape[0] !== n || tensor.shape[1] !== count) throw new ModelFileError(this.source.path, `tensor '${name}' has shape [${tensor.shape}], expected [${n}, ${count}]`);
       return this.uploadBytes(name, tensor.bytes);
     };
-    const placer = { matrix: weight, matrices, vectors, vector, optionalVector };
+    const placer = { matrix: weight, matrices, vectors, vector, optionalVector, has: (name: string) => tensors.has(name), rowsOf };
+    const gemma4 = config.architecture === "gemma4";
+    if (gemma4) {
+      // As the WebAssembly backend: a .scale tensor this runner would not apply is refused by name.
+      for (const name of tensors.keys()) {
+        if (name.endsWith(".scale") && !/\.(ffn_gate_inp|ffn_down_exps)\.scale$/.test(name)) throw new ModelFileError(this.source.path, `tensor '${name}' is not supported`);
+      }
+    }
     // The KV caches are allocated once the weights are in (allocate()).
-    this.layers = Array.from({ length: config.num_hidden_layers }, (_, i) => ({ ...layerTensors(config, i, placer), kCache: undefined as never, vCache: undefined as never }));
-    // Sliding-window layers (Gemma 3) have their own base and no linear scaling; one table per distinct setting.
+    this.layers = Array.from({ length: config.num_hidden_layers }, (_, i) => {
+      const layer: GpuLayer = { ...layerTensors(config, i, placer), kCache: undefined as never, vCache: undefined as never };
+      if (gemma4) this.gemma4Layer(layer, i, rowsOf, hostValues);
+      return layer;
+    });
+    // The fused weights were uploaded whole, then as slices: the whole ones go.
+    const used = new Set(this.weights());
+    for (const gpuWeight of uploaded.keys()) if (!used.has(gpuWeight)) this.release(gpuWeight);
+    if (gemma4 && config.hidden_size_per_layer_input !== undefined) {
+      const width = config.num_hidden_layers * config.hidden_size_per_layer_input;
+      this.perLayerEmbedding = {
+        tokens: weight("per_layer_token_embd.weight", width, config.vocab_size),
+        projection: weight("per_layer_model_proj.weight", d, width),
+        norm: vector("per_layer_proj_norm.weight", config.hidden_size_per_layer_input),
+      };
+    }
+    // Sliding-window layers (Gemma 3, Gemma 4) have their own base and no linear scaling, Gemma 4's their own rotary
+    // dimensions and no rope_freqs; one table per distinct setting.
     const tables = new Map<string, GPUBuffer>();
-    const table = (base: number, freqScale: number, yarn: YarnConstants): GPUBuffer => {
-      const key = JSON.stringify([base, freqScale, yarn]);
+    const table = (base: number, freqScale: number, yarn: YarnConstants, rotaryDim: number, factors: Float32Array | undefined): GPUBuffer => {
+      const key = JSON.stringify([base, freqScale, yarn, rotaryDim, factors !== undefined]);
       let buffer = tables.get(key);
       if (!buffer) {
-        const rotations = ropeRotations(this.options.maxContext, config.rotary_dim, ropeThetaScale(base, config.rotary_dim), this.source.ropeFreqFactors ?? undefined, freqScale, yarn);
-        tables.set(key, (buffer = this.uploadBytes(`rope rotations (base ${base}, scale ${freqScale}${yarn.extFactor ? `, yarn mscale ${yarn.mscale}` : ""})`, rotations)));
+        const rotations = ropeRotations(this.options.maxContext, rotaryDim, ropeThetaScale(base, rotaryDim), factors, freqScale, yarn);
+        tables.set(key, (buffer = this.uploadBytes(`rope rotations (base ${base}, scale ${freqScale}${yarn.extFactor ? `, yarn mscale ${yarn.mscale}` : ""}, ${rotaryDim} dims${factors ? ", rope_freqs" : ""})`, rotations)));
       }
       return buffer;
     };
-    const ropes = this.layers.map((_, index) => layerRope(config, index));
-    this.rotations = ropes.map(({ base, freqScale, yarn }) => table(base, freqScale, yarn));
-    this.shiftRotations = ropes.map(({ base, freqScale, yarn }) => table(base, freqScale, { ...yarn, mscale: 1 }));
+    const ropes = this.layers.map((_, index) => ({
+      ...layerRope(config, index),
+      rotaryDim: layerAttention(config, index).rotaryDim,
+      factors: config.rope_freqs_full_only && attentionWindow(config, index) > 0 ? undefined : this.source.ropeFreqFactors ?? undefined,
+    }));
+    this.rotations = ropes.map(({ base, freqScale, yarn, rotaryDim, factors }) => table(base, freqScale, yarn, rotaryDim, factors));
+    this.shiftRotations = ropes.map(({ base, freqScale, yarn, rotaryDim, factors }) => table(base, freqScale, { ...yarn, mscale: 1 }, rotaryDim, factors));
+  }
+
+  /**
+   * A Gemma 4 layer's forms the kernels take as they are: fused expert gate_up split into each expert's gate and up
+   * rows, and the scalars the scale kernels take as parameters (layer_output_scale, each expert's down scale).
+   */
+  private gemma4Layer(layer: GpuLayer, index: number, rowsOf: (matrix: GpuWeight, first: number, rows: number) => GpuWeight, hostValues: (name: string, n: number) => Float32Array): void {
+    const config = this.config;
+    const p = `blk.${index}.`;
+    if (layer.gemma4?.outScale) layer.outScale = hostValues(`${p}layer_output_scale.weight`, 1)[0];
+    const experts = layer.experts;
+    if (!experts) return;
+    const width = config.moe_intermediate_size!;
+    if (experts.gateUp) {
+      const fused = experts.gateUp;
+      const half = (first: number, label: string): GpuWeight => ({
+        name: `${fused.name} ${label}`, type: fused.type, shape: [fused.shape[0]!, width, fused.shape[2]!], parts: [],
+        experts: fused.experts!.map((expert) => rowsOf(expert, first, width)),
+      });
+      experts.gate = half(0, "gate");
+      experts.up = half(width, "up");
+      experts.gateUp = undefined;
+    }
+    if (experts.downScale) layer.expertDownScale = hostValues(`${p}ffn_down_exps.scale`, config.num_experts!);
+  }
+
+  /** Frees a weight's device buffers (a fused weight once its slices are up). */
+  private release(gpuWeight: GpuWeight): void {
+    for (const part of gpuWeight.parts) {
+      for (const buffer of [part.data, part.quants, part.scales]) {
+        if (!buffer) continue;
+        buffer.destroy();
+        this.owned.splice(this.owned.indexOf(buffer), 1);
+      }
+    }
   }
 
   private uploadWeight(tensor: PlacedTensor): GpuWeight {
@@ -350,7 +458,10 @@ export class WebGpuModelRunner implements ModelRunner {
     const d = config.hidden_size;
     const qDim = config.num_attention_heads * config.head_dim;
     const kvDim = config.num_key_value_heads * config.head_dim;
-    const ffn = Math.max(config.intermediate_size, config.moe_intermediate_size ?? 0);
+    const gemma4 = config.architecture === "gemma4";
+    // Gemma 4's per-layer input gate [T, n] runs in the feed-forward buffers too.
+    const perLayer = config.hidden_size_per_layer_input ?? 0;
+    const ffn = Math.max(config.intermediate_size, config.moe_intermediate_size ?? 0, perLayer);
     const widest = Math.max(d, qDim, ffn);
     const blocksPerSequence = Math.ceil(maxContext / blockSize);
     const f32 = (label: Activation, floats: number) => { this.buffers[label] = this.buffer(label, floats * 4); };
@@ -367,7 +478,19 @@ export class WebGpuModelRunner implements ModelRunner {
     f32("gathered", maxSequences * d);
     f32("logits", maxSequences * config.vocab_size);
     // Gemma 3's post-norms write beside their input (a dispatch cannot read and write one buffer).
-    f32("postNormed", config.architecture === "gemma3" ? T * d : 1);
+    f32("postNormed", config.architecture === "gemma3" || gemma4 ? T * d : 1);
+    // Gemma 4: the normed values, a weight of ones for the unweighted norms (values), the dense MLP's output beside
+    // the experts', the router's own input, and the per-layer inputs ([T, layers, n] while computed, then [layers, T, n]).
+    f32("vNormed", gemma4 ? T * kvDim : 1);
+    f32("ones", gemma4 ? Math.max(d, config.head_dim) : 1);
+    f32("ffnOut", gemma4 ? T * d : 1);
+    f32("routerInput", gemma4 ? T * d : 1);
+    const perLayerValues = Math.max(1, T * config.num_hidden_layers * perLayer);
+    f32("perLayerInputs", perLayerValues);
+    f32("perLayerProjection", perLayerValues);
+    f32("perLayerNormed", perLayerValues);
+    f32("perLayerIds", perLayerValues / Math.max(1, perLayer));
+    if (gemma4) this.device.queue.writeBuffer(this.buffers.ones, 0, new Float32Array(Math.max(d, config.head_dim)).fill(1));
     f32("xQuants", (T * widest) / 4);
     f32("xScales", (T * widest) / 32);
     f32("ids", T);
@@ -388,6 +511,7 @@ export class WebGpuModelRunner implements ModelRunner {
     f32("expertOutput", slots * d);
     f32("slotRows", slots);
     f32("slotWeights", slots);
+    f32("expertFactors", slots);
     if (experts > 0) {
       this.routerReadback = this.buffer("router logits readback", T * experts * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
       this.expertRows = Array.from({ length: experts }, (_, e) => this.buffer(`expert ${e} rows`, T * 4));
@@ -396,25 +520,34 @@ export class WebGpuModelRunner implements ModelRunner {
     this.tokenReadback = this.buffer("sampled tokens readback", maxSequences * 4, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
     this.samplingStaging = new DataView(new ArrayBuffer(maxSequences * ROW_SAMPLING_BYTES));
 
-    // The KV pool: the budget, capped so that one layer's K (or V) fits a storage binding.
+    // The KV pool: the budget, capped so that one layer's K (or V) fits a storage binding. Each layer's cache has its
+    // own width (Gemma 4's differ by layer; its shared-KV layers hold none and read their source layer's).
     const valueBytes = 4 / this.kvPerWord;
-    const blockBytes = kvBlockBytes(config.num_hidden_layers, kvDim, blockSize, this.kvDtype);
+    const widths = this.layers.map((_, i) => layerKvWidth(config, i));
+    const blockBytes = widths.reduce((sum, width) => sum + kvBlockBytes(1, width, blockSize, this.kvDtype), 0);
     const sinkBytes = config.num_attention_heads * 4;
-    const bindingBlocks = Math.floor((this.gpu.limits.maxStorageBufferBindingSize - sinkBytes - 16) / (blockSize * kvDim * valueBytes));
+    const bindingBlocks = Math.floor((this.gpu.limits.maxStorageBufferBindingSize - sinkBytes - 16) / (blockSize * Math.max(...widths) * valueBytes));
     const room = bindingBlocks * blockBytes;
     this.kvBlocks = kvBlocksForBudget(this.options.kvCache, blockBytes, room, blocksPerSequence);
-    const slotBytes = this.kvBlocks * blockSize * kvDim * valueBytes;
     const copies = this.device.createCommandEncoder();
     for (const [i, layer] of this.layers.entries()) {
+      const source = kvSourceLayer(config, i);
+      if (source !== i) {
+        layer.kCache = this.layers[source]!.kCache;
+        layer.vCache = this.layers[source]!.vCache;
+        continue;
+      }
+      const slotBytes = this.kvBlocks * blockSize * widths[i]! * valueBytes;
       layer.kCache = this.buffer(`layer ${i} K cache`, slotBytes + (layer.sinks ? sinkBytes : 0));
       layer.vCache = this.buffer(`layer ${i} V cache`, slotBytes);
       if (layer.sinks) copies.copyBufferToBuffer(layer.sinks, 0, layer.kCache, slotBytes, sinkBytes);
     }
     this.device.queue.submit([copies.finish()]);
-    // Dispatches per step: at most 27 per layer and the embedding and logits around them, plus one per extra part
-    // of a split weight, plus a mixture of experts' 11 per expert (a step is split at each expert layer's routing).
+    // Dispatches per step: at most 27 per layer (Gemma 4: 45) and the embedding and logits around them (Gemma 4's
+    // per-layer inputs: 12 more), plus one per extra part of a split weight, plus a mixture of experts' 12 per expert
+    // (a step is split at each expert layer's routing).
     const extraParts = this.weights().reduce((sum, weight) => sum + Math.max(0, weight.parts.length - 1), 0);
-    this.encoder = new StepEncoder(this.device, 27 * config.num_hidden_layers + 16 + extraParts + 11 * experts);
+    this.encoder = new StepEncoder(this.device, (gemma4 ? 45 : 27) * config.num_hidden_layers + 28 + extraParts + 12 * experts);
     this.owned.push(this.encoder.params);
   }
 
@@ -436,9 +569,11 @@ export class WebGpuModelRunner implements ModelRunner {
   private weights(): GpuWeight[] {
     const layers = this.layers.flatMap((layer) => {
       const experts = layer.experts ? [layer.experts.router, ...[layer.experts.gate!, layer.experts.up!, layer.experts.down].flatMap((tensor) => tensor.experts!)] : [];
-      return [layer.q, layer.k, layer.v, layer.output, layer.gate, layer.up, layer.down, ...experts];
+      const perLayer = layer.gemma4?.perLayer;
+      return [layer.q, layer.k, layer.v, layer.output, layer.gate, layer.up, layer.down, ...experts, perLayer?.inputGate, perLayer?.projection];
     });
-    return [...new Set([this.embedding, this.outputWeight, ...layers])].filter((weight): weight is GpuWeight => weight !== undefined);
+    const perLayerEmbedding = [this.perLayerEmbedding?.tokens, this.perLayerEmbedding?.projection];
+    return [...new Set([this.embedding, this.outputWeight, ...perLayerEmbedding, ...layers])].filter((weight): weight is GpuWeight => weight !== undefined);
   }
 
   private pipeline(shader: ShaderRef): GPUComputePipeline {
@@ -466,12 +601,6 @@ export class WebGpuModelRunner implements ModelRunner {
     const { options, buffers: b } = this;
     const T = checkBatch(chunks, options, config.vocab_size);
     const d = config.hidden_size;
-    const heads = config.num_attention_heads;
-    const kvHeads = config.num_key_value_heads;
-    const headDim = config.head_dim;
-    const qDim = heads * headDim;
-    const kvDim = kvHeads * headDim;
-    const ffn = config.intermediate_size;
     const blocksPerSequence = Math.ceil(options.maxContext / options.blockSize);
 
     const ids = new Int32Array(T);
@@ -502,38 +631,55 @@ export class WebGpuModelRunner implements ModelRunner {
 
     let step = this.encoder.begin();
     const eps = config.rms_norm_eps;
-    const splits = T * heads >= SPLIT_BELOW_WORKGROUPS ? 1 : Math.min(MAX_SPLITS, Math.ceil(longest / SPLIT_KEYS));
+    const splits = T * config.num_attention_heads >= SPLIT_BELOW_WORKGROUPS ? 1 : Math.min(MAX_SPLITS, Math.ceil(longest / SPLIT_KEYS));
     const splitKeys = Math.ceil(Math.ceil(longest / splits) / 64) * 64;
-    this.embed(step, T);
+    this.embed(step, this.embedding, b.x, T, d);
     if (config.embedding_scale !== undefined) this.scale(step, b.x, T * d, config.embedding_scale);
+    if (this.perLayerEmbedding) this.perLayerInputs(step, this.perLayerEmbedding, T);
     const queries = queryScale(config);
     const gelu = config.hidden_activation === "gelu_pytorch_tanh";
     for (const [index, layer] of this.layers.entries()) {
+      const { heads, kvHeads, headDim, rotaryDim } = layerAttention(config, index);
+      const qDim = heads * headDim;
+      const kvDim = kvHeads * headDim;
+      // Gemma 4's shared-KV layers compute no K/V: they attend over their source layer's cache.
+      const ownKv = layer.k !== undefined;
       this.rmsnorm(step, b.x, layer.attnNorm, b.h, T, d, eps);
       const normed = this.linearInput(step, b.h, T, d);
       this.linear(step, normed, layer.q, b.q, layer.qBias);
-      // k and v are absent only in gemma4 layers, which this backend refuses (architectures.ts).
-      this.linear(step, normed, layer.k!, b.k, layer.kBias);
-      this.linear(step, normed, layer.v!, b.v, layer.vBias);
       let q = b.q;
       let k = b.k;
+      let v = b.v;
+      if (ownKv) {
+        this.linear(step, normed, layer.k!, b.k, layer.kBias);
+        // Gemma 4 without attn_v: the values are the keys' projection, before the keys' norm.
+        if (layer.v) this.linear(step, normed, layer.v, b.v, layer.vBias);
+        else v = b.k;
+      }
       if (layer.qNorm) {
         this.rmsnorm(step, b.q, layer.qNorm, b.qNormed, T * heads, headDim, eps);
         q = b.qNormed;
       }
-      if (layer.kNorm) {
+      if (ownKv && layer.kNorm) {
         this.rmsnorm(step, b.k, layer.kNorm, b.kNormed, T * kvHeads, headDim, eps);
         k = b.kNormed;
       }
-      for (const [target, count] of [[q, heads], [k, kvHeads]] as const) {
+      // Gemma 4: values RMS-normed without a weight (a weight of ones).
+      if (ownKv && config.value_norm) {
+        this.rmsnorm(step, v, b.ones, b.vNormed, T * kvHeads, headDim, eps);
+        v = b.vNormed;
+      }
+      for (const [target, count] of (ownKv ? [[q, heads], [k, kvHeads]] : [[q, heads]]) as Array<[GPUBuffer, number]>) {
         step.dispatch(this.pipeline(SHADERS.rope), [target, b.positions, this.rotations[index]!],
-          [["u32", T], ["u32", count], ["u32", headDim], ["u32", config.rotary_dim]], grid(T * count * (config.rotary_dim / 2), 256));
+          [["u32", T], ["u32", count], ["u32", headDim], ["u32", rotaryDim]], grid(T * count * (rotaryDim / 2), 256));
       }
       if (queries !== undefined) this.scale(step, q, T * qDim, queries);
       // Mistral 3: each query row times its position's temperature (1 below the floor scale).
       if (config.attention_temperature) step.dispatch(this.pipeline(SHADERS.scaleRows), [q, b.queryFactors], [["u32", T], ["u32", qDim]], grid(T * qDim, 256));
-      step.dispatch(this.pipeline(this.kv.kvStore), [k, b.v, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions],
-        [["u32", T], ["u32", kvDim], ["u32", options.blockSize]], grid((T * kvDim) / this.kvPerWord, 256));
+      if (ownKv) {
+        step.dispatch(this.pipeline(this.kv.kvStore), [k, v, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions],
+          [["u32", T], ["u32", kvDim], ["u32", options.blockSize]], grid((T * kvDim) / this.kvPerWord, 256));
+      }
       step.dispatch(this.pipeline(this.kv.attention), [q, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions, b.attention, b.attentionPartials],
         [["u32", heads], ["u32", kvHeads], ["u32", headDim], ["u32", options.blockSize], ["f32", this.scoreScale],
           ["u32", splits], ["u32", splitKeys], ["u32", attentionWindow(config, index)],
@@ -546,16 +692,34 @@ export class WebGpuModelRunner implements ModelRunner {
       this.addNormed(step, b.h, layer.attnPostNorm, T);
 
       this.rmsnorm(step, b.x, layer.ffnNorm, b.h, T, d, eps);
-      if (layer.experts) {
-        step = await this.mixtureOfExperts(step, layer.experts, T);
+      const moe = layer.gemma4?.moe;
+      if (layer.experts && !moe) {
+        step = await this.mixtureOfExperts(step, layer, T, b.h);
       } else {
+        const ffn = layer.gate!.shape[1]!;
         const ffnInput = this.linearInput(step, b.h, T, d);
         this.linear(step, ffnInput, layer.gate!, b.gate);
         this.linear(step, ffnInput, layer.up!, b.up);
-        step.dispatch(this.pipeline(gelu ? SHADERS.geluMul : SHADERS.siluMul), [b.gate, b.up], [["u32", T * ffn]], grid(T * ffn, 256));
+        step.dispatch(this.pipeline(gelu ? SHADERS.geluMul : SHADERS.siluMul), [b.gate, b.up], gelu ? [["u32", T * ffn], ["u32", 0]] : [["u32", T * ffn]], grid(T * ffn, 256));
         this.linear(step, this.linearInput(step, b.gate, T, ffn), layer.down!, b.h);
       }
-      this.addNormed(step, b.h, layer.ffnPostNorm, T);
+      if (layer.experts && moe) {
+        // Gemma 4: the dense MLP is a shared expert beside the routed ones, each normed, then summed. The router reads
+        // rms_norm(x) (no weight) * ffn_gate_inp.scale / sqrt(d).
+        this.rmsnorm(step, b.h, moe.postNorm1, b.ffnOut, T, d, eps);
+        this.rmsnorm(step, b.x, moe.routerScale, b.routerInput, T, d, eps);
+        this.scale(step, b.routerInput, T * d, Math.fround(1 / Math.fround(Math.sqrt(d))));
+        this.rmsnorm(step, b.x, moe.preNorm2, b.h, T, d, eps);
+        step = await this.mixtureOfExperts(step, layer, T, b.routerInput);
+        this.rmsnorm(step, b.h, moe.postNorm2, b.postNormed, T, d, eps);
+        this.add(step, b.ffnOut, b.postNormed, T * d, T * d);
+        this.addNormed(step, b.ffnOut, layer.ffnPostNorm, T);
+      } else {
+        this.addNormed(step, b.h, layer.ffnPostNorm, T);
+      }
+      const perLayer = layer.gemma4?.perLayer;
+      if (perLayer) this.perLayerInput(step, perLayer, index, T);
+      if (layer.outScale !== undefined) this.scale(step, b.x, T * d, layer.outScale);
     }
     const outputs = gather.length;
     if (outputs === 0) {
@@ -567,6 +731,11 @@ export class WebGpuModelRunner implements ModelRunner {
     step.dispatch(this.pipeline(getRowsShader(0)), [b.x, b.gatherIds, b.h], [["u32", outputs], ["u32", d], ["u32", 0], ["u32", T]], grid(outputs * d, 256));
     this.rmsnorm(step, b.h, this.outputNorm, b.gathered, outputs, d, eps);
     this.linear(step, this.linearInput(step, b.gathered, outputs, d), this.outputWeight, b.logits);
+    const cap = config.final_logit_softcapping;
+    if (cap !== undefined) {
+      const count = outputs * config.vocab_size;
+      step.dispatch(this.pipeline(SHADERS.softcap), [b.logits], [["u32", count], ["f32", Math.fround(1 / cap)], ["f32", cap]], grid(count, 256));
+    }
     return this.readOutputs(step, chunks.filter((chunk) => chunk.wantLogits).map((chunk) => (sampleOnDevice ? chunk.deviceSampling : undefined)));
   }
 
@@ -627,12 +796,14 @@ export class WebGpuModelRunner implements ModelRunner {
       // Each copy is its own submission: the source table buffer is rewritten for the next one.
       this.device.queue.writeBuffer(b.copySource, 0, Int32Array.from(copy.sourceBlocks));
       const step = this.encoder.begin();
-      const kvDim = config.num_key_value_heads * config.head_dim;
       for (const [index, layer] of this.layers.entries()) {
+        // A shared-KV layer (Gemma 4) has no cache of its own: its source layer's copy moves what it reads.
+        if (kvSourceLayer(config, index) !== index) continue;
+        const { kvHeads, headDim, rotaryDim } = layerAttention(config, index);
         step.dispatch(this.pipeline(this.kv.kvCopy), [layer.kCache, layer.vCache, b.copySource, b.copyTarget, this.shiftRotations[index]!], [
-          ["u32", copy.count], ["u32", config.num_key_value_heads], ["u32", config.head_dim], ["u32", config.rotary_dim], ["u32", options.blockSize],
+          ["u32", copy.count], ["u32", kvHeads], ["u32", headDim], ["u32", rotaryDim], ["u32", options.blockSize],
           ["u32", copy.sourceStart], ["u32", copy.targetStart], ["i32", copy.targetStart - copy.sourceStart],
-        ], grid((copy.count * kvDim) / this.kvPerWord, 256));
+        ], grid((copy.count * kvHeads * headDim) / this.kvPerWord, 256));
       }
       step.submit();
     }
@@ -642,16 +813,18 @@ export class WebGpuModelRunner implements ModelRunner {
    * A mixture-of-experts feed-forward of the normed rows h [T, d] into h, as the WebAssembly runner computes it: the
    * router's logits (plus its bias) are read back and routed on the host (routeTokens); each expert in use gathers its
    * rows, runs gate, up (with biases), the activation (SiLU, or gpt-oss's swiglu_oai) and down (with bias) into its
-   * rows of the grouped outputs; moe_sum adds each token's slots in order, weighted. Submits `step` and returns the
-   * step that continues the pass.
+   * rows of the grouped outputs; moe_sum adds each token's slots in order, weighted. The router reads `routerInput`
+   * [T, d] (h itself but for Gemma 4, whose router has its own input); Gemma 4's per-expert down scale multiplies
+   * each expert's output rows before the routing weight. Submits `step` and returns the step that continues the pass.
    */
-  private async mixtureOfExperts(step: ReturnType<StepEncoder["begin"]>, experts: GpuExperts, T: number): Promise<ReturnType<StepEncoder["begin"]>> {
+  private async mixtureOfExperts(step: ReturnType<StepEncoder["begin"]>, layer: GpuLayer, T: number, routerInput: GPUBuffer): Promise<ReturnType<StepEncoder["begin"]>> {
     const { config, buffers: b } = this;
+    const experts: GpuExperts = layer.experts!;
     const d = config.hidden_size;
     const ffn = config.moe_intermediate_size!;
     const count = config.num_experts!;
     const k = config.num_experts_per_tok!;
-    this.linear(step, this.linearInput(step, b.h, T, d), experts.router, b.router, experts.routerBias);
+    this.linear(step, this.linearInput(step, routerInput, T, d), experts.router, b.router, experts.routerBias);
     const bytes = T * count * 4;
     step.copy(b.router, this.routerReadback!, bytes);
     step.submit();
@@ -661,11 +834,17 @@ export class WebGpuModelRunner implements ModelRunner {
     const routing = routeTokens(logits, T, count, k, config.norm_topk_prob === true, config.expert_gating);
     // Expert outputs are grouped by expert (in ascending order), each expert's rows in token order.
     const slotRows = new Int32Array(T * k);
+    const downScale = layer.expertDownScale;
+    const factors = downScale ? new Float32Array(T * k) : undefined;
     let grouped = 0;
     for (const [expert, rows] of routing.groups) {
       this.device.queue.writeBuffer(this.expertRows[expert]!, 0, Int32Array.from(rows, (row) => Math.floor(row / k)));
-      for (const row of rows) slotRows[row] = grouped++;
+      for (const row of rows) {
+        if (factors) factors[grouped] = downScale![expert]!;
+        slotRows[row] = grouped++;
+      }
     }
+    if (factors) this.device.queue.writeBuffer(b.expertFactors, 0, factors);
     this.device.queue.writeBuffer(b.slotRows, 0, slotRows);
     this.device.queue.writeBuffer(b.slotWeights, 0, routing.weights);
     const next = this.encoder.begin();
@@ -678,25 +857,65 @@ export class WebGpuModelRunner implements ModelRunner {
       this.linear(next, input, experts.up!.experts![expert]!, b.up, experts.upBias, expert * ffn);
       if (config.hidden_activation === "swiglu_oai") {
         next.dispatch(this.pipeline(SHADERS.swigluOai), [b.gate, b.up], [["u32", m * ffn], ["f32", SWIGLU_OAI_ALPHA], ["f32", SWIGLU_OAI_LIMIT]], grid(m * ffn, 256));
+      } else if (config.hidden_activation === "gelu_pytorch_tanh") {
+        next.dispatch(this.pipeline(SHADERS.geluMul), [b.gate, b.up], [["u32", m * ffn], ["u32", 0]], grid(m * ffn, 256));
       } else {
         next.dispatch(this.pipeline(SHADERS.siluMul), [b.gate, b.up], [["u32", m * ffn]], grid(m * ffn, 256));
       }
       this.linear(next, this.linearInput(next, b.gate, m, ffn), experts.down.experts![expert]!, b.expertOutput, experts.downBias, expert * d, first);
       first += m;
     }
+    // Each grouped row times its expert's down scale, rounded, then weighted in the sum (as the WebAssembly backend).
+    if (factors) next.dispatch(this.pipeline(SHADERS.scaleRows), [b.expertOutput, b.expertFactors], [["u32", first], ["u32", d]], grid(first * d, 256));
     next.dispatch(this.pipeline(SHADERS.moeSum), [b.expertOutput, b.slotRows, b.slotWeights, b.h], [["u32", T], ["u32", k], ["u32", d]], grid(T * d, 256));
     return next;
   }
 
-  private embed(step: ReturnType<StepEncoder["begin"]>, T: number): void {
-    const d = this.config.hidden_size;
-    const { embedding, buffers: b } = this;
-    const quant = QUANT_WEIGHT_TYPES[embedding.type];
-    for (const part of embedding.parts) {
-      const params: Array<["u32", number]> = [["u32", T], ["u32", d], ["u32", part.firstRow], ["u32", part.rows]];
-      if (quant) step.dispatch(this.pipeline(quant === "q8_0" ? SHADERS.getRowsQ8_0 : SHADERS.getRowsQ4_0), [part.quants!, part.scales!, b.ids, b.x], params, grid(T * d, 256));
-      else step.dispatch(this.pipeline(getRowsShader(FLOAT_WEIGHT_TYPES[embedding.type]!)), [part.data!, b.ids, b.x], params, grid(T * d, 256));
+  /** Rows ids[0..T) of a [vocab, width] lookup table (the token embedding, Gemma 4's per-layer one) into `out`. */
+  private embed(step: ReturnType<StepEncoder["begin"]>, table: GpuWeight, out: GPUBuffer, T: number, width: number): void {
+    const { buffers: b } = this;
+    const quant = QUANT_WEIGHT_TYPES[table.type];
+    for (const part of table.parts) {
+      const params: Array<["u32", number]> = [["u32", T], ["u32", width], ["u32", part.firstRow], ["u32", part.rows]];
+      if (quant) step.dispatch(this.pipeline(quant === "q8_0" ? SHADERS.getRowsQ8_0 : SHADERS.getRowsQ4_0), [part.quants!, part.scales!, b.ids, out], params, grid(T * width, 256));
+      else step.dispatch(this.pipeline(getRowsShader(FLOAT_WEIGHT_TYPES[table.type]!)), [part.data!, b.ids, out], params, grid(T * width, 256));
     }
+  }
+
+  /**
+   * Gemma 4's per-layer inputs of the batch into perLayerInputs, [layers, T, n] (each layer's rows together), as
+   * the WebAssembly backend computes them: (rms_norm(proj(x) / sqrt(d)) + per_layer_token_embd[token] * sqrt(n)) /
+   * sqrt(2), x being the scaled embeddings; the last lookup reorders [T, layers, n] by layer.
+   */
+  private perLayerInputs(step: ReturnType<StepEncoder["begin"]>, tensors: GpuPerLayerEmbedding, T: number): void {
+    const { buffers: b } = this;
+    const { hidden_size: d, num_hidden_layers: layers, rms_norm_eps: eps } = this.config;
+    const n = this.config.hidden_size_per_layer_input!;
+    const width = layers * n;
+    this.embed(step, tensors.tokens, b.perLayerInputs, T, width);
+    this.scale(step, b.perLayerInputs, T * width, Math.fround(Math.sqrt(n)));
+    this.linear(step, this.linearInput(step, b.x, T, d), tensors.projection, b.perLayerProjection);
+    this.scale(step, b.perLayerProjection, T * width, Math.fround(1 / Math.fround(Math.sqrt(d))));
+    this.rmsnorm(step, b.perLayerProjection, tensors.norm, b.perLayerNormed, T * layers, n, eps);
+    this.add(step, b.perLayerNormed, b.perLayerInputs, T * width, T * width);
+    this.scale(step, b.perLayerNormed, T * width, Math.fround(1 / Math.fround(Math.SQRT2)));
+    // [T, layers, n] -> [layers, T, n]: row (layer, t) is row t * layers + layer of a [T * layers, n] f32 table.
+    this.device.queue.writeBuffer(b.perLayerIds, 0, Int32Array.from({ length: layers * T }, (_, i) => (i % T) * layers + Math.floor(i / T)));
+    step.dispatch(this.pipeline(getRowsShader(0)), [b.perLayerNormed, b.perLayerIds, b.perLayerInputs], [["u32", layers * T], ["u32", n], ["u32", 0], ["u32", layers * T]], grid(layers * T * n, 256));
+  }
+
+  /**
+   * Gemma 4's per-layer embedding block on x [T, d]: x += post_norm(proj(gelu(inp_gate(x)) * this layer's per-layer
+   * input)).
+   */
+  private perLayerInput(step: ReturnType<StepEncoder["begin"]>, perLayer: NonNullable<NonNullable<GpuLayer["gemma4"]>["perLayer"]>, index: number, T: number): void {
+    const { buffers: b } = this;
+    const d = this.config.hidden_size;
+    const n = this.config.hidden_size_per_layer_input!;
+    this.linear(step, this.linearInput(step, b.x, T, d), perLayer.inputGate, b.gate);
+    step.dispatch(this.pipeline(SHADERS.geluMul), [b.gate, b.perLayerInputs], [["u32", T * n], ["u32", index * T * n]], grid(T * n, 256));
+    this.linear(step, this.linearInput(step, b.gate, T, n), perLayer.projection, b.h);
+    this.addNormed(step, b.h, perLayer.postNorm, T);
   }
 
   /** x[i] *= s for `count` values. */
