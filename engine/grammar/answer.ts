@@ -90,9 +90,10 @@ export interface ConstraintSpec {
   whitespace?: JsonWhitespace;
   /**
    * Reasoning comes first, as free text up to and including `close` (e.g. "</think>"); the format applies after it.
-   * With `open`, the output starts with that tag (the prompt did not open the reasoning itself).
+   * With `open`, the output starts with that tag (the prompt did not open the reasoning itself); with `optional` too,
+   * the model may skip the reasoning and answer at once (Gemma 4's thought channel, as llama.cpp's grammar has it).
    */
-  thinking?: { open?: string; close: string };
+  thinking?: { open?: string; close: string; optional?: boolean };
 }
 
 /** Blank lines between the reasoning's close tag and the answer. */
@@ -117,6 +118,8 @@ export function constraintGrammar(spec: ConstraintSpec): Grammar {
     const rest = b.rule("answer", answer);
     const open = spec.thinking.open ? [b.literal(spec.thinking.open)] : [];
     root = [[...open, reasoning, gap, b.ref(rest)]];
+    // Only a reasoning block the output opens itself can be left out.
+    if (spec.thinking.optional && spec.thinking.open) root.push([b.ref(rest)]);
   }
   return b.build(b.rule("output", root));
 }

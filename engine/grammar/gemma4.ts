@@ -2,17 +2,20 @@
 //   <|tool_call>call:NAME{key:VALUE,...}<tool_call|>
 // VALUE in Gemma's notation: a string between `<|"|>` marks, a number, true, false, null, a list `[VALUE,...]` or an
 // object `{key:VALUE,...}` with bare keys. The call's name is one of the tools' and its arguments are an object in
-// that notation. Where the tool's schema lists `properties`, its keys are those, in the sorted order the template
-// writes them, the `required` ones present, and a property of type string (with or without `enum`), integer, number
-// or boolean takes values of that type; deeper values are any value in the notation (llama.cpp's Gemma 4 grammar
-// constrains none of this: any bare key, any value). The model's
+// that notation. Where the tool's schema lists `properties`, its keys are those, in the order the template's dictsort
+// writes them (case-insensitive), the `required` ones present, and a property of type string (with or without `enum`),
+// integer, number or boolean takes values of that type; deeper values are any value in the notation (llama.cpp's
+// Gemma 4 grammar constrains none of this: any bare key, any value). A bare key is text without ':' or '}', as
+// llama.cpp reads one; a property whose name cannot be written so is refused. The model's
 // end-of-generation token (`<|tool_response>`, which opens the results in its template) follows the calls. "auto"
 // allows text (never containing `<|tool_call>`) before optional calls.
+import { dictsortKeys } from "../chat/dictsort.js";
 import { GEMMA4_QUOTE, GEMMA4_TOOL_CALL_CLOSE, GEMMA4_TOOL_CALL_OPEN } from "../chat/gemma4.js";
 import type { GrammarBuilder, GrammarSymbol } from "./grammar.js";
+import { BytesExceptLexeme } from "./lexemes/bytes-except.js";
 import { FreeTextLexeme } from "./lexemes/free-text.js";
 import type { SchemaCompiler } from "./schema/compile.js";
-import { SchemaError, quoted } from "./schema/errors.js";
+import { SchemaError, pointer, quoted } from "./schema/errors.js";
 
 /** The calls a Gemma 4 model may write. */
 export interface Gemma4Calls {
@@ -35,9 +38,9 @@ export function gemma4Calls(format: Gemma4Calls, b: GrammarBuilder, schemas: Sch
   if (named !== undefined && !tools.some((tool) => tool.name === named)) throw new SchemaError("tool_choice", "", `tool_choice names ${quoted(named)}, which is not among the tools`);
   const value = gemma4ValueRule(b, schemas);
   const bodies: GrammarSymbol[][] = [];
-  for (const tool of tools) {
+  for (const [index, tool] of tools.entries()) {
     if (named !== undefined && tool.name !== named) continue;
-    const properties = propertiesOf(tool.parameters);
+    const properties = propertiesOf(tool.parameters, pointer(`/tools/${index}`, "parameters"));
     const args = properties.length > 0 ? propertyObject(b, schemas, `gemma4-args:${tool.name}`, properties, value) : gemma4Object(b, `gemma4-args:${tool.name}`, anyKey(b), value);
     bodies.push([b.literal(`${GEMMA4_TOOL_CALL_OPEN}call:${tool.name}`), args, b.literal(GEMMA4_TOOL_CALL_CLOSE)]);
   }
@@ -61,17 +64,25 @@ interface Property {
   required: boolean;
 }
 
-/** A schema's `properties` in sorted order (as the template's dictsort writes them), with their `required` flags. */
-function propertiesOf(schema: unknown): Property[] {
+/**
+ * A schema's `properties` in the order the template's `dictsort` writes them (engine/chat/dictsort.ts), with their
+ * `required` flags.
+ * @throws SchemaError at `path` (the schema's) for a name the notation cannot write as a bare key.
+ */
+function propertiesOf(schema: unknown, path: string): Property[] {
   if (typeof schema !== "object" || schema === null) return [];
   const { properties, required } = schema as { properties?: unknown; required?: unknown };
   if (typeof properties !== "object" || properties === null || Array.isArray(properties)) return [];
   const needed = new Set(Array.isArray(required) ? required : []);
-  // A key is written bare up to its colon: a name holding ':' or '}' cannot be written so.
-  return Object.keys(properties)
-    .filter((name) => name !== "" && !/[:}]/.test(name))
-    .sort()
-    .map((name) => ({ name, schema: (properties as Record<string, unknown>)[name], required: needed.has(name) }));
+  const names = Object.keys(properties);
+  for (const name of names) {
+    // A key is the text up to its colon after any whitespace (llama.cpp's [^:}]+): a name that is empty, holds ':' or
+    // '}', or starts with whitespace would not be read back as written.
+    if (name === "" || /[:}]/.test(name) || /^\s/.test(name)) {
+      throw new SchemaError("properties", path, `the property name ${quoted(name)} cannot be a key in Gemma 4's call notation (empty, holding ':' or '}', or starting with whitespace)`);
+    }
+  }
+  return dictsortKeys(names).map((name) => ({ name, schema: (properties as Record<string, unknown>)[name], required: needed.has(name) }));
 }
 
 /**
@@ -118,9 +129,9 @@ function typedValue(b: GrammarBuilder, schemas: SchemaCompiler, name: string, sc
   }
 }
 
-/** A bare key: text without ':' (the colon follows as a literal). */
+/** A bare key: text without ':' or '}' (llama.cpp's [^:}]+; the colon follows as a literal). */
 function anyKey(b: GrammarBuilder): GrammarSymbol {
-  return b.lexeme(new FreeTextLexeme(":", false));
+  return b.lexeme(new BytesExceptLexeme(":}"));
 }
 
 /** `{}` or `{KEY:VALUE,...}`. */

@@ -59,7 +59,9 @@ export function constraintSpecOf(request: InternalRequest, tags: ConstraintTags 
   if (mistral && !tags.thinkTags) return tags.whitespace && tags.whitespace !== "compact" ? { format, whitespace: tags.whitespace } : { format };
   const think = tags.thinkTags ?? DEFAULT_THINK_TAGS;
   const layout = tags.whitespace && tags.whitespace !== "compact" ? { whitespace: tags.whitespace } : {};
-  return request.thinking.enabled ? { format, thinking: { open: think.open, close: think.close }, ...layout } : { format, ...layout };
+  // Gemma 4 may answer or call without opening its thought channel (llama.cpp's grammar makes the channel optional).
+  const thinking = { open: think.open, close: think.close, ...(gemma4 ? { optional: true } : {}) };
+  return request.thinking.enabled ? { format, thinking, ...layout } : { format, ...layout };
 }
 
 /**

@@ -13,10 +13,10 @@ const request = (thinking: boolean, tools = true): InternalRequest => ({
 });
 const FORMAT = { syntax: "gemma4", thinkTags: { open: "<|channel>thought", close: "<channel|>" } } as const;
 
-/** The events of `text` read one character at a time. */
-function events(thinking: boolean, text: string, tools = true): InternalEvent[] {
+/** The events of `text` read one character at a time (or in the `deltas` given). */
+function events(thinking: boolean, text: string, tools = true, deltas: string[] = [...text]): InternalEvent[] {
   const reader = outputReaderOf(request(thinking, tools), FORMAT);
-  return [...[...text].flatMap((c) => reader.push(c)), ...reader.flush(false)];
+  return [...deltas.flatMap((delta) => reader.push(delta)), ...reader.flush(false)];
 }
 
 const joined = (read: InternalEvent[], type: "thinking" | "text") => read.filter((event) => event.type === type).map((event) => (event as { text: string }).text).join("");
@@ -24,7 +24,8 @@ const joined = (read: InternalEvent[], type: "thinking" | "text") => read.filter
 describe("a Gemma 4 model's output format", () => {
   it("constrains calls to Gemma 4's notation, the thought channel first only with thinking on", () => {
     expect(constraintSpecOf(request(false), FORMAT)).toEqual({ format: { type: "gemma4_calls", tools: [TOOL], choice: "auto" } });
-    expect(constraintSpecOf(request(true), FORMAT)).toEqual({ format: { type: "gemma4_calls", tools: [TOOL], choice: "auto" }, thinking: FORMAT.thinkTags });
+    // The channel is optional, as llama.cpp's grammar has it: the model may answer or call without opening it.
+    expect(constraintSpecOf(request(true), FORMAT)).toEqual({ format: { type: "gemma4_calls", tools: [TOOL], choice: "auto" }, thinking: { ...FORMAT.thinkTags, optional: true } });
     expect(toEngineRequest("r", request(true), FORMAT).thinkingBudget).toEqual({ tokens: 64, ...FORMAT.thinkTags });
   });
 
@@ -40,5 +41,21 @@ describe("a Gemma 4 model's output format", () => {
     expect(events(false, "Hi.<|channel>thought\n<channel|>", false).map((event) => event.type === "text" ? event.text : event.type).join("")).toBe("Hi.");
     // Without tools, call markup is text.
     expect(joined(events(false, "<|tool_call>call:f{}<tool_call|>", false), "text")).toBe("<|tool_call>call:f{}<tool_call|>");
+  });
+
+  it("reads channel markers inside a call's strings as the string's text, whatever the delta boundaries", () => {
+    const Q = '<|"|>';
+    const whole = `<|channel>thought\nPlan.<channel|>Ok.<|tool_call>call:get_time{zone:${Q}a<channel|>b<|channel>thought c${Q}}<tool_call|><|channel>thought\n<channel|>`;
+    const cuts = Array.from({ length: whole.length - 1 }, (_, i) => [whole.slice(0, i + 1), whole.slice(i + 1)]);
+    for (const thinking of [true, false]) {
+      for (const deltas of [[whole], [...whole], ...cuts]) {
+        const read = events(thinking, whole, true, deltas);
+        expect(joined(read, "thinking"), JSON.stringify(deltas)).toBe("Plan.");
+        expect(joined(read, "text"), JSON.stringify(deltas)).toBe("Ok.");
+        expect(read.filter((event) => event.type === "tool_call"), JSON.stringify(deltas)).toEqual([
+          expect.objectContaining({ name: "get_time", arguments: { zone: "a<channel|>b<|channel>thought c" } }),
+        ]);
+      }
+    }
   });
 });

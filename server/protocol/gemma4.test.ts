@@ -59,6 +59,24 @@ describe("Gemma4CallReader", () => {
     }
   });
 
+  it("ends a call at the <tool_call|> after its arguments' value: a string may hold the marker, whatever the delta boundaries", () => {
+    const args = `{note:${Q}write <tool_call|> then }<tool_call|>${Q},n:1}`;
+    const whole = `Ok.<|tool_call>call:save${args}<tool_call|><|tool_call>call:get_time{}<tool_call|>`;
+    const json = { note: "write <tool_call|> then }<tool_call|>", n: 1 };
+    for (const deltas of splits(whole)) {
+      expect(read(deltas), JSON.stringify(deltas)).toEqual([{ kind: "text", text: "Ok." }, ...streamed(0, "save", json), ...streamed(1, "get_time", {})]);
+    }
+    // A string still open when generation stops holds the rest: the marker inside it does not end the call.
+    const reader = new Gemma4CallReader(() => "id1");
+    expect([...reader.push(`<|tool_call>call:save{n:1,note:${Q}a<tool_call|>b`), ...reader.flush(true)]).toEqual(streamed(0, "save", { n: 1 }));
+    expect(reader.endedInsideCall).toBe(true);
+  });
+
+  it("keeps a key as written up to its colon, trailing whitespace included, as llama.cpp does", () => {
+    expect(readGemma4Value(`{ a :1,\n b\t:{ c :2}}`).value).toEqual({ "a ": 1, "b\t": { "c ": 2 } });
+    for (const deltas of splits(`<|tool_call>call:f{ key :1}<tool_call|>`)) expect(read(deltas)).toEqual(streamed(0, "f", { "key ": 1 }));
+  });
+
   it("never lets cut markup become text: a partial tag is dropped, a call cut after its name keeps its whole members", () => {
     expect(read(["Hi <|tool_c"], true)).toEqual([{ kind: "text", text: "Hi" }]);
     expect(read(["Hi <|tool_call>call:get_we"], true)).toEqual([{ kind: "text", text: "Hi" }]);

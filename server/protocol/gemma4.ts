@@ -3,7 +3,8 @@
 // where a VALUE is a string between `<|"|>` marks (its text as is, no escapes), a number, true, false, null, a list
 // `[VALUE,...]` or an object `{key:VALUE,...}` with bare keys, as llama.cpp's Gemma 4 parser reads them. Text before
 // the first call is the answer; whitespace between text and calls is the template's layout. A call streams as it is
-// generated: its start once its name is whole (at its `{`), then its arguments as JSON, whole, at `<tool_call|>`.
+// generated: its start once its name is whole (at its `{`), then its arguments as JSON, whole, at the `<tool_call|>`
+// after their value (a string value may hold that marker).
 // Markup may arrive split across deltas, so a possible partial `<|tool_call>` is held back until the next delta
 // settles it; when generation was cut short, held markup never becomes text, and a call cut after its name is still a
 // call, with its arguments as far as written. Output that opens a call but names none is passed on as text at a
@@ -34,6 +35,10 @@ export class Gemma4CallReader {
   private unfinished = false;
   /** The call whose start was sent: its id and name, and where its arguments start in `held`. */
   private streaming: { id: string; name: string; start: number } | undefined;
+  /** readCall(): stop once a call is left; whether one was; the text after it. */
+  private stopAfterCall = false;
+  private leftCall = false;
+  private leftOver: string | undefined;
 
   constructor(private readonly newId: () => string = newToolCallId) {}
 
@@ -45,10 +50,34 @@ export class Gemma4CallReader {
     return this.unfinished;
   }
 
+  /**
+   * Reads `text` (which, outside a call, starts with whitespace and `<|tool_call>`) only as far as the call it holds:
+   * `rest` is what follows the call's end (or the open marker, when no call follows it), unread; undefined while the
+   * call goes on. Lets the caller read what lies outside calls in its own way (thought channels: output-readers.ts).
+   */
+  readCall(text: string): { pieces: ToolCallPiece[]; rest: string | undefined } {
+    this.stopAfterCall = true;
+    this.leftCall = false;
+    try {
+      const pieces = this.push(text);
+      const rest = this.leftOver;
+      this.leftOver = undefined;
+      return { pieces, rest };
+    } finally {
+      this.stopAfterCall = false;
+    }
+  }
+
   push(delta: string): ToolCallPiece[] {
     this.held += delta;
     const pieces: ToolCallPiece[] = [];
     for (;;) {
+      if (this.state === "text" && this.stopAfterCall && this.leftCall) {
+        this.leftCall = false;
+        this.leftOver = this.held;
+        this.held = "";
+        return pieces;
+      }
       if (this.state === "text") {
         if (this.afterCall) {
           this.held = this.held.trimStart();
@@ -93,12 +122,13 @@ export class Gemma4CallReader {
         this.gap = "";
         pieces.push({ kind: "tool_call_start", index: this.found, id: this.streaming.id, name });
       }
-      const close = this.held.indexOf(GEMMA4_TOOL_CALL_CLOSE, this.streaming.start);
+      const close = this.callClose();
       if (close < 0) return pieces;
       this.endCall(pieces, this.held.slice(this.streaming.start, close));
       this.held = this.held.slice(close + GEMMA4_TOOL_CALL_CLOSE.length);
       this.state = "text";
       this.afterCall = true;
+      this.leftCall = true;
     }
   }
 
@@ -118,11 +148,25 @@ export class Gemma4CallReader {
     return pieces;
   }
 
+  /**
+   * Where the streamed call's `<tool_call|>` is in `held`, or -1 while none is written: the first after its arguments'
+   * value as far as it reads (a string may hold the marker; llama.cpp reads a string to its closing mark first). A
+   * string still open reads to the end, so no marker counts until it closes.
+   */
+  private callClose(): number {
+    const start = this.streaming!.start;
+    // Most deltas hold no marker at all: read the arguments only once one may close them.
+    if (this.held.indexOf(GEMMA4_TOOL_CALL_CLOSE, start) < 0) return -1;
+    const read = readGemma4Value(this.held.slice(start));
+    return this.held.indexOf(GEMMA4_TOOL_CALL_CLOSE, start + read.end);
+  }
+
   /** The `<|tool_call>` just read did not open a call: it goes out as text, and what follows is read as text. */
   private notCall(pieces: ToolCallPiece[]): void {
     this.text(pieces, this.gap + GEMMA4_TOOL_CALL_OPEN);
     this.gap = "";
     this.state = "text";
+    this.leftCall = true;
   }
 
   /** Ends the streamed call with its arguments' notation `body` (from its `{`); `cut`: generation stopped inside it. */
@@ -219,7 +263,8 @@ export function readGemma4Value(text: string): Gemma4Read {
       }
       at = colon + 1;
       const item = value();
-      if (item !== undefined) out[key.trim()] = item;
+      // The key as written up to its colon, trailing whitespace included, as llama.cpp keeps it.
+      if (item !== undefined) out[key] = item;
       if (!complete) break;
       space();
       if (text[at] === ",") {

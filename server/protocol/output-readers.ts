@@ -2,6 +2,7 @@
 // Hermes `<tool_call>` calls: server/protocol/think-splitter.ts, tool-calls.ts; Mistral `[TOOL_CALLS]`: mistral.ts; Gemma 4's
 // thought channel and `<|tool_call>`: gemma4.ts) or
 // OpenAI's harmony channels (gpt-oss: server/protocol/harmony.ts). Each reader takes text deltas and is flushed once at the end.
+import { GEMMA4_TOOL_CALL_OPEN } from "../../engine/chat/gemma4.js";
 import { Gemma4CallReader } from "./gemma4.js";
 import { HarmonyParser, type HarmonyPiece } from "./harmony.js";
 import type { InternalEvent } from "./internal.js";
@@ -43,16 +44,26 @@ export interface CallReader {
 export class TaggedOutputReader implements OutputReader {
   private readonly splitter: ThinkSplitter | ThoughtChannelSplitter | undefined;
   private readonly extractor: CallReader | undefined;
+  /**
+   * Gemma 4 with thought channels and calls: a call is read by the call reader alone, so channel markers inside its
+   * strings stay its text (as llama.cpp reads a string to its closing mark); the splitter reads what lies outside.
+   */
+  private readonly gemma4: { splitter: ThoughtChannelSplitter; calls: Gemma4CallReader } | undefined;
+  /** Inside a Gemma 4 call: deltas go to the call reader until it ends. */
+  private inGemma4Call = false;
 
   constructor(tags: { think?: ThinkTags | "gemma4-channels"; toolCall?: ToolCallTags | { mistral: "json" | "args" } | { gemma4: true } }) {
-    this.splitter = tags.think === "gemma4-channels" ? new ThoughtChannelSplitter() : tags.think ? new ThinkSplitter(tags.think) : undefined;
     const calls = tags.toolCall;
+    const gemma4Calls = calls && "gemma4" in calls ? new Gemma4CallReader() : undefined;
+    const channels = tags.think === "gemma4-channels" ? new ThoughtChannelSplitter(gemma4Calls ? GEMMA4_TOOL_CALL_OPEN : undefined) : undefined;
+    this.splitter = channels ?? (tags.think && tags.think !== "gemma4-channels" ? new ThinkSplitter(tags.think) : undefined);
+    this.gemma4 = channels && gemma4Calls ? { splitter: channels, calls: gemma4Calls } : undefined;
     this.extractor = !calls
       ? undefined
       : "mistral" in calls
         ? new MistralCallReader(calls.mistral)
         : "gemma4" in calls
-          ? new Gemma4CallReader()
+          ? gemma4Calls
           : new ToolCallExtractor(calls, undefined, true);
   }
 
@@ -73,7 +84,27 @@ export class TaggedOutputReader implements OutputReader {
   }
 
   push(text: string): InternalEvent[] {
+    if (this.gemma4) return this.pushGemma4(this.gemma4, text);
     return this.splitter ? this.split(this.splitter.push(text)) : this.answer("text", text);
+  }
+
+  /** Channels split outside calls, calls read whole by the call reader, in turn as the text goes. */
+  private pushGemma4(gemma4: { splitter: ThoughtChannelSplitter; calls: Gemma4CallReader }, text: string): InternalEvent[] {
+    const events: InternalEvent[] = [];
+    let rest: string | undefined = text;
+    while (rest !== undefined) {
+      if (this.inGemma4Call) {
+        const read = gemma4.calls.readCall(rest);
+        events.push(...read.pieces.map(eventOf));
+        rest = read.rest;
+        this.inGemma4Call = rest === undefined;
+        continue;
+      }
+      events.push(...this.split(gemma4.splitter.push(rest)));
+      rest = gemma4.splitter.takeStopped();
+      this.inGemma4Call = rest !== undefined;
+    }
+    return events;
   }
 
   flush(cut: boolean): InternalEvent[] {

@@ -10,10 +10,18 @@ const OPEN = "<|channel>";
 const THOUGHT = GEMMA4_THINK_TAGS.open.slice(OPEN.length);
 const CLOSE = GEMMA4_THINK_TAGS.close;
 
-/** Incremental splitter of thought channels: push() deltas, flush() once at the end (ThinkSplitter's interface). */
+/**
+ * Incremental splitter of thought channels: push() deltas, flush() once at the end (ThinkSplitter's interface). With
+ * `stopAt` (a call's open marker), answer text stops at that marker: push() returns what came before it, and
+ * {@link takeStopped} hands over the rest, the marker first, for the caller to read the call (whose strings may hold
+ * channel markers) and to push back what follows it.
+ */
 export class ThoughtChannelSplitter {
   private state: "answer" | "channel" | "thinking" = "answer";
   private held = "";
+  private stopped = false;
+
+  constructor(private readonly stopAt?: string) {}
   /** Whitespace after `<|channel>thought` is layout, as are newlines after `<channel|>`; they may arrive later. */
   private skip: RegExp | undefined;
 
@@ -58,6 +66,13 @@ export class ThoughtChannelSplitter {
       const open = this.held.indexOf(OPEN);
       const close = this.held.indexOf(CLOSE);
       const marker = open >= 0 && (close < 0 || open < close) ? OPEN : close >= 0 ? CLOSE : undefined;
+      const stop = this.stopAt === undefined ? -1 : this.held.indexOf(this.stopAt);
+      if (stop >= 0 && (marker === undefined || stop < (marker === OPEN ? open : close))) {
+        if (stop > 0) pieces.push({ kind: "text", text: this.held.slice(0, stop) });
+        this.held = this.held.slice(stop);
+        this.stopped = true;
+        return pieces;
+      }
       if (marker !== undefined) {
         const at = marker === OPEN ? open : close;
         if (at > 0) pieces.push({ kind: "text", text: this.held.slice(0, at) });
@@ -66,9 +81,19 @@ export class ThoughtChannelSplitter {
         if (marker === OPEN) this.state = "channel";
         continue;
       }
-      this.emit(pieces, "text", this.held.length - Math.max(partialSuffix(this.held, OPEN), partialSuffix(this.held, CLOSE)));
+      const stopPartial = this.stopAt === undefined ? 0 : partialSuffix(this.held, this.stopAt);
+      this.emit(pieces, "text", this.held.length - Math.max(partialSuffix(this.held, OPEN), partialSuffix(this.held, CLOSE), stopPartial));
       return pieces;
     }
+  }
+
+  /** After push() stopped at `stopAt`: the text from the marker on (the splitter then holds nothing); else undefined. */
+  takeStopped(): string | undefined {
+    if (!this.stopped) return undefined;
+    const rest = this.held;
+    this.held = "";
+    this.stopped = false;
+    return rest;
   }
 
   /**
