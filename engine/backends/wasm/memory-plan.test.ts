@@ -149,6 +149,17 @@ describe("planMemory", () => {
     expect(alone.groups.map((g) => [g.firstLayer, g.layerCount, g.embedding, g.head])).toEqual([[0, 0, true, false], [0, 3, false, false], [3, 0, false, true]]);
   });
 
+  it("counts each layer's buffers in its memory and the prelude's in the first (Gemma 4's per-layer inputs)", () => {
+    const tiny: Shape = { layers: 3, hidden: 128, ffn: 352, vocab: 32000, kvDim: 64, bytesPerElement: 4 };
+    const base = input(tiny, { memoryOverheadBytes: 4 * MiB, budgetKvBlocks: 32, limits: { maxLayersPerMemory: 2 } }, 512);
+    const plain = planMemory(base);
+    const withBuffers = planMemory({ ...base, preludeBufferBytes: 5 * MiB, layerBufferBytes: MiB });
+    expect(withBuffers.groups.map((g) => [g.firstLayer, g.layerCount])).toEqual(plain.groups.map((g) => [g.firstLayer, g.layerCount]));
+    expect(withBuffers.groups.map((g, i) => g.bytes - plain.groups[i]!.bytes)).toEqual([5 * MiB + 2 * MiB, MiB]);
+    // They count against a memory's room like tensors: too many for one memory, the part is refused naming them.
+    expect(() => planMemory({ ...base, layerBufferBytes: 4 * GiB })).toThrow(/^layer 0 needs \d+ bytes .*buffers 4\.30 GB\)/);
+  });
+
   it("refuses, before anything is allocated, a layer larger than one memory, naming its bytes and the 4 GiB limit", () => {
     const huge: Shape = { layers: 2, hidden: 16384, ffn: 53248, vocab: 32000, kvDim: 16384, bytesPerElement: 2 };
     let error: unknown;

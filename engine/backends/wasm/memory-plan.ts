@@ -31,6 +31,10 @@ export interface MemoryPlanInput {
   memoryOverheadBytes: number;
   /** Extra bytes of the memory that computes logits (the logits buffer). */
   headBufferBytes: number;
+  /** Extra bytes of the memory holding the tensors outside the layers (Gemma 4: where its per-layer inputs are computed). */
+  preludeBufferBytes?: number;
+  /** Extra bytes each layer adds to its memory's buffers (Gemma 4: its per-layer inputs). */
+  layerBufferBytes?: number;
   /** Bytes of one KV block (K and V) of one layer. */
   kvBlockBytesPerLayer: number;
   /**
@@ -120,7 +124,7 @@ interface Part {
   tensors: string[];
   /** Tensors and buffers. */
   bytes: number;
-  /** Of `bytes`, those of buffers (the head's logits). */
+  /** Of `bytes`, those of buffers (the head's logits, Gemma 4's per-layer inputs). */
   bufferBytes: number;
   /** The layer index, for layer parts (its KV cache scales with the block count). */
   layer?: number;
@@ -238,8 +242,10 @@ function pack(parts: readonly Part[], cost: (part: Part) => number, capacity: nu
 
 /** The model in packing order: prelude (untied embedding and stray tensors), layer 0 .. n-1, head. */
 function modelParts(input: MemoryPlanInput): Part[] {
-  const prelude: Part = { label: "the tensors outside the layers", tensors: [], bytes: 0, bufferBytes: 0 };
-  const layers: Part[] = Array.from({ length: input.layerCount }, (_, layer) => ({ label: `layer ${layer}`, tensors: [], bytes: 0, bufferBytes: 0, layer }));
+  const preludeBuffers = input.preludeBufferBytes ?? 0;
+  const layerBuffers = input.layerBufferBytes ?? 0;
+  const prelude: Part = { label: "the tensors outside the layers", tensors: [], bytes: preludeBuffers, bufferBytes: preludeBuffers };
+  const layers: Part[] = Array.from({ length: input.layerCount }, (_, layer) => ({ label: `layer ${layer}`, tensors: [], bytes: layerBuffers, bufferBytes: layerBuffers, layer }));
   const head: Part = { label: "the output head", tensors: [], bytes: input.headBufferBytes, bufferBytes: input.headBufferBytes };
   for (const tensor of input.tensors) {
     const layer = /^blk\.(\d+)\./.exec(tensor.name);

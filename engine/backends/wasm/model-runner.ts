@@ -21,6 +21,8 @@ import { type ModelRunner, type RunnerOptions, type SequenceChunk, checkBatch, c
 import { type LayerWeights, MemoryGroup } from "./memory-group.js";
 import { type MemoryLimits, type MemoryPlan, availableMemoryBytes, planMemory } from "./memory-plan.js";
 import { type ResidentTensor, type WeightStorage, loadWeights, residentBytes } from "./weight-loader.js";
+import { PER_LAYER_TOKEN_EMBD, residentPart, stageRows, tensorsReadByRows } from "./rows-read-on-demand.js";
+import { TensorRowReader } from "../../model/tensor-rows.js";
 
 const MATMUL_KERNELS: Partial<Record<GgmlType, string>> = {
   [GgmlType.F32]: "matmul_f32", [GgmlType.F16]: "matmul_f16", [GgmlType.BF16]: "matmul_bf16",
@@ -86,8 +88,18 @@ const ALIGNMENT_BYTES = 64;
 type BufferName =
   | "x" | "h" | "xq" | "xw" | "x1" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors"
   | "localBlockTables" | "localDescriptors" | "copyTables" | "scratch" | "router" | "gathered" | "expertOut"
-  | "ones" | "ffnOut" | "perLayerInputs" | "perLayerProjection";
+  | "ones" | "ffnOut" | "perLayerInputs" | "perLayerProjection" | "perLayerTokenRows" | "perLayerTokenIds";
 type Group = MemoryGroup<BufferName>;
+
+/** What one memory computes beside its layers, which decides the buffers it needs. */
+interface GroupRole {
+  /** Computes logits. */
+  head: boolean;
+  /** Computes Gemma 4's per-layer inputs of every layer (reading the token rows from the file). */
+  perLayerInputs: boolean;
+  /** Layers it holds. */
+  layerCount: number;
+}
 
 /** The activation formats the model's quantized matrices need (no quantized-activation buffer for the others). */
 function activationFormatsOf(source: ModelSource): ReadonlySet<ActivationFormat> {
@@ -105,10 +117,11 @@ function activationFormatsOf(source: ModelSource): ReadonlySet<ActivationFormat>
 
 /**
  * Bytes of each activation buffer one memory group allocates; the logits buffer only where logits are computed, a
- * quantized-activation buffer only for a format the model's matrices use.
+ * quantized-activation buffer only for a format the model's matrices use, Gemma 4's per-layer inputs for the layers
+ * held (all of them, with the projection's scratch and the staged token rows, where they are computed).
  * NOTE: planning counts these same sizes, so allocate nothing per group that is not listed here.
  */
-function activationBufferBytes(source: ModelSource, options: RunnerOptions, head: boolean, windowed: boolean): Record<BufferName, number> {
+function activationBufferBytes(source: ModelSource, options: RunnerOptions, role: GroupRole, windowed: boolean): Record<BufferName, number> {
   const config = source.config;
   const formats = activationFormatsOf(source);
   const d = config.hidden_size;
@@ -125,7 +138,10 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, head
   const ffn = Math.max(moe ? config.moe_intermediate_size! : 0, !moe || gemma4 ? config.intermediate_size : 0, perLayer);
   const T = options.maxBatchTokens;
   const widest = Math.max(d, qDim, ffn);
-  const perLayerInputs = T * config.num_hidden_layers * perLayer * 4;
+  // One layer's per-layer inputs of a batch; one token's row of per_layer_token_embd as the file stores it.
+  const layerInputBytes = T * perLayer * 4;
+  const tokenRows = source.tensors.get(PER_LAYER_TOKEN_EMBD);
+  const tokenRowBytes = perLayer > 0 && tokenRows ? tokenRows.byteLength / tokenRows.shape[1]! : 0;
   return {
     x: T * d * 4,
     h: T * Math.max(d, qDim) * 4,
@@ -139,7 +155,7 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, head
     attention: T * qDim * 4,
     gate: T * ffn * 4,
     up: T * ffn * 4,
-    logits: head ? options.maxSequences * config.vocab_size * 4 : 0,
+    logits: role.head ? options.maxSequences * config.vocab_size * 4 : 0,
     ids: T * 4,
     positions: T * 4,
     blockTables: options.maxSequences * Math.ceil(options.maxContext / options.blockSize) * 4,
@@ -153,11 +169,14 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, head
     gathered: moe ? T * d * 4 : 0,
     expertOut: moe ? T * d * 4 : 0,
     // Gemma 4: a weight of ones for the unweighted RMS norms (values, the router's input), the dense MLP's output
-    // beside the experts', and the per-layer embedding inputs ([layers, T, n]) with their projection's scratch.
+    // beside the experts', and the per-layer embedding inputs ([layers, T, n]): every layer's, the projection's
+    // scratch, the batch's token rows and their staged ids where they are computed; elsewhere the layers' own.
     ones: gemma4 ? Math.max(d, headDim) * 4 : 0,
     ffnOut: gemma4 && moe ? T * d * 4 : 0,
-    perLayerInputs,
-    perLayerProjection: perLayerInputs,
+    perLayerInputs: (role.perLayerInputs ? config.num_hidden_layers : role.layerCount) * layerInputBytes,
+    perLayerProjection: role.perLayerInputs ? config.num_hidden_layers * layerInputBytes : 0,
+    perLayerTokenRows: role.perLayerInputs ? T * tokenRowBytes : 0,
+    perLayerTokenIds: role.perLayerInputs && perLayer > 0 ? T * 4 : 0,
   };
 }
 
@@ -281,15 +300,27 @@ export class WasmModelRunner implements ModelRunner {
     const budgetKvBlocks = fullLayersBytes === 0
       ? options.maxSequences * minimumKvBlocks
       : kvBlocksForBudget(options.kvCache, fullLayersBytes, Infinity, minimumKvBlocks, undefined, windowBytes);
-    const buffers = Object.values<number>(activationBufferBytes(source, options, false, windowed !== undefined));
+    const bufferBytes = (role: GroupRole) => activationBufferBytes(source, options, role, windowed !== undefined);
+    const buffers = Object.values<number>(bufferBytes({ head: false, perLayerInputs: false, layerCount: 0 }));
+    // Gemma 4's per-layer inputs: each layer's rows in its memory, and where they are computed (the memory of the
+    // tensors outside the layers) every layer's with their scratch, which counts its own layers' rows twice.
+    const perLayerOf = (role: GroupRole) => {
+      const bytes = bufferBytes(role);
+      return bytes.perLayerInputs + bytes.perLayerProjection + bytes.perLayerTokenRows + bytes.perLayerTokenIds;
+    };
     const ropeBytes = source.ropeFreqFactors ? source.ropeFreqFactors.byteLength + ALIGNMENT_BYTES : 0;
+    // Tensors read by rows from the file take no WebAssembly memory, only their staged rows above.
+    const readByRows = tensorsReadByRows(config);
     return planMemory({
-      tensors: [...source.tensors.values()].map((tensor) => ({ name: tensor.name, bytes: residentBytes(tensor, WASM_WEIGHT_STORAGE) + ALIGNMENT_BYTES })),
+      tensors: [...residentPart(source, readByRows).tensors.values()].map((tensor) => ({ name: tensor.name, bytes: residentBytes(tensor, WASM_WEIGHT_STORAGE) + ALIGNMENT_BYTES })),
       layerCount: config.num_hidden_layers,
       tiedEmbedding: !source.tensors.has("output.weight"),
       memoryOverheadBytes: RESERVED_LOW_BYTES + buffers.reduce((sum, bytes) => sum + bytes + ALIGNMENT_BYTES, 0) + ropeBytes + MEMORY_HEADROOM_BYTES,
-      headBufferBytes: activationBufferBytes(source, options, true, windowed !== undefined).logits + ALIGNMENT_BYTES,
-      kvBlockBytesPerLayer: kvBlockBytes(1, config.num_key_value_heads * config.head_dim, options.blockSize, kvDtype),
+      headBufferBytes: bufferBytes({ head: true, perLayerInputs: false, layerCount: 0 }).logits + ALIGNMENT_BYTES,
+      preludeBufferBytes: perLayerOf({ head: false, perLayerInputs: true, layerCount: 0 }),
+      layerBufferBytes: perLayerOf({ head: false, perLayerInputs: false, layerCount: 1 }),
+      // Every layer's own bytes are given below; this is only their widest.
+      kvBlockBytesPerLayer: Math.max(...layerBlockBytes),
       kvBlockBytesOfLayer: layerBlockBytes,
       windowLayers: windowed,
       minimumKvBlocks,
@@ -303,7 +334,8 @@ export class WasmModelRunner implements ModelRunner {
   private constructor(readonly source: ModelSource, readonly options: RunnerOptions, readonly plan: MemoryPlan, runtimes: readonly WasmRuntime[]) {
     const config = source.config;
     const runtimeOfTensor = new Map(plan.groups.flatMap((group, g) => group.tensors.map((name) => [name, runtimes[g]] as const)));
-    const weights = loadWeights(source, (tensor) => runtimeOfTensor.get(tensor.name)!, WASM_WEIGHT_STORAGE, options.onProgress);
+    const resident = residentPart(source, tensorsReadByRows(config));
+    const weights = loadWeights(resident, (tensor) => runtimeOfTensor.get(tensor.name)!, WASM_WEIGHT_STORAGE, options.onProgress);
     const need = (name: string): ResidentTensor => {
       const tensor = weights.get(name);
       if (!tensor) throw new ModelFileError(source.path, `tensor '${name}' is missing`);
@@ -344,8 +376,8 @@ export class WasmModelRunner implements ModelRunner {
     if (!GET_ROWS_KERNELS[this.embedding.type]) throw new ModelFileError(source.path, `token_embd.weight type ${ggmlTypeName(this.embedding.type)} is not supported`);
     this.outputNorm = vector("output_norm.weight", d);
     this.outputWeight = weights.has("output.weight") ? linear("output.weight", d, config.vocab_size) : linear("token_embd.weight", d, config.vocab_size);
-    const placer = { matrix: linear, matrices, vector, optionalVector, vectors, has: (name: string) => weights.has(name), rowsOf: rowSlice };
-    if (config.architecture === "gemma4") this.perLayerEmbedding = gemma4Checks(source, weights, need, linear, vector);
+    const placer = { matrix: linear, matrices, vector, optionalVector, vectors, has: (name: string) => weights.has(name), rowsOf: rowSlice, path: source.path };
+    if (config.architecture === "gemma4") this.perLayerEmbedding = gemma4Checks(source, weights, linear, vector);
     const ropes = Array.from({ length: config.num_hidden_layers }, (_, index) => layerRope(config, index));
     this.thetaScales = ropes.map((rope, index) => ropeThetaScale(rope.base, layerAttention(config, index).rotaryDim));
     this.freqScales = ropes.map((rope) => rope.freqScale);
@@ -359,9 +391,12 @@ export class WasmModelRunner implements ModelRunner {
     this.localKvBlocks = windowed?.kvBlocks;
     this.windowLayers = windowed?.layers ?? new Set();
     const kvCacheBytes = (layer: number) => kvBlockBytes(1, layerKvWidth(config, layer), options.blockSize, this.kvDtype) / 2 * (this.windowLayers.has(layer) ? windowed!.kvBlocks : this.kvBlocks);
+    // Gemma 4's per-layer inputs are computed where their projection is (with the other tensors outside the layers).
+    const perLayerIndex = this.perLayerEmbedding ? plan.groups.findIndex((group) => group.tensors.includes("per_layer_model_proj.weight")) : -1;
     this.groups = plan.groups.map((group, g) => {
       const layers = Array.from({ length: group.layerCount }, (_, i) => ({ ...layerTensors(config, group.firstLayer + i, placer), kCache: 0, vCache: 0 }));
-      const memory = new MemoryGroup(runtimes[g], group.firstLayer, layers, activationBufferBytes(source, options, group.head, windowed !== undefined), source.ropeFreqFactors, kvCacheBytes);
+      const role = { head: group.head, perLayerInputs: g === perLayerIndex, layerCount: group.layerCount };
+      const memory = new MemoryGroup(runtimes[g], group.firstLayer, layers, activationBufferBytes(source, options, role, windowed !== undefined), source.ropeFreqFactors, kvCacheBytes);
       if (memory.buffers.ones !== 0) runtimes[g]!.f32(memory.buffers.ones, Math.max(d, config.head_dim)).fill(1);
       return memory;
     });
@@ -381,10 +416,8 @@ export class WasmModelRunner implements ModelRunner {
     this.embeddingGroup = this.groups[plan.groups.findIndex((group) => group.embedding)];
     this.headGroup = this.groups[plan.groups.findIndex((group) => group.head)];
     if (this.perLayerEmbedding) {
-      const names = ["per_layer_token_embd.weight", "per_layer_model_proj.weight", "per_layer_proj_norm.weight"];
-      const index = plan.groups.findIndex((group) => names.every((name) => group.tensors.includes(name)));
-      const group = this.groups[index];
-      if (!group || (group !== this.embeddingGroup && !(group.firstLayer === 0 && group.layers.length > 0))) {
+      const group = this.groups[perLayerIndex];
+      if (!group || !plan.groups[perLayerIndex]!.tensors.includes("per_layer_proj_norm.weight") || (group !== this.embeddingGroup && !(group.firstLayer === 0 && group.layers.length > 0))) {
         throw new ModelFileError(source.path, `the per-layer embedding tensors were planned apart from each other or from the embeddings' first use (not supported yet)`);
       }
       this.perLayerGroup = group;
@@ -409,6 +442,7 @@ export class WasmModelRunner implements ModelRunner {
 
   /** Stops every memory's compute threads; the runner cannot be used afterwards. */
   async dispose(): Promise<void> {
+    this.perLayerEmbedding?.tokens.close();
     await Promise.all(this.groups.map((group) => group.runtime.dispose()));
   }
 
@@ -442,7 +476,7 @@ export class WasmModelRunner implements ModelRunner {
       if (group.layers.length === 0) continue;
       group.receive(current, "x", T * d);
       if (perLayer && group === perLayerGroup && group !== embedding) this.perLayerInputs(group, perLayer, T);
-      else if (perLayer) group.receive(perLayerGroup!, "perLayerInputs", T * config.num_hidden_layers * config.hidden_size_per_layer_input!);
+      else if (perLayer) this.receivePerLayerInputs(group, perLayerGroup!, T);
       current = group;
       group.layers.forEach((layer, i) => this.layer(group, layer, group.firstLayer + i, chunks, T, scoresStride));
     }
@@ -476,7 +510,9 @@ export class WasmModelRunner implements ModelRunner {
     const { hidden_size: d, num_hidden_layers: layers, rms_norm_eps: eps } = this.config;
     const n = this.config.hidden_size_per_layer_input!;
     const width = layers * n;
-    runtime.parallel(kernelFor(GET_ROWS_KERNELS, tensors.tokens)!, [tensors.tokens.pointer, b.ids, b.perLayerInputs, width], T);
+    // The batch's token rows read from the file, then dequantized as from the whole tensor.
+    stageRows(runtime, tensors.tokens, b.ids, T, b.perLayerTokenRows, b.perLayerTokenIds);
+    runtime.parallel(tensors.getRows, [b.perLayerTokenRows, b.perLayerTokenIds, b.perLayerInputs, width], T);
     group.elementwise("scale", [b.perLayerInputs, Math.fround(Math.sqrt(n)), b.perLayerInputs], T * width);
     this.linear(group, new LinearInput(b.x, T, d, b), tensors.projection, b.perLayerProjection);
     group.elementwise("scale", [b.perLayerProjection, Math.fround(1 / Math.fround(Math.sqrt(d))), b.perLayerProjection], T * width);
@@ -489,6 +525,13 @@ export class WasmModelRunner implements ModelRunner {
     for (let t = 0; t < T; t++) {
       for (let layer = 0; layer < layers; layer++) to.set(from.subarray((t * layers + layer) * n, (t * layers + layer + 1) * n), (layer * T + t) * n);
     }
+  }
+
+  /** Copies the per-layer inputs of `group`'s layers, [layers held, T, n], from where every layer's were computed. */
+  private receivePerLayerInputs(group: Group, from: Group, T: number): void {
+    const rows = T * this.config.hidden_size_per_layer_input!;
+    const values = group.layers.length * rows;
+    group.runtime.f32(group.buffers.perLayerInputs, values).set(from.runtime.f32(from.buffers.perLayerInputs + group.firstLayer * rows * 4, values));
   }
 
   /** Writes the batch's token ids, positions, block tables and attention descriptors into `group`'s buffers. */
@@ -649,8 +692,10 @@ export class WasmModelRunner implements ModelRunner {
     const d = this.config.hidden_size;
     const n = this.config.hidden_size_per_layer_input!;
     this.linear(group, new LinearInput(b.x, T, d, b), perLayer.inputGate, b.gate);
+    // The memory that computed them holds every layer's inputs; the others their own layers'.
+    const held = group === this.perLayerGroup ? index : index - group.firstLayer;
     // gelu(a) * b as ggml's gelu then mul: both round GELU through the same half table.
-    group.elementwise("gelu_mul", [b.gate, b.perLayerInputs + index * T * n * 4, b.gate, T * n], T * n);
+    group.elementwise("gelu_mul", [b.gate, b.perLayerInputs + held * T * n * 4, b.gate, T * n], T * n);
     this.linear(group, new LinearInput(b.gate, T, n, b), perLayer.projection, b.h);
     group.rows("rmsnorm", [b.h, perLayer.postNorm.pointer, b.h, d, this.config.rms_norm_eps], T, d);
     group.elementwise("add", [b.x, b.h, b.x], T * d);
@@ -827,8 +872,10 @@ export class WasmModelRunner implements ModelRunner {
 
 /** Gemma 4's per-layer embedding tensors. */
 interface PerLayerEmbedding {
-  /** per_layer_token_embd.weight: [layers * n, vocab]. */
-  tokens: ResidentTensor;
+  /** per_layer_token_embd.weight: [layers * n, vocab], read by rows from the file (rows-read-on-demand.ts). */
+  tokens: TensorRowReader;
+  /** The get_rows kernel of its type, reading the staged rows. */
+  getRows: string;
   /** per_layer_model_proj.weight: [d, layers * n]. */
   projection: ResidentTensor;
   /** per_layer_proj_norm.weight: [n]. */
@@ -837,10 +884,11 @@ interface PerLayerEmbedding {
 
 /**
  * Gemma 4's checks at load: tensors with a `.scale` suffix other than the router's input scale and the experts' down
- * scale are refused by name (loom does not apply them); the per-layer embedding tensors when the model has them.
+ * scale are refused by name (loom does not apply them); the per-layer embedding tensors when the model has them
+ * (the token rows' block scales read through once, as the loader checks a resident tensor's).
  */
 function gemma4Checks(
-  source: ModelSource, weights: ReadonlyMap<string, ResidentTensor>, need: (name: string) => ResidentTensor,
+  source: ModelSource, weights: ReadonlyMap<string, ResidentTensor>,
   linear: (name: string, k: number, n: number) => ResidentTensor, vector: (name: string, n: number) => ResidentTensor,
 ): PerLayerEmbedding | undefined {
   const config = source.config;
@@ -850,12 +898,18 @@ function gemma4Checks(
   const n = config.hidden_size_per_layer_input;
   if (n === undefined) return undefined;
   const width = config.num_hidden_layers * n;
-  const tokens = need("per_layer_token_embd.weight");
-  if (!GET_ROWS_KERNELS[tokens.type]) throw new ModelFileError(source.path, `per_layer_token_embd.weight type ${ggmlTypeName(tokens.type)} is not supported`);
-  if (tokens.shape[0] !== width || tokens.shape[1] !== config.vocab_size) {
-    throw new ModelFileError(source.path, `tensor 'per_layer_token_embd.weight' has shape [${tokens.shape}], expected [${width}, ${config.vocab_size}]`);
+  const tokens = source.tensors.get(PER_LAYER_TOKEN_EMBD);
+  if (!tokens) throw new ModelFileError(source.path, `tensor '${PER_LAYER_TOKEN_EMBD}' is missing`);
+  const getRows = GET_ROWS_KERNELS[tokens.type];
+  if (!getRows) throw new ModelFileError(source.path, `${PER_LAYER_TOKEN_EMBD} type ${ggmlTypeName(tokens.type)} is not supported`);
+  if (tokens.shape.length !== 2 || tokens.shape[0] !== width || tokens.shape[1] !== config.vocab_size) {
+    throw new ModelFileError(source.path, `tensor '${PER_LAYER_TOKEN_EMBD}' has shape [${tokens.shape}], expected [${width}, ${config.vocab_size}]`);
   }
-  return { tokens, projection: linear("per_layer_model_proj.weight", config.hidden_size, width), norm: vector("per_layer_proj_norm.weight", n) };
+  const projection = linear("per_layer_model_proj.weight", config.hidden_size, width);
+  const norm = vector("per_layer_proj_norm.weight", n);
+  const reader = new TensorRowReader(tokens);
+  reader.checkScales();
+  return { tokens: reader, getRows, projection, norm };
 }
 
 /** Logit soft-capping in place: cap * tanh(logit / cap), each step rounded to f32 as ggml's scale, tanh, scale. */
