@@ -2,12 +2,18 @@
 // layer's form (fused attn_qkv or separate projections, V = K without attn_v, a mixture of experts where
 // ffn_gate_inp exists, fused or separate expert gate/up, per-layer embedding inputs).
 import { type ModelConfig, kvSourceLayer, layerAttention } from "../model/config.js";
+import { ModelFileError } from "../model/errors.js";
 import type { LayerTensors, TensorPlacer } from "./layer-tensors.js";
 
-/** Places Gemma 4 layer `index` with `place`, which must answer has() and rowsOf(). */
+/**
+ * Places Gemma 4 layer `index` with `place`, which must answer has() and rowsOf(). Other .scale tensors than those
+ * placed here are the backend's to refuse (it sees every tensor).
+ * @throws ModelFileError naming place.path and the key or tensor.
+ */
 export function gemma4LayerTensors<W, V>(config: ModelConfig, index: number, place: TensorPlacer<W, V>): LayerTensors<W, V> {
   const { has, rowsOf } = place;
-  if (!has || !rowsOf) throw new Error("this backend cannot place gemma4 layers");
+  const path = place.path ?? "the model file";
+  if (!has || !rowsOf) throw new ModelFileError(path, "gemma4 is not supported by this backend (its tensor placer cannot test for tensors or slice rows)");
   const d = config.hidden_size;
   const { heads, kvHeads, headDim } = layerAttention(config, index);
   const qDim = heads * headDim;
@@ -50,9 +56,8 @@ export function gemma4LayerTensors<W, V>(config: ModelConfig, index: number, pla
   if (has.call(place, `${p}ffn_gate_inp.weight`)) {
     const count = config.num_experts;
     const width = config.moe_intermediate_size;
-    if (count === undefined || width === undefined) throw new Error(`${p}ffn_gate_inp.weight is present but the file has no gemma4.expert_count / expert_feed_forward_length`);
-    for (const name of ["ffn_gate_exps.scale", "ffn_up_exps.scale", "ffn_gate_up_exps.scale"]) {
-      if (has.call(place, `${p}${name}`)) throw new Error(`tensor '${p}${name}' (a per-expert gate/up scale) is not supported`);
+    if (count === undefined || width === undefined) {
+      throw new ModelFileError(path, `tensor '${p}ffn_gate_inp.weight' is present but the file has no gemma4.expert_count / gemma4.expert_feed_forward_length`);
     }
     const fused = has.call(place, `${p}ffn_gate_up_exps.weight`);
     tensors.experts = {

@@ -71,6 +71,8 @@ export interface TensorPlacer<W, V> {
   has?(name: string): boolean;
   /** Rows [first, first + rows) of a placed [k, n] matrix, as a [k, rows] matrix (Gemma 4's fused attn_qkv). */
   rowsOf?(matrix: W, first: number, rows: number): W;
+  /** The model file, named by the errors of the layer definitions that check more than shapes (Gemma 4's). */
+  path?: string;
 }
 
 /** Places layer `index`'s tensors with the backend's placer (which checks shapes and types). */

@@ -2,11 +2,15 @@
 // _swa head size and rotary dimensions, per-layer KV heads), the shared-KV tail and whose KV it reads, per-layer
 // feed-forward widths, experts, per-layer inputs and soft-capping; the files it refuses, naming the key or tensor;
 // and that the WebGPU backend takes the architecture (its equality with WebAssembly: webgpu-new-architectures.test.ts).
-import { describe, expect, it } from "vitest";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
 import { ensureTestModel } from "../../scripts/test-models.js";
 import { WasmModelRunner } from "../backends/wasm/model-runner.js";
 import { webGpuUnsupported } from "../backends/webgpu/architectures.js";
 import { attentionWindow, configFromGguf, kvSourceLayer, layerAttention, layerKvWidth, layerRope } from "./config.js";
+import { ModelFileError } from "./errors.js";
 import type { GgufValue } from "./gguf/format.js";
 import { openModelSource } from "./source.js";
 
@@ -94,6 +98,12 @@ describe("Gemma 4 configuration from GGUF", () => {
     expect(config.tie_word_embeddings).toBe(false);
   });
 
+  it("gives each layer its own heads as KV heads where head_count_kv is absent, as llama.cpp copies head_count", () => {
+    const config = configFromGguf("m.gguf", gemma4({ "gemma4.attention.head_count": Int32Array.from([4, 8, 4, 8, 4, 8]), "gemma4.attention.head_count_kv": undefined }), false);
+    expect(Array.from({ length: 6 }, (_, i) => layerAttention(config, i).kvHeads)).toEqual([4, 8, 4, 8, 4, 8]);
+    expect(layerKvWidth(config, 1)).toBe(8 * 128);
+  });
+
   it("refuses malformed or unsupported keys, naming them", () => {
     const refuse = (extra: Record<string, GgufValue | undefined>, message: RegExp) => expect(() => configFromGguf("m.gguf", gemma4(extra), false)).toThrow(message);
     refuse({ "gemma4.attention.shared_kv_layers": 5 }, /gemma4\.attention\.shared_kv_layers 5 leaves 1 of 6 layers/);
@@ -139,5 +149,73 @@ describe("a tiny-gemma4 file with a tensor missing or unsupported", () => {
     const donor = tensors.get("blk.0.attn_norm.weight")!;
     tensors.set("blk.0.attn_q.scale", { ...donor, name: "blk.0.attn_q.scale" });
     await expect(WasmModelRunner.create(source, options, { threads: 1 })).rejects.toThrow(/tensor 'blk\.0\.attn_q\.scale' is not supported/);
+  }, 60_000);
+
+  it("refuses experts without the expert keys, naming the file and the router tensor", async () => {
+    const source = openModelSource(await ensureTestModel("tiny-gemma4", "gguf", "q8_0"));
+    const config = source.config as { num_experts?: number; moe_intermediate_size?: number };
+    delete config.num_experts;
+    delete config.moe_intermediate_size;
+    const error = await WasmModelRunner.create(source, options, { threads: 1 }).then(() => undefined, (caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ModelFileError);
+    expect((error as ModelFileError).path).toBe(source.path);
+    expect((error as Error).message).toMatch(/tensor 'blk\.2\.ffn_gate_inp\.weight' is present but the file has no gemma4\.expert_count/);
+  }, 60_000);
+});
+
+describe("a tiny-gemma4 file's rope_freqs.weight", () => {
+  const work = mkdtempSync(join(tmpdir(), "loom-gemma4-rope-freqs-"));
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  /** A copy of tiny-gemma4 (q8_0) with header bytes changed by `patch`. */
+  async function patched(name: string, patch: (bytes: Buffer) => void): Promise<string> {
+    const bytes = readFileSync(await ensureTestModel("tiny-gemma4", "gguf", "q8_0"));
+    patch(bytes);
+    const path = join(work, name);
+    writeFileSync(path, bytes);
+    return path;
+  }
+  /** The offset of GGUF key `key`'s value type (after its u64 length and bytes). */
+  function keyValue(bytes: Buffer, key: string): number {
+    const length = Buffer.alloc(8);
+    length.writeBigUInt64LE(BigInt(key.length));
+    const at = bytes.indexOf(Buffer.concat([length, Buffer.from(key)]));
+    expect(at).toBeGreaterThan(0);
+    return at + 8 + key.length;
+  }
+  const renameRopeFreqs = (bytes: Buffer) => {
+    const at = bytes.indexOf("rope_freqs.weight");
+    expect(bytes.indexOf("rope_freqs.weight", at + 1)).toBe(-1);
+    bytes.write("rope_freqz.weight", at);
+  };
+
+  it("is required where the model has a full-attention layer, as llama.cpp requires it for the first one", async () => {
+    const path = await patched("no-rope-freqs.gguf", renameRopeFreqs);
+    expect(() => openModelSource(path)).toThrow(ModelFileError);
+    expect(() => openModelSource(path)).toThrow(/tensor 'rope_freqs\.weight' is missing \(gemma4 needs it for its full-attention layers\)/);
+  }, 60_000);
+
+  it("is not required where every layer slides", async () => {
+    const path = await patched("all-sliding-no-rope-freqs.gguf", (bytes) => {
+      renameRopeFreqs(bytes);
+      const at = keyValue(bytes, "gemma4.attention.sliding_window_pattern");
+      // ARRAY of BOOL, 6 entries, then the flags.
+      expect([bytes.readUInt32LE(at), bytes.readUInt32LE(at + 4), Number(bytes.readBigUInt64LE(at + 8))]).toEqual([9, 7, 6]);
+      bytes.fill(1, at + 16, at + 22);
+    });
+    const source = openModelSource(path);
+    expect(source.ropeFreqFactors).toBeNull();
+    expect(source.config.layer_types).toEqual(new Array(6).fill("sliding_attention"));
+  }, 60_000);
+
+  it("holds half the full layers' head size, whatever their rotary dimensions", async () => {
+    const path = await patched("rope-dims-64.gguf", (bytes) => {
+      const at = keyValue(bytes, "gemma4.rope.dimension_count");
+      expect([bytes.readUInt32LE(at), bytes.readUInt32LE(at + 4)]).toEqual([4, 128]); // UINT32 128
+      bytes.writeUInt32LE(64, at + 4);
+    });
+    const source = openModelSource(path);
+    expect(layerAttention(source.config, 1)).toMatchObject({ headDim: 128, rotaryDim: 64 });
+    expect(source.ropeFreqFactors).toHaveLength(64);
   }, 60_000);
 });

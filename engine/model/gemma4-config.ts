@@ -21,9 +21,12 @@ function positiveNumber(path: string, field: string, value: unknown): number {
   return value;
 }
 
-/** A key that is one value for every layer or an array of one per layer (llama.cpp's get_key_or_arr). */
-function perLayer(path: string, field: string, value: unknown, layers: number, fallback?: number): number[] {
-  if (value === undefined && fallback !== undefined) return new Array<number>(layers).fill(fallback);
+/**
+ * A key that is one value for every layer or an array of one per layer (llama.cpp's get_key_or_arr); `fallback`,
+ * one value per layer, where the key is absent.
+ */
+function perLayer(path: string, field: string, value: unknown, layers: number, fallback?: readonly number[]): number[] {
+  if (value === undefined && fallback !== undefined) return [...fallback];
   // The GGUF reader gives numeric arrays as typed arrays.
   if (Array.isArray(value) || ArrayBuffer.isView(value)) {
     const list = Array.from(value as ArrayLike<unknown>);
@@ -74,7 +77,8 @@ export function gemma4Config(path: string, arch: string, key: Key, vocab: unknow
   }
   const sliding = pattern as boolean[];
   const heads = perLayer(path, `${arch}.attention.head_count`, key("attention.head_count"), layers);
-  const kvHeads = perLayer(path, `${arch}.attention.head_count_kv`, key("attention.head_count_kv"), layers, heads[0]);
+  // Absent, each layer's KV heads are its heads (llama.cpp copies the head_count array).
+  const kvHeads = perLayer(path, `${arch}.attention.head_count_kv`, key("attention.head_count_kv"), layers, heads);
   const headFull = positiveInteger(path, `${arch}.attention.key_length`, key("attention.key_length"));
   const headSwa = positiveInteger(path, `${arch}.attention.key_length_swa`, key("attention.key_length_swa"));
   for (const [k, v] of [["key_length", "value_length"], ["key_length_swa", "value_length_swa"]]) {

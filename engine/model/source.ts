@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { readFileRange } from "./file-io.js";
 import { join } from "node:path";
-import { type ModelConfig, configFromGguf, configFromHuggingFace } from "./config.js";
+import { type ModelConfig, attentionWindow, configFromGguf, configFromHuggingFace, layerAttention } from "./config.js";
 import { GgmlType } from "../../kernels/formats/types.js";
 import { ModelFileError } from "./errors.js";
 import type { GgufValue } from "./gguf/format.js";
@@ -65,9 +65,11 @@ function openGguf(path: string): ModelSource {
   }
   let ropeFreqFactors: Float32Array | null = null;
   const freqs = tensors.get("rope_freqs.weight");
+  const ropeFreqs = ropeFreqsOf(config);
+  if (!freqs && ropeFreqs.required) throw new ModelFileError(path, `tensor 'rope_freqs.weight' is missing (${config.architecture} needs it for its full-attention layers)`);
   if (freqs) {
-    if (freqs.type !== GgmlType.F32 || freqs.shape[0] !== config.rotary_dim / 2) {
-      throw new ModelFileError(path, `rope_freqs.weight must be F32 with ${config.rotary_dim / 2} values`);
+    if (freqs.type !== GgmlType.F32 || freqs.shape.length !== 1 || freqs.shape[0] !== ropeFreqs.length) {
+      throw new ModelFileError(path, `rope_freqs.weight must be F32 with ${ropeFreqs.length} values`);
     }
     ropeFreqFactors = new Float32Array(readFileRange(freqs.path, freqs.fileOffset, freqs.byteLength).buffer);
     tensors.delete("rope_freqs.weight");
@@ -83,6 +85,17 @@ function openGguf(path: string): ModelSource {
     ggufMetadata: header.metadata,
     totalTensorBytes: [...tensors.values()].reduce((sum, t) => sum + t.byteLength, 0),
   };
+}
+
+/**
+ * How long rope_freqs.weight must be, and whether the model needs it: rotary_dim / 2, else (Gemma 4, whose full
+ * layers alone use it) their head size / 2, as llama.cpp's gemma4 loader creates it, required where a full layer is.
+ */
+function ropeFreqsOf(config: ModelConfig): { length: number; required: boolean } {
+  if (!config.rope_freqs_full_only) return { length: config.rotary_dim / 2, required: false };
+  const firstFull = Array.from({ length: config.num_hidden_layers }, (_, i) => i).find((i) => attentionWindow(config, i) === 0);
+  if (firstFull === undefined) return { length: config.rotary_dim / 2, required: false };
+  return { length: layerAttention(config, firstFull).headDim / 2, required: true };
 }
 
 function markInterleaved(tensors: Map<string, TensorLocation>, name: string, heads: number): void {
