@@ -10,7 +10,7 @@
 // call, with its arguments as far as written. Output that opens a call but names none is passed on as text at a
 // natural end.
 import { GEMMA4_QUOTE, GEMMA4_TOOL_CALL_CLOSE, GEMMA4_TOOL_CALL_OPEN } from "../../engine/chat/gemma4.js";
-import { partialSuffix } from "./think-splitter.js";
+import { MarkerCallReader } from "./marker-call-reader.js";
 import { type ToolCallPiece, newToolCallId } from "./tool-calls.js";
 
 /** What follows `<|tool_call>` before the name. */
@@ -23,14 +23,9 @@ const NAME = /^[^\s{}<>:,]+$/;
  * Incremental reader of Gemma 4 calls: push() answer deltas, flush() once at the end; the same pieces as the Hermes
  * extractor (server/protocol/tool-calls.ts), `calls` counting the calls found.
  */
-export class Gemma4CallReader {
+export class Gemma4CallReader extends MarkerCallReader {
+  /** In "call", `held` is what follows the `<|tool_call>` that opened it. */
   private state: "text" | "call" = "text";
-  /** Text not yet settled; in "call", what follows the `<|tool_call>` that opened it. */
-  private held = "";
-  /** Whitespace at the start of `held` is layout (it follows a call), not content. */
-  private afterCall = false;
-  /** The whitespace before the open tag: layout if a call follows, content if it turns out to be text. */
-  private gap = "";
   private found = 0;
   private unfinished = false;
   /** The call whose start was sent: its id and name, and where its arguments start in `held`. */
@@ -40,7 +35,9 @@ export class Gemma4CallReader {
   private leftCall = false;
   private leftOver: string | undefined;
 
-  constructor(private readonly newId: () => string = newToolCallId) {}
+  constructor(private readonly newId: () => string = newToolCallId) {
+    super(GEMMA4_TOOL_CALL_OPEN);
+  }
 
   get calls(): number {
     return this.found;
@@ -79,29 +76,9 @@ export class Gemma4CallReader {
         return pieces;
       }
       if (this.state === "text") {
-        if (this.afterCall) {
-          this.held = this.held.trimStart();
-          if (this.held === "") return pieces;
-          this.afterCall = false;
-        }
-        const open = this.held.indexOf(GEMMA4_TOOL_CALL_OPEN);
-        if (open >= 0) {
-          // Whitespace before a call is layout.
-          const before = this.held.slice(0, open);
-          const content = before.trimEnd();
-          this.text(pieces, content);
-          this.gap = before.slice(content.length);
-          this.held = this.held.slice(open + GEMMA4_TOOL_CALL_OPEN.length);
-          this.state = "call";
-          continue;
-        }
-        // Hold a possible partial open tag, and the whitespace before it (layout if a call follows).
-        const partial = partialSuffix(this.held, GEMMA4_TOOL_CALL_OPEN);
-        const body = this.held.slice(0, this.held.length - partial);
-        const settled = body.trimEnd().length;
-        this.text(pieces, this.held.slice(0, settled));
-        this.held = this.held.slice(settled);
-        return pieces;
+        if (!this.readText(pieces)) return pieces;
+        this.state = "call";
+        continue;
       }
       if (!this.streaming) {
         const brace = this.held.indexOf("{");
@@ -163,8 +140,7 @@ export class Gemma4CallReader {
 
   /** The `<|tool_call>` just read did not open a call: it goes out as text, and what follows is read as text. */
   private notCall(pieces: ToolCallPiece[]): void {
-    this.text(pieces, this.gap + GEMMA4_TOOL_CALL_OPEN);
-    this.gap = "";
+    this.markerAsText(pieces);
     this.state = "text";
     this.leftCall = true;
   }
@@ -181,10 +157,6 @@ export class Gemma4CallReader {
     pieces.push({ kind: "tool_call", index: this.found, id, name, arguments: args, argumentsText });
     this.found++;
     this.streaming = undefined;
-  }
-
-  private text(pieces: ToolCallPiece[], text: string): void {
-    if (text !== "") pieces.push({ kind: "text", text });
   }
 }
 

@@ -11,6 +11,7 @@
 import { randomBytes } from "node:crypto";
 import type { InternalToolCall } from "./internal.js";
 import { parsePartialJson } from "./partial-json.js";
+import { MarkerCallReader } from "./marker-call-reader.js";
 import { partialSuffix } from "./think-splitter.js";
 import { type ToolCallPiece, parseToolCallBody } from "./tool-calls.js";
 
@@ -57,14 +58,9 @@ interface StreamedCall {
  * Incremental reader of Mistral calls: push() answer deltas, flush() once at the end; the same pieces as the Hermes
  * extractor (server/protocol/tool-calls.ts), `calls` counting the calls found.
  */
-export class MistralCallReader {
+export class MistralCallReader extends MarkerCallReader {
+  /** In "list", "name" and "args", `held` is what follows the `[TOOL_CALLS]` that opened them. */
   private state: "text" | "list" | "name" | "args" = "text";
-  /** Text not yet settled; in "list", "name" and "args", what follows the `[TOOL_CALLS]` that opened them. */
-  private held = "";
-  /** The whitespace before `[TOOL_CALLS]`: layout if calls follow, content if it turns out to be text. */
-  private gap = "";
-  /** Whitespace at the start of `held` is layout (it follows calls), not content. */
-  private afterCall = false;
   private found = 0;
   private unfinished = false;
   /** Scanning a JSON list ("list") or a call's arguments ("args"). */
@@ -77,7 +73,9 @@ export class MistralCallReader {
   private listCalls = 0;
   private streaming: StreamedCall | undefined;
 
-  constructor(private readonly layout: "json" | "args", private readonly newId: () => string = newMistralToolCallId) {}
+  constructor(private readonly layout: "json" | "args", private readonly newId: () => string = newMistralToolCallId) {
+    super(MISTRAL_TOOL_CALLS);
+  }
 
   /** How many tool calls were found so far. */
   get calls(): number {
@@ -93,29 +91,11 @@ export class MistralCallReader {
     this.held += delta;
     const pieces: ToolCallPiece[] = [];
     for (;;) {
-      if (this.afterCall) {
-        this.held = this.held.trimStart();
-        if (this.held === "") return pieces;
-        this.afterCall = false;
-      }
       switch (this.state) {
         case "text": {
-          const at = this.held.indexOf(MISTRAL_TOOL_CALLS);
-          if (at >= 0) {
-            const before = this.held.slice(0, at);
-            const text = before.trimEnd();
-            this.text(pieces, text);
-            this.gap = before.slice(text.length);
-            this.held = this.held.slice(at + MISTRAL_TOOL_CALLS.length);
-            this.open();
-            continue;
-          }
-          // Hold a possible partial marker, and the whitespace before it (dropped if calls follow).
-          const partial = partialSuffix(this.held, MISTRAL_TOOL_CALLS);
-          const safe = this.held.slice(0, this.held.length - partial).trimEnd().length;
-          this.text(pieces, this.held.slice(0, safe));
-          this.held = this.held.slice(safe);
-          return pieces;
+          if (!this.readText(pieces)) return pieces;
+          this.open();
+          continue;
         }
         case "name": {
           const at = this.held.indexOf(ARGS);
@@ -204,8 +184,7 @@ export class MistralCallReader {
 
   /** What followed `[TOOL_CALLS]` is not calls: it and the marker are text, and reading goes on from there. */
   private notCalls(pieces: ToolCallPiece[]): void {
-    this.text(pieces, this.gap + MISTRAL_TOOL_CALLS);
-    this.gap = "";
+    this.markerAsText(pieces);
     this.state = "text";
   }
 
@@ -347,10 +326,6 @@ export class MistralCallReader {
     // Possible partial marker after a bare value is held by the caller's flush; objects need nothing more.
     this.scanned = text.length;
     return undefined;
-  }
-
-  private text(pieces: ToolCallPiece[], text: string): void {
-    if (text !== "") pieces.push({ kind: "text", text });
   }
 }
 
