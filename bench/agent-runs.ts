@@ -2,8 +2,7 @@
 // three real model turns (a web_search call forced on the first two, over the local corpus in PGlite), and the time
 // to first token of interactive chat completions while 32 runs are processing against the same figure idle.
 //
-// Run: npm run build && node dist/bench/agent-runs.js [--threads 1] [--levels 1,8,32] [--rounds 2] [--ttft-samples 20]
-//        [--background-step-ms 20]
+// Run: npm run build && node dist/bench/agent-runs.js [options] (USAGE below; --help prints it).
 //
 // Setup: the SmolLM2-135M-shaped Q8_0 random model on one engine thread (WorkerEngine, as `loom serve` runs it; the
 // other core is left to the HTTP thread, the database and the client), the platform on PGlite in a temporary data
@@ -13,7 +12,6 @@
 // max_tokens 4) from this process, time from sending to the first content delta.
 import { loadavg } from "node:os";
 import { rmSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { DEFAULT_BACKGROUND_STEP_MS } from "../engine/engine.js";
 import { WorkerEngine } from "../engine/host/worker-engine.js";
 import { createEndpoints } from "../server/adapters/endpoints.js";
@@ -25,16 +23,21 @@ import { runToolFactories } from "../server/runs/run-tools.js";
 import { openRuns } from "../server/runs/runs.js";
 import { startServer } from "../server/server.js";
 import { PromptCounter } from "../engine/prompt-counter.js";
+import { BenchCli } from "./bench-args.js";
 import { benchModelPath, median, percentile, printHeader } from "./bench-models.js";
 
-const { values } = parseArgs({
-  options: { threads: { type: "string", default: "1" }, levels: { type: "string", default: "1,8,32" }, rounds: { type: "string", default: "2" }, "ttft-samples": { type: "string", default: "20" }, "background-step-ms": { type: "string", default: String(DEFAULT_BACKGROUND_STEP_MS) } },
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/agent-runs.js [--threads 1] [--levels 1,8,32] [--rounds 2] [--ttft-samples 20]
+       [--background-step-ms 20]`;
+const cli: BenchCli = new BenchCli("agent-runs", USAGE);
+const values = cli.parse({
+  threads: { type: "string", default: "1" }, levels: { type: "string", default: "1,8,32" }, rounds: { type: "string", default: "2" }, "ttft-samples": { type: "string", default: "20" }, "background-step-ms": { type: "string", default: String(DEFAULT_BACKGROUND_STEP_MS) },
 });
-const threads = Number(values.threads);
-const levels = values.levels!.split(",").map(Number);
-const rounds = Number(values.rounds);
-const samples = Number(values["ttft-samples"]);
-const backgroundStepMs = Number(values["background-step-ms"]);
+const threads = cli.integer("threads", values.threads);
+const levels = cli.integers("levels", values.levels);
+const rounds = cli.integer("rounds", values.rounds);
+const samples = cli.integer("ttft-samples", values["ttft-samples"]);
+const backgroundStepMs = cli.integer("background-step-ms", values["background-step-ms"], 0);
 const command = `node dist/bench/agent-runs.js --threads ${threads} --levels ${levels.join(",")} --rounds ${rounds} --ttft-samples ${samples} --background-step-ms ${backgroundStepMs}`;
 const CONCURRENCY = 32;
 

@@ -3,17 +3,16 @@
 // and prunes the oldest tool result that an earlier request already consumed: relative to the previous request's
 // cached chain (its prompt plus its generated tokens) the new input is A C D with one pruned span B, so prefix
 // caching reuses A and section caching also reuses C (relocated, keys re-rotated).
-// Run: npm run build && node dist/bench/agentic-workload.js [--threads 2] [--turns 10] [--system 1200] [--history 3]
-//        [--tool-min 150] [--tool-max 300] [--decode 32] [--context 4096] [--quick]
+// Run: npm run build && node dist/bench/agentic-workload.js [options] (USAGE below; --help prints it).
 //
 // Built at the token level (input: {tokens}) with ChatML-shaped message framing, so it is exact and model-agnostic.
 // Turn 1 is system + user task + `history` earlier (assistant call, tool result) pairs + one more tool result.
 // Turn t >= 2 appends the reply of turn t-1 and a new tool result, and removes the oldest still-present tool result.
-import { parseArgs } from "node:util";
 import { Engine } from "../engine/engine.js";
 import type { KvCacheOptions } from "../engine/kv/kv-cache.js";
 import { KV_BLOCK_SIZE, loadModel } from "../engine/load.js";
 import { AgenticConversation, SMOLLM2_CHATML } from "./agentic-conversation.js";
+import { BenchCli } from "./bench-args.js";
 import { benchModelPath, mean, median, modelWork, printHeader, f32KvBytes } from "./bench-models.js";
 
 const PRESET = "smollm2-135m";
@@ -94,29 +93,28 @@ async function runMode(path: string, mode: Mode, settings: Settings, vocabSize: 
 }
 
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/agentic-workload.js [--threads 2] [--turns 10] [--system 1200] [--history 3]
+       [--tool-min 150] [--tool-max 300] [--decode 32] [--context 4096] [--quick]`;
+const cli: BenchCli = new BenchCli("agentic-workload", USAGE);
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      threads: { type: "string" }, turns: { type: "string" }, system: { type: "string" }, history: { type: "string" },
-      "tool-min": { type: "string" }, "tool-max": { type: "string" }, decode: { type: "string" }, context: { type: "string" }, quick: { type: "boolean" },
-    },
+  const values = cli.parse({
+    threads: { type: "string" }, turns: { type: "string" }, system: { type: "string" }, history: { type: "string" },
+    "tool-min": { type: "string" }, "tool-max": { type: "string" }, decode: { type: "string" }, context: { type: "string" }, quick: { type: "boolean" },
   });
   const quick = values.quick ?? false;
   const settings: Settings = {
-    threads: Number(values.threads ?? 2),
-    turns: Number(values.turns ?? (quick ? 4 : 10)),
-    system: Number(values.system ?? (quick ? 256 : 1200)),
-    history: Number(values.history ?? (quick ? 2 : 3)),
-    toolMin: Number(values["tool-min"] ?? (quick ? 48 : 150)),
-    toolMax: Number(values["tool-max"] ?? (quick ? 96 : 300)),
-    decode: Number(values.decode ?? (quick ? 8 : 32)),
-    context: Number(values.context ?? (quick ? 1024 : 4096)),
+    threads: cli.integer("threads", values.threads ?? 2),
+    turns: cli.integer("turns", values.turns ?? (quick ? 4 : 10), 2),
+    system: cli.integer("system", values.system ?? (quick ? 256 : 1200)),
+    history: cli.integer("history", values.history ?? (quick ? 2 : 3), 0),
+    toolMin: cli.integer("tool-min", values["tool-min"] ?? (quick ? 48 : 150)),
+    toolMax: cli.integer("tool-max", values["tool-max"] ?? (quick ? 96 : 300)),
+    decode: cli.integer("decode", values.decode ?? (quick ? 8 : 32)),
+    context: cli.integer("context", values.context ?? (quick ? 1024 : 4096)),
   };
-  for (const [name, value] of Object.entries(settings)) {
-    if (!Number.isInteger(value) || value < (name === "history" ? 0 : 1)) throw new RangeError(`--${name} must be a positive integer, got ${value}`);
-  }
-  if (settings.turns < 2) throw new RangeError("--turns must be at least 2");
-  if (settings.toolMax < settings.toolMin) throw new RangeError("--tool-max must be at least --tool-min");
+  if (settings.toolMax < settings.toolMin) cli.fail("--tool-max must be at least --tool-min");
   const path = await benchModelPath(PRESET, DTYPE);
   const work = modelWork(path);
   const s = settings;

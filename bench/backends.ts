@@ -3,13 +3,12 @@
 // lengths, each as a fraction of the machine's limit (memory bandwidth for decode, peak FLOP/s for prefill) when
 // given. The same command runs on a GPU machine (the issue-5 harness) and on this CPU (WebGPU on lavapipe against
 // WebAssembly: lavapipe is for correctness only, and this shows by how much).
-// Run: npm run build && node dist/bench/backends.js [--backends wasm,webgpu] [--models smollm2-135m:q8_0,...]
-//        [--batches 1,8] [--prefill 128] [--decode 32] [--threads 2] [--bandwidth-gbs G] [--peak-tflops T]
-import { parseArgs } from "node:util";
+// Run: npm run build && node dist/bench/backends.js [options] (USAGE below; --help prints it).
 import { Engine } from "../engine/engine.js";
 import { type BackendName, loadModel } from "../engine/load.js";
 import type { EngineRequest } from "../engine/request.js";
 import type { ModelDtype } from "../scripts/model-dtypes.js";
+import { BenchCli } from "./bench-args.js";
 import { benchModelPath, f32KvBytes, modelWork, printHeader, randomTokens, seededRandom } from "./bench-models.js";
 
 interface Figures {
@@ -79,19 +78,22 @@ async function measure(backend: BackendName, preset: string, dtype: ModelDtype, 
   return figures;
 }
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/backends.js [--backends wasm,webgpu] [--models smollm2-135m:q8_0,...]
+       [--batches 1,8] [--prefill 128] [--decode 32] [--threads 2] [--bandwidth-gbs G] [--peak-tflops T]`;
+const cli: BenchCli = new BenchCli("backends", USAGE);
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      backends: { type: "string" }, models: { type: "string" }, batches: { type: "string" }, prefill: { type: "string" }, decode: { type: "string" },
-      threads: { type: "string" }, "bandwidth-gbs": { type: "string" }, "peak-tflops": { type: "string" },
-    },
+  const values = cli.parse({
+    backends: { type: "string" }, models: { type: "string" }, batches: { type: "string" }, prefill: { type: "string" }, decode: { type: "string" },
+    threads: { type: "string" }, "bandwidth-gbs": { type: "string" }, "peak-tflops": { type: "string" },
   });
-  const backends = (values.backends ?? "wasm,webgpu").split(",") as BackendName[];
+  const backends = cli.someOf("backends", values.backends ?? "wasm,webgpu", ["wasm", "webgpu"] as const satisfies readonly BackendName[]);
   const models = (values.models ?? "smollm2-135m:q8_0").split(",").map((spec) => spec.split(":") as [string, ModelDtype]);
-  const batches = (values.batches ?? "1,8").split(",").map(Number);
-  const prefills = (values.prefill ?? "128").split(",").map(Number);
-  const decode = Number(values.decode ?? 32);
-  const threads = Number(values.threads ?? 2);
+  const batches = cli.integers("batches", values.batches ?? "1,8");
+  const prefills = cli.integers("prefill", values.prefill ?? "128");
+  const decode = cli.integer("decode", values.decode ?? 32);
+  const threads = cli.integer("threads", values.threads ?? 2);
   const bandwidth = values["bandwidth-gbs"] === undefined ? undefined : Number(values["bandwidth-gbs"]) * 1e9;
   const peak = values["peak-tflops"] === undefined ? undefined : Number(values["peak-tflops"]) * 1e12;
   const command = `node dist/bench/backends.js --backends ${backends.join(",")} --models ${models.map((m) => m.join(":")).join(",")} --batches ${batches.join(",")} `

@@ -4,10 +4,7 @@
 // routing counters, among them the oracle's figure. Targets: cache-aware routing at least 2x the hit rate
 // of round robin, at least 95% of the hit rate of an oracle that knows every worker's cache, a lower mean TTFT, and
 // no worker above 1.2x the mean load.
-// Run: npm run build && node dist/bench/cache-routing.js [--tenants 8] [--system-tokens 1000] [--questions N]
-//        [--clients N] [--workers 3] [--policies cache-aware,round-robin] [--model preset:dtype] [--threads 1]
-//        [--question-tokens 8-24] [--decode 8] [--context N] [--kv-tenants N] [--kv-cache-mb N] [--max-sequences N]
-//        [--cache-load-margin N] [--token-limits on|off] [--database-url URL] [--redis-url URL] [--quick]
+// Run: npm run build && node dist/bench/cache-routing.js [options] (USAGE below; --help prints it).
 //
 // Processes, all on this machine, from the compiled CLI (dist/server/cli/main.js), fresh for each policy, one policy
 // at a time: W x `loom worker --model <file> --register <redis> --port 0 --threads T --context C --max-sequences S
@@ -39,11 +36,11 @@
 // of 16 tokens, summed over requests).
 import type { ChildProcess } from "node:child_process";
 import { loadavg } from "node:os";
-import { parseArgs } from "node:util";
 import { kvBlockBytes } from "../engine/kv/budget.js";
 import { KV_BLOCK_SIZE } from "../engine/load.js";
 import { openModelSource } from "../engine/model/source.js";
 import { ROUTING_POLICIES, type RoutingCounters, type RoutingPolicy } from "../server/cluster/routing.js";
+import { BenchCli } from "./bench-args.js";
 import { mean, percentile, printHeader, seededRandom } from "./bench-models.js";
 import { buildConversations, openAiBody, parseRange, promptTokenCounter, seededText } from "./chat-workload.js";
 import {
@@ -125,35 +122,36 @@ async function runPolicy(
   }
 }
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/cache-routing.js [--tenants 8] [--system-tokens 1000] [--questions N]
+       [--clients N] [--workers 3] [--policies cache-aware,round-robin] [--model preset:dtype] [--threads 1]
+       [--question-tokens 8-24] [--decode 8] [--context N] [--kv-tenants N] [--kv-cache-mb N] [--max-sequences N]
+       [--cache-load-margin N] [--token-limits on|off] [--database-url URL] [--redis-url URL] [--seed 1919] [--quick]`;
+const cli: BenchCli = new BenchCli("cache-routing", USAGE);
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      tenants: { type: "string" }, "system-tokens": { type: "string" }, questions: { type: "string" }, clients: { type: "string" }, workers: { type: "string" },
-      policies: { type: "string" }, model: { type: "string" }, threads: { type: "string" }, "question-tokens": { type: "string" }, decode: { type: "string" },
-      context: { type: "string" }, "kv-tenants": { type: "string" }, "kv-cache-mb": { type: "string" }, "max-sequences": { type: "string" },
-      "cache-load-margin": { type: "string" }, "token-limits": { type: "string" }, "database-url": { type: "string" }, "redis-url": { type: "string" },
-      seed: { type: "string" }, quick: { type: "boolean" },
-    },
+  const values = cli.parse({
+    tenants: { type: "string" }, "system-tokens": { type: "string" }, questions: { type: "string" }, clients: { type: "string" }, workers: { type: "string" },
+    policies: { type: "string" }, model: { type: "string" }, threads: { type: "string" }, "question-tokens": { type: "string" }, decode: { type: "string" },
+    context: { type: "string" }, "kv-tenants": { type: "string" }, "kv-cache-mb": { type: "string" }, "max-sequences": { type: "string" },
+    "cache-load-margin": { type: "string" }, "token-limits": { type: "string" }, "database-url": { type: "string" }, "redis-url": { type: "string" },
+    seed: { type: "string" }, quick: { type: "boolean" },
   });
   const quick = values.quick ?? false;
-  const tenants = Number(values.tenants ?? 8);
-  const systemTokens = Number(values["system-tokens"] ?? 1000);
-  const questions = Number(values.questions ?? (quick ? 3 : 8));
-  const clients = Number(values.clients ?? tenants);
-  const workers = Number(values.workers ?? 3);
-  const threads = Number(values.threads ?? 1);
-  const decode = Number(values.decode ?? 8);
-  const seed = Number(values.seed ?? 1919);
-  const kvTenants = Number(values["kv-tenants"] ?? Math.ceil(tenants / 2));
-  const questionTokens = parseRange(values["question-tokens"] ?? "8-24", "question-tokens");
-  const policies = (values.policies ?? "cache-aware,round-robin").split(",") as RoutingPolicy[];
-  const tokenLimits = values["token-limits"] ?? "on";
-  for (const [name, value] of Object.entries({ tenants, "system-tokens": systemTokens, questions, clients, workers, threads, decode, "kv-tenants": kvTenants })) {
-    if (!Number.isInteger(value) || value < 1) throw new RangeError(`--${name} must be a positive integer, got ${value}`);
-  }
-  if (!Number.isInteger(seed)) throw new RangeError(`--seed must be an integer, got ${values.seed}`);
-  for (const policy of policies) if (!ROUTING_POLICIES.includes(policy)) throw new RangeError(`--policies: each of ${ROUTING_POLICIES.join(", ")}, got ${policy}`);
-  if (tokenLimits !== "on" && tokenLimits !== "off") throw new RangeError(`--token-limits must be on or off, got ${tokenLimits}`);
+  const tenants = cli.integer("tenants", values.tenants ?? 8);
+  const systemTokens = cli.integer("system-tokens", values["system-tokens"] ?? 1000);
+  const questions = cli.integer("questions", values.questions ?? (quick ? 3 : 8));
+  const clients = cli.integer("clients", values.clients ?? tenants);
+  const workers = cli.integer("workers", values.workers ?? 3);
+  const threads = cli.integer("threads", values.threads ?? 1);
+  const decode = cli.integer("decode", values.decode ?? 8);
+  const seed = cli.integer("seed", values.seed ?? 1919, Number.NEGATIVE_INFINITY);
+  const kvTenants = cli.integer("kv-tenants", values["kv-tenants"] ?? Math.ceil(tenants / 2));
+  const questionTokens = cli.check(() => parseRange(values["question-tokens"] ?? "8-24", "question-tokens"));
+  const policies = cli.someOf("policies", values.policies ?? "cache-aware,round-robin", ROUTING_POLICIES);
+  const tokenLimits = cli.oneOf("token-limits", values["token-limits"] ?? "on", ["on", "off"]);
+  const margin = values["cache-load-margin"];
+  if (margin !== undefined) cli.integer("cache-load-margin", margin, 0);
   const modelSpec = values.model ?? DEFAULT_MODEL;
   const model = await modelFile(modelSpec);
 
@@ -182,18 +180,13 @@ async function main(): Promise<void> {
   const blockBytes = kvBlockBytes(config.num_hidden_layers, kvDim, KV_BLOCK_SIZE, "f32");
   const requestBlocks = Math.ceil((longestPrompt + decode) / KV_BLOCK_SIZE);
   const systemBlocks = Math.floor(mean(systemPromptTokens) / KV_BLOCK_SIZE);
-  const context = Number(values.context ?? Math.ceil(Math.max(1200, longestPrompt + decode + 1) / KV_BLOCK_SIZE) * KV_BLOCK_SIZE);
-  if (!Number.isInteger(context) || context < longestPrompt + decode + 1) throw new RangeError(`--context ${values.context} cannot hold ${longestPrompt} prompt tokens and ${decode} output tokens`);
-  const kvCacheMb = Number(values["kv-cache-mb"] ?? Math.ceil((kvTenants * requestBlocks * blockBytes) / MIB));
-  const maxSequences = Number(values["max-sequences"] ?? kvTenants);
-  for (const [name, value] of Object.entries({ "kv-cache-mb": kvCacheMb, "max-sequences": maxSequences })) {
-    if (!Number.isInteger(value) || value < 1) throw new RangeError(`--${name} must be a positive integer, got ${value}`);
-  }
+  const context = cli.integer("context", values.context ?? Math.ceil(Math.max(1200, longestPrompt + decode + 1) / KV_BLOCK_SIZE) * KV_BLOCK_SIZE);
+  if (context < longestPrompt + decode + 1) cli.fail(`--context ${context} cannot hold ${longestPrompt} prompt tokens and ${decode} output tokens`);
+  const kvCacheMb = cli.integer("kv-cache-mb", values["kv-cache-mb"] ?? Math.ceil((kvTenants * requestBlocks * blockBytes) / MIB));
+  const maxSequences = cli.integer("max-sequences", values["max-sequences"] ?? kvTenants);
   const kvBlocks = Math.floor((kvCacheMb * MIB) / blockBytes);
-  if (kvBlocks < Math.ceil(context / KV_BLOCK_SIZE)) throw new RangeError(`--kv-cache-mb ${kvCacheMb} holds ${kvBlocks} blocks, less than one full context of ${context} positions`);
+  if (kvBlocks < Math.ceil(context / KV_BLOCK_SIZE)) cli.fail(`--kv-cache-mb ${kvCacheMb} holds ${kvBlocks} blocks, less than one full context of ${context} positions`);
   const systemsHeld = kvBlocks / systemBlocks;
-  const margin = values["cache-load-margin"];
-  if (margin !== undefined && !(Number.isInteger(Number(margin)) && Number(margin) >= 0)) throw new RangeError(`--cache-load-margin must be a non-negative integer, got ${margin}`);
 
   const platform = await openBenchPlatform({ bench: "cache-routing", databaseUrl: values["database-url"], redisUrl: values["redis-url"], limits: tokenLimits === "on" ? RAISED_LIMITS : REQUEST_LIMITS_ONLY });
   const children: ChildProcess[] = [];

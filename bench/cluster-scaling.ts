@@ -2,9 +2,7 @@
 // then 3 `loom worker`s of one thread each, under a closed-loop streaming load that keeps every worker busy. On a
 // machine with C cores, W single-thread workers plus the gateway and the load client cannot use more than C cores:
 // the figures show how far the aggregate grows before the cores run out, not how a cluster of machines scales.
-// Run: npm run build && node dist/bench/cluster-scaling.js [--workers 1,2,3] [--concurrency N] [--requests N]
-//        [--decode N] [--prompt 32-48] [--model preset:dtype] [--threads 1] [--context N] [--routing POLICY]
-//        [--token-limits on|off] [--database-url URL] [--redis-url URL] [--quick] [--svg <file.svg>]
+// Run: npm run build && node dist/bench/cluster-scaling.js [options] (USAGE below; --help prints it).
 // --svg <file> also draws output tok/s against the worker count as a line chart, with the 1-worker figure x W dashed
 // beside it (bench/throughput-charts.ts), e.g. --svg docs/performance/charts/cluster-scaling.svg.
 //
@@ -26,9 +24,9 @@
 // CPU of every process during the run (/proc: workers, gateway, client) over the wall time, i.e. cores busy.
 import type { ChildProcess } from "node:child_process";
 import { availableParallelism, loadavg } from "node:os";
-import { parseArgs } from "node:util";
 import { KV_BLOCK_SIZE } from "../engine/load.js";
 import { ROUTING_POLICIES, type RoutingPolicy } from "../server/cluster/routing.js";
+import { BenchCli } from "./bench-args.js";
 import { f32KvBytes, mean, percentile, printHeader } from "./bench-models.js";
 import { buildConversations, openAiBody, parseRange } from "./chat-workload.js";
 import {
@@ -57,32 +55,31 @@ interface Level {
 const outputTokens = (level: Level) => sum(level.requests.map((r) => Math.max(0, r.outputTokens)));
 const tokensPerSecond = (level: Level) => outputTokens(level) / level.seconds;
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/cluster-scaling.js [--workers 1,2,3] [--concurrency N] [--requests N]
+       [--decode N] [--prompt 32-48] [--model preset:dtype] [--threads 1] [--context N] [--routing POLICY]
+       [--token-limits on|off] [--database-url URL] [--redis-url URL] [--quick] [--svg <file.svg>]`;
+const cli: BenchCli = new BenchCli("cluster-scaling", USAGE);
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      workers: { type: "string" }, concurrency: { type: "string" }, requests: { type: "string" }, decode: { type: "string" }, prompt: { type: "string" },
-      model: { type: "string" }, threads: { type: "string" }, context: { type: "string" }, routing: { type: "string" }, "token-limits": { type: "string" },
-      "database-url": { type: "string" }, "redis-url": { type: "string" }, quick: { type: "boolean" },
-      svg: { type: "string" },
-    },
+  const values = cli.parse({
+    workers: { type: "string" }, concurrency: { type: "string" }, requests: { type: "string" }, decode: { type: "string" }, prompt: { type: "string" },
+    model: { type: "string" }, threads: { type: "string" }, context: { type: "string" }, routing: { type: "string" }, "token-limits": { type: "string" },
+    "database-url": { type: "string" }, "redis-url": { type: "string" }, quick: { type: "boolean" },
+    svg: { type: "string" },
   });
   const quick = values.quick ?? false;
-  const counts = (values.workers ?? "1,2,3").split(",").map(Number);
-  const perWorker = Number(values.concurrency ?? 4);
-  const requestsPerWorker = Number(values.requests ?? (quick ? 3 : 8) * perWorker);
-  const decode = Number(values.decode ?? (quick ? 16 : 64));
-  const threads = Number(values.threads ?? 1);
-  const prompt = parseRange(values.prompt ?? "32-48", "prompt");
-  const context = Number(values.context ?? Math.ceil((prompt.max + decode + 16) / KV_BLOCK_SIZE) * KV_BLOCK_SIZE);
-  const routing = values.routing as RoutingPolicy | undefined;
-  const tokenLimits = values["token-limits"] ?? "on";
-  for (const [name, value] of Object.entries({ concurrency: perWorker, requests: requestsPerWorker, decode, threads, context, ...Object.fromEntries(counts.map((n, i) => [`workers[${i}]`, n])) })) {
-    if (!Number.isInteger(value) || value < 1) throw new RangeError(`--${name} must be a positive integer, got ${value}`);
-  }
-  if (requestsPerWorker < perWorker) throw new RangeError(`--requests ${requestsPerWorker}: at least --concurrency (${perWorker}) per worker`);
-  if (context < prompt.max + decode + 1) throw new RangeError(`--context ${context} cannot hold ${prompt.max} prompt tokens and ${decode} output tokens`);
-  if (routing !== undefined && !ROUTING_POLICIES.includes(routing)) throw new RangeError(`--routing must be ${ROUTING_POLICIES.join(", ")}, got ${routing}`);
-  if (tokenLimits !== "on" && tokenLimits !== "off") throw new RangeError(`--token-limits must be on or off, got ${tokenLimits}`);
+  const counts = cli.integers("workers", values.workers ?? "1,2,3");
+  const perWorker = cli.integer("concurrency", values.concurrency ?? 4);
+  const requestsPerWorker = cli.integer("requests", values.requests ?? (quick ? 3 : 8) * perWorker);
+  const decode = cli.integer("decode", values.decode ?? (quick ? 16 : 64));
+  const threads = cli.integer("threads", values.threads ?? 1);
+  const prompt = cli.check(() => parseRange(values.prompt ?? "32-48", "prompt"));
+  const context = cli.integer("context", values.context ?? Math.ceil((prompt.max + decode + 16) / KV_BLOCK_SIZE) * KV_BLOCK_SIZE);
+  const routing = values.routing === undefined ? undefined : cli.oneOf("routing", values.routing, ROUTING_POLICIES);
+  const tokenLimits = cli.oneOf("token-limits", values["token-limits"] ?? "on", ["on", "off"]);
+  if (requestsPerWorker < perWorker) cli.fail(`--requests ${requestsPerWorker}: at least --concurrency (${perWorker}) per worker`);
+  if (context < prompt.max + decode + 1) cli.fail(`--context ${context} cannot hold ${prompt.max} prompt tokens and ${decode} output tokens`);
   const modelSpec = values.model ?? DEFAULT_MODEL;
   const model = await modelFile(modelSpec);
   const maxWorkers = Math.max(...counts);

@@ -2,7 +2,7 @@
 // (bench/dashboard-seed.ts; every key and row belongs to the one organization measured, the heaviest case), each
 // page's data endpoint is timed over loopback (target: p95 under 50 ms), then each page in headless Chromium from
 // navigation to usable (its <main> marked data-ready once its data is on screen; target: under 1 s).
-// Run: npm run build && node dist/bench/dashboard-load.js [--requests 200] [--loads 10] [--database-url URL]
+// Run: npm run build && node dist/bench/dashboard-load.js [options] (USAGE below; --help prints it).
 //
 // Setup: a fresh PostgreSQL database (127.0.0.1:5432, or --database-url's server), migrated and seeded in bulk, then
 // `loom serve --database-url` as a user runs it (the compiled CLI in a child process) on the 260K-parameter stories
@@ -13,22 +13,23 @@
 // (the first of each page is a cold cache, the rest warm), `--loads` per page.
 import { execFileSync } from "node:child_process";
 import { Agent, request } from "node:http";
-import { parseArgs } from "node:util";
 import { openDatabase } from "../server/platform/db/open-database.js";
 import { TEST_POSTGRES_URL, createTestPostgresDatabase } from "../server/platform/testing/test-databases.js";
 import { LOOM_CLI, startLoomServe, stopChild } from "../server/testing/loom-process.js";
 import { chromiumMissing, launchChromium, saveScreenshot } from "../server/testing/browser.js";
 import { FIXTURES } from "../engine/testing/fixtures.js";
+import { BenchCli } from "./bench-args.js";
 import { median, percentile, printHeader } from "./bench-models.js";
 import { ISSUE_SIZES, seedDashboardData } from "./dashboard-seed.js";
 
-const { values } = parseArgs({
-  options: { requests: { type: "string", default: "200" }, loads: { type: "string", default: "10" }, "database-url": { type: "string" } },
-});
-const REQUESTS = Number(values.requests);
-const LOADS = Number(values.loads);
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/dashboard-load.js [--requests 200] [--loads 10] [--database-url URL]`;
+const cli: BenchCli = new BenchCli("dashboard-load", USAGE);
+const values = cli.parse({ requests: { type: "string", default: "200" }, loads: { type: "string", default: "10" }, "database-url": { type: "string" } });
+const REQUESTS = cli.integer("requests", values.requests);
+const LOADS = cli.integer("loads", values.loads);
 const serverUrl = values["database-url"] ?? TEST_POSTGRES_URL;
-if (!serverUrl) throw new Error("no PostgreSQL: pass --database-url");
+if (!serverUrl) cli.fail("no PostgreSQL at 127.0.0.1:5432 answered: pass --database-url");
 
 printHeader(`node dist/bench/dashboard-load.js --requests ${REQUESTS} --loads ${LOADS}`, 1);
 

@@ -4,12 +4,11 @@
 // step's cost shared); "host" is the step's wall time outside kernels (JS between dispatches, greedy argmax on the
 // logits). Also the share of each kernel's work the calling thread ran itself (ideal 1/threads). With --prefill, the
 // same for one sequence's prompts of those lengths instead (chunks of --chunk tokens, the engine's default batch).
-// Usage: npm run build && node dist/bench/decode-profile.js [--models smollm2-135m:q8_0,qwen3-0.6b:q4_k_m]
-//        [--batches 1,2,4,8,16] [--threads 2] [--steps 16] [--prompt 32] [--prefill 128,1024 [--chunk 512]]
-import { parseArgs } from "node:util";
+// Run: npm run build && node dist/bench/decode-profile.js [options] (USAGE below; --help prints it).
 import { KV_BLOCK_SIZE, loadModel } from "../engine/load.js";
 import { KernelProfile, setKernelProfile } from "../kernels/wasm/kernel-profile.js";
 import type { ModelDtype } from "../scripts/model-dtypes.js";
+import { BenchCli } from "./bench-args.js";
 import { benchModelPath, f32KvBytes, modelWork, printHeader, seededRandom } from "./bench-models.js";
 import { measureReadBandwidth } from "./memory-bandwidth.js";
 
@@ -170,20 +169,22 @@ function printProfile(title: string, profiles: BatchProfile[], threads: number, 
   console.log(`\n(ideal main share with ${threads} threads: ${(1 / threads).toFixed(2)})`);
 }
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/decode-profile.js [--models smollm2-135m:q8_0,qwen3-0.6b:q4_k_m]
+       [--batches 1,2,4,8,16] [--threads 2] [--steps 16] [--prompt 32] [--prefill 128,1024 [--chunk 512]]`;
+const cli: BenchCli = new BenchCli("decode-profile", USAGE);
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: { models: { type: "string" }, batches: { type: "string" }, threads: { type: "string" }, steps: { type: "string" }, prompt: { type: "string" }, prefill: { type: "string" }, chunk: { type: "string" } },
+  const values = cli.parse({
+    models: { type: "string" }, batches: { type: "string" }, threads: { type: "string" }, steps: { type: "string" }, prompt: { type: "string" }, prefill: { type: "string" }, chunk: { type: "string" },
   });
   const models = (values.models ?? "smollm2-135m:q8_0,qwen3-0.6b:q4_k_m").split(",").map((spec) => spec.split(":") as [string, ModelDtype]);
-  const batches = (values.batches ?? "1,2,4,8,16").split(",").map(Number);
-  const threads = Number(values.threads ?? 2);
-  const steps = Number(values.steps ?? 16);
-  const prompt = Number(values.prompt ?? 32);
-  const prefill = values.prefill?.split(",").map(Number);
-  const chunk = Number(values.chunk ?? 512);
-  if (batches.some((b) => !Number.isInteger(b) || b < 1) || !(threads >= 1) || !(steps >= 1) || !(prompt >= 1) || !(chunk >= 1) || prefill?.some((n) => !Number.isInteger(n) || n < 1)) {
-    throw new Error("--batches, --threads, --steps, --prompt, --prefill and --chunk take positive integers");
-  }
+  const batches = cli.integers("batches", values.batches ?? "1,2,4,8,16");
+  const threads = cli.integer("threads", values.threads ?? 2);
+  const steps = cli.integer("steps", values.steps ?? 16);
+  const prompt = cli.integer("prompt", values.prompt ?? 32);
+  const prefill = values.prefill === undefined ? undefined : cli.integers("prefill", values.prefill);
+  const chunk = cli.integer("chunk", values.chunk ?? 512);
   if (prefill) {
     printHeader(`node dist/bench/decode-profile.js --models ${models.map((m) => m.join(":")).join(",")} --prefill ${prefill.join(",")} --chunk ${chunk} --threads ${threads}`, threads, [
       `random-weight bench models; one sequence's random prompt of each length, forwarded in chunks of ${chunk} tokens (logits for the last only), best of 2,`,

@@ -4,8 +4,7 @@
 // POST /v1/chat/completions answers 200 (polling GET /health, then chatting with the models GET /v1/models lists, in
 // its order, until one answers), the server stopped (SIGTERM to its process group, SIGKILL after 10 s), and a second
 // `npm start` timed the same way (nothing changed since the first: npm start's build skips what is up to date, the model is cached).
-// Run: npm run build && node dist/bench/first-run.js [--commits HEAD,<rev>,...] [--repeat 1] [--port 8080]
-//        [--offline | --no-offline] [--timeout 900]
+// Run: npm run build && node dist/bench/first-run.js [options] (USAGE below; --help prints it).
 // --offline (the default) points HF_ENDPOINT at a closed loopback port: the default model's download is refused at
 // once and loom serves the bundled stories260K, so no download is timed; --no-offline downloads SmolLM2-135M-Instruct
 // from the Hub (or HF_ENDPOINT's mirror) on the first start. Each run has an empty model cache (LOOM_CACHE_DIR) and
@@ -18,9 +17,9 @@ import { connect } from "node:net";
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
 import { PACKAGE_ROOT, SHARED_ROOT } from "../kernels/package-root.js";
 import { closedLoopbackPort } from "../server/testing/closed-port.js";
+import { BenchCli, parseBenchOptions } from "./bench-args.js";
 
 /** What to measure. */
 export interface FirstRunOptions {
@@ -33,20 +32,25 @@ export interface FirstRunOptions {
   timeoutSeconds: number;
 }
 
-/** Reads the flags (the command line without node and the script). @throws RangeError on a bad value. */
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/first-run.js [--commits HEAD,<rev>,...] [--repeat 1] [--port 8080]
+       [--offline | --no-offline] [--timeout 900]`;
+const cli: BenchCli = new BenchCli("first-run", USAGE);
+
+/**
+ * Reads the flags (the command line without node and the script).
+ * @throws RangeError on a bad value, BenchArgumentError (a RangeError) on an unknown option, BenchHelpRequest on --help.
+ */
 export function parseFirstRunArgs(args: readonly string[]): FirstRunOptions {
-  const { values } = parseArgs({
-    args: [...args],
-    options: {
-      commits: { type: "string", default: "HEAD" },
-      repeat: { type: "string", default: "1" },
-      port: { type: "string", default: "8080" },
-      // Node 20's parseArgs has no allowNegative: --no-offline is an option of its own.
-      offline: { type: "boolean" },
-      "no-offline": { type: "boolean" },
-      timeout: { type: "string", default: "900" },
-    },
-  });
+  const values = parseBenchOptions({
+    commits: { type: "string", default: "HEAD" },
+    repeat: { type: "string", default: "1" },
+    port: { type: "string", default: "8080" },
+    // Node 20's parseArgs has no allowNegative: --no-offline is an option of its own.
+    offline: { type: "boolean" },
+    "no-offline": { type: "boolean" },
+    timeout: { type: "string", default: "900" },
+  }, args);
   const commits = values.commits.split(",").map((rev) => rev.trim()).filter((rev) => rev !== "");
   if (commits.length === 0) throw new RangeError("--commits names no revision");
   const integer = (flag: string, text: string, min: number, max: number) => {
@@ -299,7 +303,7 @@ function cpuModel(): string {
 }
 
 async function main(): Promise<void> {
-  const options = parseFirstRunArgs(process.argv.slice(2));
+  const options = cli.check(() => parseFirstRunArgs(process.argv.slice(2)));
   // The npm processes run in groups of their own (a terminal's Ctrl-C does not reach them): stop them here.
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.once(signal, () => {
@@ -319,7 +323,7 @@ async function main(): Promise<void> {
     try {
       sha = git(["rev-parse", "--verify", "--quiet", `${rev}^{commit}`]);
     } catch {
-      throw new Error(`--commits: ${rev} is no commit of the repository at ${PACKAGE_ROOT}`);
+      cli.fail(`--commits: ${rev} is no commit of the repository at ${PACKAGE_ROOT}`);
     }
     return { rev, sha, label: git(["log", "-1", "--format=%h (%cs)", sha]) };
   });

@@ -4,9 +4,7 @@
 // `loom serve` is the "worker called directly"). Per concurrency: output tok/s, requests/s and TTFT p50/p99 of both,
 // the gateway's throughput as a fraction of serve's and the p50 TTFT it adds. Target: under 3% throughput
 // and under 2 ms p50 TTFT added.
-// Run: npm run build && node dist/bench/gateway-overhead.js [--concurrency 1,4,16,64] [--requests N] [--decode N]
-//        [--repeats N] [--model preset:dtype] [--threads 1] [--prompt 32-48] [--context N] [--max-sequences N]
-//        [--token-limits on|off] [--database-url URL] [--redis-url URL] [--quick]
+// Run: npm run build && node dist/bench/gateway-overhead.js [options] (USAGE below; --help prints it).
 //
 // Processes, all on this machine, all started from the compiled CLI (dist/server/cli/main.js) as operators run them:
 // - serve:   `loom serve --database-url <schema URL> --redis-url <redis> --threads T --context C --config <file>`,
@@ -40,9 +38,9 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { KV_BLOCK_SIZE } from "../engine/load.js";
 import { type LoomProcess, startLoom } from "../server/testing/loom-process.js";
+import { BenchCli } from "./bench-args.js";
 import { median, percentile, printHeader } from "./bench-models.js";
 import { type Conversation, buildConversations, openAiBody, parseRange } from "./chat-workload.js";
 import { DEFAULT_MODEL, RAISED_LIMITS, REQUEST_LIMITS_ONLY, modelFile, openBenchPlatform, servedSlug, stop } from "./cluster-bench.js";
@@ -166,34 +164,31 @@ function spread(values: number[], digits: number, unit = ""): string {
   return `${fixed(median(finite), digits)}${unit} (${fixed(Math.min(...finite), digits)} to ${fixed(Math.max(...finite), digits)})`;
 }
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/gateway-overhead.js [--concurrency 1,4,16,64] [--requests N] [--decode N]
+       [--repeats N] [--model preset:dtype] [--threads 1] [--prompt 32-48] [--context N] [--max-sequences N]
+       [--token-limits on|off] [--database-url URL] [--redis-url URL] [--quick]`;
+const cli: BenchCli = new BenchCli("gateway-overhead", USAGE);
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      concurrency: { type: "string" }, requests: { type: "string" }, decode: { type: "string" }, repeats: { type: "string" }, model: { type: "string" },
-      threads: { type: "string" }, prompt: { type: "string" }, context: { type: "string" }, "max-sequences": { type: "string" },
-      "token-limits": { type: "string" }, "database-url": { type: "string" }, "redis-url": { type: "string" }, quick: { type: "boolean" },
-    },
+  const values = cli.parse({
+    concurrency: { type: "string" }, requests: { type: "string" }, decode: { type: "string" }, repeats: { type: "string" }, model: { type: "string" },
+    threads: { type: "string" }, prompt: { type: "string" }, context: { type: "string" }, "max-sequences": { type: "string" },
+    "token-limits": { type: "string" }, "database-url": { type: "string" }, "redis-url": { type: "string" }, quick: { type: "boolean" },
   });
   const quick = values.quick ?? false;
-  const levels = (values.concurrency ?? (quick ? "1,4" : "1,4,16,64")).split(",").map(Number);
-  const decode = Number(values.decode ?? (quick ? 8 : 32));
-  const repeats = Number(values.repeats ?? (quick ? 2 : 3));
-  const threads = Number(values.threads ?? 1);
-  const prompt = parseRange(values.prompt ?? "32-48", "prompt");
-  const fixedRequests = values.requests === undefined ? undefined : Number(values.requests);
-  const fixedSequences = values["max-sequences"] === undefined ? undefined : Number(values["max-sequences"]);
-  const context = Number(values.context ?? Math.ceil((prompt.max + decode + 16) / KV_BLOCK_SIZE) * KV_BLOCK_SIZE);
+  const levels = cli.integers("concurrency", values.concurrency ?? (quick ? "1,4" : "1,4,16,64"));
+  const decode = cli.integer("decode", values.decode ?? (quick ? 8 : 32));
+  const repeats = cli.integer("repeats", values.repeats ?? (quick ? 2 : 3));
+  const threads = cli.integer("threads", values.threads ?? 1);
+  const prompt = cli.check(() => parseRange(values.prompt ?? "32-48", "prompt"));
+  const fixedRequests = values.requests === undefined ? undefined : cli.integer("requests", values.requests);
+  const fixedSequences = values["max-sequences"] === undefined ? undefined : cli.integer("max-sequences", values["max-sequences"]);
+  const context = cli.integer("context", values.context ?? Math.ceil((prompt.max + decode + 16) / KV_BLOCK_SIZE) * KV_BLOCK_SIZE);
   const minRequests = quick ? 8 : 16;
-  const tokenLimits = values["token-limits"] ?? "on";
-  if (tokenLimits !== "on" && tokenLimits !== "off") throw new RangeError(`--token-limits must be on or off, got ${tokenLimits}`);
-  for (const [name, value] of Object.entries({
-    decode, repeats, threads, context, ...(fixedRequests === undefined ? {} : { requests: fixedRequests }),
-    ...(fixedSequences === undefined ? {} : { "max-sequences": fixedSequences }), ...Object.fromEntries(levels.map((n, i) => [`concurrency[${i}]`, n])),
-  })) {
-    if (!Number.isInteger(value) || value < 1) throw new RangeError(`--${name} must be a positive integer, got ${value}`);
-  }
-  if (fixedRequests !== undefined && fixedRequests < Math.max(...levels)) throw new RangeError(`--requests ${fixedRequests}: at least N requests per run (N up to ${Math.max(...levels)})`);
-  if (context < prompt.max + decode + 1) throw new RangeError(`--context ${context} cannot hold ${prompt.max} prompt tokens and ${decode} output tokens`);
+  const tokenLimits = cli.oneOf("token-limits", values["token-limits"] ?? "on", ["on", "off"]);
+  if (fixedRequests !== undefined && fixedRequests < Math.max(...levels)) cli.fail(`--requests ${fixedRequests}: at least N requests per run (N up to ${Math.max(...levels)})`);
+  if (context < prompt.max + decode + 1) cli.fail(`--context ${context} cannot hold ${prompt.max} prompt tokens and ${decode} output tokens`);
   const modelSpec = values.model ?? DEFAULT_MODEL;
   const model = await modelFile(modelSpec);
   const requestsAt = (n: number) => fixedRequests ?? Math.max(2 * n, minRequests);

@@ -1,18 +1,16 @@
 // Prefill and decode speed of loom's WebAssembly backend against each CPU build of llama.cpp in node-llama-cpp's
 // prebuilt package (each pinned in a fresh process: bench/llama-cpp-builds.ts), on the same GGUF files and thread
 // count, in repeated interleaved rounds; every figure with its spread and as a fraction of the machine's limit.
-// Run: npm run build && node dist/bench/generate-vs-llama-cpp.js [--threads 2] [--prompt 128] [--decode 128]
-//   [--repeats 3] [--builds all|default|<build,...>] [--cases default|all|<preset:dtype,...>]
-//   [--skip-loom all|<preset:dtype,...>] [--wait-idle 120] [--min-cpu 0.75] [--svg <file-prefix>]
+// Run: npm run build && node dist/bench/generate-vs-llama-cpp.js [options] (USAGE below; --help prints it).
 // --svg <prefix> also draws the summary as bar charts, <prefix>-decode.svg and <prefix>-prefill.svg (loom, ggml's
 // choice and the fastest llama.cpp build per case, median with min-max), e.g. --svg docs/performance/charts/generate.
 import { loadavg } from "node:os";
-import { parseArgs } from "node:util";
 import { generate } from "../engine/generate.js";
 import { type LoadedModel, loadModel } from "../engine/load.js";
 import type { ModelDtype } from "../scripts/model-dtypes.js";
 import { parseModelDtype } from "../scripts/model-dtypes.js";
 import { getPreset } from "../scripts/model-presets.js";
+import { BenchCli } from "./bench-args.js";
 import { benchModelPath, modelWork, printHeader } from "./bench-models.js";
 import { describeMachine } from "./machine.js";
 import { type CaseResult, LOOM, printCaseTable, printSummary, speedCharts } from "./generate-vs-llama-cpp-report.js";
@@ -155,38 +153,39 @@ async function measureCase(benchCase: BenchCase, contenders: readonly string[], 
   return { name: benchCase.name, preset: benchCase.preset, dtype: benchCase.dtype, work, runs, failures, discarded };
 }
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/generate-vs-llama-cpp.js [--threads 2] [--prompt 128] [--decode 128]
+       [--repeats 3] [--builds all|default|<build,...>] [--cases default|all|<preset:dtype,...>]
+       [--skip-loom all|<preset:dtype,...>] [--wait-idle 120] [--min-cpu 0.75] [--svg <file-prefix>]`;
+const cli: BenchCli = new BenchCli("generate-vs-llama-cpp", USAGE);
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      threads: { type: "string", default: "2" },
-      prompt: { type: "string", default: "128" },
-      decode: { type: "string", default: "128" },
-      repeats: { type: "string", default: "3" },
-      builds: { type: "string", default: "all" },
-      cases: { type: "string", default: "default" },
-      "skip-loom": { type: "string", default: "" },
-      "wait-idle": { type: "string", default: "120" },
-      "min-cpu": { type: "string", default: "0.75" },
-      svg: { type: "string" },
-    },
+  const values = cli.parse({
+    threads: { type: "string", default: "2" },
+    prompt: { type: "string", default: "128" },
+    decode: { type: "string", default: "128" },
+    repeats: { type: "string", default: "3" },
+    builds: { type: "string", default: "all" },
+    cases: { type: "string", default: "default" },
+    "skip-loom": { type: "string", default: "" },
+    "wait-idle": { type: "string", default: "120" },
+    "min-cpu": { type: "string", default: "0.75" },
+    svg: { type: "string" },
   });
-  const threads = Number(values.threads);
-  const promptLength = Number(values.prompt);
-  const decode = Number(values.decode);
-  const repeats = Number(values.repeats);
   const waitIdle = Number(values["wait-idle"]);
-  if (!(waitIdle >= 0)) throw new RangeError("--wait-idle must be a number of seconds, 0 or more");
+  if (!(waitIdle >= 0)) cli.fail(`--wait-idle must be a number of seconds, 0 or more; got ${values["wait-idle"]}`);
   const minCpuShare = Number(values["min-cpu"]);
-  if (!(minCpuShare >= 0 && minCpuShare <= 1)) throw new RangeError("--min-cpu must be a fraction from 0 to 1");
-  for (const [flag, value] of Object.entries({ threads, prompt: promptLength, decode, repeats })) {
-    if (!Number.isInteger(value) || value < 1 || (flag === "decode" && value < 2)) throw new RangeError(`--${flag} must be a positive integer${flag === "decode" ? " of at least 2" : ""}`);
-  }
-  const cases = parseCases(values.cases);
-  const skipLoom = values["skip-loom"] === "all" ? new Set(cases.map((c) => c.name)) : new Set(parseCases(values["skip-loom"] || "").map((c) => c.name));
+  if (!(minCpuShare >= 0 && minCpuShare <= 1)) cli.fail(`--min-cpu must be a fraction from 0 to 1; got ${values["min-cpu"]}`);
+  const threads = cli.integer("threads", values.threads);
+  const promptLength = cli.integer("prompt", values.prompt);
+  const decode = cli.integer("decode", values.decode, 2);
+  const repeats = cli.integer("repeats", values.repeats);
+  const cases = cli.check(() => parseCases(values.cases));
+  const skipLoom = values["skip-loom"] === "all" ? new Set(cases.map((c) => c.name)) : new Set(cli.check(() => parseCases(values["skip-loom"] || "")).map((c) => c.name));
   const pkg = prebuiltPackage();
   const missing = missingBuildsReason(pkg);
   // Without pinnable builds (no prebuilt package for this platform, or not Linux) only the package as installed runs.
-  const builds = missing === undefined ? parseBuilds(values.builds, availableBuilds(pkg)) : [DEFAULT_BUILD];
+  const builds = missing === undefined ? cli.check(() => parseBuilds(values.builds, availableBuilds(pkg))) : [DEFAULT_BUILD];
   if (missing !== undefined) process.stderr.write(`running llama.cpp as installed only: ${missing}\n`);
 
   const command = `node dist/bench/generate-vs-llama-cpp.js --threads ${threads} --prompt ${promptLength} --decode ${decode} --repeats ${repeats} --builds ${values.builds} --cases ${values.cases}${values["skip-loom"] ? ` --skip-loom ${values["skip-loom"]}` : ""} --wait-idle ${waitIdle} --min-cpu ${minCpuShare}`;

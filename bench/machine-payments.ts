@@ -5,8 +5,7 @@
 // request's time goes (decode, facilitator verify, journal, settle, settlement record + run), and the latency of the
 // 402 round trip every x402 client makes before paying, against a free poll, at concurrency 1-16.
 //
-// Run: npm run build:ts && node dist/bench/machine-payments.js [--levels 1,2,4,8,16] [--rounds 3] [--requests 32]
-//        [--free-requests 320] [--phase-samples 20]
+// Run: npm run build:ts && node dist/bench/machine-payments.js [options] (USAGE below; --help prints it).
 //
 // Setup: the local chain (server/machines/testing/local-chain.ts: ganache 7.9 with eager instamine, chain id 8453, a
 // USDC-like EIP-3009 token) in a forked child process behind its HTTP JSON-RPC bridge, as a chain node is another
@@ -21,7 +20,6 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { parseSignature, parseTransaction, recoverTransactionAddress, type Abi, type Address, type Hex, type TransactionSerialized } from "viem";
 import { ChainState } from "../server/machines/chain-state.js";
@@ -39,6 +37,7 @@ import { checkRunSchema } from "../server/runs/routes.js";
 import { fixedTools } from "../server/runs/testing/fixed-tools.js";
 import { type RunsServer, startRunsServer } from "../server/runs/testing/runs-server.js";
 import { ScriptedEngine } from "../server/testing/scripted-engine.js";
+import { BenchCli } from "./bench-args.js";
 import { median, percentile, printHeader } from "./bench-models.js";
 
 const CHAIN_CHILD = "--chain-child";
@@ -329,21 +328,24 @@ async function paidRequestPhases(server: RunsServer, settings: PaymentsSettings,
 
 // ---- the bench ----
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/machine-payments.js [--levels 1,2,4,8,16] [--rounds 3] [--requests 32]
+       [--free-requests 320] [--phase-samples 20]`;
+const cli: BenchCli = new BenchCli("machine-payments", USAGE);
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      levels: { type: "string", default: "1,2,4,8,16" },
-      rounds: { type: "string", default: "3" },
-      requests: { type: "string", default: "32" },
-      "free-requests": { type: "string", default: "320" },
-      "phase-samples": { type: "string", default: "20" },
-    },
+  const values = cli.parse({
+    levels: { type: "string", default: "1,2,4,8,16" },
+    rounds: { type: "string", default: "3" },
+    requests: { type: "string", default: "32" },
+    "free-requests": { type: "string", default: "320" },
+    "phase-samples": { type: "string", default: "20" },
   });
-  const levels = values.levels!.split(",").map(Number);
-  const rounds = Number(values.rounds);
-  const requests = Number(values.requests);
-  const freeRequests = Number(values["free-requests"]);
-  const phaseSamples = Number(values["phase-samples"]);
+  const levels = cli.integers("levels", values.levels);
+  const rounds = cli.integer("rounds", values.rounds);
+  const requests = cli.integer("requests", values.requests);
+  const freeRequests = cli.integer("free-requests", values["free-requests"]);
+  const phaseSamples = cli.integer("phase-samples", values["phase-samples"]);
   const command = `node dist/bench/machine-payments.js --levels ${levels.join(",")} --rounds ${rounds} --requests ${requests} --free-requests ${freeRequests} --phase-samples ${phaseSamples}`;
   const clientsAtMost = Math.max(...levels);
 

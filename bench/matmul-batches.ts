@@ -5,15 +5,14 @@
 // rows), with the wide kernel's speedup over the compact one at each row count; Q6_K likewise runs matmul_q6_k and
 // matmul_q6_k_bytes (the same weights widened at load to a byte per quant, what the runner uses). Kernels alternate
 // call by call, so a noisy machine disturbs both alike; medians.
-// Usage: npm run build && node dist/bench/matmul-batches.js [--threads 2] [--rows 1,2,4,8,16,64]
-//        [--types q8_0,q4_k,q5_k,q6_k,f16,f32] [--shapes 576x1536,1536x576,1024x3072,3072x1024] [--simd auto|plain|relaxed]
-import { parseArgs } from "node:util";
+// Run: npm run build && node dist/bench/matmul-batches.js [options] (USAGE below; --help prints it).
 import { randomF16, randomF32, randomKQuant, randomQ8_0 } from "../kernels/case.js";
 import { quantizeQ8_K } from "../kernels/formats/q8_k.js";
 import { widenedQ6_K } from "../kernels/formats/q6_k-bytes.js";
 import { widenQ8_0 } from "../kernels/quantize_q8_0/quantize_q8_0.ref.js";
 import { WasmRuntime } from "../kernels/wasm/runtime.js";
 import type { SimdLevel } from "../kernels/wasm/module-path.js";
+import { BenchCli } from "./bench-args.js";
 import { printHeader } from "./bench-models.js";
 
 type WeightType = "q8_0" | "q4_k" | "q5_k" | "q6_k" | "f16" | "f32";
@@ -72,19 +71,21 @@ function timeVariants(runtime: WasmRuntime, variants: Variant[], weights: number
   }
 }
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/matmul-batches.js [--threads 2] [--rows 1,2,4,8,16,64]
+       [--types q8_0,q4_k,q5_k,q6_k,f16,f32] [--shapes 576x1536,1536x576,1024x3072,3072x1024] [--simd auto|plain|relaxed]`;
+const cli: BenchCli = new BenchCli("matmul-batches", USAGE);
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { threads: { type: "string" }, rows: { type: "string" }, types: { type: "string" }, shapes: { type: "string" }, simd: { type: "string" } } });
-  const threads = Number(values.threads ?? 2);
-  const rowCounts = (values.rows ?? "1,2,4,8,16,64").split(",").map(Number);
-  const types = (values.types ?? "q8_0,q4_k,q5_k,q6_k,f16,f32").split(",") as WeightType[];
-  const shapes = (values.shapes ?? "576x1536,1536x576,1024x3072,3072x1024").split(",").map((s) => s.split("x").map(Number) as [number, number]);
-  const simd = (values.simd ?? "auto") as SimdLevel | "auto";
+  const values = cli.parse({ threads: { type: "string" }, rows: { type: "string" }, types: { type: "string" }, shapes: { type: "string" }, simd: { type: "string" } });
+  const threads = cli.integer("threads", values.threads ?? 2);
+  const rowCounts = cli.integers("rows", values.rows ?? "1,2,4,8,16,64");
   const known: WeightType[] = ["q8_0", "q4_k", "q5_k", "q6_k", "f16", "f32"];
-  if (!(threads >= 1) || rowCounts.some((r) => !Number.isInteger(r) || r < 1) || types.some((t) => !known.includes(t))) {
-    throw new Error(`--threads and --rows take positive integers, --types some of ${known.join(", ")}`);
-  }
+  const types = cli.someOf("types", values.types ?? "q8_0,q4_k,q5_k,q6_k,f16,f32", known);
+  const shapes = (values.shapes ?? "576x1536,1536x576,1024x3072,3072x1024").split(",").map((s) => s.split("x").map(Number) as [number, number]);
+  const simd = cli.oneOf("simd", values.simd ?? "auto", ["auto", "plain", "relaxed"] as const satisfies ReadonlyArray<SimdLevel | "auto">);
   if (shapes.some(([k, n]) => !(Number.isInteger(k) && Number.isInteger(n) && k > 0 && n > 0 && k % 32 === 0))) {
-    throw new Error("--shapes are KxN with K a multiple of 32 (K-quants skip shapes whose K is not a multiple of 256)");
+    cli.fail(`--shapes are KxN with K a multiple of 32 (K-quants skip shapes whose K is not a multiple of 256); got ${values.shapes}`);
   }
   printHeader(`node dist/bench/matmul-batches.js --threads ${threads} --rows ${rowCounts.join(",")} --types ${types.join(",")} --shapes ${shapes.map((s) => s.join("x")).join(",")} --simd ${simd}`, threads, [
     "per shape and row count: median time per call over calls alternating between the kernels, divided by the rows (µs per token row)",

@@ -5,9 +5,7 @@
 // platform's time goes, timed inside the server; then each platform piece alone on an idle server. Targets (issue 36):
 // under 0.5 ms of platform CPU per request and under 2% throughput cost at N=16 (and under 1 ms p50 added latency).
 // CPU time is the figure to trust on a loaded machine: wall-clock ratios move with whatever else runs.
-// Run: npm run build && node dist/bench/platform-overhead.js [--threads 1] [--concurrency 1,4,16,64]
-//        [--requests 32,40,64,128] [--rounds 3] [--prompt 56-59] [--max-tokens 4]
-//        [--modes no-auth,pglite,postgres] [--database-url URL] [--cpu-profile FILE]
+// Run: npm run build && node dist/bench/platform-overhead.js [options] (USAGE below; --help prints it).
 // --modes may also name pglite-http-count and postgres-http-count: the platform with admission's prompt count on the
 // HTTP thread and the prompt prepared again for the engine (as before issue 36), paired with the others round by round.
 // --cpu-profile: the server's main thread sampled during the levels (not the set-up or the pieces), written as a
@@ -35,7 +33,6 @@ import { randomBytes } from "node:crypto";
 import { rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { loadavg } from "node:os";
-import { parseArgs } from "node:util";
 import type { ServingEngine } from "../engine/engine.js";
 import { WorkerEngine } from "../engine/host/worker-engine.js";
 import { KV_BLOCK_SIZE } from "../engine/load.js";
@@ -50,6 +47,7 @@ import type { Database } from "../server/platform/contract.js";
 import { type Platform, openPlatform } from "../server/platform/platform.js";
 import { TEST_POSTGRES_URL, dropSchema, temporaryDataDir } from "../server/platform/testing/test-databases.js";
 import { startServer } from "../server/server.js";
+import { BenchCli } from "./bench-args.js";
 import { benchModelPath, f32KvBytes, median, percentile, printHeader } from "./bench-models.js";
 import { type Conversation, SUPPORT_SYSTEM_PROMPT, buildConversations, openAiBody, parseRange } from "./chat-workload.js";
 import { type LoadClient, processClient } from "./http-load-client.js";
@@ -284,25 +282,25 @@ function printProfile(profile: CpuProfile, modes: Mode[], profiled: Map<ModeName
   console.log(`| total (not idle) | ${byMode.map(({ totals, requests }) => fixed(busy(totals) / requests, 3)).join(" | ")} |`);
 }
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/platform-overhead.js [--threads 1] [--concurrency 1,4,16,64]
+       [--requests 32,40,64,128] [--rounds 3] [--prompt 56-59] [--max-tokens 4]
+       [--modes no-auth,pglite,postgres] [--database-url URL] [--cpu-profile FILE]`;
+const cli: BenchCli = new BenchCli("platform-overhead", USAGE);
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      threads: { type: "string" }, concurrency: { type: "string" }, requests: { type: "string" }, rounds: { type: "string" }, prompt: { type: "string" },
-      "max-tokens": { type: "string" }, modes: { type: "string" }, "database-url": { type: "string" }, "cpu-profile": { type: "string" },
-    },
+  const values = cli.parse({
+    threads: { type: "string" }, concurrency: { type: "string" }, requests: { type: "string" }, rounds: { type: "string" }, prompt: { type: "string" },
+    "max-tokens": { type: "string" }, modes: { type: "string" }, "database-url": { type: "string" }, "cpu-profile": { type: "string" },
   });
-  const threads = Number(values.threads ?? 1);
-  const levels = (values.concurrency ?? "1,4,16,64").split(",").map(Number);
-  const rounds = Number(values.rounds ?? 3);
-  const prompt = parseRange(values.prompt ?? "56-59", "prompt");
-  const maxTokens = Number(values["max-tokens"] ?? 4);
-  for (const [name, value] of Object.entries({ threads, rounds, "max-tokens": maxTokens, ...Object.fromEntries(levels.map((n, i) => [`concurrency[${i}]`, n])) })) {
-    if (!Number.isInteger(value) || value < 1) throw new RangeError(`--${name} must be a positive integer, got ${value}`);
-  }
-  const counts = requestCounts(levels, values.requests);
-  const requestedModes = (values.modes ?? DEFAULT_MODES.join(",")).split(",") as ModeName[];
-  for (const mode of requestedModes) if (!ALL_MODES.includes(mode)) throw new RangeError(`--modes takes ${ALL_MODES.join(", ")}; got ${mode}`);
-  if (!requestedModes.includes("no-auth")) throw new RangeError("--modes must include no-auth: the other modes are measured against it");
+  const threads = cli.integer("threads", values.threads ?? 1);
+  const levels = cli.integers("concurrency", values.concurrency ?? "1,4,16,64");
+  const rounds = cli.integer("rounds", values.rounds ?? 3);
+  const prompt = cli.check(() => parseRange(values.prompt ?? "56-59", "prompt"));
+  const maxTokens = cli.integer("max-tokens", values["max-tokens"] ?? 4);
+  const counts = cli.check(() => requestCounts(levels, values.requests));
+  const requestedModes = cli.someOf("modes", values.modes ?? DEFAULT_MODES.join(","), ALL_MODES);
+  if (!requestedModes.includes("no-auth")) cli.fail("--modes must include no-auth: the other modes are measured against it");
   const databaseUrl = values["database-url"] ?? TEST_POSTGRES_URL;
   const skipped: string[] = [];
   const modeNames = ALL_MODES.filter((mode) => requestedModes.includes(mode)).filter((mode) => {

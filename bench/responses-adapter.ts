@@ -3,10 +3,9 @@
 // deltas, finish) into each format's server-sent events, per request and per output token. What bench/http-load.js
 // measures end to end within its run-to-run spread, this measures to the microsecond. Then what `store: true` adds:
 // saving that response (and reading it back, as previous_response_id does) on PGlite.
-// Run: npm run build && node dist/bench/responses-adapter.js [--tokens 48] [--rounds 5] [--decode-step-us 17600]
+// Run: npm run build && node dist/bench/responses-adapter.js [options] (USAGE below; --help prints it).
 // (--decode-step-us: the time of one decode step at N=1 on the machine, bench/http-load.js's ITL p50, to put the
 // difference in proportion.)
-import { parseArgs } from "node:util";
 import { createEndpoints } from "../server/adapters/endpoints.js";
 import { parseResponsesRequest } from "../server/adapters/responses/parse.js";
 import { ResponsesStreamWriter } from "../server/adapters/responses/response.js";
@@ -16,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../server/platform/db/open-database.js";
 import { SqlResponseStore } from "../server/platform/store/response-store.js";
+import { BenchCli } from "./bench-args.js";
 import { median, percentile, printHeader } from "./bench-models.js";
 import { SUPPORT_SYSTEM_PROMPT, openAiBody, responsesBody } from "./chat-workload.js";
 
@@ -37,14 +37,15 @@ async function timePerCall(work: () => unknown, iterations: number, rounds: numb
   return { median: median(samples), spread: [Math.min(...samples), Math.max(...samples)] };
 }
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/responses-adapter.js [--tokens 48] [--rounds 5] [--decode-step-us 17600]`;
+const cli: BenchCli = new BenchCli("responses-adapter", USAGE);
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { tokens: { type: "string" }, rounds: { type: "string" }, "decode-step-us": { type: "string" } } });
-  const tokens = Number(values.tokens ?? 48);
-  const rounds = Number(values.rounds ?? 5);
-  const decodeStepUs = Number(values["decode-step-us"] ?? 17_600);
-  for (const [name, value] of Object.entries({ tokens, rounds, "decode-step-us": decodeStepUs })) {
-    if (!Number.isInteger(value) || value < 1) throw new RangeError(`--${name} must be a positive integer, got ${value}`);
-  }
+  const values = cli.parse({ tokens: { type: "string" }, rounds: { type: "string" }, "decode-step-us": { type: "string" } });
+  const tokens = cli.integer("tokens", values.tokens ?? 48);
+  const rounds = cli.integer("rounds", values.rounds ?? 5);
+  const decodeStepUs = cli.integer("decode-step-us", values["decode-step-us"] ?? 17_600);
   const command = `node dist/bench/responses-adapter.js --tokens ${tokens} --rounds ${rounds} --decode-step-us ${decodeStepUs}`;
   printHeader(command, 1, [
     `the same conversation (the http-load workload's system prompt and a user message) and the same ${tokens}-token stream (4-character deltas) through each adapter; no engine, no sockets`,

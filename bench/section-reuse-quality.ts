@@ -3,14 +3,11 @@
 // with caching off as the reference, then with prefix-only caching and with the section cache on the same prompts,
 // teacher-forced to the reference's replies. At every reply position: KL(P_reference || P_reuse) of the next-token
 // distributions (softmax at temperature 1) and whether the top token agrees.
-// Run: npm run build && node dist/bench/section-reuse-quality.js [--models stories260K,tiny-qwen3] [--threads 2]
-//        [--turns 8] [--decode 16] [--system 64] [--user 24] [--history 2] [--tool-min 32] [--tool-max 48]
-//        [--context 512] [--seed 4242]
+// Run: npm run build && node dist/bench/section-reuse-quality.js [options] (USAGE below; --help prints it).
 //
 // Models: `stories260K` (the bundled trained model) or a generator preset, `preset[:dtype]` (random weights, f32 by
 // default, generated into .cache/bench-models/). One request at a time, so the tapped logits rows are unambiguous.
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { Engine } from "../engine/engine.js";
 import type { KvCacheOptions } from "../engine/kv/kv-cache.js";
 import { KV_BLOCK_SIZE, type LoadedModel, loadModel } from "../engine/load.js";
@@ -20,6 +17,7 @@ import { tokenizerFromGguf } from "../engine/tokenizer/gguf.js";
 import { tokenizerFromHuggingFace } from "../engine/tokenizer/huggingface.js";
 import type { Tokenizer } from "../engine/tokenizer/tokenizer.js";
 import { parseModelDtype } from "../scripts/model-dtypes.js";
+import { BenchCli } from "./bench-args.js";
 import { AgenticConversation, type ConversationSizes, type MessageFraming } from "./agentic-conversation.js";
 import { benchModelPath, f32KvBytes, mean, median, printHeader, randomTokens } from "./bench-models.js";
 import { entropy, klDivergence, topToken } from "./logit-divergence.js";
@@ -205,25 +203,27 @@ async function modelPath(name: string): Promise<string> {
   return benchModelPath(preset, parseModelDtype(dtype ?? "f32"));
 }
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/section-reuse-quality.js [--models stories260K,tiny-qwen3] [--threads 2]
+       [--turns 8] [--decode 16] [--system 64] [--user 24] [--history 2] [--tool-min 32] [--tool-max 48]
+       [--context 512] [--seed 4242]`;
+const cli: BenchCli = new BenchCli("section-reuse-quality", USAGE);
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      models: { type: "string" }, threads: { type: "string" }, turns: { type: "string" }, decode: { type: "string" }, system: { type: "string" },
-      user: { type: "string" }, history: { type: "string" }, "tool-min": { type: "string" }, "tool-max": { type: "string" }, context: { type: "string" }, seed: { type: "string" },
-    },
+  const values = cli.parse({
+    models: { type: "string" }, threads: { type: "string" }, turns: { type: "string" }, decode: { type: "string" }, system: { type: "string" },
+    user: { type: "string" }, history: { type: "string" }, "tool-min": { type: "string" }, "tool-max": { type: "string" }, context: { type: "string" }, seed: { type: "string" },
   });
   const models = (values.models ?? `${STORIES},tiny-qwen3`).split(",").filter(Boolean);
   // Defaults keep every prompt under 512 positions: the length stories260K was trained on (its GGUF says 2048).
   const settings: Settings = {
-    threads: Number(values.threads ?? 2), turns: Number(values.turns ?? 8), decode: Number(values.decode ?? 16),
-    system: Number(values.system ?? 64), user: Number(values.user ?? 24), history: Number(values.history ?? 2),
-    toolMin: Number(values["tool-min"] ?? 32), toolMax: Number(values["tool-max"] ?? 48), context: Number(values.context ?? 512), seed: Number(values.seed ?? 4242),
+    threads: cli.integer("threads", values.threads ?? 2), turns: cli.integer("turns", values.turns ?? 8), decode: cli.integer("decode", values.decode ?? 16),
+    system: cli.integer("system", values.system ?? 64), user: cli.integer("user", values.user ?? 24), history: cli.integer("history", values.history ?? 2, 0),
+    toolMin: cli.integer("tool-min", values["tool-min"] ?? 32), toolMax: cli.integer("tool-max", values["tool-max"] ?? 48),
+    context: cli.integer("context", values.context ?? 512), seed: cli.integer("seed", values.seed ?? 4242),
   };
-  for (const [name, value] of Object.entries(settings)) {
-    if (!Number.isInteger(value) || value < (name === "history" ? 0 : 1)) throw new RangeError(`--${name} must be a positive integer, got ${value}`);
-  }
-  if (settings.turns < 2) throw new RangeError("--turns must be at least 2 (turn 1 has nothing to reuse)");
-  if (settings.toolMax < settings.toolMin) throw new RangeError("--tool-max must be at least --tool-min");
+  if (settings.turns < 2) cli.fail(`--turns must be at least 2 (turn 1 has nothing to reuse); got ${settings.turns}`);
+  if (settings.toolMax < settings.toolMin) cli.fail("--tool-max must be at least --tool-min");
   const s = settings;
   const command = `node dist/bench/section-reuse-quality.js --models ${models.join(",")} --threads ${s.threads} --turns ${s.turns} --decode ${s.decode} --system ${s.system} --user ${s.user} --history ${s.history} --tool-min ${s.toolMin} --tool-max ${s.toolMax} --context ${s.context} --seed ${s.seed}`;
   const machine = printHeader(command, s.threads, [

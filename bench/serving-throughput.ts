@@ -1,9 +1,7 @@
 // Serving throughput under concurrency with a shared prompt prefix: loom's Engine (continuous batching, prefix cache)
 // against llama.cpp (node-llama-cpp: one context with N sequences, batched across sequences), same GGUF file, same
 // token ids, greedy, same thread count, run one after the other in this process.
-// Run: npm run build && node dist/bench/serving-throughput.js [--threads 2] [--concurrency 1,4,16,64]
-//        [--prefix 256] [--suffix 32] [--decode 64] [--requests N] [--repeats 1]
-//        [--peer-batching both|maximumParallelism|firstInFirstOut] [--quick] [--svg <file.svg>]
+// Run: npm run build && node dist/bench/serving-throughput.js [options] (USAGE below; --help prints it).
 // --svg <file> also draws output tok/s against N as a line chart, loom and llama.cpp (bench/throughput-charts.ts),
 // e.g. --svg docs/performance/charts/serving-throughput.svg.
 //
@@ -15,12 +13,12 @@
 // skips the shared prefix too.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import type { Token } from "node-llama-cpp";
 import { Engine } from "../engine/engine.js";
 import { loadModel } from "../engine/load.js";
 import { REPOSITORY_ROOT } from "../engine/testing/fixtures.js";
 import { REFERENCE_CONTEXT_OPTIONS, referenceLlama } from "../engine/testing/llama-cpp.js";
+import { BenchCli } from "./bench-args.js";
 import { describeMachine } from "./machine.js";
 import { type ModelWork, benchModelPath, matmulFlops, mean, modelWork, printHeader, randomTokens, seededRandom, f32KvBytes } from "./bench-models.js";
 import { measureReadBandwidth } from "./memory-bandwidth.js";
@@ -174,27 +172,27 @@ function firstTokenAgreement(a: number[][], b: number[][]): number {
   return a.filter((tokens, i) => tokens[0] === b[i]?.[0]).length;
 }
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/serving-throughput.js [--threads 2] [--concurrency 1,4,16,64]
+       [--prefix 256] [--suffix 32] [--decode 64] [--requests N] [--repeats 1]
+       [--peer-batching both|maximumParallelism|firstInFirstOut] [--quick] [--svg <file.svg>]`;
+const cli: BenchCli = new BenchCli("serving-throughput", USAGE);
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      threads: { type: "string" }, concurrency: { type: "string" }, prefix: { type: "string" }, suffix: { type: "string" },
-      decode: { type: "string" }, requests: { type: "string" }, repeats: { type: "string" }, "peer-batching": { type: "string" }, quick: { type: "boolean" },
-      svg: { type: "string" },
-    },
+  const values = cli.parse({
+    threads: { type: "string" }, concurrency: { type: "string" }, prefix: { type: "string" }, suffix: { type: "string" },
+    decode: { type: "string" }, requests: { type: "string" }, repeats: { type: "string" }, "peer-batching": { type: "string" }, quick: { type: "boolean" },
+    svg: { type: "string" },
   });
   const quick = values.quick ?? false;
-  const threads = Number(values.threads ?? 2);
-  const levels = (values.concurrency ?? (quick ? "1,4" : "1,4,16,64")).split(",").map(Number);
-  const prefix = Number(values.prefix ?? (quick ? 64 : 256));
-  const suffix = Number(values.suffix ?? (quick ? 16 : 32));
-  const decode = Number(values.decode ?? (quick ? 16 : 64));
-  const repeats = Number(values.repeats ?? 1);
-  const peerBatching = values["peer-batching"] ?? "both";
-  if (peerBatching !== "both" && !PEER_BATCHING.includes(peerBatching as PeerBatching)) throw new RangeError(`--peer-batching must be both, ${PEER_BATCHING.join(" or ")}; got ${peerBatching}`);
-  const strategies = peerBatching === "both" ? PEER_BATCHING : [peerBatching as PeerBatching];
-  for (const [name, value] of Object.entries({ threads, prefix, suffix, decode, repeats, ...Object.fromEntries(levels.map((n, i) => [`concurrency[${i}]`, n])) })) {
-    if (!Number.isInteger(value) || value < (name === "prefix" ? 0 : 1)) throw new RangeError(`--${name} must be a positive integer, got ${value}`);
-  }
+  const threads = cli.integer("threads", values.threads ?? 2);
+  const levels = cli.integers("concurrency", values.concurrency ?? (quick ? "1,4" : "1,4,16,64"));
+  const prefix = cli.integer("prefix", values.prefix ?? (quick ? 64 : 256), 0);
+  const suffix = cli.integer("suffix", values.suffix ?? (quick ? 16 : 32));
+  const decode = cli.integer("decode", values.decode ?? (quick ? 16 : 64));
+  const repeats = cli.integer("repeats", values.repeats ?? 1);
+  const peerBatching = cli.oneOf("peer-batching", values["peer-batching"] ?? "both", ["both", ...PEER_BATCHING]);
+  const strategies = peerBatching === "both" ? PEER_BATCHING : [peerBatching];
   const path = await benchModelPath(PRESET, DTYPE);
   const work = modelWork(path);
   const bandwidth = await measureReadBandwidth(1 << 30, 5, threads);

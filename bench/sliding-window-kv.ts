@@ -2,31 +2,33 @@
 // the same model twice, its window layers' KV freed behind the window (the default) and kept for every position
 // (keepWindowKv, as if every layer were global). Reports the KV bytes the sequence held at its peak in each (blocks
 // and slots held, times their bytes), what each runner allocated, and whether the greedy tokens agree.
-// Run: npm run build && node dist/bench/sliding-window-kv.js [--preset tiny-gemma3] [--dtype q8_0] [--context 32768]
-//      [--tokens 8] [--threads 2] [--model path.gguf]
-import { parseArgs } from "node:util";
+// Run: npm run build && node dist/bench/sliding-window-kv.js [options] (USAGE below; --help prints it).
 import { Engine } from "../engine/engine.js";
 import { kvBlockBytes } from "../engine/kv/budget.js";
 import { type LoadedModel, loadModel } from "../engine/load.js";
 import { attentionWindow } from "../engine/model/config.js";
 import { openModelSource } from "../engine/model/source.js";
 import { parseModelDtype } from "../scripts/model-dtypes.js";
+import { BenchCli } from "./bench-args.js";
 import { benchModelPath, printHeader, randomTokens, seededRandom } from "./bench-models.js";
 
-const { values } = parseArgs({
-  options: {
-    preset: { type: "string", default: "tiny-gemma3" },
-    dtype: { type: "string", default: "q8_0" },
-    model: { type: "string" },
-    context: { type: "string", default: "32768" },
-    tokens: { type: "string", default: "8" },
-    threads: { type: "string", default: "2" },
-  },
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/sliding-window-kv.js [--preset tiny-gemma3] [--dtype q8_0] [--context 32768]
+       [--tokens 8] [--threads 2] [--model path.gguf]`;
+const cli: BenchCli = new BenchCli("sliding-window-kv", USAGE);
+const values = cli.parse({
+  preset: { type: "string", default: "tiny-gemma3" },
+  dtype: { type: "string", default: "q8_0" },
+  model: { type: "string" },
+  context: { type: "string", default: "32768" },
+  tokens: { type: "string", default: "8" },
+  threads: { type: "string", default: "2" },
 });
-const threads = Number(values.threads);
-const context = Number(values.context);
-const maxTokens = Number(values.tokens);
-const path = values.model ?? (await benchModelPath(values.preset!, parseModelDtype(values.dtype!)));
+const threads = cli.integer("threads", values.threads);
+const context = cli.integer("context", values.context);
+const maxTokens = cli.integer("tokens", values.tokens);
+const dtype = cli.check(() => parseModelDtype(values.dtype));
+const path = values.model ?? (await benchModelPath(values.preset, dtype));
 
 printHeader(`node dist/bench/sliding-window-kv.js ${process.argv.slice(2).join(" ")}`.trim(), threads, [
   `${path}; one sequence: a ${context - maxTokens}-token random prompt and ${maxTokens} greedy tokens, f32 KV, chunks of 512`,

@@ -1,34 +1,37 @@
 // What spreading a model over several WebAssembly memories costs: the same model loaded in one memory and forced into
 // 2 and 4 (consecutive layers per memory, each with its own runtime and threads). generate() runs alternated between
 // layouts run after run, then single decode steps alternated step by step; medians and spread, ratios to the first.
-// Run: npm run build && node dist/bench/split-memory.js [--preset qwen3-0.6b] [--dtype q8_0] [--memories 1,2,4]
-//      [--prompt 128] [--tokens 64] [--repeats 5] [--threads 2] [--model path.gguf]
-import { parseArgs } from "node:util";
+// Run: npm run build && node dist/bench/split-memory.js [options] (USAGE below; --help prints it).
 import { generate } from "../engine/generate.js";
 import { type LoadedModel, loadModel } from "../engine/load.js";
 import { openModelSource } from "../engine/model/source.js";
 import { parseModelDtype } from "../scripts/model-dtypes.js";
+import { BenchCli } from "./bench-args.js";
 import { benchModelPath, f32KvBytes, printHeader, randomTokens, seededRandom } from "./bench-models.js";
 
-const { values } = parseArgs({
-  options: {
-    preset: { type: "string", default: "qwen3-0.6b" },
-    dtype: { type: "string", default: "q8_0" },
-    model: { type: "string" },
-    memories: { type: "string", default: "1,2,4" },
-    prompt: { type: "string", default: "128" },
-    tokens: { type: "string", default: "64" },
-    repeats: { type: "string", default: "5" },
-    threads: { type: "string", default: "2" },
-    context: { type: "string", default: "1024" },
-  },
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/split-memory.js [--preset qwen3-0.6b] [--dtype q8_0] [--memories 1,2,4]
+       [--prompt 128] [--tokens 64] [--repeats 5] [--threads 2] [--context 1024] [--model path.gguf]`;
+const cli: BenchCli = new BenchCli("split-memory", USAGE);
+const values = cli.parse({
+  preset: { type: "string", default: "qwen3-0.6b" },
+  dtype: { type: "string", default: "q8_0" },
+  model: { type: "string" },
+  memories: { type: "string", default: "1,2,4" },
+  prompt: { type: "string", default: "128" },
+  tokens: { type: "string", default: "64" },
+  repeats: { type: "string", default: "5" },
+  threads: { type: "string", default: "2" },
+  context: { type: "string", default: "1024" },
 });
-const threads = Number(values.threads);
-const path = values.model ?? (await benchModelPath(values.preset!, parseModelDtype(values.dtype!)));
-const counts = values.memories!.split(",").map(Number);
-const promptLength = Number(values.prompt);
-const maxTokens = Number(values.tokens);
-const repeats = Number(values.repeats);
+const threads = cli.integer("threads", values.threads);
+const counts = cli.integers("memories", values.memories);
+const promptLength = cli.integer("prompt", values.prompt);
+const maxTokens = cli.integer("tokens", values.tokens);
+const repeats = cli.integer("repeats", values.repeats);
+const context = cli.integer("context", values.context);
+const dtype = cli.check(() => parseModelDtype(values.dtype));
+const path = values.model ?? (await benchModelPath(values.preset, dtype));
 
 printHeader(`node dist/bench/split-memory.js ${process.argv.slice(2).join(" ")}`.trim(), threads, [
   `${path}; ${promptLength}-token prompt, ${maxTokens} greedy tokens, ${repeats} runs per layout, layouts alternated in rotating order`,
@@ -42,7 +45,6 @@ interface Layout {
 }
 const layouts: Layout[] = [];
 const layers = openModelSource(path).config.num_hidden_layers;
-const context = Number(values.context);
 const kvCache = { bytes: f32KvBytes(path, context, 2) / 2, dtype: "f16" as const }; // two contexts of f16 KV
 for (const memories of counts) {
   const started = performance.now();

@@ -4,11 +4,10 @@
 // stream's longest gap between tokens while the other request is in flight, against its median gap.
 // The peer: llama.cpp's server interleaves decodes between prefill micro-batches of n_ubatch (512) prompt tokens,
 // so its longest gap is about one 512-token prefill, timed here with node-llama-cpp on the same file.
-// Run: npm run build && node dist/bench/stall.js [--threads 2] [--repeats 3]
+// Run: npm run build && node dist/bench/stall.js [options] (USAGE below; --help prints it).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { WorkerEngine } from "../engine/host/worker-engine.js";
 import { REFERENCE_CONTEXT_OPTIONS, referenceLlama } from "../engine/testing/llama-cpp.js";
 import { createEndpoints } from "../server/adapters/endpoints.js";
@@ -16,6 +15,7 @@ import { OpenAccess } from "../server/http/auth.js";
 import { openResponseStorage } from "../server/platform/store/response-storage.js";
 import { startServer } from "../server/server.js";
 import { ModelRegistry, defaultSlugs } from "../server/models.js";
+import { BenchCli } from "./bench-args.js";
 import { benchModelPath, f32KvBytes, median, printHeader, randomTokens, seededRandom } from "./bench-models.js";
 
 const PRESET = "smollm2-135m";
@@ -134,10 +134,14 @@ async function llamaCppUbatchMs(path: string, threads: number, vocabSize: number
   }
 }
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/stall.js [--threads 2] [--repeats 3] [--only <scenario name part>]`;
+const cli: BenchCli = new BenchCli("stall", USAGE);
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { threads: { type: "string" }, repeats: { type: "string" }, only: { type: "string" } } });
-  const threads = Number(values.threads ?? 2);
-  const repeats = Number(values.repeats ?? 3);
+  const values = cli.parse({ threads: { type: "string" }, repeats: { type: "string" }, only: { type: "string" } });
+  const threads = cli.integer("threads", values.threads ?? 2);
+  const repeats = cli.integer("repeats", values.repeats ?? 3);
   const path = await benchModelPath(PRESET, DTYPE);
   printHeader(`node dist/bench/stall.js --threads ${threads} --repeats ${repeats}`, threads, [
     `model ${PRESET} ${DTYPE.toUpperCase()} random weights, context ${CONTEXT}, f32 KV; the stream: a 32-token prompt decoding on the engine thread; the other request over HTTP (uWebSockets.js, no auth)`,

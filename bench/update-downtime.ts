@@ -1,7 +1,6 @@
 // What `loom update apply` costs the clients of a running deployment, against what an operator would do
 // without it: stop every process and start it again by hand.
-// Run: npm run build && node dist/bench/update-downtime.js [--modes serve,rolling] [--repeats 3] [--model preset:dtype]
-//        [--threads 1] [--database-url URL] [--redis-url URL] [--quick]
+// Run: npm run build && node dist/bench/update-downtime.js [options] (USAGE below; --help prints it).
 //
 // - serve:   one `loom serve --data-dir` on the embedded database (PGlite), one process with the data folder to itself,
 //            so an in-place apply must stop it before the new version starts: the floor of its gap is the new
@@ -24,7 +23,6 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { parseArgs } from "node:util";
 import { processIsAlive } from "../server/platform/db/data-dir-lock.js";
 import { writeKeyPair } from "../server/release/keys.js";
 import { installLayout, type InstallLayout } from "../server/release/install/layout.js";
@@ -32,29 +30,30 @@ import { cliOf, stopProcess } from "../server/release/install/process-control.js
 import { runningProcesses } from "../server/release/install/running-processes.js";
 import { freePort, loom, packageCopy, releaseInto } from "../server/release/testing/release-fixtures.js";
 import { LOOM_CLI, startLoom, stopChild } from "../server/testing/loom-process.js";
+import { BenchCli } from "./bench-args.js";
 import { AvailabilityProbe, type WindowReport } from "./availability-probe.js";
 import { printHeader } from "./bench-models.js";
 import { DEFAULT_MODEL, RAISED_LIMITS, type BenchPlatform, modelFile, openBenchPlatform, servedSlug, sleep } from "./cluster-bench.js";
 import { formatSpread, spread } from "./speed-spread.js";
 
-const { values: flags } = parseArgs({
-  options: {
-    modes: { type: "string", default: "serve,rolling" },
-    repeats: { type: "string" },
-    model: { type: "string", default: DEFAULT_MODEL },
-    threads: { type: "string", default: "1" },
-    "database-url": { type: "string" },
-    "redis-url": { type: "string" },
-    quick: { type: "boolean", default: false },
-  },
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/update-downtime.js [--modes serve,rolling] [--repeats 3] [--model preset:dtype]
+       [--threads 1] [--database-url URL] [--redis-url URL] [--quick]`;
+const cli: BenchCli = new BenchCli("update-downtime", USAGE);
+const flags = cli.parse({
+  modes: { type: "string", default: "serve,rolling" },
+  repeats: { type: "string" },
+  model: { type: "string", default: DEFAULT_MODEL },
+  threads: { type: "string", default: "1" },
+  "database-url": { type: "string" },
+  "redis-url": { type: "string" },
+  quick: { type: "boolean", default: false },
 });
 const MODES = ["serve", "rolling"] as const;
 type Mode = (typeof MODES)[number];
-const modes = flags.modes.split(",") as Mode[];
-for (const mode of modes) if (!MODES.includes(mode)) throw new RangeError(`--modes: no mode ${mode}; modes: ${MODES.join(", ")}`);
-const repeats = Number(flags.repeats ?? (flags.quick ? 1 : 3));
-const threads = Number(flags.threads);
-if (!Number.isInteger(repeats) || repeats < 1) throw new RangeError(`--repeats must be a positive integer, got ${flags.repeats}`);
+const modes: Mode[] = cli.someOf("modes", flags.modes, MODES);
+const repeats = cli.integer("repeats", flags.repeats ?? (flags.quick ? 1 : 3));
+const threads = cli.integer("threads", flags.threads);
 const STEADY_MS = 3000;
 const SETTLE_MS = 2000;
 

@@ -2,13 +2,12 @@
 // for before its last byte. The usage batch statement is timed as shipped and without its organization_days part
 // (the same statement text less that CTE, prepared under another name), on PGlite and on PostgreSQL, one batch at a
 // time, rounds alternating.
-// Run: npm run build && node dist/bench/usage-rollup.js [--batches 300] [--records 8] [--rounds 3]
+// Run: npm run build && node dist/bench/usage-rollup.js [options] (USAGE below; --help prints it).
 //
 // Each batch: `--records` increments of one organization (one per key, two models, today) as one statement, as the
 // UsageWriter commits them. Rounds alternate with / without so that machine noise falls on both; medians are paired
 // per round.
 import { rmSync } from "node:fs";
-import { parseArgs } from "node:util";
 import type { Database, PreparedStatement } from "../server/platform/contract.js";
 import { openDatabase } from "../server/platform/db/open-database.js";
 import { utcDay } from "../server/platform/limits/daily.js";
@@ -16,12 +15,16 @@ import { KeyStore } from "../server/platform/store/key-store.js";
 import { OrganizationStore } from "../server/platform/store/organization-store.js";
 import { USAGE_BATCH } from "../server/platform/store/usage-writer.js";
 import { TEST_POSTGRES_URL, dropSchema, temporaryDataDir, testSchemaName } from "../server/platform/testing/test-databases.js";
+import { BenchCli } from "./bench-args.js";
 import { median, percentile, printHeader } from "./bench-models.js";
 
-const { values } = parseArgs({ options: { batches: { type: "string", default: "300" }, records: { type: "string", default: "8" }, rounds: { type: "string", default: "3" } } });
-const BATCHES = Number(values.batches);
-const RECORDS = Number(values.records);
-const ROUNDS = Number(values.rounds);
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/usage-rollup.js [--batches 300] [--records 8] [--rounds 3]`;
+const cli: BenchCli = new BenchCli("usage-rollup", USAGE);
+const values = cli.parse({ batches: { type: "string", default: "300" }, records: { type: "string", default: "8" }, rounds: { type: "string", default: "3" } });
+const BATCHES = cli.integer("batches", values.batches);
+const RECORDS = cli.integer("records", values.records);
+const ROUNDS = cli.integer("rounds", values.rounds);
 printHeader(`node dist/bench/usage-rollup.js --batches ${BATCHES} --records ${RECORDS} --rounds ${ROUNDS}`, 1);
 
 /** The shipped statement less its organization_days CTE (and the count of it). */

@@ -6,17 +6,16 @@
 //   short stub, as agents drop old tool output): the section cache's case;
 // - shared: many users behind one long system prompt: the prefix cache's case.
 // Per workload and server: total time, TTFT p50/p99, output tokens/s, and (loom) prompt tokens served from cache.
-// Run: npm run build && node dist/bench/vs-llama-server.js --llama-server PATH [--threads 2] [--concurrency 1,4,8,16]
-//        [--workloads plain,agents,shared] [--model smollm2-135m:q8_0]
+// Run: npm run build && node dist/bench/vs-llama-server.js [options] (USAGE below; --help prints it).
 // Without --llama-server (or with a path that is not a file) only loom runs, and the peer is reported as not run.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import OpenAI from "openai";
 import { REPOSITORY_ROOT } from "../engine/testing/fixtures.js";
 import type { ModelDtype } from "../scripts/model-dtypes.js";
 import { closedLoopbackPort as freePort } from "../server/testing/closed-port.js";
+import { BenchCli } from "./bench-args.js";
 import { benchModelPath, printHeader } from "./bench-models.js";
 import { SUPPORT_SYSTEM_PROMPT, seededText } from "./chat-workload.js";
 
@@ -185,20 +184,21 @@ function row(workload: string, server: string, outcome: Outcome): string {
   return `| ${workload} | ${server} | ${outcome.calls.length} | ${outcome.seconds.toFixed(2)} | ${percentile(ttft, 50).toFixed(0)} | ${percentile(ttft, 99).toFixed(0)} | ${output} | ${(output / outcome.seconds).toFixed(1)} | ${reuse} |`;
 }
 
+/** The command line; --help prints it. */
+const USAGE = `node dist/bench/vs-llama-server.js [--llama-server PATH] [--threads 2] [--concurrency 1,4,8,16]
+       [--workloads plain,agents,shared] [--model smollm2-135m:q8_0] [--decode 32]`;
+const cli: BenchCli = new BenchCli("vs-llama-server", USAGE);
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      "llama-server": { type: "string" }, threads: { type: "string" }, concurrency: { type: "string" }, workloads: { type: "string" }, model: { type: "string" },
-      decode: { type: "string" },
-    },
+  const values = cli.parse({
+    "llama-server": { type: "string" }, threads: { type: "string" }, concurrency: { type: "string" }, workloads: { type: "string" }, model: { type: "string" },
+    decode: { type: "string" },
   });
-  const threads = Number(values.threads ?? 2);
-  const levels = (values.concurrency ?? "1,4,8,16").split(",").map(Number);
-  const workloads = (values.workloads ?? "plain,agents,shared").split(",");
+  const threads = cli.integer("threads", values.threads ?? 2);
+  const levels = cli.integers("concurrency", values.concurrency ?? "1,4,8,16");
+  const workloads = cli.someOf("workloads", values.workloads ?? "plain,agents,shared", ["plain", "agents", "shared"]);
   const [preset, dtype] = (values.model ?? "smollm2-135m:q8_0").split(":") as [string, ModelDtype];
-  const decode = Number(values.decode ?? 32);
-  if (!(threads >= 1) || levels.some((n) => !Number.isInteger(n) || n < 1) || !(decode >= 1)) throw new Error("--threads, --concurrency and --decode take positive integers");
-  for (const workload of workloads) if (!["plain", "agents", "shared"].includes(workload)) throw new Error(`unknown workload '${workload}' (plain, agents, shared)`);
+  const decode = cli.integer("decode", values.decode ?? 32);
   const peer = values["llama-server"];
   const modelPath = await benchModelPath(preset, dtype);
   printHeader(`node dist/bench/vs-llama-server.js${peer ? ` --llama-server ${peer}` : ""} --threads ${threads} --concurrency ${levels.join(",")} --workloads ${workloads.join(",")} --model ${preset}:${dtype} --decode ${decode}`, threads, [
