@@ -26,6 +26,14 @@ const NEAR_TIE = 0.02;
  * 31068 against our 6623, 0.25 apart. So here a tie is what is within 1% of the logits' scale.
  */
 const K_QUANT_NEAR_TIE = 0.33;
+/**
+ * Every file whose matmuls quantize the activations (Q8_0 and the other 32-value blocks against Q8_0 / Q8_1) takes
+ * the same 1% rule: rounding an activation to int8 turns a last-bit difference in summation order into a whole step,
+ * and llama.cpp's CPU variants sum in different orders. On an AMD EPYC (Zen 4, ggml's zen4 variant, 2026-11-30)
+ * tiny-llama3 Q8_0's first prompt parts at token 25, 15226 against llama.cpp's 92298: 0.144 apart in our logits and
+ * 0.268 in llama.cpp's, at a top logit of 32.2 (std 5.9); the same files agreed on the previous machine.
+ */
+const QUANTIZED_ACTIVATION_NEAR_TIE = K_QUANT_NEAR_TIE;
 
 /** Our logit gap between two tokens after `context`, computed from scratch. */
 function logitGap(model: LoadedModel, context: number[], a: number, b: number): number {
@@ -101,7 +109,7 @@ for (const [preset, dtype] of CASES) {
   describe(`${preset} ${dtype} against llama.cpp`, () => {
     it("gives identical greedy tokens for 32 tokens on varied prompts", async () => {
       const path = await ensureTestModel(preset, "gguf", dtype);
-      await expectSameGreedy(path, PROMPTS, 32, dtype.endsWith("_k") || dtype.endsWith("_k_m") ? K_QUANT_NEAR_TIE : NEAR_TIE);
+      await expectSameGreedy(path, PROMPTS, 32, dtype === "f32" || dtype === "f16" ? NEAR_TIE : dtype.endsWith("_k") || dtype.endsWith("_k_m") ? K_QUANT_NEAR_TIE : QUANTIZED_ACTIVATION_NEAR_TIE);
     }, 300_000);
   });
 }
