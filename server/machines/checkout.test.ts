@@ -96,6 +96,26 @@ async function rowOf(decoded: DecodedPayment) {
 /** Waits `ms` milliseconds (for a lease, an authorization's validity, or another request to run out). */
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Waits until the payment's lease has run out and stayed out for 150 ms: the settler that left it settling keeps
+ * renewing the lease while its attempt runs, which on a crowded machine outlasts any fixed pause.
+ */
+async function untilLeaseLapsed(decoded: DecodedPayment): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  let lapsedSince: number | undefined;
+  for (;;) {
+    const [row] = await test.database.query<{ lapsed: boolean }>("SELECT lease_expires_at < now() AS lapsed FROM payments WHERE nonce = $1", [decoded.authorization.nonce]);
+    if (row?.lapsed) {
+      lapsedSince ??= Date.now();
+      if (Date.now() - lapsedSince >= 150) return;
+    } else {
+      lapsedSince = undefined;
+    }
+    if (Date.now() > deadline) throw new Error("the payment's lease did not lapse within 30 s");
+    await pause(25);
+  }
+}
+
 /** Waits until the clock reaches the start of Unix second `second` (an authorization's validBefore: expired from then). */
 const untilSecond = (second: bigint) => pause(Math.max(0, Number(second) * 1000 - Date.now()));
 
@@ -405,7 +425,7 @@ describe("Checkout.reconcile", () => {
     const decoded = await decodedPayment(payer, change);
     // The chain's reads keep a bound of their own (a quarter of 50 ms would time them out here).
     expect(await checkoutWith({ paymentGate: silentGate, settlementTimeoutMs: 50, chainCheckMs: 5000 }).buy(verifiedOf(decoded), SPEC)).toHaveProperty("pending");
-    await pause(150);
+    await untilLeaseLapsed(decoded);
     return decoded;
   }
 
@@ -478,7 +498,7 @@ describe("Checkout.reconcile", () => {
     // The operator is told why, in the log.
     expect(logged.join("")).toContain(`loom: payments: the chain could not be read for payment ${id} (it stays unfinished): `);
     vi.restoreAllMocks();
-    await pause(150);
+    await untilLeaseLapsed(decoded);
     expect(await checkoutWith().reconcile()).toBe(1);
     expect(await rowOf(decoded)).toMatchObject({ status: "settled" });
   });
