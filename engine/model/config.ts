@@ -1,6 +1,7 @@
 // The model configuration, with Hugging Face config.json field names, built from either a config.json or GGUF metadata.
 import type { GgufValue } from "./gguf/format.js";
 import { ModelFileError } from "./errors.js";
+import { positiveInteger, positiveNumber } from "./config-values.js";
 import { NO_YARN, type YarnConstants, type YarnScaling, yarnConstants } from "../../kernels/rope-frequencies.js";
 import { gemma4Config } from "./gemma4-config.js";
 
@@ -169,20 +170,6 @@ const ARCHITECTURES: Record<string, Architecture> = {
 const GGUF_ARCHITECTURES: Record<string, Architecture> = {
   ...ARCHITECTURES, gemma3: "gemma3", gemma4: "gemma4", qwen3moe: "qwen3moe", "gpt-oss": "gpt-oss", mistral3: "mistral3",
 };
-
-function positiveInteger(path: string, field: string, value: unknown): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
-    throw new ModelFileError(path, `${field} must be a positive integer, found ${JSON.stringify(value)}`);
-  }
-  return value;
-}
-
-function positiveNumber(path: string, field: string, value: unknown): number {
-  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
-    throw new ModelFileError(path, `${field} must be a positive number, found ${JSON.stringify(value)}`);
-  }
-  return value;
-}
 
 /** Checks the relations between fields that the runtime relies on. */
 function validate(path: string, config: ModelConfig): ModelConfig {

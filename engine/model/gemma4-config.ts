@@ -3,23 +3,10 @@
 // experts and logit soft-capping. Kept apart from config.ts because almost every field here differs by layer.
 import type { GgufValue } from "./gguf/format.js";
 import { ModelFileError } from "./errors.js";
+import { positiveInteger, positiveNumber } from "./config-values.js";
 import type { LayerAttentionShape, ModelConfig } from "./config.js";
 
 type Key = (name: string) => GgufValue | undefined;
-
-function positiveInteger(path: string, field: string, value: unknown): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
-    throw new ModelFileError(path, `${field} must be a positive integer, found ${JSON.stringify(value)}`);
-  }
-  return value;
-}
-
-function positiveNumber(path: string, field: string, value: unknown): number {
-  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
-    throw new ModelFileError(path, `${field} must be a positive number, found ${JSON.stringify(value)}`);
-  }
-  return value;
-}
 
 /**
  * A key that is one value for every layer or an array of one per layer (llama.cpp's get_key_or_arr); `fallback`,
