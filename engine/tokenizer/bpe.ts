@@ -3,7 +3,7 @@
 // symbol that is not a token: byte-level vocabularies ("gpt2") emit its ASCII bytes as tokens and drop the rest;
 // SentencePiece-style ones (Gemma 4) emit a `<0xXX>` token per byte, dropping bytes without one.
 import { mergeSymbols } from "./merge-symbols.js";
-import { utf8Bytes } from "./unicode.js";
+import { codepointWidths, utf8Bytes } from "./unicode.js";
 
 /** What the merge loop needs from a vocabulary. */
 export interface BpeVocabulary {
@@ -55,16 +55,4 @@ export function tokenizeBpeWord(word: string, vocabulary: BpeVocabulary, out: nu
       if (single !== undefined) out.push(single);
     }
   }
-}
-
-/** UTF-16 units of each code point of `text` (a surrogate pair is one symbol). */
-function codepointWidths(text: string): number[] {
-  const widths: number[] = [];
-  for (let i = 0; i < text.length; ) {
-    const unit = text.charCodeAt(i);
-    const width = unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length ? 2 : 1;
-    widths.push(width);
-    i += width;
-  }
-  return widths;
 }

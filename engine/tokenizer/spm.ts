@@ -2,7 +2,7 @@
 // whose concatenation is the highest-scoring vocabulary token; characters left unmatched fall back to <0xXX> byte
 // tokens. Follows llama.cpp's llm_tokenizer_spm_session, including its tie-breaking (leftmost pair first).
 import { mergeSymbols } from "./merge-symbols.js";
-import { utf8Bytes } from "./unicode.js";
+import { codepointWidths, utf8Bytes } from "./unicode.js";
 
 /** What the SentencePiece merge loop needs from a vocabulary. */
 export interface SpmVocabulary {
@@ -20,13 +20,7 @@ export interface SpmVocabulary {
 export function tokenizeSpm(text: string, vocabulary: SpmVocabulary, out: number[]): void {
   if (text.length === 0) return;
   // One symbol per character; a surrogate pair is one character.
-  const widths: number[] = [];
-  for (let i = 0; i < text.length; ) {
-    const unit = text.charCodeAt(i);
-    const width = unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length ? 2 : 1;
-    widths.push(width);
-    i += width;
-  }
+  const widths = codepointWidths(text);
   // Higher-scoring merged tokens merge first: negate the score into a lower-first priority.
   const priority = (left: string, right: string): number | undefined => {
     const id = vocabulary.tokenToId.get(left + right);

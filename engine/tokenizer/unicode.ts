@@ -134,3 +134,15 @@ export function byteLevelEncode(text: string): string {
   for (let i = 0; i < bytes.length; i++) out += BYTE_TO_CHAR[bytes[i]];
   return out;
 }
+
+/** UTF-16 units of each code point of `text` (a surrogate pair is one symbol). */
+export function codepointWidths(text: string): number[] {
+  const widths: number[] = [];
+  for (let i = 0; i < text.length; ) {
+    const unit = text.charCodeAt(i);
+    const width = unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length ? 2 : 1;
+    widths.push(width);
+    i += width;
+  }
+  return widths;
+}
