@@ -3,7 +3,7 @@
 // arrives pre-quantized to Q8_K (quantize_q8_k), as llama.cpp's CPU backend computes it. Per 256-value super-block
 // the dot product is exact in integers (sub-block scales applied to i32 partial sums, Q4_K/Q5_K mins through the
 // Q8_K group sums), then scaled by d_w * d_x (and dmin_w * d_x) in f32, as ggml_vec_dot_q4_K_q8_K does.
-// rows == 1 streams four weight rows (a quarter of the range apart) against one x row; rows > 1 runs four token
+// rows == 1 streams twelve weight rows (a twelfth of the range apart) against one x row; rows > 1 runs four token
 // rows against each weight row over cache-sized chunks of weight rows, unpacking each group of quants once.
 import { f16_scales4, store_lanes, transpose_sum_i32 } from "../assembly/convert.as";
 import { dot16, scaled_dot16_add, scaled_dot16_add_vec, scaled_dot32_add, scaled_dot32_add_vec } from "../assembly/int8-dot.as";
@@ -20,6 +20,8 @@ const KIND_Q6_KB: i32 = 3;
 const Q8_K_BYTES: usize = 292;
 const Q8_K_QUANTS: usize = 4;
 const Q8_K_SUMS: usize = 260;
+/** Weight rows a token row streams side by side (token_times_rows12). */
+const STREAMS: i32 = 12;
 /** Weight bytes per chunk of rows kept hot in L2 while every token tile passes over it (prefill). */
 const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
 
@@ -224,38 +226,53 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
   return f32x4.sub(scaled, f32x4.mul(f32x4.convert_i32x4_s(minSums), f32x4.mul(f16_scales4(w0 + 2, w1 + 2, w2 + 2, w3 + 2), dx)));
 }
 
-/**
- * y[r * rowStep] = x · W[r * rowStep] for r < count (1..4) for one Q8_K token row x of `blocks` super-blocks:
- * four weight rows stepBytes apart; rows past count repeat the last one and are not stored.
- */
+/** acc plus one super-block column's contributions to the four rows whose super-blocks are at w0..w3 (lane r = row r). */
 // @ts-ignore: decorator
-@inline function token_times_rows4(x: usize, w: usize, stepBytes: usize, y: usize, yStepBytes: usize, blocks: i32, count: i32, kind: i32): void {
-  let w0 = w;
-  let w1 = count > 1 ? w + stepBytes : w0;
-  let w2 = count > 2 ? w + 2 * stepBytes : w1;
-  let w3 = count > 3 ? w + 3 * stepBytes : w2;
-  const bb = block_bytes(kind);
-  let acc = f32x4.splat(0);
-  for (let b = 0; b < blocks; b++, x += Q8_K_BYTES, w0 += bb, w1 += bb, w2 += bb, w3 += bb) {
-    const sums = transpose_sum_i32(scaled_dot(w0, x, kind), scaled_dot(w1, x, kind), scaled_dot(w2, x, kind), scaled_dot(w3, x, kind));
-    const minSums = !has_mins(kind) ? sums : transpose_sum_i32(k4_min_dot(w0, x), k4_min_dot(w1, x), k4_min_dot(w2, x), k4_min_dot(w3, x));
-    acc = f32x4.add(acc, scale_sums(sums, minSums, w0, w1, w2, w3, f32x4.splat(load<f32>(x)), kind));
-  }
-  store_lanes(y, yStepBytes, acc, count);
+@inline function add_rows4(acc: v128, x: usize, dx: v128, w0: usize, w1: usize, w2: usize, w3: usize, kind: i32): v128 {
+  const sums = transpose_sum_i32(scaled_dot(w0, x, kind), scaled_dot(w1, x, kind), scaled_dot(w2, x, kind), scaled_dot(w3, x, kind));
+  const minSums = !has_mins(kind) ? sums : transpose_sum_i32(k4_min_dot(w0, x), k4_min_dot(w1, x), k4_min_dot(w2, x), k4_min_dot(w3, x));
+  return f32x4.add(acc, scale_sums(sums, minSums, w0, w1, w2, w3, dx, kind));
 }
 
 /**
- * Weight rows [j0, j1) times one token row, four rows at a time taken a quarter of the range apart (four long
+ * y[r * rowStep] = x · W[r * rowStep] for r < count (1..12) for one Q8_K token row x of `blocks` super-blocks:
+ * twelve weight rows stepBytes apart, in groups of four; rows past count repeat the last one and are not stored.
+ */
+// @ts-ignore: decorator
+@inline function token_times_rows12(x: usize, w: usize, stepBytes: usize, y: usize, yStepBytes: usize, blocks: i32, count: i32, kind: i32): void {
+  const last = w + <usize>(count - 1) * stepBytes;
+  let w0 = w;
+  let w4 = min(last, w + 4 * stepBytes);
+  let w8 = min(last, w + 8 * stepBytes);
+  // Offsets of rows 1-3 from rows 0, 4 and 8 (0 for rows past count, which repeat the group's first row).
+  const s1 = count > 1 ? stepBytes : 0, s2 = count > 2 ? 2 * stepBytes : s1, s3 = count > 3 ? 3 * stepBytes : s2;
+  const s5 = count > 5 ? stepBytes : 0, s6 = count > 6 ? 2 * stepBytes : s5, s7 = count > 7 ? 3 * stepBytes : s6;
+  const s9 = count > 9 ? stepBytes : 0, s10 = count > 10 ? 2 * stepBytes : s9, s11 = count > 11 ? 3 * stepBytes : s10;
+  const bb = block_bytes(kind);
+  let a = f32x4.splat(0), b = f32x4.splat(0), c = f32x4.splat(0);
+  for (let i = 0; i < blocks; i++, x += Q8_K_BYTES, w0 += bb, w4 += bb, w8 += bb) {
+    const dx = f32x4.splat(load<f32>(x));
+    a = add_rows4(a, x, dx, w0, w0 + s1, w0 + s2, w0 + s3, kind);
+    b = add_rows4(b, x, dx, w4, w4 + s5, w4 + s6, w4 + s7, kind);
+    c = add_rows4(c, x, dx, w8, w8 + s9, w8 + s10, w8 + s11, kind);
+  }
+  store_lanes(y, yStepBytes, a, min(count, 4));
+  if (count > 4) store_lanes(y + 4 * yStepBytes, yStepBytes, b, count - 4);
+  if (count > 8) store_lanes(y + 8 * yStepBytes, yStepBytes, c, count - 8);
+}
+
+/**
+ * Weight rows [j0, j1) times one token row, twelve rows at a time taken a twelfth of the range apart (long
  * sequential streams keep the hardware prefetchers ahead; see matmul_quant.as.ts).
  */
 // @ts-ignore: decorator
 @inline function stream_rows(x: usize, w: usize, rowBytes: usize, y: usize, blocks: i32, j0: i32, j1: i32, kind: i32): void {
   const total = j1 - j0;
-  const q = (total + 3) >> 2;
+  const q = (total + STREAMS - 1) / STREAMS;
   for (let i = 0; i < q; i++) {
-    const count = min(4, (total - i + q - 1) / q);
+    const count = min(STREAMS, (total - i + q - 1) / q);
     const j = j0 + i;
-    token_times_rows4(x, w + <usize>j * rowBytes, <usize>q * rowBytes, y + (<usize>j << 2), <usize>q << 2, blocks, count, kind);
+    token_times_rows12(x, w + <usize>j * rowBytes, <usize>q * rowBytes, y + (<usize>j << 2), <usize>q << 2, blocks, count, kind);
   }
 }
 

@@ -6,7 +6,7 @@
 // The integer dot is built two ways, both exact: the relaxed-SIMD build looks codes up as kvalue + 12 (0..24, the
 // unsigned operand of the relaxed int8 dot, as int8-dot.as.ts uses it) and takes 12 * sum(x) off once per activation block; the plain
 // build widens the signed kvalues to i16 against activations widened once per block (as matmul_quant.as.ts's Q4_0).
-// Structure as matmul_quant.as.ts: rows == 1 streams four weight rows a quarter of the range apart; rows > 1 reuses
+// Structure as matmul_quant.as.ts: rows == 1 streams twelve weight rows a twelfth of the range apart; rows > 1 reuses
 // each weight block across four token rows over cache-sized chunks of weight rows; threads split weight rows [j0, j1).
 // Every path gives a row the same f32 operations in the same order, so a row's result does not depend on the batch.
 import { f16_scales4, f16_to_f32_fast, splat_sum_i32, store_lanes, transpose_sum_i32 } from "../assembly/convert.as";
@@ -15,6 +15,8 @@ import { f16_scales4, f16_to_f32_fast, splat_sum_i32, store_lanes, transpose_sum
 const BLOCK_BYTES: usize = 17;
 /** Bytes of one Q8_0 activation block: f16 d, then 32 int8. */
 const X_BYTES: usize = 34;
+/** Weight rows a token row streams side by side (token_times_rows12). */
+const STREAMS: i32 = 12;
 /** Weight bytes per chunk of rows kept hot in L2 while every token tile passes over it (prefill). */
 const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
 
@@ -55,7 +57,10 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
   return reinterpret<f32>(e < 2 ? (e + 1) << 21 : (e - 1) << 23);
 }
 
-/** The scales of four weight blocks (their e at w0..w3) as f32x4, lane r = E8M0_half(e of w_r). */
+/**
+ * The scales of four weight blocks (their e at w0..w3) as f32x4, lane r = E8M0_half(e of w_r): the larger of
+ * (e - 1) << 23 and (e + 1) << 21 as bits, which is ggml's (e - 1) << 23 for e >= 2 and 0x00200000 << e below.
+ */
 // @ts-ignore: decorator
 @inline function e8m0_half4(w0: usize, w1: usize, w2: usize, w3: usize): v128 {
   let e = i32x4.splat(0);
@@ -63,9 +68,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
   e = v128.load8_lane(w1, e, 4);
   e = v128.load8_lane(w2, e, 8);
   e = v128.load8_lane(w3, e, 12);
-  const normal = i32x4.shl(i32x4.sub(e, i32x4.splat(1)), 23);
-  const subnormal = i32x4.shl(i32x4.add(e, i32x4.splat(1)), 21);
-  return v128.bitselect(subnormal, normal, i32x4.lt_u(e, i32x4.splat(2)));
+  return i32x4.max_s(i32x4.shl(i32x4.sub(e, i32x4.splat(1)), 23), i32x4.shl(i32x4.add(e, i32x4.splat(1)), 21));
 }
 
 /**
@@ -117,45 +120,78 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
   return widened_block_dot(lookup(table, codes_low(w)), lookup(table, codes_high(w)), x0, x1, x2, x3);
 }
 
-/**
- * y[r * rowStep] = x · W[r * rowStep] for r < count (1..4) for one Q8_0 token row x of `blocks` blocks: four weight
- * rows stepBytes apart; rows past count repeat the last one and are not stored. Lane r of each vector is row r.
- */
+/** The exact dots of the activation block (relaxed build: its halves xl, xh and 12 * sum(x) splat) with the weight blocks at w0..w3, lane r = row r. */
 // @ts-ignore: decorator
-@inline function token_times_rows4(x: usize, w: usize, stepBytes: usize, y: usize, yStepBytes: usize, blocks: i32, count: i32): void {
-  let w0 = w;
-  let w1 = count > 1 ? w + stepBytes : w0;
-  let w2 = count > 2 ? w + 2 * stepBytes : w1;
-  let w3 = count > 3 ? w + 3 * stepBytes : w2;
-  let acc = f32x4.splat(0);
-  for (let b = 0; b < blocks; b++, x += X_BYTES, w0 += BLOCK_BYTES, w1 += BLOCK_BYTES, w2 += BLOCK_BYTES, w3 += BLOCK_BYTES) {
-    let sums: v128;
-    if (ASC_FEATURE_RELAXED_SIMD) {
-      const xl = v128.load(x, 2), xh = v128.load(x, 18);
-      sums = transpose_sum_i16(offset_block_pairs(w0, xl, xh), offset_block_pairs(w1, xl, xh), offset_block_pairs(w2, xl, xh), offset_block_pairs(w3, xl, xh));
-      sums = i32x4.sub(sums, splat_sum_i32(offset_of(xl, xh)));
-    } else {
-      const x0 = v128.load8x8_s(x, 2), x1 = v128.load8x8_s(x, 10), x2 = v128.load8x8_s(x, 18), x3 = v128.load8x8_s(x, 26);
-      sums = transpose_sum_i32(
-        signed_block_dot(w0, x0, x1, x2, x3), signed_block_dot(w1, x0, x1, x2, x3),
-        signed_block_dot(w2, x0, x1, x2, x3), signed_block_dot(w3, x0, x1, x2, x3),
-      );
-    }
-    const scales = f32x4.mul(e8m0_half4(w0, w1, w2, w3), f32x4.splat(f16_to_f32_fast(load<u16>(x))));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(sums), scales));
-  }
-  store_lanes(y, yStepBytes, acc, count);
+@inline function relaxed_sums4(xl: v128, xh: v128, offset: v128, w0: usize, w1: usize, w2: usize, w3: usize): v128 {
+  const pairs = transpose_sum_i16(offset_block_pairs(w0, xl, xh), offset_block_pairs(w1, xl, xh), offset_block_pairs(w2, xl, xh), offset_block_pairs(w3, xl, xh));
+  return i32x4.sub(pairs, offset);
 }
 
-/** Weight rows [j0, j1) times one token row, four rows at a time a quarter of the range apart (matmul_quant.as.ts). */
+/** The exact dots of the activation block (plain build: widened to i16, x0..x3) with the weight blocks at w0..w3, lane r = row r. */
+// @ts-ignore: decorator
+@inline function plain_sums4(x0: v128, x1: v128, x2: v128, x3: v128, w0: usize, w1: usize, w2: usize, w3: usize): v128 {
+  return transpose_sum_i32(
+    signed_block_dot(w0, x0, x1, x2, x3), signed_block_dot(w1, x0, x1, x2, x3),
+    signed_block_dot(w2, x0, x1, x2, x3), signed_block_dot(w3, x0, x1, x2, x3),
+  );
+}
+
+/** acc + sums * (E8M0_half(e of w0..w3) * dx), lane by lane: one block's step of four rows' sums, rounded as ggml's scalar loop. */
+// @ts-ignore: decorator
+@inline function add_scaled(acc: v128, sums: v128, dx: v128, w0: usize, w1: usize, w2: usize, w3: usize): v128 {
+  return f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(sums), f32x4.mul(e8m0_half4(w0, w1, w2, w3), dx)));
+}
+
+/**
+ * y[r * rowStep] = x · W[r * rowStep] for r < count (1..12) for one Q8_0 token row x of `blocks` blocks: twelve
+ * weight rows stepBytes apart, streamed side by side (decode reads each weight once, and twelve streams keep more of
+ * memory's bandwidth busy than four: 1.6x on two threads of a Xeon); rows past count repeat the last one and are
+ * not stored. The activation block's terms are computed once for the twelve rows.
+ */
+// @ts-ignore: decorator
+@inline function token_times_rows12(x: usize, w: usize, stepBytes: usize, y: usize, yStepBytes: usize, blocks: i32, count: i32): void {
+  const last = w + <usize>(count - 1) * stepBytes;
+  let w0 = w;
+  let w4 = min(last, w + 4 * stepBytes);
+  let w8 = min(last, w + 8 * stepBytes);
+  // Offsets of rows 1-3 from rows 0, 4 and 8 (0 for rows past count, which repeat the group's first row).
+  const s1 = count > 1 ? stepBytes : 0, s2 = count > 2 ? 2 * stepBytes : s1, s3 = count > 3 ? 3 * stepBytes : s2;
+  const s5 = count > 5 ? stepBytes : 0, s6 = count > 6 ? 2 * stepBytes : s5, s7 = count > 7 ? 3 * stepBytes : s6;
+  const s9 = count > 9 ? stepBytes : 0, s10 = count > 10 ? 2 * stepBytes : s9, s11 = count > 11 ? 3 * stepBytes : s10;
+  let a = f32x4.splat(0), b = f32x4.splat(0), c = f32x4.splat(0);
+  for (let i = 0; i < blocks; i++, x += X_BYTES, w0 += BLOCK_BYTES, w4 += BLOCK_BYTES, w8 += BLOCK_BYTES) {
+    let sa: v128, sb: v128, sc: v128;
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      const xl = v128.load(x, 2), xh = v128.load(x, 18);
+      const offset = splat_sum_i32(offset_of(xl, xh));
+      sa = relaxed_sums4(xl, xh, offset, w0, w0 + s1, w0 + s2, w0 + s3);
+      sb = relaxed_sums4(xl, xh, offset, w4, w4 + s5, w4 + s6, w4 + s7);
+      sc = relaxed_sums4(xl, xh, offset, w8, w8 + s9, w8 + s10, w8 + s11);
+    } else {
+      const x0 = v128.load8x8_s(x, 2), x1 = v128.load8x8_s(x, 10), x2 = v128.load8x8_s(x, 18), x3 = v128.load8x8_s(x, 26);
+      sa = plain_sums4(x0, x1, x2, x3, w0, w0 + s1, w0 + s2, w0 + s3);
+      sb = plain_sums4(x0, x1, x2, x3, w4, w4 + s5, w4 + s6, w4 + s7);
+      sc = plain_sums4(x0, x1, x2, x3, w8, w8 + s9, w8 + s10, w8 + s11);
+    }
+    const dx = f32x4.splat(f16_to_f32_fast(load<u16>(x)));
+    a = add_scaled(a, sa, dx, w0, w0 + s1, w0 + s2, w0 + s3);
+    b = add_scaled(b, sb, dx, w4, w4 + s5, w4 + s6, w4 + s7);
+    c = add_scaled(c, sc, dx, w8, w8 + s9, w8 + s10, w8 + s11);
+  }
+  store_lanes(y, yStepBytes, a, min(count, 4));
+  if (count > 4) store_lanes(y + 4 * yStepBytes, yStepBytes, b, count - 4);
+  if (count > 8) store_lanes(y + 8 * yStepBytes, yStepBytes, c, count - 8);
+}
+
+/** Weight rows [j0, j1) times one token row, twelve rows at a time a twelfth of the range apart. */
 // @ts-ignore: decorator
 @inline function stream_rows(x: usize, w: usize, rowBytes: usize, y: usize, blocks: i32, j0: i32, j1: i32): void {
   const total = j1 - j0;
-  const q = (total + 3) >> 2;
+  const q = (total + STREAMS - 1) / STREAMS;
   for (let i = 0; i < q; i++) {
-    const count = min(4, (total - i + q - 1) / q);
+    const count = min(STREAMS, (total - i + q - 1) / q);
     const j = j0 + i;
-    token_times_rows4(x, w + <usize>j * rowBytes, <usize>q * rowBytes, y + (<usize>j << 2), <usize>q << 2, blocks, count);
+    token_times_rows12(x, w + <usize>j * rowBytes, <usize>q * rowBytes, y + (<usize>j << 2), <usize>q << 2, blocks, count);
   }
 }
 
@@ -168,7 +204,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
 /**
  * A 4-token x 1-weight-row tile: y[t][j] = x[t] · W[j] for four Q8_0 token rows (xStride bytes apart); y points at
  * y[t0][j], yStride bytes between token rows. Each weight block is looked up once for four tokens; the same f32
- * products, in the same order, as token_times_rows4.
+ * products, in the same order, as token_times_rows12.
  */
 // @ts-ignore: decorator
 @inline function tokens4_times_row(x: usize, xStride: usize, w: usize, y: usize, yStride: usize, blocks: i32): void {
