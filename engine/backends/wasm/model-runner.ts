@@ -23,6 +23,7 @@ import { type MemoryLimits, type MemoryPlan, availableMemoryBytes, planMemory } 
 import { type ResidentTensor, type WeightStorage, loadWeights, residentBytes } from "./weight-loader.js";
 import { PER_LAYER_TOKEN_EMBD, residentPart, stageRows, tensorsReadByRows } from "./rows-read-on-demand.js";
 import { TensorRowReader } from "../../model/tensor-rows.js";
+import { type MatmulSegment, SEGMENT_DESCRIPTOR_BYTES, encodeSegments } from "../../../kernels/matmul/segments.js";
 
 const MATMUL_KERNELS: Partial<Record<GgmlType, string>> = {
   [GgmlType.F32]: "matmul_f32", [GgmlType.F16]: "matmul_f16", [GgmlType.BF16]: "matmul_bf16",
@@ -87,7 +88,7 @@ const ALIGNMENT_BYTES = 64;
 /** The activation buffers of a memory group, by name. */
 type BufferName =
   | "x" | "h" | "xq" | "xw" | "x1" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors"
-  | "localBlockTables" | "localDescriptors" | "copyTables" | "scratch" | "router" | "gathered" | "expertOut"
+  | "localBlockTables" | "localDescriptors" | "copyTables" | "scratch" | "router" | "gathered" | "expertOut" | "segments"
   | "ones" | "ffnOut" | "perLayerInputs" | "perLayerProjection" | "perLayerTokenRows" | "perLayerTokenIds";
 type Group = MemoryGroup<BufferName>;
 
@@ -130,8 +131,8 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, role
   const kvDim = Math.max(...shapes.map((shape) => shape.kvHeads * shape.headDim));
   const heads = Math.max(...shapes.map((shape) => shape.heads));
   const headDim = Math.max(...shapes.map((shape) => shape.headDim));
-  // A mixture of experts computes one expert's rows at a time in the feed-forward buffers (Gemma 4 also has a dense
-  // MLP beside its experts, and runs its per-layer input gate there).
+  // A mixture of experts computes a batch of experts' rows (T at most) at a time in the feed-forward buffers (Gemma 4
+  // also has a dense MLP beside its experts, and runs its per-layer input gate there).
   const moe = config.num_experts !== undefined;
   const gemma4 = config.architecture === "gemma4";
   const perLayer = config.hidden_size_per_layer_input ?? 0;
@@ -168,6 +169,8 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, role
     router: moe ? T * config.num_experts! * 4 : 0,
     gathered: moe ? T * d * 4 : 0,
     expertOut: moe ? T * d * 4 : 0,
+    // matmul_segments' descriptors: a gate and an up projection per expert of a batch.
+    segments: moe ? 2 * config.num_experts! * SEGMENT_DESCRIPTOR_BYTES : 0,
     // Gemma 4: a weight of ones for the unweighted RMS norms (values, the router's input), the dense MLP's output
     // beside the experts', and the per-layer embedding inputs ([layers, T, n]): every layer's, the projection's
     // scratch, the batch's token rows and their staged ids where they are computed; elsewhere the layers' own.
@@ -801,58 +804,121 @@ export class WasmModelRunner implements ModelRunner {
 
   /**
    * The mixture-of-experts feed-forward on the normed rows h [T, d], result into h: the router's logits, each token's
-   * top-k experts (moe-routing.ts), then expert by expert the rows routed to it gathered, through its SwiGLU, and
-   * each row's outputs weighted and summed slot by slot in f32 (slot 0 first), as llama.cpp adds them. Each expert in
-   * use is read once per step, whatever the number of sequences; experts no token chose are not touched. The router
-   * reads `routerInput` [T, d] (h itself but for Gemma 4, whose router has its own input).
+   * top-k experts (moe-routing.ts), then the experts in use in batches (expertBatch), and each row's outputs weighted
+   * and summed slot by slot in f32 (slot 0 first), as llama.cpp adds them. Each expert in use is read once per step,
+   * whatever the number of sequences; experts no token chose are not touched. The router reads `routerInput` [T, d]
+   * (h itself but for Gemma 4, whose router has its own input).
    */
   private mixtureOfExperts(group: Group, experts: NonNullable<LayerWeights["experts"]>, T: number, routerInput: number): void {
     const config = this.config;
     const { runtime, buffers: b } = group;
     const d = config.hidden_size;
-    const ffn = config.moe_intermediate_size!;
     const count = config.num_experts!;
     const k = config.num_experts_per_tok!;
     this.linear(group, new LinearInput(routerInput, T, d, b), experts.router, b.router, experts.routerBias);
     const routing = routeTokens(runtime.f32(b.router, T * count), T, count, k, config.norm_topk_prob === true, config.expert_gating);
-    const normed = runtime.f32(b.h, T * d);
-    // Every slot's row is written below before the sum reads it: the buffer is reused from step to step.
+    // Every slot's row is written by its expert's batch before the sum reads it: the buffer is reused from step to step.
     if (this.expertContributions.length < T * k * d) this.expertContributions = new Float32Array(T * k * d);
-    const contributions = this.expertContributions;
-    for (const [expert, rows] of routing.groups) {
-      const m = rows.length;
-      const gathered = runtime.f32(b.gathered, m * d);
-      rows.forEach((row, i) => gathered.set(normed.subarray(Math.floor(row / k) * d, (Math.floor(row / k) + 1) * d), i * d));
-      const input = new LinearInput(b.gathered, m, d, b);
-      // Fused gate_up (Gemma 4): each expert's gate rows, then its up rows.
-      const gateUp = experts.gateUp && expertSlice(experts.gateUp, expert, count);
-      const gate = gateUp ? rowSlice(gateUp, 0, ffn) : expertSlice(experts.gate!, expert, count);
-      const up = gateUp ? rowSlice(gateUp, ffn, ffn) : expertSlice(experts.up!, expert, count);
-      this.linear(group, input, gate, b.gate, experts.gateBias && biasSlice(experts.gateBias, expert, ffn));
-      this.linear(group, input, up, b.up, experts.upBias && biasSlice(experts.upBias, expert, ffn));
-      if (config.hidden_activation === "swiglu_oai") group.elementwise("swiglu_oai", [b.gate, b.up, b.gate, m * ffn, SWIGLU_OAI_ALPHA, SWIGLU_OAI_LIMIT], m * ffn);
-      else if (config.hidden_activation === "gelu_pytorch_tanh") group.elementwise("gelu_mul", [b.gate, b.up, b.gate, m * ffn], m * ffn);
-      else group.elementwise("silu_mul", [b.gate, b.up, b.gate, m * ffn], m * ffn);
-      this.linear(group, new LinearInput(b.gate, m, ffn, b), expertSlice(experts.down, expert, count), b.expertOut, experts.downBias && biasSlice(experts.downBias, expert, d));
-      const out = runtime.f32(b.expertOut, m * d);
-      // Gemma 4's per-expert output scale multiplies the down projection before the routing weight, as llama.cpp does.
-      const downScale = experts.downScale ? runtime.f32(experts.downScale.pointer, count)[expert]! : 1;
-      rows.forEach((row, i) => {
-        const weight = routing.weights[row]!;
-        const target = contributions.subarray(row * d, (row + 1) * d);
-        if (downScale === 1) for (let j = 0; j < d; j++) target[j] = out[i * d + j]! * weight;
-        else for (let j = 0; j < d; j++) target[j] = Math.fround(out[i * d + j]! * downScale) * weight;
-      });
+    // The feed-forward buffers hold T rows: experts are taken in batches whose routed rows fit.
+    let batch: Array<[number, number[]]> = [];
+    let batchRows = 0;
+    for (const entry of routing.groups) {
+      if (batchRows + entry[1].length > T) {
+        this.expertBatch(group, experts, batch, routing.weights, T);
+        batch = [];
+        batchRows = 0;
+      }
+      batch.push(entry);
+      batchRows += entry[1].length;
     }
+    if (batch.length > 0) this.expertBatch(group, experts, batch, routing.weights, T);
     // h = sum over slots in order, each addition rounded to f32 (Float32Array stores round).
+    const contributions = this.expertContributions;
+    const sums = runtime.f32(b.h, T * d);
     for (let t = 0; t < T; t++) {
-      const sum = normed.subarray(t * d, (t + 1) * d);
+      const sum = sums.subarray(t * d, (t + 1) * d);
       sum.set(contributions.subarray(t * k * d, (t * k + 1) * d));
       for (let s = 1; s < k; s++) {
         const slot = contributions.subarray((t * k + s) * d, (t * k + s + 1) * d);
         for (let j = 0; j < d; j++) sum[j] = sum[j]! + slot[j]!;
       }
     }
+  }
+
+  /**
+   * Experts `batch` (each with the routing rows, token * k + slot, routed to it) through their feed-forward, each
+   * row's output times its routing weight into its slot of expertContributions. The rows of every expert of the batch
+   * are gathered one expert after another; the gate and up projections of all of them run as one dispatch
+   * (matmul_segments), the activation as one, the down projections as one: a decode step's experts take three
+   * dispatches, where one per expert and projection made the threads wait for each other at every one.
+   */
+  private expertBatch(group: Group, experts: NonNullable<LayerWeights["experts"]>, batch: ReadonlyArray<readonly [number, readonly number[]]>, weights: ArrayLike<number>, T: number): void {
+    const config = this.config;
+    const { runtime, buffers: b } = group;
+    const d = config.hidden_size;
+    const ffn = config.moe_intermediate_size!;
+    const count = config.num_experts!;
+    const k = config.num_experts_per_tok!;
+    const firstRows: number[] = [];
+    const m = batch.reduce((rows, [, routed]) => (firstRows.push(rows), rows + routed.length), 0);
+    const normed = runtime.f32(b.h, T * d);
+    const gathered = runtime.f32(b.gathered, m * d);
+    batch.forEach(([, routed], i) => routed.forEach((row, r) => {
+      const token = Math.floor(row / k);
+      gathered.set(normed.subarray(token * d, (token + 1) * d), (firstRows[i]! + r) * d);
+    }));
+    const input = new LinearInput(b.gathered, m, d, b);
+    this.segments(group, batch.flatMap(([expert, routed], i) => {
+      // Fused gate_up (Gemma 4): each expert's gate rows, then its up rows.
+      const gateUp = experts.gateUp && expertSlice(experts.gateUp, expert, count);
+      const gate = gateUp ? rowSlice(gateUp, 0, ffn) : expertSlice(experts.gate!, expert, count);
+      const up = gateUp ? rowSlice(gateUp, ffn, ffn) : expertSlice(experts.up!, expert, count);
+      return [
+        this.segment(group, input, firstRows[i]!, routed.length, gate, b.gate + firstRows[i]! * ffn * 4),
+        this.segment(group, input, firstRows[i]!, routed.length, up, b.up + firstRows[i]! * ffn * 4),
+      ];
+    }));
+    batch.forEach(([expert, routed], i) => {
+      if (experts.gateBias) addBias(runtime, b.gate + firstRows[i]! * ffn * 4, routed.length, biasSlice(experts.gateBias, expert, ffn));
+      if (experts.upBias) addBias(runtime, b.up + firstRows[i]! * ffn * 4, routed.length, biasSlice(experts.upBias, expert, ffn));
+    });
+    if (config.hidden_activation === "swiglu_oai") group.elementwise("swiglu_oai", [b.gate, b.up, b.gate, m * ffn, SWIGLU_OAI_ALPHA, SWIGLU_OAI_LIMIT], m * ffn);
+    else if (config.hidden_activation === "gelu_pytorch_tanh") group.elementwise("gelu_mul", [b.gate, b.up, b.gate, m * ffn], m * ffn);
+    else group.elementwise("silu_mul", [b.gate, b.up, b.gate, m * ffn], m * ffn);
+    const hidden = new LinearInput(b.gate, m, ffn, b);
+    this.segments(group, batch.map(([expert, routed], i) => this.segment(group, hidden, firstRows[i]!, routed.length, expertSlice(experts.down, expert, count), b.expertOut + firstRows[i]! * d * 4)));
+    const out = runtime.f32(b.expertOut, m * d);
+    const contributions = this.expertContributions;
+    batch.forEach(([expert, routed], i) => {
+      if (experts.downBias) addBias(runtime, b.expertOut + firstRows[i]! * d * 4, routed.length, biasSlice(experts.downBias, expert, d));
+      // Gemma 4's per-expert output scale multiplies the down projection before the routing weight, as llama.cpp does.
+      const downScale = experts.downScale ? runtime.f32(experts.downScale.pointer, count)[expert]! : 1;
+      routed.forEach((row, r) => {
+        const weight = weights[row]!;
+        const source = (firstRows[i]! + r) * d;
+        const target = contributions.subarray(row * d, (row + 1) * d);
+        if (downScale === 1) for (let j = 0; j < d; j++) target[j] = out[source + j]! * weight;
+        else for (let j = 0; j < d; j++) target[j] = Math.fround(out[source + j]! * downScale) * weight;
+      });
+    });
+  }
+
+  /**
+   * A matmul_segments segment: rows [first, first + rows) of `input` times `weight`, into y. Rows are quantized in
+   * their compact format (never the wide Q8_0 one, whose groups of four rows would straddle experts; its results are
+   * the same bits).
+   */
+  private segment(group: Group, input: LinearInput, first: number, rows: number, weight: ResidentTensor, y: number): MatmulSegment {
+    const format = ACTIVATION_FORMATS[weight.type];
+    const rowBytes = format === undefined ? input.width * 4 : activationBytes(format, 1, input.width);
+    return { kernel: kernelFor(MATMUL_KERNELS, weight)!, x: input.forWeight(group, format) + first * rowBytes, w: weight.pointer, y, rows, k: weight.shape[0]!, n: weight.shape[1]! };
+  }
+
+  /** Runs `segments` as one dispatch of matmul_segments. */
+  private segments(group: Group, segments: readonly MatmulSegment[]): void {
+    const { runtime, buffers: b } = group;
+    const total = encodeSegments(segments, runtime.i32(b.segments, (segments.length * SEGMENT_DESCRIPTOR_BYTES) / 4));
+    runtime.parallel("matmul_segments", [b.segments, segments.length], total);
   }
 
   /** y = x W^T (+ bias) for every row of the input, in `group`'s memory. */
@@ -862,11 +928,7 @@ export class WasmModelRunner implements ModelRunner {
     const runtime = group.runtime;
     const { kernel, format } = matmulPlan(weight, input.rows);
     runtime.parallel(kernel, [input.forWeight(group, format), weight.pointer, out, input.rows, k, n], n);
-    if (bias) {
-      const y = runtime.f32(out, input.rows * n);
-      const add = runtime.f32(bias.pointer, n);
-      for (let r = 0; r < input.rows; r++) for (let j = 0; j < n; j++) y[r * n + j] += add[j];
-    }
+    if (bias) addBias(runtime, out, input.rows, bias);
   }
 }
 
@@ -910,6 +972,14 @@ function gemma4Checks(
   const reader = new TensorRowReader(tokens);
   reader.checkScales();
   return { tokens: reader, getRows, projection, norm };
+}
+
+/** y[r] += bias for `rows` f32 rows at y, each as wide as the bias. */
+function addBias(runtime: WasmRuntime, y: number, rows: number, bias: ResidentTensor): void {
+  const n = bias.shape[0]!;
+  const out = runtime.f32(y, rows * n);
+  const add = runtime.f32(bias.pointer, n);
+  for (let r = 0; r < rows; r++) for (let j = 0; j < n; j++) out[r * n + j] += add[j]!;
 }
 
 /** Logit soft-capping in place: cap * tanh(logit / cap), each step rounded to f32 as ggml's scale, tanh, scale. */
