@@ -1,5 +1,5 @@
 // matmul_segments runs several matrix multiplications in one dispatch: each segment's output must be, bit for bit,
-// what its kernel computes when dispatched alone, for every kernel a segment can name (which also proves the kernel
+// what its kernel computes when dispatched alone (plus its bias, added in f32), for every kernel a segment can name (which also proves the kernel
 // numbering of segments.ts agrees with the switch in matmul_segments.as.ts), with segments of different kernels,
 // shapes and row counts side by side and thread shares cutting across segment boundaries.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -39,13 +39,15 @@ function operands(kernel: string, rows: number, k: number, n: number, seed: numb
 }
 
 describe("matmul_segments", () => {
-  it("gives every segment, of every kernel, what its kernel gives alone, bit for bit", () => {
+  it("gives every segment, of every kernel, what its kernel gives alone (plus its bias), bit for bit", () => {
     const mark = runtime.mark();
     try {
       // Odd row counts and widths, two block counts: shares of the 3 threads start and end inside segments.
       const segments: MatmulSegment[] = SEGMENT_KERNELS.flatMap((kernel, index) => [[1, 512, 37], [5, 256, 70]].map(([rows, k, n], j) => {
         const { w, x } = operands(kernel, rows!, k!, n!, 10 * index + j);
-        return { kernel, x: runtime.upload(x), w: runtime.upload(w), y: runtime.alloc(rows! * n! * 4), rows: rows!, k: k!, n: n! };
+        // Every other segment has a bias.
+        const bias = j === 1 ? runtime.upload(randomF32(n!, 100 + index)) : undefined;
+        return { kernel, x: runtime.upload(x), w: runtime.upload(w), y: runtime.alloc(rows! * n! * 4), rows: rows!, k: k!, n: n!, bias };
       }));
       const descriptors = runtime.alloc(segments.length * SEGMENT_DESCRIPTOR_BYTES);
       const total = encodeSegments(segments, runtime.i32(descriptors, (segments.length * SEGMENT_DESCRIPTOR_BYTES) / 4));
@@ -54,6 +56,11 @@ describe("matmul_segments", () => {
       for (const segment of segments) {
         const alone = runtime.alloc(segment.rows * segment.n * 4);
         runtime.parallel(segment.kernel, [segment.x, segment.w, alone, segment.rows, segment.k, segment.n], segment.n);
+        if (segment.bias !== undefined) {
+          const y = runtime.f32(alone, segment.rows * segment.n);
+          const bias = runtime.f32(segment.bias, segment.n);
+          for (let i = 0; i < y.length; i++) y[i] = Math.fround(y[i]! + bias[i % segment.n]!);
+        }
         const outputs = runtime.f32(segment.y, segment.rows * segment.n);
         expect(outputs.every(Number.isFinite), segment.kernel).toBe(true);
         expect(Buffer.from(runtime.u8(segment.y, segment.rows * segment.n * 4)).equals(Buffer.from(runtime.u8(alone, segment.rows * segment.n * 4))), `${segment.kernel} rows=${segment.rows}`).toBe(true);
@@ -64,6 +71,6 @@ describe("matmul_segments", () => {
   });
 
   it("refuses a kernel it cannot run, naming it", () => {
-    expect(() => encodeSegments([{ kernel: "matmul_q8_0x4", x: 0, w: 0, y: 0, rows: 1, k: 32, n: 4 }], new Int32Array(8))).toThrow("matmul_segments cannot run matmul_q8_0x4");
+    expect(() => encodeSegments([{ kernel: "matmul_q8_0x4", x: 0, w: 0, y: 0, rows: 1, k: 32, n: 4 }], new Int32Array(9))).toThrow("matmul_segments cannot run matmul_q8_0x4");
   });
 });

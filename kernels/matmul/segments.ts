@@ -7,9 +7,9 @@ export const SEGMENT_KERNELS = [
 ] as const;
 
 /** Bytes of one segment's descriptor. */
-export const SEGMENT_DESCRIPTOR_BYTES = 32;
+export const SEGMENT_DESCRIPTOR_BYTES = 36;
 
-/** One matrix multiplication y = x W^T as `kernel` takes it: pointers into the runtime's memory. */
+/** One matrix multiplication y = x W^T (+ bias) as `kernel` takes it: pointers into the runtime's memory. */
 export interface MatmulSegment {
   /** One of SEGMENT_KERNELS. */
   kernel: string;
@@ -22,6 +22,8 @@ export interface MatmulSegment {
   rows: number;
   k: number;
   n: number;
+  /** An f32 [n] added to every output row, when there is one. */
+  bias?: number;
 }
 
 /**
@@ -34,7 +36,7 @@ export function encodeSegments(segments: readonly MatmulSegment[], out: Int32Arr
   segments.forEach((segment, index) => {
     const kind = (SEGMENT_KERNELS as readonly string[]).indexOf(segment.kernel);
     if (kind < 0) throw new RangeError(`matmul_segments cannot run ${segment.kernel}`);
-    out.set([kind, segment.x, segment.w, segment.y, segment.rows, segment.k, segment.n, start], index * (SEGMENT_DESCRIPTOR_BYTES / 4));
+    out.set([kind, segment.x, segment.w, segment.y, segment.rows, segment.k, segment.n, start, segment.bias ?? 0], index * (SEGMENT_DESCRIPTOR_BYTES / 4));
     start += segment.n;
   });
   return start;

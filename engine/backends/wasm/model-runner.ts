@@ -848,8 +848,8 @@ export class WasmModelRunner implements ModelRunner {
   /**
    * Experts `batch` (each with the routing rows, token * k + slot, routed to it) through their feed-forward, each
    * row's output times its routing weight into its slot of expertContributions. The rows of every expert of the batch
-   * are gathered one expert after another; the gate and up projections of all of them run as one dispatch
-   * (matmul_segments), the activation as one, the down projections as one: a decode step's experts take three
+   * are gathered one expert after another; the gate and up projections of all of them (biases included) run as one
+   * dispatch (matmul_segments), the activation as one, the down projections as one: a decode step's experts take three
    * dispatches, where one per expert and projection made the threads wait for each other at every one.
    */
   private expertBatch(group: Group, experts: NonNullable<LayerWeights["experts"]>, batch: ReadonlyArray<readonly [number, readonly number[]]>, weights: ArrayLike<number>, T: number): void {
@@ -874,23 +874,21 @@ export class WasmModelRunner implements ModelRunner {
       const gate = gateUp ? rowSlice(gateUp, 0, ffn) : expertSlice(experts.gate!, expert, count);
       const up = gateUp ? rowSlice(gateUp, ffn, ffn) : expertSlice(experts.up!, expert, count);
       return [
-        this.segment(group, input, firstRows[i]!, routed.length, gate, b.gate + firstRows[i]! * ffn * 4),
-        this.segment(group, input, firstRows[i]!, routed.length, up, b.up + firstRows[i]! * ffn * 4),
+        this.segment(group, input, firstRows[i]!, routed.length, gate, b.gate + firstRows[i]! * ffn * 4, experts.gateBias && biasSlice(experts.gateBias, expert, ffn)),
+        this.segment(group, input, firstRows[i]!, routed.length, up, b.up + firstRows[i]! * ffn * 4, experts.upBias && biasSlice(experts.upBias, expert, ffn)),
       ];
     }));
-    batch.forEach(([expert, routed], i) => {
-      if (experts.gateBias) addBias(runtime, b.gate + firstRows[i]! * ffn * 4, routed.length, biasSlice(experts.gateBias, expert, ffn));
-      if (experts.upBias) addBias(runtime, b.up + firstRows[i]! * ffn * 4, routed.length, biasSlice(experts.upBias, expert, ffn));
-    });
     if (config.hidden_activation === "swiglu_oai") group.elementwise("swiglu_oai", [b.gate, b.up, b.gate, m * ffn, SWIGLU_OAI_ALPHA, SWIGLU_OAI_LIMIT], m * ffn);
     else if (config.hidden_activation === "gelu_pytorch_tanh") group.elementwise("gelu_mul", [b.gate, b.up, b.gate, m * ffn], m * ffn);
     else group.elementwise("silu_mul", [b.gate, b.up, b.gate, m * ffn], m * ffn);
     const hidden = new LinearInput(b.gate, m, ffn, b);
-    this.segments(group, batch.map(([expert, routed], i) => this.segment(group, hidden, firstRows[i]!, routed.length, expertSlice(experts.down, expert, count), b.expertOut + firstRows[i]! * d * 4)));
+    this.segments(group, batch.map(([expert, routed], i) => {
+      const bias = experts.downBias && biasSlice(experts.downBias, expert, d);
+      return this.segment(group, hidden, firstRows[i]!, routed.length, expertSlice(experts.down, expert, count), b.expertOut + firstRows[i]! * d * 4, bias);
+    }));
     const out = runtime.f32(b.expertOut, m * d);
     const contributions = this.expertContributions;
     batch.forEach(([expert, routed], i) => {
-      if (experts.downBias) addBias(runtime, b.expertOut + firstRows[i]! * d * 4, routed.length, biasSlice(experts.downBias, expert, d));
       // Gemma 4's per-expert output scale multiplies the down projection before the routing weight, as llama.cpp does.
       const downScale = experts.downScale ? runtime.f32(experts.downScale.pointer, count)[expert]! : 1;
       routed.forEach((row, r) => {
@@ -908,10 +906,11 @@ export class WasmModelRunner implements ModelRunner {
    * their compact format (never the wide Q8_0 one, whose groups of four rows would straddle experts; its results are
    * the same bits).
    */
-  private segment(group: Group, input: LinearInput, first: number, rows: number, weight: ResidentTensor, y: number): MatmulSegment {
+  private segment(group: Group, input: LinearInput, first: number, rows: number, weight: ResidentTensor, y: number, bias?: ResidentTensor): MatmulSegment {
     const format = ACTIVATION_FORMATS[weight.type];
     const rowBytes = format === undefined ? input.width * 4 : activationBytes(format, 1, input.width);
-    return { kernel: kernelFor(MATMUL_KERNELS, weight)!, x: input.forWeight(group, format) + first * rowBytes, w: weight.pointer, y, rows, k: weight.shape[0]!, n: weight.shape[1]! };
+    const x = input.forWeight(group, format) + first * rowBytes;
+    return { kernel: kernelFor(MATMUL_KERNELS, weight)!, x, w: weight.pointer, y, rows, k: weight.shape[0]!, n: weight.shape[1]!, bias: bias?.pointer };
   }
 
   /** Runs `segments` as one dispatch of matmul_segments. */
@@ -928,7 +927,7 @@ export class WasmModelRunner implements ModelRunner {
     const runtime = group.runtime;
     const { kernel, format } = matmulPlan(weight, input.rows);
     runtime.parallel(kernel, [input.forWeight(group, format), weight.pointer, out, input.rows, k, n], n);
-    if (bias) addBias(runtime, out, input.rows, bias);
+    if (bias) group.rows("add_bias", [out, bias.pointer, n], input.rows, n);
   }
 }
 
@@ -972,14 +971,6 @@ function gemma4Checks(
   const reader = new TensorRowReader(tokens);
   reader.checkScales();
   return { tokens: reader, getRows, projection, norm };
-}
-
-/** y[r] += bias for `rows` f32 rows at y, each as wide as the bias. */
-function addBias(runtime: WasmRuntime, y: number, rows: number, bias: ResidentTensor): void {
-  const n = bias.shape[0]!;
-  const out = runtime.f32(y, rows * n);
-  const add = runtime.f32(bias.pointer, n);
-  for (let r = 0; r < rows; r++) for (let j = 0; j < n; j++) out[r * n + j] += add[j]!;
 }
 
 /** Logit soft-capping in place: cap * tanh(logit / cap), each step rounded to f32 as ggml's scale, tanh, scale. */
