@@ -5,7 +5,6 @@
 // larger than one WebAssembly memory (4 GiB) is spread over several, each holding a run of layers (memory-plan.ts).
 import { type KvDtype, kvBlockBytes, kvBlocksForBudget } from "../../kv/budget.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
-import { localKvSlots } from "../../kv/sliding-window.js";
 import {
   type ModelConfig, attentionTemperature, attentionWindow, kvSourceLayer, layerAttention, layerKvWidth, layerRope, queryScale,
 } from "../../model/config.js";
@@ -17,6 +16,7 @@ import type { ModelSource } from "../../model/source.js";
 import { RESERVED_LOW_BYTES, type SimdLevel, WasmRuntime } from "../../../kernels/wasm/runtime.js";
 import { layerTensors } from "../layer-tensors.js";
 import { routeTokens } from "../moe-routing.js";
+import { windowLayersOf } from "../window-layers.js";
 import { type ModelRunner, type RunnerOptions, type SequenceChunk, checkBatch, checkKvCopies } from "../runner.js";
 import { type LayerWeights, MemoryGroup } from "./memory-group.js";
 import { type MemoryLimits, type MemoryPlan, availableMemoryBytes, planMemory } from "./memory-plan.js";
@@ -181,20 +181,6 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, role
     perLayerTokenRows: role.perLayerInputs ? T * tokenRowBytes : 0,
     perLayerTokenIds: role.perLayerInputs && perLayer > 0 ? T * 4 : 0,
   };
-}
-
-/**
- * The sliding-window layers whose KV the runner frees behind the window, and the slots their caches hold (enough for
- * every sequence's window, see localKvSlots); undefined when every layer keeps KV for every block: the model has no
- * window, `keepWindowKv` asks for it, or the slots would be no fewer than the `budgetBlocks` every layer would get.
- */
-function windowLayersOf(config: ModelConfig, options: RunnerOptions, budgetBlocks: number): { layers: ReadonlySet<number>; kvBlocks: number } | undefined {
-  if (options.kvCache.keepWindowKv || config.sliding_window === undefined) return undefined;
-  // Layers that read another layer's KV (Gemma 4's shared tail) hold none of their own.
-  const layers = new Set(Array.from({ length: config.num_hidden_layers }, (_, i) => i).filter((i) => attentionWindow(config, i) > 0 && layerKvWidth(config, i) > 0));
-  if (layers.size === 0) return undefined;
-  const kvBlocks = localKvSlots(config.sliding_window, options.blockSize, options.maxSequences, options.maxBatchTokens);
-  return kvBlocks < budgetBlocks ? { layers, kvBlocks } : undefined;
 }
 
 /**

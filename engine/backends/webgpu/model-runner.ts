@@ -18,6 +18,7 @@ import { type YarnConstants, ropeThetaScale } from "../../../kernels/rope-freque
 import type { ModelSource } from "../../model/source.js";
 import { type LayerTensors, layerTensors } from "../layer-tensors.js";
 import { routeTokens } from "../moe-routing.js";
+import { windowLayersOf } from "../window-layers.js";
 import { type ModelRunner, type RunnerOptions, type SampledForward, type SequenceChunk, checkBatch, checkKvCopies } from "../runner.js";
 import { type PlacedTensor, readTensors } from "../wasm/weight-loader.js";
 import type { GpuContext } from "../../../kernels/webgpu/gpu.js";
@@ -88,7 +89,7 @@ interface GpuPerLayerEmbedding {
 }
 
 type Activation = "x" | "h" | "q" | "k" | "v" | "qNormed" | "kNormed" | "attention" | "gate" | "up" | "gathered" | "logits" | "postNormed"
-  | "xQuants" | "xScales" | "ids" | "positions" | "rowTables" | "blockTables" | "gatherIds" | "copySource" | "copyTarget"
+  | "xQuants" | "xScales" | "ids" | "positions" | "rowTables" | "blockTables" | "localBlockTables" | "gatherIds" | "copySource" | "copyTarget"
   | "sampling" | "sampledTokens" | "attentionPartials" | "queryFactors" | "router" | "expertInput" | "expertOutput" | "slotRows" | "slotWeights"
   | "vNormed" | "ones" | "ffnOut" | "routerInput" | "expertFactors" | "perLayerInputs" | "perLayerProjection" | "perLayerNormed" | "perLayerIds";
 
@@ -215,6 +216,15 @@ export class WebGpuModelRunner implements ModelRunner {
   private encoder!: StepEncoder;
   /** KV blocks in the cache, as the budget allowed. */
   kvBlocks = 0;
+  /**
+   * Slots of the sliding-window layers' smaller caches where their KV is freed behind the window (the chunks then carry
+   * localBlockTable); undefined when they keep KV for every block.
+   */
+  localKvBlocks: number | undefined;
+  /** The layers whose KV lives in those slots. */
+  private windowLayers: ReadonlySet<number> = new Set();
+  /** A KV budget in bytes that gives a runner of these options this runner's blocks and slots (a rebuild's budget). */
+  kvBudgetBytes = 0;
 
   /** The largest weight part in bytes: the adapter's binding limit, or less when asked. */
   private readonly weightPartBytes: number;
@@ -497,6 +507,7 @@ export class WebGpuModelRunner implements ModelRunner {
     f32("positions", T);
     f32("rowTables", T);
     f32("blockTables", maxSequences * blocksPerSequence);
+    f32("localBlockTables", maxSequences * blocksPerSequence);
     f32("gatherIds", maxSequences);
     f32("copySource", blocksPerSequence);
     f32("copyTarget", blocksPerSequence);
@@ -527,8 +538,23 @@ export class WebGpuModelRunner implements ModelRunner {
     const blockBytes = widths.reduce((sum, width) => sum + kvBlockBytes(1, width, blockSize, this.kvDtype), 0);
     const sinkBytes = config.num_attention_heads * 4;
     const bindingBlocks = Math.floor((this.gpu.limits.maxStorageBufferBindingSize - sinkBytes - 16) / (blockSize * Math.max(...widths) * valueBytes));
-    const room = bindingBlocks * blockBytes;
-    this.kvBlocks = kvBlocksForBudget(this.options.kvCache, blockBytes, room, blocksPerSequence);
+    const allLayersBlocks = kvBlocksForBudget(this.options.kvCache, blockBytes, bindingBlocks * blockBytes, blocksPerSequence);
+    // Sliding-window layers freed behind their window take their fixed slots out of the budget; the blocks pay for the
+    // other layers only (as the WebAssembly runner plans them).
+    const windowed = windowLayersOf(config, this.options, allLayersBlocks);
+    this.localKvBlocks = windowed?.kvBlocks;
+    this.windowLayers = windowed?.layers ?? new Set();
+    if (windowed) {
+      const fullBytes = widths.reduce((sum, width, i) => (windowed.layers.has(i) ? sum : sum + kvBlockBytes(1, width, blockSize, this.kvDtype)), 0);
+      const windowBytes = (blockBytes - fullBytes) * windowed.kvBlocks;
+      this.kvBlocks = fullBytes === 0
+        ? Math.min(bindingBlocks, maxSequences * blocksPerSequence)
+        : kvBlocksForBudget(this.options.kvCache, fullBytes, bindingBlocks * fullBytes, blocksPerSequence, undefined, windowBytes);
+      this.kvBudgetBytes = fullBytes === 0 ? allLayersBlocks * blockBytes : this.kvBlocks * fullBytes + windowBytes;
+    } else {
+      this.kvBlocks = allLayersBlocks;
+      this.kvBudgetBytes = allLayersBlocks * blockBytes;
+    }
     const copies = this.device.createCommandEncoder();
     for (const [i, layer] of this.layers.entries()) {
       const source = kvSourceLayer(config, i);
@@ -537,7 +563,7 @@ export class WebGpuModelRunner implements ModelRunner {
         layer.vCache = this.layers[source]!.vCache;
         continue;
       }
-      const slotBytes = this.kvBlocks * blockSize * widths[i]! * valueBytes;
+      const slotBytes = this.kvBlocksOf(i) * blockSize * widths[i]! * valueBytes;
       layer.kCache = this.buffer(`layer ${i} K cache`, slotBytes + (layer.sinks ? sinkBytes : 0));
       layer.vCache = this.buffer(`layer ${i} V cache`, slotBytes);
       if (layer.sinks) copies.copyBufferToBuffer(layer.sinks, 0, layer.kCache, slotBytes, sinkBytes);
@@ -607,12 +633,17 @@ export class WebGpuModelRunner implements ModelRunner {
     const positions = new Int32Array(T);
     const rowTables = new Uint32Array(T);
     const tables = new Int32Array(chunks.length * blocksPerSequence);
+    const localTables = this.localKvBlocks === undefined ? undefined : new Int32Array(chunks.length * blocksPerSequence);
     const gather: number[] = [];
     let row = 0;
     /** Keys the longest row attends to (sizes the split-K attention). */
     let longest = 0;
     chunks.forEach((chunk, s) => {
       for (let i = 0; i < chunk.blockTable.length; i++) tables[s * blocksPerSequence + i] = chunk.blockTable[i];
+      if (localTables) {
+        if (!chunk.localBlockTable) throw new RangeError("this runner frees sliding-window KV: every chunk needs its localBlockTable");
+        for (let i = 0; i < chunk.localBlockTable.length; i++) localTables[s * blocksPerSequence + i] = chunk.localBlockTable[i];
+      }
       for (let i = 0; i < chunk.tokens.length; i++, row++) {
         ids[row] = chunk.tokens[i];
         positions[row] = chunk.startPosition + i;
@@ -626,6 +657,7 @@ export class WebGpuModelRunner implements ModelRunner {
     queue.writeBuffer(b.positions, 0, positions);
     queue.writeBuffer(b.rowTables, 0, rowTables);
     queue.writeBuffer(b.blockTables, 0, tables);
+    if (localTables) queue.writeBuffer(b.localBlockTables, 0, localTables);
     if (gather.length > 0) queue.writeBuffer(b.gatherIds, 0, Int32Array.from(gather));
     if (config.attention_temperature) queue.writeBuffer(b.queryFactors, 0, Float32Array.from(positions, (position) => attentionTemperature(config, position)));
 
@@ -676,14 +708,17 @@ export class WebGpuModelRunner implements ModelRunner {
       if (queries !== undefined) this.scale(step, q, T * qDim, queries);
       // Mistral 3: each query row times its position's temperature (1 below the floor scale).
       if (config.attention_temperature) step.dispatch(this.pipeline(SHADERS.scaleRows), [q, b.queryFactors], [["u32", T], ["u32", qDim]], grid(T * qDim, 256));
+      // A freed sliding-window layer's cache (or its KV source's) is addressed through the slots' tables.
+      const cacheLayer = kvSourceLayer(config, index);
+      const blockTables = this.windowLayers.has(cacheLayer) ? b.localBlockTables : b.blockTables;
       if (ownKv) {
-        step.dispatch(this.pipeline(this.kv.kvStore), [k, v, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions],
+        step.dispatch(this.pipeline(this.kv.kvStore), [k, v, layer.kCache, layer.vCache, b.rowTables, blockTables, b.positions],
           [["u32", T], ["u32", kvDim], ["u32", options.blockSize]], grid((T * kvDim) / this.kvPerWord, 256));
       }
-      step.dispatch(this.pipeline(this.kv.attention), [q, layer.kCache, layer.vCache, b.rowTables, b.blockTables, b.positions, b.attention, b.attentionPartials],
+      step.dispatch(this.pipeline(this.kv.attention), [q, layer.kCache, layer.vCache, b.rowTables, blockTables, b.positions, b.attention, b.attentionPartials],
         [["u32", heads], ["u32", kvHeads], ["u32", headDim], ["u32", options.blockSize], ["f32", this.scoreScale],
           ["u32", splits], ["u32", splitKeys], ["u32", attentionWindow(config, index)],
-          ["u32", layer.sinks ? 1 : 0], ["u32", (this.kvBlocks * options.blockSize * kvDim) / this.kvPerWord]],
+          ["u32", layer.sinks ? 1 : 0], ["u32", (this.kvBlocksOf(cacheLayer) * options.blockSize * kvDim) / this.kvPerWord]],
         [heads * splits, T]);
       if (splits > 1) {
         step.dispatch(this.pipeline(SHADERS.attentionCombine), [b.attentionPartials, b.attention], [["u32", heads], ["u32", headDim], ["u32", splits]], [heads, T]);
@@ -786,27 +821,38 @@ export class WebGpuModelRunner implements ModelRunner {
     return { tokens, logits };
   }
 
-  copyKv(copies: readonly KvCopy[], targetBlocks: readonly number[]): void {
+  copyKv(copies: readonly KvCopy[], targetBlocks: readonly number[], localSlot?: (block: number) => number): void {
     if (copies.length === 0) return;
     const config = this.config;
     const { options, buffers: b } = this;
     checkKvCopies(copies, targetBlocks, options.blockSize);
-    this.device.queue.writeBuffer(b.copyTarget, 0, Int32Array.from(targetBlocks));
-    for (const copy of copies) {
-      // Each copy is its own submission: the source table buffer is rewritten for the next one.
-      this.device.queue.writeBuffer(b.copySource, 0, Int32Array.from(copy.sourceBlocks));
-      const step = this.encoder.begin();
-      for (const [index, layer] of this.layers.entries()) {
-        // A shared-KV layer (Gemma 4) has no cache of its own: its source layer's copy moves what it reads.
-        if (kvSourceLayer(config, index) !== index) continue;
-        const { kvHeads, headDim, rotaryDim } = layerAttention(config, index);
-        step.dispatch(this.pipeline(this.kv.kvCopy), [layer.kCache, layer.vCache, b.copySource, b.copyTarget, this.shiftRotations[index]!], [
-          ["u32", copy.count], ["u32", kvHeads], ["u32", headDim], ["u32", rotaryDim], ["u32", options.blockSize],
-          ["u32", copy.sourceStart], ["u32", copy.targetStart], ["i32", copy.targetStart - copy.sourceStart],
-        ], grid((copy.count * kvHeads * headDim) / this.kvPerWord, 256));
+    if (this.localKvBlocks !== undefined && !localSlot) throw new RangeError("this runner frees sliding-window KV: copyKv needs localSlot");
+    // The full layers copy through the block tables, the freed sliding-window layers through their slots. A shared-KV
+    // layer (Gemma 4) has no cache of its own: its source layer's copy moves what it reads.
+    for (const local of [false, true]) {
+      const layers = [...this.layers.entries()].filter(([index]) => kvSourceLayer(config, index) === index && this.windowLayers.has(index) === local);
+      if (layers.length === 0) continue;
+      const table = (blocks: readonly number[]) => Int32Array.from(local ? blocks.map((block) => localSlot!(block)) : blocks);
+      this.device.queue.writeBuffer(b.copyTarget, 0, table(targetBlocks));
+      for (const copy of copies) {
+        // Each copy is its own submission: the source table buffer is rewritten for the next one.
+        this.device.queue.writeBuffer(b.copySource, 0, table(copy.sourceBlocks));
+        const step = this.encoder.begin();
+        for (const [index, layer] of layers) {
+          const { kvHeads, headDim, rotaryDim } = layerAttention(config, index);
+          step.dispatch(this.pipeline(this.kv.kvCopy), [layer.kCache, layer.vCache, b.copySource, b.copyTarget, this.shiftRotations[index]!], [
+            ["u32", copy.count], ["u32", kvHeads], ["u32", headDim], ["u32", rotaryDim], ["u32", options.blockSize],
+            ["u32", copy.sourceStart], ["u32", copy.targetStart], ["i32", copy.targetStart - copy.sourceStart],
+          ], grid((copy.count * kvHeads * headDim) / this.kvPerWord, 256));
+        }
+        step.submit();
       }
-      step.submit();
     }
+  }
+
+  /** Blocks (or, for a freed sliding-window layer, slots) in layer `index`'s cache. */
+  private kvBlocksOf(index: number): number {
+    return this.windowLayers.has(index) ? this.localKvBlocks! : this.kvBlocks;
   }
 
   /**

@@ -2,7 +2,7 @@
 // flight fails with a DeviceLostError that says so, a fresh device is opened and the weights uploaded again, and the
 // passes after it run there. The KV cache's contents die with the device: the engine drops its cached prefixes when
 // it sees the error (DeviceLostError.kvLost).
-import { type KvDtype, kvBlockBytes } from "../../kv/budget.js";
+import type { KvDtype } from "../../kv/budget.js";
 import type { KvCopy } from "../../kv/kv-cache.js";
 import type { ModelConfig } from "../../model/config.js";
 import type { ModelSource } from "../../model/source.js";
@@ -70,6 +70,10 @@ export class RecoveringGpuRunner implements ModelRunner {
     return this.runner.kvBlocks;
   }
 
+  get localKvBlocks(): number | undefined {
+    return this.runner.localKvBlocks;
+  }
+
   get kvDtype(): KvDtype {
     return this.runner.kvDtype;
   }
@@ -92,10 +96,10 @@ export class RecoveringGpuRunner implements ModelRunner {
     return this.guard(() => this.runner.forwardSampled(chunks));
   }
 
-  copyKv(copies: readonly KvCopy[], targetBlocks: readonly number[]): void {
+  copyKv(copies: readonly KvCopy[], targetBlocks: readonly number[], localSlot?: (block: number) => number): void {
     // While the device is lost and not yet replaced the copies would be dropped; the pass that follows fails anyway
     // and the engine clears its caches.
-    if (!this.recovery && !this.broken) this.runner.copyKv(copies, targetBlocks);
+    if (!this.recovery && !this.broken) this.runner.copyKv(copies, targetBlocks, localSlot);
   }
 
   /** Frees the buffers and the device. */
@@ -149,13 +153,11 @@ export class RecoveringGpuRunner implements ModelRunner {
       return;
     }
     try {
-      const config = old.config;
-      const blockBytes = kvBlockBytes(config.num_hidden_layers, config.num_key_value_heads * config.head_dim, old.options.blockSize, old.kvDtype);
-      const options = { ...old.options, kvCache: { ...old.options.kvCache, bytes: old.kvBlocks * blockBytes, memoryFraction: undefined } };
+      const options = { ...old.options, kvCache: { ...old.options.kvCache, bytes: old.kvBudgetBytes, memoryFraction: undefined } };
       const runner = await WebGpuModelRunner.create(this.source, opened, options, this.tuning);
-      if (runner.kvBlocks !== old.kvBlocks) {
+      if (runner.kvBlocks !== old.kvBlocks || runner.localKvBlocks !== old.localKvBlocks) {
         runner.dispose();
-        throw new RangeError(`the new device holds ${runner.kvBlocks} KV blocks, not ${old.kvBlocks}`);
+        throw new RangeError(`the new device holds ${runner.kvBlocks} KV blocks (${runner.localKvBlocks ?? "no"} window slots), not ${old.kvBlocks} (${old.localKvBlocks ?? "no"})`);
       }
       if (this.disposed) {
         runner.dispose();
