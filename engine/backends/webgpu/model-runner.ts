@@ -21,6 +21,9 @@ import { routeTokens } from "../moe-routing.js";
 import { windowLayersOf } from "../window-layers.js";
 import { type ModelRunner, type RunnerOptions, type SampledForward, type SequenceChunk, checkBatch, checkKvCopies } from "../runner.js";
 import { type PlacedTensor, readTensors } from "../wasm/weight-loader.js";
+import { PER_LAYER_TOKEN_EMBD, residentPart, tensorsReadByRows } from "../wasm/rows-read-on-demand.js";
+import { TensorRowReader } from "../../model/tensor-rows.js";
+import { dequantize } from "../../../kernels/formats/quantize.js";
 import type { GpuContext } from "../../../kernels/webgpu/gpu.js";
 import { type SplitBlocks, ropeRotations, splitMxfp4, splitQ4_0, splitQ8_0 } from "../../../kernels/webgpu/layouts.js";
 import { PipelineCache, type ShaderRef, grid } from "../../../kernels/webgpu/shaders.js";
@@ -80,8 +83,11 @@ interface GpuLayer extends LayerTensors<GpuWeight, GPUBuffer> {
 
 /** Gemma 4's per-layer embedding tensors. */
 interface GpuPerLayerEmbedding {
-  /** per_layer_token_embd.weight: [layers * n, vocab], looked up like the token embedding. */
-  tokens: GpuWeight;
+  /**
+   * per_layer_token_embd.weight: [layers * n, vocab], never uploaded (4.70 GB in F16 for E2B): each pass reads its
+   * tokens' rows from the file and uploads them as f32, as the WebAssembly backend stages them (rows-read-on-demand.ts).
+   */
+  tokens: TensorRowReader;
   /** per_layer_model_proj.weight: [d, layers * n]. */
   projection: GpuWeight;
   /** per_layer_proj_norm.weight: [n]. */
@@ -268,6 +274,7 @@ export class WebGpuModelRunner implements ModelRunner {
   dispose(): void {
     for (const buffer of this.owned) buffer.destroy();
     this.owned.length = 0;
+    this.perLayerEmbedding?.tokens.close();
   }
 
   private buffer(label: string, bytes: number, usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC): GPUBuffer {
@@ -295,7 +302,9 @@ export class WebGpuModelRunner implements ModelRunner {
   private upload(): void {
     const config = this.config;
     const tensors = new Map<string, PlacedTensor>();
-    readTensors(this.source, { kernelTypes: WEBGPU_KERNEL_TYPES }, { allocate: (bytes) => new Uint8Array(bytes) }, (tensor) => tensors.set(tensor.name, tensor), this.options.onProgress);
+    // Tensors read by rows from the file each pass (Gemma 4's per-layer token embeddings) are not read here.
+    const resident = residentPart(this.source, tensorsReadByRows(config));
+    readTensors(resident, { kernelTypes: WEBGPU_KERNEL_TYPES }, { allocate: (bytes) => new Uint8Array(bytes) }, (tensor) => tensors.set(tensor.name, tensor), this.options.onProgress);
     const need = (name: string): PlacedTensor => {
       const tensor = tensors.get(name);
       if (!tensor) throw new ModelFileError(this.source.path, `tensor '${name}' is missing`);
@@ -371,8 +380,15 @@ export class WebGpuModelRunner implements ModelRunner {
     for (const gpuWeight of uploaded.keys()) if (!used.has(gpuWeight)) this.release(gpuWeight);
     if (gemma4 && config.hidden_size_per_layer_input !== undefined) {
       const width = config.num_hidden_layers * config.hidden_size_per_layer_input;
+      const location = this.source.tensors.get(PER_LAYER_TOKEN_EMBD);
+      if (!location) throw new ModelFileError(this.source.path, `tensor '${PER_LAYER_TOKEN_EMBD}' is missing`);
+      if (location.shape.length !== 2 || location.shape[0] !== width || location.shape[1] !== config.vocab_size) {
+        throw new ModelFileError(this.source.path, `tensor '${PER_LAYER_TOKEN_EMBD}' has shape [${location.shape}], expected [${width}, ${config.vocab_size}]`);
+      }
+      const tokens = new TensorRowReader(location);
+      tokens.checkScales();
       this.perLayerEmbedding = {
-        tokens: weight("per_layer_token_embd.weight", width, config.vocab_size),
+        tokens,
         projection: weight("per_layer_model_proj.weight", d, width),
         norm: vector("per_layer_proj_norm.weight", config.hidden_size_per_layer_input),
       };
@@ -598,8 +614,7 @@ export class WebGpuModelRunner implements ModelRunner {
       const perLayer = layer.gemma4?.perLayer;
       return [layer.q, layer.k, layer.v, layer.output, layer.gate, layer.up, layer.down, ...experts, perLayer?.inputGate, perLayer?.projection];
     });
-    const perLayerEmbedding = [this.perLayerEmbedding?.tokens, this.perLayerEmbedding?.projection];
-    return [...new Set([this.embedding, this.outputWeight, ...perLayerEmbedding, ...layers])].filter((weight): weight is GpuWeight => weight !== undefined);
+    return [...new Set([this.embedding, this.outputWeight, this.perLayerEmbedding?.projection, ...layers])].filter((weight): weight is GpuWeight => weight !== undefined);
   }
 
   private pipeline(shader: ShaderRef): GPUComputePipeline {
@@ -667,7 +682,7 @@ export class WebGpuModelRunner implements ModelRunner {
     const splitKeys = Math.ceil(Math.ceil(longest / splits) / 64) * 64;
     this.embed(step, this.embedding, b.x, T, d);
     if (config.embedding_scale !== undefined) this.scale(step, b.x, T * d, config.embedding_scale);
-    if (this.perLayerEmbedding) this.perLayerInputs(step, this.perLayerEmbedding, T);
+    if (this.perLayerEmbedding) this.perLayerInputs(step, this.perLayerEmbedding, ids);
     const queries = queryScale(config);
     const gelu = config.hidden_activation === "gelu_pytorch_tanh";
     for (const [index, layer] of this.layers.entries()) {
@@ -933,12 +948,13 @@ export class WebGpuModelRunner implements ModelRunner {
    * the WebAssembly backend computes them: (rms_norm(proj(x) / sqrt(d)) + per_layer_token_embd[token] * sqrt(n)) /
    * sqrt(2), x being the scaled embeddings; the last lookup reorders [T, layers, n] by layer.
    */
-  private perLayerInputs(step: ReturnType<StepEncoder["begin"]>, tensors: GpuPerLayerEmbedding, T: number): void {
+  private perLayerInputs(step: ReturnType<StepEncoder["begin"]>, tensors: GpuPerLayerEmbedding, ids: Int32Array): void {
     const { buffers: b } = this;
     const { hidden_size: d, num_hidden_layers: layers, rms_norm_eps: eps } = this.config;
     const n = this.config.hidden_size_per_layer_input!;
     const width = layers * n;
-    this.embed(step, tensors.tokens, b.perLayerInputs, T, width);
+    const T = ids.length;
+    this.device.queue.writeBuffer(b.perLayerInputs, 0, tokenRows(tensors.tokens, ids, width));
     this.scale(step, b.perLayerInputs, T * width, Math.fround(Math.sqrt(n)));
     this.linear(step, this.linearInput(step, b.x, T, d), tensors.projection, b.perLayerProjection);
     this.scale(step, b.perLayerProjection, T * width, Math.fround(1 / Math.fround(Math.sqrt(d))));
@@ -1028,4 +1044,25 @@ const SWIGLU_OAI_LIMIT = 7;
 
 function shaderKey(shader: ShaderRef): string {
   return `${shader.op}/${shader.file ?? shader.op}:${JSON.stringify(shader.constants ?? {})}`;
+}
+
+/**
+ * The rows of `ids` (each distinct token read once from the file) of a [width, vocab] tensor read by rows, as f32
+ * [ids.length, width]: the values its get_rows kernel would give.
+ */
+function tokenRows(reader: TensorRowReader, ids: Int32Array, width: number): Float32Array {
+  const rows = new Float32Array(ids.length * width);
+  const raw = new Uint8Array(reader.rowBytes);
+  const first = new Map<number, number>();
+  ids.forEach((token, t) => {
+    const seen = first.get(token);
+    if (seen !== undefined) {
+      rows.copyWithin(t * width, seen * width, (seen + 1) * width);
+      return;
+    }
+    first.set(token, t);
+    reader.readRow(token, raw);
+    dequantize(reader.tensor.type, raw, width, rows.subarray(t * width, (t + 1) * width));
+  });
+  return rows;
 }
