@@ -1,14 +1,14 @@
 // Decode's matrix-vector products as a model runs them: one token row against a pool of weight matrices larger
 // than the caches (mixture-of-experts experts, or a dense model's layers), each matrix read once per pass from
 // memory. Reports weight bytes and weights per second per type, against the same threads' plain streaming read of
-// the pool (sum_rows): the fraction of the memory bandwidth a kernel reaches.
+// the pool (sum_rows, one sequential stream a thread: the kernels read twelve and can pass it).
 // Run: npm run build && node dist/bench/matvec-stream.js [options] (USAGE below; --help prints it).
 import { randomFillSync } from "node:crypto";
 import { WasmRuntime } from "../kernels/wasm/runtime.js";
 import { BenchCli } from "./bench-args.js";
 import { printHeader } from "./bench-models.js";
 
-const USAGE = `node dist/bench/matvec-stream.js [--types mxfp4,q8_0,q4_0,q4_k] [--threads 2] [--pool-mb 1024]
+const USAGE = `node dist/bench/matvec-stream.js [--types mxfp4,q8_0,q4_0,q4_k,q6_k] [--threads 2] [--pool-mb 1024]
        [--n 3072] [--k 3072] [--passes 3]`;
 const cli: BenchCli = new BenchCli("matvec-stream", USAGE);
 
@@ -18,6 +18,8 @@ const TYPES = {
   q8_0: { values: 32, bytes: 34, quantizer: "quantize_q8_0", xBytes: 34 },
   q4_0: { values: 32, bytes: 18, quantizer: "quantize_q8_0", xBytes: 34 },
   q4_k: { values: 256, bytes: 144, quantizer: "quantize_q8_k", xBytes: 292 },
+  // As stored (a model's experts; its 2-D Q6_K matrices are widened at load and read by matmul_q6_k_bytes).
+  q6_k: { values: 256, bytes: 210, quantizer: "quantize_q8_k", xBytes: 292 },
 } as const;
 type WeightType = keyof typeof TYPES;
 
@@ -63,7 +65,7 @@ const rows = 1024;
 const sums = runtime.alloc(rows * 4);
 const readRates = timePasses(() => runtime.parallel("sum_rows", [pool, sums, poolBytes / 4 / rows], rows)).map((s) => poolBytes / s / 1e9);
 const bandwidth = Math.max(...readRates);
-console.log(`streaming read (sum_rows): ${rangeOf(readRates)} GB/s`);
+console.log(`streaming read of the pool (sum_rows, one sequential stream a thread): ${rangeOf(readRates)} GB/s`);
 
 for (const type of types) {
   const spec = TYPES[type];
@@ -73,6 +75,7 @@ for (const type of types) {
   // Sane block scales: f16 1/64 (Q8_0, Q4_0, the K-quants' d and dmin), E8M0 exponents near 2^-7 (MXFP4).
   for (let offset = 0; offset < matrices * matrixBytes; offset += spec.bytes) {
     if (type === "mxfp4") bytes[offset] = 117 + (offset % 9);
+    else if (type === "q6_k") { bytes[offset + 208] = 0; bytes[offset + 209] = 0x24; }
     else {
       bytes[offset] = 0; bytes[offset + 1] = 0x24;
       if (type === "q4_k") { bytes[offset + 2] = 0; bytes[offset + 3] = 0x24; }
