@@ -40,21 +40,10 @@ export function scale(a: usize, s: f32, out: usize, i0: i32, i1: i32): void {
   }
 }
 
-/** row[j] += bias[j] for j in [j0, j1), in f32. */
-// @ts-ignore: decorator
-@inline export function add_range(row: usize, bias: usize, j0: i32, j1: i32): void {
-  let j = j0;
-  for (; j + 4 <= j1; j += 4) {
-    const o = <usize>j << 2;
-    v128.store(row + o, f32x4.add(v128.load(row + o), v128.load(bias + o)));
-  }
-  for (; j < j1; j++) {
-    const o = <usize>j << 2;
-    store<f32>(row + o, load<f32>(row + o) + load<f32>(bias + o));
-  }
-}
-
 /** A linear layer's bias: y[t] += bias for rows t in [t0, t1) of n f32 values. */
 export function add_bias(y: usize, bias: usize, n: i32, t0: i32, t1: i32): void {
-  for (let t = t0; t < t1; t++) add_range(y + ((<usize>t * <usize>n) << 2), bias, 0, n);
+  for (let t = t0; t < t1; t++) {
+    const row = y + ((<usize>t * <usize>n) << 2);
+    add(row, bias, row, 0, n);
+  }
 }

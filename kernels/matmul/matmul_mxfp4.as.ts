@@ -9,14 +9,13 @@
 // Structure as matmul_quant.as.ts: rows == 1 streams twelve weight rows a twelfth of the range apart; rows > 1 reuses
 // each weight block across four token rows over cache-sized chunks of weight rows; threads split weight rows [j0, j1).
 // Every path gives a row the same f32 operations in the same order, so a row's result does not depend on the batch.
+import { STREAMS, store_streams, stream_base, stream_offset } from "../assembly/streams.as";
 import { f16_scales4, f16_to_f32_fast, splat_sum_i32, store_lanes, transpose_sum_i32 } from "../assembly/convert.as";
 
 /** Bytes of one MXFP4 block: e, then 16 bytes of codes (value j low nibble of byte j, value j + 16 high). */
 const BLOCK_BYTES: usize = 17;
 /** Bytes of one Q8_0 activation block: f16 d, then 32 int8. */
 const X_BYTES: usize = 34;
-/** Weight rows a token row streams side by side (token_times_rows12). */
-const STREAMS: i32 = 12;
 /** Weight bytes per chunk of rows kept hot in L2 while every token tile passes over it (prefill). */
 const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
 
@@ -150,14 +149,12 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
  */
 // @ts-ignore: decorator
 @inline function token_times_rows12(x: usize, w: usize, stepBytes: usize, y: usize, yStepBytes: usize, blocks: i32, count: i32): void {
-  const last = w + <usize>(count - 1) * stepBytes;
   let w0 = w;
-  let w4 = min(last, w + 4 * stepBytes);
-  let w8 = min(last, w + 8 * stepBytes);
-  // Offsets of rows 1-3 from rows 0, 4 and 8 (0 for rows past count, which repeat the group's first row).
-  const s1 = count > 1 ? stepBytes : 0, s2 = count > 2 ? 2 * stepBytes : s1, s3 = count > 3 ? 3 * stepBytes : s2;
-  const s5 = count > 5 ? stepBytes : 0, s6 = count > 6 ? 2 * stepBytes : s5, s7 = count > 7 ? 3 * stepBytes : s6;
-  const s9 = count > 9 ? stepBytes : 0, s10 = count > 10 ? 2 * stepBytes : s9, s11 = count > 11 ? 3 * stepBytes : s10;
+  let w4 = stream_base(w, stepBytes, count, 1);
+  let w8 = stream_base(w, stepBytes, count, 2);
+  const s1 = stream_offset(stepBytes, count, 0, 1), s2 = stream_offset(stepBytes, count, 0, 2), s3 = stream_offset(stepBytes, count, 0, 3);
+  const s5 = stream_offset(stepBytes, count, 1, 1), s6 = stream_offset(stepBytes, count, 1, 2), s7 = stream_offset(stepBytes, count, 1, 3);
+  const s9 = stream_offset(stepBytes, count, 2, 1), s10 = stream_offset(stepBytes, count, 2, 2), s11 = stream_offset(stepBytes, count, 2, 3);
   let a = f32x4.splat(0), b = f32x4.splat(0), c = f32x4.splat(0);
   for (let i = 0; i < blocks; i++, x += X_BYTES, w0 += BLOCK_BYTES, w4 += BLOCK_BYTES, w8 += BLOCK_BYTES) {
     let sa: v128, sb: v128, sc: v128;
@@ -178,9 +175,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
     b = add_scaled(b, sb, dx, w4, w4 + s5, w4 + s6, w4 + s7);
     c = add_scaled(c, sc, dx, w8, w8 + s9, w8 + s10, w8 + s11);
   }
-  store_lanes(y, yStepBytes, a, min(count, 4));
-  if (count > 4) store_lanes(y + 4 * yStepBytes, yStepBytes, b, count - 4);
-  if (count > 8) store_lanes(y + 8 * yStepBytes, yStepBytes, c, count - 8);
+  store_streams(y, yStepBytes, a, b, c, count);
 }
 
 /** Weight rows [j0, j1) times one token row, twelve rows at a time a twelfth of the range apart. */

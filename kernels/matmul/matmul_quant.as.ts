@@ -3,14 +3,13 @@
 // widening loads + i32x4.dot_i16x8_s), then scaled by d_w * d_x and accumulated in f32, as
 // ggml_vec_dot_q8_0_q8_0 does. rows == 1 streams twelve weight rows (a twelfth of the range apart) against one
 // x row; rows > 1 reuses each weight block across four token rows, over cache-sized chunks of weight rows.
+import { STREAMS, store_streams, stream_base, stream_offset } from "../assembly/streams.as";
 import { f16_scales4, f16_to_f32_fast, splat_sum_i32, store_lanes, transpose_sum_i32 } from "../assembly/convert.as";
 
 const KIND_Q8_0: i32 = 0;
 const KIND_Q4_0: i32 = 1;
 /** Bytes of one Q8_0 block (f16 scale + 32 int8); x rows are always Q8_0. */
 const Q8_0_BYTES: usize = 34;
-/** Weight rows a token row streams side by side (token_times_rows12). */
-const STREAMS: i32 = 12;
 /** Weight bytes per chunk of rows kept hot in L2 while every token tile passes over it (prefill). */
 const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
 
@@ -59,14 +58,12 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
  */
 // @ts-ignore: decorator
 @inline function token_times_rows12(x: usize, w: usize, stepBytes: usize, y: usize, yStepBytes: usize, blocks: i32, count: i32, kind: i32): void {
-  const last = w + <usize>(count - 1) * stepBytes;
   let w0 = w;
-  let w4 = min(last, w + 4 * stepBytes);
-  let w8 = min(last, w + 8 * stepBytes);
-  // Offsets of rows 1-3 from rows 0, 4 and 8 (0 for rows past count, which repeat the group's first row).
-  const s1 = count > 1 ? stepBytes : 0, s2 = count > 2 ? 2 * stepBytes : s1, s3 = count > 3 ? 3 * stepBytes : s2;
-  const s5 = count > 5 ? stepBytes : 0, s6 = count > 6 ? 2 * stepBytes : s5, s7 = count > 7 ? 3 * stepBytes : s6;
-  const s9 = count > 9 ? stepBytes : 0, s10 = count > 10 ? 2 * stepBytes : s9, s11 = count > 11 ? 3 * stepBytes : s10;
+  let w4 = stream_base(w, stepBytes, count, 1);
+  let w8 = stream_base(w, stepBytes, count, 2);
+  const s1 = stream_offset(stepBytes, count, 0, 1), s2 = stream_offset(stepBytes, count, 0, 2), s3 = stream_offset(stepBytes, count, 0, 3);
+  const s5 = stream_offset(stepBytes, count, 1, 1), s6 = stream_offset(stepBytes, count, 1, 2), s7 = stream_offset(stepBytes, count, 1, 3);
+  const s9 = stream_offset(stepBytes, count, 2, 1), s10 = stream_offset(stepBytes, count, 2, 2), s11 = stream_offset(stepBytes, count, 2, 3);
   const bb = block_bytes(kind);
   let a = f32x4.splat(0), b = f32x4.splat(0), c = f32x4.splat(0);
   for (let i = 0; i < blocks; i++, x += Q8_0_BYTES, w0 += bb, w4 += bb, w8 += bb) {
@@ -90,9 +87,7 @@ const WEIGHT_CHUNK_BYTES: i32 = 256 * 1024;
     b = add_scaled(b, sb, dx, w4, w4 + s5, w4 + s6, w4 + s7);
     c = add_scaled(c, sc, dx, w8, w8 + s9, w8 + s10, w8 + s11);
   }
-  store_lanes(y, yStepBytes, a, min(count, 4));
-  if (count > 4) store_lanes(y + 4 * yStepBytes, yStepBytes, b, count - 4);
-  if (count > 8) store_lanes(y + 8 * yStepBytes, yStepBytes, c, count - 8);
+  store_streams(y, yStepBytes, a, b, c, count);
 }
 
 /**

@@ -4,7 +4,7 @@
 // expert and projection made every thread wait for the slowest at each of them. A row's result is the segment's
 // kernel's, bit for bit (each kernel computes a weight row the same way whatever range it is given), plus the
 // segment's bias where it has one.
-import { add_range } from "../add/add.as";
+import { add } from "../add/add.as";
 import { matmul_bf16, matmul_f16, matmul_f32 } from "./matmul.as";
 import { matmul_q4_k, matmul_q5_k, matmul_q6_k, matmul_q6_k_bytes } from "./matmul_kquant.as";
 import { matmul_q4_1, matmul_q5_0, matmul_q5_1 } from "./matmul_legacy.as";
@@ -51,6 +51,10 @@ export function matmul_segments(segments: usize, count: i32, j0: i32, j1: i32): 
     const rows = load<i32>(d, 16);
     run(load<i32>(d), load<u32>(d, 4), load<u32>(d, 8), y, rows, load<i32>(d, 20), n, lo - start, hi - start);
     const bias = load<u32>(d, 32);
-    if (bias != 0) for (let t = 0; t < rows; t++) add_range(y + ((<usize>t * <usize>n) << 2), bias, lo - start, hi - start);
+    if (bias == 0) continue;
+    for (let t = 0; t < rows; t++) {
+      const row = y + ((<usize>t * <usize>n) << 2);
+      add(row, bias, row, lo - start, hi - start);
+    }
   }
 }
