@@ -71,5 +71,26 @@ for (const preset of ["tiny-gemma3", "tiny-qwen3moe", "tiny-gemma4"]) {
       const chunked = run([prompt], chunks);
       expect(bytes(chunked[chunked.length - 1]).equals(bytes(whole))).toBe(true);
     });
+
+    // A step's routed rows (tokens x experts per token) larger than the feed-forward buffers (batchSize rows) go
+    // through the experts in several batches: the same logits as in one.
+    it.skipIf(preset === "tiny-gemma3")("runs a step's experts in several batches to the logits of one", async () => {
+      const small = await loadModel(model.path, { contextSize: 256, threads: 2, batchSize: 8 });
+      try {
+        const prompt = tokens("Eight tokens a step, each sent to several experts, overflow a batch of eight rows.");
+        const step = (runner: LoadedModel["runner"], table: { blockTable: number[] }) => Float32Array.from(runner.forward([{ tokens: prompt.slice(0, 8), startPosition: 0, ...table, wantLogits: true }]));
+        const kv = new TestSequences(model);
+        kv.add(8);
+        const one = step(model.runner, kv.tables(0));
+        kv.releaseAll();
+        const kvSmall = new TestSequences(small);
+        kvSmall.add(8);
+        const several = step(small.runner, kvSmall.tables(0));
+        kvSmall.releaseAll();
+        expect(bytes(several).equals(bytes(one))).toBe(true);
+      } finally {
+        await small.dispose();
+      }
+    });
   });
 }

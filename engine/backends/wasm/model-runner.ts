@@ -88,7 +88,7 @@ const ALIGNMENT_BYTES = 64;
 /** The activation buffers of a memory group, by name. */
 type BufferName =
   | "x" | "h" | "xq" | "xw" | "x1" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors"
-  | "localBlockTables" | "localDescriptors" | "copyTables" | "scratch" | "router" | "gathered" | "expertOut" | "segments"
+  | "localBlockTables" | "localDescriptors" | "copyTables" | "scratch" | "router" | "gathered" | "expertOut" | "slotRows" | "slotWeights" | "segments"
   | "ones" | "ffnOut" | "perLayerInputs" | "perLayerProjection" | "perLayerTokenRows" | "perLayerTokenIds";
 type Group = MemoryGroup<BufferName>;
 
@@ -138,6 +138,7 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, role
   const perLayer = config.hidden_size_per_layer_input ?? 0;
   const ffn = Math.max(moe ? config.moe_intermediate_size! : 0, !moe || gemma4 ? config.intermediate_size : 0, perLayer);
   const T = options.maxBatchTokens;
+  const k = config.num_experts_per_tok ?? 0;
   const widest = Math.max(d, qDim, ffn);
   // One layer's per-layer inputs of a batch; one token's row of per_layer_token_embd as the file stores it.
   const layerInputBytes = T * perLayer * 4;
@@ -168,7 +169,10 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, role
     scratch: options.maxSequences * heads * options.maxContext * 4,
     router: moe ? T * config.num_experts! * 4 : 0,
     gathered: moe ? T * d * 4 : 0,
-    expertOut: moe ? T * d * 4 : 0,
+    // Every routed row's output (T * k of them), each slot's row there and its routing weight, for moe_sum.
+    expertOut: moe ? T * k * d * 4 : 0,
+    slotRows: moe ? T * k * 4 : 0,
+    slotWeights: moe ? T * k * 4 : 0,
     // matmul_segments' descriptors: a gate and an up projection per expert of a batch.
     segments: moe ? 2 * config.num_experts! * SEGMENT_DESCRIPTOR_BYTES : 0,
     // Gemma 4: a weight of ones for the unweighted RMS norms (values, the router's input), the dense MLP's output
@@ -239,8 +243,6 @@ export class WasmModelRunner implements ModelRunner {
    * layers' (it then computes them from the embeddings it receives, before its first layer).
    */
   private readonly perLayerGroup: Group | undefined;
-  /** A mixture of experts' weighted expert outputs, [tokens * k, d], grown to the largest step seen. */
-  private expertContributions = new Float32Array(0);
   /** Queries are multiplied by this before attention (Gemma), else attention scales scores by head_dim^-1/2. */
   private readonly queryScale: number | undefined;
   /** KV blocks in the cache, as the budget allowed. */
@@ -790,10 +792,10 @@ export class WasmModelRunner implements ModelRunner {
 
   /**
    * The mixture-of-experts feed-forward on the normed rows h [T, d], result into h: the router's logits, each token's
-   * top-k experts (moe-routing.ts), then the experts in use in batches (expertBatch), and each row's outputs weighted
-   * and summed slot by slot in f32 (slot 0 first), as llama.cpp adds them. Each expert in use is read once per step,
-   * whatever the number of sequences; experts no token chose are not touched. The router reads `routerInput` [T, d]
-   * (h itself but for Gemma 4, whose router has its own input).
+   * top-k experts (moe-routing.ts), the experts in use in batches (expertBatch) into expertOut, then moe_sum adds each
+   * token's slots in order, weighted, in f32 (slot 0 first), as llama.cpp adds them. Each expert in use is read once
+   * per step, whatever the number of sequences; experts no token chose are not touched. The router reads
+   * `routerInput` [T, d] (h itself but for Gemma 4, whose router has its own input).
    */
   private mixtureOfExperts(group: Group, experts: NonNullable<LayerWeights["experts"]>, T: number, routerInput: number): void {
     const config = this.config;
@@ -803,42 +805,35 @@ export class WasmModelRunner implements ModelRunner {
     const k = config.num_experts_per_tok!;
     this.linear(group, new LinearInput(routerInput, T, d, b), experts.router, b.router, experts.routerBias);
     const routing = routeTokens(runtime.f32(b.router, T * count), T, count, k, config.norm_topk_prob === true, config.expert_gating);
-    // Every slot's row is written by its expert's batch before the sum reads it: the buffer is reused from step to step.
-    if (this.expertContributions.length < T * k * d) this.expertContributions = new Float32Array(T * k * d);
-    // The feed-forward buffers hold T rows: experts are taken in batches whose routed rows fit.
+    runtime.f32(b.slotWeights, T * k).set(routing.weights);
+    // The feed-forward buffers hold maxBatchTokens rows (a step's T * k routed rows may not fit): experts are taken in
+    // batches whose rows fit, all of a decode step's in one; expertOut holds every routed row.
+    const capacity = this.options.maxBatchTokens;
     let batch: Array<[number, number[]]> = [];
     let batchRows = 0;
+    let done = 0;
     for (const entry of routing.groups) {
-      if (batchRows + entry[1].length > T) {
-        this.expertBatch(group, experts, batch, routing.weights, T);
+      if (batchRows + entry[1].length > capacity) {
+        this.expertBatch(group, experts, batch, T, done);
+        done += batchRows;
         batch = [];
         batchRows = 0;
       }
       batch.push(entry);
       batchRows += entry[1].length;
     }
-    if (batch.length > 0) this.expertBatch(group, experts, batch, routing.weights, T);
-    // h = sum over slots in order, each addition rounded to f32 (Float32Array stores round).
-    const contributions = this.expertContributions;
-    const sums = runtime.f32(b.h, T * d);
-    for (let t = 0; t < T; t++) {
-      const sum = sums.subarray(t * d, (t + 1) * d);
-      sum.set(contributions.subarray(t * k * d, (t * k + 1) * d));
-      for (let s = 1; s < k; s++) {
-        const slot = contributions.subarray((t * k + s) * d, (t * k + s + 1) * d);
-        for (let j = 0; j < d; j++) sum[j] = sum[j]! + slot[j]!;
-      }
-    }
+    if (batch.length > 0) this.expertBatch(group, experts, batch, T, done);
+    group.rows("moe_sum", [b.expertOut, b.slotRows, b.slotWeights, b.h, k, d], T, d);
   }
 
   /**
-   * Experts `batch` (each with the routing rows, token * k + slot, routed to it) through their feed-forward, each
-   * row's output times its routing weight into its slot of expertContributions. The rows of every expert of the batch
+   * Experts `batch` (each with the routing rows, token * k + slot, routed to it) through their feed-forward, into
+   * expertOut's rows from `firstRow`, each slot's row there noted in slotRows. The rows of every expert of the batch
    * are gathered one expert after another; the gate and up projections of all of them (biases included) run as one
    * dispatch (matmul_segments), the activation as one, the down projections as one: a decode step's experts take three
    * dispatches, where one per expert and projection made the threads wait for each other at every one.
    */
-  private expertBatch(group: Group, experts: NonNullable<LayerWeights["experts"]>, batch: ReadonlyArray<readonly [number, readonly number[]]>, weights: ArrayLike<number>, T: number): void {
+  private expertBatch(group: Group, experts: NonNullable<LayerWeights["experts"]>, batch: ReadonlyArray<readonly [number, readonly number[]]>, T: number, firstRow: number): void {
     const config = this.config;
     const { runtime, buffers: b } = group;
     const d = config.hidden_size;
@@ -849,9 +844,11 @@ export class WasmModelRunner implements ModelRunner {
     const m = batch.reduce((rows, [, routed]) => (firstRows.push(rows), rows + routed.length), 0);
     const normed = runtime.f32(b.h, T * d);
     const gathered = runtime.f32(b.gathered, m * d);
+    const slotRows = runtime.i32(b.slotRows, T * k);
     batch.forEach(([, routed], i) => routed.forEach((row, r) => {
       const token = Math.floor(row / k);
       gathered.set(normed.subarray(token * d, (token + 1) * d), (firstRows[i]! + r) * d);
+      slotRows[row] = firstRow + firstRows[i]! + r;
     }));
     const input = new LinearInput(b.gathered, m, d, b);
     this.segments(group, batch.flatMap(([expert, routed], i) => {
@@ -868,23 +865,16 @@ export class WasmModelRunner implements ModelRunner {
     else if (config.hidden_activation === "gelu_pytorch_tanh") group.elementwise("gelu_mul", [b.gate, b.up, b.gate, m * ffn], m * ffn);
     else group.elementwise("silu_mul", [b.gate, b.up, b.gate, m * ffn], m * ffn);
     const hidden = new LinearInput(b.gate, m, ffn, b);
+    const out = (i: number) => b.expertOut + (firstRow + firstRows[i]!) * d * 4;
     this.segments(group, batch.map(([expert, routed], i) => {
       const bias = experts.downBias && biasSlice(experts.downBias, expert, d);
-      return this.segment(group, hidden, firstRows[i]!, routed.length, expertSlice(experts.down, expert, count), b.expertOut + firstRows[i]! * d * 4, bias);
+      return this.segment(group, hidden, firstRows[i]!, routed.length, expertSlice(experts.down, expert, count), out(i), bias);
     }));
-    const out = runtime.f32(b.expertOut, m * d);
-    const contributions = this.expertContributions;
-    batch.forEach(([expert, routed], i) => {
-      // Gemma 4's per-expert output scale multiplies the down projection before the routing weight, as llama.cpp does.
-      const downScale = experts.downScale ? runtime.f32(experts.downScale.pointer, count)[expert]! : 1;
-      routed.forEach((row, r) => {
-        const weight = weights[row]!;
-        const source = (firstRows[i]! + r) * d;
-        const target = contributions.subarray(row * d, (row + 1) * d);
-        if (downScale === 1) for (let j = 0; j < d; j++) target[j] = out[source + j]! * weight;
-        else for (let j = 0; j < d; j++) target[j] = Math.fround(out[source + j]! * downScale) * weight;
-      });
-    });
+    // Gemma 4's per-expert output scale multiplies the down projection before the routing weight, as llama.cpp does.
+    if (experts.downScale) {
+      const scales = runtime.f32(experts.downScale.pointer, count);
+      batch.forEach(([expert, routed], i) => group.elementwise("scale", [out(i), scales[expert]!, out(i)], routed.length * d));
+    }
   }
 
   /**
