@@ -173,8 +173,8 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, role
     expertOut: moe ? T * k * d * 4 : 0,
     slotRows: moe ? T * k * 4 : 0,
     slotWeights: moe ? T * k * 4 : 0,
-    // matmul_segments' descriptors: a gate and an up projection per expert of a batch.
-    segments: moe ? 2 * config.num_experts! * SEGMENT_DESCRIPTOR_BYTES : 0,
+    // matmul_segments' descriptors: a gate and an up projection per expert of a batch; q, k and v.
+    segments: Math.max(3, moe ? 2 * config.num_experts! : 0) * SEGMENT_DESCRIPTOR_BYTES,
     // Gemma 4: a weight of ones for the unweighted RMS norms (values, the router's input), the dense MLP's output
     // beside the experts', and the per-layer embedding inputs ([layers, T, n]): every layer's, the projection's
     // scratch, the batch's token rows and their staged ids where they are computed; elsewhere the layers' own.
@@ -185,6 +185,13 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, role
     perLayerTokenRows: role.perLayerInputs ? T * tokenRowBytes : 0,
     perLayerTokenIds: role.perLayerInputs && perLayer > 0 ? T * 4 : 0,
   };
+}
+
+/** One projection of linears(): its weight, output buffer and bias. */
+interface LinearOutput {
+  weight: ResidentTensor;
+  out: number;
+  bias?: ResidentTensor;
 }
 
 /**
@@ -601,13 +608,12 @@ export class WasmModelRunner implements ModelRunner {
 
     group.rows("rmsnorm", [b.x, layer.attnNorm.pointer, b.h, d, config.rms_norm_eps], T, d);
     const normed = new LinearInput(b.h, T, d, b);
-    this.linear(group, normed, layer.q, b.q, layer.qBias);
-    if (ownKv) {
-      this.linear(group, normed, layer.k!, b.k, layer.kBias);
-      // Gemma 4 without attn_v: the values are the keys' projection, before the keys' norm.
-      if (layer.v) this.linear(group, normed, layer.v, b.v, layer.vBias);
-      else runtime.f32(b.v, T * kvDim).set(runtime.f32(b.k, T * kvDim));
-    }
+    const projections: LinearOutput[] = [{ weight: layer.q, out: b.q, bias: layer.qBias }];
+    if (ownKv) projections.push({ weight: layer.k!, out: b.k, bias: layer.kBias });
+    if (ownKv && layer.v) projections.push({ weight: layer.v, out: b.v, bias: layer.vBias });
+    this.linears(group, normed, projections);
+    // Gemma 4 without attn_v: the values are the keys' projection, before the keys' norm.
+    if (ownKv && !layer.v) runtime.f32(b.v, T * kvDim).set(runtime.f32(b.k, T * kvDim));
     if (layer.qNorm) group.rows("rmsnorm", [b.q, layer.qNorm.pointer, b.q, headDim, config.rms_norm_eps], T * heads, headDim);
     if (ownKv && layer.kNorm) group.rows("rmsnorm", [b.k, layer.kNorm.pointer, b.k, headDim, config.rms_norm_eps], T * kvHeads, headDim);
     if (ownKv && config.value_norm) group.rows("rmsnorm", [b.v, b.ones, b.v, headDim, config.rms_norm_eps], T * kvHeads, headDim);
@@ -645,9 +651,7 @@ export class WasmModelRunner implements ModelRunner {
     const { buffers: b } = group;
     const d = this.config.hidden_size;
     const ffn = layer.gate!.shape[1]!;
-    const ffnInput = new LinearInput(b.h, T, d, b);
-    this.linear(group, ffnInput, layer.gate!, b.gate);
-    this.linear(group, ffnInput, layer.up!, b.up);
+    this.linears(group, new LinearInput(b.h, T, d, b), [{ weight: layer.gate!, out: b.gate }, { weight: layer.up!, out: b.up }]);
     const gating = this.config.hidden_activation === "gelu_pytorch_tanh" ? "gelu_mul" : "silu_mul";
     group.elementwise(gating, [b.gate, b.up, b.gate, T * ffn], T * ffn);
     this.linear(group, new LinearInput(b.gate, T, ffn, b), layer.down!, b.h);
@@ -894,6 +898,20 @@ export class WasmModelRunner implements ModelRunner {
     const { runtime, buffers: b } = group;
     const total = encodeSegments(segments, runtime.i32(b.segments, (segments.length * SEGMENT_DESCRIPTOR_BYTES) / 4));
     runtime.parallel("matmul_segments", [b.segments, segments.length], total);
+  }
+
+  /**
+   * Several projections of one input (attention's q, k and v; a feed-forward's gate and up) as one dispatch of
+   * matmul_segments where each runs its compact kernel anyway (one row, or weights with no wide kernel); else one
+   * dispatch each. The same bits either way.
+   */
+  private linears(group: Group, input: LinearInput, outputs: readonly LinearOutput[]): void {
+    const compact = outputs.every(({ weight }) => matmulPlan(weight, input.rows).kernel === kernelFor(MATMUL_KERNELS, weight));
+    if (outputs.length > 1 && compact) {
+      this.segments(group, outputs.map(({ weight, out, bias }) => this.segment(group, input, 0, input.rows, weight, out, bias)));
+      return;
+    }
+    for (const { weight, out, bias } of outputs) this.linear(group, input, weight, out, bias);
   }
 
   /** y = x W^T (+ bias) for every row of the input, in `group`'s memory. */
