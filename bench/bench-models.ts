@@ -36,9 +36,12 @@ export function f32KvBytes(path: string, context: number, contexts: number): num
 
 /** What one token costs a model: weight bytes a decode step reads, and the multiply-adds of its layers and of the logits. */
 export interface ModelWork {
-  /** Bytes of weights one decode step reads (every matrix once; the embedding table only if it is also the output). */
+  /**
+   * Bytes of weights one token's decode step reads (every matrix once; the embedding table only if it is also the
+   * output; of a mixture of experts' expert tensors, the share of the experts one token uses).
+   */
   bytesPerToken: number;
-  /** Parameters of the transformer layers (each computed token multiplies all of them). */
+  /** Parameters of the transformer layers one computed token multiplies (of expert tensors, its experts' share). */
   layerParameters: number;
   /** Parameters of the output projection (only tokens whose logits are computed multiply them). */
   outputParameters: number;
@@ -51,10 +54,13 @@ export function modelWork(path: string): ModelWork {
   let bytesPerToken = 0;
   let layerParameters = 0;
   let outputParameters = 0;
+  const { num_experts: experts, num_experts_per_tok: used } = source.config;
   for (const tensor of source.tensors.values()) {
-    const parameters = tensor.shape.reduce((a, b) => a * b, 1);
+    // An expert stack ([k, n, experts]; its biases and scales [n, experts]): a token reads `used` of its experts.
+    const share = experts !== undefined && used !== undefined && tensor.shape.at(-1) === experts && /_exps\./.test(tensor.name) ? used / experts : 1;
+    const parameters = tensor.shape.reduce((a, b) => a * b, 1) * share;
     const isEmbedding = tensor.name === "token_embd.weight";
-    if (!isEmbedding || source.config.tie_word_embeddings) bytesPerToken += tensor.byteLength;
+    if (!isEmbedding || source.config.tie_word_embeddings) bytesPerToken += tensor.byteLength * share;
     if (tensor.name.startsWith("blk.")) layerParameters += parameters;
     if (tensor.name === "output.weight" || (isEmbedding && source.config.tie_word_embeddings)) outputParameters += parameters;
   }
