@@ -131,8 +131,9 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, role
   const kvDim = Math.max(...shapes.map((shape) => shape.kvHeads * shape.headDim));
   const heads = Math.max(...shapes.map((shape) => shape.heads));
   const headDim = Math.max(...shapes.map((shape) => shape.headDim));
-  // A mixture of experts computes a batch of experts' rows (T at most) at a time in the feed-forward buffers (Gemma 4
-  // also has a dense MLP beside its experts, and runs its per-layer input gate there).
+  // A mixture of experts computes a batch of experts' rows (T at most) at a time in the feed-forward buffers, and keeps
+  // every routed row's output for moe_sum (Gemma 4 also has a dense MLP beside its experts, and runs its per-layer
+  // input gate there).
   const moe = config.num_experts !== undefined;
   const gemma4 = config.architecture === "gemma4";
   const perLayer = config.hidden_size_per_layer_input ?? 0;
