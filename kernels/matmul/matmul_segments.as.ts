@@ -47,10 +47,10 @@ export function matmul_segments(segments: usize, count: i32, j0: i32, j1: i32): 
     const lo = max(j0, start);
     const hi = min(j1, start + n);
     if (lo >= hi) continue;
-    const y = load<u32>(d, 12);
+    const y = <usize>load<u32>(d, 12);
     const rows = load<i32>(d, 16);
-    run(load<i32>(d), load<u32>(d, 4), load<u32>(d, 8), y, rows, load<i32>(d, 20), n, lo - start, hi - start);
-    const bias = load<u32>(d, 32);
+    run(load<i32>(d), <usize>load<u32>(d, 4), <usize>load<u32>(d, 8), y, rows, load<i32>(d, 20), n, lo - start, hi - start);
+    const bias = <usize>load<u32>(d, 32);
     if (bias == 0) continue;
     for (let t = 0; t < rows; t++) {
       const row = y + ((<usize>t * <usize>n) << 2);
