@@ -34,4 +34,23 @@ export interface ChatMessage {
   tool_call_id?: string;
   /** Optional author name (OpenAI `name`; for a "tool" message, the tool's name). */
   name?: string;
+  /**
+   * Images in the message, in order, each placed at an offset of `content` (a model with a vision encoder sees them
+   * there; any other refuses the request). Not read by chat templates: loom renders each as a marker first.
+   */
+  images?: ChatImage[];
+}
+
+/** Decoded pixels: 8-bit RGB, row-major, `data.length === width * height * 3`. */
+export interface RgbImage {
+  width: number;
+  height: number;
+  data: Uint8Array;
+}
+
+/** An image of a message and where it sits in the message's text. */
+export interface ChatImage {
+  /** UTF-16 index into `content` (0: before the text, content.length: after it); images at one offset keep their order. */
+  offset: number;
+  image: RgbImage;
 }

@@ -38,6 +38,18 @@ export interface ModelInfo {
    * Gemma 4's thought channel).
    */
   thinkTags?: { open: string; close: string };
+  /** Present when the model takes images: its vision encoder (`--mmproj`) and what one image costs. */
+  vision?: VisionInfo;
+}
+
+/** What a server needs to know about a model's vision encoder. */
+export interface VisionInfo {
+  /** The mmproj file the encoder was loaded from. */
+  path: string;
+  /** Prompt tokens one image takes, its begin and end markers included (Gemma 3: 256 + 2). */
+  tokensPerImage: number;
+  /** Side of the square every image is resized (and padded) to, in pixels (Gemma 3: 896). */
+  imageSize: number;
 }
 
 /** The {@link ModelInfo} of a model loaded in this thread. */
