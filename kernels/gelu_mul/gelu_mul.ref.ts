@@ -12,11 +12,16 @@ export function geluF32(x: number): number {
   return f(f(0.5 * x) * f(1 + f(Math.tanh(inner))));
 }
 
+/** ggml's GELU table entry for x in (-10, 10): x through a half, geluF32, the result through a half. */
+export function geluThroughHalves(x: number): number {
+  return f16ToF32(f32ToF16(geluF32(f16ToF32(f32ToF16(x)))));
+}
+
 /** out[i] = gelu(gate[i]) * up[i], ggml's table path. */
 export function geluMulRef(gate: Float32Array, up: Float32Array): Float32Array {
   return Float32Array.from(gate, (x, i) => {
     if (x <= -10) return 0;
     if (x >= 10) return x * up[i]!;
-    return f16ToF32(f32ToF16(geluF32(f16ToF32(f32ToF16(x))))) * up[i]!;
+    return geluThroughHalves(x) * up[i]!;
   });
 }
