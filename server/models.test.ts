@@ -49,13 +49,13 @@ describe("ModelRegistry aliases", () => {
 
   it("lists the slugs first, then the aliases, each with its model's load time; names lists a format's", () => {
     expect(registry.listing()).toEqual([
-      { id: "service/tim-stories260k-27b", created: 1 },
-      { id: "service/llama-marathon", created: 1 },
-      { id: "service/tim-smollm2-135m-instruct-27b", created: 2 },
-      { id: "service/smollm-marathon", created: 2 },
-      { id: "stories260k", created: 1 },
-      { id: "default", created: 1 },
-      { id: "smollm2-135m-instruct", created: 2 },
+      { id: "service/tim-stories260k-27b", created: 1, vision: false },
+      { id: "service/llama-marathon", created: 1, vision: false },
+      { id: "service/tim-smollm2-135m-instruct-27b", created: 2, vision: false },
+      { id: "service/smollm-marathon", created: 2, vision: false },
+      { id: "stories260k", created: 1, vision: false },
+      { id: "default", created: 1, vision: false },
+      { id: "smollm2-135m-instruct", created: 2, vision: false },
     ]);
     expect(registry.names("openai")).toEqual(["service/tim-stories260k-27b", "service/tim-smollm2-135m-instruct-27b", "stories260k", "default", "smollm2-135m-instruct"]);
   });
@@ -89,5 +89,25 @@ describe("ModelRegistry aliases", () => {
     expect(gateway.resolve("default", "openai")).toBe("service/tim-smollm2-135m-instruct-27b");
     gateway.replace([stories, smol]);
     expect(gateway.resolve("default", "openai")).toBe("service/tim-stories260k-27b");
+  });
+});
+
+describe("ModelRegistry vision", () => {
+  const vision = { path: "/m/mmproj-gemma3.gguf", tokensPerImage: 258, imageSize: 896 };
+  const seeing: ServedModel = { ...served("/m/gemma3.gguf", { openai: ["service/tim-gemma-27b"], anthropic: ["service/gemma-marathon"] }), model: { ...SCRIPTED_MODEL, path: "/m/gemma3.gguf", vision } };
+  const blind = served("/m/qwen.gguf", { openai: ["service/tim-qwen-27b"], anthropic: ["service/qwen-marathon"] });
+  const registry = new ModelRegistry([blind, seeing]);
+
+  it("says a slug takes images when its served model's ModelInfo has vision, in its format or in either", () => {
+    expect(registry.hasVision("service/tim-gemma-27b", "openai")).toBe(true);
+    expect(registry.hasVision("service/gemma-marathon", "anthropic")).toBe(true);
+    expect(registry.hasVision("service/gemma-marathon")).toBe(true);
+    expect(registry.hasVision("service/gemma-marathon", "openai")).toBe(false);
+    expect(registry.hasVision("service/tim-qwen-27b", "openai")).toBe(false);
+    expect(registry.hasVision("unknown")).toBe(false);
+  });
+
+  it("lists every name with whether its model takes images", () => {
+    expect(registry.listing().filter((model) => model.vision).map((model) => model.id)).toEqual(["service/tim-gemma-27b", "service/gemma-marathon", "gemma3"]);
   });
 });

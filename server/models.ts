@@ -12,6 +12,7 @@ import type { ServingEngine } from "../engine/engine.js";
 import type { ModelInfo } from "../engine/host/messages.js";
 import type { PromptCounter } from "../engine/prompt-counter.js";
 import type { RoutingCounters } from "./cluster/routing.js";
+import type { ListedModel } from "./http/endpoint.js";
 import { type ServedModels, type WireFormat, servedNames, servedSlug } from "./protocol/internal.js";
 import type { OutputFormat } from "./protocol/run.js";
 
@@ -145,8 +146,10 @@ export class ModelRegistry implements ServedModels {
     return servedSlug(this, name, format);
   }
 
-  hasVision(): boolean {
-    return false; // no vision encoder in the engine yet
+  /** Whether the model behind a slug (in `format`, else in either) takes images: its ModelInfo has `vision`. */
+  hasVision(slug: string, format?: WireFormat): boolean {
+    const formats: readonly WireFormat[] = format === undefined ? ["openai", "anthropic"] : [format];
+    return this.entries.some((entry) => entry.model.vision !== undefined && formats.some((each) => entry.slugs[each].includes(slug)));
   }
 
   /** The served model behind a slug or alias in a format, if any. */
@@ -155,12 +158,12 @@ export class ModelRegistry implements ServedModels {
     return slug === undefined ? undefined : this.entries.find((entry) => entry.slugs[format].includes(slug));
   }
 
-  /** Every slug of every format, then every alias, with its model's load time (for /v1/models). */
-  listing(): Array<{ id: string; created: number }> {
-    const ids = new Map<string, number>();
-    for (const entry of this.entries) for (const slug of [...entry.slugs.openai, ...entry.slugs.anthropic]) ids.set(slug, entry.created);
-    for (const { alias, entry } of this.#aliases) ids.set(alias, entry.created);
-    return [...ids].map(([id, created]) => ({ id, created }));
+  /** Every slug of every format, then every alias, with its model's load time and whether it takes images (for /v1/models). */
+  listing(): ListedModel[] {
+    const ids = new Map<string, ServedModel>();
+    for (const entry of this.entries) for (const slug of [...entry.slugs.openai, ...entry.slugs.anthropic]) ids.set(slug, entry);
+    for (const { alias, entry } of this.#aliases) ids.set(alias, entry);
+    return [...ids].map(([id, entry]) => ({ id, created: entry.created, vision: entry.model.vision !== undefined }));
   }
 }
 

@@ -34,6 +34,12 @@ export interface ServeConfig {
   maxBodyBytes?: number;
   maxBufferedBodyBytes?: number;
   bodyTimeoutSeconds?: number;
+  /** Images one request may carry, a stored conversation's included (default 8; 0 turns image input off). */
+  maxImagesPerRequest?: number;
+  /** Bytes of one image as sent (after base64 decoding) or fetched, before it is decoded (default 20 MiB). */
+  maxImageBytes?: number;
+  /** Pixels (width x height) of one image, read from its header before it is decoded (default 50,000,000). */
+  maxImagePixels?: number;
   /** Whitespace structured output may use between JSON tokens (default "compact"). */
   jsonWhitespace?: "compact" | "pretty";
   /** Agent runs (with the platform on; docs/agent-runs.md). */
@@ -81,7 +87,7 @@ export interface RunsConfig {
   maxActivePerOrganization?: number;
   /** Per engine name, the settings to change (see server/runs/engines.ts). */
   engines?: EngineOverrides;
-  /** Where read_page and callbacks may connect besides public addresses (SSRF rules). */
+  /** Where read_page, callbacks and image URLs may connect besides public addresses (SSRF rules). */
   network?: { allowPrivate?: boolean; allowHosts?: string[] };
   /** A SearXNG-compatible search endpoint for web_search (default: the local corpus). */
   searchUrl?: string;
@@ -147,6 +153,10 @@ const TOP: Shape = {
   maxBodyBytes: integer(1024, 256 * 1024 ** 2),
   maxBufferedBodyBytes: integer(1024, 64 * 1024 ** 3),
   bodyTimeoutSeconds: number(0, 3600, true),
+  maxImagesPerRequest: integer(0, 1000),
+  maxImageBytes: integer(1024, 256 * 1024 ** 2),
+  // sharp's own ceiling (0x3FFF squared).
+  maxImagePixels: integer(1, 0x3fff * 0x3fff),
   jsonWhitespace: oneOf("compact", "pretty"),
   trustedProxies: trustedProxiesProblem,
   runs: RUNS,

@@ -14,6 +14,7 @@ import { logFailure } from "../http/log.js";
 import { redactUrls } from "../http/redact.js";
 import { loadUws } from "../http/uws.js";
 import { ModelRegistry, defaultSlugs } from "../models.js";
+import type { ImageLimits } from "../images/limits.js";
 import { type CheckedServeConfig, type ModelConfigEntry, type ServeConfig, readServeConfig } from "./config.js";
 import { modelPath, resolveModelPath } from "./default-model.js";
 import { isHubModelName, parseHubModelName } from "./hub-files.js";
@@ -48,7 +49,8 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
                        "models": [{ "path": "... or hf:<org>/<repo>[:<quant>]", "slugs": { "openai": [...], "anthropic": [...] }, "contextSize": N,
                        "maxSequences": N, "kvCache": { "bytes": N | "memoryFraction": F, "dtype": "f16" },
                        "stepTargetMs": N, "backgroundStepMs": N }], "maxQueue": N, "maxBodyBytes": N,
-                       "maxBufferedBodyBytes": N, "bodyTimeoutSeconds": N, "jsonWhitespace": "compact" | "pretty",
+                       "maxBufferedBodyBytes": N, "bodyTimeoutSeconds": N, "maxImagesPerRequest": N, "maxImageBytes": N,
+                       "maxImagePixels": N, "jsonWhitespace": "compact" | "pretty",
                        "runs": { "concurrency": N, "leaseSeconds": N, "maxActivePerOrganization": N, "engines": {...},
                        "network": { "allowPrivate": B, "allowHosts": [...] }, "searchUrl": "..." },
                        "payments": { "payTo": "0x...", "network": "base", "settlement": { "mode": "facilitator",
@@ -276,7 +278,9 @@ export async function startService(setup: ServiceSetup): Promise<StartedService>
     : [dashboardUnavailableSurface("the web dashboard needs the platform: start loom serve with --data-dir or --database-url (see docs/platform.md)")];
   const { maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace, trustedProxies } = config;
   const endpoints = createEndpoints(registry, { responses: responses.storage });
-  const options = { registry, auth, accountant: platform?.accountant, endpoints, responses: responses.storage, maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace, trustedProxies };
+  // Image URLs are fetched under read_page's address policy (runs.network).
+  const images = { limits: imageLimitsOf(config), network };
+  const options = { registry, auth, accountant: platform?.accountant, endpoints, responses: responses.storage, maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, images, jsonWhitespace, trustedProxies };
   let server: LoomServer;
   try {
     server = await startServer(options, host, port, platform && runs && machines ? [platform.surface, runs.surface, machines.surface, ...dashboard] : dashboard);
@@ -299,6 +303,15 @@ export async function startService(setup: ServiceSetup): Promise<StartedService>
     (dashboardFiles ? `  GET  /dashboard/  the web dashboard: ${describeDashboard(dashboardFiles, `http://${host}:${server.port}/dashboard/`)}\n` : "");
   const responsesLocation = `${platform ? "the platform's database" : `PGlite in ${defaultDataDir()}, opened at first use`}, kept ${config.responses?.retentionDays ?? 30} days`;
   return { server, authentication, surfaces, responsesLocation };
+}
+
+/** The image limits the config sets (the others keep their defaults). */
+function imageLimitsOf(config: ServeConfig): Partial<ImageLimits> {
+  return {
+    ...(config.maxImagesPerRequest !== undefined ? { maxPerRequest: config.maxImagesPerRequest } : {}),
+    ...(config.maxImageBytes !== undefined ? { maxBytes: config.maxImageBytes } : {}),
+    ...(config.maxImagePixels !== undefined ? { maxPixels: config.maxImagePixels } : {}),
+  };
 }
 
 /** The platform's options from the flags and environment, or undefined when it is off. */

@@ -3,6 +3,8 @@
 import type { JsonWhitespace } from "../../engine/grammar/index.js";
 import type { ResponsesStorage } from "../adapters/responses/endpoint.js";
 import type { ModelRegistry } from "../models.js";
+import { type ImageLimits, type ImageSettings, imageSettings } from "../images/limits.js";
+import type { NetworkPolicy } from "../runs/tools/network-policy.js";
 import { type Accountant, unmetered } from "./accounting.js";
 import type { Authenticator } from "./auth.js";
 import { BodyBudget, type BodyLimits } from "./body.js";
@@ -29,6 +31,11 @@ export interface ServerOptions {
   bodyTimeoutSeconds?: number;
   /** Requests allowed to wait per model before new ones get 503 / 529 (default 256). */
   maxQueue?: number;
+  /**
+   * Image input: the per-request limits (default 8 images, 20 MiB and 50 megapixels each) and where image URLs may be
+   * fetched from besides public addresses (default nowhere else).
+   */
+  images?: { limits?: Partial<ImageLimits>; network?: NetworkPolicy };
   /** Seconds of silence on a stream before a ping (formats that have one; default 10). */
   pingSeconds?: number;
   /** Where failures are reported (default: stderr). */
@@ -62,6 +69,8 @@ export class ServerContext {
   readonly bodyLimits: BodyLimits;
   readonly maxQueue: number;
   readonly pingSeconds: number;
+  /** How requests' images are fetched, decoded and bounded. */
+  readonly images: ImageSettings;
   /** The trusted proxies, parsed. */
   readonly proxies: TrustedProxies;
   readonly options: ServerOptions & { log: ServerLog; accountant: Accountant };
@@ -70,6 +79,7 @@ export class ServerContext {
     this.options = { ...options, log: options.log ?? stderrLog, accountant: options.accountant ?? unmetered };
     this.maxQueue = options.maxQueue ?? SERVER_DEFAULTS.maxQueue;
     this.pingSeconds = options.pingSeconds ?? SERVER_DEFAULTS.pingSeconds;
+    this.images = imageSettings(options.images);
     this.proxies = new TrustedProxies(options.trustedProxies);
     this.bodyLimits = {
       maxBytes: options.maxBodyBytes ?? SERVER_DEFAULTS.maxBodyBytes,

@@ -35,6 +35,8 @@ export interface ListedModel {
   id: string;
   /** Unix seconds when it was loaded. */
   created: number;
+  /** Whether it takes images (listed as `capabilities: ["vision"]`). */
+  vision: boolean;
 }
 
 /** A wire format, as the HTTP layer uses it. */

@@ -365,7 +365,7 @@ describe("routes both formats share, and Anthropic's own", () => {
     const { url } = await serve();
     const headers = { "anthropic-version": "2023-06-01" };
     const page = await (await fetch(`${url}/v1/models?limit=1`, { headers })).json();
-    expect(page).toEqual({ data: [{ type: "model", id: CHAT, display_name: CHAT, created_at: "2023-11-14T22:13:20.000Z" }], has_more: true, first_id: CHAT, last_id: CHAT });
+    expect(page).toEqual({ data: [{ type: "model", id: CHAT, display_name: CHAT, created_at: "2023-11-14T22:13:20.000Z", capabilities: { image_input: { supported: false } } }], has_more: true, first_id: CHAT, last_id: CHAT });
     const next = await (await fetch(`${url}/v1/models?limit=5&after_id=${encodeURIComponent(CHAT)}`, { headers })).json();
     // The model's aliases (its own name, the scripted model's path, and `default`) follow its slugs.
     expect(next).toMatchObject({ data: [{ id: MESSAGES }, { id: "scripted" }, { id: "default" }], has_more: false });

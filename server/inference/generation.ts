@@ -1,5 +1,6 @@
 // One POST to a generation endpoint (chat completions, messages) and to a token-count endpoint: authenticate, read the
-// body within its limits, parse it in the endpoint's wire format, admit it against the queue and the key's limits, run
+// body within its limits, parse it in the endpoint's wire format, fetch and decode its images (server/images/), admit
+// it against the queue and the key's limits, run
 // it on the model's engine, then answer with one JSON body or a server-sent event stream. What it used is settled
 // (durably, when the platform meters it) before the response's last byte, whatever its end.
 import type { HttpRequest } from "uWebSockets.js";
@@ -16,6 +17,7 @@ import { type ServedModel, engineFor, metricsName, outputFormatOf } from "../mod
 import { type InternalEvent, type InternalRequest, type InternalUsage, ProtocolError } from "../protocol/internal.js";
 import { protocolErrorOf, runRequest, toEngineRequest } from "../protocol/run.js";
 import { admissionRequestOf } from "./admission-request.js";
+import { resolveImages } from "../images/resolve.js";
 
 /** The request head a body handler needs, read before the first await (uWS request objects die then). */
 interface RequestHead {
@@ -113,6 +115,8 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
     const request = endpoint.parse(body, id);
     const served = admit(context, endpoint, request);
     if (endpoint.prepare) await endpoint.prepare(request, principal);
+    // Before the prompt is counted: its images are part of it.
+    await resolveImages(request, context.images);
     const { admission, prepared } = await admitUsage(context, endpoint, served, request, principal);
     const meta = { id, model: request.model, created: Math.floor(Date.now() / 1000) };
     const started = performance.now();
@@ -230,6 +234,7 @@ export function handleTokenCount(context: ServerContext, endpoint: WireEndpoint,
   handleJsonPost(context, counter.path, endpoint, connection, req, async (body) => {
     const request = counter.parse(body);
     const served = admit(context, endpoint, request);
+    await resolveImages(request, context.images);
     let count: number;
     try {
       count = await served.engine.countTokens(toEngineRequest("count", request, outputFormatOf(served)));

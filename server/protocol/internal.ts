@@ -3,6 +3,7 @@
 // a wire body into an InternalRequest and turn InternalEvents into a wire response or stream; nothing else in the
 // server knows either format, and the engine never sees one.
 import type { ChatMessage } from "../../engine/chat/messages.js";
+import type { PendingImage } from "../images/source.js";
 
 /** Which wire format a request arrived in (for error shapes and metrics only). */
 export type WireFormat = "openai" | "anthropic";
@@ -25,9 +26,15 @@ export interface InternalRequest {
   model: string;
   /**
    * The conversation: system messages first, assistant thinking as `reasoning_content`, tool calls as `tool_calls`,
-   * tool results as role "tool" messages. Images are rejected by the adapter when the model has no vision.
+   * tool results as role "tool" messages. Images are rejected by the adapter when the model has no vision; a vision
+   * model's are in `images` until they are resolved, then on their messages (`ChatMessage.images`).
    */
   messages: ChatMessage[];
+  /**
+   * The images of `messages` as parsed, in order, not yet fetched or decoded: server/images/resolve.ts decodes them
+   * onto their messages (and removes this) before the request is counted or run.
+   */
+  images?: PendingImage[];
   tools?: ToolDefinition[];
   toolChoice?: ToolChoice;
   /** false: at most one tool call (OpenAI `parallel_tool_calls`, Anthropic `disable_parallel_tool_use`). */
@@ -197,8 +204,8 @@ export interface ServedModels {
    * A request naming one is parsed as if it named that slug.
    */
   aliases?(format: WireFormat): ReadonlyMap<string, string>;
-  /** Whether the model behind a slug takes images. */
-  hasVision(slug: string): boolean;
+  /** Whether the model behind a slug (of `format`, when given) takes images. */
+  hasVision(slug: string, format?: WireFormat): boolean;
 }
 
 /** The slug a request's `model` stands for in a format (itself, or an alias's slug); undefined when not served. */

@@ -219,14 +219,15 @@ describe("images", () => {
     expect(error.message).toMatch(/does not accept image input/);
   });
 
-  it("checks the source for a vision model, then says images cannot be carried yet", () => {
+  it("checks the source for a vision model, naming the field at fault", () => {
     const cases: Array<[unknown, string, RegExp]> = [
-      [png, "messages[0].content[0]", /image input is not supported by this server yet/],
-      [{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }, "messages[0].content[0]", /not supported by this server yet/],
       [{ type: "image" }, "messages[0].content[0].source", /object/],
-      [{ type: "image", source: { type: "file", file_id: "f" } }, "messages[0].content[0].source.type", /"base64" or "url"/],
+      [{ type: "image", source: { type: "file", file_id: "f" } }, "messages[0].content[0].source.type", /cannot be "file": this server has no Files API/],
+      [{ type: "image", source: { type: "text", data: "x" } }, "messages[0].content[0].source.type", /"base64" or "url"/],
       [{ type: "image", source: { type: "base64", media_type: "image/bmp", data: "x" } }, "messages[0].content[0].source.media_type", /image\/jpeg/],
       [{ type: "image", source: { type: "base64", media_type: "image/png", data: "" } }, "messages[0].content[0].source.data", /non-empty/],
+      [{ type: "image", source: { type: "url", url: "ftp://example.com/a.png" } }, "messages[0].content[0].source.url", /must be an http:\/\/ or https:\/\/ URL/],
+      [{ type: "image", source: { type: "url", url: "data:image/png;base64,AAAA" } }, "messages[0].content[0].source.url", /send an inline image as a "base64" source/],
     ];
     for (const [block, param, message] of cases) {
       const error = failure([user([block])], VISION_MODEL);

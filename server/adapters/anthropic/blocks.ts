@@ -1,7 +1,9 @@
 // One Anthropic message (role + content string or content blocks) to ChatMessages. A user message becomes user text
 // and role "tool" messages (one per tool_result, order kept); an assistant message becomes one assistant message with
-// its text, verified thinking as `reasoning_content`, and tool_use blocks as `tool_calls`.
+// its text, verified thinking as `reasoning_content`, and tool_use blocks as `tool_calls`. Image blocks (in user
+// messages and tool results) become pending images of their message, at the offset of the text before them.
 import type { ChatMessage, ChatToolCall } from "../../../engine/chat/messages.js";
+import { ContentBuilder, type ImageSource, type PendingImage, imageSourceOfUrl } from "../../images/source.js";
 import { child, invalid, isObject, isUnset, own, readArray, readBoolean, readNonEmptyString, readObject, readString } from "./fields.js";
 import type { ThinkingSigner } from "./thinking-signature.js";
 
@@ -17,6 +19,8 @@ export interface ConversationContext {
   signer: ThinkingSigner;
   /** Tool calls made by earlier assistant turns: id -> tool name. Filled as assistant turns are parsed. */
   toolUses: Map<string, string>;
+  /** The images of each message made so far, not yet decoded (merging turns moves them: see parse.ts). */
+  images: Map<ChatMessage, PendingImage[]>;
 }
 
 const IMAGE_MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"];
@@ -61,26 +65,25 @@ function unsupported(path: string, type: string, role: string): never {
   throw invalid(child(path, "type"), `must be one of ${allowed} in a ${role} message`, type);
 }
 
-/** User blocks: text (and images) gather into user messages, each tool_result becomes a tool message in place. */
+/** User blocks: text and images gather into user messages, each tool_result becomes a tool message in place. */
 function userBlocks(blocks: unknown[], param: string, context: ConversationContext): ChatMessage[] {
   const out: ChatMessage[] = [];
-  let texts: string[] = [];
+  let content = new ContentBuilder(BLOCK_SEPARATOR, true);
   const flush = (): void => {
-    if (texts.length > 0) out.push({ role: "user", content: texts.join(BLOCK_SEPARATOR) });
-    texts = [];
+    if (!content.empty) out.push(withImages({ role: "user", content: content.content }, content, context));
+    content = new ContentBuilder(BLOCK_SEPARATOR, true);
   };
   blocks.forEach((item, index) => {
     const path = child(param, index);
     const block = readObject(item, path);
     const type = blockType(block, path);
     switch (type) {
-      case "text": {
-        const text = textOf(block, path);
-        if (text.length > 0) texts.push(text);
+      case "text":
+        content.text(textOf(block, path));
         return;
-      }
       case "image":
-        return image(block, path, context);
+        content.image(imageSource(block, path, context), path);
+        return;
       case "tool_result":
         flush();
         out.push(toolResult(block, path, context));
@@ -141,11 +144,18 @@ function textOf(block: Record<string, unknown>, path: string): string {
   return readString(own(block, "text"), child(path, "text"));
 }
 
+/** `message`, with the images of its content recorded as its pending images. */
+function withImages(message: ChatMessage, content: ContentBuilder, context: ConversationContext): ChatMessage {
+  if (content.images.length > 0) context.images.set(message, content.pendingOf(message));
+  return message;
+}
+
 /**
- * An image block: rejected for a model without vision; otherwise checked, then rejected all the same, because
- * ChatMessage has no way to carry an image to the engine yet.
+ * An image block's source: `{type: "base64", media_type, data}` or `{type: "url", url}` (http or https). Rejected
+ * for a model without vision. The media type must be one of the four Anthropic takes, but the bytes decide how the
+ * image is decoded (a PNG declared as JPEG decodes as PNG).
  */
-function image(block: Record<string, unknown>, path: string, context: ConversationContext): never {
+function imageSource(block: Record<string, unknown>, path: string, context: ConversationContext): ImageSource {
   if (!context.vision) throw invalid(path, `model ${context.model} does not accept image input`);
   const sourcePath = child(path, "source");
   const source = readObject(own(block, "source"), sourcePath);
@@ -155,13 +165,19 @@ function image(block: Record<string, unknown>, path: string, context: Conversati
     if (typeof mediaType !== "string" || !IMAGE_MEDIA_TYPES.includes(mediaType)) {
       throw invalid(child(sourcePath, "media_type"), `must be one of ${IMAGE_MEDIA_TYPES.join(", ")}`, mediaType);
     }
-    readNonEmptyString(own(source, "data"), child(sourcePath, "data"));
-  } else if (kind === "url") {
-    readNonEmptyString(own(source, "url"), child(sourcePath, "url"));
-  } else {
-    throw invalid(child(sourcePath, "type"), 'must be "base64" or "url"', kind);
+    return { type: "base64", mediaType, data: readNonEmptyString(own(source, "data"), child(sourcePath, "data")) };
   }
-  throw invalid(path, "image input is not supported by this server yet");
+  if (kind === "url") {
+    const urlPath = child(sourcePath, "url");
+    const url = readNonEmptyString(own(source, "url"), urlPath);
+    const parsed = imageSourceOfUrl(url);
+    if ("refused" in parsed || parsed.type !== "url") throw invalid(urlPath, 'must be an http:// or https:// URL (send an inline image as a "base64" source)', url);
+    return parsed;
+  }
+  if (kind === "file") {
+    throw invalid(child(sourcePath, "type"), 'cannot be "file": this server has no Files API; send the image as a "base64" or "url" source', kind);
+  }
+  throw invalid(child(sourcePath, "type"), 'must be "base64" or "url"', kind);
 }
 
 /** A tool_result block -> a tool message answering an earlier tool_use. */
@@ -177,22 +193,20 @@ function toolResult(block: Record<string, unknown>, path: string, context: Conve
   if (!isUnset(isError)) readBoolean(isError, child(path, "is_error"));
   const contentPath = child(path, "content");
   const content = own(block, "content");
-  let text = "";
-  if (typeof content === "string") text = content;
+  // Anthropic lets a tool result hold images (a screenshot tool): they go to the tool message, where its text is.
+  const parts = new ContentBuilder(BLOCK_SEPARATOR, true);
+  if (typeof content === "string") parts.text(content);
   else if (!isUnset(content)) {
-    const parts: string[] = [];
     readArray(content, contentPath).forEach((item, index) => {
       const partPath = child(contentPath, index);
       const part = readObject(item, partPath);
       const type = blockType(part, partPath);
-      if (type === "image") return image(part, partPath, context);
+      if (type === "image") return parts.image(imageSource(part, partPath, context), partPath);
       if (type !== "text") throw invalid(child(partPath, "type"), 'must be "text" or "image" in a tool_result', type);
-      const partText = textOf(part, partPath);
-      if (partText.length > 0) parts.push(partText);
+      parts.text(textOf(part, partPath));
     });
-    text = parts.join(BLOCK_SEPARATOR);
   }
-  return { role: "tool", content: text, tool_call_id: id, name };
+  return withImages({ role: "tool", content: parts.content, tool_call_id: id, name }, parts, context);
 }
 
 /** A tool_use block -> a tool call; ids must be unique across the conversation (results refer to them). */

@@ -1,5 +1,7 @@
 // GET /v1/models in Anthropic's shape (a request carrying `anthropic-version`): `{data: [{type: "model", id,
-// display_name, created_at}], has_more, first_id, last_id}`, paged by `limit`, `after_id` and `before_id`.
+// display_name, created_at, capabilities}], has_more, first_id, last_id}`, paged by `limit`, `after_id` and `before_id`.
+// `capabilities` holds only `image_input` (whether the model takes image blocks): Anthropic's object has more keys, on
+// features loom does not report.
 import type { ListedModel } from "../../http/endpoint.js";
 import { ProtocolError } from "../../protocol/internal.js";
 
@@ -9,7 +11,7 @@ const MAX_LIMIT = 1000;
 
 /** One model in Anthropic's shape. */
 export function anthropicModel(model: ListedModel) {
-  return { type: "model" as const, id: model.id, display_name: model.id, created_at: new Date(model.created * 1000).toISOString() };
+  return { type: "model" as const, id: model.id, display_name: model.id, created_at: new Date(model.created * 1000).toISOString(), capabilities: { image_input: { supported: model.vision } } };
 }
 
 /** A page of the model list. @throws ProtocolError for a bad `limit`, or an `after_id` / `before_id` not listed. */

@@ -3,6 +3,7 @@
 // (param = the dotted path, e.g. `messages[1].content[0].text`). Top-level fields the server does not read are
 // refused by name, as Anthropic's API refuses unknown fields (top-level.ts).
 import type { ChatMessage } from "../../../engine/chat/messages.js";
+import type { PendingImage } from "../../images/source.js";
 import { type InternalRequest, ProtocolError, type ServedModels, servedNames, servedSlug } from "../../protocol/internal.js";
 import { BLOCK_SEPARATOR, type ConversationContext, parseMessage } from "./blocks.js";
 import {
@@ -73,13 +74,10 @@ export function parseMessagesRequest(body: unknown, models: ServedModels, signer
   checkAnnotations(body);
 
   const system = optional(own(body, "system"), "system", parseSystem);
-  const messages = parseMessages(own(body, "messages"), {
-    model,
-    vision: models.hasVision(model),
-    signer,
-    toolUses: new Map(),
-  });
+  const context: ConversationContext = { model, vision: models.hasVision(model, "anthropic"), signer, toolUses: new Map(), images: new Map() };
+  const messages = parseMessages(own(body, "messages"), context);
   if (system !== undefined && system.length > 0) messages.unshift({ role: "system", content: system });
+  const images = messages.flatMap((message) => context.images.get(message) ?? []);
 
   const request: InternalRequest = {
     format: "anthropic",
@@ -93,6 +91,7 @@ export function parseMessagesRequest(body: unknown, models: ServedModels, signer
     thinking,
     autoCompaction,
   };
+  if (images.length > 0) request.images = images;
   if (maxTokens !== undefined) request.maxTokens = maxTokens;
   if (tools !== undefined) request.tools = tools;
   if (toolChoice !== undefined) {
@@ -196,7 +195,7 @@ function parseMessages(value: unknown, context: ConversationContext): ChatMessag
   checkCount("messages", "messages", items.length, REQUEST_LIMITS.messages);
   const out: ChatMessage[] = [];
   items.forEach((item, index) => {
-    for (const message of parseMessage(item, index, index === items.length - 1, context)) appendMerged(out, message);
+    for (const message of parseMessage(item, index, index === items.length - 1, context)) appendMerged(out, message, context.images);
   });
   // Only an empty final assistant turn can vanish; alone, it leaves nothing to answer.
   if (out.length === 0) throw invalid("messages", "must contain at least one message with content");
@@ -207,11 +206,24 @@ function parseMessages(value: unknown, context: ConversationContext): ChatMessag
  * Appends a message, merging it into the previous one when both are user or both assistant turns: Anthropic treats
  * consecutive same-role messages as one turn, and chat templates often require roles to alternate.
  */
-function appendMerged(out: ChatMessage[], message: ChatMessage): void {
+function appendMerged(out: ChatMessage[], message: ChatMessage, images: Map<ChatMessage, PendingImage[]>): void {
   const last = out.at(-1);
   if (last === undefined || last.role !== message.role || (message.role !== "user" && message.role !== "assistant")) {
     out.push(message);
     return;
+  }
+  const moved = images.get(message);
+  if (moved !== undefined) {
+    // The merged message's images move with its text: after the earlier text and the separator joinNonEmpty puts.
+    const shift = last.content.length + (last.content.length > 0 && message.content.length > 0 ? BLOCK_SEPARATOR.length : 0);
+    for (const image of moved) {
+      image.message = last;
+      image.offset += shift;
+    }
+    const kept = images.get(last);
+    if (kept === undefined) images.set(last, moved);
+    else kept.push(...moved);
+    images.delete(message);
   }
   last.content = joinNonEmpty(last.content, message.content);
   if (message.reasoning_content !== undefined) {

@@ -95,7 +95,7 @@ describe("messages: roles and content", () => {
     [
       [{ role: "system", content: [{ type: "image_url", image_url: { url: "x" } }] }],
       "messages[0].content[0].type",
-      `messages[0].content[0].type must be 'text' in a system message, got the string "image_url"`,
+      "messages[0].content[0] is an image_url part in a system message: images are accepted in user messages only; send the image in a user message",
     ],
     [
       [{ role: "user", content: [{ type: "refusal", refusal: "x" }] }],
@@ -145,12 +145,11 @@ describe("messages: images", () => {
     expect(error.message).toBe(`The model '${MODEL}' has no vision input: messages[0].content[1] is an image_url part; send text only`);
   });
 
-  it("rejects an image part for a vision model too, saying image input is not implemented (ChatMessage has no image)", () => {
-    const error = rejection(() => parse(withImage, {}, VISION_MODEL));
-    expect([error.kind, error.param, error.message]).toStrictEqual([
-      "invalid_request",
-      "messages[0].content[1]",
-      "messages[0].content[1]: image input is not supported by this server yet",
+  it("keeps an image part of a vision model's message pending at the offset of the text before it", () => {
+    const request = parse(withImage, {}, VISION_MODEL);
+    expect(request.messages).toStrictEqual<ChatMessage[]>([{ role: "user", content: "What is this?" }]);
+    expect(request.images).toStrictEqual([
+      { message: request.messages[0], offset: 13, source: { type: "base64", data: "AAAA", mediaType: "image/png" }, path: "messages[0].content[1]" },
     ]);
   });
 });
@@ -221,7 +220,7 @@ describe("messages: tool calls and tool results", () => {
     [
       [user, assistantCall, { role: "tool", tool_call_id: "call_1", content: [{ type: "image_url", image_url: { url: "x" } }] }],
       "messages[2].content[0].type",
-      `messages[2].content[0].type must be 'text' in a tool message, got the string "image_url"`,
+      "messages[2].content[0] is an image_url part in a tool message: images are accepted in user messages only; send the image in a user message",
     ],
     [[user, { role: "tool", content: "r", tool_call_id: "call_1" }], "messages[1].role", "messages[1] is a tool message but does not follow an assistant message with tool_calls"],
     [

@@ -1,6 +1,8 @@
 // Parses the `messages` array of a chat-completions request into engine ChatMessages: roles (developer -> system),
 // string or content-part content, assistant tool calls and reasoning, and tool results answering those calls.
+// `image_url` parts of user messages become pending images at the offset of the text before them.
 import type { ChatMessage, ChatRole, ChatToolCall } from "../../../engine/chat/messages.js";
+import { ContentBuilder, IMAGE_DETAILS, type ImageSource, type PendingImage, imageSourceOfUrl } from "../../images/source.js";
 import { ProtocolError } from "../../protocol/internal.js";
 import { checkCount, REQUEST_LIMITS } from "../../protocol/request-limits.js";
 import { own, invalid, isUnset, optionalString, quote, quoteList, requireObject, requireString, unsupported, type JsonObject } from "./fields.js";
@@ -10,6 +12,8 @@ export interface MessageContext {
   model: string;
   /** Whether the model takes images (else image parts are rejected as such). */
   hasVision: boolean;
+  /** Where the images of the messages go, in order, as they are parsed (absent: nowhere, for a model without vision). */
+  images?: PendingImage[];
 }
 
 type WireRole = "system" | "developer" | "user" | "assistant" | "tool";
@@ -74,7 +78,9 @@ function parseMessage(message: JsonObject, path: string, context: MessageContext
   }
 
   const toolCalls = role === "assistant" ? parseToolCalls(own(message, "tool_calls"), `${path}.tool_calls`) : undefined;
-  const result: ChatMessage = { role: chatRole, content: parseMessageContent(message, path, role, toolCalls, context) };
+  const content = parseMessageContent(message, path, role, toolCalls, context);
+  const result: ChatMessage = { role: chatRole, content: content.content };
+  if (content.images.length > 0) context.images?.push(...content.pendingOf(result));
 
   const name = optionalString(own(message, "name"), `${path}.name`);
   if (name !== undefined) result.name = name;
@@ -100,38 +106,57 @@ function rejectOnOtherRoles(message: JsonObject, path: string, role: WireRole, k
   }
 }
 
-/** A message's content as one string; null or absent only for an assistant message that makes tool calls. */
+/**
+ * A message's content: its text, with its images at their offsets; null or absent only for an assistant message
+ * that makes tool calls.
+ */
 function parseMessageContent(
   message: JsonObject,
   path: string,
   role: WireRole,
   toolCalls: ChatToolCall[] | undefined,
   context: MessageContext,
-): string {
+): ContentBuilder {
+  // NOTE: text parts join with a newline, as vLLM does, so adjacent parts cannot run words together.
+  const built = new ContentBuilder("\n", false);
   const contentPath = `${path}.content`;
   const content = own(message, "content");
   if (role === "assistant") {
     const refusal = optionalString(own(message, "refusal"), `${path}.refusal`);
     if (isUnset(content)) {
-      if (toolCalls) return "";
       // An earlier refusal stands in for the content it replaced.
-      if (refusal !== undefined) return refusal;
+      if (toolCalls || refusal !== undefined) {
+        built.text(toolCalls ? "" : refusal!);
+        return built;
+      }
       throw new ProtocolError("invalid_request", `${contentPath} is required unless the assistant message has tool_calls`, contentPath);
     }
   } else if (isUnset(content)) {
     throw new ProtocolError("invalid_request", `${contentPath} is required on ${role} messages: a string or an array of content parts`, contentPath);
   }
-  if (typeof content === "string") return content;
+  if (typeof content === "string") {
+    built.text(content);
+    return built;
+  }
   if (!Array.isArray(content) || content.length === 0) invalid(contentPath, "a string or a non-empty array of content parts", content);
-  // NOTE: text parts join with a newline, as vLLM does, so adjacent parts cannot run words together.
-  return content.map((part: unknown, index) => parseContentPart(part, `${contentPath}[${index}]`, role, context)).join("\n");
+  content.forEach((part: unknown, index) => {
+    const partPath = `${contentPath}[${index}]`;
+    const read = parseContentPart(part, partPath, role, context);
+    if (typeof read === "string") built.text(read);
+    else built.image(read, partPath);
+  });
+  return built;
 }
 
-/** One content part: its text, or an error saying why the part cannot be served. */
-function parseContentPart(value: unknown, path: string, role: WireRole, context: MessageContext): string {
+/** One content part: its text or image, or an error saying why the part cannot be served. */
+function parseContentPart(value: unknown, path: string, role: WireRole, context: MessageContext): string | ImageSource {
   const part = requireObject(value, path);
   const type = own(part, "type");
   const allowed = PART_TYPES[role];
+  if (type === "image_url" && role !== "user") {
+    // Chat templates (Gemma's among them) show images where a user puts them; OpenAI's API takes them there only.
+    unsupported(`${path}.type`, `${path} is an image_url part in a ${role} message: images are accepted in user messages only; send the image in a user message`);
+  }
   if (typeof type !== "string" || !allowed.includes(type)) {
     invalid(`${path}.type`, `${allowed.map((kind) => `'${kind}'`).join(" or ")} in a ${role} message`, type);
   }
@@ -144,13 +169,28 @@ function parseContentPart(value: unknown, path: string, role: WireRole, context:
       if (!context.hasVision) {
         unsupported(path, `The model '${context.model}' has no vision input: ${path} is an image_url part; send text only`);
       }
-      // NOTE: ChatMessage content is a string, so there is nowhere to put an image even for a vision model.
-      return unsupported(path, `${path}: image input is not supported by this server yet`);
+      return imageUrlPart(part, path);
     case "input_audio":
       return unsupported(path, `${path}: audio input is not supported`);
     default:
       return unsupported(path, `${path}: file input is not supported`);
   }
+}
+
+/**
+ * `{type: "image_url", image_url: {url, detail?}}`: a data: URL or an http(s) URL. `detail` is checked and changes
+ * nothing: Gemma 3 sees every image at one fixed resolution.
+ */
+function imageUrlPart(part: JsonObject, path: string): ImageSource {
+  const imageUrl = requireObject(own(part, "image_url"), `${path}.image_url`);
+  const url = requireString(own(imageUrl, "url"), `${path}.image_url.url`);
+  const detail = own(imageUrl, "detail");
+  if (!isUnset(detail) && (typeof detail !== "string" || !IMAGE_DETAILS.includes(detail))) {
+    invalid(`${path}.image_url.detail`, "'auto', 'low' or 'high'", detail);
+  }
+  const source = imageSourceOfUrl(url);
+  if ("refused" in source) return invalid(`${path}.image_url.url`, source.refused, url);
+  return source;
 }
 
 /** Assistant `tool_calls`: a non-empty array of {id, type: "function", function: {name, arguments: string}}. */

@@ -19,6 +19,7 @@ import {
   type JsonObject,
 } from "./fields.js";
 import { parseMessages } from "./messages.js";
+import type { PendingImage } from "../../images/source.js";
 import { parseToolChoice, parseTools } from "./tools.js";
 import { checkConstraint } from "../../protocol/constraint.js";
 import { checkTopLevelFields } from "./top-level.js";
@@ -45,7 +46,8 @@ export function parseChatCompletionRequest(body: unknown, models: ServedModels):
 
   checkTopLevelFields(body);
   const model = parseModel(own(body, "model"), models);
-  const messages = parseMessages(own(body, "messages"), { model, hasVision: models.hasVision(model) });
+  const images: PendingImage[] = [];
+  const messages = parseMessages(own(body, "messages"), { model, hasVision: models.hasVision(model, "openai"), images });
   rejectUnsupportedFeatures(body);
 
   const stream = optionalBoolean(own(body, "stream"), "stream") ?? false;
@@ -69,6 +71,7 @@ export function parseChatCompletionRequest(body: unknown, models: ServedModels):
     thinking: { enabled: templateKwargs.enable_thinking ?? false },
     autoCompaction: templateKwargs.enable_auto_compaction ?? true,
   };
+  if (images.length > 0) request.images = images;
   if (tools) request.tools = tools;
   if (toolChoice) request.toolChoice = toolChoice;
   if (parallelToolCalls === false) request.parallelToolCalls = false;

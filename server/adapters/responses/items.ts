@@ -1,7 +1,10 @@
 // The Responses API's conversation items: `input` parsed into the items this server keeps (each with an id, in the
 // shape `GET /v1/responses/{id}/input_items` lists them), and a conversation of items turned into chat messages.
+// A user message's `input_image` parts are kept as sent (image_url and detail) and become pending images of its chat
+// message, so that a stored conversation shows them to the model again when it is continued.
 import { randomBytes } from "node:crypto";
 import type { ChatMessage, ChatToolCall } from "../../../engine/chat/messages.js";
+import { ContentBuilder, IMAGE_DETAILS, type PendingImage, imageSourceOfUrl } from "../../images/source.js";
 import { ProtocolError } from "../../protocol/internal.js";
 import { checkCount, REQUEST_LIMITS } from "../../protocol/request-limits.js";
 import { invalid, isUnset, optionalString, own, quote, quoteList, requireObject, requireString, unsupported, type JsonObject } from "../openai/fields.js";
@@ -41,14 +44,33 @@ export function responseOfItem(itemId: string): string | undefined {
   return digits === undefined ? undefined : `resp_${digits}`;
 }
 
-/** A message item as kept: input roles carry `input_text` parts, the assistant `output_text` parts. */
+/** An image of a user message, as kept: the URL as sent (a data: URL or an http(s) URL). */
+export interface InputImagePart {
+  type: "input_image";
+  image_url: string;
+  /** Checked and kept; changes nothing (Gemma 3 sees every image at one fixed resolution). */
+  detail: "auto" | "low" | "high";
+  /** Always null: this server has no Files API. */
+  file_id: null;
+}
+
+/** A message item as kept: input roles carry `input_text` parts (a user's also `input_image`), the assistant `output_text` parts. */
 export interface MessageItem {
   id: string;
   type: "message";
   role: "user" | "system" | "developer" | "assistant";
   status: "completed";
-  content: Array<{ type: "input_text"; text: string } | { type: "output_text"; text: string; annotations: [] }>;
+  content: Array<{ type: "input_text"; text: string } | { type: "output_text"; text: string; annotations: [] } | InputImagePart>;
 }
+
+/** What parsing needs to know about images: whether the model takes them (and its name, for the refusal). */
+export interface ImageInput {
+  model: string;
+  vision: boolean;
+}
+
+/** Images refused: a model whose name is not known here. */
+const NO_IMAGES: ImageInput = { model: "", vision: false };
 
 /** A function call the model made (sent back as input, or in a stored response's output). */
 export interface FunctionCallItem {
@@ -99,27 +121,28 @@ const TOOL_ITEM_TYPES = [
 
 /**
  * Parses `input`: a string (one user message) or a non-empty array of items: messages (`role` user, system,
- * developer with a string or `input_text` parts; assistant with a string or `output_text` / `refusal` parts),
+ * developer with a string or `input_text` parts, a user's also `input_image` parts for a model with vision;
+ * assistant with a string or `output_text` / `refusal` parts),
  * `function_call`, `function_call_output` and `reasoning` items (as earlier responses returned them), and
  * `item_reference`s to items of stored responses. Items without an id get one from `ids`.
  * @throws ProtocolError naming the first offending field (`input[2].content[0].type`).
  */
-export function parseInput(value: unknown, ids: ItemIds = new ItemIds()): InputItem[] {
+export function parseInput(value: unknown, ids: ItemIds = new ItemIds(), images: ImageInput = NO_IMAGES): InputItem[] {
   if (isUnset(value)) throw new ProtocolError("invalid_request", "input is required: a string or a non-empty array of input items", "input");
   if (typeof value === "string") return [{ id: ids.next("msg_", "i"), type: "message", role: "user", status: "completed", content: [{ type: "input_text", text: value }] }];
   if (!Array.isArray(value) || value.length === 0) invalid("input", "a string or a non-empty array of input items", value);
   checkCount("input", "items", value.length, REQUEST_LIMITS.messages);
-  return value.map((item: unknown, index) => parseItem(requireObject(item, `input[${index}]`), `input[${index}]`, ids));
+  return value.map((item: unknown, index) => parseItem(requireObject(item, `input[${index}]`), `input[${index}]`, ids, images));
 }
 
-function parseItem(item: JsonObject, path: string, ids: ItemIds): InputItem {
+function parseItem(item: JsonObject, path: string, ids: ItemIds, images: ImageInput): InputItem {
   const type = own(item, "type");
   const id = optionalString(own(item, "id"), `${path}.id`);
   // Stored items are found by id (input_items' `after`): an empty one could not be stored.
   if (id === "") invalid(`${path}.id`, "a non-empty string", id);
   switch (type ?? "message") {
     case "message":
-      return parseMessage(item, path, id ?? ids.next("msg_", "i"));
+      return parseMessage(item, path, id ?? ids.next("msg_", "i"), images);
     case "function_call":
       return {
         id: id ?? ids.next("fc_", "i"),
@@ -147,19 +170,22 @@ function parseItem(item: JsonObject, path: string, ids: ItemIds): InputItem {
 
 const ROLES = ["user", "system", "developer", "assistant"] as const;
 
-function parseMessage(item: JsonObject, path: string, id: string): MessageItem {
+function parseMessage(item: JsonObject, path: string, id: string, images: ImageInput): MessageItem {
   const role = own(item, "role");
   if (typeof role !== "string" || !(ROLES as readonly string[]).includes(role)) invalid(`${path}.role`, "'user', 'system', 'developer' or 'assistant'", role);
   const messageRole = role as MessageItem["role"];
-  const texts = parseContent(own(item, "content"), `${path}.content`, messageRole);
-  const content: MessageItem["content"] = messageRole === "assistant"
-    ? texts.map((text) => ({ type: "output_text", text, annotations: [] }))
-    : texts.map((text) => ({ type: "input_text", text }));
+  const content = parseContent(own(item, "content"), `${path}.content`, messageRole, images).map((part): MessageItem["content"][number] => {
+    if (typeof part !== "string") return part;
+    return messageRole === "assistant" ? { type: "output_text", text: part, annotations: [] } : { type: "input_text", text: part };
+  });
   return { id, type: "message", role: messageRole, status: "completed", content };
 }
 
-/** A message's content as its texts: a string, or parts (`input_text`; the assistant's `output_text` or `refusal`). */
-function parseContent(value: unknown, path: string, role: MessageItem["role"]): string[] {
+/**
+ * A message's content as its texts and images: a string, or parts (`input_text`, a user's `input_image`; the
+ * assistant's `output_text` or `refusal`).
+ */
+function parseContent(value: unknown, path: string, role: MessageItem["role"], images: ImageInput): Array<string | InputImagePart> {
   if (typeof value === "string") return [value];
   if (!Array.isArray(value) || value.length === 0) invalid(path, "a string or a non-empty array of content parts", value);
   const allowed = role === "assistant" ? ["output_text", "refusal"] : ["input_text"];
@@ -167,12 +193,36 @@ function parseContent(value: unknown, path: string, role: MessageItem["role"]): 
     const partPath = `${path}[${index}]`;
     const object = requireObject(part, partPath);
     const type = own(object, "type");
-    if (type === "input_image" || type === "input_file" || type === "input_audio") {
+    if (type === "input_image") {
+      // Chat templates (Gemma's among them) show images where a user puts them: a system message is its text.
+      if (role !== "user") unsupported(`${partPath}.type`, `${partPath} is an input_image part in a ${role} message: images are accepted in user messages only`);
+      return parseInputImage(object, partPath, images);
+    }
+    if (type === "input_file" || type === "input_audio") {
       unsupported(`${partPath}.type`, `${partPath}: ${type.slice("input_".length)} input is not supported by this server: send text only`);
     }
     if (typeof type !== "string" || !allowed.includes(type)) invalid(`${partPath}.type`, `${allowed.map((kind) => `'${kind}'`).join(" or ")} in a ${role} message`, type);
     return type === "refusal" ? requireString(own(object, "refusal"), `${partPath}.refusal`) : requireString(own(object, "text"), `${partPath}.text`);
   });
+}
+
+/**
+ * `{type: "input_image", image_url, detail?}`: image_url a data: URL or an http(s) URL; `file_id` is refused (this
+ * server has no Files API); `detail` ("auto" when absent) is kept and changes nothing.
+ */
+function parseInputImage(part: JsonObject, path: string, images: ImageInput): InputImagePart {
+  if (!images.vision) unsupported(path, `The model '${images.model}' has no vision input: ${path} is an input_image part; send text only`);
+  if (!isUnset(own(part, "file_id"))) {
+    unsupported(`${path}.file_id`, `${path}.file_id is not supported: this server has no Files API; send the image as image_url (a data: URL or an http(s) URL)`);
+  }
+  const value = own(part, "image_url");
+  if (isUnset(value)) throw new ProtocolError("invalid_request", `${path}.image_url is required: a data: URL or an http(s) URL`, `${path}.image_url`);
+  const url = requireString(value, `${path}.image_url`);
+  const source = imageSourceOfUrl(url);
+  if ("refused" in source) invalid(`${path}.image_url`, source.refused, url);
+  const detail = own(part, "detail");
+  if (!isUnset(detail) && (typeof detail !== "string" || !IMAGE_DETAILS.includes(detail))) invalid(`${path}.detail`, "'auto', 'low' or 'high'", detail);
+  return { type: "input_image", image_url: url, detail: isUnset(detail) ? "auto" : (detail as InputImagePart["detail"]), file_id: null };
 }
 
 /** A function call's output: a string, or `input_text` parts (joined). */
@@ -183,7 +233,8 @@ function parseCallOutput(value: unknown, path: string): string {
     const object = requireObject(part, `${path}[${index}]`);
     const type = own(object, "type");
     if (type !== "input_text") {
-      if (type === "input_image" || type === "input_file") unsupported(`${path}[${index}].type`, `${path}[${index}]: ${type.slice("input_".length)} output is not supported by this server: send text only`);
+      if (type === "input_image") unsupported(`${path}[${index}].type`, `${path}[${index}]: images in a function_call_output are not supported by this server: send the image in a user message after the outputs`);
+      if (type === "input_file") unsupported(`${path}[${index}].type`, `${path}[${index}]: file output is not supported by this server: send text only`);
       invalid(`${path}[${index}].type`, "'input_text'", type);
     }
     return requireString(own(object, "text"), `${path}[${index}].text`);
@@ -223,15 +274,22 @@ export interface ConversationParts {
   input: readonly ConversationItem[];
 }
 
+/** Images while a conversation is turned into chat messages: whether the model takes them, and where they go. */
+export interface ConversationImages extends ImageInput {
+  /** The images of the messages, in order, as they are made. */
+  pending: PendingImage[];
+}
+
 /**
- * The conversation as chat messages: `instructions` as the first system message, then the items in order. A
+ * The conversation as chat messages: `instructions` as the first system message, then the items in order (a user
+ * message's images pending in `images`, at the offset of the text before them: text parts join with "\n"). A
  * function call joins the assistant message before it (or starts one); reasoning joins the assistant message or
  * function call after it (in the stored conversation, reasoning that nothing follows is an assistant turn without
  * text); a function call output must answer a call of the assistant turn before it, and every call must be answered
  * before anything else follows (as OpenAI's API requires: a template would otherwise show a call without its result).
  * @throws ProtocolError naming the `input` item at fault.
  */
-export function chatMessagesOf(instructions: string | undefined, parts: ConversationParts): ChatMessage[] {
+export function chatMessagesOf(instructions: string | undefined, parts: ConversationParts, images: ConversationImages = { ...NO_IMAGES, pending: [] }): ChatMessage[] {
   const messages: ChatMessage[] = [];
   if (instructions !== undefined && instructions !== "") messages.push({ role: "system", content: instructions });
   const items = [...parts.earlier, ...parts.input];
@@ -278,8 +336,18 @@ export function chatMessagesOf(instructions: string | undefined, parts: Conversa
         reasoning = { text: [...item.content, ...(item.content.length === 0 ? item.summary : [])].map((part) => part.text).join("\n"), index };
         return;
       case "message": {
-        const text = item.content.map((part) => part.text).join("\n");
-        const message: ChatMessage = { role: item.role === "developer" ? "system" : item.role, content: text };
+        const built = new ContentBuilder("\n", false);
+        item.content.forEach((part, partIndex) => {
+          if (part.type !== "input_image") return built.text(part.text);
+          // Checked when parsed; checked again here: the model may be another than the stored conversation's.
+          const path = index >= parts.earlier.length ? `${pathOf(index)}.content[${partIndex}]` : pathOf(index);
+          if (!images.vision) unsupported(path, `The model '${images.model}' has no vision input: ${path} holds an input_image part; send text only`);
+          const source = imageSourceOfUrl(part.image_url);
+          if ("refused" in source) unsupported(path, `${path} holds an input_image whose image_url is not ${source.refused}`);
+          built.image(source, path);
+        });
+        const message: ChatMessage = { role: item.role === "developer" ? "system" : item.role, content: built.content };
+        images.pending.push(...built.pendingOf(message));
         if (item.role === "assistant" && reasoning) message.reasoning_content = reasoning.text;
         reasoning = undefined;
         messages.push(message);

@@ -96,10 +96,10 @@ describe("parseResponsesRequest: input items", () => {
     [[{ type: "item_reference" }], "input[0].id", /^input\[0\]\.id is required: the id of an item of a stored response$/],
     [[{ type: "web_search_call", id: "ws_1", status: "completed" }], "input[0].type", /^input\[0\]\.type 'web_search_call' is not supported: this server has function tools only$/],
     [[{ type: "computer_call_output", call_id: "c", output: {} }], "input[0].type", /'computer_call_output' is not supported/],
-    [[{ role: "user", content: "a" }, { role: "user", content: [{ type: "input_text", text: "look" }, { type: "input_image", image_url: "https://x/y.png" }] }], "input[1].content[1].type", /^input\[1\]\.content\[1\]: image input is not supported by this server: send text only$/],
+    [[{ role: "user", content: "a" }, { role: "user", content: [{ type: "input_text", text: "look" }, { type: "input_image", image_url: "https://x/y.png" }] }], "input[1].content[1]", /^The model 'service\/tim-.*' has no vision input: input\[1\]\.content\[1\] is an input_image part; send text only$/],
     [[{ role: "user", content: [{ type: "input_file", file_id: "file_1" }] }], "input[0].content[0].type", /^input\[0\]\.content\[0\]: file input is not supported/],
     [[{ role: "user", content: [{ type: "input_audio", input_audio: {} }] }], "input[0].content[0].type", /audio input is not supported/],
-    [[{ type: "function_call_output", call_id: "c", output: [{ type: "input_image", image_url: "x" }] }], "input[0].output[0].type", /^input\[0\]\.output\[0\]: image output is not supported by this server/],
+    [[{ type: "function_call_output", call_id: "c", output: [{ type: "input_image", image_url: "x" }] }], "input[0].output[0].type", /^input\[0\]\.output\[0\]: images in a function_call_output are not supported by this server: send the image in a user message after the outputs$/],
     [[{ type: "reasoning", summary: [], encrypted_content: "gAAAA" }], "input[0].encrypted_content", /^input\[0\]\.encrypted_content is not supported: this server returns reasoning as visible text and never encrypts it$/],
   ])("refuses an unsupported input feature by name: %j", (input, param, message) => {
     expectInvalid(() => parse({ input }), param, message);

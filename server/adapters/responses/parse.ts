@@ -24,7 +24,7 @@ import {
 } from "../openai/fields.js";
 import { parseModel } from "../openai/parse.js";
 import { checkPromptCacheHints, checkServiceTier } from "../openai/top-level.js";
-import { ItemIds, chatMessagesOf, parseInput, type ConversationItem, type InputItem } from "./items.js";
+import { ItemIds, chatMessagesOf, parseInput, type ConversationImages, type ConversationItem, type ImageInput, type InputItem } from "./items.js";
 import type { JsonRecord } from "./store.js";
 
 /** Reasoning efforts, and what each turns into: thinking off, on with a budget of tokens, or on without one. */
@@ -47,6 +47,8 @@ export interface ResponsesState {
   store: boolean;
   /** Fields the response object repeats, as the client sent them (normalised). */
   echo: ResponseEcho;
+  /** Whether the model takes images (and its slug, for the refusal), for the stored conversation's images too. */
+  images: ImageInput;
   /** Set once the request is prepared: whose it is, and the stored conversation it continues. */
   owner?: string;
   earlier?: ConversationItem[];
@@ -103,7 +105,8 @@ export function parseResponsesRequest(body: unknown, models: ServedModels, respo
   }
   const model = parseModel(own(body, "model"), models);
   rejectUnsupported(body);
-  const input = parseInput(own(body, "input"), new ItemIds(responseId));
+  const images: ImageInput = { model, vision: models.hasVision(model, "openai") };
+  const input = parseInput(own(body, "input"), new ItemIds(responseId), images);
   const instructions = optionalString(own(body, "instructions"), "instructions");
   const previousResponseId = optionalString(own(body, "previous_response_id"), "previous_response_id");
   if (previousResponseId !== undefined && !/^resp_[A-Za-z0-9]{1,128}$/.test(previousResponseId)) invalid("previous_response_id", "a response id (resp_...)", previousResponseId);
@@ -131,6 +134,7 @@ export function parseResponsesRequest(body: unknown, models: ServedModels, respo
   const budgetTokens = thinking.budgetTokens !== undefined && maxTokens !== undefined ? Math.min(thinking.budgetTokens, maxTokens) : thinking.budgetTokens;
   const state: ResponsesState = {
     input,
+    images,
     store,
     echo: {
       instructions: instructions ?? null,
@@ -151,10 +155,11 @@ export function parseResponsesRequest(body: unknown, models: ServedModels, respo
   if (instructions !== undefined) state.instructions = instructions;
   if (previousResponseId !== undefined) state.previousResponseId = previousResponseId;
 
+  const pending: ConversationImages = { ...images, pending: [] };
   const request: InternalRequest = {
     format: "openai",
     model,
-    messages: previousResponseId === undefined && !needsStore(input) ? chatMessagesOf(instructions, { earlier: [], input: input as ConversationItem[] }) : [],
+    messages: previousResponseId === undefined && !needsStore(input) ? chatMessagesOf(instructions, { earlier: [], input: input as ConversationItem[] }, pending) : [],
     sampling: {},
     stop: [],
     stream,
@@ -164,6 +169,7 @@ export function parseResponsesRequest(body: unknown, models: ServedModels, respo
     autoCompaction: truncation === "auto",
     wireState: state,
   };
+  if (pending.pending.length > 0) request.images = pending.pending;
   if (temperature !== undefined) request.sampling.temperature = temperature;
   if (topP !== undefined) request.sampling.topP = topP;
   if (tools) request.tools = tools;
@@ -203,7 +209,10 @@ export function continueConversation(request: InternalRequest, earlier: Conversa
   }
   state.earlier = earlier;
   state.input = input;
-  request.messages = chatMessagesOf(state.instructions, { earlier, input });
+  const images: ConversationImages = { ...state.images, pending: [] };
+  request.messages = chatMessagesOf(state.instructions, { earlier, input }, images);
+  if (images.pending.length > 0) request.images = images.pending;
+  else delete request.images;
 }
 
 /** Features of OpenAI's API this server does not have: a 400 naming each, never a silent drop. */
