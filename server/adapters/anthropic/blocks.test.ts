@@ -238,5 +238,70 @@ describe("images", () => {
 
   it("rejects images in assistant messages", () => {
     expect(failure([user("q"), assistant([png])]).param).toBe("messages[1].content[0].type");
+    expect(failure([user("q"), assistant([png])], VISION_MODEL).message).toMatch(/"image" blocks may only appear in user messages/);
+  });
+
+  /** The request parsed for the vision model: its messages, and its pending images as [message index, offset, source, path]. */
+  function withImages(messages: unknown[], extra: Record<string, unknown> = {}) {
+    const request = parseMessagesRequest({ model: VISION_MODEL, max_tokens: 100, messages, ...extra }, models, signer);
+    const images = (request.images ?? []).map((image) => [request.messages.indexOf(image.message), image.offset, image.source, image.path]);
+    return { messages: request.messages, images, request };
+  }
+  const url = { type: "image", source: { type: "url", url: "https://example.com/cat.jpg" } };
+  const base64 = { type: "base64", data: "iVBORw0KGgo=", mediaType: "image/png" };
+  const fetched = { type: "url", url: "https://example.com/cat.jpg" };
+
+  it("keeps a vision model's base64 and URL images pending, each at the offset of the text before it", () => {
+    const { messages, images } = withImages([user([png, { type: "text", text: "Compare" }, url, { type: "text", text: "" }, { type: "text", text: "with this." }, png])]);
+    expect(messages).toStrictEqual<ChatMessage[]>([{ role: "user", content: "Compare\n\nwith this." }]);
+    expect(images).toEqual([
+      [0, 0, base64, "messages[0].content[0]"],
+      [0, 7, fetched, "messages[0].content[2]"],
+      [0, 19, base64, "messages[0].content[5]"],
+    ]);
+  });
+
+  it("makes a user message of images alone, and keeps the media type declared (the bytes decide the format)", () => {
+    const jpegDeclared = { type: "image", source: { type: "base64", media_type: "image/jpeg", data: "iVBORw0KGgo=" } };
+    const { messages, images } = withImages([user([jpegDeclared])]);
+    expect(messages).toStrictEqual<ChatMessage[]>([{ role: "user", content: "" }]);
+    expect(images).toEqual([[0, 0, { ...base64, mediaType: "image/jpeg" }, "messages[0].content[0]"]]);
+  });
+
+  it("puts a tool_result's images on its tool message, and the user's images after it on the user message", () => {
+    const { messages, images } = withImages([
+      user("Take a screenshot"),
+      assistant([toolUse("t1", "screenshot", {})]),
+      user([
+        { type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "Here:" }, png] },
+        { type: "text", text: "And this one?" },
+        url,
+      ]),
+    ]);
+    expect(messages.map((message) => [message.role, message.content])).toEqual([["user", "Take a screenshot"], ["assistant", ""], ["tool", "Here:"], ["user", "And this one?"]]);
+    expect(images).toEqual([
+      [2, 5, base64, "messages[2].content[0].content[1]"],
+      [3, 13, fetched, "messages[2].content[2]"],
+    ]);
+  });
+
+  it("moves a merged turn's images with its text: after the earlier text and the separator", () => {
+    const { messages, images } = withImages([user([{ type: "text", text: "First" }, png]), user([png, { type: "text", text: "Second" }, url]), user([url])], { system: "Be brief." });
+    expect(messages).toStrictEqual<ChatMessage[]>([{ role: "system", content: "Be brief." }, { role: "user", content: "First\n\nSecond" }]);
+    expect(images).toEqual([
+      [1, 5, base64, "messages[0].content[1]"],
+      [1, 7, base64, "messages[1].content[0]"],
+      [1, 13, fetched, "messages[1].content[2]"],
+      [1, 13, fetched, "messages[2].content[0]"],
+    ]);
+  });
+
+  it("counts tokens of a request with images (count_tokens parses them alike)", () => {
+    const request = parseMessagesRequest({ model: VISION_MODEL, messages: [user([png, { type: "text", text: "What is it?" }])] }, models, signer, "count");
+    expect(request.images?.map((image) => [image.offset, image.path])).toEqual([[0, "messages[0].content[0]"]]);
+  });
+
+  it("carries no pending images for a request without any", () => {
+    expect(withImages([user("hello")]).request.images).toBeUndefined();
   });
 });

@@ -145,6 +145,57 @@ describe("messages: images", () => {
     expect(error.message).toBe(`The model '${MODEL}' has no vision input: messages[0].content[1] is an image_url part; send text only`);
   });
 
+  const png = { type: "base64", data: "AAAA", mediaType: "image/png" };
+  /** The vision model's pending images as [message index, offset, source, path]. */
+  const pendingOf = (request: InternalRequest) => (request.images ?? []).map((image) => [request.messages.indexOf(image.message), image.offset, image.source, image.path]);
+
+  it("takes data: and http(s) URLs, with every detail OpenAI has, images at the offset of the text joined so far", () => {
+    const request = parse([
+      { role: "system", content: "S" },
+      {
+        role: "user",
+        content: [
+          { type: "image_url", image_url: { url: "https://example.com/a.jpg", detail: "high" } },
+          { type: "text", text: "Left" },
+          { type: "image_url", image_url: { url: "data:image/png;base64,AAAA", detail: "low" } },
+          { type: "text", text: "right" },
+          { type: "image_url", image_url: { url: "http://example.com/b.webp", detail: "auto" } },
+        ],
+      },
+    ], {}, VISION_MODEL);
+    expect(request.messages).toStrictEqual<ChatMessage[]>([{ role: "system", content: "S" }, { role: "user", content: "Left\nright" }]);
+    expect(pendingOf(request)).toEqual([
+      [1, 0, { type: "url", url: "https://example.com/a.jpg" }, "messages[1].content[0]"],
+      [1, 4, png, "messages[1].content[2]"],
+      [1, 10, { type: "url", url: "http://example.com/b.webp" }, "messages[1].content[4]"],
+    ]);
+  });
+
+  it("refuses a detail OpenAI does not have, and a URL that is neither a base64 image data: URL nor http(s), by name", () => {
+    const image = (imageUrl: unknown) => [{ role: "user", content: [{ type: "image_url", image_url: imageUrl }] }];
+    const cases: Array<[unknown, string, string]> = [
+      [{ url: "https://example.com/a.png", detail: "original" }, "messages[0].content[0].image_url.detail", `messages[0].content[0].image_url.detail must be 'auto', 'low' or 'high', got the string "original"`],
+      [{ url: "https://example.com/a.png", detail: 1 }, "messages[0].content[0].image_url.detail", "messages[0].content[0].image_url.detail must be 'auto', 'low' or 'high', got 1"],
+      [{ url: "file:///etc/passwd" }, "messages[0].content[0].image_url.url", `messages[0].content[0].image_url.url must be a data: URL with base64 image data (data:image/png;base64,...) or an http:// or https:// URL, got the string "file:///etc/passwd"`],
+      [{ url: "data:text/plain;base64,aGk=" }, "messages[0].content[0].image_url.url", `messages[0].content[0].image_url.url must be a data: URL of an image type (image/jpeg, image/png, image/gif, image/webp), not "text/plain", got the string "data:text/plain;base64,aGk="`],
+      [{}, "messages[0].content[0].image_url.url", "messages[0].content[0].image_url.url must be a string, got nothing"],
+      ["https://example.com/a.png", "messages[0].content[0].image_url", `messages[0].content[0].image_url must be an object, got the string "https://example.com/a.png"`],
+    ];
+    for (const [imageUrl, param, message] of cases) {
+      const error = rejection(() => parse(image(imageUrl), {}, VISION_MODEL));
+      expect([error.kind, error.param, error.message]).toStrictEqual(["invalid_request", param, message]);
+    }
+  });
+
+  it("refuses images in assistant messages too (text and refusal parts only)", () => {
+    const error = rejection(() => parse([user, { role: "assistant", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }], {}, VISION_MODEL));
+    expect([error.param, error.message]).toStrictEqual(["messages[1].content[0].type", "messages[1].content[0] is an image_url part in an assistant message: images are accepted in user messages only; send the image in a user message"]);
+  });
+
+  it("carries no pending images for a request without any", () => {
+    expect(parse([user], {}, VISION_MODEL).images).toBeUndefined();
+  });
+
   it("keeps an image part of a vision model's message pending at the offset of the text before it", () => {
     const request = parse(withImage, {}, VISION_MODEL);
     expect(request.messages).toStrictEqual<ChatMessage[]>([{ role: "user", content: "What is this?" }]);

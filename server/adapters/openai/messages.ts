@@ -155,7 +155,7 @@ function parseContentPart(value: unknown, path: string, role: WireRole, context:
   const allowed = PART_TYPES[role];
   if (type === "image_url" && role !== "user") {
     // Chat templates (Gemma's among them) show images where a user puts them; OpenAI's API takes them there only.
-    unsupported(`${path}.type`, `${path} is an image_url part in a ${role} message: images are accepted in user messages only; send the image in a user message`);
+    unsupported(`${path}.type`, `${path} is an image_url part in ${role === "assistant" ? "an" : "a"} ${role} message: images are accepted in user messages only; send the image in a user message`);
   }
   if (typeof type !== "string" || !allowed.includes(type)) {
     invalid(`${path}.type`, `${allowed.map((kind) => `'${kind}'`).join(" or ")} in a ${role} message`, type);

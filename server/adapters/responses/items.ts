@@ -195,7 +195,7 @@ function parseContent(value: unknown, path: string, role: MessageItem["role"], i
     const type = own(object, "type");
     if (type === "input_image") {
       // Chat templates (Gemma's among them) show images where a user puts them: a system message is its text.
-      if (role !== "user") unsupported(`${partPath}.type`, `${partPath} is an input_image part in a ${role} message: images are accepted in user messages only`);
+      if (role !== "user") unsupported(`${partPath}.type`, `${partPath} is an input_image part in ${role === "assistant" ? "an" : "a"} ${role} message: images are accepted in user messages only`);
       return parseInputImage(object, partPath, images);
     }
     if (type === "input_file" || type === "input_audio") {
