@@ -19,6 +19,7 @@ describe("readServeConfig", () => {
   it("accepts every documented field", () => {
     const config = {
       apiKeys: ["sk-1"], maxQueue: 1, maxBodyBytes: 1024 * 1024, maxBufferedBodyBytes: 64 * 1024 * 1024, bodyTimeoutSeconds: 2.5, jsonWhitespace: "pretty",
+      maxImagesPerRequest: 0, maxImageBytes: 1024, maxImagePixels: 1_000_000,
       models: [{ path: "m.gguf", slugs: { openai: ["a"], anthropic: ["b"] }, contextSize: 2048, maxSequences: 8, kvCache: { bytes: 1 << 20, dtype: "f16" }, stepTargetMs: 0, backgroundStepMs: 10 }],
       runs: {
         concurrency: 2, leaseSeconds: 10, searchUrl: "http://127.0.0.1:8888", network: { allowPrivate: false, allowHosts: ["search.internal"] },
@@ -79,6 +80,9 @@ describe("readServeConfig", () => {
     [{ models: [{ path: "m", slugs: { openai: "x" } }] }, /models\[0\]\.slugs\.openai must be an array/],
     [{ models: [{ path: "m", slug: ["x"] }] }, /models\[0\]\.slug is not a config field/],
     [{ models: [{ path: "m", stepTargetMs: -5 }] }, /models\[0\]\.stepTargetMs must be an integer from 0 to 60000/],
+    [{ maxImagesPerRequest: -1 }, /maxImagesPerRequest must be an integer from 0 to 1000, got -1/],
+    [{ maxImageBytes: "20MB" }, /maxImageBytes must be an integer from 1024 to 268435456, got "20MB"/],
+    [{ maxImagePixels: 0 }, /maxImagePixels must be an integer from 1 to 268402689, got 0/],
     [{ runs: { concurrency: 0 } }, /runs\.concurrency must be an integer from 1 to 256, got 0/],
     [{ runs: { engines: { "tim-9": {} } } }, /runs\.engines\.tim-9 is not a config field \(known: tim, tim-edge/],
     [{ runs: { engines: { tim: { maxSteps: 0 } } } }, /runs\.engines\.tim\.maxSteps must be an integer from 1 to 100/],
