@@ -101,7 +101,42 @@ export interface ModelPreset {
   padWithReservedTokens?: boolean;
   /** True for the shapes of real public models (slow to write); false for the small test variants. */
   fullSize: boolean;
+  /** Gemma 3: the vision tower and projector, which the generator writes as a separate mmproj GGUF (--mmproj-out). */
+  vision?: Gemma3VisionConfig;
 }
+
+/**
+ * A Gemma 3 vision tower (SigLIP) and its projector, as Gemma3ForConditionalGeneration's config.json writes them
+ * (vision_config, mm_tokens_per_image), with the image processor's normalisation (preprocessor_config.json). The
+ * projector pools the (image_size / patch_size)^2 patches to mm_tokens_per_image tokens and projects them to the text
+ * model's hidden_size; convert_hf_to_gguf.py writes the pooling factor as clip.vision.projector.scale_factor when it is
+ * not llama.cpp's default of 4.
+ */
+export interface Gemma3VisionConfig {
+  vision_config: {
+    model_type: "siglip_vision_model";
+    hidden_size: number;
+    intermediate_size: number;
+    num_hidden_layers: number;
+    num_attention_heads: number;
+    image_size: number;
+    patch_size: number;
+    num_channels: 3;
+    layer_norm_eps: number;
+    hidden_act: "gelu_pytorch_tanh";
+    vision_use_head: false;
+  };
+  mm_tokens_per_image: number;
+  image_mean: readonly [number, number, number];
+  image_std: readonly [number, number, number];
+}
+
+/** SigLIP so400m as Gemma 3 4B-27B carry it (google/gemma-3-27b-it's vision_config): 896 px images in 14 px patches. */
+const GEMMA3_SIGLIP: Gemma3VisionConfig["vision_config"] = {
+  model_type: "siglip_vision_model",
+  hidden_size: 1152, intermediate_size: 4304, num_hidden_layers: 27, num_attention_heads: 16,
+  image_size: 896, patch_size: 14, num_channels: 3, layer_norm_eps: 1e-6, hidden_act: "gelu_pytorch_tanh", vision_use_head: false,
+};
 
 const LLAMA_COMMON = {
   architectures: ["LlamaForCausalLM"],
@@ -329,7 +364,9 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
       "linear RoPE scaling 8, query_pre_attn_scalar 168 (= 5376/32, which llama.cpp derives from the 62 layers), " +
       "q_norm/k_norm, four norms per layer, tied embeddings; the Gemma 3 tokenizer (262144 ids + <image_soft_token>, " +
       "padded with [PADn] to 262208 as llama.cpp's converter does) and its chat template. Shapes checked against the " +
-      "published module tree (embed 262208x5376, q_proj 5376->4096, k/v_proj 5376->2048). About 17.4 GB (16.2 GiB) at Q4_K_M.",
+      "published module tree (embed 262208x5376, q_proj 5376->4096, k/v_proj 5376->2048). About 17.4 GB (16.2 GiB) at Q4_K_M. " +
+      "The vision tower (SigLIP so400m: 27 layers, hidden 1152, 896 px images in 14 px patches, 256 image tokens) and " +
+      "projector are written apart, as llama.cpp's mmproj GGUF (--mmproj-out, --mmproj-only; about 0.86 GB in F16).",
     config: {
       ...GEMMA3_COMMON,
       hidden_size: 5376, intermediate_size: 21504, num_hidden_layers: 62, num_attention_heads: 32, num_key_value_heads: 16, head_dim: 128,
@@ -338,6 +375,8 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
     },
     tokenizer: "gemma3",
     fullSize: true,
+    // The published vision tower: 64 x 64 patches pooled 4 x 4 to 256 image tokens, projected to 5376.
+    vision: { vision_config: GEMMA3_SIGLIP, mm_tokens_per_image: 256, image_mean: [0.5, 0.5, 0.5], image_std: [0.5, 0.5, 0.5] },
   },
   "qwen3-30b-a3b": {
     name: "qwen3-30b-a3b",
@@ -554,7 +593,8 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
       "llama.cpp uses below 27B), tied embeddings, the Gemma 3 tokenizer and chat template with gemma-3-1b-it's vocab_size 262144 " +
       "(<image_soft_token>, id 262144, falls outside it, as in the 1B). No row length is a multiple of 256, so q4_k_m/q5_k_m/q6_k " +
       "fall back per model-dtypes.ts (as llama.cpp's quantizer): Q5_0 (q4_k_m) or Q5_1 (q5_k_m) for most matrices and Q8_0 " +
-      "where the mix wants Q6_K (q6_k: Q8_0 throughout).",
+      "where the mix wants Q6_K (q6_k: Q8_0 throughout). A tiny vision tower (2 layers, hidden 32, 112 px images, 16 image " +
+      "tokens) goes to an mmproj GGUF with --mmproj-out.",
     config: {
       ...GEMMA3_COMMON,
       hidden_size: 64, intermediate_size: 128, num_hidden_layers: 6, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 32,
@@ -562,6 +602,14 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
     },
     tokenizer: "gemma3",
     fullSize: false,
+    // A tiny tower: 112 px images, 8 x 8 patches of 14 px pooled 2 x 2 to 16 image tokens (scale_factor 2, as
+    // llama.cpp's tinygemma3 test model), hidden 32, 2 heads of 16, 2 layers, projected to the text model's 64.
+    vision: {
+      vision_config: {
+        ...GEMMA3_SIGLIP, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 2, num_attention_heads: 2, image_size: 112,
+      },
+      mm_tokens_per_image: 16, image_mean: [0.5, 0.5, 0.5], image_std: [0.5, 0.5, 0.5],
+    },
   },
 };
 
@@ -607,6 +655,17 @@ export const PRESET_NAMES: readonly string[] = Object.keys(MODEL_PRESETS);
 
 /** Names of the small test presets. */
 export const TINY_PRESET_NAMES: readonly string[] = PRESET_NAMES.filter((name) => !MODEL_PRESETS[name].fullSize);
+
+/** Names of the presets with a vision tower (written as an mmproj GGUF). */
+export const VISION_PRESET_NAMES: readonly string[] = PRESET_NAMES.filter((name) => MODEL_PRESETS[name].vision !== undefined);
+
+/** The vision tower of `preset`; throws naming the presets that have one. */
+export function visionOf(preset: ModelPreset): Gemma3VisionConfig {
+  if (!preset.vision) {
+    throw new RangeError(`preset ${preset.name} has no vision tower to write as an mmproj; presets with one: ${VISION_PRESET_NAMES.join(", ")}`);
+  }
+  return preset.vision;
+}
 
 /** The preset called `name`; throws listing the valid names otherwise. */
 export function getPreset(name: string): ModelPreset {

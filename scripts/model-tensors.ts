@@ -193,7 +193,7 @@ export function ggufTensorGroups(planned: readonly PlannedTensor[]): GgufTensorG
 }
 
 /** Elements in a tensor. */
-export function elementCount(tensor: PlannedTensor): number {
+export function elementCount(tensor: Pick<PlannedTensor, "shape">): number {
   return tensor.shape.reduce((a, b) => a * b, 1);
 }
 
@@ -206,7 +206,9 @@ const CHUNK_ELEMENTS = 1 << 20;
  * A tensor with a `normOffset` yields the drawn multiplier minus the offset (in f32), the form its checkpoint holds.
  * NOTE: the values do not depend on the chunking: one stream per tensor is drawn in order.
  */
-export function* tensorValueChunks(tensor: PlannedTensor, seed: number, rowMultiple = 1): Generator<Float32Array> {
+export function* tensorValueChunks(
+  tensor: Pick<PlannedTensor, "huggingFaceName" | "shape" | "init" | "normOffset">, seed: number, rowMultiple = 1,
+): Generator<Float32Array> {
   const rowLength = tensor.shape.length === 1 ? tensor.shape[0] : tensor.shape[tensor.shape.length - 1];
   const rows = elementCount(tensor) / rowLength;
   const rowsPerChunk = Math.max(rowMultiple, Math.floor(CHUNK_ELEMENTS / rowLength / rowMultiple) * rowMultiple);
