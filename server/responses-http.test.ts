@@ -176,7 +176,7 @@ describe("the Responses API over HTTP", () => {
       [{ stream: true, tools: [{ type: "web_search" }] }, "tools[0].type", /'web_search' is not supported/],
       [{ reasoning: { effort: "max" } }, "reasoning.effort", /^reasoning\.effort must be/],
       [{ text: { format: { type: "json_schema", name: "a" } } }, "text.format.schema", /is required for a json_schema format/],
-      [{ input: [{ role: "user", content: [{ type: "input_image", image_url: "https://x/y.png" }] }] }, "input[0].content[0].type", /image input is not supported/],
+      [{ input: [{ role: "user", content: [{ type: "input_image", image_url: "https://x/y.png" }] }] }, "input[0].content[0]", /has no vision input: input\[0\]\.content\[0\] is an input_image part/],
       [{ background: true }, "background", /background mode is not supported/],
       [{ include: ["message.output_text.logprobs"] }, "include[0]", /is not supported/],
       [{ metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"])) }, "metadata", /at most 16 key-value pairs/],
