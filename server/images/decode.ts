@@ -76,12 +76,13 @@ export async function decodeImage(bytes: Uint8Array, options: { maxPixels: numbe
   const input = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // failOn "error": libvips' warnings (a JPEG's extraneous bytes) are common in images that decode fine; pages 1: a
   // GIF's or WebP's first frame; ignoreIcc and no autoOrient: the pixels as stored, as stb_image reads them.
-  const open = () => sharp(input, { failOn: "error", limitInputPixels: options.maxPixels, ignoreIcc: true, autoOrient: false, pages: 1, page: 0 });
+  const open = (limitInputPixels: number | false) => sharp(input, { failOn: "error", limitInputPixels, ignoreIcc: true, autoOrient: false, pages: 1, page: 0 });
   return limited(async () => {
     let width: number;
     let height: number;
     try {
-      ({ width, height } = await open().metadata());
+      // The header only (no pixel limit yet: the size is checked below, to say what it is).
+      ({ width, height } = await open(false).metadata());
     } catch (error) {
       throw new ImageDecodeError(`could not be read as ${format.toUpperCase()}: ${describeSharpError(error)}`);
     }
@@ -90,7 +91,7 @@ export async function decodeImage(bytes: Uint8Array, options: { maxPixels: numbe
     }
     let decoded: { data: Buffer; info: OutputInfo };
     try {
-      decoded = await open()
+      decoded = await open(options.maxPixels)
         .removeAlpha()
         .toColourspace("srgb")
         .raw({ depth: "uchar" })
