@@ -228,7 +228,7 @@ for (const kind of kinds) {
   const two = timeCall(() => runtime.parallel("attention", args, heads), budget);
   const bytes = 2 * kvFloats * 4;
   console.log(`\nattention decode, context ${context}, heads ${heads}/${kvHeads}, head_dim ${headDim} (f32 KV ${(bytes / 1e6).toFixed(0)} MB): 1 thread ${(one.best * 1e6).toFixed(0)} us (${(bytes / one.best / 1e9).toFixed(1)} GB/s of KV), 2 threads ${(two.best * 1e6).toFixed(0)} us (${(bytes / two.best / 1e9).toFixed(1)} GB/s)`);
-  const descriptor = runtime.upload(Int32Array.of(0, 1, table, positions));
+  const descriptor = runtime.upload(Int32Array.of(0, 1, table, positions, 0, 0, 0, 0));
   const argsF16 = [descriptor, q, kHalves, vHalves, out, scratch, heads, kvHeads, headDim, blockSize, scale, context, 0];
   const oneF16 = timeCall(() => runtime.call("attention_chunks_f16", ...argsF16, 0, heads), budget);
   const twoF16 = timeCall(() => runtime.parallel("attention_chunks_f16", argsF16, heads, heads / kvHeads), budget);
@@ -248,7 +248,7 @@ for (const kind of kinds) {
   const q = runtime.upload(randomF32(sequences * heads * headDim, 7));
   const out = runtime.alloc(sequences * tokenBytes);
   const scratch = runtime.alloc(sequences * heads * context * 4);
-  const descriptors = runtime.upload(Int32Array.from(tables.flatMap((t, s) => [s, 1, t, positions])));
+  const descriptors = runtime.upload(Int32Array.from(tables.flatMap((t, s) => [s, 1, t, positions, 0, 0, 0, 0])));
   const perSequence = timeCall(() => {
     for (let s = 0; s < sequences; s++) {
       runtime.parallel("attention", [q + s * tokenBytes, kCache, vCache, tables[s], positions, out + s * tokenBytes, scratch, 1, heads, kvHeads, headDim, blockSize, scale, context, 0], heads);

@@ -1,6 +1,8 @@
 // One admitted request's state while it lives in the engine: its tokens and KV (what the scheduler sees), its
 // sampler, stop matching and streaming text decoder, and its timings. Turns each sampled token into events.
+import type { RgbImage } from "./chat/messages.js";
 import type { EventChannel } from "./event-channel.js";
+import { isImageToken } from "./vision/image-tokens.js";
 import type { TokenConstraint } from "./grammar/constraint.js";
 import { maskLogits } from "./grammar/token-masks.js";
 import { type KvReuse, SequenceKv } from "./kv/kv-cache.js";
@@ -28,11 +30,21 @@ export interface ActiveRequestInit {
   constraint?: TokenConstraint;
   tokenizer: Tokenizer;
   channel: EventChannel<EngineEvent>;
+  /** The prompt's images and their token spans. */
+  images?: RequestImage[];
+}
+
+/** An image of a request: its prompt tokens [start, end) and, once encoded, their embeddings [end - start, hidden]. */
+export interface RequestImage {
+  start: number;
+  end: number;
+  image: RgbImage;
+  embeddings?: Float32Array;
 }
 
 /** Whether the prompt ends with `tag` (a template that opens the reasoning itself), trailing whitespace aside. */
 export function promptOpens(tokenizer: Tokenizer, prompt: readonly number[], tag: string): boolean {
-  return tokenizer.decode(prompt.slice(-8)).trimEnd().endsWith(tag);
+  return tokenizer.decode(prompt.slice(-8).filter((token) => !isImageToken(token))).trimEnd().endsWith(tag);
 }
 
 /** What accepting a token led to. */
@@ -51,6 +63,8 @@ export class ActiveRequest implements SchedulableRequest {
   private tokensEmitted = 0;
   computed = 0;
   readonly kv = new SequenceKv();
+  /** The prompt's images (their tokens run in one chunk: see atomicSpans). */
+  readonly images: RequestImage[];
   /** KV reuse of the latest adoption, and of the first admission (what the prompt saved, for usage). */
   adoption: KvReuse | undefined;
   reuse: KvReuse | undefined;
@@ -74,12 +88,18 @@ export class ActiveRequest implements SchedulableRequest {
     this.priority = init.priority;
     this.arrival = init.arrival;
     this.tokens = [...init.promptTokens];
+    this.images = init.images ?? [];
     this.promptLength = init.promptTokens.length;
     this.channel = init.channel;
     this.stops = new StopSequenceMatcher([...init.stop, ...init.endOfTurn]);
     this.text = init.tokenizer.createStreamDecoder();
     const budget = init.thinkingBudget;
     if (budget && promptOpens(init.tokenizer, init.promptTokens, budget.open)) this.thinking.state = "inside";
+  }
+
+  /** Token spans a chunk must not cut: the images' (see SchedulableRequest.atomicSpans). */
+  atomicSpans(): readonly (readonly [number, number])[] {
+    return this.images.map((image) => [image.start, image.end] as const);
   }
 
   get seed(): number {

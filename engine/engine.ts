@@ -3,7 +3,7 @@
 // Requests join and leave between steps; the event loop runs between steps, so aborts land within one step. A
 // runner whose forward pass is asynchronous (a GPU) leaves the event loop free during the step: aborts and close()
 // that arrive then are applied once the step completes, so no block is freed under a running pass.
-import { ActiveRequest, promptOpens } from "./active-request.js";
+import { ActiveRequest, type RequestImage, promptOpens } from "./active-request.js";
 import { type CompactionOptions, DEFAULT_COMPACTION_OPTIONS, resolveCompactionOptions } from "./compaction/index.js";
 import { EventChannel } from "./event-channel.js";
 import { EmptyGrammarError } from "./grammar/automaton.js";
@@ -17,7 +17,8 @@ import { type PreparedPrompt, type PromptSettings, prepareRequestPrompt } from "
 import { EngineError, type EngineEvent, type EngineFinishReason, type EngineRequest, type EngineStats, type PrefixCacheSnapshot, type PrefixCacheUpdate } from "./request.js";
 import { SamplingParamError, StopSequenceError } from "./sample/errors.js";
 import { Sampler, checkDeviceToken } from "./sample/sampler.js";
-import type { SampledForward, SequenceChunk } from "./backends/runner.js";
+import type { ChunkMedia, SampledForward, SequenceChunk } from "./backends/runner.js";
+import { GEMMA3_IMAGE_MARKERS as IMAGE_MARKERS } from "./vision/clip-config.js";
 import { kvSpaceOf } from "./sched/kv-space.js";
 import { Scheduler, type StepPlan, decodingCount } from "./sched/scheduler.js";
 import { StepPacer } from "./sched/step-pacer.js";
@@ -239,7 +240,11 @@ export class Engine implements ServingEngine {
 
   /** The request's prompt, rendered, compacted and tokenized; it must leave room for one generated token. */
   private preparePrompt(request: EngineRequest): PreparedPrompt {
-    const model = { tokenizer: this.model.tokenizer, chatTemplate: this.model.chatTemplate, vocabSize: this.model.config.vocab_size };
+    const vision = this.model.vision;
+    const model = {
+      tokenizer: this.model.tokenizer, chatTemplate: this.model.chatTemplate, vocabSize: this.model.config.vocab_size,
+      ...(vision ? { vision: { tokensPerImage: vision.config.tokensPerImage, ...IMAGE_MARKERS } } : {}),
+    };
     return prepareRequestPrompt(model, request, this.promptSettings);
   }
 
@@ -294,7 +299,7 @@ export class Engine implements ServingEngine {
         id, priority, arrival: ++this.arrivals, promptTokens: tokens, maxTokens: maxTokens === "context" ? room : Math.min(maxTokens, room), stop,
         endOfTurn: [...endOfTurn, ...(prompt.endOfTurn ?? [])],
         ignoreEndOfGeneration: request.ignoreEndOfGeneration ?? false, sampler, tokenizer: this.model.tokenizer, channel,
-        thinkingBudget: thinkingBudgetOf(request), constraint,
+        thinkingBudget: thinkingBudgetOf(request), constraint, images: this.imagesOf(prompt),
       });
     } catch (error) {
       if (error instanceof StopSequenceError) throw new EngineError("invalid_request", error.message, `stop[${error.index}]`, { cause: error });
@@ -303,6 +308,18 @@ export class Engine implements ServingEngine {
     channel.push({ type: "start", requestId: id, promptTokens: tokens.length, compaction: prompt.compaction });
     this.totals.prompt += tokens.length;
     return active;
+  }
+
+  /** The prompt's images with their token spans, checked to fit one step each (an image's tokens run together). */
+  private imagesOf(prompt: PreparedPrompt): RequestImage[] | undefined {
+    if (!prompt.images?.length) return undefined;
+    const vision = this.model.vision;
+    if (!vision) throw new EngineError("invalid_request", "this model does not take images (it was loaded without a vision projector: --mmproj)", "input.messages");
+    const count = vision.config.tokensPerImage;
+    if (count > this.scheduler.limits.maxStepTokens) {
+      throw new EngineError("invalid_request", `an image takes ${count} tokens in one step, more than this engine's ${this.scheduler.limits.maxStepTokens} tokens a step (raise the batch size)`, "input.messages");
+    }
+    return prompt.images.map(({ start, image }) => ({ start, end: start + count, image }));
   }
 
   /**
@@ -429,14 +446,37 @@ export class Engine implements ServingEngine {
         done();
       }
     }
+    // Images a chunk reaches are encoded first; an encoder on the GPU answers later, and the pass waits for it.
+    const encoding = this.encodeImages(plan);
+    if (encoding) return encoding.then(() => this.forward(plan));
+    return this.forward(plan);
+  }
+
+  /** Encodes the images the plan's chunks reach that have no embeddings yet; a promise while any is encoded asynchronously. */
+  private encodeImages(plan: StepPlan<ActiveRequest>): Promise<void> | undefined {
+    const pending: Promise<void>[] = [];
+    for (const { request, start, count } of plan.chunks) {
+      for (const image of request.images) {
+        if (image.embeddings || image.end <= start || image.start >= start + count) continue;
+        const embeddings = this.model.vision!.encode(image.image);
+        if (embeddings instanceof Promise) pending.push(embeddings.then((rows) => void (image.embeddings = rows)));
+        else image.embeddings = embeddings;
+      }
+    }
+    return pending.length > 0 ? Promise.all(pending).then(() => undefined) : undefined;
+  }
+
+  /** The plan's forward pass, its images encoded. */
+  private forward(plan: StepPlan<ActiveRequest>): Promise<void> | undefined {
     const runner = this.model.runner;
     const chunks: SequenceChunk[] = plan.chunks.map(({ request, start, count }) => {
       const wantLogits = start + count === request.tokens.length;
       // Where the runner samples on the device, the token's draw is taken now and its token comes back, not logits.
       const deviceSampling = wantLogits && runner.forwardSampled ? request.deviceSampling() : undefined;
+      const media = this.chunkMedia(request, start, count);
       return {
         tokens: request.tokens.slice(start, start + count), startPosition: start, blockTable: request.kv.blocks, localBlockTable: this.kv.localTable(request.kv),
-        wantLogits, deviceSampling,
+        wantLogits, deviceSampling, ...(media ? { media } : {}),
       };
     });
     if (runner.forwardSampled) return runner.forwardSampled(chunks).then((output) => this.sample(plan, chunks, output));
@@ -444,6 +484,23 @@ export class Engine implements ServingEngine {
     if (logits instanceof Promise) return logits.then((values) => this.sample(plan, chunks, { tokens: new Int32Array(0), logits: values }));
     this.sample(plan, chunks, { tokens: new Int32Array(0), logits });
     return undefined;
+  }
+
+  /**
+   * The image rows of a request's chunk [start, start + count): each image's embeddings (encoded by encodeImages, kept
+   * until the request ends) for the part of its tokens in the chunk. The scheduler keeps an image's uncomputed tokens
+   * in one chunk, so every row sees its whole image.
+   */
+  private chunkMedia(request: ActiveRequest, start: number, count: number): ChunkMedia[] | undefined {
+    const d = this.model.config.hidden_size;
+    const media: ChunkMedia[] = [];
+    for (const image of request.images) {
+      const from = Math.max(image.start, start);
+      const to = Math.min(image.end, start + count);
+      if (from >= to) continue;
+      media.push({ offset: from - start, embeddings: image.embeddings!.subarray((from - image.start) * d, (to - image.start) * d), keyEnd: image.end });
+    }
+    return media.length > 0 ? media : undefined;
   }
 
   /**

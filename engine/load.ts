@@ -15,6 +15,10 @@ import { openModelSource } from "./model/source.js";
 import type { Tokenizer } from "./tokenizer/tokenizer.js";
 import { tokenizerFromGguf } from "./tokenizer/gguf.js";
 import { tokenizerFromHuggingFace } from "./tokenizer/huggingface.js";
+import { ModelFileError } from "./model/errors.js";
+import { promptVisionOf } from "./vision/clip-config.js";
+import type { VisionEncoder } from "./vision/encoder.js";
+import { WasmVisionEncoder } from "./vision/wasm-encoder.js";
 
 /** Options for {@link loadModel}. */
 export interface LoadOptions {
@@ -38,6 +42,11 @@ export interface LoadOptions {
   kvCache?: KvBudget & { dtype?: KvDtype; keepWindowKv?: boolean };
   /** Called as weight bytes arrive. */
   onProgress?: (progress: LoadProgress) => void;
+  /**
+   * A vision projector (an `mmproj` GGUF, llama.cpp's flag name) for the model to take images: Gemma 3's. Its encoder
+   * runs on WebAssembly threads of its own, whichever backend runs the model.
+   */
+  mmproj?: string;
   /** Where the model runs (default "wasm"; "auto": WebGPU when a hardware GPU adapter is present, found by probeGpu). */
   backend?: BackendName | "auto";
   /** WebGPU only: weight part size and kernel choices that tests and benchmarks change (default: what the device allows). */
@@ -70,6 +79,8 @@ export interface LoadedModel {
   loadSeconds: number;
   /** Bytes of tensor data in the model file. */
   tensorBytes: number;
+  /** The vision encoder, when loaded with a projector (`mmproj`). */
+  vision?: VisionEncoder;
   /** Stops the compute threads; the model cannot be used afterwards. */
   dispose(): Promise<void>;
 }
@@ -97,43 +108,76 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
     onProgress: options.onProgress,
   };
   const started = performance.now();
+  const threads = options.threads ?? availableParallelism();
+  const vision = options.mmproj === undefined ? undefined : await loadVision(options.mmproj, source.config, tokenizer, threads, options.simd);
   const loaded = (runner: ModelRunner, backendName: BackendName, device: string, dispose: () => Promise<void>): LoadedModel => {
     const kvPool = new BlockPool(runner.kvBlocks, KV_BLOCK_SIZE);
     const localKv = runner.localKvBlocks === undefined ? undefined : new SlidingWindowKv(kvPool, runner.localKvBlocks, source.config.sliding_window!);
     return {
       path, config: source.config, tokenizer, chatTemplate: source.chatTemplate, runner, backend: backendName, device, kvPool, localKv, contextSize,
-      loadSeconds: (performance.now() - started) / 1000, tensorBytes: source.totalTensorBytes, dispose,
+      loadSeconds: (performance.now() - started) / 1000, tensorBytes: source.totalTensorBytes, ...(vision ? { vision } : {}),
+      dispose: async () => {
+        await dispose();
+        await vision?.dispose();
+      },
     };
   };
+  try {
+    return await loadRunner();
+  } catch (error) {
+    await vision?.dispose();
+    throw error;
+  }
 
-  // "auto" looks for a hardware GPU in a child process first: opening Dawn here prints its adapter warnings on stderr.
-  // Models the WebGPU backend does not run yet stay on WebAssembly under "auto".
-  const gpuRuns = webGpuUnsupported(source.config) === undefined;
-  if (backend === "webgpu" || (backend === "auto" && gpuRuns && (await probeGpu()).hardware)) {
-    // Dawn is loaded only when a GPU is wanted; where its native module cannot load, "auto" means WebAssembly.
-    const gpu = await import("../kernels/webgpu/gpu.js").then(
-      ({ openGpu }) => openGpu(),
-      (error: Error) => ({ unavailable: `Dawn (npm webgpu) could not be loaded: ${error.message}` }),
-    );
-    if ("unavailable" in gpu) {
-      if (backend === "webgpu") throw new Error(`--backend webgpu: ${gpu.unavailable}; use --backend wasm`);
-    } else if (backend === "auto" && gpu.adapter.software) {
-      gpu.device.destroy(); // a CPU Vulkan driver is slower than the WebAssembly kernels
-    } else {
-      try {
-        const { RecoveringGpuRunner } = await import("./backends/webgpu/recovering-runner.js");
-        const runner = await RecoveringGpuRunner.create(source, gpu, runnerOptions, options.webgpu);
-        const device = `${gpu.adapter.description || gpu.adapter.vendor}${gpu.adapter.software ? " (software)" : ""}`;
-        return loaded(runner, "webgpu", device, async () => runner.dispose());
-      } catch (error) {
-        gpu.device.destroy();
-        throw error;
+  async function loadRunner(): Promise<LoadedModel> {
+    // "auto" looks for a hardware GPU in a child process first: opening Dawn here prints its adapter warnings on stderr.
+    // Models the WebGPU backend does not run yet stay on WebAssembly under "auto".
+    const gpuRuns = webGpuUnsupported(source.config) === undefined;
+    if (backend === "webgpu" || (backend === "auto" && gpuRuns && (await probeGpu()).hardware)) {
+      // Dawn is loaded only when a GPU is wanted; where its native module cannot load, "auto" means WebAssembly.
+      const gpu = await import("../kernels/webgpu/gpu.js").then(
+        ({ openGpu }) => openGpu(),
+        (error: Error) => ({ unavailable: `Dawn (npm webgpu) could not be loaded: ${error.message}` }),
+      );
+      if ("unavailable" in gpu) {
+        if (backend === "webgpu") throw new Error(`--backend webgpu: ${gpu.unavailable}; use --backend wasm`);
+      } else if (backend === "auto" && gpu.adapter.software) {
+        gpu.device.destroy(); // a CPU Vulkan driver is slower than the WebAssembly kernels
+      } else {
+        try {
+          const { RecoveringGpuRunner } = await import("./backends/webgpu/recovering-runner.js");
+          const runner = await RecoveringGpuRunner.create(source, gpu, runnerOptions, options.webgpu);
+          const device = `${gpu.adapter.description || gpu.adapter.vendor}${gpu.adapter.software ? " (software)" : ""}`;
+          return loaded(runner, "webgpu", device, async () => runner.dispose());
+        } catch (error) {
+          gpu.device.destroy();
+          throw error;
+        }
       }
     }
+    const runner = await WasmModelRunner.create(source, runnerOptions, { threads, simd: options.simd, ...options.wasm });
+    const simd = runner.simd === "relaxed" ? ", relaxed SIMD" : "";
+    const memories = runner.memoryCount > 1 ? `, ${runner.memoryCount} memories` : "";
+    return loaded(runner, "wasm", `WebAssembly, ${threads} thread${threads === 1 ? "" : "s"}${simd}${memories}`, () => runner.dispose());
   }
-  const threads = options.threads ?? availableParallelism();
-  const runner = await WasmModelRunner.create(source, runnerOptions, { threads, simd: options.simd, ...options.wasm });
-  const simd = runner.simd === "relaxed" ? ", relaxed SIMD" : "";
-  const memories = runner.memoryCount > 1 ? `, ${runner.memoryCount} memories` : "";
-  return loaded(runner, "wasm", `WebAssembly, ${threads} thread${threads === 1 ? "" : "s"}${simd}${memories}`, () => runner.dispose());
+}
+
+/**
+ * The vision encoder of the projector at `path`, checked against the text model it feeds: Gemma 3 only, its output
+ * as wide as the model's embeddings, the image markers in the vocabulary. @throws ModelFileError naming the mismatch.
+ */
+async function loadVision(path: string, config: ModelConfig, tokenizer: Tokenizer, threads: number, simd: LoadOptions["simd"]): Promise<VisionEncoder> {
+  if (config.architecture !== "gemma3") {
+    throw new ModelFileError(path, `a vision projector needs a Gemma 3 model (architecture gemma3); this model is ${config.architecture}`);
+  }
+  const vision = promptVisionOf(path);
+  for (const marker of [vision.begin, vision.end]) {
+    if (tokenizer.tokenId(marker) === undefined) throw new ModelFileError(path, `the model's vocabulary has no ${marker} token, which images need`);
+  }
+  const encoder = await WasmVisionEncoder.load(path, { threads, simd });
+  if (encoder.config.outputSize !== config.hidden_size) {
+    await encoder.dispose();
+    throw new ModelFileError(path, `the projector writes embeddings of ${encoder.config.outputSize} values, but the model's hidden size is ${config.hidden_size}: not this model's projector`);
+  }
+  return encoder;
 }

@@ -8,6 +8,8 @@ import { vocabularySpecFromGguf } from "./tokenizer/gguf.js";
 import { vocabularySpecFromHuggingFace } from "./tokenizer/huggingface.js";
 import { Tokenizer } from "./tokenizer/tokenizer.js";
 import type { VocabularySpec } from "./tokenizer/vocabulary.js";
+import { promptVisionOf } from "./vision/clip-config.js";
+import type { PromptVision } from "./vision/image-tokens.js";
 
 /**
  * What rendering and tokenizing a model's prompts takes, as plain data that survives msgpack or JSON (typed arrays
@@ -21,13 +23,15 @@ export interface PromptModelSource {
   };
   chatTemplate: string | null;
   vocabSize: number;
+  /** How an image is written, for a model loaded with a vision projector. */
+  vision?: PromptVision;
 }
 
 /** The tokenizer and chat template that {@link PromptCounter.readSource}'s data describes, ready to prepare prompts. */
 export function promptModelOf(source: PromptModelSource): PromptModel {
   const { strip, ...vocabulary } = source.vocabulary;
   const spec: VocabularySpec = { ...vocabulary, ...(strip ? { strip: new Map(strip.map(([id, lstrip, rstrip]) => [id, { lstrip, rstrip }])) } : {}) };
-  return { tokenizer: new Tokenizer(spec), chatTemplate: source.chatTemplate, vocabSize: source.vocabSize };
+  return { tokenizer: new Tokenizer(spec), chatTemplate: source.chatTemplate, vocabSize: source.vocabSize, ...(source.vision ? { vision: source.vision } : {}) };
 }
 
 /** Prompts whose tokens a counter remembers. */
@@ -40,13 +44,16 @@ export class PromptCounter {
 
   private constructor(private readonly model: PromptModel) {}
 
-  /** Reads the tokenizer and chat template of a GGUF file or Hugging Face directory (not its weights). */
-  static open(path: string): PromptCounter {
-    return PromptCounter.fromSource(PromptCounter.readSource(path));
+  /**
+   * Reads the tokenizer and chat template of a GGUF file or Hugging Face directory (not its weights), and how images
+   * are written when the model runs with the vision projector `mmproj`.
+   */
+  static open(path: string, mmproj?: string): PromptCounter {
+    return PromptCounter.fromSource(PromptCounter.readSource(path, mmproj));
   }
 
-  /** The tokenizer and chat template of a GGUF file or Hugging Face directory, as plain data. */
-  static readSource(path: string): PromptModelSource {
+  /** The tokenizer and chat template of a GGUF file or Hugging Face directory (and `mmproj`'s image shape), as plain data. */
+  static readSource(path: string, mmproj?: string): PromptModelSource {
     const source = openModelSource(path);
     const { scores, tokenTypes, strip, ...rest } = source.ggufMetadata ? vocabularySpecFromGguf(source.ggufMetadata, path) : vocabularySpecFromHuggingFace(path);
     const vocabulary: PromptModelSource["vocabulary"] = {
@@ -55,7 +62,7 @@ export class PromptCounter {
       ...(tokenTypes ? { tokenTypes: Array.from(tokenTypes) } : {}),
       ...(strip ? { strip: [...strip].map(([id, { lstrip, rstrip }]) => [id, lstrip, rstrip] as [number, boolean, boolean]) } : {}),
     };
-    return { vocabulary, chatTemplate: source.chatTemplate, vocabSize: source.config.vocab_size };
+    return { vocabulary, chatTemplate: source.chatTemplate, vocabSize: source.config.vocab_size, ...(mmproj ? { vision: promptVisionOf(mmproj) } : {}) };
   }
 
   /** A counter from {@link readSource}'s data (read here, or received from another process). */
@@ -87,7 +94,9 @@ export class PromptCounter {
   #prepare(request: EngineRequest, maxTokens: number): ArrayLike<number> {
     let key: string | undefined;
     try {
-      key = JSON.stringify(request.input);
+      // Images are pixels, not worth a JSON key: such prompts are not remembered.
+      const input = request.input;
+      key = "messages" in input && Array.isArray(input.messages) && input.messages.some((message) => message?.images?.length) ? undefined : JSON.stringify(input);
     } catch {
       key = undefined; // not plain data: not remembered
     }

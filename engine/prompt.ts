@@ -3,6 +3,8 @@
 import { chatFormatOf } from "./chat/default-template.js";
 import { harmonyMessages, harmonyTools, isHarmonyTemplate } from "./chat/harmony.js";
 import type { ChatMessage } from "./chat/messages.js";
+import { type PromptImage, type PromptVision, imageTokenIds, markImages, messageImages } from "./vision/image-tokens.js";
+import { checkRgbImage } from "./vision/preprocess.js";
 import { gemma4Messages, isGemma4Template, withGemma4ModelTurn } from "./chat/gemma4.js";
 import { mistralCallLayout, mistralMessages, readsThinkingBlocks } from "./chat/mistral.js";
 import { renderChatTemplate } from "./chat/template.js";
@@ -17,11 +19,16 @@ export interface PromptModel {
   /** The model's own chat template; without one, conversations get the default (engine/chat/default-template.ts). */
   chatTemplate: string | null;
   vocabSize: number;
+  /** Set when the model takes images: how an image is written into the prompt. */
+  vision?: PromptVision;
 }
 
 /** A prompt ready to run. */
 export interface PreparedPrompt {
+  /** Token ids; an image's tokens are placeholders (see engine/vision/image-tokens.ts). */
   tokens: number[];
+  /** The prompt's images, with where their tokens start; absent without images. */
+  images?: PromptImage[];
   compaction?: CompactionResult;
   /** Texts that end the reply like an end-of-generation token (the default chat template's turn markers). */
   endOfTurn?: readonly string[];
@@ -93,15 +100,44 @@ export function preparePrompt(model: PromptModel, input: EngineInput, compaction
     harmony ? harmonyMessages(messages) : mistral ? mistralMessages(messages, thinkingBlocks) : gemma4 ? gemma4Messages(messages) : messages;
   // A model's own template writes any BOS itself; the default one does not, so its text gets the vocabulary's special
   // tokens as raw text does (llama.cpp tokenizes chat prompts with add_special).
+  let images: PromptImage[] | undefined;
   const render = (messages: readonly ChatMessage[]): number[] => {
-    const text = renderChatTemplate(format.template, adapt(messages), {
+    const withImages = messageImages(messages);
+    if (withImages.length > 0 && !model.vision) {
+      throw new EngineError("invalid_request", "this model does not take images (it was loaded without a vision projector: --mmproj)", withImages[0]!.field);
+    }
+    for (const { image, field } of withImages) {
+      try {
+        checkRgbImage(image);
+      } catch (error) {
+        throw new EngineError("invalid_request", `${field}: ${(error as Error).message}`, field);
+      }
+    }
+    // Each image becomes a marker no message can contain; the rendered text is cut there and the image's tokens put in.
+    const marked = withImages.length > 0 ? markImages(messages) : { messages, marker: "" };
+    const rendered = renderChatTemplate(format.template, adapt(marked.messages), {
       addGenerationPrompt: true,
       bosToken: model.tokenizer.bosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.bosId),
       eosToken: model.tokenizer.eosId === undefined ? "" : model.tokenizer.tokenText(model.tokenizer.eosId),
       kwargs: input.templateKwargs,
       tools: harmony && input.tools ? harmonyTools(input.tools) : input.tools,
     });
-    return encode(gemma4 ? withGemma4ModelTurn(text) : text, format.isDefault);
+    const text = gemma4 ? withGemma4ModelTurn(rendered) : rendered;
+    if (withImages.length === 0) return encode(text, format.isDefault);
+    const pieces = text.split(marked.marker);
+    if (pieces.length !== withImages.length + 1) throw new EngineError("invalid_request", "the chat template dropped or repeated an image", "input.messages");
+    const vision = model.vision!;
+    const tokens = encode(pieces[0]!, format.isDefault);
+    const placed: PromptImage[] = [];
+    withImages.forEach(({ image }, i) => {
+      tokens.push(...encode(vision.begin, false));
+      placed.push({ start: tokens.length, image });
+      tokens.push(...imageTokenIds(image, vision.tokensPerImage));
+      tokens.push(...encode(vision.end, false), ...encode(pieces[i + 1]!, false));
+      if (tokens.length > maxTokens) throw tooLong();
+    });
+    images = placed;
+    return tokens;
   };
   /** A count for compaction: exact up to the limit, the limit plus one past it. */
   const saturating = (count: () => number): number => {
@@ -113,14 +149,11 @@ export function preparePrompt(model: PromptModel, input: EngineInput, compaction
     }
   };
   try {
-    if (!compaction) return { tokens: render(input.messages), endOfTurn };
-    // Compaction counts candidate lists; the one it returns was counted last, so its render is reused.
-    const rendered = new WeakMap<readonly ChatMessage[], number[]>();
-    const countTokens = (messages: readonly ChatMessage[]) => saturating(() => {
-      const tokens = render(messages);
-      rendered.set(messages, tokens);
-      return tokens.length;
-    });
+    if (!compaction) {
+      const tokens = render(input.messages);
+      return { tokens, endOfTurn, ...(images ? { images } : {}) };
+    }
+    const countTokens = (messages: readonly ChatMessage[]) => saturating(() => render(messages).length);
     const textTokens = new Map<string, number>();
     const countText = (text: string) => {
       let count = textTokens.get(text);
@@ -128,7 +161,9 @@ export function preparePrompt(model: PromptModel, input: EngineInput, compaction
       return count;
     };
     const result = compactConversation(input.messages, compaction, countTokens, countText);
-    return { tokens: rendered.get(result.messages) ?? render(result.messages), compaction: result, endOfTurn };
+    // Rendered last or now, so `images` is the final prompt's.
+    const tokens = render(result.messages);
+    return { tokens, compaction: result, endOfTurn, ...(images ? { images } : {}) };
   } catch (error) {
     if (error instanceof EngineError) throw error;
     throw new EngineError("invalid_request", `input.messages: ${(error as Error).message}`, "input.messages", { cause: error });

@@ -40,7 +40,11 @@ const pending = new Map<string, Promise<string>>();
  */
 export function ensureTestModel(preset: string, format: ModelFormat, dtype: ModelDtype, seed = DEFAULT_SEED): Promise<string> {
   checkFormatDtype(format, dtype);
-  const path = testModelPath(preset, format, dtype, seed);
+  return cached(testModelPath(preset, format, dtype, seed), (out) => generateInChild(preset, format, dtype, seed, out));
+}
+
+/** `path`, written first by `generate` (to a temporary path renamed into place) unless it exists. */
+function cached(path: string, generate: (out: string) => Promise<void>): Promise<string> {
   const inFlight = pending.get(path);
   if (inFlight) return inFlight;
   const job = (async () => {
@@ -48,7 +52,7 @@ export function ensureTestModel(preset: string, format: ModelFormat, dtype: Mode
     mkdirSync(testModelCacheDir(), { recursive: true });
     const temporary = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
     try {
-      await generateInChild(preset, format, dtype, seed, temporary);
+      await generate(temporary);
       try {
         renameSync(temporary, path);
       } catch (error) {
@@ -65,6 +69,16 @@ export function ensureTestModel(preset: string, format: ModelFormat, dtype: Mode
   return job;
 }
 
+/** The cache path of a preset's vision projector (f16, as llama.cpp's published mmproj files). */
+export function testMmprojPath(preset: string, seed = DEFAULT_SEED): string {
+  return join(testModelCacheDir(), `mmproj-${preset}-f16-seed${seed}-v${GENERATOR_VERSION}.gguf`);
+}
+
+/** The path of a cached random-weight vision projector of `preset` (Gemma 3 presets), generating it first if needed. */
+export function ensureTestMmproj(preset: string, seed = DEFAULT_SEED): Promise<string> {
+  return cached(testMmprojPath(preset, seed), (out) => runGenerator(["--preset", preset, "--mmproj-only", "--seed", String(seed), "--mmproj-out", out], `${preset} mmproj`));
+}
+
 /**
  * For tests: undefined when `preset` can be generated here; otherwise why not. Tests skip on it outside CI, with the
  * reason in their title, and fail under CI (see engine/testing/fixtures.ts: skipOutsideCi, titled, failIfMissing).
@@ -78,16 +92,20 @@ export function testModelSkipReason(preset: string): string | undefined {
 
 /** Runs the build's generator CLI in a child process, refusing a build whose generator version is not this one. */
 async function generateInChild(preset: string, format: ModelFormat, dtype: ModelDtype, seed: number, out: string): Promise<void> {
+  await runGenerator(["--preset", preset, "--format", format, "--dtype", dtype, "--seed", String(seed), "--out", out], `${preset} ${format} ${dtype}`);
+}
+
+/** Runs the build's generator CLI with `args` in a child process, refusing a build whose generator version is not this one. */
+async function runGenerator(args: readonly string[], what: string): Promise<void> {
   const script = join(repoRoot(), "dist", "scripts", "generate-model.js");
-  if (!existsSync(script)) throw new Error(`generating test model ${preset} needs the build (${script} is missing): run npm run build`);
+  if (!existsSync(script)) throw new Error(`generating test model ${what} needs the build (${script} is missing): run npm run build`);
   const built = (await import(pathToFileURL(script).href)) as { GENERATOR_VERSION: number };
   if (built.GENERATOR_VERSION !== GENERATOR_VERSION) {
     throw new Error(`the build's generator is version ${built.GENERATOR_VERSION}, the sources' ${GENERATOR_VERSION}: run npm run build`);
   }
-  const args = [script, "--preset", preset, "--format", format, "--dtype", dtype, "--seed", String(seed), "--out", out];
   await new Promise<void>((resolve, reject) => {
-    execFile(process.execPath, args, { maxBuffer: 16 << 20 }, (error, _stdout, stderr) => {
-      if (error) reject(new Error(`generating test model ${preset} ${format} ${dtype} failed: ${stderr.trim().split("\n").at(-1) || error.message}`));
+    execFile(process.execPath, [script, ...args], { maxBuffer: 16 << 20 }, (error, _stdout, stderr) => {
+      if (error) reject(new Error(`generating test model ${what} failed: ${stderr.trim().split("\n").at(-1) || error.message}`));
       else resolve();
     });
   });

@@ -19,10 +19,35 @@ export interface SequenceChunk {
    * block, -1 where the window no longer reaches (never read).
    */
   localBlockTable?: ArrayLike<number>;
+  /** Rows whose input is an image's embeddings instead of a token's (their token ids are not read). */
+  media?: readonly ChunkMedia[];
   /** Whether to return logits for the chunk's last token. */
   wantLogits: boolean;
   /** With wantLogits, for {@link ModelRunner.forwardSampled}: sample the token on the device, not return logits. */
   deviceSampling?: DeviceSampling;
+}
+
+/** A run of a chunk's rows that are image tokens. */
+export interface ChunkMedia {
+  /** Index in the chunk's tokens of the first row. */
+  offset: number;
+  /** [rows, hidden_size] f32: the rows' input embeddings, taken as they are (not scaled as token embeddings are). */
+  embeddings: Float32Array;
+  /**
+   * Exclusive end position of the whole image: each of its rows attends to every position before it, so the image's
+   * tokens see each other (Gemma 3 reads images bidirectionally). The chunk holds the image's tokens up to there.
+   */
+  keyEnd: number;
+}
+
+/** The exclusive key end of every row of `chunk` that is an image's, by row index in the chunk (others: causal). */
+export function mediaKeyEnds(chunk: SequenceChunk, hiddenSize: number): Map<number, number> {
+  const ends = new Map<number, number>();
+  for (const media of chunk.media ?? []) {
+    const rows = media.embeddings.length / hiddenSize;
+    for (let i = 0; i < rows; i++) ends.set(media.offset + i, media.keyEnd);
+  }
+  return ends;
 }
 
 /** What {@link ModelRunner.forwardSampled} returns. */
@@ -88,7 +113,7 @@ export interface ModelRunner {
  * Checks a forward batch against the runner's sizes and the vocabulary, before anything is written; returns its
  * token count. @throws RangeError naming the limit or value at fault.
  */
-export function checkBatch(chunks: readonly SequenceChunk[], options: RunnerOptions, vocabSize: number): number {
+export function checkBatch(chunks: readonly SequenceChunk[], options: RunnerOptions, vocabSize: number, hiddenSize: number): number {
   const tokens = chunks.reduce((sum, c) => sum + c.tokens.length, 0);
   if (tokens === 0) throw new RangeError("forward() needs at least one token");
   if (tokens > options.maxBatchTokens) throw new RangeError(`batch of ${tokens} tokens exceeds maxBatchTokens ${options.maxBatchTokens}`);
@@ -97,12 +122,32 @@ export function checkBatch(chunks: readonly SequenceChunk[], options: RunnerOpti
     const end = chunk.startPosition + chunk.tokens.length;
     if (end > options.maxContext) throw new RangeError(`sequence reaches position ${end}, beyond maxContext ${options.maxContext}`);
     if (chunk.blockTable.length * options.blockSize < end) throw new RangeError(`block table covers ${chunk.blockTable.length * options.blockSize} positions, ${end} needed`);
+    const mediaRows = checkMedia(chunk, hiddenSize);
     for (let i = 0; i < chunk.tokens.length; i++) {
+      if (mediaRows.has(i)) continue;
       const token = chunk.tokens[i];
       if (!Number.isInteger(token) || token < 0 || token >= vocabSize) throw new RangeError(`token id ${token} is outside the vocabulary (0..${vocabSize - 1})`);
     }
   }
   return tokens;
+}
+
+/** The rows of `chunk` that are an image's, checked to lie inside it and see no key past its end. @throws RangeError */
+function checkMedia(chunk: SequenceChunk, hiddenSize: number): Set<number> {
+  const rows = new Set<number>();
+  const end = chunk.startPosition + chunk.tokens.length;
+  for (const media of chunk.media ?? []) {
+    const count = media.embeddings.length / hiddenSize;
+    if (!Number.isInteger(count) || count < 1) throw new RangeError(`image embeddings of ${media.embeddings.length} floats are not rows of ${hiddenSize}`);
+    if (!Number.isInteger(media.offset) || media.offset < 0 || media.offset + count > chunk.tokens.length) {
+      throw new RangeError(`image rows ${media.offset}..${media.offset + count} fall outside the chunk's ${chunk.tokens.length} tokens`);
+    }
+    if (media.keyEnd < chunk.startPosition + media.offset + count || media.keyEnd > end) {
+      throw new RangeError(`image key end ${media.keyEnd} must lie between its last row and the chunk's end ${end}`);
+    }
+    for (let i = 0; i < count; i++) rows.add(media.offset + i);
+  }
+  return rows;
 }
 
 /** Checks that every KV copy lands inside the target's blocks. @throws RangeError naming the copy at fault. */

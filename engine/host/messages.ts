@@ -5,6 +5,7 @@ import { GEMMA4_THINK_TAGS, isGemma4Template } from "../chat/gemma4.js";
 import { isHarmonyTemplate } from "../chat/harmony.js";
 import { mistralCallLayout, mistralThinkTags } from "../chat/mistral.js";
 import type { EngineOptions } from "../engine.js";
+import type { VisionEncoder } from "../vision/encoder.js";
 import type { BackendName, LoadedModel, LoadOptions } from "../load.js";
 import type { PreparedPrompt, PromptSettings } from "../prompt.js";
 import { EngineError, type EngineErrorKind, type EngineEvent, type EngineRequest, type EngineStats, type PrefixCacheSnapshot, type PrefixCacheUpdate } from "../request.js";
@@ -64,7 +65,14 @@ export function describeModel(model: LoadedModel): ModelInfo {
     device: model.device,
     chatTemplate: chatFormatOf(model.chatTemplate).isDefault ? "default" : "model",
     ...syntaxOf(model),
+    ...(model.vision ? { vision: visionOf(model.vision) } : {}),
   };
+}
+
+/** What a server needs to know of a loaded vision encoder. */
+function visionOf(encoder: VisionEncoder): VisionInfo {
+  const markers = 2; // Gemma 3's <start_of_image> and <end_of_image>, one token each
+  return { path: encoder.path, tokensPerImage: encoder.config.tokensPerImage + markers, imageSize: encoder.config.imageSize };
 }
 
 /** How the model writes reasoning and calls, from its chat template and vocabulary (see ModelInfo.syntax). */

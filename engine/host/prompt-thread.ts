@@ -13,6 +13,8 @@ import { type CallReply, PendingCalls } from "./pending-calls.js";
 export interface PromptWorkerData {
   /** The model file or directory: its tokenizer and chat template are read, not its weights. */
   path: string;
+  /** The model's vision projector, whose header says how images are written. */
+  mmproj?: string;
 }
 
 /** A question to the prompt thread: one request's prompt, or only its length. */
@@ -40,7 +42,7 @@ export class PromptThread {
   #broken = false;
   #closed = false;
 
-  constructor(private readonly modelPath: string) {
+  constructor(private readonly modelPath: string, private readonly mmproj?: string) {
     this.#broken = !existsSync(promptWorkerPath());
   }
 
@@ -85,7 +87,7 @@ export class PromptThread {
   #thread(): Worker {
     if (this.#worker) return this.#worker;
     // No inherited Node flags (an --input-type would fail the thread's start); unref'd: it never keeps a process alive.
-    const worker = new Worker(promptWorkerPath(), { workerData: { path: this.modelPath } satisfies PromptWorkerData, execArgv: [] });
+    const worker = new Worker(promptWorkerPath(), { workerData: { path: this.modelPath, ...(this.mmproj ? { mmproj: this.mmproj } : {}) } satisfies PromptWorkerData, execArgv: [] });
     worker.unref();
     let failure: Error | undefined;
     worker.on("message", (reply: CallReply) => {

@@ -13,7 +13,7 @@ if (!port) throw new Error("prompt-worker.js runs as a worker thread (started by
 const data = workerData as PromptWorkerData;
 // Questions that arrive meanwhile wait in the port. A model whose tokenizer cannot be read here ends the thread, and
 // its engine prepares prompts on its own thread instead.
-const model = promptModelOf(PromptCounter.readSource(data.path));
+const model = promptModelOf(PromptCounter.readSource(data.path, data.mmproj));
 model.tokenizer.longestPieceBytes(); // the bound that stops tokenizing at the limit, built before the first prompt
 
 port.on("message", (question: ToPromptWorker) => {

@@ -84,7 +84,7 @@ export class WorkerEngine implements ServingEngine {
   private constructor(path: string, data: EngineWorkerData) {
     this.#path = path;
     this.#data = data;
-    this.#prompts = new PromptThread(data.path);
+    this.#prompts = new PromptThread(data.path, data.load.mmproj);
   }
 
   /**

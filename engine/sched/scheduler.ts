@@ -16,6 +16,26 @@ export interface SchedulableRequest {
   readonly tokens: readonly number[];
   /** Leading tokens whose KV is in the cache. */
   computed: number;
+  /**
+   * Token spans [start, end) whose uncomputed part must run in one chunk (an image's tokens attend to each other):
+   * a chunk ends before such a span or takes the rest of it whole.
+   */
+  atomicSpans?(): readonly (readonly [number, number])[];
+}
+
+/**
+ * How many of `count` tokens from `start` a chunk takes so that it cuts no atomic span: ending inside a span it stops
+ * at the span's start, or, when it began inside or at the span, runs to the span's end if `ceiling` tokens allow it
+ * (else 0: the request waits for a step with room).
+ */
+export function chunkTokens(request: SchedulableRequest, start: number, count: number, ceiling: number): number {
+  const end = start + count;
+  for (const [spanStart, spanEnd] of request.atomicSpans?.() ?? []) {
+    if (end <= spanStart || end >= spanEnd || start >= spanEnd) continue;
+    if (spanStart > start) return spanStart - start;
+    return spanEnd - start <= ceiling ? spanEnd - start : 0;
+  }
+  return count;
 }
 
 /** The scheduler's view of the KV cache manager. */
@@ -117,7 +137,8 @@ export class Scheduler<R extends SchedulableRequest> {
   schedule(maxTokens = this.limits.maxStepTokens, backgroundSequences = this.limits.backgroundSequences ?? this.limits.maxSequences): StepPlan<R> {
     const plan: StepPlan<R> = { chunks: [], admitted: [], preempted: [], exhausted: [] };
     const stepTokens = Math.min(maxTokens, this.limits.maxStepTokens);
-    const budget = () => stepTokens - plan.chunks.reduce((sum, chunk) => sum + chunk.count, 0);
+    const used = () => plan.chunks.reduce((sum, chunk) => sum + chunk.count, 0);
+    const budget = () => stepTokens - used();
     const full = () => budget() === 0 || plan.chunks.length === this.limits.maxSequences;
     const decodesFirst = [...this.runningSet].sort((a, b) => Number(remaining(b) === 1) - Number(remaining(a) === 1) || urgency(a, b));
     const yieldTo = this.startingClass();
@@ -128,7 +149,7 @@ export class Scheduler<R extends SchedulableRequest> {
       if (full()) break;
       if (!this.runningSet.includes(request)) continue; // preempted while making room for a more urgent one
       if (sitsOut(request)) continue;
-      const count = Math.min(remaining(request), budget());
+      const count = chunkTokens(request, request.computed, Math.min(remaining(request), budget()), this.limits.maxStepTokens - used());
       if (count === 0) continue;
       if (request.computed + count > this.kv.capacityPositions || !this.makeRoom(request, request.computed + count, plan, () => this.leastUrgentRunning(request))) {
         if (this.runningSet.includes(request)) plan.exhausted.push(request);
@@ -141,7 +162,12 @@ export class Scheduler<R extends SchedulableRequest> {
       const request = this.waitingQueue[0];
       if (sitsOut(request)) break;
       this.kv.adopt(request);
-      const count = Math.min(remaining(request), budget());
+      const count = chunkTokens(request, request.computed, Math.min(remaining(request), budget()), this.limits.maxStepTokens - used());
+      if (count === 0) {
+        this.kv.release(request);
+        request.computed = 0;
+        break; // its image waits for a step with room; FCFS: nothing behind it jumps the queue
+      }
       const lessUrgent = () => this.leastUrgentRunning(request, (victim) => victim.priority > request.priority);
       if (!this.makeRoom(request, request.computed + count, plan, lessUrgent)) {
         this.kv.release(request);

@@ -36,7 +36,7 @@ function place(kCache: Float32Array | Uint16Array, vCache: Float32Array | Uint16
   const q = runtime.upload(randomF32(totalRows * tokenFloats, 11, 2));
   const tablePointers = tables().map((t) => runtime.upload(t));
   const positionPointers = chunks.map(([rows, start]) => runtime.upload(Int32Array.from({ length: rows }, (_, t) => start + t)));
-  const descriptors = runtime.upload(Int32Array.from(chunks.flatMap(([rows], i) => [firstRows[i], rows, tablePointers[i], positionPointers[i]])));
+  const descriptors = runtime.upload(Int32Array.from(chunks.flatMap(([rows], i) => [firstRows[i], rows, tablePointers[i], positionPointers[i], 0, 0, 0, 0])));
   return { q, kCache: runtime.upload(kCache), vCache: runtime.upload(vCache), tables: tablePointers, positions: positionPointers, descriptors };
 }
 
@@ -61,7 +61,7 @@ function alone(kernel: "attention" | "attention_chunks_f16", p: Placed): Uint8Ar
     if (kernel === "attention") {
       runtime.parallel(kernel, [q, p.kCache, p.vCache, p.tables[i], p.positions[i], o, scratch, rows, heads, kvHeads, headDim, blockSize, scale, scratchStride, 0, 0], heads);
     } else {
-      const descriptor = runtime.upload(Int32Array.of(0, rows, p.tables[i], p.positions[i]));
+      const descriptor = runtime.upload(Int32Array.of(0, rows, p.tables[i], p.positions[i], 0, 0, 0, 0));
       runtime.parallel(kernel, [descriptor, q, p.kCache, p.vCache, o, scratch, heads, kvHeads, headDim, blockSize, scale, scratchStride, 0, 0], heads);
     }
   });

@@ -185,7 +185,7 @@ const VALUE_SLOTS: i32 = 8;
  */
 // @ts-ignore: decorator
 @inline function attend(
-  q: usize, kCache: usize, vCache: usize, blockTable: usize, positions: usize, out: usize, scratch: usize,
+  q: usize, kCache: usize, vCache: usize, blockTable: usize, positions: usize, keyEnds: usize, out: usize, scratch: usize,
   rows: i32, heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, window: i32, sinks: usize, h0: i32, h1: i32, kind: i32,
 ): void {
   const group = heads / kvHeads;
@@ -199,9 +199,12 @@ const VALUE_SLOTS: i32 = 8;
   for (let t = 0; t < rows; t++) {
     const qt = q + <usize>t * tokenBytes;
     const ot = out + <usize>t * tokenBytes;
-    const count = load<i32>(positions + (<usize>t << 2)) + 1;
-    // A sliding window sees the last `window` positions (the row's own included), as llama.cpp's standard SWA mask.
-    const first = window > 0 ? max(0, count - window) : 0;
+    const position = load<i32>(positions + (<usize>t << 2));
+    // Causal: keys up to the row's own position; an image's rows see their whole image (keyEnds).
+    const count = keyEnds != 0 ? load<i32>(keyEnds + (<usize>t << 2)) : position + 1;
+    // A sliding window sees the last `window` positions up to the row's own (and whatever follows it that the row
+    // sees), as llama.cpp's standard SWA mask.
+    const first = window > 0 ? max(0, position + 1 - window) : 0;
     const firstBlockStart = first - first % blockSize;
     // Four positions (four consecutive slots) at a time, every kv head of this call within them.
     for (let start = firstBlockStart; start < count; start += blockSize) {
@@ -264,7 +267,7 @@ export function attention(
   q: usize, kCache: usize, vCache: usize, blockTable: usize, positions: usize, out: usize, scratch: usize,
   rows: i32, heads: i32, kvHeads: i32, headDim: i32, blockSize: i32, scale: f32, scratchStride: i32, window: i32, sinks: usize, h0: i32, h1: i32,
 ): void {
-  attend(q, kCache, vCache, blockTable, positions, out, scratch, rows, heads, kvHeads, headDim, blockSize, scale, scratchStride, window, sinks, h0, h1, KIND_F32);
+  attend(q, kCache, vCache, blockTable, positions, 0, out, scratch, rows, heads, kvHeads, headDim, blockSize, scale, scratchStride, window, sinks, h0, h1, KIND_F32);
 }
 
 // @ts-ignore: decorator
@@ -277,16 +280,17 @@ export function attention(
   // Each chunk this share touches, with the contiguous run of its heads the share holds: one body call per chunk,
   // so heads sharing a kv head still share its K/V reads.
   for (let c = i0 / heads; c * heads < i1; c++) {
-    const descriptor = descriptors + (<usize>c << 4);
+    const descriptor = descriptors + (<usize>c << 5);
     const firstRow = load<i32>(descriptor);
     const rows = load<i32>(descriptor, 4);
     const blockTable = <usize>load<u32>(descriptor, 8);
     const positions = <usize>load<u32>(descriptor, 12);
+    const keyEnds = <usize>load<u32>(descriptor, 16);
     const h0 = max(i0 - c * heads, 0);
     const h1 = min(i1 - c * heads, heads);
     const rowOffset = <usize>firstRow * tokenBytes;
     attend(
-      q + rowOffset, kCache, vCache, blockTable, positions, out + rowOffset, scratch + <usize>c * chunkScratchBytes,
+      q + rowOffset, kCache, vCache, blockTable, positions, keyEnds, out + rowOffset, scratch + <usize>c * chunkScratchBytes,
       rows, heads, kvHeads, headDim, blockSize, scale, scratchStride, window, sinks, h0, h1, kind,
     );
   }
@@ -295,9 +299,11 @@ export function attention(
 /**
  * attention for many chunks (each a run of consecutive token rows of one sequence) in one dispatch, split over
  * [i0, i1) of the chunks * heads (chunk, head) pairs, i = chunkIndex * heads + head.
- * descriptors: [chunks, 4] i32, per chunk [firstRow, rows, blockTablePointer, positionsPointer]: the chunk's rows
- * are q/out rows firstRow .. firstRow + rows - 1; blockTablePointer: byte pointer to its i32 block table;
- * positionsPointer: byte pointer to its [rows] i32 positions. q, out: [totalRows, heads, headDim] f32; kCache,
+ * descriptors: [chunks, 8] i32, per chunk [firstRow, rows, blockTablePointer, positionsPointer, keyEndsPointer, 0, 0,
+ * 0]: the chunk's rows are q/out rows firstRow .. firstRow + rows - 1; blockTablePointer: byte pointer to its i32
+ * block table; positionsPointer: byte pointer to its [rows] i32 positions; keyEndsPointer: 0 (causal), or a byte
+ * pointer to [rows] i32 exclusive ends of the keys each row sees (positions[t] + 1 for a causal row; an image's rows
+ * see up to the image's end: bidirectional within it). A sliding window still starts at positions[t] - window + 1. q, out: [totalRows, heads, headDim] f32; kCache,
  * vCache: [numBlocks, blockSize, kvHeads, headDim] f32. scratch: [chunks * heads, scratchStride] f32, the scores of
  * (chunk c, head h) at row c * heads + h (scratchStride >= max position + 1), so parallel shares never collide.
  * window, sinks: as in attention (0: every earlier position; 0: no sinks).

@@ -22,18 +22,19 @@ function cacheOffset(blockTable: Int32Array, position: number, kvHead: number, s
 }
 
 /**
- * out[t][h] = softmax(q·K * scale) · V over positions 0..positions[t] (the last `s.window` of them with a window;
- * with sinks, head h's sink logit takes its share of the softmax's sum). q, out: [rows, heads, headDim].
+ * out[t][h] = softmax(q·K * scale) · V over positions 0..positions[t], or below keyEnds[t] when given (an image's
+ * rows see the whole image); with a window, from positions[t] - window + 1 only. With sinks, head h's sink logit
+ * takes its share of the softmax's sum. q, out: [rows, heads, headDim].
  */
-export function attentionRef(q: Float32Array, kCache: Float32Array, vCache: Float32Array, blockTable: Int32Array, positions: Int32Array, scale: number, s: AttentionShape): Float32Array {
+export function attentionRef(q: Float32Array, kCache: Float32Array, vCache: Float32Array, blockTable: Int32Array, positions: Int32Array, scale: number, s: AttentionShape, keyEnds?: Int32Array): Float32Array {
   const out = new Float32Array(s.rows * s.heads * s.headDim);
   const group = s.heads / s.kvHeads;
   for (let t = 0; t < s.rows; t++) {
     for (let h = 0; h < s.heads; h++) {
       const kvHead = Math.floor(h / group);
       const qBase = (t * s.heads + h) * s.headDim;
-      const count = positions[t] + 1;
-      const first = s.window ? Math.max(0, count - s.window) : 0;
+      const count = keyEnds ? keyEnds[t] : positions[t] + 1;
+      const first = s.window ? Math.max(0, positions[t] + 1 - s.window) : 0;
       const scores = new Float64Array(count);
       let max = -Infinity;
       for (let p = first; p < count; p++) {
@@ -74,6 +75,8 @@ export interface ChunkRef {
   blockTable: Int32Array;
   /** [rows] positions of the chunk's rows. */
   positions: Int32Array;
+  /** [rows] exclusive ends of the keys each row sees (absent: causal, positions + 1). */
+  keyEnds?: Int32Array;
 }
 
 /**
@@ -85,7 +88,7 @@ export function attentionChunksRef(q: Float32Array, kCache: Float32Array, vCache
   const out = new Float32Array(totalRows * tokenFloats).fill(NaN);
   for (const chunk of chunks) {
     const rowsQ = q.subarray(chunk.firstRow * tokenFloats, (chunk.firstRow + chunk.rows) * tokenFloats);
-    out.set(attentionRef(rowsQ, kCache, vCache, chunk.blockTable, chunk.positions, scale, { ...s, rows: chunk.rows }), chunk.firstRow * tokenFloats);
+    out.set(attentionRef(rowsQ, kCache, vCache, chunk.blockTable, chunk.positions, scale, { ...s, rows: chunk.rows }, chunk.keyEnds), chunk.firstRow * tokenFloats);
   }
   return out;
 }

@@ -1,5 +1,5 @@
 // Paged causal attention for a batch of token rows from any number of sequences, with an online softmax: one
-// workgroup per (head, row). Row t attends to positions 0..positions[t] of its sequence through the block table at
+// workgroup per (head, row). Row t attends to positions 0..positions[t] (or up to its key end) of its sequence through the block table at
 // row_tables[t]; keys are taken a tile of WORKGROUP_SIZE at a time (one score per invocation), the running maximum
 // and sum are rescaled per tile, and each invocation accumulates its share of the head's dimensions.
 // Split-K (flash-decoding): with splits > 1, workgroup (head * splits + split, row) takes only keys [split *
@@ -33,6 +33,9 @@ struct Params {
   has_sinks: u32,
   // Words into k_cache.
   sinks_offset: u32,
+  // 0: causal. Else row t sees the keys below positions[key_ends_offset + t] (an image's rows see the whole image;
+  // a window still starts from positions[t]): the ends ride in the positions buffer, past every binding's limit.
+  key_ends_offset: u32,
 }
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
@@ -97,8 +100,9 @@ fn main(@builtin(workgroup_id) group: vec3u, @builtin(local_invocation_index) la
   }
   workgroupBarrier();
 
-  let end = u32(positions[t]) + 1u;
-  let first_key = select(0u, end - min(end, params.window), params.window > 0u);
+  let own_end = u32(positions[t]) + 1u;
+  let end = select(own_end, u32(positions[params.key_ends_offset + t]), params.key_ends_offset > 0u);
+  let first_key = select(0u, own_end - min(own_end, params.window), params.window > 0u);
   let begin = select(first_key, min(first_key + split * params.split_keys, end), params.splits > 1u);
   let count = select(end, min(begin + params.split_keys, end), params.splits > 1u);
   let table = row_tables[t];

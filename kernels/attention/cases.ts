@@ -85,11 +85,13 @@ interface Batch {
   window?: number;
   /** Attention sinks (see Scenario). */
   withSinks?: boolean;
+  /** Rows [offset, offset + length) of chunk 0 are an image's: each sees the keys up to the image's end. */
+  image?: [offset: number, length: number];
 }
 
 function describeBatch(b: Batch): string {
   const chunks = b.chunks.map(([rows, start]) => `${rows}@${start}`).join(",");
-  return `chunks=${chunks} heads=${b.heads}/${b.kvHeads} headDim=${b.headDim} blockSize=${b.blockSize}${b.window ? ` window=${b.window}` : ""}${b.withSinks ? " sinks" : ""}${b.reversed ? " reversed" : ""}${b.sharedPrefix ? " sharedPrefix" : ""} grain=${b.grain ?? 1}`;
+  return `chunks=${chunks} heads=${b.heads}/${b.kvHeads} headDim=${b.headDim} blockSize=${b.blockSize}${b.window ? ` window=${b.window}` : ""}${b.withSinks ? " sinks" : ""}${b.reversed ? " reversed" : ""}${b.sharedPrefix ? " sharedPrefix" : ""}${b.image ? ` image=${b.image.join("+")}` : ""} grain=${b.grain ?? 1}`;
 }
 
 function attentionChunksCase(b: Batch, f16: boolean): KernelCase {
@@ -123,6 +125,11 @@ function attentionChunksCase(b: Batch, f16: boolean): KernelCase {
       const chunkRefs: ChunkRef[] = b.chunks.map(([rows, start], i) => ({
         firstRow: firstRows[i], rows, blockTable: tables[i], positions: Int32Array.from({ length: rows }, (_, t) => start + t),
       }));
+      const image = b.image;
+      if (image) {
+        const [rows, start] = b.chunks[0];
+        chunkRefs[0].keyEnds = Int32Array.from({ length: rows }, (_, t) => (t >= image[0] && t < image[0] + image[1] ? start + image[0] + image[1] : start + t + 1));
+      }
       // Every chunk's table and positions in two flat buffers; descriptors point into them once placed.
       const tableOffsets = tables.map((_, i) => tables.slice(0, i).reduce((sum, t) => sum + t.length, 0));
       const positionOffsets = chunkRefs.map((_, i) => rowCounts.slice(0, i).reduce((sum, rows) => sum + rows, 0));
@@ -144,11 +151,14 @@ function attentionChunksCase(b: Batch, f16: boolean): KernelCase {
       return {
         kernel,
         buffers: {
-          descriptors: { bytes: b.chunks.length * 16 }, q, kCache, vCache, tables: tableData, positions: positionData,
+          descriptors: { bytes: b.chunks.length * 32 }, q, kCache, vCache, tables: tableData, positions: positionData,
+          ...(chunkRefs[0].keyEnds ? { keyEnds: chunkRefs[0].keyEnds } : {}),
           out: { bytes: q.byteLength }, scratch: { bytes: b.chunks.length * b.heads * scratchStride * 4 }, ...(sinks ? { sinks } : {}),
         },
         link: (pointers) => ({
-          descriptors: Int32Array.from(chunkRefs.flatMap((c, i) => [c.firstRow, c.rows, pointers.tables + tableOffsets[i] * 4, pointers.positions + positionOffsets[i] * 4])),
+          descriptors: Int32Array.from(chunkRefs.flatMap((c, i) => [
+            c.firstRow, c.rows, pointers.tables + tableOffsets[i] * 4, pointers.positions + positionOffsets[i] * 4, c.keyEnds ? pointers.keyEnds : 0, 0, 0, 0,
+          ])),
         }),
         args: ["descriptors", "q", "kCache", "vCache", "out", "scratch", b.heads, b.kvHeads, b.headDim, b.blockSize, scale, scratchStride, b.window ?? 0, sinks ? "sinks" : 0],
         count: b.chunks.length * b.heads,
@@ -298,6 +308,9 @@ const batches: Batch[] = [
   },
   { heads: 8, kvHeads: 2, headDim: 64, blockSize: 16, chunks: [[1, 70], [4, 40], [1, 3], [9, 0]], sharedPrefix: true, grain: 4, window: 10 },
   { heads: 8, kvHeads: 2, headDim: 64, blockSize: 16, chunks: [[1, 70], [4, 40], [1, 0], [9, 130]], grain: 4, window: 128, withSinks: true },
+  // An image's rows inside a chunk see each other (bidirectional), alone and under a window shorter than the image.
+  { heads: 4, kvHeads: 2, headDim: 16, blockSize: 8, chunks: [[24, 5], [1, 40]], image: [3, 16] },
+  { heads: 4, kvHeads: 2, headDim: 16, blockSize: 8, chunks: [[24, 5], [2, 9]], image: [2, 20], window: 8 },
 ];
 
 export const cases: KernelCase[] = [

@@ -27,6 +27,8 @@ interface Batch {
   window?: number;
   /** Per-head sink logits (gpt-oss), stored after the K cache's slots. */
   withSinks?: boolean;
+  /** Rows [offset, offset + length) of chunk 0 are an image's: each sees the keys up to the image's end. */
+  image?: [offset: number, length: number];
 }
 
 /** Scrambled block tables over one pool, flattened, with each row's table offset and position. */
@@ -51,11 +53,19 @@ function layout(b: Batch) {
     }
     offset += tables[i].length;
   });
-  return { numBlocks, flat, rowTables: Uint32Array.from(rowTables), positions: Int32Array.from(positions), chunks, rows: positions.length };
+  const image = b.image;
+  if (image) {
+    const [rows, start] = b.chunks[0];
+    chunks[0].keyEnds = Int32Array.from({ length: rows }, (_, t) => (t >= image[0] && t < image[0] + image[1] ? start + image[0] + image[1] : start + t + 1));
+  }
+  // Key ends ride after the positions (the runner's layout): a causal row's end is its position + 1.
+  const keyEnds = chunks.flatMap((chunk) => [...(chunk.keyEnds ?? chunk.positions.map((p) => p + 1))]);
+  const withEnds = image ? Int32Array.from([...positions, ...keyEnds]) : Int32Array.from(positions);
+  return { numBlocks, flat, rowTables: Uint32Array.from(rowTables), positions: withEnds, keyEndsOffset: image ? positions.length : 0, chunks, rows: positions.length };
 }
 
 function describe(b: Batch): string {
-  return `chunks=${b.chunks.map(([rows, start]) => `${rows}@${start}`).join(",")} heads=${b.heads}/${b.kvHeads} headDim=${b.headDim} blockSize=${b.blockSize}${b.sharedPrefix ? " sharedPrefix" : ""}${b.window ? ` window=${b.window}` : ""}${b.withSinks ? " sinks" : ""}`;
+  return `chunks=${b.chunks.map(([rows, start]) => `${rows}@${start}`).join(",")} heads=${b.heads}/${b.kvHeads} headDim=${b.headDim} blockSize=${b.blockSize}${b.sharedPrefix ? " sharedPrefix" : ""}${b.window ? ` window=${b.window}` : ""}${b.withSinks ? " sinks" : ""}${b.image ? ` image=${b.image.join("+")}` : ""}`;
 }
 
 /** With `splits` > 1: split-K over keys, `splitKeys` per split, then attention_combine.wgsl. */
@@ -91,7 +101,7 @@ function attentionCase(b: Batch, kv: KvType = "f32", splits = 1, splitKeys = 0):
           { name: "partials", contents: { bytes: Math.max(4, l.rows * b.heads * splits * (b.headDim + 2) * 4) } },
         ],
         params: [["u32", b.heads], ["u32", b.kvHeads], ["u32", b.headDim], ["u32", b.blockSize], ["f32", scale], ["u32", splits], ["u32", splitKeys], ["u32", b.window ?? 0],
-          ["u32", sinks ? 1 : 0], ["u32", sinks ? sinksOffset : 0]],
+          ["u32", sinks ? 1 : 0], ["u32", sinks ? sinksOffset : 0], ["u32", l.keyEndsOffset]],
         workgroups: [b.heads * splits, l.rows],
         then: splits > 1 ? [{
           shader: { op: "attention", file: "attention_combine" }, bindings: ["partials", "out"],
@@ -226,6 +236,9 @@ export const cases: GpuKernelCase[] = [
   attentionCase({ heads: 4, kvHeads: 2, headDim: 13, blockSize: 4, chunks: [[6, 0], [1, 37]], withSinks: true }, "f16"),
   attentionCase({ heads: 16, kvHeads: 8, headDim: 64, blockSize: 16, chunks: [[1, 300], [1, 70]], withSinks: true }, "f32", 4, 128),
   attentionCase({ heads: 4, kvHeads: 2, headDim: 64, blockSize: 16, chunks: [[1, 300], [2, 5]], window: 100, withSinks: true }, "f16", 2, 64),
+  // An image's rows see each other (bidirectional), alone and under a window shorter than the image.
+  attentionCase({ heads: 4, kvHeads: 2, headDim: 16, blockSize: 8, chunks: [[24, 5], [1, 40]], image: [3, 16] }),
+  attentionCase({ heads: 4, kvHeads: 2, headDim: 16, blockSize: 8, chunks: [[24, 5], [2, 9]], image: [2, 20], window: 8 }, "f16"),
   ...(["f32", "f16"] as const).flatMap((kv) => [
   ...batches.map((b) => attentionCase(b, kv)), ...batches.map((b) => kvStoreCase(b, kv)), ...relocations.map((c) => kvCopyCase(c, kv)),
 ]),

@@ -17,7 +17,7 @@ import { RESERVED_LOW_BYTES, type SimdLevel, WasmRuntime } from "../../../kernel
 import { layerTensors } from "../layer-tensors.js";
 import { routeTokens } from "../moe-routing.js";
 import { windowLayersOf } from "../window-layers.js";
-import { type ModelRunner, type RunnerOptions, type SequenceChunk, checkBatch, checkKvCopies } from "../runner.js";
+import { type ModelRunner, type RunnerOptions, type SequenceChunk, checkBatch, checkKvCopies, mediaKeyEnds } from "../runner.js";
 import { type LayerWeights, MemoryGroup } from "./memory-group.js";
 import { type MemoryLimits, type MemoryPlan, availableMemoryBytes, planMemory } from "./memory-plan.js";
 import { type ResidentTensor, type WeightStorage, loadWeights, residentBytes } from "./weight-loader.js";
@@ -85,9 +85,12 @@ const MEMORY_HEADROOM_BYTES = 16 * 1024 * 1024;
 // Alignment slack counted per allocation when planning (the arena aligns to 64 bytes).
 const ALIGNMENT_BYTES = 64;
 
+/** Bytes of one chunk's attention_chunks descriptor: [firstRow, rows, blockTable, positions, keyEnds, 0, 0, 0] i32. */
+const ATTENTION_DESCRIPTOR_BYTES = 32;
+
 /** The activation buffers of a memory group, by name. */
 type BufferName =
-  | "x" | "h" | "xq" | "xw" | "x1" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "blockTables" | "descriptors"
+  | "x" | "h" | "xq" | "xw" | "x1" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "keyEnds" | "blockTables" | "descriptors"
   | "localBlockTables" | "localDescriptors" | "copyTables" | "scratch" | "router" | "gathered" | "expertOut" | "slotRows" | "slotWeights" | "segments"
   | "ones" | "ffnOut" | "perLayerInputs" | "perLayerProjection" | "perLayerTokenRows" | "perLayerTokenIds";
 type Group = MemoryGroup<BufferName>;
@@ -161,10 +164,11 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, role
     logits: role.head ? options.maxSequences * config.vocab_size * 4 : 0,
     ids: T * 4,
     positions: T * 4,
+    keyEnds: T * 4,
     blockTables: options.maxSequences * Math.ceil(options.maxContext / options.blockSize) * 4,
-    descriptors: options.maxSequences * 4 * 4,
+    descriptors: options.maxSequences * ATTENTION_DESCRIPTOR_BYTES,
     localBlockTables: windowed ? options.maxSequences * Math.ceil(options.maxContext / options.blockSize) * 4 : 0,
-    localDescriptors: windowed ? options.maxSequences * 4 * 4 : 0,
+    localDescriptors: windowed ? options.maxSequences * ATTENTION_DESCRIPTOR_BYTES : 0,
     copyTables: 2 * Math.ceil(options.maxContext / options.blockSize) * 4,
     // One scores row per (sequence, head), so that every pair can run in parallel.
     scratch: options.maxSequences * heads * options.maxContext * 4,
@@ -457,7 +461,7 @@ export class WasmModelRunner implements ModelRunner {
   forward(chunks: readonly SequenceChunk[]): Float32Array {
     const config = this.config;
     const options = this.options;
-    const T = checkBatch(chunks, options, config.vocab_size);
+    const T = checkBatch(chunks, options, config.vocab_size, config.hidden_size);
     const d = config.hidden_size;
     // Scores rows only as long as the longest sequence of this call: a short stride keeps scratch hot.
     const scoresStride = chunks.reduce((longest, chunk) => Math.max(longest, chunk.startPosition + chunk.tokens.length), 0);
@@ -467,6 +471,7 @@ export class WasmModelRunner implements ModelRunner {
     const embedding = this.embeddingGroup;
     embedding.runtime.parallel(kernelFor(GET_ROWS_KERNELS, this.embedding)!, [this.embedding.pointer, embedding.buffers.ids, embedding.buffers.x, d], T);
     if (config.embedding_scale !== undefined) embedding.elementwise("scale", [embedding.buffers.x, config.embedding_scale, embedding.buffers.x], T * d);
+    this.placeImageRows(embedding, chunks);
     const perLayer = this.perLayerEmbedding;
     const perLayerGroup = this.perLayerGroup;
     if (perLayer && perLayerGroup === embedding) this.perLayerInputs(embedding, perLayer, T);
@@ -533,18 +538,33 @@ export class WasmModelRunner implements ModelRunner {
     group.runtime.f32(group.buffers.perLayerInputs, values).set(from.runtime.f32(from.buffers.perLayerInputs + group.firstLayer * rows * 4, values));
   }
 
-  /** Writes the batch's token ids, positions, block tables and attention descriptors into `group`'s buffers. */
+  /** Overwrites the embedding rows of image tokens with the images' own (unscaled) embeddings. */
+  private placeImageRows(group: Group, chunks: readonly SequenceChunk[]): void {
+    const d = this.config.hidden_size;
+    let firstRow = 0;
+    for (const chunk of chunks) {
+      for (const media of chunk.media ?? []) group.runtime.f32(group.buffers.x + (firstRow + media.offset) * d * 4, media.embeddings.length).set(media.embeddings);
+      firstRow += chunk.tokens.length;
+    }
+  }
+
+  /** Writes the batch's token ids, positions, key ends, block tables and attention descriptors into `group`'s buffers. */
   private writeBatch(group: Group, chunks: readonly SequenceChunk[]): void {
     const { runtime, buffers: b } = group;
     const T = chunks.reduce((sum, chunk) => sum + chunk.tokens.length, 0);
     const blocksPerSequence = Math.ceil(this.options.maxContext / this.options.blockSize);
     const ids = runtime.i32(b.ids, T);
     const positions = runtime.i32(b.positions, T);
+    const keyEnds = runtime.i32(b.keyEnds, T);
     let row = 0;
     chunks.forEach((chunk, s) => {
+      // An image's rows read row 0 of the embedding table (then overwritten) and see the whole image.
+      const imageEnds = mediaKeyEnds(chunk, this.config.hidden_size);
       for (let i = 0; i < chunk.tokens.length; i++, row++) {
-        ids[row] = chunk.tokens[i];
+        const imageEnd = imageEnds.get(i);
+        ids[row] = imageEnd === undefined ? chunk.tokens[i] : 0;
         positions[row] = chunk.startPosition + i;
+        keyEnds[row] = imageEnd ?? chunk.startPosition + i + 1;
       }
       const table = runtime.i32(b.blockTables + s * blocksPerSequence * 4, blocksPerSequence);
       for (let i = 0; i < chunk.blockTable.length; i++) table[i] = chunk.blockTable[i];
@@ -554,13 +574,16 @@ export class WasmModelRunner implements ModelRunner {
       for (let i = 0; i < chunk.localBlockTable.length; i++) local[i] = chunk.localBlockTable[i];
     });
 
-    // Attention descriptors: [first row, rows, block table pointer, positions pointer] per chunk.
-    const descriptors = runtime.i32(b.descriptors, chunks.length * 4);
-    const localDescriptors = this.localKvBlocks === undefined ? undefined : runtime.i32(b.localDescriptors, chunks.length * 4);
+    // Attention descriptors: [first row, rows, block table pointer, positions pointer, key ends pointer (0: causal),
+    // 0, 0, 0] per chunk.
+    const ints = ATTENTION_DESCRIPTOR_BYTES / 4;
+    const descriptors = runtime.i32(b.descriptors, chunks.length * ints);
+    const localDescriptors = this.localKvBlocks === undefined ? undefined : runtime.i32(b.localDescriptors, chunks.length * ints);
     let firstRow = 0;
     chunks.forEach((chunk, s) => {
-      descriptors.set([firstRow, chunk.tokens.length, b.blockTables + s * blocksPerSequence * 4, b.positions + firstRow * 4], s * 4);
-      localDescriptors?.set([firstRow, chunk.tokens.length, b.localBlockTables + s * blocksPerSequence * 4, b.positions + firstRow * 4], s * 4);
+      const ends = chunk.media?.length ? b.keyEnds + firstRow * 4 : 0;
+      descriptors.set([firstRow, chunk.tokens.length, b.blockTables + s * blocksPerSequence * 4, b.positions + firstRow * 4, ends, 0, 0, 0], s * ints);
+      localDescriptors?.set([firstRow, chunk.tokens.length, b.localBlockTables + s * blocksPerSequence * 4, b.positions + firstRow * 4, ends, 0, 0, 0], s * ints);
       firstRow += chunk.tokens.length;
     });
   }

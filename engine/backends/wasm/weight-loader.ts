@@ -73,7 +73,7 @@ export interface PlacedTensor {
  * kernels need it. Matrices whose type is in `storage.kernelTypes` keep their bytes (Q6_K widened to a byte per
  * quant if `storage.widenQ6_K`); other matrices and every 1-D tensor are widened to F32.
  */
-export function readTensors(source: ModelSource, storage: WeightStorage, memory: TensorMemory, placed: (tensor: PlacedTensor) => void, onProgress?: (progress: LoadProgress) => void): void {
+export function readTensors(source: Pick<ModelSource, "tensors" | "totalTensorBytes">, storage: WeightStorage, memory: TensorMemory, placed: (tensor: PlacedTensor) => void, onProgress?: (progress: LoadProgress) => void): void {
   if (storage.widenQ6_K && !memory.widenQ6_K) throw new Error("readTensors: the storage widens Q6_K but the memory cannot");
   const descriptors = new Map<string, number>();
   let loadedBytes = 0;
@@ -98,7 +98,7 @@ export function readTensors(source: ModelSource, storage: WeightStorage, memory:
  * Loads every tensor of `source` into the memory of the runtime `runtimeOf` names for it (the model may span several
  * memories; a resident tensor's pointer is into that runtime's memory), in the layouts `storage` asks for.
  */
-export function loadWeights(source: ModelSource, runtimeOf: (tensor: TensorLocation) => WasmRuntime, storage: WeightStorage, onProgress?: (progress: LoadProgress) => void): Map<string, ResidentTensor> {
+export function loadWeights(source: Pick<ModelSource, "tensors" | "totalTensorBytes">, runtimeOf: (tensor: TensorLocation) => WasmRuntime, storage: WeightStorage, onProgress?: (progress: LoadProgress) => void): Map<string, ResidentTensor> {
   const resident = new Map<string, ResidentTensor>();
   const memory: TensorMemory = {
     allocate(bytes, tensor) {

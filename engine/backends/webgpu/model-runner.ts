@@ -19,7 +19,7 @@ import type { ModelSource } from "../../model/source.js";
 import { type LayerTensors, layerTensors } from "../layer-tensors.js";
 import { routeTokens } from "../moe-routing.js";
 import { windowLayersOf } from "../window-layers.js";
-import { type ModelRunner, type RunnerOptions, type SampledForward, type SequenceChunk, checkBatch, checkKvCopies } from "../runner.js";
+import { type ModelRunner, type RunnerOptions, type SampledForward, type SequenceChunk, checkBatch, checkKvCopies, mediaKeyEnds } from "../runner.js";
 import { type PlacedTensor, readTensors } from "../wasm/weight-loader.js";
 import { PER_LAYER_TOKEN_EMBD, residentPart, tensorsReadByRows } from "../wasm/rows-read-on-demand.js";
 import { TensorRowReader } from "../../model/tensor-rows.js";
@@ -27,7 +27,7 @@ import { dequantize } from "../../../kernels/formats/quantize.js";
 import type { GpuContext } from "../../../kernels/webgpu/gpu.js";
 import { type SplitBlocks, ropeRotations, splitMxfp4, splitQ4_0, splitQ8_0 } from "../../../kernels/webgpu/layouts.js";
 import { PipelineCache, type ShaderRef, grid } from "../../../kernels/webgpu/shaders.js";
-import { StepEncoder } from "../../../kernels/webgpu/step-encoder.js";
+import { type Step, StepEncoder } from "../../../kernels/webgpu/step-encoder.js";
 import { gpuWait } from "../../../kernels/webgpu/wait.js";
 
 /** Float weight types the matmul and get_rows kernels read, by their WEIGHT_TYPE constant. */
@@ -277,6 +277,28 @@ export class WebGpuModelRunner implements ModelRunner {
     this.perLayerEmbedding?.tokens.close();
   }
 
+  /** Image tokens' embeddings of a pass, uploaded then copied over their rows of x (created on first use). */
+  private imageRowsBuffer: GPUBuffer | undefined;
+
+  /** Overwrites the embedding rows of image tokens in x with the images' own (unscaled) embeddings. */
+  private placeImageRows(step: Step, chunks: readonly SequenceChunk[], T: number): void {
+    const d = this.config.hidden_size;
+    const rowBytes = d * 4;
+    this.imageRowsBuffer ??= this.buffer("image rows", this.options.maxBatchTokens * rowBytes);
+    const staged = new Float32Array(T * d);
+    const runs: Array<[row: number, rows: number]> = [];
+    let firstRow = 0;
+    for (const chunk of chunks) {
+      for (const media of chunk.media ?? []) {
+        staged.set(media.embeddings, (firstRow + media.offset) * d);
+        runs.push([firstRow + media.offset, media.embeddings.length / d]);
+      }
+      firstRow += chunk.tokens.length;
+    }
+    this.device.queue.writeBuffer(this.imageRowsBuffer, 0, staged);
+    for (const [row, rows] of runs) step.copy(this.imageRowsBuffer, this.buffers.x, rows * rowBytes, row * rowBytes, row * rowBytes);
+  }
+
   private buffer(label: string, bytes: number, usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC): GPUBuffer {
     const size = Math.max(16, Math.ceil(bytes / 16) * 16);
     if (usage & GPUBufferUsage.STORAGE && size > this.gpu.limits.maxStorageBufferBindingSize) {
@@ -520,7 +542,7 @@ export class WebGpuModelRunner implements ModelRunner {
     f32("xQuants", (T * widest) / 4);
     f32("xScales", (T * widest) / 32);
     f32("ids", T);
-    f32("positions", T);
+    f32("positions", 2 * T); // positions, then each row's key end (images)
     f32("rowTables", T);
     f32("blockTables", maxSequences * blocksPerSequence);
     f32("localBlockTables", maxSequences * blocksPerSequence);
@@ -640,12 +662,15 @@ export class WebGpuModelRunner implements ModelRunner {
   private async run(chunks: readonly SequenceChunk[], sampleOnDevice: boolean): Promise<SampledForward> {
     const config = this.config;
     const { options, buffers: b } = this;
-    const T = checkBatch(chunks, options, config.vocab_size);
+    const T = checkBatch(chunks, options, config.vocab_size, config.hidden_size);
     const d = config.hidden_size;
     const blocksPerSequence = Math.ceil(options.maxContext / options.blockSize);
 
     const ids = new Int32Array(T);
-    const positions = new Int32Array(T);
+    // Positions, then (with images) each row's exclusive key end, which attention.wgsl reads past them.
+    const imageRows = chunks.some((chunk) => chunk.media?.length);
+    const positionsAndEnds = new Int32Array(imageRows ? 2 * T : T);
+    const positions = positionsAndEnds.subarray(0, T);
     const rowTables = new Uint32Array(T);
     const tables = new Int32Array(chunks.length * blocksPerSequence);
     const localTables = this.localKvBlocks === undefined ? undefined : new Int32Array(chunks.length * blocksPerSequence);
@@ -659,17 +684,21 @@ export class WebGpuModelRunner implements ModelRunner {
         if (!chunk.localBlockTable) throw new RangeError("this runner frees sliding-window KV: every chunk needs its localBlockTable");
         for (let i = 0; i < chunk.localBlockTable.length; i++) localTables[s * blocksPerSequence + i] = chunk.localBlockTable[i];
       }
+      // An image's rows read row 0 of the embedding table (then overwritten) and see the whole image.
+      const imageEnds = mediaKeyEnds(chunk, d);
       for (let i = 0; i < chunk.tokens.length; i++, row++) {
-        ids[row] = chunk.tokens[i];
+        const imageEnd = imageEnds.get(i);
+        ids[row] = imageEnd === undefined ? chunk.tokens[i] : 0;
         positions[row] = chunk.startPosition + i;
-        longest = Math.max(longest, positions[row] + 1);
+        if (imageRows) positionsAndEnds[T + row] = imageEnd ?? positions[row] + 1;
+        longest = Math.max(longest, imageEnd ?? positions[row] + 1);
         rowTables[row] = s * blocksPerSequence;
       }
       if (chunk.wantLogits) gather.push(row - 1);
     });
     const queue = this.device.queue;
     queue.writeBuffer(b.ids, 0, ids);
-    queue.writeBuffer(b.positions, 0, positions);
+    queue.writeBuffer(b.positions, 0, positionsAndEnds);
     queue.writeBuffer(b.rowTables, 0, rowTables);
     queue.writeBuffer(b.blockTables, 0, tables);
     if (localTables) queue.writeBuffer(b.localBlockTables, 0, localTables);
@@ -682,6 +711,7 @@ export class WebGpuModelRunner implements ModelRunner {
     const splitKeys = Math.ceil(Math.ceil(longest / splits) / 64) * 64;
     this.embed(step, this.embedding, b.x, T, d);
     if (config.embedding_scale !== undefined) this.scale(step, b.x, T * d, config.embedding_scale);
+    if (imageRows) this.placeImageRows(step, chunks, T);
     if (this.perLayerEmbedding) this.perLayerInputs(step, this.perLayerEmbedding, ids);
     const queries = queryScale(config);
     const gelu = config.hidden_activation === "gelu_pytorch_tanh";
@@ -733,7 +763,7 @@ export class WebGpuModelRunner implements ModelRunner {
       step.dispatch(this.pipeline(this.kv.attention), [q, layer.kCache, layer.vCache, b.rowTables, blockTables, b.positions, b.attention, b.attentionPartials],
         [["u32", heads], ["u32", kvHeads], ["u32", headDim], ["u32", options.blockSize], ["f32", this.scoreScale],
           ["u32", splits], ["u32", splitKeys], ["u32", attentionWindow(config, index)],
-          ["u32", layer.sinks ? 1 : 0], ["u32", (this.kvBlocksOf(cacheLayer) * options.blockSize * kvDim) / this.kvPerWord]],
+          ["u32", layer.sinks ? 1 : 0], ["u32", (this.kvBlocksOf(cacheLayer) * options.blockSize * kvDim) / this.kvPerWord], ["u32", imageRows ? T : 0]],
         [heads * splits, T]);
       if (splits > 1) {
         step.dispatch(this.pipeline(SHADERS.attentionCombine), [b.attentionPartials, b.attention], [["u32", heads], ["u32", headDim], ["u32", splits]], [heads, T]);

@@ -1,0 +1,167 @@
+// Gemma 3 image input against llama.cpp's mtmd on the same files: tiny-gemma3 and its random-weight mmproj. The image
+// embeddings (the projector's output) of five images of different sizes and formats equal the ones llama-mtmd-cli
+// dumps (MTMD_DEBUG_EMBEDDINGS), and the greedy reply to an image-and-text prompt is llama-mtmd-cli's.
+// The peer is a native build of the llama.cpp source node-llama-cpp ships (docs/models.md says how to build it); its
+// path comes from LOOM_LLAMA_MTMD_CLI. Without it the llama.cpp comparisons skip (under CI too: CI does not build
+// llama.cpp), and the encoder is still checked against itself across formats.
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RgbImage } from "../chat/messages.js";
+import { Engine } from "../engine.js";
+import { type LoadedModel, loadModel } from "../load.js";
+import { failIfMissing, skipOutsideCi, titled } from "../testing/fixtures.js";
+import { ensureTestMmproj, ensureTestModel, testModelSkipReason } from "../../scripts/test-models.js";
+import { WasmVisionEncoder } from "./wasm-encoder.js";
+
+const skip = testModelSkipReason("tiny-gemma3");
+const mtmdCli = process.env.LOOM_LLAMA_MTMD_CLI;
+const noPeer = mtmdCli && existsSync(mtmdCli) ? undefined : "LOOM_LLAMA_MTMD_CLI does not name a llama-mtmd-cli binary";
+
+/** A test image: smooth colour gradients with a few edges, `width` x `height`. */
+function pattern(width: number, height: number, seed: number): Buffer {
+  const data = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const at = (y * width + x) * 3;
+      data[at] = (x * 255) / Math.max(1, width - 1);
+      data[at + 1] = (y * 255) / Math.max(1, height - 1);
+      data[at + 2] = ((x + y + seed * 37) % 64 < 32 ? 40 : 220) ^ (seed * 29);
+    }
+  }
+  return data;
+}
+
+interface TestImage {
+  name: string;
+  /** The encoded file as a client sends it. */
+  bytes: Buffer;
+  /** What llama.cpp reads (its stb_image has no WebP: the same pixels as a PNG). */
+  forLlama: Buffer;
+}
+
+async function testImages(): Promise<TestImage[]> {
+  const raw = (width: number, height: number, seed: number) => sharp(pattern(width, height, seed), { raw: { width, height, channels: 3 } });
+  const png = await raw(112, 112, 1).png().toBuffer();
+  const wide = await raw(200, 150, 2).png().toBuffer();
+  const gif = await raw(300, 97, 3).gif().toBuffer();
+  const webp = await raw(64, 96, 4).webp({ lossless: true }).toBuffer();
+  const tall = await raw(17, 400, 5).png().toBuffer();
+  return [
+    { name: "png 112x112 (the model's own size)", bytes: png, forLlama: png },
+    { name: "png 200x150 (letterboxed)", bytes: wide, forLlama: wide },
+    { name: "gif 300x97 (shrunk)", bytes: gif, forLlama: gif },
+    { name: "webp 64x96 (enlarged)", bytes: webp, forLlama: await sharp(webp).png().toBuffer() },
+    { name: "png 17x400 (thin)", bytes: tall, forLlama: tall },
+  ];
+}
+
+async function decode(bytes: Buffer): Promise<RgbImage> {
+  const { data, info } = await sharp(bytes).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  return { width: info.width, height: info.height, data: new Uint8Array(data) };
+}
+
+/** Runs llama-mtmd-cli; resolves to its stdout. */
+function runMtmd(args: string[], env: Record<string, string> = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(mtmdCli!, args, { env: { ...process.env, ...env }, maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`llama-mtmd-cli failed: ${stderr.split("\n").slice(-5).join("\n")}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+/** Relative RMS difference of two vectors. */
+function relativeRms(actual: Float32Array, expected: Float32Array): number {
+  let difference = 0;
+  let reference = 0;
+  for (let i = 0; i < expected.length; i++) {
+    difference += (actual[i]! - expected[i]!) ** 2;
+    reference += expected[i]! ** 2;
+  }
+  return Math.sqrt(difference / reference);
+}
+
+describe.skipIf(skipOutsideCi(skip))(titled("Gemma 3 image input against llama.cpp's mtmd (tiny-gemma3)", skip), () => {
+  let modelPath: string;
+  let mmproj: string;
+  let images: TestImage[];
+  let scratch: string;
+  beforeAll(async () => {
+    failIfMissing(skip);
+    [modelPath, mmproj, images] = await Promise.all([ensureTestModel("tiny-gemma3", "gguf", "f32"), ensureTestMmproj("tiny-gemma3"), testImages()]);
+    scratch = mkdtempSync(join(tmpdir(), "loom-vision-"));
+  }, 180_000);
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it("gives every image its tokens, and different images different embeddings", async () => {
+    const encoder = await WasmVisionEncoder.load(mmproj, { threads: 2 });
+    try {
+      const outputs = [];
+      for (const image of images) outputs.push(encoder.encode(await decode(image.bytes)));
+      for (const output of outputs) expect(output.length).toBe(encoder.config.tokensPerImage * encoder.config.outputSize);
+      for (const output of outputs) expect(output.every(Number.isFinite)).toBe(true);
+      expect(relativeRms(outputs[0]!, outputs[1]!)).toBeGreaterThan(0.05);
+      // The same pixels encode to the same bits (the prefix cache relies on it).
+      expect(encoder.encode(await decode(images[0]!.bytes))).toEqual(outputs[0]);
+    } finally {
+      await encoder.dispose();
+    }
+  });
+
+  it.skipIf(noPeer)(titled("image embeddings equal llama.cpp's within float tolerance, on five images", noPeer), async () => {
+    const encoder = await WasmVisionEncoder.load(mmproj, { threads: 2 });
+    try {
+      for (const [i, image] of images.entries()) {
+        const file = join(scratch, `image-${i}`);
+        const dump = join(scratch, `embeddings-${i}.bin`);
+        writeFileSync(file, image.forLlama);
+        // Flash attention off: llama.cpp then keeps K and V in f32, as loom does.
+        await runMtmd(["-m", modelPath, "--mmproj", mmproj, "--image", file, "-p", "describe", "-n", "1", "--temp", "0", "-fa", "off", "-t", "2"], { MTMD_DEBUG_EMBEDDINGS: dump });
+        const bytes = readFileSync(dump);
+        const [tokens, width] = [bytes.readInt32LE(0), bytes.readInt32LE(4)];
+        const theirs = new Float32Array(bytes.buffer.slice(bytes.byteOffset + 8, bytes.byteOffset + 8 + tokens * width * 4));
+        const ours = encoder.encode(await decode(image.bytes));
+        expect([tokens, width], image.name).toEqual([encoder.config.tokensPerImage, encoder.config.outputSize]);
+        // llama.cpp rounds activations to f16 before its f16 matmuls; loom multiplies them in f32: ~6e-4 apart.
+        expect(relativeRms(ours, theirs), image.name).toBeLessThan(2e-3);
+      }
+    } finally {
+      await encoder.dispose();
+    }
+  }, 180_000);
+
+  it.skipIf(noPeer)(titled("the greedy reply to an image and text equals llama-mtmd-cli's for 32 tokens", noPeer), async () => {
+    const file = join(scratch, "greedy.png");
+    writeFileSync(file, images[1]!.forLlama);
+    const stdout = await runMtmd(["-m", modelPath, "--mmproj", mmproj, "--image", file, "-p", "describe", "-n", "32", "--temp", "0", "-fa", "off", "-t", "2"], {
+      MTMD_TEST_RESPONSE_MARKER: "1",
+    });
+    let model: LoadedModel | undefined;
+    let engine: Engine | undefined;
+    try {
+      model = await loadModel(modelPath, { mmproj, contextSize: 256, threads: 2 });
+      engine = new Engine(model);
+      const image = await decode(images[1]!.bytes);
+      let text = "";
+      let tokens: number[] = [];
+      for await (const event of engine.submit({
+        input: { messages: [{ role: "user", content: "describe", images: [{ offset: 0, image }] }] },
+        maxTokens: 32, sampling: { temperature: 0 }, ignoreEndOfGeneration: true,
+      })) {
+        if (event.type === "text") text += event.text;
+        if (event.type === "finish") tokens = event.tokens;
+        if (event.type === "error") throw event.error;
+      }
+      expect(tokens.length).toBe(32);
+      expect(text.length).toBeGreaterThan(20);
+      expect(stdout).toContain(text);
+    } finally {
+      engine?.close();
+      await model?.dispose();
+    }
+  }, 180_000);
+});
