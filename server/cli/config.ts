@@ -14,6 +14,8 @@ import { ENGINE_NAMES, type EngineOverrides } from "../runs/engines.js";
 export interface ModelConfigEntry {
   /** GGUF file or Hugging Face directory. */
   path: string;
+  /** The model's vision projector (an mmproj GGUF): Gemma 3 then takes images. */
+  mmproj?: string;
   /** Public slugs per format (default: the spec's forms with the model's name). */
   slugs?: { openai?: string[]; anthropic?: string[] };
   contextSize?: number;
@@ -122,6 +124,7 @@ interface Shape {
 const KV_CACHE: Shape = { bytes: integer(1), memoryFraction: number(0, 1, true), dtype: oneOf("f32", "f16"), keepWindowKv: boolean };
 const MODEL: Shape = {
   path: nonEmptyString,
+  mmproj: nonEmptyString,
   slugs: { openai: nonEmptyStrings, anthropic: nonEmptyStrings },
   contextSize: integer(16),
   maxSequences: integer(1, 1024),

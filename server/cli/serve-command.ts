@@ -1,4 +1,5 @@
 // `loom serve`: load a model, put a serving engine on it, and serve the OpenAI and Anthropic formats over HTTP.
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { UsageError, parseBackend, parseInteger, parseSimd } from "../../engine/cli/arguments.js";
@@ -43,6 +44,8 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
                        Default: LOOM_MODEL, else a cached download of HuggingFaceTB/SmolLM2-135M-Instruct into
                        ~/.cache/loom (LOOM_CACHE_DIR; HF_ENDPOINT for a Hub mirror), else, offline, the bundled
                        stories260K. With models in the config, it picks one of them (served with its settings)
+  --mmproj <path>      the model's vision projector (an mmproj GGUF, as llama.cpp's flag): Gemma 3 then takes images
+                       (docs/api/images.md); with models in the config, "mmproj" beside "path" in an entry
   --host <address>     address to listen on (default 127.0.0.1)
   --port N             port (default 8080; 0 = any free port)
   --config <file>      JSON config, every field checked (see docs/configuration.md): { "apiKeys": [...],
@@ -86,7 +89,15 @@ export const SERVE_USAGE = `Usage: loom serve [--model <file-or-dir>] [options]
  * The models to serve: the config's, or the one named by --model / LOOM_MODEL (else the default model). A model named
  * both ways must be one of the config's, and is served with its settings; anything else is ambiguous and refused.
  */
-async function modelsToServe(config: ServeConfig, flag: string | undefined): Promise<ModelConfigEntry[]> {
+async function modelsToServe(config: ServeConfig, flag: string | undefined, mmproj: string | undefined): Promise<ModelConfigEntry[]> {
+  const entries = await namedModels(config, flag);
+  if (mmproj === undefined) return entries;
+  if (entries.length !== 1) throw new UsageError(`--mmproj applies to one model; the config serves ${entries.length}: give each its "mmproj" in the config`);
+  if (!existsSync(mmproj)) throw new UsageError(`--mmproj ${mmproj}: no such file`);
+  return [{ ...entries[0]!, mmproj }];
+}
+
+async function namedModels(config: ServeConfig, flag: string | undefined): Promise<ModelConfigEntry[]> {
   const named = flag ?? process.env.LOOM_MODEL;
   if (!config.models) return [{ path: await resolveModelPath(flag) }];
   // A config entry's path may be an `hf:` name too: each is downloaded (or found in the cache) before any loads.
@@ -117,7 +128,7 @@ function sameModel(a: string, b: string): boolean {
 
 /** The command's flags (deploy/systemd-checks.ts checks the example systemd unit against them). */
 export const SERVE_OPTIONS = {
-  model: { type: "string" }, host: { type: "string" }, port: { type: "string" }, config: { type: "string" },
+  model: { type: "string" }, mmproj: { type: "string" }, host: { type: "string" }, port: { type: "string" }, config: { type: "string" },
   "no-auth": { type: "boolean" }, "allow-no-auth-on-network": { type: "boolean" }, "data-dir": { type: "string" }, "database-url": { type: "string" }, "redis-url": { type: "string" },
   "limits-fail-open": { type: "boolean" }, "search-url": { type: "string" }, context: { type: "string" }, threads: { type: "string" }, backend: { type: "string" }, simd: { type: "string" }, "drain-seconds": { type: "string" },
   "install-dir": { type: "string" }, help: { type: "boolean", short: "h" },
@@ -162,14 +173,14 @@ export async function runServe(argv: string[]): Promise<void> {
   // With the embedded database, its install folder is the default: an update cut off by a crash is finished first.
   const installDir = values["install-dir"] ?? config.updates?.installDir ?? (platformOptions?.dataDir !== undefined ? defaultInstallDir(platformOptions.dataDir) : undefined);
   if (installDir !== undefined) await recoverInstall(installDir);
-  const entries = await modelsToServe(config, values.model);
+  const entries = await modelsToServe(config, values.model, values.mmproj);
 
   const served = [];
   for (const entry of entries) {
     const bar = new ProgressBar(`loading ${entry.path}`);
     // Each model's engine runs on its own thread, so forward passes never hold up the sockets.
     const engine = await WorkerEngine.start(entry.path, {
-      load: { threads, backend, simd, contextSize: context ?? entry.contextSize, maxSequences: entry.maxSequences, kvCache: entry.kvCache },
+      load: { threads, backend, simd, contextSize: context ?? entry.contextSize, maxSequences: entry.maxSequences, kvCache: entry.kvCache, ...(entry.mmproj ? { mmproj: entry.mmproj } : {}) },
       engine: {
         ...(entry.stepTargetMs === undefined ? {} : { stepTargetMs: entry.stepTargetMs }),
         ...(entry.backgroundStepMs === undefined ? {} : { backgroundStepMs: entry.backgroundStepMs }),
@@ -183,7 +194,7 @@ export async function runServe(argv: string[]): Promise<void> {
       model,
       engine,
       // The platform counts prompts for admission on this thread (tokenizer and template only, not the weights).
-      ...(platformOptions ? { promptCounter: PromptCounter.open(entry.path) } : {}),
+      ...(platformOptions ? { promptCounter: PromptCounter.open(entry.path, entry.mmproj) } : {}),
       slugs: { openai: entry.slugs?.openai ?? defaults.openai, anthropic: entry.slugs?.anthropic ?? defaults.anthropic },
       created: Math.floor(Date.now() / 1000),
     });
@@ -191,7 +202,9 @@ export async function runServe(argv: string[]): Promise<void> {
   const registry = new ModelRegistry(served);
   checkRunEngines(config, registry);
   const service = await startService({ config, registry, platformOptions, noAuth: values["no-auth"] ?? false, keys, host, port, searchUrl, drainMs, engineSequences: entries[0]?.maxSequences });
-  const describe = (model: ModelInfo) => `${model.path} (${model.device}${model.chatTemplate === "default" ? "; no chat template of its own: chat uses the default, ChatML" : ""})`;
+  const describe = (model: ModelInfo) =>
+    `${model.path} (${model.device}${model.chatTemplate === "default" ? "; no chat template of its own: chat uses the default, ChatML" : ""}` +
+    `${model.vision ? `; takes images: ${model.vision.path}, ${model.vision.tokensPerImage} tokens an image` : ""})`;
   process.stderr.write(
     `loom: serving ${served.map(({ model }) => describe(model)).join(", ")} on http://${host}:${service.server.port} (${service.authentication}; ${service.server.http})\n` +
       `  POST /v1/chat/completions  model ${registry.names("openai").join(", ")}\n` +

@@ -1,5 +1,6 @@
 // `loom worker`: load a model, serve it to gateways over the cluster WebSocket, and publish this worker in Redis
 // with a heartbeat until the process ends.
+import { existsSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { hostname } from "node:os";
@@ -28,6 +29,7 @@ export const WORKER_USAGE = `Usage: loom worker --register <redis-url> [--model 
   --register <url>     the Redis (redis:// or rediss://) where gateways find workers; this worker keeps its record
                        there with a heartbeat (LOOM_CLUSTER_KEY_PREFIX names the keys, default ${DEFAULT_CLUSTER_PREFIX})
   --model <path>       GGUF file, Hugging Face model directory or hf:<org>/<repo>[:<quant>] (default: as loom serve)
+  --mmproj <path>      the model's vision projector, as loom serve (gateways then route images to it)
   --pool <name>        the dedicated pool it belongs to (default "default": shared by every organization)
   --host <address>     address to listen on (default 127.0.0.1)
   --port N             port (default 8081; 0 = any free port)
@@ -46,7 +48,7 @@ export const WORKER_USAGE = `Usage: loom worker --register <redis-url> [--model 
 
 /** The command's flags (deploy/checks.ts checks the Kubernetes manifests against them). */
 export const WORKER_OPTIONS = {
-  register: { type: "string" }, model: { type: "string" }, pool: { type: "string" }, host: { type: "string" }, port: { type: "string" },
+  register: { type: "string" }, model: { type: "string" }, mmproj: { type: "string" }, pool: { type: "string" }, host: { type: "string" }, port: { type: "string" },
   advertise: { type: "string" }, "heartbeat-ms": { type: "string" }, context: { type: "string" }, threads: { type: "string" },
   backend: { type: "string" }, simd: { type: "string" }, "max-sequences": { type: "string" }, "kv-cache-mb": { type: "string" }, "drain-seconds": { type: "string" }, "install-dir": { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -82,16 +84,18 @@ export async function runWorker(argv: string[]): Promise<void> {
   const log = (message: string) => process.stderr.write(`loom worker: ${message}\n`);
 
   const path = await resolveModelPath(values.model);
+  const mmproj = values.mmproj;
+  if (mmproj !== undefined && !existsSync(mmproj)) throw new UsageError(`--mmproj ${mmproj}: no such file`);
   const bar = new ProgressBar(`loading ${path}`);
   const engine = await WorkerEngine.start(path, {
-    load: { threads, backend: parseBackend(values.backend), simd: parseSimd(values.simd), contextSize: context, maxSequences, ...(kvCacheMb === undefined ? {} : { kvCache: { bytes: kvCacheMb * 1024 * 1024 } }) },
+    load: { threads, backend: parseBackend(values.backend), simd: parseSimd(values.simd), contextSize: context, maxSequences, ...(mmproj ? { mmproj } : {}), ...(kvCacheMb === undefined ? {} : { kvCache: { bytes: kvCacheMb * 1024 * 1024 } }) },
     onProgress: ({ loadedBytes, totalBytes }) => bar.update(loadedBytes, totalBytes),
   });
   bar.finish();
   const model = { slugs: defaultSlugs(engine.model), model: engine.model };
   const description: WorkerDescription = { id: `${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`, pool, models: [model], capacity: maxSequences };
   const key = modelKey(model);
-  const server = await startWorkerServer({ description, engines: new Map([[key, engine]]), promptSources: new Map([[key, PromptCounter.readSource(path)]]), token }, host, port);
+  const server = await startWorkerServer({ description, engines: new Map([[key, engine]]), promptSources: new Map([[key, PromptCounter.readSource(path, mmproj)]]), token }, host, port);
   const url = values.advertise ?? `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
 
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });

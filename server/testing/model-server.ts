@@ -88,6 +88,8 @@ export interface ModelServerOptions {
   preset?: string;
   /** A model file or directory to load instead of a preset (the bundled stories260K, say). */
   modelPath?: string;
+  /** The model's vision projector (an mmproj GGUF). */
+  mmproj?: string;
   contextSize?: number;
   kvBytes?: number;
   /**
@@ -134,11 +136,14 @@ export interface ModelServer {
 export async function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
   const key = options.key ?? "sk-test";
   const path = options.modelPath ?? (await ensureTestModel(options.preset ?? "tiny-qwen3", "gguf", "q8_0"));
-  const load = { contextSize: options.contextSize ?? 1024, threads: options.threads ?? 2, kvCache: { bytes: options.kvBytes ?? 32 * 1024 * 1024 } };
+  const load = {
+    contextSize: options.contextSize ?? 1024, threads: options.threads ?? 2, kvCache: { bytes: options.kvBytes ?? 32 * 1024 * 1024 },
+    ...(options.mmproj ? { mmproj: options.mmproj } : {}),
+  };
   const worker = await WorkerEngine.start(path, { load, testHooks: options.engineTestHooks });
   const engine = new RecordingEngine(worker);
   const slugs = defaultSlugs(worker.model);
-  const promptCounter = options.platform ? PromptCounter.open(path) : undefined;
+  const promptCounter = options.platform ? PromptCounter.open(path, options.mmproj) : undefined;
   const registry = new ModelRegistry([{ model: worker.model, engine, slugs, created: 1_700_000_000, ...(promptCounter ? { promptCounter } : {}) }]);
   let server: LoomServer;
   let platform: Platform | undefined;
