@@ -9,7 +9,7 @@ import { type KvReuse, SequenceKv } from "./kv/kv-cache.js";
 import type { EngineEvent, EngineFinishReason, EngineUsage } from "./request.js";
 import type { DeviceSampling, Sampler } from "./sample/sampler.js";
 import { StopSequenceMatcher } from "./sample/stop.js";
-import type { SchedulableRequest } from "./sched/scheduler.js";
+import type { AtomicSpan, SchedulableRequest } from "./sched/scheduler.js";
 import type { Tokenizer } from "./tokenizer/tokenizer.js";
 
 /** Everything fixed when a request is accepted. */
@@ -34,12 +34,17 @@ export interface ActiveRequestInit {
   images?: RequestImage[];
 }
 
-/** An image of a request: its prompt tokens [start, end) and, once encoded, their embeddings [end - start, hidden]. */
+/**
+ * An image of a request: its prompt tokens [start, end) and, once encoded, their embeddings [end - start, hidden];
+ * `encoding` while an encoder works on it elsewhere, `failure` if it failed.
+ */
 export interface RequestImage {
   start: number;
   end: number;
   image: RgbImage;
   embeddings?: Float32Array;
+  encoding?: Promise<void>;
+  failure?: Error;
 }
 
 /** Whether the prompt ends with `tag` (a template that opens the reasoning itself), trailing whitespace aside. */
@@ -97,9 +102,9 @@ export class ActiveRequest implements SchedulableRequest {
     if (budget && promptOpens(init.tokenizer, init.promptTokens, budget.open)) this.thinking.state = "inside";
   }
 
-  /** Token spans a chunk must not cut: the images' (see SchedulableRequest.atomicSpans). */
-  atomicSpans(): readonly (readonly [number, number])[] {
-    return this.images.map((image) => [image.start, image.end] as const);
+  /** Token spans a chunk must not cut, and whether each can run yet: the images' (see SchedulableRequest.atomicSpans). */
+  atomicSpans(): readonly AtomicSpan[] {
+    return this.images.map((image) => ({ start: image.start, end: image.end, ready: image.embeddings !== undefined }));
   }
 
   get seed(): number {

@@ -307,6 +307,7 @@ export class Engine implements ServingEngine {
     }
     channel.push({ type: "start", requestId: id, promptTokens: tokens.length, compaction: prompt.compaction });
     this.totals.prompt += tokens.length;
+    this.startEncoding(active);
     return active;
   }
 
@@ -371,6 +372,7 @@ export class Engine implements ServingEngine {
     const decoding = decodingCount(this.scheduler.running);
     let planned = 0;
     try {
+      this.failImagelessRequests();
       const plan = this.scheduler.schedule(this.pacer.budget(decoding), this.backgroundLimit());
       planned = plan.chunks.reduce((sum, chunk) => sum + chunk.count, 0);
       pending = this.step(plan);
@@ -427,6 +429,9 @@ export class Engine implements ServingEngine {
     this.totals.preemptions += plan.preempted.length;
     for (const request of plan.exhausted) this.finish(request, request.finishText("length"));
     if (plan.chunks.length === 0) {
+      // Requests waiting only for their images: the loop resumes when one is encoded.
+      const encoding = this.requestsEncoding();
+      if (encoding.length > 0) return Promise.race(encoding);
       this.failUnschedulable(plan);
       return undefined;
     }
@@ -446,28 +451,6 @@ export class Engine implements ServingEngine {
         done();
       }
     }
-    // Images a chunk reaches are encoded first; an encoder on the GPU answers later, and the pass waits for it.
-    const encoding = this.encodeImages(plan);
-    if (encoding) return encoding.then(() => this.forward(plan));
-    return this.forward(plan);
-  }
-
-  /** Encodes the images the plan's chunks reach that have no embeddings yet; a promise while any is encoded asynchronously. */
-  private encodeImages(plan: StepPlan<ActiveRequest>): Promise<void> | undefined {
-    const pending: Promise<void>[] = [];
-    for (const { request, start, count } of plan.chunks) {
-      for (const image of request.images) {
-        if (image.embeddings || image.end <= start || image.start >= start + count) continue;
-        const embeddings = this.model.vision!.encode(image.image);
-        if (embeddings instanceof Promise) pending.push(embeddings.then((rows) => void (image.embeddings = rows)));
-        else image.embeddings = embeddings;
-      }
-    }
-    return pending.length > 0 ? Promise.all(pending).then(() => undefined) : undefined;
-  }
-
-  /** The plan's forward pass, its images encoded. */
-  private forward(plan: StepPlan<ActiveRequest>): Promise<void> | undefined {
     const runner = this.model.runner;
     const chunks: SequenceChunk[] = plan.chunks.map(({ request, start, count }) => {
       const wantLogits = start + count === request.tokens.length;
@@ -487,8 +470,44 @@ export class Engine implements ServingEngine {
   }
 
   /**
-   * The image rows of a request's chunk [start, start + count): each image's embeddings (encoded by encodeImages, kept
-   * until the request ends) for the part of its tokens in the chunk. The scheduler keeps an image's uncomputed tokens
+   * Starts encoding a request's images: at once on this thread for an encoder that answers synchronously, else on
+   * the encoder's own thread or device while steps go on (the scheduler holds the request before an image until its
+   * embeddings arrive). A failed image fails its request at the next step, and no other.
+   */
+  private startEncoding(request: ActiveRequest): void {
+    for (const image of request.images) {
+      const embeddings = this.model.vision!.encode(image.image);
+      if (!(embeddings instanceof Promise)) {
+        image.embeddings = embeddings;
+        continue;
+      }
+      image.encoding = embeddings.then(
+        (rows) => void (image.embeddings = rows),
+        (error: unknown) => void (image.failure = error instanceof Error ? error : new Error(String(error))),
+      ).finally(() => {
+        image.encoding = undefined;
+        this.wake();
+      });
+    }
+  }
+
+  /** The encodes that requests wait for. */
+  private requestsEncoding(): Promise<void>[] {
+    return [...this.requests.values()].flatMap((request) => request.images.flatMap((image) => (image.encoding ? [image.encoding] : [])));
+  }
+
+  /** Fails the requests whose image could not be encoded (before a step is planned: they are in none). */
+  private failImagelessRequests(): void {
+    for (const request of [...this.requests.values()]) {
+      const failed = request.images.find((image) => image.failure);
+      if (!failed) continue;
+      this.fail(request, new EngineError("internal", `the image at prompt token ${failed.start} could not be encoded: ${failed.failure!.message}`, "input.messages", { cause: failed.failure }));
+    }
+  }
+
+  /**
+   * The image rows of a request's chunk [start, start + count): each image's embeddings (encoded since the request was
+   * accepted, kept until it ends) for the part of its tokens in the chunk. The scheduler keeps an image's uncomputed tokens
    * in one chunk, so every row sees its whole image.
    */
   private chunkMedia(request: ActiveRequest, start: number, count: number): ChunkMedia[] | undefined {

@@ -17,23 +17,32 @@ export interface SchedulableRequest {
   /** Leading tokens whose KV is in the cache. */
   computed: number;
   /**
-   * Token spans [start, end) whose uncomputed part must run in one chunk (an image's tokens attend to each other):
-   * a chunk ends before such a span or takes the rest of it whole.
+   * Token spans whose uncomputed part must run in one chunk (an image's tokens attend to each other): a chunk ends
+   * before such a span or takes the rest of it whole, and stops before one that is not ready (its image is encoding).
    */
-  atomicSpans?(): readonly (readonly [number, number])[];
+  atomicSpans?(): readonly AtomicSpan[];
+}
+
+/** Tokens [start, end) that run in one chunk once `ready`. */
+export interface AtomicSpan {
+  start: number;
+  end: number;
+  ready: boolean;
 }
 
 /**
- * How many of `count` tokens from `start` a chunk takes so that it cuts no atomic span: ending inside a span it stops
- * at the span's start, or, when it began inside or at the span, runs to the span's end if `ceiling` tokens allow it
- * (else 0: the request waits for a step with room).
+ * How many of `count` tokens from `start` a chunk takes so that it cuts no atomic span: reaching into a span that is
+ * not ready, or ending inside one, it stops at the span's start; when it begins inside or at a ready span, it runs to
+ * the span's end if `ceiling` tokens allow it. 0: the request waits (for its image, or a step with room).
  */
 export function chunkTokens(request: SchedulableRequest, start: number, count: number, ceiling: number): number {
   const end = start + count;
-  for (const [spanStart, spanEnd] of request.atomicSpans?.() ?? []) {
-    if (end <= spanStart || end >= spanEnd || start >= spanEnd) continue;
-    if (spanStart > start) return spanStart - start;
-    return spanEnd - start <= ceiling ? spanEnd - start : 0;
+  for (const span of request.atomicSpans?.() ?? []) {
+    if (end <= span.start || start >= span.end) continue;
+    if (!span.ready) return Math.max(0, span.start - start);
+    if (end >= span.end) continue;
+    if (span.start > start) return span.start - start;
+    return span.end - start <= ceiling ? span.end - start : 0;
   }
   return count;
 }
