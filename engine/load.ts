@@ -16,8 +16,9 @@ import type { Tokenizer } from "./tokenizer/tokenizer.js";
 import { tokenizerFromGguf } from "./tokenizer/gguf.js";
 import { tokenizerFromHuggingFace } from "./tokenizer/huggingface.js";
 import { ModelFileError } from "./model/errors.js";
-import { promptVisionOf } from "./vision/clip-config.js";
+import { GEMMA3_IMAGE_MARKERS } from "./vision/clip-config.js";
 import type { VisionEncoder } from "./vision/encoder.js";
+import { openVisionFile } from "./vision/vision-file.js";
 import { WasmVisionEncoder } from "./vision/wasm-encoder.js";
 
 /** Options for {@link loadModel}. */
@@ -44,7 +45,9 @@ export interface LoadOptions {
   onProgress?: (progress: LoadProgress) => void;
   /**
    * A vision projector (an `mmproj` GGUF, llama.cpp's flag name) for the model to take images: Gemma 3's. Its encoder
-   * runs on WebAssembly threads of its own, whichever backend runs the model.
+   * runs where the model does: on a WebGPU model's device (loaded again on the new device after a device loss; until
+   * then images fail with an error that says the device was lost), or on WebAssembly threads of its own beside a
+   * WebAssembly model.
    */
   mmproj?: string;
   /** Where the model runs (default "wasm"; "auto": WebGPU when a hardware GPU adapter is present, found by probeGpu). */
@@ -109,25 +112,32 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
   };
   const started = performance.now();
   const threads = options.threads ?? availableParallelism();
-  const vision = options.mmproj === undefined ? undefined : await loadVision(options.mmproj, source.config, tokenizer, threads, options.simd);
-  const loaded = (runner: ModelRunner, backendName: BackendName, device: string, dispose: () => Promise<void>): LoadedModel => {
+  // The projector's header is checked against the model before any weights are read; its encoder loads beside the runner.
+  const mmproj = options.mmproj;
+  if (mmproj !== undefined) checkVision(mmproj, source.config, tokenizer);
+  /** The vision encoder `load` gives, when a projector was asked for; `dispose` frees the runner if it fails. */
+  const withVision = async (dispose: () => Promise<void>, load: (path: string) => Promise<VisionEncoder>): Promise<VisionEncoder | undefined> => {
+    if (mmproj === undefined) return undefined;
+    try {
+      return await load(mmproj);
+    } catch (error) {
+      await dispose();
+      throw error;
+    }
+  };
+  const loaded = (runner: ModelRunner, backendName: BackendName, device: string, dispose: () => Promise<void>, vision: VisionEncoder | undefined): LoadedModel => {
     const kvPool = new BlockPool(runner.kvBlocks, KV_BLOCK_SIZE);
     const localKv = runner.localKvBlocks === undefined ? undefined : new SlidingWindowKv(kvPool, runner.localKvBlocks, source.config.sliding_window!);
     return {
       path, config: source.config, tokenizer, chatTemplate: source.chatTemplate, runner, backend: backendName, device, kvPool, localKv, contextSize,
       loadSeconds: (performance.now() - started) / 1000, tensorBytes: source.totalTensorBytes, ...(vision ? { vision } : {}),
       dispose: async () => {
+        await vision?.dispose(); // first: a WebGPU encoder runs on the runner's device
         await dispose();
-        await vision?.dispose();
       },
     };
   };
-  try {
-    return await loadRunner();
-  } catch (error) {
-    await vision?.dispose();
-    throw error;
-  }
+  return loadRunner();
 
   async function loadRunner(): Promise<LoadedModel> {
     // "auto" looks for a hardware GPU in a child process first: opening Dawn here prints its adapter warnings on stderr.
@@ -147,8 +157,13 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
         try {
           const { RecoveringGpuRunner } = await import("./backends/webgpu/recovering-runner.js");
           const runner = await RecoveringGpuRunner.create(source, gpu, runnerOptions, options.webgpu);
+          // The encoder runs on the runner's device, whichever that is now (a new one after a loss).
+          const vision = await withVision(async () => runner.dispose(), async (path) => {
+            const { RecoveringVisionEncoder } = await import("./vision/recovering-encoder.js");
+            return RecoveringVisionEncoder.load(path, () => runner.gpu);
+          });
           const device = `${gpu.adapter.description || gpu.adapter.vendor}${gpu.adapter.software ? " (software)" : ""}`;
-          return loaded(runner, "webgpu", device, async () => runner.dispose());
+          return loaded(runner, "webgpu", device, async () => runner.dispose(), vision);
         } catch (error) {
           gpu.device.destroy();
           throw error;
@@ -156,28 +171,26 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
       }
     }
     const runner = await WasmModelRunner.create(source, runnerOptions, { threads, simd: options.simd, ...options.wasm });
+    const vision = await withVision(() => runner.dispose(), (path) => WasmVisionEncoder.load(path, { threads, simd: options.simd }));
     const simd = runner.simd === "relaxed" ? ", relaxed SIMD" : "";
     const memories = runner.memoryCount > 1 ? `, ${runner.memoryCount} memories` : "";
-    return loaded(runner, "wasm", `WebAssembly, ${threads} thread${threads === 1 ? "" : "s"}${simd}${memories}`, () => runner.dispose());
+    return loaded(runner, "wasm", `WebAssembly, ${threads} thread${threads === 1 ? "" : "s"}${simd}${memories}`, () => runner.dispose(), vision);
   }
 }
 
 /**
- * The vision encoder of the projector at `path`, checked against the text model it feeds: Gemma 3 only, its output
- * as wide as the model's embeddings, the image markers in the vocabulary. @throws ModelFileError naming the mismatch.
+ * Checks the projector at `path` (its header) against the text model it feeds: Gemma 3 only, its output as wide as
+ * the model's embeddings, the image markers in the vocabulary. @throws ModelFileError naming the mismatch.
  */
-async function loadVision(path: string, config: ModelConfig, tokenizer: Tokenizer, threads: number, simd: LoadOptions["simd"]): Promise<VisionEncoder> {
+function checkVision(path: string, config: ModelConfig, tokenizer: Tokenizer): void {
   if (config.architecture !== "gemma3") {
     throw new ModelFileError(path, `a vision projector needs a Gemma 3 model (architecture gemma3); this model is ${config.architecture}`);
   }
-  const vision = promptVisionOf(path);
-  for (const marker of [vision.begin, vision.end]) {
+  const { config: vision } = openVisionFile(path);
+  for (const marker of [GEMMA3_IMAGE_MARKERS.begin, GEMMA3_IMAGE_MARKERS.end]) {
     if (tokenizer.tokenId(marker) === undefined) throw new ModelFileError(path, `the model's vocabulary has no ${marker} token, which images need`);
   }
-  const encoder = await WasmVisionEncoder.load(path, { threads, simd });
-  if (encoder.config.outputSize !== config.hidden_size) {
-    await encoder.dispose();
-    throw new ModelFileError(path, `the projector writes embeddings of ${encoder.config.outputSize} values, but the model's hidden size is ${config.hidden_size}: not this model's projector`);
+  if (vision.outputSize !== config.hidden_size) {
+    throw new ModelFileError(path, `the projector writes embeddings of ${vision.outputSize} values, but the model's hidden size is ${config.hidden_size}: not this model's projector`);
   }
-  return encoder;
 }

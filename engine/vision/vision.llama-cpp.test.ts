@@ -2,8 +2,9 @@
 // embeddings (the projector's output) of five images of different sizes and formats equal the ones llama-mtmd-cli
 // dumps (MTMD_DEBUG_EMBEDDINGS), and the greedy reply to an image-and-text prompt is llama-mtmd-cli's.
 // The peer is a native build of the llama.cpp source node-llama-cpp ships (docs/models.md says how to build it); its
-// path comes from LOOM_LLAMA_MTMD_CLI. Without it the llama.cpp comparisons skip (under CI too: CI does not build
-// llama.cpp), and the encoder is still checked against itself across formats.
+// path comes from LOOM_LLAMA_MTMD_CLI. Without it (CI does not build llama.cpp) the comparisons read what it answered
+// last, recorded in testdata/llama-cpp-tiny-gemma3.json for this generator version: set LOOM_LLAMA_MTMD_CLI and
+// LOOM_RECORD_VISION_REFERENCE=1 to record it again (the generator's models changed, or llama.cpp did).
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,12 +15,30 @@ import type { RgbImage } from "../chat/messages.js";
 import { Engine } from "../engine.js";
 import { type LoadedModel, loadModel } from "../load.js";
 import { failIfMissing, skipOutsideCi, titled } from "../testing/fixtures.js";
+import { GENERATOR_VERSION } from "../../scripts/generate-model.js";
 import { ensureTestMmproj, ensureTestModel, testModelSkipReason } from "../../scripts/test-models.js";
 import { WasmVisionEncoder } from "./wasm-encoder.js";
 
 const skip = testModelSkipReason("tiny-gemma3");
 const mtmdCli = process.env.LOOM_LLAMA_MTMD_CLI;
-const noPeer = mtmdCli && existsSync(mtmdCli) ? undefined : "LOOM_LLAMA_MTMD_CLI does not name a llama-mtmd-cli binary";
+const live = mtmdCli !== undefined && existsSync(mtmdCli);
+const RECORDED = join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "testdata", "llama-cpp-tiny-gemma3.json");
+
+/** What llama-mtmd-cli answered for the test images: embeddings (base64 f32) by image name, and the greedy reply. */
+interface Recorded {
+  generatorVersion: number;
+  command: string;
+  embeddings: Record<string, { tokens: number; width: number; values: string }>;
+  greedy: string;
+}
+
+function readRecorded(): Recorded | undefined {
+  return existsSync(RECORDED) ? (JSON.parse(readFileSync(RECORDED, "utf8")) as Recorded) : undefined;
+}
+const recorded = readRecorded();
+const noPeer = live || recorded?.generatorVersion === GENERATOR_VERSION
+  ? undefined
+  : `LOOM_LLAMA_MTMD_CLI does not name a llama-mtmd-cli binary, and ${RECORDED} is not of generator version ${GENERATOR_VERSION}`;
 
 /** A test image: smooth colour gradients with a few edges, `width` x `height`. */
 function pattern(width: number, height: number, seed: number): Buffer {
@@ -112,18 +131,51 @@ describe.skipIf(skipOutsideCi(skip))(titled("Gemma 3 image input against llama.c
     }
   });
 
-  it.skipIf(noPeer)(titled("image embeddings equal llama.cpp's within float tolerance, on five images", noPeer), async () => {
+  /** llama.cpp's embeddings of one image: asked now, or as recorded. */
+  async function llamaEmbeddings(image: TestImage, index: number, record?: Recorded): Promise<{ tokens: number; width: number; values: Float32Array }> {
+    if (!live) {
+      const entry = recorded!.embeddings[image.name]!;
+      const bytes = Buffer.from(entry.values, "base64");
+      return { tokens: entry.tokens, width: entry.width, values: new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) };
+    }
+    const file = join(scratch, `image-${index}`);
+    const dump = join(scratch, `embeddings-${index}.bin`);
+    writeFileSync(file, image.forLlama);
+    // Flash attention off: llama.cpp then keeps K and V in f32, as loom does.
+    await runMtmd(["-m", modelPath, "--mmproj", mmproj, "--image", file, "-p", "describe", "-n", "1", "--temp", "0", "-fa", "off", "-t", "2"], { MTMD_DEBUG_EMBEDDINGS: dump });
+    const bytes = readFileSync(dump);
+    const [tokens, width] = [bytes.readInt32LE(0), bytes.readInt32LE(4)];
+    const values = new Float32Array(bytes.buffer.slice(bytes.byteOffset + 8, bytes.byteOffset + 8 + tokens * width * 4));
+    if (record) record.embeddings[image.name] = { tokens, width, values: Buffer.from(values.buffer).toString("base64") };
+    return { tokens, width, values };
+  }
+
+  /** llama-mtmd-cli's greedy reply to `image` and "describe": asked now (its stdout holds it), or as recorded. */
+  async function llamaGreedy(image: TestImage, record?: Recorded): Promise<string> {
+    if (!live) return recorded!.greedy;
+    const file = join(scratch, "greedy.png");
+    writeFileSync(file, image.forLlama);
+    const stdout = await runMtmd(["-m", modelPath, "--mmproj", mmproj, "--image", file, "-p", "describe", "-n", "32", "--temp", "0", "-fa", "off", "-t", "2"]);
+    if (record) record.greedy = stdout;
+    return stdout;
+  }
+
+  it.skipIf(!live || process.env.LOOM_RECORD_VISION_REFERENCE !== "1")("records llama.cpp's answers for runs without it", async () => {
+    const record: Recorded = {
+      generatorVersion: GENERATOR_VERSION,
+      command: "LOOM_LLAMA_MTMD_CLI=<llama-mtmd-cli> LOOM_RECORD_VISION_REFERENCE=1 npx vitest run engine/vision/vision.llama-cpp.test.ts",
+      embeddings: {}, greedy: "",
+    };
+    for (const [i, image] of images.entries()) await llamaEmbeddings(image, i, record);
+    await llamaGreedy(images[1]!, record);
+    writeFileSync(RECORDED, `${JSON.stringify(record, null, 1)}\n`);
+  }, 180_000);
+
+  it.skipIf(noPeer)(titled(`image embeddings equal llama.cpp's within float tolerance, on five images (${live ? "llama-mtmd-cli now" : "as recorded"})`, noPeer), async () => {
     const encoder = await WasmVisionEncoder.load(mmproj, { threads: 2 });
     try {
       for (const [i, image] of images.entries()) {
-        const file = join(scratch, `image-${i}`);
-        const dump = join(scratch, `embeddings-${i}.bin`);
-        writeFileSync(file, image.forLlama);
-        // Flash attention off: llama.cpp then keeps K and V in f32, as loom does.
-        await runMtmd(["-m", modelPath, "--mmproj", mmproj, "--image", file, "-p", "describe", "-n", "1", "--temp", "0", "-fa", "off", "-t", "2"], { MTMD_DEBUG_EMBEDDINGS: dump });
-        const bytes = readFileSync(dump);
-        const [tokens, width] = [bytes.readInt32LE(0), bytes.readInt32LE(4)];
-        const theirs = new Float32Array(bytes.buffer.slice(bytes.byteOffset + 8, bytes.byteOffset + 8 + tokens * width * 4));
+        const { tokens, width, values: theirs } = await llamaEmbeddings(image, i);
         const ours = encoder.encode(await decode(image.bytes));
         expect([tokens, width], image.name).toEqual([encoder.config.tokensPerImage, encoder.config.outputSize]);
         // llama.cpp rounds activations to f16 before its f16 matmuls; loom multiplies them in f32: ~6e-4 apart.
@@ -134,12 +186,8 @@ describe.skipIf(skipOutsideCi(skip))(titled("Gemma 3 image input against llama.c
     }
   }, 180_000);
 
-  it.skipIf(noPeer)(titled("the greedy reply to an image and text equals llama-mtmd-cli's for 32 tokens", noPeer), async () => {
-    const file = join(scratch, "greedy.png");
-    writeFileSync(file, images[1]!.forLlama);
-    const stdout = await runMtmd(["-m", modelPath, "--mmproj", mmproj, "--image", file, "-p", "describe", "-n", "32", "--temp", "0", "-fa", "off", "-t", "2"], {
-      MTMD_TEST_RESPONSE_MARKER: "1",
-    });
+  it.skipIf(noPeer)(titled(`the greedy reply to an image and text equals llama-mtmd-cli's for 32 tokens (${live ? "now" : "as recorded"})`, noPeer), async () => {
+    const stdout = await llamaGreedy(images[1]!);
     let model: LoadedModel | undefined;
     let engine: Engine | undefined;
     try {

@@ -1,24 +1,20 @@
 // Gemma 3's vision projector on WebAssembly kernels, in its own memory and threads: patch embedding, the SigLIP
 // encoder layers (layer norms, bidirectional attention, GELU MLPs), then average pooling to the image tokens, the
 // soft-embedding RMS norm and the projection into the text model's embeddings (llama.cpp's clip_graph_siglip).
-import { f16ToF32 } from "../../kernels/formats/f16.js";
-import { GgmlType, ggmlTypeName } from "../../kernels/formats/types.js";
+import { GgmlType } from "../../kernels/formats/types.js";
 import { type SimdLevel, WasmRuntime } from "../../kernels/wasm/runtime.js";
 import { type ResidentTensor, type WeightStorage, loadWeights } from "../backends/wasm/weight-loader.js";
 import type { RgbImage } from "../chat/messages.js";
-import { ModelFileError } from "../model/errors.js";
-import { readFileRange } from "../model/file-io.js";
-import { readGgufHeader } from "../model/gguf/reader.js";
-import type { TensorLocation } from "../model/source.js";
-import { type VisionConfig, visionConfigFromGguf } from "./clip-config.js";
+import type { VisionConfig } from "./clip-config.js";
 import type { VisionEncoder } from "./encoder.js";
 import { imagePatches } from "./preprocess.js";
-import { type VisionLayerNames, type VisionTensorNames, checkVisionTensors, visionTensorNames } from "./vision-tensors.js";
+import { VISION_MATRIX_TYPES, openVisionFile, positionRows, projectionRows } from "./vision-file.js";
+import type { VisionLayerNames, VisionTensorNames } from "./vision-tensors.js";
 
 const MATMUL_KERNELS: Partial<Record<GgmlType, string>> = {
   [GgmlType.F32]: "matmul_f32", [GgmlType.F16]: "matmul_f16", [GgmlType.BF16]: "matmul_bf16",
 };
-const STORAGE: WeightStorage = { kernelTypes: new Set(Object.keys(MATMUL_KERNELS).map(Number)) };
+const STORAGE: WeightStorage = { kernelTypes: VISION_MATRIX_TYPES };
 // Elementwise and row work below this many values runs on the calling thread: a dispatch would cost more.
 const SERIAL_THRESHOLD = 16384;
 
@@ -43,15 +39,8 @@ export class WasmVisionEncoder implements VisionEncoder {
 
   /** Loads the mmproj file at `path`. @throws ModelFileError for a file loom cannot run, naming what is wrong. */
   static async load(path: string, options: WasmVisionOptions): Promise<WasmVisionEncoder> {
-    const header = readGgufHeader(path);
-    const config = visionConfigFromGguf(path, header.metadata, header.tensors);
-    const tensors = new Map<string, TensorLocation>(header.tensors.map((tensor) => [tensor.name, { ...tensor, path }]));
-    checkVisionTensors(path, config, (name) => tensors.get(name)?.shape);
-    const names = visionTensorNames(config);
-    for (const name of [names.patch, ...names.layers.flatMap((layer) => [layer.q, layer.k, layer.v, layer.output, layer.up, layer.down])]) {
-      const type = tensors.get(name)!.type;
-      if (!MATMUL_KERNELS[type]) throw new ModelFileError(path, `tensor '${name}' has type ${ggmlTypeName(type)}; loom's vision encoder reads F32, F16 and BF16 matrices`);
-    }
+    const file = openVisionFile(path);
+    const { config, names, tensors } = file;
     const runtime = await WasmRuntime.create({ threads: options.threads, simd: options.simd });
     try {
       const needed = new Map([...tensors].filter(([name]) => name !== names.positions && name !== names.projection));
@@ -65,8 +54,8 @@ export class WasmVisionEncoder implements VisionEncoder {
         positions: floats(n * d), projection: floats(outputSize * d),
       } satisfies Record<Buffer, number>).map(([name, bytes]) => [name, runtime.alloc(bytes)])) as Record<Buffer, number>;
       // The positions as f32 rows [patches, d]; the projection transposed to [outputSize, d] rows, as matmul reads them.
-      runtime.f32(buffers.positions, n * d).set(readFloats(tensors.get(names.positions)!));
-      runtime.f32(buffers.projection, outputSize * d).set(transpose(readFloats(tensors.get(names.projection)!), d, outputSize));
+      runtime.f32(buffers.positions, n * d).set(positionRows(file));
+      runtime.f32(buffers.projection, outputSize * d).set(projectionRows(file));
       return new WasmVisionEncoder(path, config, runtime, weights, names, buffers);
     } catch (error) {
       await runtime.dispose();
@@ -149,21 +138,3 @@ function bytesPerElement(type: GgmlType): number {
 
 /** Query rows attention_dense takes per share (a multiple of 4: its kernel computes four rows per pass). */
 const ATTENTION_BLOCK_ROWS = 64;
-
-/** A 1-D or 2-D F32, F16 or BF16 tensor of the file as f32 values. */
-function readFloats(tensor: TensorLocation): Float32Array {
-  const bytes = readFileRange(tensor.path, tensor.fileOffset, tensor.byteLength);
-  const count = tensor.shape.reduce((a, b) => a * b, 1);
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (tensor.type === GgmlType.F32) return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + count * 4));
-  if (tensor.type === GgmlType.F16) return Float32Array.from({ length: count }, (_, i) => f16ToF32(view.getUint16(i * 2, true)));
-  if (tensor.type === GgmlType.BF16) return Float32Array.from({ length: count }, (_, i) => new Float32Array(new Uint32Array([view.getUint16(i * 2, true) << 16]).buffer)[0]!);
-  throw new ModelFileError(tensor.path, `tensor '${tensor.name}' has type ${ggmlTypeName(tensor.type)}; F32, F16 or BF16 expected`);
-}
-
-/** values [rows, columns] row-major -> [columns, rows]. */
-function transpose(values: Float32Array, rows: number, columns: number): Float32Array {
-  const out = new Float32Array(values.length);
-  for (let r = 0; r < rows; r++) for (let c = 0; c < columns; c++) out[c * rows + r] = values[r * columns + c]!;
-  return out;
-}

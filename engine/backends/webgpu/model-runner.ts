@@ -25,45 +25,14 @@ import { PER_LAYER_TOKEN_EMBD, residentPart, tensorsReadByRows } from "../wasm/r
 import { TensorRowReader } from "../../model/tensor-rows.js";
 import { dequantize } from "../../../kernels/formats/quantize.js";
 import type { GpuContext } from "../../../kernels/webgpu/gpu.js";
-import { type SplitBlocks, ropeRotations, splitMxfp4, splitQ4_0, splitQ8_0 } from "../../../kernels/webgpu/layouts.js";
-import { PipelineCache, type ShaderRef, grid } from "../../../kernels/webgpu/shaders.js";
+import { ropeRotations } from "../../../kernels/webgpu/layouts.js";
+import { type ShaderRef, grid } from "../../../kernels/webgpu/shaders.js";
 import { type Step, StepEncoder } from "../../../kernels/webgpu/step-encoder.js";
 import { gpuWait } from "../../../kernels/webgpu/wait.js";
-
-/** Float weight types the matmul and get_rows kernels read, by their WEIGHT_TYPE constant. */
-const FLOAT_WEIGHT_TYPES: Partial<Record<GgmlType, number>> = { [GgmlType.F32]: 0, [GgmlType.F16]: 1, [GgmlType.BF16]: 2 };
-
-/** Block-quantized weight types, whose kernels read split quants and scales. */
-const QUANT_WEIGHT_TYPES: Partial<Record<GgmlType, "q8_0" | "q4_0">> = { [GgmlType.Q8_0]: "q8_0", [GgmlType.Q4_0]: "q4_0", [GgmlType.MXFP4]: "q8_0" };
-/** How each block-quantized type becomes the GPU layout of its kernel (MXFP4: converted exactly to Q8_0's). */
-const SPLIT_BLOCKS: Partial<Record<GgmlType, (bytes: Uint8Array, blocks: number) => SplitBlocks>> = {
-  [GgmlType.Q8_0]: splitQ8_0, [GgmlType.Q4_0]: splitQ4_0, [GgmlType.MXFP4]: splitMxfp4,
-};
-/** Matrix types the shaders read as stored; K-quants arrive widened to F32 (no K-quant shaders yet). */
-const WEBGPU_KERNEL_TYPES: ReadonlySet<GgmlType> = new Set([...Object.keys(FLOAT_WEIGHT_TYPES), ...Object.keys(QUANT_WEIGHT_TYPES)].map(Number));
-
-/** Rows [firstRow, firstRow + rows) of a weight: raw words for float types, split quants and scales for Q8_0/Q4_0. */
-interface WeightPart {
-  firstRow: number;
-  rows: number;
-  data?: GPUBuffer;
-  quants?: GPUBuffer;
-  scales?: GPUBuffer;
-}
-
-/**
- * A weight on the device, W: [n rows, k]. One part, unless the weight is larger than a storage binding may be
- * (maxStorageBufferBindingSize: 128 MiB on some adapters, less than a 151k-token F16 embedding): then it is split by
- * rows, and each matmul or lookup is one dispatch per part.
- */
-interface GpuWeight {
-  name: string;
-  type: GgmlType;
-  shape: number[];
-  parts: WeightPart[];
-  /** A [k, n, count] expert tensor: each expert's [k, n] matrix as its own weight (and no parts of its own). */
-  experts?: GpuWeight[];
-}
+import { CompiledPipelines } from "./compiled-pipelines.js";
+import { DeviceBuffers } from "./device-buffers.js";
+import { matmulPlan, matmulShader, tiledShader } from "./gpu-matmul.js";
+import { FLOAT_WEIGHT_TYPES, type GpuWeight, QUANT_WEIGHT_TYPES, WEBGPU_KERNEL_TYPES, uploadWeight } from "./gpu-weights.js";
 
 /** The expert weights of a mixture-of-experts layer. */
 type GpuExperts = NonNullable<GpuLayer["experts"]>;
@@ -139,43 +108,7 @@ function kvShaders(dtype: KvDtype) {
   } satisfies Record<string, ShaderRef>;
 }
 
-/**
- * Invocations per output column of a matmul whose rows hold `units` loads (values, or Q8_0 blocks): enough to keep
- * each busy for about eight loads, from 8 (the row tile) to the 64 of a workgroup. Short rows then pack several
- * columns into a workgroup instead of leaving most invocations idle.
- */
-export function threadsPerColumn(units: number): number {
-  return Math.min(64, Math.max(8, 2 ** Math.floor(Math.log2(Math.max(1, units / 8)))));
-}
-
-/**
- * The by-columns matmul pipeline for a weight: its type, threads per column from its row length, and the subgroup
- * kernel (16-byte loads, shuffle reductions) when the device has usable subgroups and the row length suits its loads.
- */
-function matmulShader(weight: { type: GgmlType; shape: number[] }, subgroups: boolean): ShaderRef {
-  const k = weight.shape[0];
-  const quant = QUANT_WEIGHT_TYPES[weight.type];
-  const suffix = subgroups ? "_subgroup" : "";
-  if (quant) return { op: "matmul", file: `matmul_quant${suffix}`, constants: { WEIGHT_TYPE: quant === "q8_0" ? 0 : 1, THREADS_PER_COLUMN: threadsPerColumn(k / 32) } };
-  const type = FLOAT_WEIGHT_TYPES[weight.type]!;
-  const perLoad = type === 0 ? 4 : 8; // values in one vec4 of words
-  if (subgroups && k % perLoad === 0) return { op: "matmul", file: "matmul_subgroup", constants: { WEIGHT_TYPE: type, THREADS_PER_COLUMN: threadsPerColumn(k / perLoad) } };
-  return { op: "matmul", constants: { WEIGHT_TYPE: type, THREADS_PER_COLUMN: threadsPerColumn(k) } };
-}
 const getRowsShader = (type: number): ShaderRef => ({ op: "get_rows", constants: { WEIGHT_TYPE: type } });
-
-/**
- * From this many rows a matmul runs tiled (matmul_tiled*.wgsl: 64 x 64 tiles of y, each weight value loaded once per
- * 64 rows) instead of by columns (each weight value loaded once per 8 rows).
- */
-export const TILED_MIN_ROWS = 32;
-
-/** The tiled matmul pipeline for a weight's type. */
-function tiledShader(weight: { type: GgmlType }): ShaderRef {
-  const quant = QUANT_WEIGHT_TYPES[weight.type];
-  if (quant) return { op: "matmul", file: "matmul_tiled_quant", constants: { WEIGHT_TYPE: quant === "q8_0" ? 0 : 1 } };
-  return { op: "matmul", file: "matmul_tiled", constants: { WEIGHT_TYPE: FLOAT_WEIGHT_TYPES[weight.type]! } };
-}
 
 /** Settings of the WebGPU runner that tests and benchmarks change; the defaults are what the device allows. */
 export interface WebGpuTuning {
@@ -197,8 +130,9 @@ export class WebGpuModelRunner implements ModelRunner {
   private readonly kvPerWord: number;
   private readonly device: GPUDevice;
   private readonly buffers = {} as Record<Activation, GPUBuffer>;
-  private readonly pipelines = new Map<string, GPUComputePipeline>();
-  private readonly owned: GPUBuffer[] = [];
+  private pipelines!: CompiledPipelines;
+  /** Every device buffer the runner created. */
+  private readonly memory: DeviceBuffers;
   private layers: GpuLayer[] = [];
   private embedding!: GpuWeight;
   private outputNorm!: GPUBuffer;
@@ -239,6 +173,8 @@ export class WebGpuModelRunner implements ModelRunner {
 
   private constructor(readonly source: ModelSource, readonly gpu: GpuContext, readonly options: RunnerOptions, tuning: WebGpuTuning) {
     this.device = gpu.device;
+    // Weights are split into parts that fit (uploadWeight); other buffers are sized by the batch limits.
+    this.memory = new DeviceBuffers(gpu.device, gpu.limits.maxStorageBufferBindingSize, "lower maxSequences or batchSize, or use --backend wasm");
     this.weightPartBytes = Math.min(gpu.limits.maxStorageBufferBindingSize, tuning.weightPartBytes ?? Infinity);
     this.subgroups = gpu.subgroups && tuning.subgroups !== false;
     this.kvDtype = options.kvCache.dtype ?? "f32";
@@ -272,16 +208,19 @@ export class WebGpuModelRunner implements ModelRunner {
 
   /** Frees every device buffer (the device itself belongs to the caller). */
   dispose(): void {
-    for (const buffer of this.owned) buffer.destroy();
-    this.owned.length = 0;
+    this.memory.destroyAll();
     this.perLayerEmbedding?.tokens.close();
   }
 
   /** Image tokens' embeddings of a pass, uploaded then copied over their rows of x (created on first use). */
   private imageRowsBuffer: GPUBuffer | undefined;
 
-  /** Overwrites the embedding rows of image tokens in x with the images' own (unscaled) embeddings. */
-  private placeImageRows(step: Step, chunks: readonly SequenceChunk[], T: number): void {
+  /**
+   * Overwrites the embedding rows of image tokens in x with the images' own (unscaled) embeddings. A step's copies run
+   * after all of its dispatches: the step that embedded the tokens is submitted with the copies, and the pass goes on
+   * in the step returned.
+   */
+  private placeImageRows(step: Step, chunks: readonly SequenceChunk[], T: number): Step {
     const d = this.config.hidden_size;
     const rowBytes = d * 4;
     this.imageRowsBuffer ??= this.buffer("image rows", this.options.maxBatchTokens * rowBytes);
@@ -297,27 +236,16 @@ export class WebGpuModelRunner implements ModelRunner {
     }
     this.device.queue.writeBuffer(this.imageRowsBuffer, 0, staged);
     for (const [row, rows] of runs) step.copy(this.imageRowsBuffer, this.buffers.x, rows * rowBytes, row * rowBytes, row * rowBytes);
+    step.submit();
+    return this.encoder.begin();
   }
 
-  private buffer(label: string, bytes: number, usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC): GPUBuffer {
-    const size = Math.max(16, Math.ceil(bytes / 16) * 16);
-    if (usage & GPUBufferUsage.STORAGE && size > this.gpu.limits.maxStorageBufferBindingSize) {
-      // Weights are split into parts that fit (uploadWeight); this is an activation buffer sized by the batch limits.
-      throw new RangeError(`${label} needs ${size} bytes, over this adapter's maxStorageBufferBindingSize of ${this.gpu.limits.maxStorageBufferBindingSize}: `
-        + "lower maxSequences or batchSize, or use --backend wasm");
-    }
-    const buffer = this.device.createBuffer({ label, size, usage });
-    this.owned.push(buffer);
-    return buffer;
+  private buffer(label: string, bytes: number, usage?: number): GPUBuffer {
+    return this.memory.create(label, bytes, usage);
   }
 
   private uploadBytes(label: string, bytes: ArrayBufferView): GPUBuffer {
-    const buffer = this.buffer(label, bytes.byteLength);
-    const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    // writeBuffer needs a multiple of 4 bytes: the tail is padded.
-    const padded = view.byteLength % 4 === 0 ? view : Uint8Array.from({ length: Math.ceil(view.byteLength / 4) * 4 }, (_, i) => view[i] ?? 0);
-    this.device.queue.writeBuffer(buffer, 0, padded);
-    return buffer;
+    return this.memory.upload(label, bytes);
   }
 
   /** Reads every tensor and puts it on the device in the kernels' layout. */
@@ -464,39 +392,13 @@ export class WebGpuModelRunner implements ModelRunner {
   private release(gpuWeight: GpuWeight): void {
     for (const part of gpuWeight.parts) {
       for (const buffer of [part.data, part.quants, part.scales]) {
-        if (!buffer) continue;
-        buffer.destroy();
-        this.owned.splice(this.owned.indexOf(buffer), 1);
+        if (buffer) this.memory.release(buffer);
       }
     }
   }
 
   private uploadWeight(tensor: PlacedTensor): GpuWeight {
-    const [k, n = 1] = tensor.shape;
-    const quant = QUANT_WEIGHT_TYPES[tensor.type];
-    if (FLOAT_WEIGHT_TYPES[tensor.type] === undefined && !quant) {
-      throw new ModelFileError(this.source.path, `tensor '${tensor.name}' has type ${ggmlTypeName(tensor.type)}, which has no WebGPU kernel yet `
-        + "(F32, F16, BF16, Q8_0, Q4_0 and MXFP4 do): use --backend wasm");
-    }
-    const rowBytes = tensor.bytes.byteLength / n;
-    // The largest buffer of a part is its raw rows (float) or its quants (32 or 16 bytes per 32 values).
-    const boundRowBytes = quant ? (k / 32) * (quant === "q8_0" ? 32 : 16) : rowBytes;
-    const rowsPerPart = Math.floor(this.weightPartBytes / boundRowBytes);
-    if (rowsPerPart < 1) throw new RangeError(`tensor '${tensor.name}': one row of ${boundRowBytes} bytes is over the largest weight part (${this.weightPartBytes} bytes)`);
-    const parts: WeightPart[] = [];
-    for (let firstRow = 0; firstRow < n; firstRow += rowsPerPart) {
-      const rows = Math.min(rowsPerPart, n - firstRow);
-      const bytes = tensor.bytes.subarray(firstRow * rowBytes, (firstRow + rows) * rowBytes);
-      const label = n > rowsPerPart ? `${tensor.name} rows ${firstRow}-${firstRow + rows}` : tensor.name;
-      if (!quant) {
-        parts.push({ firstRow, rows, data: this.uploadBytes(label, bytes) });
-        continue;
-      }
-      const blocks = (rows * k) / 32;
-      const { quants, scales } = SPLIT_BLOCKS[tensor.type]!(bytes, blocks);
-      parts.push({ firstRow, rows, quants: this.uploadBytes(`${label} quants`, quants), scales: this.uploadBytes(`${label} scales`, scales) });
-    }
-    return { name: tensor.name, type: tensor.type, shape: tensor.shape, parts };
+    return uploadWeight(tensor, (label, bytes) => this.uploadBytes(label, bytes), this.weightPartBytes, this.source.path);
   }
 
   /** Activation buffers, the KV pool and the step encoder. */
@@ -612,16 +514,14 @@ export class WebGpuModelRunner implements ModelRunner {
     // (a step is split at each expert layer's routing).
     const extraParts = this.weights().reduce((sum, weight) => sum + Math.max(0, weight.parts.length - 1), 0);
     this.encoder = new StepEncoder(this.device, (gemma4 ? 45 : 27) * config.num_hidden_layers + 28 + extraParts + 12 * experts);
-    this.owned.push(this.encoder.params);
+    this.memory.adopt(this.encoder.params);
   }
 
   /** Compiles every pipeline a step can use, so that steps never wait on the compiler. */
   private async compile(): Promise<void> {
     const matrices = this.weights().filter((weight) => weight.parts.length > 0);
     const shaders: ShaderRef[] = [...Object.values(SHADERS), ...Object.values(this.kv), ...matrices.flatMap((weight) => [matmulShader(weight, this.subgroups), tiledShader(weight)]), ...[0, 1, 2].map(getRowsShader)];
-    const cache = new PipelineCache(this.device);
-    const unique = new Map(shaders.map((shader) => [shaderKey(shader), shader]));
-    await Promise.all([...unique].map(async ([key, shader]) => this.pipelines.set(key, await cache.get(shader))));
+    this.pipelines = await CompiledPipelines.compile(this.device, shaders);
   }
 
   /** How many parts the weight matrix `name` is split into on the device (undefined for an unknown name). */
@@ -640,7 +540,7 @@ export class WebGpuModelRunner implements ModelRunner {
   }
 
   private pipeline(shader: ShaderRef): GPUComputePipeline {
-    return this.pipelines.get(shaderKey(shader))!;
+    return this.pipelines.get(shader);
   }
 
   /** The attention's score scale: the file's, 1 where queries were scaled (Gemma), else head_dim^-1/2. */
@@ -711,7 +611,7 @@ export class WebGpuModelRunner implements ModelRunner {
     const splitKeys = Math.ceil(Math.ceil(longest / splits) / 64) * 64;
     this.embed(step, this.embedding, b.x, T, d);
     if (config.embedding_scale !== undefined) this.scale(step, b.x, T * d, config.embedding_scale);
-    if (imageRows) this.placeImageRows(step, chunks, T);
+    if (imageRows) step = this.placeImageRows(step, chunks, T);
     if (this.perLayerEmbedding) this.perLayerInputs(step, this.perLayerEmbedding, ids);
     const queries = queryScale(config);
     const gelu = config.hidden_activation === "gelu_pytorch_tanh";
@@ -1052,17 +952,13 @@ export class WebGpuModelRunner implements ModelRunner {
    * its buffer (an expert's, in a tensor of every expert's).
    */
   private linear(step: ReturnType<StepEncoder["begin"]>, input: ReturnType<WebGpuModelRunner["linearInput"]>, weight: GpuWeight, out: GPUBuffer, bias?: GPUBuffer, biasOffset = 0, outRow = 0): void {
-    const k = weight.shape[0];
-    const n = weight.shape[1];
-    const tiled = input.rows >= TILED_MIN_ROWS;
-    const shader = tiled ? tiledShader(weight) : matmulShader(weight, this.subgroups);
-    const quantized = QUANT_WEIGHT_TYPES[weight.type] !== undefined;
-    if (quantized) input.quantized();
-    for (const part of weight.parts) {
-      const params: Array<["u32", number]> = [["u32", input.rows], ["u32", k], ["u32", part.rows], ["u32", n], ["u32", outRow * n + part.firstRow]];
-      const workgroups: [number, number] = tiled ? [Math.ceil(part.rows / 64), Math.ceil(input.rows / 64)] : grid(part.rows, 64 / shader.constants!.THREADS_PER_COLUMN);
-      const bindings = quantized ? [this.buffers.xQuants, this.buffers.xScales, part.quants!, part.scales!, out] : [input.buffer, part.data!, out];
-      step.dispatch(this.pipeline(shader), bindings, params, workgroups);
+    const n = weight.shape[1]!;
+    const plan = matmulPlan(weight, input.rows, this.subgroups, outRow);
+    if (plan.quantized) input.quantized();
+    const pipeline = this.pipeline(plan.shader);
+    for (const { part, params, workgroups } of plan.parts) {
+      const bindings = plan.quantized ? [this.buffers.xQuants, this.buffers.xScales, part.quants!, part.scales!, out] : [input.buffer, part.data!, out];
+      step.dispatch(pipeline, bindings, params, workgroups);
     }
     if (bias) this.add(step, out, bias, input.rows * n, n, outRow * n, biasOffset);
   }
@@ -1071,10 +967,6 @@ export class WebGpuModelRunner implements ModelRunner {
 /** gpt-oss's expert activation constants (llama.cpp's LLM_FFN_SWIGLU_OAI_MOE), as the WebAssembly runner's. */
 const SWIGLU_OAI_ALPHA = Math.fround(1.702);
 const SWIGLU_OAI_LIMIT = 7;
-
-function shaderKey(shader: ShaderRef): string {
-  return `${shader.op}/${shader.file ?? shader.op}:${JSON.stringify(shader.constants ?? {})}`;
-}
 
 /**
  * The rows of `ids` (each distinct token read once from the file) of a [width, vocab] tensor read by rows, as f32
