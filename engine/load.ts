@@ -19,7 +19,7 @@ import { ModelFileError } from "./model/errors.js";
 import { GEMMA3_IMAGE_MARKERS } from "./vision/clip-config.js";
 import type { VisionEncoder } from "./vision/encoder.js";
 import { openVisionFile } from "./vision/vision-file.js";
-import { WasmVisionEncoder } from "./vision/wasm-encoder.js";
+import { ThreadedVisionEncoder } from "./vision/encoder-thread.js";
 
 /** Options for {@link loadModel}. */
 export interface LoadOptions {
@@ -46,8 +46,8 @@ export interface LoadOptions {
   /**
    * A vision projector (an `mmproj` GGUF, llama.cpp's flag name) for the model to take images: Gemma 3's. Its encoder
    * runs where the model does: on a WebGPU model's device (loaded again on the new device after a device loss; until
-   * then images fail with an error that says the device was lost), or on WebAssembly threads of its own beside a
-   * WebAssembly model.
+   * then images fail with an error that says the device was lost), or beside a WebAssembly model on a thread of its
+   * own with its own WebAssembly threads (the engine's steps go on while it encodes).
    */
   mmproj?: string;
   /** Where the model runs (default "wasm"; "auto": WebGPU when a hardware GPU adapter is present, found by probeGpu). */
@@ -171,7 +171,8 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
       }
     }
     const runner = await WasmModelRunner.create(source, runnerOptions, { threads, simd: options.simd, ...options.wasm });
-    const vision = await withVision(() => runner.dispose(), (path) => WasmVisionEncoder.load(path, { threads, simd: options.simd }));
+    // On a thread of its own: an image's encoding (as long as a long prefill) never holds up the model's steps.
+    const vision = await withVision(() => runner.dispose(), (path) => ThreadedVisionEncoder.start(path, { threads, simd: options.simd }));
     const simd = runner.simd === "relaxed" ? ", relaxed SIMD" : "";
     const memories = runner.memoryCount > 1 ? `, ${runner.memoryCount} memories` : "";
     return loaded(runner, "wasm", `WebAssembly, ${threads} thread${threads === 1 ? "" : "s"}${simd}${memories}`, () => runner.dispose(), vision);

@@ -46,16 +46,17 @@ export class ThreadedVisionEncoder implements VisionEncoder {
     const script = encoderWorkerPath();
     if (!existsSync(script)) throw new Error(`the vision encoder's thread needs the build (${script} is missing): run npm run build`);
     const worker = new Worker(script, { workerData: { path, ...data } satisfies EncoderWorkerData, execArgv: [] });
+    let settle!: { message: (ready: EncoderReady) => void; error: (error: Error) => void; exit: (code: number) => void };
     const ready = await new Promise<EncoderReady>((resolve, reject) => {
-      worker.once("message", resolve);
-      worker.once("error", reject);
-      worker.once("exit", (code) => reject(new Error(`the vision encoder's thread exited with code ${code} while loading ${path}`)));
+      settle = { message: resolve, error: reject, exit: (code) => reject(new Error(`the vision encoder's thread exited with code ${code} while loading ${path}`)) };
+      worker.once("message", settle.message).once("error", settle.error).once("exit", settle.exit);
     });
+    // Only our own listeners go: removeAllListeners would take Node's, which start the port for later messages.
+    worker.off("message", settle.message).off("error", settle.error).off("exit", settle.exit);
     if ("failed" in ready) {
       await worker.terminate();
       throw receivedError(ready.failed);
     }
-    worker.removeAllListeners();
     worker.unref();
     return new ThreadedVisionEncoder(path, ready.ready, worker);
   }

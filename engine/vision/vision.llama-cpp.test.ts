@@ -1,5 +1,5 @@
 // Gemma 3 image input against llama.cpp's mtmd on the same files: tiny-gemma3 and its random-weight mmproj. The image
-// embeddings (the projector's output) of five images of different sizes and formats equal the ones llama-mtmd-cli
+// embeddings (the projector's output) of six images of different sizes and formats equal the ones llama-mtmd-cli
 // dumps (MTMD_DEBUG_EMBEDDINGS), and the greedy reply to an image-and-text prompt is llama-mtmd-cli's.
 // The peer is a native build of the llama.cpp source node-llama-cpp ships (docs/models.md says how to build it); its
 // path comes from LOOM_LLAMA_MTMD_CLI. Without it (CI does not build llama.cpp) the comparisons read what it answered
@@ -58,7 +58,7 @@ interface TestImage {
   name: string;
   /** The encoded file as a client sends it. */
   bytes: Buffer;
-  /** What llama.cpp reads (its stb_image has no WebP: the same pixels as a PNG). */
+  /** What llama.cpp reads: the same file, or (WebP, which stb_image cannot read; JPEG, which it decodes otherwise) the same pixels as a PNG. */
   forLlama: Buffer;
 }
 
@@ -69,12 +69,16 @@ async function testImages(): Promise<TestImage[]> {
   const gif = await raw(300, 97, 3).gif().toBuffer();
   const webp = await raw(64, 96, 4).webp({ lossless: true }).toBuffer();
   const tall = await raw(17, 400, 5).png().toBuffer();
+  const jpeg = await raw(160, 120, 6).jpeg({ quality: 90 }).toBuffer();
   return [
     { name: "png 112x112 (the model's own size)", bytes: png, forLlama: png },
     { name: "png 200x150 (letterboxed)", bytes: wide, forLlama: wide },
     { name: "gif 300x97 (shrunk)", bytes: gif, forLlama: gif },
     { name: "webp 64x96 (enlarged)", bytes: webp, forLlama: await sharp(webp).png().toBuffer() },
     { name: "png 17x400 (thin)", bytes: tall, forLlama: tall },
+    // libjpeg-turbo (sharp) and stb_image (llama.cpp) decode a JPEG to slightly different pixels (the embeddings then
+    // differ by 5e-3 relative RMS here): llama.cpp gets the pixels sharp decoded, as a PNG, to compare the encoders.
+    { name: "jpeg 160x120 (lossy)", bytes: jpeg, forLlama: await sharp(jpeg).png().toBuffer() },
   ];
 }
 
@@ -171,7 +175,7 @@ describe.skipIf(skipOutsideCi(skip))(titled("Gemma 3 image input against llama.c
     writeFileSync(RECORDED, `${JSON.stringify(record, null, 1)}\n`);
   }, 180_000);
 
-  it.skipIf(noPeer)(titled(`image embeddings equal llama.cpp's within float tolerance, on five images (${live ? "llama-mtmd-cli now" : "as recorded"})`, noPeer), async () => {
+  it.skipIf(noPeer)(titled(`image embeddings equal llama.cpp's within float tolerance, on six images (${live ? "llama-mtmd-cli now" : "as recorded"})`, noPeer), async () => {
     const encoder = await WasmVisionEncoder.load(mmproj, { threads: 2 });
     try {
       for (const [i, image] of images.entries()) {

@@ -16,6 +16,7 @@ import { type LoadOptions, loadModel } from "../load.js";
 import { failIfMissing, skipOutsideCi, titled } from "../testing/fixtures.js";
 import type { VisionConfig } from "./clip-config.js";
 import { RecoveringVisionEncoder } from "./recovering-encoder.js";
+import { ThreadedVisionEncoder } from "./encoder-thread.js";
 import { WasmVisionEncoder } from "./wasm-encoder.js";
 import { WebGpuVisionEncoder, attentionKeyTile, visionActivationBytes } from "./webgpu-encoder.js";
 
@@ -133,7 +134,7 @@ describe.skipIf(skipOutsideCi(unavailable))(titled("the vision encoder on WebGPU
       const engine = new Engine(model);
       try {
         if (backend === "webgpu") expect(model.vision).toBeInstanceOf(RecoveringVisionEncoder);
-        else expect(model.vision).toBeInstanceOf(WasmVisionEncoder);
+        else expect(model.vision).toBeInstanceOf(ThreadedVisionEncoder);
         const messages = [{ role: "user" as const, content: "describe", images: [{ offset: 0, image: images[1]! }] }];
         for await (const event of engine.submit({ input: { messages }, maxTokens: 32, sampling: { temperature: 0 }, ignoreEndOfGeneration: true })) {
           if (event.type === "error") throw event.error;
