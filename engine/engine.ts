@@ -127,6 +127,8 @@ export class Engine implements ServingEngine {
   private stepping = false;
   /** A step's forward pass is running asynchronously; aborts wait for it. */
   private stepInFlight = false;
+  /** Resolves the step that waits for images to be encoded, while one does. */
+  private waitingForImages: (() => void) | undefined;
   private readonly deferredAborts = new Set<string>();
   private readonly cacheListeners = new Set<(update: PrefixCacheUpdate) => void>();
   private closed = false;
@@ -178,6 +180,7 @@ export class Engine implements ServingEngine {
       this.requests.set(id, active);
       this.scheduler.add(active);
       this.wake();
+      this.interruptWait();
     } catch (error) {
       const engineError = error instanceof EngineError ? error : new EngineError("internal", (error as Error).message, undefined, { cause: error });
       channel.push({ type: "error", requestId: id, error: engineError });
@@ -192,6 +195,7 @@ export class Engine implements ServingEngine {
     if (!request) return false;
     if (this.stepInFlight) {
       this.deferredAborts.add(id);
+      this.interruptWait();
       return true;
     }
     this.finish(request, request.finishText("aborted"));
@@ -429,9 +433,9 @@ export class Engine implements ServingEngine {
     this.totals.preemptions += plan.preempted.length;
     for (const request of plan.exhausted) this.finish(request, request.finishText("length"));
     if (plan.chunks.length === 0) {
-      // Requests waiting only for their images: the loop resumes when one is encoded.
+      // Requests waiting only for their images: the loop resumes when one is encoded, or a request comes or goes.
       const encoding = this.requestsEncoding();
-      if (encoding.length > 0) return Promise.race(encoding);
+      if (encoding.length > 0) return Promise.race([...encoding, new Promise<void>((resolve) => (this.waitingForImages = resolve))]);
       this.failUnschedulable(plan);
       return undefined;
     }
@@ -489,6 +493,12 @@ export class Engine implements ServingEngine {
         this.wake();
       });
     }
+  }
+
+  /** Ends a step that only waits for images (a request came or was aborted: the next step may run it). */
+  private interruptWait(): void {
+    this.waitingForImages?.();
+    this.waitingForImages = undefined;
   }
 
   /** The encodes that requests wait for. */
