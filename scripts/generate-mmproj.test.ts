@@ -93,8 +93,10 @@ function tokenStats(embeddings: Float32Array, tokens: number) {
 }
 
 describe("presets with a vision tower", () => {
-  it("are tiny-gemma3 (8 x 8 patches pooled by 2 to 16 tokens) and gemma3-27b (SigLIP so400m, 64 x 64 pooled by 4 to 256)", () => {
-    expect(VISION_PRESET_NAMES).toEqual(["gemma3-27b", "tiny-gemma3"]);
+  it("are tiny-gemma3 (8 x 8 patches pooled by 2 to 16 tokens) and gemma3-27b (SigLIP so400m, 64 x 64 pooled by 4 to 256) with its bench partner", () => {
+    expect(VISION_PRESET_NAMES).toEqual(["gemma3-27b", "gemma3-27b-vision-bench", "tiny-gemma3"]);
+    // The bench partner's projector is the 27B's: the same tower, projected to the same 5376.
+    expect(getPreset("gemma3-27b-vision-bench").vision).toEqual(getPreset("gemma3-27b").vision);
     expect(projectorScaleFactor(TINY_VISION)).toBe(2);
     const big = getPreset("gemma3-27b").vision!;
     const v = big.vision_config;
@@ -157,7 +159,7 @@ describe("tiny-gemma3 mmproj", () => {
     expect(readGgufHeader(seeded).metadata.get("loom.generator.seed")).toBe(2);
     // tiny-llama has no tower: refused before the model is written
     await expect(generateModel({ preset: "tiny-llama", format: "gguf", dtype: "f32", out: join(scratch, "x.gguf"), mmprojOut: join(scratch, "y.gguf") }))
-      .rejects.toThrow(/no vision tower.*gemma3-27b, tiny-gemma3/);
+      .rejects.toThrow(/no vision tower.*gemma3-27b, gemma3-27b-vision-bench, tiny-gemma3/);
     expect(existsSync(join(scratch, "x.gguf"))).toBe(false);
     expect(defaultMmprojPath("gemma3-27b")).toMatch(/models[/\\]mmproj-gemma3-27b-f16\.gguf$/);
     expect(defaultMmprojPath("tiny-gemma3", "f32", 3)).toMatch(/mmproj-tiny-gemma3-f32-seed3\.gguf$/);

@@ -132,6 +132,11 @@ describe("presets", () => {
     expect([gemma.sliding_window, gemma.rope_theta, gemma.rope_local_base_freq, gemma.query_pre_attn_scalar, gemma.rms_norm_eps]).toEqual([1024, 1e6, 1e4, 168, 1e-6]);
     expect(gemma.rope_scaling).toEqual({ rope_type: "linear", factor: 8 });
     expect(gemma.query_pre_attn_scalar).toBe(gemma.hidden_size / gemma.num_attention_heads);
+    // The vision bench partner: the 27B's widths and vocabulary, one layer, a narrow MLP, the query scale of any
+    // layer count but 62 (head_dim), as llama.cpp and loom derive it from the file
+    expect(shape("gemma3-27b-vision-bench")).toEqual([5376, 1, 32, 16, 128, 512, 262208, true]);
+    expect(getPreset("gemma3-27b-vision-bench").config.query_pre_attn_scalar).toBe(128);
+    expect(params("gemma3-27b-vision-bench")).toBe(262208 * 5376 + 5376 * (4096 + 2048 * 2) + 4096 * 5376 + 3 * 5376 * 512 + 128 * 2 + 5376 * 5);
     // Qwen3-30B-A3B: 30.5B parameters, 3.35B active (8 of 128 experts per layer; the published card says 3.3B)
     expect(shape("qwen3-30b-a3b")).toEqual([2048, 48, 32, 4, 128, 6144, 151936, false]);
     const moe = getPreset("qwen3-30b-a3b").config;

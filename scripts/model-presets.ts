@@ -138,6 +138,11 @@ const GEMMA3_SIGLIP: Gemma3VisionConfig["vision_config"] = {
   image_size: 896, patch_size: 14, num_channels: 3, layer_norm_eps: 1e-6, hidden_act: "gelu_pytorch_tanh", vision_use_head: false,
 };
 
+/** Gemma 3 27B's vision tower and projector (gemma3-27b and its benchmark partner carry the same one). */
+const GEMMA3_27B_VISION: Gemma3VisionConfig = {
+  vision_config: GEMMA3_SIGLIP, mm_tokens_per_image: 256, image_mean: [0.5, 0.5, 0.5], image_std: [0.5, 0.5, 0.5],
+};
+
 const LLAMA_COMMON = {
   architectures: ["LlamaForCausalLM"],
   model_type: "llama",
@@ -376,7 +381,27 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
     tokenizer: "gemma3",
     fullSize: true,
     // The published vision tower: 64 x 64 patches pooled 4 x 4 to 256 image tokens, projected to 5376.
-    vision: { vision_config: GEMMA3_SIGLIP, mm_tokens_per_image: 256, image_mean: [0.5, 0.5, 0.5], image_std: [0.5, 0.5, 0.5] },
+    vision: GEMMA3_27B_VISION,
+  },
+  "gemma3-27b-vision-bench": {
+    name: "gemma3-27b-vision-bench",
+    description:
+      "Benchmark partner for Gemma 3 27B's vision projector (bench/vision-encode.ts), not a public model: the narrowest " +
+      "text model llama-mtmd-cli accepts beside the 27B's mmproj, whose output width must equal the text hidden size. " +
+      "Gemma 3 with the 27B's hidden 5376, 32 heads / 16 KV heads of head_dim 128, vocab 262208 (the Gemma 3 tokenizer and " +
+      "chat template, <image_soft_token> included), sliding window 1024 and linear RoPE scaling 8, but 1 layer (sliding-" +
+      "window) and intermediate 512; query_pre_attn_scalar 128 (head_dim), the scale llama.cpp and loom derive for any " +
+      "layer count but 62. The tied 262208 x 5376 embedding is nearly all of the file: about 1.6 GB at Q8_0 (use q8_0). " +
+      "Carries the 27B's vision tower, so --mmproj-out writes the same projector as gemma3-27b's (same seed, same weights).",
+    config: {
+      ...GEMMA3_COMMON,
+      hidden_size: 5376, intermediate_size: 512, num_hidden_layers: 1, num_attention_heads: 32, num_key_value_heads: 16, head_dim: 128,
+      vocab_size: 262208, max_position_embeddings: 131072, query_pre_attn_scalar: 128, sliding_window: 1024,
+      rope_scaling: { rope_type: "linear", factor: 8.0 },
+    },
+    tokenizer: "gemma3",
+    fullSize: true,
+    vision: GEMMA3_27B_VISION,
   },
   "qwen3-30b-a3b": {
     name: "qwen3-30b-a3b",
