@@ -132,7 +132,7 @@ export class Engine implements ServingEngine {
   private readonly deferredAborts = new Set<string>();
   private readonly cacheListeners = new Set<(update: PrefixCacheUpdate) => void>();
   private closed = false;
-  private readonly totals = { finished: 0, aborted: 0, failed: 0, preemptions: 0, prompt: 0, computedPrompt: 0, generated: 0 };
+  private readonly totals = { finished: 0, aborted: 0, failed: 0, preemptions: 0, prompt: 0, computedPrompt: 0, generated: 0, forkedPrompt: 0 };
   private readonly constraints: ConstraintCache;
   private readonly pacer: StepPacer;
   private readonly backgroundStepMs: number;
@@ -227,7 +227,7 @@ export class Engine implements ServingEngine {
         sectionTokenRate: rate(c.suffixTokens, c.promptTokens),
       },
       requests: { finished: this.totals.finished, aborted: this.totals.aborted, failed: this.totals.failed, preemptions: this.totals.preemptions },
-      tokens: { prompt: this.totals.prompt, computedPrompt: this.totals.computedPrompt, generated: this.totals.generated },
+      tokens: { prompt: this.totals.prompt, computedPrompt: this.totals.computedPrompt, generated: this.totals.generated, forkedPrompt: this.totals.forkedPrompt },
     };
   }
 

@@ -57,6 +57,39 @@ export interface EngineRequest {
    * stops once the output is complete.
    */
   constraint?: ConstraintSpec;
+  /**
+   * Report the log-probabilities of generated tokens: each token's, and the `top` (0-20) most likely tokens at its
+   * position. Computed from the model's logits as they come out of the model, before any sampling transform
+   * (penalties, temperature, truncation, a grammar's mask), as OpenAI and vLLM report them. They arrive on the `text`
+   * events (the tokens each completes) and whole on `finish`.
+   */
+  logprobs?: { top: number };
+  /**
+   * Report the prompt tokens' log-probabilities, each given the tokens before it (the first token has none), with the
+   * `top` (0-20) most likely at each position (legacy completions' `echo`, scoring). Needs logits for every prompt
+   * row, so the prompt is computed in full (no KV reuse from the prefix cache); they arrive on one `prompt_logprobs`
+   * event before any `text`.
+   */
+  promptLogprobs?: { top: number };
+  /**
+   * Generate at least this many tokens (vLLM's and llama.cpp's `min_tokens`): before then, end-of-generation tokens
+   * are never sampled and stop sequences do not end generation. Default 0.
+   */
+  minTokens?: number;
+  /**
+   * This request is one of `size` choices of one client request (OpenAI `n`), submitted together with the same
+   * `group`, input and settings but its own id and seed: the engine computes their prompt once and forks its KV into
+   * each (the full blocks shared, the last partial block copied), so n choices cost one prefill.
+   */
+  fork?: { group: string; size: number };
+}
+
+/** A token's log-probability (natural log) and the most likely tokens at its position. */
+export interface TokenLogprob {
+  token: number;
+  logprob: number;
+  /** The most likely tokens at this position, most likely first (lower id first on ties); as many as asked. */
+  top: { token: number; logprob: number }[];
 }
 
 /** Why a request ended. `length`: maxTokens, the context, or the KV budget was reached. */
@@ -96,7 +129,19 @@ export type EngineEvent =
     }
   | { type: "admitted"; requestId: string; promptTokens: number; reusedPrefixTokens: number; reusedSuffixTokens: number }
   /** `tokens`: generated tokens this text completes (0 or more: text can wait for the tokens after it). */
-  | { type: "text"; requestId: string; text: string; tokens?: number }
+  | {
+      type: "text";
+      requestId: string;
+      text: string;
+      tokens?: number;
+      /** With EngineRequest.logprobs: those of the `tokens` generated tokens this text completes, in order. */
+      logprobs?: TokenLogprob[];
+    }
+  /**
+   * With EngineRequest.promptLogprobs, once, after `admitted` and before any `text`: one entry per prompt token, null
+   * for the first (nothing precedes it).
+   */
+  | { type: "prompt_logprobs"; requestId: string; logprobs: (TokenLogprob | null)[] }
   | {
       type: "finish";
       requestId: string;
@@ -105,6 +150,8 @@ export type EngineEvent =
       stopSequence?: string;
       /** Every generated token id, including one that ended generation. */
       tokens: number[];
+      /** With EngineRequest.logprobs: one per token of `tokens`, in order. */
+      logprobs?: TokenLogprob[];
       /** With a constraint: whether the constrained output is complete (false when maxTokens cut it short). */
       constraintComplete?: boolean;
       usage: EngineUsage;
@@ -152,7 +199,8 @@ export interface EngineStats {
   };
   /** Totals since start. */
   requests: { finished: number; aborted: number; failed: number; preemptions: number };
-  tokens: { prompt: number; computedPrompt: number; generated: number };
+  /** `forkedPrompt`: prompt tokens a forked choice (EngineRequest.fork) took from its group's one prefill. */
+  tokens: { prompt: number; computedPrompt: number; generated: number; forkedPrompt: number };
 }
 
 /**

@@ -23,6 +23,11 @@ export interface SequenceChunk {
   media?: readonly ChunkMedia[];
   /** Whether to return logits for the chunk's last token. */
   wantLogits: boolean;
+  /**
+   * With wantLogits: return logits for every row of the chunk, not only the last (prompt log-probabilities): the
+   * chunk then takes `tokens.length` rows of the returned logits, in row order.
+   */
+  allRowLogits?: boolean;
   /** With wantLogits, for {@link ModelRunner.forwardSampled}: sample the token on the device, not return logits. */
   deviceSampling?: DeviceSampling;
 }

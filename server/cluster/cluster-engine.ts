@@ -204,7 +204,7 @@ export function sumStats(all: readonly EngineStats[]): EngineStats {
     kvBlocks: { total: 0, used: 0, cached: 0, free: 0, blockSize: all[0]?.kvBlocks.blockSize ?? 0 },
     cache: { lookups: 0, prefixHits: 0, sectionHits: 0, prefixHitRate: 0, sectionHitRate: 0, prefixTokenRate: 0, sectionTokenRate: 0 },
     requests: { finished: 0, aborted: 0, failed: 0, preemptions: 0 },
-    tokens: { prompt: 0, computedPrompt: 0, generated: 0 },
+    tokens: { prompt: 0, computedPrompt: 0, generated: 0, forkedPrompt: 0 },
   };
   let prefixTokens = 0;
   let sectionTokens = 0;
@@ -218,7 +218,7 @@ export function sumStats(all: readonly EngineStats[]): EngineStats {
     prefixTokens += stats.cache.prefixTokenRate * stats.tokens.prompt;
     sectionTokens += stats.cache.sectionTokenRate * stats.tokens.prompt;
     for (const key of ["finished", "aborted", "failed", "preemptions"] as const) total.requests[key] += stats.requests[key];
-    for (const key of ["prompt", "computedPrompt", "generated"] as const) total.tokens[key] += stats.tokens[key];
+    for (const key of ["prompt", "computedPrompt", "generated", "forkedPrompt"] as const) total.tokens[key] += stats.tokens[key];
   }
   const { lookups } = total.cache;
   total.cache.prefixHitRate = lookups > 0 ? total.cache.prefixHits / lookups : 0;

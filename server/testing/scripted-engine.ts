@@ -100,7 +100,7 @@ export class ScriptedEngine implements ServingEngine {
       kvBlocks: { total: 0, used: 0, cached: 0, free: 0, blockSize: 16 },
       cache: { lookups: 0, prefixHits: 0, sectionHits: 0, prefixHitRate: 0, sectionHitRate: 0, prefixTokenRate: 0, sectionTokenRate: 0 },
       requests: none,
-      tokens: { prompt: 0, computedPrompt: 0, generated: 0 },
+      tokens: { prompt: 0, computedPrompt: 0, generated: 0, forkedPrompt: 0 },
     };
   }
 }
