@@ -88,8 +88,14 @@ export interface EngineRequest {
 export interface TokenLogprob {
   token: number;
   logprob: number;
+  /**
+   * The token's own piece as bytes (the tokenizer's `tokenBytes`: a partial UTF-8 sequence stays partial), so that a
+   * server without the tokenizer (a worker thread, a gateway) can name it on the wire (OpenAI's `token` and `bytes`).
+   * Set by the serving engine; optional only for engines that report no pieces.
+   */
+  bytes?: number[];
   /** The most likely tokens at this position, most likely first (lower id first on ties); as many as asked. */
-  top: { token: number; logprob: number }[];
+  top: { token: number; logprob: number; bytes?: number[] }[];
 }
 
 /** Why a request ended. `length`: maxTokens, the context, or the KV budget was reached. */
