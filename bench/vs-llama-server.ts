@@ -8,18 +8,17 @@
 // Per workload and server: total time, TTFT p50/p99, output tokens/s, and (loom) prompt tokens served from cache.
 // Run: npm run build && node dist/bench/vs-llama-server.js [options] (USAGE below; --help prints it).
 // Without --llama-server (or with a path that is not a file) only loom runs, and the peer is reported as not run.
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import OpenAI from "openai";
-import { REPOSITORY_ROOT } from "../engine/testing/fixtures.js";
 import type { ModelDtype } from "../scripts/model-dtypes.js";
-import { closedLoopbackPort as freePort } from "../server/testing/closed-port.js";
 import { BenchCli } from "./bench-args.js";
+import { type ServerHandle, describeFailure, startLlamaServer, startLoom } from "./bench-servers.js";
 import { benchModelPath, printHeader } from "./bench-models.js";
 import { SUPPORT_SYSTEM_PROMPT, seededText } from "./chat-workload.js";
 
 type Message = { role: "system" | "user" | "assistant"; content: string };
+
+const CONTEXT = 4096;
 
 interface Call {
   ttftMs: number;
@@ -31,57 +30,6 @@ interface Call {
 interface Outcome {
   seconds: number;
   calls: Call[];
-}
-
-interface ServerHandle {
-  name: string;
-  client: OpenAI;
-  stop: () => Promise<void>;
-}
-
-const CONTEXT = 4096;
-
-/** Starts `command`, waits until GET `healthUrl` answers 200 (120 s at most); its output is kept for errors. */
-async function startProcess(name: string, command: string, args: string[], healthUrl: string): Promise<{ child: ChildProcess; log: () => string }> {
-  const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
-  let log = "";
-  child.stdout!.on("data", (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
-  child.stderr!.on("data", (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode}: ${log.slice(-1500)}`);
-    if (Date.now() > deadline) {
-      child.kill("SIGKILL");
-      throw new Error(`${name} did not become healthy in 120 s: ${log.slice(-1500)}`);
-    }
-    const healthy = await fetch(healthUrl).then((response) => response.ok, () => false);
-    if (healthy) return { child, log: () => log };
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
-function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once("exit", () => resolve());
-    child.kill("SIGTERM");
-    setTimeout(() => child.kill("SIGKILL"), 10_000).unref();
-  });
-}
-
-/** `loom serve` as its users start it: it batches every sequence its KV cache holds, so there is no slot count to set. */
-async function startLoom(modelPath: string, threads: number): Promise<ServerHandle> {
-  const port = await freePort();
-  const main = join(REPOSITORY_ROOT, "dist", "server", "cli", "main.js");
-  const { child } = await startProcess("loom serve", process.execPath, [main, "serve", "--model", modelPath, "--no-auth", "--port", String(port), "--threads", String(threads), "--context", String(CONTEXT), "--drain-seconds", "0"], `http://127.0.0.1:${port}/health`);
-  return { name: "loom", client: new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "none", maxRetries: 0 }), stop: () => stopProcess(child) };
-}
-
-async function startLlamaServer(binary: string, modelPath: string, threads: number, slots: number): Promise<ServerHandle> {
-  const port = await freePort();
-  // One slot per client, each with loom's context; continuous batching and prompt caching are llama-server's defaults.
-  const { child } = await startProcess("llama-server", binary, ["-m", modelPath, "-t", String(threads), "-tb", String(threads), "-np", String(slots), "-c", String(CONTEXT * slots), "--port", String(port), "--host", "127.0.0.1"], `http://127.0.0.1:${port}/health`);
-  return { name: "llama-server", client: new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "none", maxRetries: 0 }), stop: () => stopProcess(child) };
 }
 
 /** One streamed chat completion: time to its first content, and the usage it reports. */
@@ -160,16 +108,6 @@ async function sharedPrompt(client: OpenAI, modelPath: string, users: number, qu
   return { seconds: (performance.now() - started) / 1000, calls };
 }
 
-/** An error with its chain of causes ("Connection error." alone does not say whether the server or the socket failed). */
-function describeFailure(error: unknown): string {
-  const parts: string[] = [];
-  for (let e: unknown = error; e !== undefined && e !== null && parts.length < 4; e = (e as { cause?: unknown }).cause) {
-    const code = (e as { code?: unknown }).code;
-    parts.push(`${String((e as Error).message ?? e)}${typeof code === "string" ? ` (${code})` : ""}`);
-  }
-  return parts.join(" <- ");
-}
-
 const percentile = (values: number[], p: number) => {
   const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
   return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -211,7 +149,7 @@ async function main(): Promise<void> {
   console.log("|---|---|---|---|---|---|---|---|---|");
   for (const workload of workloads) {
     for (const clients of levels) {
-      const starts = [() => startLoom(modelPath, threads), ...(peer && existsSync(peer) ? [() => startLlamaServer(peer, modelPath, threads, clients)] : [])];
+      const starts = [() => startLoom(modelPath, threads, CONTEXT), ...(peer && existsSync(peer) ? [() => startLlamaServer(peer, modelPath, threads, clients, CONTEXT)] : [])];
       for (const start of starts) {
         let server: ServerHandle | undefined;
         try {
