@@ -93,6 +93,22 @@ describe("StopSequenceMatcher", () => {
     expect(matcher.flush()).toBe("");
   });
 
+  it("does not stop on text pushed without matching (minTokens), and later matches only stops ending in new text", () => {
+    const matcher = new StopSequenceMatcher(["ab", "abcd"]);
+    expect(matcher.push("x ab", false)).toEqual({ text: "x " }); // "ab" held: it may grow into "abcd"
+    expect(matcher.push("ab y", false)).toEqual({ text: "abab y" });
+    expect(matcher.push("a", false)).toEqual({ text: "" });
+    // The held "a" and the new "b" complete "ab": a stop that ends in the new text counts.
+    expect(matcher.push("b")).toEqual({ text: "", stop: { sequence: "ab" } });
+    const held = new StopSequenceMatcher(["ab", "abcd"]);
+    held.push("ab", false);
+    // "ab" lies wholly in the held text, pushed before matching: it does not stop; "abcd" completes in the new text.
+    expect(held.push("cd!")).toEqual({ text: "", stop: { sequence: "abcd" } });
+    const none = new StopSequenceMatcher(["ab", "abcd"]);
+    none.push("ab", false);
+    expect(none.push("x")).toEqual({ text: "abx" });
+  });
+
   it("passes text straight through without stops", () => {
     expect(stream([], ["a", "b"])).toEqual({ emitted: ["a", "b"], stop: undefined, flushed: "" });
   });

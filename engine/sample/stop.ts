@@ -39,11 +39,15 @@ export class StopSequenceMatcher {
     return this.matched;
   }
 
-  /** Adds the next piece of decoded text. After a stop, every later push returns empty text. */
-  push(textDelta: string): StopMatchResult {
+  /**
+   * Adds the next piece of decoded text. After a stop, every later push returns empty text.
+   * @param matching false: no stop sequence ends the stream with this text (EngineRequest.minTokens not yet reached);
+   *   a later push matches only stop sequences that end in its own text, as vLLM checks min_tokens.
+   */
+  push(textDelta: string, matching = true): StopMatchResult {
     if (this.matched) return { text: "" };
     const text = this.held + textDelta;
-    const match = this.firstMatch(text);
+    const match = matching ? this.firstMatch(text, this.held.length) : undefined;
     if (match) {
       this.held = "";
       this.matched = { sequence: match.sequence };
@@ -61,10 +65,11 @@ export class StopSequenceMatcher {
     return text;
   }
 
-  private firstMatch(text: string): { start: number; sequence: string } | undefined {
+  /** The first match that ends after `heldLength` (held text holds no match of its own, unless matching was off). */
+  private firstMatch(text: string, heldLength: number): { start: number; sequence: string } | undefined {
     let best: { start: number; end: number; sequence: string } | undefined;
     for (const sequence of this.stops) {
-      const start = text.indexOf(sequence);
+      const start = text.indexOf(sequence, Math.max(0, heldLength + 1 - sequence.length));
       if (start < 0) continue;
       const end = start + sequence.length;
       if (!best || end < best.end || (end === best.end && start < best.start)) best = { start, end, sequence };
