@@ -73,6 +73,8 @@ export class ActiveRequest implements SchedulableRequest {
   /** KV reuse of the latest adoption, and of the first admission (what the prompt saved, for usage). */
   adoption: KvReuse | undefined;
   reuse: KvReuse | undefined;
+  /** The member of its fork group whose prompt KV it forks when admitted (sched/fork-groups.ts). */
+  forkSource: ActiveRequest | undefined;
   readonly channel: EventChannel<EngineEvent>;
   readonly submittedAt = performance.now();
   firstTokenAt: number | undefined;

@@ -20,6 +20,7 @@ import { Sampler, checkDeviceToken } from "./sample/sampler.js";
 import type { ChunkMedia, SampledForward, SequenceChunk } from "./backends/runner.js";
 import { GEMMA3_IMAGE_MARKERS as IMAGE_MARKERS } from "./vision/clip-config.js";
 import { kvSpaceOf } from "./sched/kv-space.js";
+import { ForkGroups, checkFork, forkingKvSpace } from "./sched/fork-groups.js";
 import { Scheduler, type StepPlan, decodingCount } from "./sched/scheduler.js";
 import { StepPacer } from "./sched/step-pacer.js";
 
@@ -117,11 +118,22 @@ function thinkingBudgetOf(request: EngineRequest): { tokens: number; open: strin
   return { tokens: budget.tokens, open: budget.open ?? "<think>", close: budget.close ?? "</think>" };
 }
 
+/**
+ * The request's fork group, checked; undefined for a request that computes its whole prompt for its log-probabilities
+ * (promptLogprobs): it needs every row's logits, so it takes no KV from its group and runs as if alone.
+ */
+function forkOf(request: EngineRequest): { group: string; size: number } | undefined {
+  const fork = checkFork(request.fork);
+  return request.promptLogprobs === undefined ? fork : undefined;
+}
+
 /** Serves generation requests on one loaded model. */
 export class Engine implements ServingEngine {
   private readonly kv: KvCacheManager;
   private readonly scheduler: Scheduler<ActiveRequest>;
   private readonly requests = new Map<string, ActiveRequest>();
+  /** Members of fork groups (EngineRequest.fork) alive here; those held wait for their leader's prompt. */
+  private readonly forks = new ForkGroups<ActiveRequest>();
   private readonly compaction: CompactionOptions;
   private arrivals = 0;
   private stepping = false;
@@ -142,7 +154,7 @@ export class Engine implements ServingEngine {
   constructor(readonly model: LoadedModel, options: EngineOptions = {}) {
     this.constraints = new ConstraintCache(model.tokenizer, model.config.vocab_size);
     this.kv = new KvCacheManager(model.kvPool, options.cache, model.localKv);
-    this.scheduler = new Scheduler(kvSpaceOf<ActiveRequest>(this.kv), {
+    this.scheduler = new Scheduler(forkingKvSpace(kvSpaceOf<ActiveRequest>(this.kv), this.kv), {
       maxStepTokens: options.maxStepTokens ?? model.runner.options.maxBatchTokens,
       maxSequences: options.maxSequences ?? model.runner.options.maxSequences,
     });
@@ -178,7 +190,8 @@ export class Engine implements ServingEngine {
       if (this.requests.has(id)) throw new EngineError("invalid_request", `a request with id ${id} is already running`, "id");
       const active = this.accept(id, request, channel, prepared);
       this.requests.set(id, active);
-      this.scheduler.add(active);
+      const fork = forkOf(request);
+      if (!fork || this.forks.join(active, fork, active.tokens)) this.scheduler.add(active);
       this.wake();
       this.interruptWait();
     } catch (error) {
@@ -287,6 +300,8 @@ export class Engine implements ServingEngine {
     const contextSize = this.model.contextSize;
     const prompt = prepared ?? this.preparePrompt(request);
     const tokens = prompt.tokens;
+    const fork = forkOf(request);
+    if (fork) this.forks.check(fork, tokens);
     const room = contextSize - tokens.length;
     if (typeof maxTokens === "number" && request.maxTokens !== undefined && maxTokens > room && !request.maxTokensUpToContext) {
       throw new EngineError(
@@ -447,6 +462,8 @@ export class Engine implements ServingEngine {
         request.channel.push({ type: "admitted", requestId: request.id, promptTokens: request.promptLength, reusedPrefixTokens: prefixTokens, reusedSuffixTokens: suffixTokens });
       }
       if (request.adoption) this.kv.recordAdmission(request.tokens.length, request.adoption);
+      this.totals.forkedPrompt += request.adoption?.forkedTokens ?? 0;
+      request.forkSource = undefined;
       const { copies, done } = this.kv.takeCopies(request.kv);
       try {
         const localKv = this.model.localKv;
@@ -545,6 +562,7 @@ export class Engine implements ServingEngine {
       this.totals.computedPrompt += Math.max(0, Math.min(start + count, request.promptLength) - start);
       this.kv.commit(request.kv, request.tokens, request.computed);
       this.kv.trim(request.kv, request.computed);
+      this.start(this.forks.progressed(request));
       if (!chunks[i].wantLogits) return;
       let next: Float32Array | number;
       if (chunks[i].deviceSampling) next = checkDeviceToken(output.tokens[outputIndex], vocab);
@@ -565,6 +583,13 @@ export class Engine implements ServingEngine {
     });
   }
 
+  /** Queues fork group members that were held (their leader's prompt is computed, or the lead passed to them). */
+  private start(members: readonly ActiveRequest[]): void {
+    if (members.length === 0) return;
+    for (const member of members) this.scheduler.add(member);
+    this.wake();
+  }
+
   /** Nothing could be scheduled while requests wait: the head of the queue cannot fit even alone. */
   private failUnschedulable(plan: StepPlan<ActiveRequest>): void {
     if (this.scheduler.running.length > 0 || this.scheduler.waiting.length === 0 || plan.preempted.length > 0) return;
@@ -576,6 +601,7 @@ export class Engine implements ServingEngine {
     if (!outcome.finished) return;
     this.scheduler.remove(request);
     this.requests.delete(request.id);
+    this.start(this.forks.leave(request));
     if (outcome.reason === "aborted") this.totals.aborted++;
     else this.totals.finished++;
     const now = performance.now();
@@ -602,6 +628,7 @@ export class Engine implements ServingEngine {
   private fail(request: ActiveRequest, error: EngineError): void {
     this.scheduler.remove(request);
     this.requests.delete(request.id);
+    this.start(this.forks.leave(request));
     this.totals.failed++;
     request.channel.push({ type: "error", requestId: request.id, error });
     request.channel.close();

@@ -37,6 +37,8 @@ export interface KvReuse {
   suffixTokens: number;
   /** Why a section was not reused, when one was considered. */
   sectionRejected?: SectionMatch["rejected"];
+  /** Of `prefixTokens`, those taken from a running member of the request's fork group (fork()), not the prefix cache. */
+  forkedTokens?: number;
 }
 
 /** One sequence's KV: its block table and what it still owes the index and the copy queue. */
@@ -158,6 +160,48 @@ export class KvCacheManager {
     return { prefixTokens, suffixTokens, sectionRejected: best?.match.rejected };
   }
 
+  /**
+   * Forks the first `positions` KV positions of a running sequence `source` into `sequence` (which holds nothing): its
+   * full blocks are shared, the rest of the last one is queued as a copy (delta 0) into a fresh block, run like an
+   * adoption's copies. With freed sliding windows, the source must still hold the local KV the window of position
+   * `positions` reads (the shared blocks' slots are held, as adopt() holds them). Undefined, holding nothing, when it
+   * cannot: the source does not hold those positions (yet, or any more), its window moved on, or no block is free.
+   * NOTE: the caller guarantees that `source` has the same tokens at those positions and that its KV is computed there.
+   */
+  fork(sequence: SequenceKv, source: SequenceKv, positions: number): KvReuse | undefined {
+    if (sequence.blocks.length > 0) throw new Error("fork() needs a sequence that holds no blocks");
+    const blockSize = this.blockSize;
+    if (positions < 1 || source.blocks.length < Math.ceil(positions / blockSize) || source.pendingCopies.length > 0) return undefined;
+    if (this.window && this.resumablePrefix(source.blocks, positions) < positions) return undefined;
+    const shared = Math.floor(positions / blockSize);
+    const partial = positions - shared * blockSize;
+    const copies: KvCopy[] = partial > 0 ? [{ sourceBlocks: source.blocks.slice(0, shared + 1), sourceStart: shared * blockSize, targetStart: shared * blockSize, count: partial }] : [];
+    const pinned = partial > 0 ? [source.blocks[shared]] : [];
+    const sharedBlocks = source.blocks.slice(0, shared);
+    for (const id of pinned) this.pool.retain(id);
+    for (const id of sharedBlocks) this.pool.retain(id);
+    sequence.blocks.push(...sharedBlocks);
+    // Committing registers nothing new for the shared blocks (the index keeps the chain's existing blocks).
+    sequence.committedBlocks = 0;
+    sequence.lastCommitted = null;
+    if (this.window) {
+      sequence.localFrom = Math.min(Math.floor(this.window.firstVisible(positions) / blockSize), shared);
+      for (let i = sequence.localFrom; i < shared; i++) this.window.hold(sequence.blocks[i]);
+      for (const id of pinned) this.window.hold(id);
+    }
+    if (!this.allocate(sequence, partial > 0 ? 1 : 0)) {
+      for (const id of pinned) {
+        this.window?.unhold(id, true);
+        this.pool.release(id);
+      }
+      this.release(sequence);
+      return undefined;
+    }
+    sequence.pendingCopies = copies;
+    sequence.pinned = pinned;
+    return { prefixTokens: positions, suffixTokens: 0, forkedTokens: positions };
+  }
+
   /** Grows the sequence's table to hold `positions` positions, evicting cached blocks if needed; false if it cannot. */
   reserve(sequence: SequenceKv, positions: number): boolean {
     return this.allocate(sequence, Math.ceil(positions / this.blockSize) - sequence.blocks.length);
@@ -251,6 +295,8 @@ export class KvCacheManager {
    * not count itself): `promptTokens` known tokens, of which `reuse` came from the cache.
    */
   recordAdmission(promptTokens: number, reuse: KvReuse): void {
+    // A fork from a group member did not look the prompt up: the prefix cache's counters leave it out.
+    if (reuse.forkedTokens) return;
     const { prefixTokens, suffixTokens } = reuse;
     const c = this.counters;
     c.lookups++;
