@@ -1,23 +1,29 @@
-// Where the Responses API keeps stored responses: the platform's database when the platform is on, else the embedded
-// database (PGlite) of the data dir, opened at the first request that needs it, so that a server that never stores a
-// response never takes the data dir. Expired responses are removed by a background job either way.
+// Where the Responses API keeps stored responses, and chat completions keep theirs (`store: true`): the platform's
+// database when the platform is on, else the embedded database (PGlite) of the data dir, opened at the first request
+// that needs it, so that a server that never stores anything never takes the data dir. Both share the retention, and
+// expired rows are removed by a background job either way.
 import { DEFAULT_RESPONSE_RETENTION_MS, type ResponsesStorage } from "../../adapters/responses/endpoint.js";
 import type { InputItemsPage, ResponseRecord, ResponseStore } from "../../adapters/responses/store.js";
+import type { ChatCompletionStorage, ChatCompletionStore } from "../../adapters/openai/stored.js";
 import type { Database } from "../contract.js";
-import { openDatabase } from "../db/open-database.js";
+import { BatchCleanup } from "./batch-cleanup.js";
+import { SqlChatCompletionStore } from "./chat-completion-store.js";
+import { EmbeddedDatabase } from "./embedded-database.js";
 import { ResponseCleanup } from "./response-cleanup.js";
 import { SqlResponseStore } from "./response-store.js";
 
-/** Stored responses and their cleanup job. */
+/** Stored responses and completions, and their cleanup jobs. */
 export interface OpenedResponseStorage {
   storage: ResponsesStorage;
+  /** Stored chat completions, in the same database with the same retention. */
+  chatCompletions: ChatCompletionStorage;
   /** Stops the cleanup job, and closes the embedded database if it was opened here. */
   close(): Promise<void>;
 }
 
 /** Where to keep them: the platform's database, or a data dir of its own. */
 export type ResponseStorageOptions = ({ database: Database } | { dataDir: string }) & {
-  /** Days a stored response stays readable (default 30). */
+  /** Days a stored response or completion stays readable (default 30). */
   retentionDays?: number;
   /** The most JSON a continued conversation may carry (default 8 MiB). */
   maxConversationBytes?: number;
@@ -25,66 +31,72 @@ export type ResponseStorageOptions = ({ database: Database } | { dataDir: string
   onError?: (error: unknown) => void;
 };
 
-/** Opens stored-response storage and starts its cleanup job. */
+/** Opens stored-response and stored-completion storage and starts their cleanup jobs. */
 export function openResponseStorage(options: ResponseStorageOptions): OpenedResponseStorage {
   const retentionMs = options.retentionDays === undefined ? DEFAULT_RESPONSE_RETENTION_MS : options.retentionDays * 24 * 3600 * 1000;
-  const embedded = "dataDir" in options ? new EmbeddedResponseStore(options.dataDir) : undefined;
-  const store: ResponseStore = embedded ?? new SqlResponseStore((options as { database: Database }).database);
-  const cleanup = new ResponseCleanup(store, options.onError ? { onError: options.onError } : {});
-  cleanup.start();
+  const embedded = "dataDir" in options ? new EmbeddedDatabase(options.dataDir) : undefined;
+  const database = embedded ? undefined : (options as { database: Database }).database;
+  const store: ResponseStore = database ? new SqlResponseStore(database) : new EmbeddedResponseStore(embedded!);
+  const completions: ChatCompletionStore = database ? new SqlChatCompletionStore(database) : embeddedChatCompletionStore(embedded!);
+  const cleanupOptions = options.onError ? { onError: options.onError } : {};
+  const cleanups = [new ResponseCleanup(store, cleanupOptions), new BatchCleanup("expired chat completions", (now, limit) => completions.deleteExpired(now, limit), cleanupOptions)];
+  for (const cleanup of cleanups) cleanup.start();
   return {
     storage: { store, retentionMs, ...(options.maxConversationBytes !== undefined ? { maxConversationBytes: options.maxConversationBytes } : {}) },
+    chatCompletions: { store: completions, retentionMs },
     async close() {
-      await cleanup.stop();
+      await Promise.all(cleanups.map((cleanup) => cleanup.stop()));
       await embedded?.close();
     },
   };
 }
 
-/** A ResponseStore on PGlite in `dataDir`, opened at first use (and tried again after a failed open). */
+/** A ResponseStore on the embedded database, opened at first use. */
 class EmbeddedResponseStore implements ResponseStore {
-  #opening: Promise<{ database: Database; store: SqlResponseStore }> | undefined;
-  #closed = false;
+  #store: SqlResponseStore | undefined;
 
-  constructor(private readonly dataDir: string) {}
+  constructor(private readonly embedded: EmbeddedDatabase) {}
 
   save(record: ResponseRecord): Promise<void> {
-    return this.#store().then((store) => store.save(record));
+    return this.#opened().then((store) => store.save(record));
   }
 
   get(owner: string, id: string): Promise<Pick<ResponseRecord, "id" | "response" | "inputItems"> | undefined> {
-    return this.#store().then((store) => store.get(owner, id));
+    return this.#opened().then((store) => store.get(owner, id));
   }
 
   delete(owner: string, id: string): Promise<boolean> {
-    return this.#store().then((store) => store.delete(owner, id));
+    return this.#opened().then((store) => store.delete(owner, id));
   }
 
   inputItems(owner: string, id: string, page: { limit: number; order: "asc" | "desc"; after?: string }): Promise<InputItemsPage | undefined> {
-    return this.#store().then((store) => store.inputItems(owner, id, page));
+    return this.#opened().then((store) => store.inputItems(owner, id, page));
   }
 
   /** Nothing to remove before the database is open: expired rows wait for the first run after it opens. */
   async deleteExpired(now: Date, limit: number): Promise<number> {
-    if (!this.#opening) return 0;
-    return (await this.#store()).deleteExpired(now, limit);
+    if (!this.embedded.opened) return 0;
+    return (await this.#opened()).deleteExpired(now, limit);
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
-    const opened = await this.#opening?.catch(() => undefined);
-    await opened?.database.close();
+  async #opened(): Promise<SqlResponseStore> {
+    const database = await this.embedded.database();
+    return (this.#store ??= new SqlResponseStore(database));
   }
+}
 
-  async #store(): Promise<SqlResponseStore> {
-    if (this.#closed) throw new Error("the server is shutting down");
-    this.#opening ??= openDatabase({ dataDir: this.dataDir }).then(
-      (database) => ({ database, store: new SqlResponseStore(database) }),
-      (error: unknown) => {
-        this.#opening = undefined;
-        throw new Error(`the data dir ${this.dataDir} cannot be opened for stored responses (${(error as Error).message}); set LOOM_DATA_DIR to another folder, or send store: false`);
-      },
-    );
-    return (await this.#opening).store;
-  }
+/** A ChatCompletionStore on the embedded database: each call opens it first if it is not yet open. */
+function embeddedChatCompletionStore(embedded: EmbeddedDatabase): ChatCompletionStore {
+  let opened: SqlChatCompletionStore | undefined;
+  const store = async () => (opened ??= new SqlChatCompletionStore(await embedded.database()));
+  return {
+    save: async (record) => (await store()).save(record),
+    get: async (owner, id) => (await store()).get(owner, id),
+    list: async (owner, filter, page) => (await store()).list(owner, filter, page),
+    updateMetadata: async (owner, id, metadata) => (await store()).updateMetadata(owner, id, metadata),
+    delete: async (owner, id) => (await store()).delete(owner, id),
+    messages: async (owner, id, page) => (await store()).messages(owner, id, page),
+    // Nothing to remove before the database is open.
+    deleteExpired: async (now, limit) => (embedded.opened ? (await store()).deleteExpired(now, limit) : 0),
+  };
 }

@@ -9,12 +9,13 @@ import { migration0007 } from "./0007-operator-tokens.js";
 import { migration0008 } from "./0008-dashboard-indexes.js";
 import { migration0009 } from "./0009-usage-by-organization.js";
 import { migration0010 } from "./0010-updates.js";
+import { migration0011 } from "./0011-chat-completions.js";
 import type { Migration } from "./migration.js";
 
 export type { Migration } from "./migration.js";
 
 /** The migrations, versions 1, 2, ... without gaps. */
-export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005, migration0006, migration0007, migration0008, migration0009, migration0010];
+export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005, migration0006, migration0007, migration0008, migration0009, migration0010, migration0011];
 
 /** The newest schema version this code understands. */
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
