@@ -152,6 +152,12 @@ export class ModelRegistry implements ServedModels {
     return this.entries.some((entry) => entry.model.vision !== undefined && formats.some((each) => entry.slugs[each].includes(slug)));
   }
 
+  /** Whether the model behind a slug (in `format`, else in either) can reason: its ModelInfo's `reasons`. */
+  canReason(slug: string, format?: WireFormat): boolean | undefined {
+    const formats: readonly WireFormat[] = format === undefined ? ["openai", "anthropic"] : [format];
+    return this.entries.find((entry) => formats.some((each) => entry.slugs[each].includes(slug)))?.model.reasons;
+  }
+
   /** The served model behind a slug or alias in a format, if any. */
   find(name: string, format: WireFormat): ServedModel | undefined {
     const slug = this.resolve(name, format);

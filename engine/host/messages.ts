@@ -39,6 +39,12 @@ export interface ModelInfo {
    * Gemma 4's thought channel).
    */
   thinkTags?: { open: string; close: string };
+  /**
+   * Whether the model can reason: harmony channels (gpt-oss), think tags other than `<think>` (above), or `<think>` and
+   * `</think>` as tokens of its vocabulary (Qwen3, DeepSeek-R1). Servers refuse a reasoning effort for a model that
+   * cannot (absent: not known, as from an older worker).
+   */
+  reasons?: boolean;
   /** Present when the model takes images: its vision encoder (`--mmproj`) and what one image costs. */
   vision?: VisionInfo;
 }
@@ -65,6 +71,7 @@ export function describeModel(model: LoadedModel): ModelInfo {
     device: model.device,
     chatTemplate: chatFormatOf(model.chatTemplate).isDefault ? "default" : "model",
     ...syntaxOf(model),
+    reasons: reasonsOf(model),
     ...(model.vision ? { vision: visionOf(model.vision) } : {}),
   };
 }
@@ -73,6 +80,13 @@ export function describeModel(model: LoadedModel): ModelInfo {
 function visionOf(encoder: VisionEncoder): VisionInfo {
   const markers = 2; // Gemma 3's <start_of_image> and <end_of_image>, one token each
   return { path: encoder.path, tokensPerImage: encoder.config.tokensPerImage + markers, imageSize: encoder.config.imageSize };
+}
+
+/** Whether the model can reason (see ModelInfo.reasons). */
+function reasonsOf(model: LoadedModel): boolean {
+  const { syntax, thinkTags } = syntaxOf(model);
+  if (syntax === "harmony" || thinkTags !== undefined) return true;
+  return model.tokenizer.tokenId("<think>") !== undefined && model.tokenizer.tokenId("</think>") !== undefined;
 }
 
 /** How the model writes reasoning and calls, from its chat template and vocabulary (see ModelInfo.syntax). */

@@ -1,10 +1,10 @@
 // The wire formats as the HTTP layer sees them: each adapter's parser, response and stream builders, error and
 // model-list shapes, and field names, behind one WireEndpoint interface.
-import type { WireEndpoint } from "../http/endpoint.js";
+import type { CollectedChoice, WireEndpoint } from "../http/endpoint.js";
 import type { ServedModels } from "../protocol/internal.js";
 import { MessagesStreamWriter, ThinkingSigner, anthropicErrorBody, messagesResponse, parseMessagesRequest } from "./anthropic/index.js";
 import { anthropicModel, anthropicModelList } from "./anthropic/models.js";
-import { ChatCompletionStreamWriter, chatCompletionResponse, openAiErrorBody, parseChatCompletionRequest } from "./openai/index.js";
+import { ChatCompletionStreamWriter, type CompletionResult, chatCompletionResponse, openAiErrorBody, parseChatCompletionRequest } from "./openai/index.js";
 import { openAiModel, openAiModelList } from "./openai/models.js";
 import { responsesEndpoint, type ResponsesStorage } from "./responses/endpoint.js";
 import { anthropicWireField, openAiWireField } from "./wire-fields.js";
@@ -15,6 +15,11 @@ export interface EndpointOptions {
   signer?: ThinkingSigner;
   /** Stored responses: with them, POST /v1/responses (the Responses API) is served too. */
   responses?: ResponsesStorage;
+}
+
+/** A collected choice as the chat-completions response takes it. */
+function completionOf(choice: CollectedChoice): CompletionResult {
+  return { reasoning: choice.thinking, text: choice.text, toolCalls: choice.toolCalls, finish: choice.finish, ...(choice.logprobs ? { logprobs: choice.logprobs } : {}) };
 }
 
 /**
@@ -28,8 +33,8 @@ export function createEndpoints(models: ServedModels, options: EndpointOptions =
     path: "/v1/chat/completions",
     idPrefix: "chatcmpl-",
     parse: (body) => parseChatCompletionRequest(body, models),
-    respond: (meta, result) => chatCompletionResponse(meta, { reasoning: result.thinking, text: result.text, toolCalls: result.toolCalls, finish: result.finish }),
-    stream: (meta, request) => new ChatCompletionStreamWriter(meta, { includeUsage: request.includeUsage }),
+    respond: (meta, result) => chatCompletionResponse(meta, { ...completionOf(result), choices: result.choices?.map(completionOf) }),
+    stream: (meta, request) => new ChatCompletionStreamWriter(meta, { includeUsage: request.includeUsage, choices: request.choices ?? 1, logprobs: request.logprobs !== undefined }),
     error: (error) => openAiErrorBody(error),
     wireField: openAiWireField,
     models: { list: openAiModelList, one: openAiModel },

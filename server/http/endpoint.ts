@@ -1,6 +1,7 @@
 // What the HTTP layer needs of a wire format: parse a body into an InternalRequest, encode a collected result or a
 // stream of InternalEvents, shape errors and model listings, and name fields as the format does. One implementation
 // per adapter (server/adapters/endpoints.ts).
+import type { TokenLogprob } from "../../engine/request.js";
 import type { InternalEvent, InternalRequest, InternalToolCall, ProtocolError, WireFormat } from "../protocol/internal.js";
 import type { Principal } from "./auth.js";
 
@@ -14,11 +15,22 @@ export interface ResponseMeta {
 }
 
 /** A whole generation, for non-streaming responses. */
-export interface CollectedResult {
+export interface CollectedResult extends CollectedChoice {
+  /**
+   * With InternalRequest.choices > 1: each choice, by index (the fields above are then empty, and `finish` is the
+   * last one, with the usage of all).
+   */
+  choices?: CollectedChoice[];
+}
+
+/** One choice of a whole generation. */
+export interface CollectedChoice {
   thinking: string;
   text: string;
   /** The model's tool calls, in order. */
   toolCalls: InternalToolCall[];
+  /** With InternalRequest.logprobs: those of the `thinking` and `text` events, in order. */
+  logprobs?: TokenLogprob[];
   finish: Extract<InternalEvent, { type: "finish" }>;
 }
 

@@ -50,7 +50,8 @@ export function admissionRequestOf(served: ServedModel, request: InternalRequest
         throw error;
       }
     },
-    maxOutputTokens: (inputTokens) => request.maxTokens === undefined ? room(inputTokens) : upToContext ? Math.min(request.maxTokens, room(inputTokens)) : request.maxTokens,
+    // Several choices (OpenAI `n`) may each produce that many.
+    maxOutputTokens: (inputTokens) => (request.choices ?? 1) * (request.maxTokens === undefined ? room(inputTokens) : upToContext ? Math.min(request.maxTokens, room(inputTokens)) : request.maxTokens),
   };
 }
 

@@ -11,11 +11,12 @@ import type { Admission } from "../http/accounting.js";
 import type { Principal } from "../http/auth.js";
 import { readJsonBody } from "../http/body.js";
 import type { ServerContext } from "../http/context.js";
-import type { CollectedResult, WireEndpoint } from "../http/endpoint.js";
+import type { CollectedChoice, CollectedResult, WireEndpoint } from "../http/endpoint.js";
 import { type Connection, EventStream } from "../http/reply.js";
 import { type ServedModel, engineFor, metricsName, outputFormatOf } from "../models.js";
 import { type InternalEvent, type InternalRequest, type InternalUsage, ProtocolError } from "../protocol/internal.js";
-import { protocolErrorOf, runRequest, toEngineRequest } from "../protocol/run.js";
+import { runChoices } from "../protocol/choices.js";
+import { type RunningRequest, protocolErrorOf, toEngineRequest } from "../protocol/run.js";
 import { admissionRequestOf } from "./admission-request.js";
 import { resolveImages } from "../images/resolve.js";
 
@@ -124,12 +125,12 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
     let used: InternalUsage = { promptTokens: 0, cachedTokens: 0, completionTokens: 0 };
     let settlement: Promise<void> | undefined;
     const settle = (usage: InternalUsage) => (settlement ??= admission.settle(usage));
-    let running: ReturnType<typeof runRequest>;
+    let running: RunningRequest;
     try {
       const engine = engineFor(served, admission.pool);
       if (!engine) throw new ProtocolError("permission", `this organization runs on the dedicated pool '${admission.pool}', which this server does not have: send its requests to a gateway (loom gateway)`);
       if (served.poolEngine) checkCapacity(context, engine);
-      running = runRequest(engine, meta.id, request, { ...outputFormatOf(served), wireField: wireFieldOf(endpoint, request), whitespace: context.options.jsonWhitespace, prepared, onUsage: (usage) => { used = usage; } });
+      running = runChoices(engine, meta.id, request, { ...outputFormatOf(served), wireField: wireFieldOf(endpoint, request), whitespace: context.options.jsonWhitespace, prepared, onUsage: (usage) => { used = usage; } });
     } catch (error) {
       // Never submitted: nothing used, but the admission's reservations are given back.
       void settle(used).catch((settleError: unknown) => context.options.log.requestError(connection.requestId, route, settleError));
@@ -140,7 +141,8 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
     const metrics = context.metrics;
     let lastTokenAt: number | undefined;
     const observe = (event: InternalEvent) => {
-      if (event.type === "finish") metrics.tokens(event.usage.promptTokens, event.usage.cachedTokens, event.usage.completionTokens, metricsName(served));
+      // A choice's own finish is counted in the last one (several choices: server/protocol/choices.ts).
+      if (event.type === "finish" && event.choice === undefined) metrics.tokens(event.usage.promptTokens, event.usage.cachedTokens, event.usage.completionTokens, metricsName(served));
       if (event.type !== "text" && event.type !== "thinking") return;
       const now = performance.now();
       if (lastTokenAt === undefined) metrics.timeToFirstToken((now - started) / 1000);
@@ -156,14 +158,12 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
 
       if (!request.stream) {
         const result: CollectedResult = { thinking: "", text: "", toolCalls: [], finish: undefined as never };
+        if (request.logprobs) result.logprobs = [];
         for (let next: IteratorResult<InternalEvent> = first; !next.done; next = await events.next()) {
           const event = next.value;
           observe(event);
           if (event.type === "error") throw event.error;
-          if (event.type === "thinking") result.thinking += event.text;
-          else if (event.type === "text") result.text += event.text;
-          else if (event.type === "tool_call") result.toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments, argumentsText: event.argumentsText });
-          else if (event.type === "finish") result.finish = event;
+          collect(event.choice === undefined ? result : choiceOf(result, event.choice, request), event);
         }
         if (connection.closed || !result.finish) return;
         // Durable before the answer goes out: a response the client has is never missing from usage.
@@ -189,7 +189,7 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
           if (event.type === "error" && event.error.kind === "internal") context.options.log.requestError(connection.requestId, route, event.error);
           // The finish frames are the stream's last: the usage they report is durable before they are written. If it
           // cannot be recorded, the stream ends with an error event instead of a finish.
-          const unrecorded = event.type === "finish" ? await settle(event.usage).then(() => undefined, (error: unknown) => error) : undefined;
+          const unrecorded = event.type === "finish" && event.choice === undefined ? await settle(event.usage).then(() => undefined, (error: unknown) => error) : undefined;
           if (unrecorded !== undefined) {
             if (!(unrecorded instanceof ProtocolError)) throw unrecorded;
             context.options.log.requestError(connection.requestId, route, unrecorded);
@@ -211,6 +211,21 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
       if (!settlement) void settleAfterEnd(context, route, connection, events, () => used, settle);
     }
   });
+}
+
+/** Adds one event of a whole generation to its result (or its choice's). */
+function collect(into: CollectedChoice, event: InternalEvent): void {
+  if (event.type === "thinking" || event.type === "text") into.logprobs?.push(...(event.logprobs ?? []));
+  if (event.type === "thinking") into.thinking += event.text;
+  else if (event.type === "text") into.text += event.text;
+  else if (event.type === "tool_call") into.toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments, argumentsText: event.argumentsText });
+  else if (event.type === "finish") into.finish = event;
+}
+
+/** Choice `index` of a whole generation of several choices, made on its first event. */
+function choiceOf(result: CollectedResult, index: number, request: InternalRequest): CollectedChoice {
+  result.choices ??= [];
+  return (result.choices[index] ??= { thinking: "", text: "", toolCalls: [], finish: undefined as never, ...(request.logprobs ? { logprobs: [] } : {}) });
 }
 
 /**

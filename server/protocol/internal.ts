@@ -3,6 +3,7 @@
 // a wire body into an InternalRequest and turn InternalEvents into a wire response or stream; nothing else in the
 // server knows either format, and the engine never sees one.
 import type { ChatMessage } from "../../engine/chat/messages.js";
+import type { TokenLogprob } from "../../engine/request.js";
 import type { PendingImage } from "../images/source.js";
 
 /** Which wire format a request arrived in (for error shapes and metrics only). */
@@ -64,6 +65,21 @@ export interface InternalRequest {
   thinking: { enabled: boolean; budgetTokens?: number; effort?: "low" | "medium" | "high" };
   /** `chat_template_kwargs.enable_auto_compaction` (default true). */
   autoCompaction: boolean;
+  /**
+   * OpenAI `n`: how many choices to generate for the one prompt (absent: 1). Each runs as its own engine request of
+   * one fork group (server/protocol/choices.ts); with a seed, choice i samples with seed + i.
+   */
+  choices?: number;
+  /**
+   * Report the generated tokens' log-probabilities with the `top` (0-20) most likely at each position (OpenAI
+   * `logprobs`/`top_logprobs`, Responses `include: ["message.output_text.logprobs"]`): they come on `text` and
+   * `thinking` events.
+   */
+  logprobs?: { top: number };
+  /** Generate at least this many tokens (vLLM's and llama.cpp's `min_tokens`). */
+  minTokens?: number;
+  /** Keep generating through end-of-generation tokens (vLLM's `ignore_eos`), up to the token limit. */
+  ignoreEndOfGeneration?: boolean;
   /** Anthropic `metadata.user_id`, OpenAI `user`: for logs and accounting only. */
   userId?: string;
   /**
@@ -126,16 +142,31 @@ export interface InternalToolCall {
  * `text`, wherever generation stopped. Cut short (by the token limit, "max_tokens", or a stop sequence,
  * "stop_sequence"), a call whose name was written is still a `tool_call`, with its arguments as far as written (see
  * InternalToolCall), and one cut before its name is dropped; the finish keeps the reason that cut it.
+ *
+ * With InternalRequest.logprobs, `thinking` and `text` events carry the log-probabilities of the generated tokens
+ * whose text they bring, in order (server/protocol/logprobs.ts says which tokens count): a token whose text a reader
+ * held back comes with the next event that has text; the tokens of tool calls and of markup the readers drop come
+ * with none.
+ *
+ * With several choices, each choice's events come in this order among themselves (its `finish` included), tagged with
+ * `choice`, interleaved as they are generated, after one `start`; a last untagged `finish` ends the request.
  */
-export type InternalEvent =
+export type InternalEvent = (
   | { type: "start"; usage: InternalUsage }
-  | { type: "thinking"; text: string }
-  | { type: "text"; text: string }
+  | { type: "thinking"; text: string; logprobs?: TokenLogprob[] }
+  | { type: "text"; text: string; logprobs?: TokenLogprob[] }
   | { type: "tool_call_start"; index: number; id: string; name: string }
   | { type: "tool_call_delta"; index: number; arguments: string }
   | ({ type: "tool_call"; index: number } & InternalToolCall)
   | { type: "finish"; reason: InternalStopReason; stopSequence?: string; usage: InternalUsage }
-  | { type: "error"; error: ProtocolError };
+  | { type: "error"; error: ProtocolError }
+) & {
+  /**
+   * With InternalRequest.choices > 1 (server/protocol/choices.ts): the index of the choice an event belongs to, on
+   * every event but the one `start`, an `error` and the last `finish` (which sums the choices' usage).
+   */
+  choice?: number;
+};
 
 /** Error kinds, with the HTTP status each maps to in both formats. */
 export const ERROR_STATUS = {
@@ -206,6 +237,11 @@ export interface ServedModels {
   aliases?(format: WireFormat): ReadonlyMap<string, string>;
   /** Whether the model behind a slug (of `format`, when given) takes images. */
   hasVision(slug: string, format?: WireFormat): boolean;
+  /**
+   * Whether the model behind a slug can reason (engine ModelInfo.reasons): false refuses a reasoning effort; undefined
+   * (or absent): not known, accepted.
+   */
+  canReason?(slug: string, format?: WireFormat): boolean | undefined;
 }
 
 /** The slug a request's `model` stands for in a format (itself, or an alias's slug); undefined when not served. */

@@ -8,6 +8,7 @@ import type { EngineError, EngineEvent, EngineRequest } from "../../engine/reque
 import { type ConstraintTags, constraintSpecOf } from "./constraint.js";
 import { harmonyReasoningEffort } from "./harmony.js";
 import { type InternalEvent, type InternalRequest, type InternalUsage, ProtocolError } from "./internal.js";
+import { LogprobAttribution } from "./logprobs.js";
 import { HarmonyOutputReader, type OutputReader, TaggedOutputReader } from "./output-readers.js";
 import { DEFAULT_THINK_TAGS, type ThinkTags } from "./think-splitter.js";
 import { HERMES_TOOL_CALL_TAGS, type ToolCallTags } from "./tool-calls.js";
@@ -53,6 +54,9 @@ export function toEngineRequest(id: string, request: InternalRequest, tags: Outp
     },
     stop: request.stop,
     enableAutoCompaction: request.autoCompaction,
+    ...(request.logprobs ? { logprobs: { top: request.logprobs.top } } : {}),
+    ...(request.minTokens !== undefined ? { minTokens: request.minTokens } : {}),
+    ...(request.ignoreEndOfGeneration ? { ignoreEndOfGeneration: true } : {}),
     thinkingBudget: reasonsInTags(tags) && request.thinking.enabled && request.thinking.budgetTokens !== undefined
       ? { tokens: request.thinking.budgetTokens, ...(tags.thinkTags ? { open: tags.thinkTags.open, close: tags.thinkTags.close } : {}) }
       : undefined,
@@ -123,6 +127,7 @@ export function extractsToolCalls(request: InternalRequest): boolean {
  */
 export async function* internalEvents(stream: AsyncIterable<EngineEvent>, request: InternalRequest, format: OutputFormat & { wireField?: WireFieldNames; onUsage?: UsageObserver } = {}): AsyncGenerator<InternalEvent> {
   const reader = outputReaderOf(request, format);
+  const logprobs = new LogprobAttribution();
   let cachedTokens = 0;
   let promptTokens = 0;
   let admitted = false;
@@ -142,7 +147,8 @@ export async function* internalEvents(stream: AsyncIterable<EngineEvent>, reques
       case "text": {
         textPieces += 1;
         const wasReasoning = reader.reasoning;
-        const events = reader.push(event.text);
+        logprobs.add(event.logprobs);
+        const events = logprobs.attach(reader.push(event.text));
         if (reader.readsReasoning && (wasReasoning || reader.reasoning)) reasoningTokens += event.tokens ?? 1;
         yield* events;
         break;
@@ -153,7 +159,7 @@ export async function* internalEvents(stream: AsyncIterable<EngineEvent>, reques
         if (event.reason === "aborted") return;
         // Cut short, the output may end inside a tag or a call: what is held back then is markup, not text.
         const cut = event.reason === "length" || event.stopSequence !== undefined;
-        yield* reader.flush(cut);
+        yield* logprobs.attach(reader.flush(cut), true);
         const usage: InternalUsage = {
           promptTokens: event.usage.promptTokens,
           cachedTokens: event.usage.reusedPrefixTokens + event.usage.reusedSuffixTokens,
@@ -180,10 +186,18 @@ export async function* internalEvents(stream: AsyncIterable<EngineEvent>, reques
  * `maxTokensUpToContext`: a token limit the context cannot hold is cut to it instead of failing (agent turns);
  * `prepared`: the prompt `engine.prepareAhead` gave for this request (admission counted it), so that it is not prepared again.
  */
-export function runRequest(engine: ServingEngine, id: string, request: InternalRequest, options: { wireField?: WireFieldNames; onUsage?: UsageObserver; priority?: number; maxTokensUpToContext?: boolean; prepared?: PreparedPrompt } & OutputFormat = {}): RunningRequest {
+export function runRequest(engine: ServingEngine, id: string, request: InternalRequest, options: RunOptions = {}): RunningRequest {
+  const stream = engine.submit(engineRequestOf(id, request, options), options.prepared);
+  return { id, abort: () => engine.abort(id), [Symbol.asyncIterator]: () => internalEvents(stream, request, options) };
+}
+
+/** How runRequest (and runChoices) run a request: see runRequest. */
+export type RunOptions = { wireField?: WireFieldNames; onUsage?: UsageObserver; priority?: number; maxTokensUpToContext?: boolean; prepared?: PreparedPrompt } & OutputFormat;
+
+/** The engine request runRequest submits: toEngineRequest with the run's priority and token-limit policy. */
+export function engineRequestOf(id: string, request: InternalRequest, options: RunOptions): EngineRequest {
   const engineRequest = toEngineRequest(id, request, options);
   if (options.priority !== undefined) engineRequest.priority = options.priority;
   if (options.maxTokensUpToContext) engineRequest.maxTokensUpToContext = true;
-  const stream = engine.submit(engineRequest, options.prepared);
-  return { id, abort: () => engine.abort(id), [Symbol.asyncIterator]: () => internalEvents(stream, request, options) };
+  return engineRequest;
 }

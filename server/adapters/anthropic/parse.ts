@@ -2,6 +2,7 @@
 // knows is type-checked, and the first bad one fails the request with ProtocolError("invalid_request") naming it
 // (param = the dotted path, e.g. `messages[1].content[0].text`). Top-level fields the server does not read are
 // refused by name, as Anthropic's API refuses unknown fields (top-level.ts).
+import { parseGenerationExtensions } from "../extensions.js";
 import type { ChatMessage } from "../../../engine/chat/messages.js";
 import type { PendingImage } from "../../images/source.js";
 import { type InternalRequest, ProtocolError, type ServedModels, servedNames, servedSlug } from "../../protocol/internal.js";
@@ -103,6 +104,7 @@ export function parseMessagesRequest(body: unknown, models: ServedModels, signer
   const formatParam = isUnset(own(body, "output_format")) ? "output_config.format.schema" : "output_format.schema";
   checkConstraint(request, { tool: (index) => `tools[${index}].input_schema`, responseFormat: formatParam });
   if (userId !== undefined) request.userId = userId;
+  if (endpoint === "create") Object.assign(request, parseGenerationExtensions(body, maxTokens, "max_tokens"));
   return request;
 }
 

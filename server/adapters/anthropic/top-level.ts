@@ -10,6 +10,8 @@ const MESSAGES_FIELDS = [
   "tool_choice", "thinking", "metadata", "service_tier", "output_config", "output_format", "chat_template_kwargs", "thread",
   // Annotations: caching is automatic here (prefix cache), and the ids are for accounting.
   "cache_control", "user_profile_id", "workspace_id", "speed", "inference_geo",
+  // vLLM's and llama.cpp's extensions (server/adapters/extensions.ts).
+  "ignore_eos", "min_tokens",
 ] as const;
 
 /** Fields of POST /v1/messages/count_tokens (the create fields that shape the prompt). */

@@ -9,6 +9,8 @@ const MODEL = "service/tim-qwen-27b";
 const models: ServedModels = {
   slugs: (format) => (format === "openai" ? [MODEL, "service/tim-vision-27b"] : ["service/other-marathon"]),
   hasVision: (slug) => slug === "service/tim-vision-27b",
+  // The vision model stands for one that does not reason.
+  canReason: (slug) => slug !== "service/tim-vision-27b",
 };
 
 function parse(extra: Record<string, unknown>): InternalRequest {
@@ -105,7 +107,9 @@ describe("parseChatCompletionRequest: defaults", () => {
   it.each([
     [{ store: true }, "store", /does not keep completions/],
     [{ service_tier: "priority" }, "service_tier", /one tier/],
-    [{ reasoning_effort: "high" }, "reasoning_effort", /enable_thinking/],
+    [{ reasoning_effort: "huge" }, "reasoning_effort", /^reasoning_effort must be 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', got the string "huge"$/],
+    [{ reasoning_effort: "low", chat_template_kwargs: { enable_thinking: false } }, "reasoning_effort", /turns reasoning on but chat_template_kwargs.enable_thinking is false/],
+    [{ model: "service/tim-vision-27b", reasoning_effort: "low" }, "reasoning_effort", /^Unsupported value: reasoning_effort 'low' is not supported with the model 'service\/tim-vision-27b', which does not reason/],
     [{ verbosity: "low" }, "verbosity", /not supported/],
     [{ web_search_options: {} }, "web_search_options", /no tools/],
     [{ metadata: { a: 1 } }, "metadata.a", /string/],
@@ -333,9 +337,9 @@ describe("parseChatCompletionRequest: chat_template_kwargs", () => {
 
 describe("parseChatCompletionRequest: unsupported features are rejected, not ignored", () => {
   it.each([
-    [{ n: 2 }, "n", "n must be 1 (one choice per request), got 2"],
-    [{ n: 0 }, "n", "n must be 1 (one choice per request), got 0"],
-    [{ n: "1" }, "n", 'n must be 1 (one choice per request), got the string "1"'],
+    [{ n: 17 }, "n", "n must be an integer between 1 and 16, got 17"],
+    [{ n: 0 }, "n", "n must be an integer between 1 and 16, got 0"],
+    [{ n: "1" }, "n", 'n must be an integer between 1 and 16, got the string "1"'],
     [{ response_format: { type: "json_schema" } }, "response_format.json_schema", "response_format.json_schema must be an object, got nothing"],
     [{ response_format: { type: "json_schema", json_schema: { schema: {} } } }, "response_format.json_schema.name", "response_format.json_schema.name must be a string, got nothing"],
     [
@@ -356,9 +360,13 @@ describe("parseChatCompletionRequest: unsupported features are rejected, not ign
     [{ response_format: { type: "yaml" } }, "response_format.type", `response_format.type must be 'text', 'json_object' or 'json_schema', got the string "yaml"`],
     [{ response_format: {} }, "response_format.type", `response_format.type must be 'text', 'json_object' or 'json_schema', got nothing`],
     [{ response_format: "json" }, "response_format", 'response_format must be an object, got the string "json"'],
-    [{ logprobs: true }, "logprobs", "logprobs is not supported yet"],
     [{ logprobs: "no" }, "logprobs", 'logprobs must be a boolean, got the string "no"'],
-    [{ top_logprobs: 3 }, "top_logprobs", "top_logprobs is not supported yet"],
+    [{ top_logprobs: 3 }, "top_logprobs", "top_logprobs requires logprobs: true"],
+    [{ logprobs: true, top_logprobs: -1 }, "top_logprobs", "top_logprobs must be an integer between 0 and 20, got -1"],
+    [{ ignore_eos: "yes" }, "ignore_eos", 'ignore_eos must be a boolean, got "yes"'],
+    [{ min_tokens: -1 }, "min_tokens", "min_tokens must be a non-negative integer, got -1"],
+    [{ min_tokens: 9, max_tokens: 8 }, "min_tokens", "min_tokens (9) must not exceed max_tokens (8)"],
+    [{ min_tokens: 9, max_completion_tokens: 8 }, "min_tokens", "min_tokens (9) must not exceed max_completion_tokens (8)"],
     [{ top_logprobs: 21 }, "top_logprobs", "top_logprobs must be an integer between 0 and 20, got 21"],
     [{ functions: [{ name: "f" }] }, "functions", "functions is deprecated and not supported: use tools"],
     [{ function_call: "auto" }, "function_call", "function_call is deprecated and not supported: use tool_choice"],
@@ -399,5 +407,38 @@ describe("describe() keeps error messages bounded", () => {
     const error = rejection(() => parse({ temperature: "x".repeat(1_000_000) }));
     expect(error.message.length).toBeLessThan(200);
     expect(error.message).toContain('got the string "xxxx');
+  });
+});
+
+describe("parseChatCompletionRequest: choices, logprobs, reasoning effort and the benchmark extensions", () => {
+  it("maps n (1 is the default, left out), logprobs and top_logprobs", () => {
+    expect(parse({ n: 1 }).choices).toBeUndefined();
+    expect(parse({ n: 16 }).choices).toBe(16);
+    expect(parse({ logprobs: true }).logprobs).toStrictEqual({ top: 0 });
+    expect(parse({ logprobs: true, top_logprobs: 20 }).logprobs).toStrictEqual({ top: 20 });
+    expect(parse({ logprobs: false, top_logprobs: 0 }).logprobs).toBeUndefined();
+  });
+
+  it.each([
+    ["none", { enabled: false }],
+    ["minimal", { enabled: false }],
+    ["low", { enabled: true, budgetTokens: 1024, effort: "low" }],
+    ["medium", { enabled: true, budgetTokens: 4096, effort: "medium" }],
+    ["high", { enabled: true, effort: "high" }],
+  ])("maps reasoning_effort %s to thinking %j", (effort, thinking) => {
+    expect(parse({ reasoning_effort: effort }).thinking).toStrictEqual(thinking);
+  });
+
+  it("caps an effort's budget at the token limit, takes an agreeing enable_thinking, and lets a model that does not reason turn reasoning off", () => {
+    expect(parse({ reasoning_effort: "medium", max_tokens: 100 }).thinking).toStrictEqual({ enabled: true, budgetTokens: 100, effort: "medium" });
+    expect(parse({ reasoning_effort: "low", chat_template_kwargs: { enable_thinking: true } }).thinking.enabled).toBe(true);
+    expect(parse({ model: "service/tim-vision-27b", reasoning_effort: "none" }).thinking).toStrictEqual({ enabled: false });
+  });
+
+  it("maps ignore_eos and min_tokens", () => {
+    const request = parse({ ignore_eos: true, min_tokens: 8, max_tokens: 8 });
+    expect([request.ignoreEndOfGeneration, request.minTokens]).toStrictEqual([true, 8]);
+    const plain = parse({ ignore_eos: false, min_tokens: 0 });
+    expect([plain.ignoreEndOfGeneration, plain.minTokens]).toStrictEqual([undefined, undefined]);
   });
 });

@@ -23,6 +23,9 @@ import type { PendingImage } from "../../images/source.js";
 import { parseToolChoice, parseTools } from "./tools.js";
 import { checkConstraint } from "../../protocol/constraint.js";
 import { checkTopLevelFields } from "./top-level.js";
+import { thinkingOfEffort } from "./reasoning-effort.js";
+import { parseGenerationExtensions } from "../extensions.js";
+import { MAX_CHOICES } from "../../protocol/choices.js";
 
 /** The `chat_template_kwargs` keys this server understands; any other key is rejected rather than passed on. */
 const TEMPLATE_KWARGS = ["enable_thinking", "enable_auto_compaction"] as const;
@@ -34,7 +37,7 @@ const MAX_STOP_SEQUENCES = 4;
  * Validates a chat-completions request body and maps it to an InternalRequest.
  *
  * Unrecognised top-level fields are refused, as OpenAI refuses them (top-level.ts); every known field is type- and
- * range-checked, and features this server does not implement (logprobs, logit_bias, audio, several choices) are
+ * range-checked, and features this server does not implement (logit_bias, audio, deprecated functions) are
  * rejected, never ignored.
  *
  * @param body the parsed JSON body.
@@ -52,6 +55,8 @@ export function parseChatCompletionRequest(body: unknown, models: ServedModels):
 
   const stream = optionalBoolean(own(body, "stream"), "stream") ?? false;
   const templateKwargs = parseTemplateKwargs(own(body, "chat_template_kwargs"));
+  const choices = optionalInteger(own(body, "n"), "n", `an integer between 1 and ${MAX_CHOICES}`, 1, MAX_CHOICES);
+  const logprobs = parseLogprobs(body);
   const tools = parseTools(own(body, "tools"));
   const toolChoice = parseToolChoice(own(body, "tool_choice"), tools);
   const parallelToolCalls = optionalBoolean(own(body, "parallel_tool_calls"), "parallel_tool_calls");
@@ -68,7 +73,7 @@ export function parseChatCompletionRequest(body: unknown, models: ServedModels):
     stop: parseStop(own(body, "stop")),
     stream,
     includeUsage: parseIncludeUsage(own(body, "stream_options"), stream),
-    thinking: { enabled: templateKwargs.enable_thinking ?? false },
+    thinking: parseThinking(own(body, "reasoning_effort"), templateKwargs.enable_thinking, { models, model, maxTokens }),
     autoCompaction: templateKwargs.enable_auto_compaction ?? true,
   };
   if (images.length > 0) request.images = images;
@@ -81,7 +86,34 @@ export function parseChatCompletionRequest(body: unknown, models: ServedModels):
   if (maxTokens !== undefined) request.maxTokens = maxTokens;
   if (!isUnset(own(body, "max_completion_tokens"))) request.fieldNames = { maxTokens: "max_completion_tokens" };
   if (userId !== undefined) request.userId = userId;
+  if (choices !== undefined && choices > 1) request.choices = choices;
+  if (logprobs) request.logprobs = logprobs;
+  Object.assign(request, parseGenerationExtensions(body, maxTokens, request.fieldNames?.maxTokens ?? "max_tokens"));
   return request;
+}
+
+/**
+ * `logprobs` (a boolean) and `top_logprobs` (0-20, only with `logprobs: true`, as OpenAI requires).
+ * NOTE: the log-probabilities are the model's before any sampling transform (docs/api/chat-completions.md).
+ */
+function parseLogprobs(body: JsonObject): InternalRequest["logprobs"] {
+  const logprobs = optionalBoolean(own(body, "logprobs"), "logprobs") ?? false;
+  const top = optionalInteger(own(body, "top_logprobs"), "top_logprobs", "an integer between 0 and 20", 0, 20);
+  if (top !== undefined && top > 0 && !logprobs) unsupported("top_logprobs", "top_logprobs requires logprobs: true");
+  return logprobs ? { top: top ?? 0 } : undefined;
+}
+
+/**
+ * Thinking from `reasoning_effort` (reasoning-effort.ts) or `chat_template_kwargs.enable_thinking`; both sent must
+ * agree (an effort that turns it off with enable_thinking true, or the reverse, is refused naming the effort).
+ */
+function parseThinking(effort: unknown, enableThinking: boolean | undefined, context: { models: ServedModels; model: string; maxTokens?: number }): InternalRequest["thinking"] {
+  if (isUnset(effort)) return { enabled: enableThinking ?? false };
+  const thinking = thinkingOfEffort(effort, "reasoning_effort", context);
+  if (enableThinking !== undefined && enableThinking !== thinking.enabled) {
+    unsupported("reasoning_effort", `reasoning_effort '${String(effort)}' turns reasoning ${thinking.enabled ? "on" : "off"} but chat_template_kwargs.enable_thinking is ${enableThinking}: send one of them`);
+  }
+  return thinking;
 }
 
 /** OpenAI's rule for response format names. */
@@ -210,12 +242,6 @@ function parseTemplateKwargs(value: unknown): { enable_thinking?: boolean; enabl
 
 /** Fields whose request this server cannot honour: rejected with a message saying so, never silently ignored. */
 function rejectUnsupportedFeatures(body: JsonObject): void {
-  optionalInteger(own(body, "n"), "n", "1 (one choice per request)", 1, 1);
-
-  if (optionalBoolean(own(body, "logprobs"), "logprobs")) unsupported("logprobs", "logprobs is not supported yet");
-  const topLogprobs = optionalInteger(own(body, "top_logprobs"), "top_logprobs", "an integer between 0 and 20", 0, 20);
-  if (topLogprobs !== undefined && topLogprobs > 0) unsupported("top_logprobs", "top_logprobs is not supported yet");
-
   if (!isUnset(own(body, "functions"))) unsupported("functions", "functions is deprecated and not supported: use tools");
   if (!isUnset(own(body, "function_call"))) unsupported("function_call", "function_call is deprecated and not supported: use tool_choice");
 

@@ -9,15 +9,17 @@ const READ = [
   "messages", "model", "frequency_penalty", "max_completion_tokens", "max_tokens", "n", "parallel_tool_calls",
   "presence_penalty", "response_format", "seed", "stop", "stream", "stream_options", "temperature", "tool_choice",
   "tools", "top_p", "user", "safety_identifier", "logprobs", "top_logprobs", "logit_bias", "functions", "function_call",
-  "audio", "modalities", "top_k", "chat_template_kwargs",
+  "audio", "modalities", "top_k", "chat_template_kwargs", "reasoning_effort",
+  // vLLM's and llama.cpp's extensions (server/adapters/extensions.ts).
+  "ignore_eos", "min_tokens",
 ];
 
 /** Annotations: accepted after a type check, since they change nothing about the answer. */
-const ANNOTATIONS = ["metadata", "prompt_cache_key", "prompt_cache_retention", "prompt_cache_options", "prediction", "store", "service_tier", "verbosity", "reasoning_effort", "moderation", "web_search_options"];
+const ANNOTATIONS = ["metadata", "prompt_cache_key", "prompt_cache_retention", "prompt_cache_options", "prediction", "store", "service_tier", "verbosity", "moderation", "web_search_options"];
 
 /**
  * Throws a 400 for the first top-level field this server does not read, and for annotation values it cannot honour
- * (`store: true`, a `service_tier` other than auto/default, a `reasoning_effort`, web search, moderation).
+ * (`store: true`, a `service_tier` other than auto/default, `verbosity`, web search, moderation).
  */
 export function checkTopLevelFields(body: JsonObject): void {
   for (const key of Object.keys(body)) {
@@ -36,11 +38,9 @@ export function checkTopLevelFields(body: JsonObject): void {
   if (store === true) unsupported("store", "store is not supported: this server does not keep completions");
   if (!isUnset(store) && typeof store !== "boolean") invalid("store", "a boolean", store);
   checkServiceTier(body);
-  if (!isUnset(own(body, "verbosity"))) unsupported("verbosity", "verbosity is not supported: set max_tokens or ask for brevity in the prompt");
-  const effort = own(body, "reasoning_effort");
-  if (!isUnset(effort) && effort !== "none") {
-    unsupported("reasoning_effort", "reasoning_effort is not supported: turn reasoning on or off with chat_template_kwargs.enable_thinking");
-  }
+  // No honest way to honour it: a model's length follows its training, and a prompt asking for brevity would change
+  // the conversation the client sent.
+  if (!isUnset(own(body, "verbosity"))) unsupported("verbosity", "verbosity is not supported: set max_tokens, or ask for brevity in the prompt");
   if (!isUnset(own(body, "moderation"))) unsupported("moderation", "moderation is not supported by this server");
   if (!isUnset(own(body, "web_search_options"))) unsupported("web_search_options", "web search is not supported: this server runs no tools");
 }

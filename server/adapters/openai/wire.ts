@@ -1,6 +1,7 @@
 // The OpenAI chat-completions response shapes this adapter writes, and the mappings the whole response and the stream
 // share: finish reasons, usage, tool calls, and the think tags that wrap visible reasoning inside `content` (spec 2.2).
 import type { InternalStopReason, InternalToolCall, InternalUsage } from "../../protocol/internal.js";
+import type { OpenAiTokenLogprob } from "./logprobs.js";
 
 /** What identifies one completion on the wire: the same on every chunk of a stream. */
 export interface CompletionMeta {
@@ -44,6 +45,15 @@ export interface OpenAiToolCallDelta {
   function: { name?: string; arguments: string };
 }
 
+/**
+ * A choice's `logprobs` (with `logprobs: true`): its content tokens', in order (reasoning included, since it is
+ * content here; tool calls' tokens not); null on a chunk without content.
+ */
+export interface OpenAiChoiceLogprobs {
+  content: OpenAiTokenLogprob[] | null;
+  refusal: null;
+}
+
 /** A `chat.completion` response body. */
 export interface ChatCompletionBody {
   id: string;
@@ -55,7 +65,7 @@ export interface ChatCompletionBody {
     /** `content` is null when the model only called tools; `tool_calls` is present only when it called some. */
     message: { role: "assistant"; content: string | null; refusal: null; tool_calls?: OpenAiToolCall[] };
     finish_reason: OpenAiFinishReason;
-    logprobs: null;
+    logprobs: OpenAiChoiceLogprobs | null;
   }>;
   usage: OpenAiUsage;
 }
@@ -70,7 +80,7 @@ export interface ChatCompletionChunkBody {
   choices: Array<{
     index: number;
     delta: { role?: "assistant"; content?: string; tool_calls?: OpenAiToolCallDelta[] };
-    logprobs: null;
+    logprobs: OpenAiChoiceLogprobs | null;
     finish_reason: OpenAiFinishReason | null;
   }>;
   /** Present only with `include_usage`: null except on the usage chunk. */

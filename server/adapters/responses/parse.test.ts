@@ -170,11 +170,13 @@ describe("parseResponsesRequest: unsupported features are refused by name, never
     [{ conversation: "conv_123" }, "conversation", /^conversations are not supported: continue a stored response with previous_response_id$/],
     [{ conversation: { id: "conv_123" } }, "conversation", /^conversations are not supported/],
     [{ prompt: { id: "pmpt_1" } }, "prompt", /^prompt templates are not supported/],
-    [{ include: ["message.output_text.logprobs"] }, "include[0]", /^include\[0\] 'message\.output_text\.logprobs' is not supported/],
+    [{ include: ["message.input_image.image_url"] }, "include[0]", /^include\[0\] 'message\.input_image\.image_url' is not supported/],
     [{ include: ["reasoning.encrypted_content", "file_search_call.results"] }, "include[1]", /^include\[1\] 'file_search_call\.results' is not supported/],
     [{ include: "reasoning.encrypted_content" }, "include", /^include must be an array of strings, got the string/],
     [{ include: [5] }, "include[0]", /^include\[0\] must be a string, got 5$/],
-    [{ top_logprobs: 5 }, "top_logprobs", /^top_logprobs is not supported yet$/],
+    [{ top_logprobs: 5 }, "top_logprobs", /^top_logprobs needs include: \['message\.output_text\.logprobs'\]/],
+    [{ ignore_eos: 1 }, "ignore_eos", /^ignore_eos must be a boolean, got 1$/],
+    [{ min_tokens: 65, max_output_tokens: 64 }, "min_tokens", /^min_tokens \(65\) must not exceed max_output_tokens \(64\)$/],
     [{ top_logprobs: 21 }, "top_logprobs", /^top_logprobs must be an integer between 0 and 20, got 21$/],
     [{ context_management: [{ type: "compaction", compact_threshold: 1000 }] }, "context_management", /^context_management is not supported: use truncation: 'auto'/],
     [{ moderation: { mode: "block" } }, "moderation", /^moderation is not supported/],
@@ -575,5 +577,24 @@ describe("chatMessagesOf: a conversation that does not hold together", () => {
     ]);
     // An unanswerable output in this request is named by its index in `input`, not in the whole conversation.
     expectInvalid(() => chatMessagesOf(undefined, { earlier: [user("a"), call("call_a")], input: [output("call_b")] }), "input[0].call_id", /'call_b' answers no function call/);
+  });
+});
+
+describe("parseResponsesRequest: logprobs, reasoning effort and the benchmark extensions", () => {
+  it("asks for logprobs with include message.output_text.logprobs (top_logprobs as many alternatives)", () => {
+    expect(parse({ include: ["message.output_text.logprobs"] }).logprobs).toStrictEqual({ top: 0 });
+    expect(parse({ include: ["message.output_text.logprobs"], top_logprobs: 20 }).logprobs).toStrictEqual({ top: 20 });
+    expect(parse({ top_logprobs: 0 }).logprobs).toBeUndefined();
+  });
+
+  it("maps ignore_eos and min_tokens", () => {
+    const request = parse({ ignore_eos: true, min_tokens: 4 });
+    expect([request.ignoreEndOfGeneration, request.minTokens]).toStrictEqual([true, 4]);
+  });
+
+  it("refuses an effort that turns reasoning on for a model that does not reason, and accepts 'none'", () => {
+    const plain: ServedModels = { ...models, canReason: () => false };
+    expectInvalid(() => parseResponsesRequest({ model: MODEL, input: "Hi", reasoning: { effort: "high" } }, plain), "reasoning.effort", /^Unsupported value: reasoning\.effort 'high' is not supported with the model/);
+    expect(parseResponsesRequest({ model: MODEL, input: "Hi", reasoning: { effort: "none" } }, plain).thinking).toStrictEqual({ enabled: false });
   });
 });

@@ -23,19 +23,13 @@ import {
   type JsonObject,
 } from "../openai/fields.js";
 import { parseModel } from "../openai/parse.js";
+import { REASONING_EFFORTS, thinkingOfEffort } from "../openai/reasoning-effort.js";
 import { checkPromptCacheHints, checkServiceTier } from "../openai/top-level.js";
+import { parseGenerationExtensions } from "../extensions.js";
 import { ItemIds, chatMessagesOf, parseInput, type ConversationImages, type ConversationItem, type ImageInput, type InputItem } from "./items.js";
 import type { JsonRecord } from "./store.js";
 
-/** Reasoning efforts, and what each turns into: thinking off, on with a budget of tokens, or on without one. */
-export const REASONING_EFFORTS: Record<string, InternalRequest["thinking"]> = {
-  none: { enabled: false },
-  minimal: { enabled: false },
-  low: { enabled: true, budgetTokens: 1024, effort: "low" },
-  medium: { enabled: true, budgetTokens: 4096, effort: "medium" },
-  high: { enabled: true, effort: "high" },
-  xhigh: { enabled: true, effort: "high" },
-};
+export { REASONING_EFFORTS } from "../openai/reasoning-effort.js";
 
 /** What the Responses adapter keeps with a request, from parsing to the stored response. */
 export interface ResponsesState {
@@ -77,6 +71,8 @@ const READ = [
   "reasoning", "metadata", "store", "previous_response_id", "stream", "stream_options", "truncation", "user", "safety_identifier",
   "include", "background", "conversation", "prompt", "max_tool_calls", "top_logprobs", "prompt_cache_key", "prompt_cache_retention",
   "prompt_cache_options", "service_tier", "context_management", "moderation",
+  // vLLM's and llama.cpp's extensions (server/adapters/openai/extensions.ts).
+  "ignore_eos", "min_tokens",
 ];
 
 /** OpenAI's rule for function and format names. */
@@ -129,9 +125,9 @@ export function parseResponsesRequest(body: unknown, models: ServedModels, respo
   const user = optionalString(own(body, "user"), "user") ?? safetyIdentifier;
 
   const effort = reasoning?.effort ?? null;
-  const thinking = effort === null ? { enabled: false } : REASONING_EFFORTS[effort]!;
-  // A budget never exceeds the output limit: the limit is what the client pays for.
-  const budgetTokens = thinking.budgetTokens !== undefined && maxTokens !== undefined ? Math.min(thinking.budgetTokens, maxTokens) : thinking.budgetTokens;
+  const thinking = effort === null ? { enabled: false } : thinkingOfEffort(effort, "reasoning.effort", { models, model, maxTokens });
+  const logprobs = parseLogprobs(body);
+  const extensions = parseGenerationExtensions(body, maxTokens, "max_output_tokens");
   const state: ResponsesState = {
     input,
     images,
@@ -164,7 +160,7 @@ export function parseResponsesRequest(body: unknown, models: ServedModels, respo
     stop: [],
     stream,
     includeUsage: false,
-    thinking: { ...thinking, ...(budgetTokens === undefined ? {} : { budgetTokens }) },
+    thinking,
     // truncation "auto" lets the engine drop middle turns to fit the context; "disabled" (the default) is a 400.
     autoCompaction: truncation === "auto",
     wireState: state,
@@ -179,8 +175,28 @@ export function parseResponsesRequest(body: unknown, models: ServedModels, respo
   checkConstraint(request, { tool: (index) => `tools[${index}].parameters`, responseFormat: "text.format.schema" });
   if (maxTokens !== undefined) request.maxTokens = maxTokens;
   if (user !== undefined) request.userId = user;
+  if (logprobs) request.logprobs = logprobs;
+  Object.assign(request, extensions);
   return request;
 }
+
+/**
+ * `include: ["message.output_text.logprobs"]` with `top_logprobs` (0-20): each output_text part carries its tokens'
+ * log-probabilities. `top_logprobs` without the include asks for nothing and is refused, naming it.
+ */
+function parseLogprobs(body: JsonObject): InternalRequest["logprobs"] {
+  const top = optionalInteger(own(body, "top_logprobs"), "top_logprobs", "an integer between 0 and 20", 0, 20);
+  const include = own(body, "include");
+  const wanted = Array.isArray(include) && include.includes(OUTPUT_TEXT_LOGPROBS);
+  if (!wanted) {
+    if (top !== undefined && top > 0) unsupported("top_logprobs", `top_logprobs needs include: ['${OUTPUT_TEXT_LOGPROBS}'] (the log-probabilities are returned only then)`);
+    return undefined;
+  }
+  return { top: top ?? 0 };
+}
+
+/** The `include` value that asks for the answer's log-probabilities. */
+const OUTPUT_TEXT_LOGPROBS = "message.output_text.logprobs";
 
 /** The ResponsesState of a request this adapter parsed. */
 export function responsesStateOf(request: InternalRequest): ResponsesState {
@@ -226,12 +242,10 @@ function rejectUnsupported(body: JsonObject): void {
     include.forEach((value: unknown, index) => {
       const name = requireString(value, `include[${index}]`);
       // Reasoning here is visible text in every response, never encrypted: asking for its encrypted copy changes nothing.
-      if (name === "reasoning.encrypted_content") return;
-      unsupported(`include[${index}]`, `include[${index}] ${quote(name)} is not supported: responses carry no logprobs, encrypted reasoning, images or built-in tool results here`);
+      if (name === "reasoning.encrypted_content" || name === OUTPUT_TEXT_LOGPROBS) return;
+      unsupported(`include[${index}]`, `include[${index}] ${quote(name)} is not supported: responses carry no encrypted reasoning, images or built-in tool results here`);
     });
   }
-  const topLogprobs = optionalInteger(own(body, "top_logprobs"), "top_logprobs", "an integer between 0 and 20", 0, 20);
-  if (topLogprobs !== undefined && topLogprobs > 0) unsupported("top_logprobs", "top_logprobs is not supported yet");
   // Limits built-in tool calls, of which this server makes none.
   optionalInteger(own(body, "max_tool_calls"), "max_tool_calls", "a positive integer", 1);
   checkPromptCacheHints(body);
