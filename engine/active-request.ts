@@ -6,7 +6,8 @@ import { isImageToken } from "./vision/image-tokens.js";
 import type { TokenConstraint } from "./grammar/constraint.js";
 import { maskLogits } from "./grammar/token-masks.js";
 import { type KvReuse, SequenceKv } from "./kv/kv-cache.js";
-import type { EngineEvent, EngineFinishReason, EngineUsage } from "./request.js";
+import type { EngineEvent, EngineFinishReason, EngineUsage, TokenLogprob } from "./request.js";
+import { tokenLogprob } from "./sample/logprobs.js";
 import type { DeviceSampling, Sampler } from "./sample/sampler.js";
 import { StopSequenceMatcher } from "./sample/stop.js";
 import type { AtomicSpan, SchedulableRequest } from "./sched/scheduler.js";
@@ -32,6 +33,31 @@ export interface ActiveRequestInit {
   channel: EventChannel<EngineEvent>;
   /** The prompt's images and their token spans. */
   images?: RequestImage[];
+  /** Report generated tokens' log-probabilities (EngineRequest.logprobs), checked. */
+  logprobs?: { top: number };
+  /** Report the prompt tokens' log-probabilities (EngineRequest.promptLogprobs), checked. */
+  promptLogprobs?: { top: number };
+  /** Tokens before end-of-generation tokens and stop sequences may end generation (EngineRequest.minTokens). */
+  minTokens?: number;
+}
+
+/**
+ * What a token the engine wrote itself (the thinking budget's close tag) reports as its log-probability: it was not
+ * sampled from a distribution, so probability 1 (logprob 0) and no alternatives.
+ */
+function forcedLogprob(token: number): TokenLogprob {
+  return { token, logprob: 0, top: [] };
+}
+
+/**
+ * `entry` with each token's piece as bytes (TokenLogprob.bytes), for servers without the tokenizer; a padding id past
+ * the tokenizer's vocabulary (a model's vocab_size may be larger) has none.
+ */
+export function withPieces(entry: TokenLogprob, tokenizer: Tokenizer): TokenLogprob {
+  const bytes = (id: number) => (id < tokenizer.vocabSize ? Array.from(tokenizer.tokenBytes(id)) : []);
+  entry.bytes = bytes(entry.token);
+  for (const alternative of entry.top) alternative.bytes = bytes(alternative.token);
+  return entry;
 }
 
 /**
@@ -81,8 +107,12 @@ export class ActiveRequest implements SchedulableRequest {
   private readonly init: ActiveRequestInit;
   private readonly stops: StopSequenceMatcher;
   private readonly text;
-  /** The logits row with disallowed tokens at -Infinity (constrained requests). */
+  /** The logits row with disallowed tokens at -Infinity (constrained requests, minTokens). */
   private masked: Float32Array | undefined;
+  /** With logprobs: one per token of `generated`. */
+  readonly generatedLogprobs: TokenLogprob[] | undefined;
+  /** With promptLogprobs: one per prompt token, filled as the prompt's chunks are computed; undefined once sent. */
+  private promptEntries: (TokenLogprob | null)[] | undefined;
   /**
    * Reasoning tracking for the thinking budget: not yet known, inside the tags (with tokens spent), or over. `output`
    * is the text seen since the state was last decided, cut to what a tag split across tokens still needs.
@@ -100,6 +130,8 @@ export class ActiveRequest implements SchedulableRequest {
     this.channel = init.channel;
     this.stops = new StopSequenceMatcher([...init.stop, ...init.endOfTurn]);
     this.text = init.tokenizer.createStreamDecoder();
+    if (init.logprobs) this.generatedLogprobs = [];
+    if (init.promptLogprobs) this.promptEntries = new Array<TokenLogprob | null>(this.promptLength).fill(null);
     const budget = init.thinkingBudget;
     if (budget && promptOpens(init.tokenizer, init.promptTokens, budget.open)) this.thinking.state = "inside";
   }
@@ -116,7 +148,46 @@ export class ActiveRequest implements SchedulableRequest {
   /** The next token's settings for sampling on the device (its draw taken); undefined when it must be sampled here. */
   deviceSampling(): DeviceSampling | undefined {
     if (this.init.constraint) return undefined; // the mask is applied here, to logits read back
+    if (this.generatedLogprobs) return undefined; // its log-probabilities need the logits here
+    if (this.suppressesEndOfGeneration) return undefined; // minTokens masks end-of-generation tokens here
     return this.init.sampler.deviceSampling();
+  }
+
+  /**
+   * Whether this request's chunks need every row's logits: its prompt log-probabilities are not all known yet (it then
+   * adopts no cached KV, and its chunks are bounded by SchedulerLimits.maxLogitRows).
+   */
+  get allRowLogits(): boolean {
+    return this.promptEntries !== undefined;
+  }
+
+  /** Scoring only (maxTokens 0 with promptLogprobs): the request ends once its prompt is computed. */
+  get scoresOnly(): boolean {
+    return this.init.maxTokens === 0;
+  }
+
+  /**
+   * Takes the prompt log-probabilities that a chunk's rows give, [count, vocab] for tokens [start, start + count):
+   * row r predicts prompt token start + r + 1. Once the chunk reaches the prompt's last token, every entry is known and
+   * the `prompt_logprobs` event goes out (once: a preempted request recomputes without them).
+   */
+  takePromptRows(rows: Float32Array, start: number, count: number, vocab: number): void {
+    const entries = this.promptEntries;
+    if (!entries) return;
+    const top = this.init.promptLogprobs!.top;
+    for (let r = 0; r < count; r++) {
+      const next = start + r + 1;
+      if (next >= this.promptLength) break;
+      entries[next] = withPieces(tokenLogprob(rows.subarray(r * vocab, (r + 1) * vocab), this.tokens[next], top), this.init.tokenizer);
+    }
+    if (start + count < this.promptLength - 1) return;
+    this.promptEntries = undefined;
+    this.channel.push({ type: "prompt_logprobs", requestId: this.id, logprobs: entries });
+  }
+
+  /** Before minTokens and unless a grammar has completed the output, end-of-generation tokens are not sampled. */
+  private get suppressesEndOfGeneration(): boolean {
+    return this.generated.length < (this.init.minTokens ?? 0) && !this.init.constraint?.complete;
   }
 
   /** With a constraint: whether the constrained output is complete so far. */
@@ -130,7 +201,12 @@ export class ActiveRequest implements SchedulableRequest {
    */
   accept(next: Float32Array | number, contextSize: number): TokenOutcome {
     const constraint = this.init.constraint;
-    const token = typeof next === "number" ? next : this.init.sampler.sample(constraint ? this.mask(next, constraint) : next, this.generated);
+    const token = typeof next === "number" ? next : this.init.sampler.sample(this.samplingRow(next, constraint), this.generated);
+    if (this.generatedLogprobs) {
+      // deviceSampling() keeps these requests on the host: the raw row is here.
+      if (typeof next === "number") throw new Error("a request with logprobs was sampled on the device");
+      this.generatedLogprobs.push(withPieces(tokenLogprob(next, token, this.init.logprobs!.top), this.init.tokenizer));
+    }
     constraint?.accept(token);
     this.firstTokenAt ??= performance.now();
     this.generated.push(token);
@@ -143,6 +219,7 @@ export class ActiveRequest implements SchedulableRequest {
       // The forced tokens join the sequence as if sampled; the scheduler computes them in the next step.
       for (const id of forced) constraint?.accept(id);
       this.generated.push(...forced);
+      this.generatedLogprobs?.push(...forced.map((id) => withPieces(forcedLogprob(id), this.init.tokenizer)));
       this.tokens.push(...forced);
       const forcedOutcome = this.streamText(forced.map((id) => this.text.push(id)).join(""));
       if (forcedOutcome) return forcedOutcome;
@@ -152,16 +229,23 @@ export class ActiveRequest implements SchedulableRequest {
     return { finished: false };
   }
 
-  /** A copy of `logits` with the tokens the constraint forbids at -Infinity. */
-  private mask(logits: Float32Array, constraint: TokenConstraint): Float32Array {
+  /**
+   * The row to sample from: `logits` itself, or a copy with the tokens the constraint forbids and, before minTokens,
+   * end-of-generation tokens at -Infinity.
+   */
+  private samplingRow(logits: Float32Array, constraint: TokenConstraint | undefined): Float32Array {
+    const suppress = this.suppressesEndOfGeneration;
+    if (!constraint && !suppress) return logits;
     if (this.masked?.length !== logits.length) this.masked = new Float32Array(logits.length);
-    maskLogits(logits, constraint.allowed(), this.masked);
+    if (constraint) maskLogits(logits, constraint.allowed(), this.masked);
+    else this.masked.set(logits);
+    if (suppress) for (const id of this.init.tokenizer.endOfGenerationIds) if (id < logits.length) this.masked[id] = Number.NEGATIVE_INFINITY;
     return this.masked;
   }
 
-  /** Streams decoded text through the stop matcher; a stop sequence ends the request. */
+  /** Streams decoded text through the stop matcher; a stop sequence ends the request (from minTokens on). */
   private streamText(text: string): TokenOutcome | undefined {
-    const matched = this.stops.push(text);
+    const matched = this.stops.push(text, this.generated.length >= (this.init.minTokens ?? 0));
     if (matched.text) this.emitText(matched.text);
     if (matched.stop) {
       // An end-of-turn text that is not also one of the request's stop sequences ends the turn as an EOG token would.
@@ -220,7 +304,8 @@ export class ActiveRequest implements SchedulableRequest {
   private emitText(text: string): void {
     // Held-back text (a partial character, a possible stop string) is counted with the event that finally carries it.
     const tokens = this.generated.length - this.tokensEmitted;
+    const logprobs = this.generatedLogprobs?.slice(this.tokensEmitted, this.generated.length);
     this.tokensEmitted = this.generated.length;
-    this.channel.push({ type: "text", requestId: this.id, text, tokens });
+    this.channel.push({ type: "text", requestId: this.id, text, tokens, ...(logprobs ? { logprobs } : {}) });
   }
 }

@@ -17,6 +17,7 @@ import { type PreparedPrompt, type PromptSettings, prepareRequestPrompt } from "
 import { EngineError, type EngineEvent, type EngineFinishReason, type EngineRequest, type EngineStats, type PrefixCacheSnapshot, type PrefixCacheUpdate } from "./request.js";
 import { SamplingParamError, StopSequenceError } from "./sample/errors.js";
 import { Sampler, checkDeviceToken } from "./sample/sampler.js";
+import { TopLogprobsError, checkTopLogprobs } from "./sample/logprobs.js";
 import type { ChunkMedia, SampledForward, SequenceChunk } from "./backends/runner.js";
 import { GEMMA3_IMAGE_MARKERS as IMAGE_MARKERS } from "./vision/clip-config.js";
 import { kvSpaceOf } from "./sched/kv-space.js";
@@ -116,6 +117,16 @@ function thinkingBudgetOf(request: EngineRequest): { tokens: number; open: strin
     throw new EngineError("invalid_request", `thinkingBudget.tokens must be a positive integer, got ${JSON.stringify(budget.tokens)}`, "thinkingBudget.tokens");
   }
   return { tokens: budget.tokens, open: budget.open ?? "<think>", close: budget.close ?? "</think>" };
+}
+
+/** The request's logprobs and promptLogprobs options, checked. */
+function logprobOptionsOf(request: EngineRequest): { logprobs?: { top: number }; promptLogprobs?: { top: number } } {
+  try {
+    return { logprobs: checkTopLogprobs(request.logprobs, "logprobs"), promptLogprobs: checkTopLogprobs(request.promptLogprobs, "promptLogprobs") };
+  } catch (error) {
+    if (error instanceof TopLogprobsError) throw new EngineError("invalid_request", error.message, error.field, { cause: error });
+    throw error;
+  }
 }
 
 /**
@@ -279,7 +290,10 @@ export class Engine implements ServingEngine {
   private accept(id: string, request: EngineRequest, channel: EventChannel<EngineEvent>, prepared?: PreparedPrompt): ActiveRequest {
     if (typeof request !== "object" || request === null) throw new EngineError("invalid_request", "the request must be an object");
     const maxTokens = request.maxTokens ?? DEFAULT_MAX_TOKENS;
-    if (maxTokens !== "context" && (!Number.isSafeInteger(maxTokens) || maxTokens < 1)) {
+    const { logprobs, promptLogprobs } = logprobOptionsOf(request);
+    // maxTokens 0 scores the prompt only: it needs promptLogprobs to have anything to report.
+    const scoresOnly = maxTokens === 0 && promptLogprobs !== undefined;
+    if (maxTokens !== "context" && (!Number.isSafeInteger(maxTokens) || maxTokens < 1) && !scoresOnly) {
       throw new EngineError("invalid_request", `maxTokens must be a positive integer or "context", got ${JSON.stringify(request.maxTokens)}`, "maxTokens");
     }
     const priority = request.priority ?? 0;
@@ -310,6 +324,13 @@ export class Engine implements ServingEngine {
         "maxTokens",
       );
     }
+    const minTokens = request.minTokens ?? 0;
+    if (!Number.isSafeInteger(minTokens) || minTokens < 0 || minTokens > (maxTokens === "context" ? room : maxTokens)) {
+      throw new EngineError("invalid_request", `minTokens must be an integer from 0 to maxTokens (${maxTokens === "context" ? room : maxTokens}), got ${JSON.stringify(request.minTokens)}`, "minTokens");
+    }
+    if (promptLogprobs && prompt.images?.length) {
+      throw new EngineError("invalid_request", "promptLogprobs cannot be reported for a prompt with images (an image's placeholder tokens have no log-probability)", "promptLogprobs");
+    }
     const constraint = this.constraintOf(request, tokens);
     if (priority <= 0) this.lastInteractiveAt = performance.now();
     let active: ActiveRequest;
@@ -318,7 +339,7 @@ export class Engine implements ServingEngine {
         id, priority, arrival: ++this.arrivals, promptTokens: tokens, maxTokens: maxTokens === "context" ? room : Math.min(maxTokens, room), stop,
         endOfTurn: [...endOfTurn, ...(prompt.endOfTurn ?? [])],
         ignoreEndOfGeneration: request.ignoreEndOfGeneration ?? false, sampler, tokenizer: this.model.tokenizer, channel,
-        thinkingBudget: thinkingBudgetOf(request), constraint, images: this.imagesOf(prompt),
+        thinkingBudget: thinkingBudgetOf(request), constraint, images: this.imagesOf(prompt), logprobs, promptLogprobs, minTokens,
       });
     } catch (error) {
       if (error instanceof StopSequenceError) throw new EngineError("invalid_request", error.message, `stop[${error.index}]`, { cause: error });
@@ -474,13 +495,15 @@ export class Engine implements ServingEngine {
     }
     const runner = this.model.runner;
     const chunks: SequenceChunk[] = plan.chunks.map(({ request, start, count }) => {
-      const wantLogits = start + count === request.tokens.length;
+      const samples = start + count === request.tokens.length;
+      // Prompt log-probabilities need every row's logits, and the next token is then sampled here from the last row.
+      const allRowLogits = request.allRowLogits;
       // Where the runner samples on the device, the token's draw is taken now and its token comes back, not logits.
-      const deviceSampling = wantLogits && runner.forwardSampled ? request.deviceSampling() : undefined;
+      const deviceSampling = samples && !allRowLogits && runner.forwardSampled ? request.deviceSampling() : undefined;
       const media = this.chunkMedia(request, start, count);
       return {
         tokens: request.tokens.slice(start, start + count), startPosition: start, blockTable: request.kv.blocks, localBlockTable: this.kv.localTable(request.kv),
-        wantLogits, deviceSampling, ...(media ? { media } : {}),
+        wantLogits: samples || allRowLogits, deviceSampling, ...(allRowLogits ? { allRowLogits } : {}), ...(media ? { media } : {}),
       };
     });
     if (runner.forwardSampled) return runner.forwardSampled(chunks).then((output) => this.sample(plan, chunks, output));
@@ -563,11 +586,22 @@ export class Engine implements ServingEngine {
       this.kv.commit(request.kv, request.tokens, request.computed);
       this.kv.trim(request.kv, request.computed);
       this.start(this.forks.progressed(request));
-      if (!chunks[i].wantLogits) return;
+      const chunk = chunks[i];
+      if (!chunk.wantLogits) return;
       let next: Float32Array | number;
-      if (chunks[i].deviceSampling) next = checkDeviceToken(output.tokens[outputIndex], vocab);
+      if (chunk.allRowLogits) {
+        // Every row came back: the prompt's log-probabilities, then the last row samples (when it is the last token).
+        request.takePromptRows(output.logits.subarray(logitsRow * vocab, (logitsRow + count) * vocab), start, count, vocab);
+        logitsRow += count;
+        next = output.logits.subarray((logitsRow - 1) * vocab, logitsRow * vocab);
+      } else if (chunk.deviceSampling) next = checkDeviceToken(output.tokens[outputIndex], vocab);
       else next = output.logits.subarray(logitsRow * vocab, ++logitsRow * vocab);
       outputIndex++;
+      if (start + count < request.tokens.length) return; // a prompt chunk whose rows were only for log-probabilities
+      if (request.scoresOnly) {
+        this.finish(request, request.finishText("length"));
+        return;
+      }
       let outcome: ReturnType<ActiveRequest["accept"]>;
       try {
         outcome = request.accept(next, this.model.contextSize);
@@ -613,6 +647,7 @@ export class Engine implements ServingEngine {
       reason: outcome.reason,
       stopSequence: outcome.stopSequence,
       tokens: request.generated,
+      ...(request.generatedLogprobs ? { logprobs: request.generatedLogprobs } : {}),
       constraintComplete: request.constraintComplete,
       usage: request.usage(),
       timings: {

@@ -14,7 +14,8 @@ export interface KvBackedRequest extends SchedulableRequest {
 export function kvSpaceOf<R extends KvBackedRequest>(manager: KvCacheManager): KvSpace<R> {
   return {
     adopt: (request) => {
-      request.adoption = manager.adopt(request.kv, request.tokens);
+      // A request that needs every row's logits (prompt log-probabilities) computes its whole prompt: it adopts nothing.
+      request.adoption = request.allRowLogits ? { prefixTokens: 0, suffixTokens: 0 } : manager.adopt(request.kv, request.tokens);
       request.computed = request.adoption.prefixTokens + request.adoption.suffixTokens;
     },
     reserve: (request, positions) => manager.reserve(request.kv, positions),

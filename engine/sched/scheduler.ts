@@ -21,6 +21,11 @@ export interface SchedulableRequest {
    * before such a span or takes the rest of it whole, and stops before one that is not ready (its image is encoding).
    */
   atomicSpans?(): readonly AtomicSpan[];
+  /**
+   * Whether its chunks return logits for every row (prompt log-probabilities): such rows are bounded per step by
+   * SchedulerLimits.maxLogitRows, so the logits of a step stay small.
+   */
+  readonly allRowLogits?: boolean;
 }
 
 /** Tokens [start, end) that run in one chunk once `ready`. */
@@ -88,7 +93,15 @@ export interface SchedulerLimits {
    * background work is batched, so an interactive request arriving mid-step waits less for it (default: maxSequences).
    */
   backgroundSequences?: number;
+  /**
+   * Tokens per step, over all requests, of requests whose chunks return every row's logits (allRowLogits): each such
+   * row brings back a vocabulary of logits (default {@link DEFAULT_MAX_LOGIT_ROWS}).
+   */
+  maxLogitRows?: number;
 }
+
+/** Default of {@link SchedulerLimits.maxLogitRows}: 64 rows of a 151,936-token vocabulary are 39 MB of logits. */
+export const DEFAULT_MAX_LOGIT_ROWS = 64;
 
 const urgency = (a: SchedulableRequest, b: SchedulableRequest): number => a.priority - b.priority || a.arrival - b.arrival;
 
@@ -148,6 +161,10 @@ export class Scheduler<R extends SchedulableRequest> {
     const stepTokens = Math.min(maxTokens, this.limits.maxStepTokens);
     const used = () => plan.chunks.reduce((sum, chunk) => sum + chunk.count, 0);
     const budget = () => stepTokens - used();
+    let logitRows = 0;
+    const maxLogitRows = this.limits.maxLogitRows ?? DEFAULT_MAX_LOGIT_ROWS;
+    /** Tokens a chunk of `request` may take now: the step's budget, and its logit rows' for an allRowLogits request. */
+    const room = (request: R) => Math.min(remaining(request), budget(), request.allRowLogits ? maxLogitRows - logitRows : Number.POSITIVE_INFINITY);
     const full = () => budget() === 0 || plan.chunks.length === this.limits.maxSequences;
     const decodesFirst = [...this.runningSet].sort((a, b) => Number(remaining(b) === 1) - Number(remaining(a) === 1) || urgency(a, b));
     const yieldTo = this.startingClass();
@@ -158,24 +175,25 @@ export class Scheduler<R extends SchedulableRequest> {
       if (full()) break;
       if (!this.runningSet.includes(request)) continue; // preempted while making room for a more urgent one
       if (sitsOut(request)) continue;
-      const count = chunkTokens(request, request.computed, Math.min(remaining(request), budget()), this.limits.maxStepTokens - used());
+      const count = chunkTokens(request, request.computed, room(request), this.limits.maxStepTokens - used());
       if (count === 0) continue;
       if (request.computed + count > this.kv.capacityPositions || !this.makeRoom(request, request.computed + count, plan, () => this.leastUrgentRunning(request))) {
         if (this.runningSet.includes(request)) plan.exhausted.push(request);
         continue;
       }
       plan.chunks.push({ request, start: request.computed, count });
+      if (request.allRowLogits) logitRows += count;
       if (request.priority > 0) background++;
     }
     while (!full() && this.waitingQueue.length > 0 && !plan.preempted.includes(this.waitingQueue[0])) {
       const request = this.waitingQueue[0];
       if (sitsOut(request)) break;
       this.kv.adopt(request);
-      const count = chunkTokens(request, request.computed, Math.min(remaining(request), budget()), this.limits.maxStepTokens - used());
+      const count = chunkTokens(request, request.computed, room(request), this.limits.maxStepTokens - used());
       if (count === 0) {
         this.kv.release(request);
         request.computed = 0;
-        break; // its image waits for a step with room; FCFS: nothing behind it jumps the queue
+        break; // its image (or logit rows) waits for a step with room; FCFS: nothing behind it jumps the queue
       }
       const lessUrgent = () => this.leastUrgentRunning(request, (victim) => victim.priority > request.priority);
       if (!this.makeRoom(request, request.computed + count, plan, lessUrgent)) {
@@ -187,6 +205,7 @@ export class Scheduler<R extends SchedulableRequest> {
       insertSorted(this.runningSet, request);
       plan.admitted.push(request);
       plan.chunks.push({ request, start: request.computed, count });
+      if (request.allRowLogits) logitRows += count;
       if (request.priority > 0) background++;
     }
     this.yieldedSteps = yieldTo === undefined ? 0 : this.yieldedSteps + 1;

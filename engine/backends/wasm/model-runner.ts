@@ -485,7 +485,8 @@ export class WasmModelRunner implements ModelRunner {
       group.layers.forEach((layer, i) => this.layer(group, layer, group.firstLayer + i, chunks, T, scoresStride));
     }
 
-    // Logits only for the last token of the chunks that want them, gathered into the head's memory.
+    // Logits only for the last token of the chunks that want them (every row with allRowLogits), gathered into the
+    // head's memory.
     const head = this.headGroup;
     const b = head.buffers;
     const x = current.runtime.f32(current.buffers.x, T * d);
@@ -493,15 +494,38 @@ export class WasmModelRunner implements ModelRunner {
     let outputs = 0;
     let end = 0;
     for (const chunk of chunks) {
+      const start = end;
       end += chunk.tokens.length;
-      if (chunk.wantLogits) gathered.set(x.subarray((end - 1) * d, end * d), outputs++ * d);
+      if (!chunk.wantLogits) continue;
+      const from = chunk.allRowLogits ? start : end - 1;
+      gathered.set(x.subarray(from * d, end * d), outputs * d);
+      outputs += end - from;
     }
     if (outputs === 0) return new Float32Array(0);
     head.rows("rmsnorm", [b.h, this.outputNorm.pointer, b.h, d, config.rms_norm_eps], outputs, d);
-    this.linear(head, new LinearInput(b.h, outputs, d, b), this.outputWeight, b.logits);
-    const logits = head.runtime.f32(b.logits, outputs * config.vocab_size);
-    if (config.final_logit_softcapping !== undefined) softcap(logits, config.final_logit_softcapping);
-    return logits;
+    return this.headLogits(outputs);
+  }
+
+  /**
+   * The LM head over the `rows` normed rows in the head's h: [rows, vocab_size]. The logits buffer holds maxSequences
+   * rows; more (allRowLogits) run through it a page at a time into an array of their own.
+   */
+  private headLogits(rows: number): Float32Array {
+    const config = this.config;
+    const head = this.headGroup;
+    const b = head.buffers;
+    const vocab = config.vocab_size;
+    const page = this.options.maxSequences;
+    const logits = rows > page ? new Float32Array(rows * vocab) : undefined;
+    for (let first = 0; first < rows; first += page) {
+      const count = Math.min(page, rows - first);
+      this.linear(head, new LinearInput(b.h + first * config.hidden_size * 4, count, config.hidden_size, b), this.outputWeight, b.logits);
+      const pageLogits = head.runtime.f32(b.logits, count * vocab);
+      if (config.final_logit_softcapping !== undefined) softcap(pageLogits, config.final_logit_softcapping);
+      if (!logits) return pageLogits;
+      logits.set(pageLogits, first * vocab);
+    }
+    return logits!;
   }
 
   /**

@@ -594,7 +594,11 @@ export class WebGpuModelRunner implements ModelRunner {
         longest = Math.max(longest, imageEnd ?? positions[row] + 1);
         rowTables[row] = s * blocksPerSequence;
       }
-      if (chunk.wantLogits) gather.push(row - 1);
+      if (chunk.wantLogits) {
+        // Every row of an allRowLogits chunk, else its last; a chunk's last row carries its sampling.
+        if (chunk.allRowLogits) for (let r = row - chunk.tokens.length; r < row - 1; r++) gather.push(r);
+        gather.push(row - 1);
+      }
     });
     const queue = this.device.queue;
     queue.writeBuffer(b.ids, 0, ids);
@@ -602,7 +606,8 @@ export class WebGpuModelRunner implements ModelRunner {
     queue.writeBuffer(b.rowTables, 0, rowTables);
     queue.writeBuffer(b.blockTables, 0, tables);
     if (localTables) queue.writeBuffer(b.localBlockTables, 0, localTables);
-    if (gather.length > 0) queue.writeBuffer(b.gatherIds, 0, Int32Array.from(gather));
+    // The head runs maxSequences rows at a time (allRowLogits can ask for more): the first page's rows now.
+    if (gather.length > 0) queue.writeBuffer(b.gatherIds, 0, Int32Array.from(gather.slice(0, options.maxSequences)));
     if (config.attention_temperature) queue.writeBuffer(b.queryFactors, 0, Float32Array.from(positions, (position) => attentionTemperature(config, position)));
 
     let step = this.encoder.begin();
@@ -707,16 +712,56 @@ export class WebGpuModelRunner implements ModelRunner {
       await gpuWait(this.device.queue.onSubmittedWorkDone());
       return { tokens: new Int32Array(0), logits: new Float32Array(0) };
     }
-    // Logits only for the last row of the chunks that want them.
-    step.dispatch(this.pipeline(getRowsShader(0)), [b.x, b.gatherIds, b.h], [["u32", outputs], ["u32", d], ["u32", 0], ["u32", T]], grid(outputs * d, 256));
-    this.rmsnorm(step, b.h, this.outputNorm, b.gathered, outputs, d, eps);
-    this.linear(step, this.linearInput(step, b.gathered, outputs, d), this.outputWeight, b.logits);
+    // Logits only for the last row of the chunks that want them (every row with allRowLogits), each row with its
+    // chunk's device sampling when it is the chunk's last.
+    const settings: SequenceChunk["deviceSampling"][] = [];
+    /** The output row of each chunk that wants logits: its last. */
+    const chunkRows: number[] = [];
+    for (const chunk of chunks) {
+      if (!chunk.wantLogits) continue;
+      if (chunk.allRowLogits) for (let r = 1; r < chunk.tokens.length; r++) settings.push(undefined);
+      chunkRows.push(settings.length);
+      settings.push(sampleOnDevice ? chunk.deviceSampling : undefined);
+    }
+    if (outputs <= options.maxSequences) {
+      this.head(step, outputs, T);
+      const output = await this.readOutputs(step, settings);
+      return outputs === chunkRows.length ? output : { tokens: Int32Array.from(chunkRows, (r) => output.tokens[r]), logits: output.logits };
+    }
+    // More rows than the logits buffer holds: a page at a time, each read back before the next overwrites it.
+    const tokens = new Int32Array(outputs);
+    const pages: Float32Array[] = [];
+    for (let first = 0; first < outputs; first += options.maxSequences) {
+      const count = Math.min(options.maxSequences, outputs - first);
+      if (first > 0) {
+        step = this.encoder.begin();
+        queue.writeBuffer(b.gatherIds, 0, Int32Array.from(gather.slice(first, first + count)));
+      }
+      this.head(step, count, T);
+      const page = await this.readOutputs(step, settings.slice(first, first + count));
+      tokens.set(page.tokens, first);
+      pages.push(page.logits);
+    }
+    const logits = new Float32Array(pages.reduce((sum, page) => sum + page.length, 0));
+    pages.reduce((offset, page) => (logits.set(page, offset), offset + page.length), 0);
+    return { tokens: Int32Array.from(chunkRows, (r) => tokens[r]), logits };
+  }
+
+  /**
+   * The final norm and LM head over the `rows` rows of x [T, d] that gatherIds names, into logits (softcapped where the
+   * model is).
+   */
+  private head(step: Step, rows: number, T: number): void {
+    const { config, buffers: b } = this;
+    const d = config.hidden_size;
+    step.dispatch(this.pipeline(getRowsShader(0)), [b.x, b.gatherIds, b.h], [["u32", rows], ["u32", d], ["u32", 0], ["u32", T]], grid(rows * d, 256));
+    this.rmsnorm(step, b.h, this.outputNorm, b.gathered, rows, d, config.rms_norm_eps);
+    this.linear(step, this.linearInput(step, b.gathered, rows, d), this.outputWeight, b.logits);
     const cap = config.final_logit_softcapping;
     if (cap !== undefined) {
-      const count = outputs * config.vocab_size;
+      const count = rows * config.vocab_size;
       step.dispatch(this.pipeline(SHADERS.softcap), [b.logits], [["u32", count], ["f32", Math.fround(1 / cap)], ["f32", cap]], grid(count, 256));
     }
-    return this.readOutputs(step, chunks.filter((chunk) => chunk.wantLogits).map((chunk) => (sampleOnDevice ? chunk.deviceSampling : undefined)));
   }
 
   /**
