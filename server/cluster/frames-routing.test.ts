@@ -2,7 +2,7 @@
 // capacity, ties spread at random), without processes.
 import { Packr } from "msgpackr";
 import { describe, expect, it } from "vitest";
-import { FROM_WORKER_TYPES, TO_WORKER_TYPES, type ToWorkerFrame, decodeFrame, encodeFrame } from "./frames.js";
+import { FROM_WORKER_TYPES, type FromWorkerFrame, TO_WORKER_TYPES, type ToWorkerFrame, decodeFrame, encodeFrame } from "./frames.js";
 import { cacheAware, leastLoaded } from "./routing.js";
 
 describe("cluster frames", () => {
@@ -12,6 +12,18 @@ describe("cluster frames", () => {
     expect(decoded).toEqual(frame);
     expect("temperature" in (decoded.request.sampling as object)).toBe(true);
     expect((decoded.request.sampling as { temperature?: number }).temperature).toBeUndefined();
+  });
+
+  it("round-trip logprobs requests and their events exactly (null first prompt entry, -Infinity, fractional logprobs, bytes)", () => {
+    const submit: ToWorkerFrame = { type: "submit", model: "m", request: { id: "r2", input: { tokens: [1, 2] }, maxTokens: 0, minTokens: 0, logprobs: { top: 20 }, promptLogprobs: { top: 5 } } };
+    expect(decodeFrame(encodeFrame(submit), TO_WORKER_TYPES)).toEqual(submit);
+    const entry = { token: 7, logprob: -0.123456789012345, bytes: [0xe2, 0x82], top: [{ token: 7, logprob: -0.123456789012345, bytes: [0xe2, 0x82] }, { token: 9, logprob: Number.NEGATIVE_INFINITY, bytes: [] }] };
+    const events: FromWorkerFrame[] = [
+      { type: "event", event: { type: "prompt_logprobs", requestId: "r2", logprobs: [null, entry] } },
+      { type: "event", event: { type: "text", requestId: "r2", text: "€", tokens: 1, logprobs: [entry] } },
+      { type: "event", event: { type: "finish", requestId: "r2", reason: "length", tokens: [7], logprobs: [entry], usage: { promptTokens: 2, reusedPrefixTokens: 0, reusedSuffixTokens: 0, completionTokens: 1 }, timings: { timeToFirstToken: 0.1, total: 0.2, decodeTokensPerSecond: 0 }, seed: 1 } },
+    ];
+    for (const frame of events) expect(decodeFrame(encodeFrame(frame), FROM_WORKER_TYPES)).toEqual(frame);
   });
 
   it("refuse what is not a frame of the receiving side, naming the problem", () => {
