@@ -6,6 +6,8 @@ import { MessagesStreamWriter, ThinkingSigner, anthropicErrorBody, messagesRespo
 import { anthropicModel, anthropicModelList } from "./anthropic/models.js";
 import { ChatCompletionStreamWriter, type CompletionResult, chatCompletionResponse, openAiErrorBody, parseChatCompletionRequest } from "./openai/index.js";
 import { openAiModel, openAiModelList } from "./openai/models.js";
+import { storingChatEndpoint } from "./openai/stored-endpoint.js";
+import type { ChatCompletionStorage } from "./openai/stored.js";
 import { responsesEndpoint, type ResponsesStorage } from "./responses/endpoint.js";
 import { anthropicWireField, openAiWireField } from "./wire-fields.js";
 
@@ -15,6 +17,8 @@ export interface EndpointOptions {
   signer?: ThinkingSigner;
   /** Stored responses: with them, POST /v1/responses (the Responses API) is served too. */
   responses?: ResponsesStorage;
+  /** Stored chat completions: with them, chat completions take `store: true`. */
+  chatCompletions?: ChatCompletionStorage;
 }
 
 /** A collected choice as the chat-completions response takes it. */
@@ -28,7 +32,7 @@ function completionOf(choice: CollectedChoice): CompletionResult {
  */
 export function createEndpoints(models: ServedModels, options: EndpointOptions = {}): WireEndpoint[] {
   const signer = options.signer ?? ThinkingSigner.withRandomSecret();
-  const openai: WireEndpoint = {
+  const openai: WireEndpoint = storingChatEndpoint({
     format: "openai",
     path: "/v1/chat/completions",
     idPrefix: "chatcmpl-",
@@ -40,7 +44,7 @@ export function createEndpoints(models: ServedModels, options: EndpointOptions =
     models: { list: openAiModelList, one: openAiModel },
     // The default for routes both formats share.
     claims: () => false,
-  };
+  }, options.chatCompletions);
   const anthropic: WireEndpoint = {
     format: "anthropic",
     path: "/v1/messages",

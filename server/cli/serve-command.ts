@@ -290,10 +290,10 @@ export async function startService(setup: ServiceSetup): Promise<StartedService>
     ? dashboardSurfaces({ platform, runs: runServicesOf(runs), sessions: dashboardSessions, files: dashboardFiles, ...(setup.workers ? { workers: setup.workers } : {}) }).surfaces
     : [dashboardUnavailableSurface("the web dashboard needs the platform: start loom serve with --data-dir or --database-url (see docs/platform.md)")];
   const { maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, jsonWhitespace, trustedProxies } = config;
-  const endpoints = createEndpoints(registry, { responses: responses.storage });
+  const endpoints = createEndpoints(registry, { responses: responses.storage, chatCompletions: responses.chatCompletions });
   // Image URLs are fetched under read_page's address policy (runs.network).
   const images = { limits: imageLimitsOf(config), network };
-  const options = { registry, auth, accountant: platform?.accountant, endpoints, responses: responses.storage, maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, images, jsonWhitespace, trustedProxies };
+  const options = { registry, auth, accountant: platform?.accountant, endpoints, responses: responses.storage, chatCompletions: responses.chatCompletions, maxQueue, maxBodyBytes, maxBufferedBodyBytes, bodyTimeoutSeconds, images, jsonWhitespace, trustedProxies };
   let server: LoomServer;
   try {
     server = await startServer(options, host, port, platform && runs && machines ? [platform.surface, runs.surface, machines.surface, ...dashboard] : dashboard);

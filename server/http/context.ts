@@ -1,6 +1,7 @@
 // What every route of one server shares: its settings, metrics, error log, the budget request bodies draw on, and the
 // requests in flight.
 import type { JsonWhitespace } from "../../engine/grammar/index.js";
+import type { ChatCompletionStorage } from "../adapters/openai/stored.js";
 import type { ResponsesStorage } from "../adapters/responses/endpoint.js";
 import type { ModelRegistry } from "../models.js";
 import { type ImageLimits, type ImageSettings, imageSettings } from "../images/limits.js";
@@ -23,6 +24,8 @@ export interface ServerOptions {
   endpoints: WireEndpoint[];
   /** Where the Responses API keeps stored responses; without it, POST /v1/responses is not served. */
   responses?: ResponsesStorage;
+  /** Where chat completions sent with `store: true` are kept; without it, `store: true` is refused. */
+  chatCompletions?: ChatCompletionStorage;
   /** Largest request body in bytes (default 8 MiB). */
   maxBodyBytes?: number;
   /** Bytes of request bodies being received at once across the server (default 256 MiB); past it, 503 / 529. */

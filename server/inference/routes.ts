@@ -10,6 +10,7 @@ import { type ModelRegistry, metricsName } from "../models.js";
 import { handleGeneration, handleTokenCount } from "./generation.js";
 import { handleModels } from "./models-route.js";
 import { registerStoredResponseRoutes } from "./responses-routes.js";
+import { registerStoredCompletionRoutes } from "./stored-completions-routes.js";
 import { LOOM_VERSION } from "../version.js";
 
 /** The inference routes of a server. */
@@ -28,6 +29,8 @@ export function inferenceSurface(context: ServerContext): Surface {
       }
       const responses = endpoints.find((endpoint) => endpoint.path === "/v1/responses");
       if (responses && context.options.responses) registerStoredResponseRoutes(context, routes, responses, context.options.responses);
+      const chat = endpoints.find((endpoint) => endpoint.path === "/v1/chat/completions");
+      if (chat && context.options.chatCompletions) registerStoredCompletionRoutes(context, routes, chat, context.options.chatCompletions);
       routes.add("GET", "/v1/models", sharedShape, (connection, req) => handleModels(context, connection, req));
       routes.add("GET", "/v1/models/*", sharedShape, (connection, req) => handleModels(context, connection, req), "/v1/models");
       routes.add("GET", "/health", sharedShape, (connection) => {

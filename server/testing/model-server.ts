@@ -105,8 +105,8 @@ export interface ModelServerOptions {
   /** Turns the platform on (its keys, limits and routes replace the static key). */
   platform?: PlatformOptions;
   /**
-   * Serves the Responses API, its stored responses in the platform's database, or without the platform in an
-   * embedded database in a temporary data dir (removed on close).
+   * Serves the Responses API and stored chat completions, kept in the platform's database, or without the platform in
+   * an embedded database in a temporary data dir (removed on close).
    */
   responses?: boolean;
   /** Further surfaces on the platform (the dashboard's), made once it is open. */
@@ -155,7 +155,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     platform = options.platform ? await openPlatform(options.platform) : undefined;
     if (options.responses) responses = openResponseStorage(platform ? { database: platform.database } : { dataDir: responsesDir! });
     const access = platform ? { auth: platform.authenticator, accountant: platform.accountant } : { auth: new StaticKeys([key]) };
-    const stored = responses ? { responses: responses.storage } : {};
+    const stored = responses ? { responses: responses.storage, chatCompletions: responses.chatCompletions } : {};
     server = await startServer({ registry, ...access, endpoints: createEndpoints(registry, stored), ...stored, ...options.server }, "127.0.0.1", 0, platform ? [platform.surface, ...(options.surfaces?.(platform) ?? [])] : []);
     platform?.offerAdminEndpoint(server.port);
   } catch (error) {
