@@ -6,6 +6,10 @@
 import { ActiveRequest, type RequestImage, promptOpens } from "./active-request.js";
 import { type CompactionOptions, DEFAULT_COMPACTION_OPTIONS, resolveCompactionOptions } from "./compaction/index.js";
 import { EventChannel } from "./event-channel.js";
+import { EmbeddingJob, EmbeddingSequence } from "./embed/embedding-job.js";
+import { embeddingKvSpace } from "./embed/kv-space.js";
+import { RowPool } from "./embed/pooling.js";
+import { type EmbeddingModel, type EmbeddingRequest, type EmbeddingResult, prepareEmbeddingInputs } from "./embed/request.js";
 import { EmptyGrammarError } from "./grammar/automaton.js";
 import { ConstraintCache } from "./grammar/constraint-cache.js";
 import { ConstraintViolationError, type TokenConstraint } from "./grammar/constraint.js";
@@ -95,6 +99,12 @@ export interface ServingEngine {
    * it. @throws EngineError as submit would report it (a prompt over the context is "too_long").
    */
   countTokens(request: EngineRequest): number | Promise<number>;
+  /**
+   * Embeds each input with the model's pooling (engine/embed): one L2-normed vector per input. Rejects with an
+   * EngineError naming the field at fault; a model whose GGUF declares no pooling refuses every request. Optional: an
+   * engine without it serves no embeddings.
+   */
+  embed?(request: EmbeddingRequest): Promise<EmbeddingResult>;
   /** Set once the engine refuses every request (its thread died and could not be restarted): the cause. */
   readonly unavailable?: Error;
   /**
@@ -143,6 +153,8 @@ export class Engine implements ServingEngine {
   private readonly kv: KvCacheManager;
   private readonly scheduler: Scheduler<ActiveRequest>;
   private readonly requests = new Map<string, ActiveRequest>();
+  /** Embedding requests in flight, by id (their inputs run as EmbeddingSequences among `requests`). */
+  private readonly embeddingJobs = new Map<string, EmbeddingJob>();
   /** Members of fork groups (EngineRequest.fork) alive here; those held wait for their leader's prompt. */
   private readonly forks = new ForkGroups<ActiveRequest>();
   private readonly compaction: CompactionOptions;
@@ -165,7 +177,7 @@ export class Engine implements ServingEngine {
   constructor(readonly model: LoadedModel, options: EngineOptions = {}) {
     this.constraints = new ConstraintCache(model.tokenizer, model.config.vocab_size);
     this.kv = new KvCacheManager(model.kvPool, options.cache, model.localKv);
-    this.scheduler = new Scheduler(forkingKvSpace(kvSpaceOf<ActiveRequest>(this.kv), this.kv), {
+    this.scheduler = new Scheduler(embeddingKvSpace(forkingKvSpace(kvSpaceOf<ActiveRequest>(this.kv), this.kv)), {
       maxStepTokens: options.maxStepTokens ?? model.runner.options.maxBatchTokens,
       maxSequences: options.maxSequences ?? model.runner.options.maxSequences,
     });
@@ -213,8 +225,61 @@ export class Engine implements ServingEngine {
     return stream;
   }
 
+  /**
+   * Embeds each input (see ServingEngine.embed): every input is a sequence of the step loop, computed like a prompt
+   * (KV blocks allocated, then released), whose chunks bring back their final-normed hidden states for the pooling.
+   */
+  embed(request: EmbeddingRequest): Promise<EmbeddingResult> {
+    try {
+      if (this.closed) throw new EngineError("internal", "the engine is closed");
+      const id = request?.id ?? `embd-${++this.arrivals}-${Date.now().toString(36)}`;
+      if (this.requests.has(id) || this.embeddingJobs.has(id)) throw new EngineError("invalid_request", `a request with id ${id} is already running`, "id");
+      const priority = request.priority ?? 0;
+      if (!Number.isSafeInteger(priority)) throw new EngineError("invalid_request", `priority must be an integer, got ${JSON.stringify(request.priority)}`, "priority");
+      const { tokens, dimensions, pooling } = prepareEmbeddingInputs(this.embeddingModel(), request);
+      const job = new EmbeddingJob(id, tokens, dimensions, pooling, () => {
+        this.embeddingJobs.delete(id);
+        // A failed input fails the request: its other inputs stop (after the step that may be iterating them).
+        setImmediate(() => { for (const sequence of job.sequences) this.abort(sequence.id); });
+      });
+      if (priority <= 0) this.lastInteractiveAt = performance.now();
+      tokens.forEach((input, i) => {
+        job.sequences.push(new EmbeddingSequence(job, i, new RowPool(pooling, input.length, this.model.config.hidden_size), {
+          id: `${id}/input-${i}`, priority, arrival: ++this.arrivals, tokens: input, tokenizer: this.model.tokenizer,
+        }));
+      });
+      this.embeddingJobs.set(id, job);
+      for (const sequence of job.sequences) {
+        this.requests.set(sequence.id, sequence);
+        this.scheduler.add(sequence);
+        this.totals.prompt += sequence.promptLength;
+      }
+      this.wake();
+      this.interruptWait();
+      return job.result;
+    } catch (error) {
+      return Promise.reject(error instanceof EngineError ? error : new EngineError("internal", (error as Error).message, undefined, { cause: error }));
+    }
+  }
+
+  /** What checking an embedding request needs of the loaded model. */
+  private embeddingModel(): EmbeddingModel {
+    const { tokenizer, config, kvPool } = this.model;
+    return {
+      pooling: this.model.pooling, name: this.model.config.name ?? this.model.path, hiddenSize: config.hidden_size, vocabSize: config.vocab_size,
+      maxInputTokens: Math.min(this.model.contextSize, kvPool.capacity * kvPool.blockSize),
+      // As llama.cpp tokenizes embedding inputs: BOS/EOS where the model asks for them, special tokens' text parsed.
+      tokenize: (text, maxTokens) => tokenizer.encode(text, { addSpecial: true, parseSpecial: true, maxTokens }),
+    };
+  }
+
   /** Stops a request: its KV blocks are freed at once and it ends with finish reason `aborted`. */
   abort(id: string): boolean {
+    const job = this.embeddingJobs.get(id);
+    if (job) {
+      for (const sequence of job.sequences) this.abort(sequence.id);
+      return true;
+    }
     const request = this.requests.get(id);
     if (!request) return false;
     if (this.stepInFlight) {
@@ -506,11 +571,25 @@ export class Engine implements ServingEngine {
         wantLogits: samples || allRowLogits, deviceSampling, ...(allRowLogits ? { allRowLogits } : {}), ...(media ? { media } : {}),
       };
     });
+    this.markEmbeddingChunks(plan, chunks);
     if (runner.forwardSampled) return runner.forwardSampled(chunks).then((output) => this.sample(plan, chunks, output));
     const logits = runner.forward(chunks);
     if (logits instanceof Promise) return logits.then((values) => this.sample(plan, chunks, { tokens: new Int32Array(0), logits: values }));
     this.sample(plan, chunks, { tokens: new Int32Array(0), logits });
     return undefined;
+  }
+
+  /**
+   * An embedding input's chunks sample nothing: they bring back their rows' hidden states where its pooling reads
+   * them (every row for mean pooling, the first for CLS, the last for last-token pooling), and no logits.
+   */
+  private markEmbeddingChunks(plan: StepPlan<ActiveRequest>, chunks: SequenceChunk[]): void {
+    plan.chunks.forEach(({ request, start, count }, i) => {
+      if (!(request instanceof EmbeddingSequence)) return;
+      chunks[i].wantLogits = false;
+      chunks[i].deviceSampling = undefined;
+      chunks[i].wantHidden = request.wantsHidden(start, count);
+    });
   }
 
   /**
@@ -580,6 +659,7 @@ export class Engine implements ServingEngine {
     const vocab = this.model.config.vocab_size;
     let outputIndex = 0;
     let logitsRow = 0;
+    let hiddenRow = 0;
     plan.chunks.forEach(({ request, start, count }, i) => {
       request.computed += count;
       this.totals.computedPrompt += Math.max(0, Math.min(start + count, request.promptLength) - start);
@@ -587,6 +667,14 @@ export class Engine implements ServingEngine {
       this.kv.trim(request.kv, request.computed);
       this.start(this.forks.progressed(request));
       const chunk = chunks[i];
+      if (request instanceof EmbeddingSequence) {
+        if (!chunk.wantHidden) return;
+        const d = this.model.config.hidden_size;
+        const rows = this.model.runner.hiddenStates.subarray(hiddenRow * d, (hiddenRow + count) * d);
+        hiddenRow += count;
+        if (request.takeHidden(start, rows)) this.finish(request, { finished: true, reason: "stop" });
+        return;
+      }
       if (!chunk.wantLogits) return;
       let next: Float32Array | number;
       if (chunk.allRowLogits) {

@@ -15,6 +15,7 @@ import { openModelSource } from "./model/source.js";
 import type { Tokenizer } from "./tokenizer/tokenizer.js";
 import { tokenizerFromGguf } from "./tokenizer/gguf.js";
 import { tokenizerFromHuggingFace } from "./tokenizer/huggingface.js";
+import { type PoolingType, poolingFromGguf } from "./embed/pooling.js";
 import { ModelFileError } from "./model/errors.js";
 import { GEMMA3_IMAGE_MARKERS } from "./vision/clip-config.js";
 import type { VisionEncoder } from "./vision/encoder.js";
@@ -84,6 +85,8 @@ export interface LoadedModel {
   tensorBytes: number;
   /** The vision encoder, when loaded with a projector (`mmproj`). */
   vision?: VisionEncoder;
+  /** How the model pools its hidden states into embeddings (`<arch>.pooling_type`); absent for a generation-only model. */
+  pooling?: PoolingType;
   /** Stops the compute threads; the model cannot be used afterwards. */
   dispose(): Promise<void>;
 }
@@ -98,6 +101,7 @@ export const KV_BLOCK_SIZE = 16;
 export async function loadModel(path: string, options: LoadOptions = {}): Promise<LoadedModel> {
   const source = openModelSource(path);
   const tokenizer = source.ggufMetadata ? tokenizerFromGguf(source.ggufMetadata, path) : tokenizerFromHuggingFace(path);
+  const pooling = source.ggufMetadata ? poolingOf(path, source.ggufMetadata) : undefined;
   const contextSize = Math.min(options.contextSize ?? 4096, source.config.max_position_embeddings);
   if (!Number.isInteger(contextSize) || contextSize <= 0) throw new RangeError(`contextSize must be a positive integer, got ${options.contextSize}`);
   const backend = options.backend ?? "wasm";
@@ -131,6 +135,7 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
     return {
       path, config: source.config, tokenizer, chatTemplate: source.chatTemplate, runner, backend: backendName, device, kvPool, localKv, contextSize,
       loadSeconds: (performance.now() - started) / 1000, tensorBytes: source.totalTensorBytes, ...(vision ? { vision } : {}),
+      ...(pooling ? { pooling } : {}),
       dispose: async () => {
         await vision?.dispose(); // first: a WebGPU encoder runs on the runner's device
         await dispose();
@@ -176,6 +181,20 @@ export async function loadModel(path: string, options: LoadOptions = {}): Promis
     const simd = runner.simd === "relaxed" ? ", relaxed SIMD" : "";
     const memories = runner.memoryCount > 1 ? `, ${runner.memoryCount} memories` : "";
     return loaded(runner, "wasm", `WebAssembly, ${threads} thread${threads === 1 ? "" : "s"}${simd}${memories}`, () => runner.dispose(), vision);
+  }
+}
+
+/**
+ * The pooling a GGUF declares (engine/embed/pooling.ts), checked: loom's layers attend causally, so a model that asks
+ * for bidirectional attention (`<arch>.attention.causal` false: BERT-like encoders) is refused rather than run wrong.
+ */
+function poolingOf(path: string, metadata: ReadonlyMap<string, unknown>): PoolingType | undefined {
+  const arch = String(metadata.get("general.architecture"));
+  if (metadata.get(`${arch}.attention.causal`) === false) throw new ModelFileError(path, `${arch}.attention.causal is false: bidirectional attention is not supported`);
+  try {
+    return poolingFromGguf(metadata);
+  } catch (error) {
+    throw new ModelFileError(path, (error as Error).message);
   }
 }
 

@@ -55,6 +55,18 @@ export function ggufArchitectureMetadata(preset: ModelPreset, dtype: ModelDtype,
   return entries;
 }
 
+/** llama_pooling_type's values (llama.h). */
+const POOLING_TYPE_IDS = { mean: 1, cls: 2, last: 3 } as const;
+
+/**
+ * An embedding preset's `<arch>.pooling_type` (none for the others, which keeps every other preset's file, and its
+ * recorded answers, as they were).
+ */
+export function ggufPoolingKeys(preset: ModelPreset): Array<[string, GgufTypedValue]> {
+  if (preset.pooling === undefined) return [];
+  return [[`${ggufArchitectureOf(preset.config)}.pooling_type`, gguf.u32(POOLING_TYPE_IDS[preset.pooling])]];
+}
+
 /**
  * The gemma3.* keys, as Gemma3Model.set_gguf_parameters (conversion/gemma.py, on TextModel's) writes them: no
  * vocab_size and no rope.dimension_count (llama.cpp takes head_dim for it); rope.freq_base is the global layers' base

@@ -103,6 +103,11 @@ export interface ModelPreset {
   fullSize: boolean;
   /** Gemma 3: the vision tower and projector, which the generator writes as a separate mmproj GGUF (--mmproj-out). */
   vision?: Gemma3VisionConfig;
+  /**
+   * An embedding model's pooling, written as `<arch>.pooling_type` (GGUF only: llama.cpp's 1 mean, 2 cls, 3 last), as
+   * Qwen3-Embedding's GGUF declares last-token pooling.
+   */
+  pooling?: "mean" | "cls" | "last";
 }
 
 /**
@@ -291,6 +296,20 @@ const QWEN_IDS = { bos_token_id: 151643, eos_token_id: 151645 }; // <|endoftext|
 const LLAMA2_IDS = { bos_token_id: 1, eos_token_id: 2 }; // <s>, </s>
 
 /** Every preset, by name. */
+/** tiny-qwen3, also the base of the embedding presets. */
+const TINY_QWEN3: ModelPreset = {
+  name: "tiny-qwen3",
+  description: "Test model: Qwen3 architecture, 2 layers, hidden 64, 4 heads / 2 KV heads of head_dim 32 (4*32 != 64), q_norm/k_norm, tied embeddings, Qwen3 tokenizer.",
+  config: {
+    ...QWEN3_COMMON, ...QWEN_IDS,
+    hidden_size: 64, intermediate_size: 192, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 32,
+    vocab_size: 151936, max_position_embeddings: 40960, rms_norm_eps: 1e-6, rope_theta: 1000000,
+    tie_word_embeddings: true, max_window_layers: 2,
+  },
+  tokenizer: "qwen3",
+  fullSize: false,
+};
+
 export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
   "smollm2-135m": {
     name: "smollm2-135m",
@@ -496,18 +515,10 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
     tokenizer: "qwen3",
     fullSize: false,
   },
-  "tiny-qwen3": {
-    name: "tiny-qwen3",
-    description: "Test model: Qwen3 architecture, 2 layers, hidden 64, 4 heads / 2 KV heads of head_dim 32 (4*32 != 64), q_norm/k_norm, tied embeddings, Qwen3 tokenizer.",
-    config: {
-      ...QWEN3_COMMON, ...QWEN_IDS,
-      hidden_size: 64, intermediate_size: 192, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 32,
-      vocab_size: 151936, max_position_embeddings: 40960, rms_norm_eps: 1e-6, rope_theta: 1000000,
-      tie_word_embeddings: true, max_window_layers: 2,
-    },
-    tokenizer: "qwen3",
-    fullSize: false,
-  },
+  "tiny-qwen3": TINY_QWEN3,
+  "tiny-qwen3-embedding": qwen3Embedding("tiny-qwen3-embedding", "last", "as Qwen3-Embedding pools"),
+  "tiny-qwen3-embedding-mean": qwen3Embedding("tiny-qwen3-embedding-mean", "mean", "the mean of every row"),
+  "tiny-qwen3-embedding-cls": qwen3Embedding("tiny-qwen3-embedding-cls", "cls", "the first row"),
   "tiny-qwen3moe": {
     name: "tiny-qwen3moe",
     description:
@@ -675,11 +686,23 @@ export interface Gemma4Fields {
   loom_out_scale_layers: readonly number[];
 }
 
+/** tiny-qwen3 as an embedding model pooling with `pooling` (same tensors, so the same weights for a seed). */
+function qwen3Embedding(name: string, pooling: "mean" | "cls" | "last", how: string): ModelPreset {
+  const base = TINY_QWEN3;
+  return { ...base, name, pooling, description: `Test embedding model: tiny-qwen3 with pooling_type ${pooling} (${how}).` };
+}
+
 /** Names of all presets. */
 export const PRESET_NAMES: readonly string[] = Object.keys(MODEL_PRESETS);
 
+/**
+ * The embedding presets: tiny-qwen3's shape and weights (the weights depend on the seed and tensor names only) with a
+ * pooling_type, one per pooling llama.cpp and loom share; tiny-qwen3-embedding pools as Qwen3-Embedding does (last).
+ */
+export const EMBEDDING_PRESET_NAMES: readonly string[] = PRESET_NAMES.filter((name) => MODEL_PRESETS[name].pooling !== undefined);
+
 /** Names of the small test presets. */
-export const TINY_PRESET_NAMES: readonly string[] = PRESET_NAMES.filter((name) => !MODEL_PRESETS[name].fullSize);
+export const TINY_PRESET_NAMES: readonly string[] = PRESET_NAMES.filter((name) => !MODEL_PRESETS[name].fullSize && MODEL_PRESETS[name].pooling === undefined);
 
 /** Names of the presets with a vision tower (written as an mmproj GGUF). */
 export const VISION_PRESET_NAMES: readonly string[] = PRESET_NAMES.filter((name) => MODEL_PRESETS[name].vision !== undefined);

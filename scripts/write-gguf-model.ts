@@ -1,7 +1,7 @@
 // Writes a random-weight model as one GGUF file, tensor by tensor, in the layout llama.cpp's converter produces.
 import { GgmlType } from "../kernels/formats/types.js";
 import { llama3RopeFreqFactors } from "../kernels/rope-frequencies.js";
-import { type GeneratorStamp, ggufArchitectureMetadata } from "./gguf-model-metadata.js";
+import { type GeneratorStamp, ggufArchitectureMetadata, ggufPoolingKeys } from "./gguf-model-metadata.js";
 import { type StreamedGgufTensor, ggufDataBytes, writeGgufStreaming } from "./gguf-stream-writer.js";
 import type { ProgressListener } from "./generation-progress.js";
 import { type ModelDtype, ggufTensorType, roundToCheckpointPrecision } from "./model-dtypes.js";
@@ -77,7 +77,7 @@ export function writeGgufModel(preset: ModelPreset, dtype: ModelDtype, seed: num
     };
     tensors.push({ name: group.ggufName, shape: ggmlShape(group.shape), type, chunks });
   }
-  const metadata = [...ggufArchitectureMetadata(preset, dtype, stamp), ...ggufTokenizerKeys(preset)];
+  const metadata = [...ggufArchitectureMetadata(preset, dtype, stamp), ...ggufPoolingKeys(preset), ...ggufTokenizerKeys(preset)];
   const totalBytes = ggufDataBytes(tensors);
   let bytesDone = 0;
   let tensorsDone = 0;

@@ -30,6 +30,11 @@ export interface SequenceChunk {
   allRowLogits?: boolean;
   /** With wantLogits, for {@link ModelRunner.forwardSampled}: sample the token on the device, not return logits. */
   deviceSampling?: DeviceSampling;
+  /**
+   * Return the final-normed hidden state (output_norm applied, before the LM head) of every row of the chunk, for
+   * pooled embeddings: read from {@link ModelRunner.hiddenStates} after the pass. Independent of wantLogits.
+   */
+  wantHidden?: boolean;
 }
 
 /** A run of a chunk's rows that are image tokens. */
@@ -96,6 +101,11 @@ export interface ModelRunner {
    */
   readonly localKvBlocks?: number;
   readonly kvDtype: KvDtype;
+  /**
+   * After a pass: [rows of the chunks with wantHidden, hidden_size], their final-normed hidden states in chunk and row
+   * order (empty when none asked); valid until the next pass.
+   */
+  readonly hiddenStates: Float32Array;
   /**
    * Runs one forward pass over every chunk, appending their K/V to the cache, and returns the logits of the chunks
    * that asked for them: [number of such chunks, vocab_size], in chunk order (valid until the next call).

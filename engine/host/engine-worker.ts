@@ -47,6 +47,15 @@ function handle(engine: Engine, message: ToWorker): void {
       engine.abort(message.id);
       return;
     case "call":
+      if (message.question.method === "embed") {
+        // Answered when the inputs have run through the step loop, not at once.
+        const call = message.call;
+        engine.embed(message.question.request).then(
+          (answer) => send({ type: "reply", call, answer }),
+          (error: unknown) => send({ type: "reply", call, error: sendableError(error) }),
+        );
+        return;
+      }
       try {
         const question = message.question;
         const answer = question.method === "stats" ? engine.stats() : question.method === "prefixCache" ? engine.prefixCacheSnapshot() : engine.countTokens(question.request);

@@ -4,6 +4,8 @@ import { chatFormatOf } from "../chat/default-template.js";
 import { GEMMA4_THINK_TAGS, isGemma4Template } from "../chat/gemma4.js";
 import { isHarmonyTemplate } from "../chat/harmony.js";
 import { mistralCallLayout, mistralThinkTags } from "../chat/mistral.js";
+import type { PoolingType } from "../embed/pooling.js";
+import type { EmbeddingRequest, EmbeddingResult } from "../embed/request.js";
 import type { EngineOptions } from "../engine.js";
 import type { VisionEncoder } from "../vision/encoder.js";
 import type { BackendName, LoadedModel, LoadOptions } from "../load.js";
@@ -47,6 +49,11 @@ export interface ModelInfo {
   reasons?: boolean;
   /** Present when the model takes images: its vision encoder (`--mmproj`) and what one image costs. */
   vision?: VisionInfo;
+  /**
+   * Present when the model produces embeddings (POST /v1/embeddings): the pooling its GGUF declares, and the vectors'
+   * width.
+   */
+  embeddings?: { pooling: PoolingType; dimensions: number };
 }
 
 /** What a server needs to know about a model's vision encoder. */
@@ -70,6 +77,7 @@ export function describeModel(model: LoadedModel): ModelInfo {
     backend: model.backend,
     device: model.device,
     chatTemplate: chatFormatOf(model.chatTemplate).isDefault ? "default" : "model",
+    ...(model.pooling ? { embeddings: { pooling: model.pooling, dimensions: model.config.hidden_size } } : {}),
     ...syntaxOf(model),
     reasons: reasonsOf(model),
     ...(model.vision ? { vision: visionOf(model.vision) } : {}),
@@ -149,11 +157,11 @@ export type FromWorker =
   | { type: "event"; event: SentEvent }
   /** The prefix cache changed in the last step (sent only while the server thread listens: always, for now). */
   | { type: "cache"; update: PrefixCacheUpdate }
-  | { type: "reply"; call: number; answer: EngineStats | number | PrefixCacheSnapshot }
+  | { type: "reply"; call: number; answer: EngineStats | number | PrefixCacheSnapshot | EmbeddingResult }
   | { type: "reply"; call: number; error: SentError };
 
 /** What a WorkerEngine may ask its engine (each has one answer). */
-export type EngineQuestion = { method: "stats" } | { method: "countTokens"; request: EngineRequest } | { method: "prefixCache" };
+export type EngineQuestion = { method: "stats" } | { method: "countTokens"; request: EngineRequest } | { method: "prefixCache" } | { method: "embed"; request: EmbeddingRequest };
 
 /** An error in sendable form. */
 export function sendableError(error: unknown): SentError {

@@ -12,6 +12,7 @@ import type { LoadOptions } from "../load.js";
 import { PACKAGE_ROOT } from "../../kernels/package-root.js";
 import { EngineError, type EngineEvent, type EngineRequest, type EngineStats, type PrefixCacheSnapshot, type PrefixCacheUpdate } from "../request.js";
 import type { PreparedPrompt, PromptSettings } from "../prompt.js";
+import type { EmbeddingRequest, EmbeddingResult } from "../embed/request.js";
 import { PendingCalls } from "./pending-calls.js";
 import { PromptThread } from "./prompt-thread.js";
 import { type EngineQuestion, type EngineWorkerData, type FromWorker, type ModelInfo, type ToWorker, receivedError, receivedEvent } from "./messages.js";
@@ -186,6 +187,11 @@ export class WorkerEngine implements ServingEngine {
 
   stats(): Promise<EngineStats> {
     return this.#ask({ method: "stats" });
+  }
+
+  /** Embedded by the engine thread, its inputs scheduled among the other requests (see ServingEngine.embed). */
+  embed(request: EmbeddingRequest): Promise<EmbeddingResult> {
+    return this.#ask({ method: "embed", request });
   }
 
   /**

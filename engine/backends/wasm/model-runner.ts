@@ -264,6 +264,8 @@ export class WasmModelRunner implements ModelRunner {
   /** The layers whose KV lives in those slots (empty when none is freed). */
   private readonly windowLayers: ReadonlySet<number>;
   readonly kvDtype: KvDtype;
+  /** The last pass's final-normed hidden states of the chunks with wantHidden (see ModelRunner.hiddenStates). */
+  hiddenStates: Float32Array = new Float32Array(0);
   private readonly kernels: { store: string; attention: string; shift: string };
 
   /**
@@ -485,6 +487,8 @@ export class WasmModelRunner implements ModelRunner {
       group.layers.forEach((layer, i) => this.layer(group, layer, group.firstLayer + i, chunks, T, scoresStride));
     }
 
+    this.hiddenStates = this.finalHiddenRows(current, chunks, T);
+
     // Logits only for the last token of the chunks that want them (every row with allRowLogits), gathered into the
     // head's memory.
     const head = this.headGroup;
@@ -526,6 +530,31 @@ export class WasmModelRunner implements ModelRunner {
       logits.set(pageLogits, first * vocab);
     }
     return logits!;
+  }
+
+  /**
+   * The rows of the chunks with wantHidden, final-normed (output_norm, as before the LM head): [rows, d], copied out of
+   * the head's memory (its `h` holds them while they are normed, before the logits reuse it).
+   */
+  private finalHiddenRows(current: Group, chunks: readonly SequenceChunk[], T: number): Float32Array {
+    const rows = chunks.reduce((sum, chunk) => sum + (chunk.wantHidden ? chunk.tokens.length : 0), 0);
+    if (rows === 0) return new Float32Array(0);
+    const d = this.config.hidden_size;
+    const head = this.headGroup;
+    const x = current.runtime.f32(current.buffers.x, T * d);
+    const normed = head.runtime.f32(head.buffers.h, rows * d);
+    let row = 0;
+    let first = 0;
+    for (const chunk of chunks) {
+      const count = chunk.tokens.length;
+      if (chunk.wantHidden) {
+        normed.set(x.subarray(first * d, (first + count) * d), row * d);
+        row += count;
+      }
+      first += count;
+    }
+    head.rows("rmsnorm", [head.buffers.h, this.outputNorm.pointer, head.buffers.h, d, this.config.rms_norm_eps], rows, d);
+    return head.runtime.f32(head.buffers.h, rows * d).slice();
   }
 
   /**

@@ -151,6 +151,12 @@ export class WebGpuModelRunner implements ModelRunner {
   private routerReadback?: GPUBuffer;
   private expertRows: GPUBuffer[] = [];
   private tokenReadback!: GPUBuffer;
+  /** [maxBatchTokens, d] final-normed rows and their readback, made on the first pass whose chunks want hidden states. */
+  private hiddenBuffers: { normed: GPUBuffer; readback: GPUBuffer } | undefined;
+  /** Rows of hidden states the pass in flight copies to hiddenBuffers.readback. */
+  private hiddenRowsPending = 0;
+  /** The last pass's final-normed hidden states of the chunks with wantHidden (see ModelRunner.hiddenStates). */
+  hiddenStates: Float32Array = new Float32Array(0);
   /** Staging for the sampled rows' settings, written with one queue write per step. */
   private samplingStaging!: DataView;
   private encoder!: StepEncoder;
@@ -551,12 +557,54 @@ export class WebGpuModelRunner implements ModelRunner {
 
   /** Every chunk that wants logits gets them (deviceSampling is ignored). */
   forward(chunks: readonly SequenceChunk[]): Promise<Float32Array> {
-    return this.run(chunks, false).then((output) => output.logits);
+    return this.runReadingHidden(chunks, false).then((output) => output.logits);
   }
 
   /** Chunks with deviceSampling are sampled on the GPU (sample.wgsl): only their token ids are read back. */
   forwardSampled(chunks: readonly SequenceChunk[]): Promise<SampledForward> {
-    return this.run(chunks, true);
+    return this.runReadingHidden(chunks, true);
+  }
+
+  /** run(), then the hidden states its chunks asked for, read back (run has submitted every command by then). */
+  private async runReadingHidden(chunks: readonly SequenceChunk[], sampleOnDevice: boolean): Promise<SampledForward> {
+    this.hiddenRowsPending = 0;
+    this.hiddenStates = new Float32Array(0);
+    const output = await this.run(chunks, sampleOnDevice);
+    const rows = this.hiddenRowsPending;
+    if (rows > 0) {
+      const bytes = rows * this.config.hidden_size * 4;
+      const readback = this.hiddenBuffers!.readback;
+      await gpuWait(readback.mapAsync(GPUMapMode.READ, 0, bytes));
+      this.hiddenStates = new Float32Array(readback.getMappedRange(0, bytes).slice(0));
+      readback.unmap();
+    }
+    return output;
+  }
+
+  /**
+   * Norms every row of the residual stream with output_norm (as before the LM head) and copies the rows of the chunks
+   * with wantHidden to the hidden readback, in chunk order; sets hiddenRowsPending.
+   */
+  private encodeHiddenRows(step: ReturnType<StepEncoder["begin"]>, chunks: readonly SequenceChunk[], T: number): void {
+    if (!chunks.some((chunk) => chunk.wantHidden)) return;
+    const d = this.config.hidden_size;
+    const rowBytes = d * 4;
+    this.hiddenBuffers ??= {
+      normed: this.buffer("final-normed rows", this.options.maxBatchTokens * rowBytes),
+      readback: this.buffer("final-normed rows readback", this.options.maxBatchTokens * rowBytes, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST),
+    };
+    this.rmsnorm(step, this.buffers.x, this.outputNorm, this.hiddenBuffers.normed, T, d, this.config.rms_norm_eps);
+    let first = 0;
+    let rows = 0;
+    for (const chunk of chunks) {
+      const count = chunk.tokens.length;
+      if (chunk.wantHidden) {
+        step.copy(this.hiddenBuffers.normed, this.hiddenBuffers.readback, count * rowBytes, first * rowBytes, rows * rowBytes);
+        rows += count;
+      }
+      first += count;
+    }
+    this.hiddenRowsPending = rows;
   }
 
   private async run(chunks: readonly SequenceChunk[], sampleOnDevice: boolean): Promise<SampledForward> {
@@ -706,6 +754,7 @@ export class WebGpuModelRunner implements ModelRunner {
       if (perLayer) this.perLayerInput(step, perLayer, index, T);
       if (layer.outScale !== undefined) this.scale(step, b.x, T * d, layer.outScale);
     }
+    this.encodeHiddenRows(step, chunks, T);
     const outputs = gather.length;
     if (outputs === 0) {
       step.submit();

@@ -78,6 +78,10 @@ export class RecoveringGpuRunner implements ModelRunner {
     return this.runner.kvDtype;
   }
 
+  get hiddenStates(): Float32Array {
+    return this.runner.hiddenStates;
+  }
+
   /** The device in use now (a new one after a loss). */
   get gpu(): GpuContext {
     return this.context;
