@@ -42,6 +42,12 @@ export interface EngineRequest {
   endOfTurn?: readonly string[];
   /** Priority class: smaller is served first (default 0); FCFS within a class. */
   priority?: number;
+  /**
+   * Requests with the same key go to the same worker of a gateway while it is connected and has room, so that the
+   * prefix they share is cached there (OpenAI's `prompt_cache_key`; server/cluster/affinity.ts). Routing only: an
+   * engine ignores it.
+   */
+  affinityKey?: string;
   /** Compact long conversations (messages input only) to fit the working-memory budget (default true). */
   enableAutoCompaction?: boolean;
   /** Keep generating through end-of-generation tokens (benchmarks). */
@@ -80,6 +86,12 @@ export interface EngineRequest {
    * This request is one of `size` choices of one client request (OpenAI `n`), submitted together with the same
    * `group`, input and settings but its own id and seed: the engine computes their prompt once and forks its KV into
    * each (the full blocks shared, the last partial block copied), so n choices cost one prefill.
+   * The first member to arrive leads and starts at once; the others wait only for its prompt, then fork all of it but
+   * the last token, which each computes itself (one row), so that each member's tokens equal those of the same seeded
+   * request alone. A member's usage reports the forked tokens as `reusedPrefixTokens`; stats count them in
+   * `tokens.forkedPrompt`. Nothing waits for members that never come, and a member that is aborted, fails or is
+   * preempted leaves the others running. `size`: 2 to MAX_FORKS (16, engine/sched/fork-groups.ts); the members of a
+   * group must have the same prompt. A request with `promptLogprobs` computes its whole prompt and does not fork.
    */
   fork?: { group: string; size: number };
 }
