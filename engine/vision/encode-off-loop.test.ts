@@ -68,6 +68,15 @@ describe.skipIf(skipOutsideCi(skip))(titled("image encoding off the engine's ste
     }
   }, 60_000);
 
+  it("refuses prompt logprobs for a prompt with images (placeholder tokens have none), naming promptLogprobs", async () => {
+    const engine = new Engine(model);
+    const events = await collect(engine.submit({ ...withImage(), promptLogprobs: { top: 1 } }));
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: "error", error: { kind: "invalid_request", field: "promptLogprobs" } });
+    expect(events.filter((event) => event.type === "prompt_logprobs")).toEqual([]);
+    engine.close();
+  });
+
   it("fails only the request whose image could not be encoded", async () => {
     const { wrapped, gates } = held(model.vision!);
     const engine = new Engine({ ...model, vision: wrapped });
