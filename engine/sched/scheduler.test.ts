@@ -212,6 +212,37 @@ describe("Scheduler with the KV cache manager", () => {
     expect(next.filter((id) => id.startsWith("i"))).toHaveLength(6);
   });
 
+  it("bounds the rows of allRowLogits requests per step by maxLogitRows, adopting nothing from the cache for them", () => {
+    const { scheduler, kv } = harness(64, 4, { maxStepTokens: 80, maxSequences: 8, maxLogitRows: 10 });
+    const prompt = Array.from({ length: 24 }, (_, i) => 300 + i);
+    // A plain request computes the prompt and leaves its blocks in the prefix cache.
+    const cached: FakeRequest = { id: "c", priority: 0, arrival: 0, tokens: [...prompt], computed: 0, kv: new SequenceKv(), maxTokens: 1 };
+    scheduler.add(cached);
+    for (const c of scheduler.schedule().chunks) c.request.computed += c.count;
+    kv.commit(cached.kv, cached.tokens, cached.computed);
+    scheduler.remove(cached);
+    const scoring = (id: string, arrival: number): FakeRequest & { allRowLogits: boolean } => ({ id, priority: 0, arrival, tokens: [...prompt], computed: 0, kv: new SequenceKv(), maxTokens: 1, allRowLogits: true });
+    const [a, b] = [scoring("a", 1), scoring("b", 2)];
+    scheduler.add(a);
+    scheduler.add(b);
+    const plain: FakeRequest = { id: "p", priority: 0, arrival: 3, tokens: Array.from({ length: 20 }, (_, i) => 900 + i), computed: 0, kv: new SequenceKv(), maxTokens: 1 };
+    scheduler.add(plain);
+    const again: FakeRequest = { id: "q", priority: 0, arrival: 4, tokens: [...prompt], computed: 0, kv: new SequenceKv(), maxTokens: 1 };
+    scheduler.add(again);
+    const first = scheduler.schedule();
+    // a takes the 10 rows from position 0 (no reuse); b finds none left and waits, and FCFS keeps p and q behind it.
+    expect(first.chunks.map((c) => [c.request.id, c.start, c.count])).toEqual([["a", 0, 10]]);
+    for (const c of first.chunks) c.request.computed += c.count;
+    const second = scheduler.schedule();
+    expect(second.chunks.map((c) => [c.request.id, c.start, c.count])).toEqual([["a", 10, 10]]);
+    for (const c of second.chunks) c.request.computed += c.count;
+    // Without the flag a's rows are not limited: a's last 4, b's first 10 from position 0, p's prompt, and q, which
+    // reuses the cached prefix (20 tokens in full blocks, 3 copied).
+    a.allRowLogits = false;
+    const third = scheduler.schedule();
+    expect(third.chunks.map((c) => [c.request.id, c.start, c.count])).toEqual([["a", 20, 4], ["b", 0, 10], ["p", 0, 20], ["q", 23, 1]]);
+  });
+
   it("reports a lone request that outgrows the whole KV cache as exhausted instead of looping", () => {
     const { scheduler } = harness(2, 4, { maxStepTokens: 64, maxSequences: 4 });
     const r: FakeRequest = { id: "r", priority: 0, arrival: 0, tokens: Array.from({ length: 8 }, (_, i) => i), computed: 0, kv: new SequenceKv(), maxTokens: 8 };
