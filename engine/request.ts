@@ -66,20 +66,26 @@ export interface EngineRequest {
   /**
    * Report the log-probabilities of generated tokens: each token's, and the `top` (0-20) most likely tokens at its
    * position. Computed from the model's logits as they come out of the model, before any sampling transform
-   * (penalties, temperature, truncation, a grammar's mask), as OpenAI and vLLM report them. They arrive on the `text`
-   * events (the tokens each completes) and whole on `finish`.
+   * (penalties, temperature, truncation, a grammar's mask, minTokens' mask), as OpenAI and vLLM report them. They
+   * arrive on the `text` events (the tokens each completes) and whole on `finish`. Tokens the engine writes itself
+   * (the thinking budget's close tag) were drawn from no distribution: logprob 0, no `top`. Such a request is sampled
+   * on the host (a GPU runner reads its logits back rather than sampling on the device).
    */
   logprobs?: { top: number };
   /**
    * Report the prompt tokens' log-probabilities, each given the tokens before it (the first token has none), with the
    * `top` (0-20) most likely at each position (legacy completions' `echo`, scoring). Needs logits for every prompt
    * row, so the prompt is computed in full (no KV reuse from the prefix cache); they arrive on one `prompt_logprobs`
-   * event before any `text`.
+   * event before any `text`. Its prompt runs in chunks of at most 64 rows (each row's logits are reduced to the
+   * logprobs at once). With it, `maxTokens` may be 0: the prompt is scored, and the request finishes (reason
+   * `length`) with no token. Refused for a prompt with images (their placeholder tokens have no log-probability).
    */
   promptLogprobs?: { top: number };
   /**
    * Generate at least this many tokens (vLLM's and llama.cpp's `min_tokens`): before then, end-of-generation tokens
-   * are never sampled and stop sequences do not end generation. Default 0.
+   * are never sampled and stop sequences do not end generation (one that completes in a later token's text still
+   * does). At most maxTokens. A grammar (constraint) that completes its output earlier ends generation regardless.
+   * Default 0.
    */
   minTokens?: number;
   /**
