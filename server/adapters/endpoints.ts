@@ -23,7 +23,7 @@ export interface EndpointOptions {
 
 /** A collected choice as the chat-completions response takes it. */
 function completionOf(choice: CollectedChoice): CompletionResult {
-  return { reasoning: choice.thinking, text: choice.text, toolCalls: choice.toolCalls, finish: choice.finish, ...(choice.logprobs ? { logprobs: choice.logprobs } : {}) };
+  return { reasoning: choice.thinking, text: choice.text, toolCalls: choice.toolCalls, finish: choice.finish, ...(choice.logprobs ? { logprobs: [...choice.logprobs.thinking, ...choice.logprobs.text] } : {}) };
 }
 
 /**

@@ -29,8 +29,8 @@ export interface CollectedChoice {
   text: string;
   /** The model's tool calls, in order. */
   toolCalls: InternalToolCall[];
-  /** With InternalRequest.logprobs: those of the `thinking` and `text` events, in order. */
-  logprobs?: TokenLogprob[];
+  /** With InternalRequest.logprobs: those of the `thinking` events and of the `text` events, each in order. */
+  logprobs?: { thinking: TokenLogprob[]; text: TokenLogprob[] };
   finish: Extract<InternalEvent, { type: "finish" }>;
 }
 

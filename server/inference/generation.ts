@@ -44,7 +44,7 @@ function readHead(req: HttpRequest): RequestHead {
  * Failures answer in the endpoint's error shape; a failure before the body was read to its end closes the
  * connection (its rest is still on the wire).
  */
-function handleJsonPost(context: ServerContext, route: string, endpoint: WireEndpoint, connection: Connection, req: HttpRequest, serve: (body: unknown, principal: Principal) => Promise<void>): void {
+export function handleJsonPost(context: ServerContext, route: string, endpoint: WireEndpoint, connection: Connection, req: HttpRequest, serve: (body: unknown, principal: Principal) => Promise<void>): void {
   const head = readHead(req);
   const fail = (error: ProtocolError, closeConnection = false) => answerError(context, route, endpoint, connection, error, closeConnection);
   const authenticated = context.options.auth.authenticate({ authorization: head.authorization, xApiKey: head.xApiKey }, endpoint.format);
@@ -91,7 +91,7 @@ function admit(context: ServerContext, endpoint: WireEndpoint, request: Internal
 }
 
 /** Refuses a request its engine cannot take now (unavailable, or its queue full). */
-function checkCapacity(context: ServerContext, engine: ServingEngine): void {
+export function checkCapacity(context: ServerContext, engine: ServingEngine): void {
   if (engine.unavailable) throw new ProtocolError("overloaded", `the model is unavailable: ${engine.unavailable.message}`, undefined, 30);
   if (engine.queueDepth >= context.maxQueue) {
     throw new ProtocolError("overloaded", "the server is at capacity: too many requests are waiting; retry shortly", undefined, 2);
@@ -158,7 +158,7 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
 
       if (!request.stream) {
         const result: CollectedResult = { thinking: "", text: "", toolCalls: [], finish: undefined as never };
-        if (request.logprobs) result.logprobs = [];
+        if (request.logprobs) result.logprobs = { thinking: [], text: [] };
         for (let next: IteratorResult<InternalEvent> = first; !next.done; next = await events.next()) {
           const event = next.value;
           observe(event);
@@ -215,7 +215,7 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
 
 /** Adds one event of a whole generation to its result (or its choice's). */
 function collect(into: CollectedChoice, event: InternalEvent): void {
-  if (event.type === "thinking" || event.type === "text") into.logprobs?.push(...(event.logprobs ?? []));
+  if (event.type === "thinking" || event.type === "text") into.logprobs?.[event.type].push(...(event.logprobs ?? []));
   if (event.type === "thinking") into.thinking += event.text;
   else if (event.type === "text") into.text += event.text;
   else if (event.type === "tool_call") into.toolCalls.push({ id: event.id, name: event.name, arguments: event.arguments, argumentsText: event.argumentsText });
@@ -225,7 +225,7 @@ function collect(into: CollectedChoice, event: InternalEvent): void {
 /** Choice `index` of a whole generation of several choices, made on its first event. */
 function choiceOf(result: CollectedResult, index: number, request: InternalRequest): CollectedChoice {
   result.choices ??= [];
-  return (result.choices[index] ??= { thinking: "", text: "", toolCalls: [], finish: undefined as never, ...(request.logprobs ? { logprobs: [] } : {}) });
+  return (result.choices[index] ??= { thinking: "", text: "", toolCalls: [], finish: undefined as never, ...(request.logprobs ? { logprobs: { thinking: [], text: [] } } : {}) });
 }
 
 /**

@@ -1,7 +1,9 @@
 // Builds a response's output items from InternalEvents, and the typed stream events that announce them: reasoning
 // first, then the message, then function calls (InternalEvent's order). The whole response and the stream are built
 // by this one class, so they have the same items with the same ids.
+import type { TokenLogprob } from "../../../engine/request.js";
 import type { InternalEvent, InternalStopReason } from "../../protocol/internal.js";
+import { type OpenAiTokenLogprob, wireLogprobs } from "../openai/logprobs.js";
 import { ItemIds, type FunctionCallItem, type MessageItem, type ReasoningItem } from "./items.js";
 
 /** An output item while it is being written (`in_progress`) and once done. */
@@ -14,7 +16,8 @@ interface OutputText {
   type: "output_text";
   text: string;
   annotations: [];
-  logprobs: [];
+  /** With `include: ["message.output_text.logprobs"]`: the text's tokens (server/adapters/openai/logprobs.ts); else empty. */
+  logprobs: OpenAiTokenLogprob[];
 }
 
 /** One stream event, before its sequence number. */
@@ -59,7 +62,7 @@ export class OutputAssembler {
       case "thinking":
         return event.text === "" ? [] : this.#reasoningDelta(event.text);
       case "text":
-        return event.text === "" ? [] : this.#textDelta(event.text);
+        return event.text === "" ? [] : this.#textDelta(event.text, event.logprobs);
       case "tool_call_start":
         return this.#startCall(event.index, event.id, event.name);
       case "tool_call_delta": {
@@ -125,7 +128,7 @@ export class OutputAssembler {
     return events;
   }
 
-  #textDelta(text: string): OutputEvent[] {
+  #textDelta(text: string, tokens: readonly TokenLogprob[] | undefined): OutputEvent[] {
     const events: OutputEvent[] = [];
     if (this.#open?.item.type !== "message") {
       events.push(...this.#close("completed"));
@@ -137,7 +140,9 @@ export class OutputAssembler {
     const open = this.#open!;
     const part = (open.item as Extract<OutputItem, { type: "message" }>).content[0]!;
     part.text += text;
-    events.push({ type: "response.output_text.delta", item_id: open.item.id, output_index: open.index, content_index: 0, delta: text, logprobs: [] });
+    const logprobs = tokens ? wireLogprobs(tokens) : [];
+    part.logprobs.push(...logprobs);
+    events.push({ type: "response.output_text.delta", item_id: open.item.id, output_index: open.index, content_index: 0, delta: text, logprobs });
     return events;
   }
 
@@ -175,7 +180,7 @@ export class OutputAssembler {
       }
     } else if (item.type === "message") {
       const part = item.content[0]!;
-      events.push({ type: "response.output_text.done", item_id: item.id, output_index: index, content_index: 0, text: part.text, logprobs: [] });
+      events.push({ type: "response.output_text.done", item_id: item.id, output_index: index, content_index: 0, text: part.text, logprobs: part.logprobs });
       events.push({ type: "response.content_part.done", item_id: item.id, output_index: index, content_index: 0, part: structuredClone(part) });
     }
     events.push({ type: "response.output_item.done", output_index: index, item: structuredClone(item) });

@@ -175,6 +175,9 @@ export function parseResponsesRequest(body: unknown, models: ServedModels, respo
   checkConstraint(request, { tool: (index) => `tools[${index}].parameters`, responseFormat: "text.format.schema" });
   if (maxTokens !== undefined) request.maxTokens = maxTokens;
   if (user !== undefined) request.userId = user;
+  // A gateway's routing affinity key (checkPromptCacheHints has checked it is a string).
+  const cacheKey = own(body, "prompt_cache_key");
+  if (typeof cacheKey === "string" && cacheKey !== "") request.cacheKey = cacheKey;
   if (logprobs) request.logprobs = logprobs;
   Object.assign(request, extensions);
   return request;

@@ -78,7 +78,7 @@ export async function finishedResponse(meta: ResponseMeta, state: ResponsesState
   const assembler = new OutputAssembler(outputOptions(meta, state));
   // The same events a stream would have had, in InternalEvent's order: reasoning, text, then the calls.
   assembler.event({ type: "thinking", text: result.thinking });
-  assembler.event({ type: "text", text: result.text });
+  assembler.event({ type: "text", text: result.text, ...(result.logprobs ? { logprobs: result.logprobs.text } : {}) });
   for (const [index, call] of result.toolCalls.entries()) assembler.event({ type: "tool_call", index, ...call });
   assembler.finish(result.finish.reason);
   const response = responseObject(meta, state, finishOutcome(result.finish), assembler.items, assembler.outputText);
