@@ -70,6 +70,33 @@ describe("WorkerEngine", () => {
     }
   });
 
+  it("carries logprobs across the thread: prompt_logprobs, and text and finish logprobs, as in process", async () => {
+    const inProcess = new Engine(model);
+    try {
+      const request: EngineRequest = { ...greedy("Once upon a time there was", 6), logprobs: { top: 3 }, promptLogprobs: { top: 2 }, minTokens: 2 };
+      const expected = await eventsOf(inProcess, request);
+      const got = await eventsOf(worker, request);
+      const logprobsOf = (events: EngineEvent[]) => events.flatMap((event) => {
+        if (event.type === "prompt_logprobs" || event.type === "finish") return [{ type: event.type, logprobs: event.logprobs }];
+        if (event.type === "text") return [{ type: event.type, text: event.text, tokens: event.tokens, logprobs: event.logprobs }];
+        return [];
+      });
+      // The worker runs the built engine (dist/), whose float64 arithmetic may differ in the last bits from this source's.
+      const values: number[][] = [[], []];
+      const withoutValues = (events: EngineEvent[], into: number[]) => JSON.parse(JSON.stringify(logprobsOf(events), (key, value) => (key === "logprob" ? (into.push(value), 0) : value)));
+      expect(withoutValues(got, values[0])).toEqual(withoutValues(expected, values[1]));
+      expect(values[0].length).toBeGreaterThan(20);
+      values[0].forEach((value, i) => expect(value).toBeCloseTo(values[1][i], 9));
+      expect(got.find((event) => event.type === "prompt_logprobs")).toBeDefined();
+      expect((got.find((event) => event.type === "finish") as Extract<EngineEvent, { type: "finish" }>).logprobs).toHaveLength(6);
+      // Scoring only: maxTokens 0 crosses too.
+      const scored = await eventsOf(worker, { input: { text: "The cat sat" }, maxTokens: 0, promptLogprobs: { top: 0 } });
+      expect(scored.at(-1)).toMatchObject({ type: "finish", reason: "length", tokens: [] });
+    } finally {
+      inProcess.close();
+    }
+  });
+
   it("prepares conversations on its prompt thread with the engine's own tokens, compaction and errors", async () => {
     const inProcess = new Engine(model);
     // Past the 256-token context: auto compaction drops middle turns, the same ones on either thread.
