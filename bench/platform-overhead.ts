@@ -120,6 +120,8 @@ function withoutPrepareAhead(engine: WorkerEngine): ServingEngine {
     },
     stats: () => engine.stats(),
     countTokens: (request) => engine.countTokens(request),
+    tokenize: (request) => engine.tokenize(request),
+    detokenize: (request) => engine.detokenize(request),
     get unavailable() {
       return engine.unavailable;
     },

@@ -17,7 +17,8 @@ import { SchemaError } from "./grammar/schema/errors.js";
 import { tokenTrie } from "./grammar/token-trie.js";
 import { KvCacheManager, type KvCacheOptions } from "./kv/kv-cache.js";
 import type { LoadedModel } from "./load.js";
-import { type PreparedPrompt, type PromptSettings, prepareRequestPrompt } from "./prompt.js";
+import { type PreparedPrompt, type PromptModel, type PromptSettings, prepareRequestPrompt } from "./prompt.js";
+import { type DetokenizeRequest, type Detokenized, type TokenizeRequest, detokenizeWith, tokenizeWith } from "./tokenize.js";
 import { EngineError, type EngineEvent, type EngineFinishReason, type EngineRequest, type EngineStats, type PrefixCacheSnapshot, type PrefixCacheUpdate } from "./request.js";
 import { SamplingParamError, StopSequenceError } from "./sample/errors.js";
 import { Sampler, checkDeviceToken } from "./sample/sampler.js";
@@ -105,6 +106,13 @@ export interface ServingEngine {
    * engine without it serves no embeddings.
    */
   embed?(request: EmbeddingRequest): Promise<EmbeddingResult>;
+  /**
+   * The token ids of a text, or of a conversation rendered as submit renders it (POST /tokenize).
+   * @throws EngineError naming the field at fault ("too_long" past the context, or past MAX_TOKENIZE_TOKENS of engine/tokenize.ts).
+   */
+  tokenize(request: TokenizeRequest): number[] | Promise<number[]>;
+  /** Token ids back to text, and each token's bytes when asked (POST /detokenize). @throws EngineError naming a bad id. */
+  detokenize(request: DetokenizeRequest): Detokenized | Promise<Detokenized>;
   /** Set once the engine refuses every request (its thread died and could not be restarted): the cause. */
   readonly unavailable?: Error;
   /**
@@ -325,6 +333,14 @@ export class Engine implements ServingEngine {
     return this.preparePrompt(request).tokens.length;
   }
 
+  tokenize(request: TokenizeRequest): number[] {
+    return tokenizeWith(this.promptModel(), request, this.promptSettings);
+  }
+
+  detokenize(request: DetokenizeRequest): Detokenized {
+    return detokenizeWith(this.promptModel(), request);
+  }
+
   /** What preparing a prompt needs of this engine: its prompt limit and compaction (another thread may prepare). */
   get promptSettings(): PromptSettings {
     const kvPositions = this.model.kvPool.capacity * this.model.kvPool.blockSize;
@@ -333,12 +349,16 @@ export class Engine implements ServingEngine {
 
   /** The request's prompt, rendered, compacted and tokenized; it must leave room for one generated token. */
   private preparePrompt(request: EngineRequest): PreparedPrompt {
+    return prepareRequestPrompt(this.promptModel(), request, this.promptSettings);
+  }
+
+  /** What rendering and tokenizing prompts needs of the loaded model. */
+  private promptModel(): PromptModel {
     const vision = this.model.vision;
-    const model = {
+    return {
       tokenizer: this.model.tokenizer, chatTemplate: this.model.chatTemplate, vocabSize: this.model.config.vocab_size,
       ...(vision ? { vision: { tokensPerImage: vision.config.tokensPerImage, ...IMAGE_MARKERS } } : {}),
     };
-    return prepareRequestPrompt(model, request, this.promptSettings);
   }
 
   /**

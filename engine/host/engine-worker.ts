@@ -58,7 +58,11 @@ function handle(engine: Engine, message: ToWorker): void {
       }
       try {
         const question = message.question;
-        const answer = question.method === "stats" ? engine.stats() : question.method === "prefixCache" ? engine.prefixCacheSnapshot() : engine.countTokens(question.request);
+        const answer = question.method === "stats" ? engine.stats()
+          : question.method === "prefixCache" ? engine.prefixCacheSnapshot()
+          : question.method === "tokenize" ? engine.tokenize(question.request)
+          : question.method === "detokenize" ? engine.detokenize(question.request)
+          : engine.countTokens(question.request);
         send({ type: "reply", call: message.call, answer });
       } catch (error) {
         send({ type: "reply", call: message.call, error: sendableError(error) });

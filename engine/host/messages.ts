@@ -10,6 +10,7 @@ import type { EngineOptions } from "../engine.js";
 import type { VisionEncoder } from "../vision/encoder.js";
 import type { BackendName, LoadedModel, LoadOptions } from "../load.js";
 import type { PreparedPrompt, PromptSettings } from "../prompt.js";
+import type { DetokenizeRequest, Detokenized, TokenizeRequest } from "../tokenize.js";
 import { EngineError, type EngineErrorKind, type EngineEvent, type EngineRequest, type EngineStats, type PrefixCacheSnapshot, type PrefixCacheUpdate } from "../request.js";
 
 /** What a server needs to know about a loaded model without holding it. */
@@ -157,11 +158,17 @@ export type FromWorker =
   | { type: "event"; event: SentEvent }
   /** The prefix cache changed in the last step (sent only while the server thread listens: always, for now). */
   | { type: "cache"; update: PrefixCacheUpdate }
-  | { type: "reply"; call: number; answer: EngineStats | number | PrefixCacheSnapshot | EmbeddingResult }
+  | { type: "reply"; call: number; answer: EngineStats | number | PrefixCacheSnapshot | number[] | Detokenized | EmbeddingResult }
   | { type: "reply"; call: number; error: SentError };
 
 /** What a WorkerEngine may ask its engine (each has one answer). */
-export type EngineQuestion = { method: "stats" } | { method: "countTokens"; request: EngineRequest } | { method: "prefixCache" } | { method: "embed"; request: EmbeddingRequest };
+export type EngineQuestion =
+  | { method: "stats" }
+  | { method: "countTokens"; request: EngineRequest }
+  | { method: "prefixCache" }
+  | { method: "tokenize"; request: TokenizeRequest }
+  | { method: "detokenize"; request: DetokenizeRequest }
+  | { method: "embed"; request: EmbeddingRequest };
 
 /** An error in sendable form. */
 export function sendableError(error: unknown): SentError {

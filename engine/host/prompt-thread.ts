@@ -7,6 +7,7 @@ import { Worker } from "node:worker_threads";
 import { PACKAGE_ROOT } from "../../kernels/package-root.js";
 import type { PreparedPrompt, PromptSettings } from "../prompt.js";
 import type { EngineRequest } from "../request.js";
+import type { DetokenizeRequest, Detokenized, TokenizeRequest } from "../tokenize.js";
 import { type CallReply, PendingCalls } from "./pending-calls.js";
 
 /** What the prompt thread is started with (its workerData). */
@@ -17,21 +18,22 @@ export interface PromptWorkerData {
   mmproj?: string;
 }
 
-/** A question to the prompt thread: one request's prompt, or only its length. */
-export interface ToPromptWorker {
-  call: number;
-  request: EngineRequest;
-  settings: PromptSettings;
-  countOnly: boolean;
-}
+/** A question to the prompt thread: one request's prompt, or only its length; or a tokenization. */
+export type ToPromptWorker =
+  | { call: number; request: EngineRequest; settings: PromptSettings; countOnly: boolean }
+  | { call: number; tokenize: TokenizeRequest; settings: PromptSettings }
+  | { call: number; detokenize: DetokenizeRequest };
 
-/** The prompt thread's answer: the prepared prompt, or its length for a count. */
-export type PromptAnswer = PreparedPrompt | number;
+/** The prompt thread's answer: the prepared prompt, or its length for a count; token ids; decoded text. */
+export type PromptAnswer = PreparedPrompt | number | number[] | Detokenized;
 
 /** Where the prompt thread's compiled entry lives (workers cannot load the TypeScript sources). */
 export function promptWorkerPath(): string {
   return join(PACKAGE_ROOT, "dist", "engine", "host", "prompt-worker.js");
 }
+
+/** Omit over each member of a union. */
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** One model's prompt thread. */
 export class PromptThread {
@@ -69,6 +71,16 @@ export class PromptThread {
     return this.#ask<number>(request, settings, true);
   }
 
+  /** The token ids of a text or conversation (engine/tokenize.ts); throws as {@link prepare}. */
+  tokenize(request: TokenizeRequest, settings: PromptSettings): Promise<number[]> {
+    return this.#send<number[]>({ tokenize: request, settings });
+  }
+
+  /** Token ids back to text (engine/tokenize.ts); throws as {@link prepare}. */
+  detokenize(request: DetokenizeRequest): Promise<Detokenized> {
+    return this.#send<Detokenized>({ detokenize: request });
+  }
+
   /** Ends the thread; questions still open fail. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -79,9 +91,13 @@ export class PromptThread {
   }
 
   #ask<T>(request: EngineRequest, settings: PromptSettings, countOnly: boolean): Promise<T> {
+    return this.#send<T>({ request, settings, countOnly });
+  }
+
+  #send<T>(question: DistributiveOmit<ToPromptWorker, "call">): Promise<T> {
     if (!this.available) return Promise.reject(new Error("the prompt thread is not available"));
     const worker = this.#thread();
-    return this.#calls.ask<T>((call) => worker.postMessage({ call, request, settings, countOnly } satisfies ToPromptWorker));
+    return this.#calls.ask<T>((call) => worker.postMessage({ call, ...question } as ToPromptWorker));
   }
 
   #thread(): Worker {

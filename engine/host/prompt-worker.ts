@@ -4,6 +4,7 @@
 // Started by PromptThread (engine/host/prompt-thread.ts) from dist/, the compiled form of this file.
 import { parentPort, workerData } from "node:worker_threads";
 import { prepareRequestPrompt } from "../prompt.js";
+import { detokenizeWith, tokenizeWith } from "../tokenize.js";
 import { PromptCounter, promptModelOf } from "../prompt-counter.js";
 import { sendableError } from "./messages.js";
 import type { PromptAnswer, PromptWorkerData, ToPromptWorker } from "./prompt-thread.js";
@@ -18,8 +19,13 @@ model.tokenizer.longestPieceBytes(); // the bound that stops tokenizing at the l
 
 port.on("message", (question: ToPromptWorker) => {
   try {
-    const prompt = prepareRequestPrompt(model, question.request, question.settings);
-    const answer: PromptAnswer = question.countOnly ? prompt.tokens.length : prompt;
+    let answer: PromptAnswer;
+    if ("tokenize" in question) answer = tokenizeWith(model, question.tokenize, question.settings);
+    else if ("detokenize" in question) answer = detokenizeWith(model, question.detokenize);
+    else {
+      const prompt = prepareRequestPrompt(model, question.request, question.settings);
+      answer = question.countOnly ? prompt.tokens.length : prompt;
+    }
     port.postMessage({ call: question.call, answer });
   } catch (error) {
     port.postMessage({ call: question.call, error: sendableError(error) });

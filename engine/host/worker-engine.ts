@@ -13,6 +13,7 @@ import { PACKAGE_ROOT } from "../../kernels/package-root.js";
 import { EngineError, type EngineEvent, type EngineRequest, type EngineStats, type PrefixCacheSnapshot, type PrefixCacheUpdate } from "../request.js";
 import type { PreparedPrompt, PromptSettings } from "../prompt.js";
 import type { EmbeddingRequest, EmbeddingResult } from "../embed/request.js";
+import type { DetokenizeRequest, Detokenized, TokenizeRequest } from "../tokenize.js";
 import { PendingCalls } from "./pending-calls.js";
 import { PromptThread } from "./prompt-thread.js";
 import { type EngineQuestion, type EngineWorkerData, type FromWorker, type ModelInfo, type ToWorker, receivedError, receivedEvent } from "./messages.js";
@@ -226,6 +227,31 @@ export class WorkerEngine implements ServingEngine {
       }
     }
     return this.#ask({ method: "countTokens", request });
+  }
+
+  /** Tokenized on the prompt thread (else by the engine thread, between steps). */
+  async tokenize(request: TokenizeRequest): Promise<number[]> {
+    const settings = this.#promptSettings;
+    if (settings && this.#prompts.available && !this.#unavailable) {
+      try {
+        return await this.#prompts.tokenize(request, settings);
+      } catch (error) {
+        if (error instanceof EngineError) throw error;
+      }
+    }
+    return this.#ask({ method: "tokenize", request });
+  }
+
+  /** Decoded on the prompt thread (else by the engine thread, between steps). */
+  async detokenize(request: DetokenizeRequest): Promise<Detokenized> {
+    if (this.#prompts.available && !this.#unavailable) {
+      try {
+        return await this.#prompts.detokenize(request);
+      } catch (error) {
+        if (error instanceof EngineError) throw error;
+      }
+    }
+    return this.#ask({ method: "detokenize", request });
   }
 
   onPrefixCacheChange(listener: (update: PrefixCacheUpdate) => void): () => void {

@@ -4,7 +4,9 @@
 // events, the request is sent once more to another worker; a request already under way ends with an error event.
 import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import { EventChannel } from "../../engine/event-channel.js";
+import type { EngineQuestion } from "../../engine/host/messages.js";
 import { EngineError, type EngineEvent, type EngineRequest, type EngineStats } from "../../engine/request.js";
+import type { DetokenizeRequest, Detokenized, TokenizeRequest } from "../../engine/tokenize.js";
 import { RecentPrompts } from "./recent-prompts.js";
 import { type RoutingCounters, type RoutingPolicy, cacheAware, leastLoaded, noRouting } from "./routing.js";
 import { type WorkerLink, WorkerLinkLostError } from "./worker-link.js";
@@ -155,6 +157,24 @@ export class ClusterEngine implements ServingEngine {
     const link = leastLoaded(own.length > 0 ? own : this.cluster.otherLinks().filter((other) => !other.closed), this.random);
     if (!link) return Promise.reject(new EngineError("internal", this.#noWorker()));
     return link.ask<number>(this.modelKey, { method: "countTokens", request });
+  }
+
+  /** Tokenized by the least loaded worker, as countTokens. */
+  tokenize(request: TokenizeRequest): Promise<number[]> {
+    return this.#askAny<number[]>({ method: "tokenize", request });
+  }
+
+  /** Decoded by the least loaded worker, as countTokens. */
+  detokenize(request: DetokenizeRequest): Promise<Detokenized> {
+    return this.#askAny<Detokenized>({ method: "detokenize", request });
+  }
+
+  /** Asks the least loaded of this pool's workers, else of the model's others (a tokenization, not a request). */
+  #askAny<T>(question: EngineQuestion): Promise<T> {
+    const own = this.#candidates();
+    const link = leastLoaded(own.length > 0 ? own : this.cluster.otherLinks().filter((other) => !other.closed), this.random);
+    if (!link) return Promise.reject(new EngineError("internal", this.#noWorker()));
+    return link.ask<T>(this.modelKey, question);
   }
 
   /** The prompt's leading full blocks as chain hashes, when the model's tokenizer and block size are known. */

@@ -5,6 +5,7 @@
 import { Packr } from "msgpackr";
 import type { EngineQuestion, ModelInfo, SentError, SentEvent } from "../../engine/host/messages.js";
 import type { PromptModelSource } from "../../engine/prompt-counter.js";
+import type { Detokenized } from "../../engine/tokenize.js";
 import type { EngineRequest, EngineStats, PrefixCacheSnapshot, PrefixCacheUpdate } from "../../engine/request.js";
 import type { WireFormat } from "../protocol/internal.js";
 
@@ -48,7 +49,7 @@ export type ToWorkerFrame =
 export type FromWorkerFrame =
   | { type: "hello"; worker: WorkerDescription }
   | { type: "event"; event: SentEvent }
-  | { type: "reply"; call: number; answer: EngineStats | number }
+  | { type: "reply"; call: number; answer: EngineStats | number | number[] | Detokenized }
   | { type: "reply"; call: number; error: SentError }
   /** Requests the worker holds now, from every gateway (sent when it changes, at most every LOAD_INTERVAL_MS). */
   | { type: "load"; inFlight: number }

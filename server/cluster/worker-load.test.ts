@@ -30,6 +30,8 @@ function hungEngine(): ServingEngine {
     queueDepth: 0,
     stats: () => new Promise<EngineStats>(() => undefined),
     countTokens: (request) => inner.countTokens(request),
+    tokenize: (request) => inner.tokenize(request),
+    detokenize: (request) => inner.detokenize(request),
   };
 }
 

@@ -165,7 +165,9 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
           const question = frame.question;
           if (question.method === "stats") return await engine.stats();
           if (question.method === "countTokens") return await engine.countTokens(question.request);
-          throw new EngineError("invalid_request", `gateways may ask for stats and token counts, not ${JSON.stringify(question.method)}`);
+          if (question.method === "tokenize") return await engine.tokenize(question.request);
+          if (question.method === "detokenize") return await engine.detokenize(question.request);
+          throw new EngineError("invalid_request", `gateways may ask for stats, token counts and tokenizations, not ${JSON.stringify(question.method)}`);
         };
         answer().then(
           (value) => send(socket, { type: "reply", call: frame.call, answer: value }),

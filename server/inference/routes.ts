@@ -1,5 +1,5 @@
-// The inference surface: each wire format's generation route (and token-count route, where it has one), the model
-// listings both formats share, and the operator's /health and /metrics.
+// The inference surface: each wire format's generation route (and token-count route, where it has one), legacy
+// completions and the tokenizer routes, the model listings both formats share, and the operator's /health and /metrics.
 import type { HttpRequest } from "uWebSockets.js";
 import type { ServerContext } from "../http/context.js";
 import type { WireEndpoint } from "../http/endpoint.js";
@@ -8,7 +8,9 @@ import type { EngineGauges } from "../http/metrics.js";
 import type { Routes, Surface } from "../http/routes.js";
 import { type ModelRegistry, metricsName } from "../models.js";
 import { handleGeneration, handleTokenCount } from "./generation.js";
+import { COMPLETIONS_PATH, handleCompletion } from "./completions/route.js";
 import { handleModels } from "./models-route.js";
+import { DETOKENIZE_PATH, TOKENIZE_PATH, handleDetokenize, handleTokenize } from "./tokenize-routes.js";
 import { registerStoredResponseRoutes } from "./responses-routes.js";
 import { registerStoredCompletionRoutes } from "./stored-completions-routes.js";
 import { LOOM_VERSION } from "../version.js";
@@ -29,7 +31,13 @@ export function inferenceSurface(context: ServerContext): Surface {
       }
       const responses = endpoints.find((endpoint) => endpoint.path === "/v1/responses");
       if (responses && context.options.responses) registerStoredResponseRoutes(context, routes, responses, context.options.responses);
+      // Legacy completions and the tokenizer routes answer as chat completions do (its keys, its error shape).
       const chat = endpoints.find((endpoint) => endpoint.path === "/v1/chat/completions");
+      if (chat) {
+        routes.add("POST", COMPLETIONS_PATH, shapeOf(chat), (connection, req) => handleCompletion(context, chat, connection, req));
+        routes.add("POST", TOKENIZE_PATH, shapeOf(chat), (connection, req) => handleTokenize(context, chat, connection, req));
+        routes.add("POST", DETOKENIZE_PATH, shapeOf(chat), (connection, req) => handleDetokenize(context, chat, connection, req));
+      }
       if (chat && context.options.chatCompletions) registerStoredCompletionRoutes(context, routes, chat, context.options.chatCompletions);
       routes.add("GET", "/v1/models", sharedShape, (connection, req) => handleModels(context, connection, req));
       routes.add("GET", "/v1/models/*", sharedShape, (connection, req) => handleModels(context, connection, req), "/v1/models");

@@ -8,6 +8,7 @@ import { WorkerEngine } from "../../engine/host/worker-engine.js";
 import { PromptCounter } from "../../engine/prompt-counter.js";
 import type { PreparedPrompt } from "../../engine/prompt.js";
 import type { EngineEvent, EngineFinishReason, EngineRequest, EngineStats, EngineUsage } from "../../engine/request.js";
+import type { DetokenizeRequest, Detokenized, TokenizeRequest } from "../../engine/tokenize.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
 import { rmSync } from "node:fs";
 import { createEndpoints } from "../adapters/endpoints.js";
@@ -69,6 +70,14 @@ export class RecordingEngine implements ServingEngine {
 
   countTokens(request: EngineRequest): number | Promise<number> {
     return this.inner.countTokens(request);
+  }
+
+  tokenize(request: TokenizeRequest): number[] | Promise<number[]> {
+    return this.inner.tokenize(request);
+  }
+
+  detokenize(request: DetokenizeRequest): Detokenized | Promise<Detokenized> {
+    return this.inner.detokenize(request);
   }
 
   async prepareAhead(request: EngineRequest): Promise<PreparedPrompt | undefined> {

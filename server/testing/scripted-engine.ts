@@ -3,7 +3,8 @@
 import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import type { ModelInfo } from "../../engine/host/messages.js";
 import type { PreparedPrompt } from "../../engine/prompt.js";
-import type { EngineError, EngineEvent, EngineFinishReason, EngineRequest, EngineStats } from "../../engine/request.js";
+import { EngineError, type EngineEvent, type EngineFinishReason, type EngineRequest, type EngineStats } from "../../engine/request.js";
+import type { DetokenizeRequest, Detokenized, TokenizeRequest } from "../../engine/tokenize.js";
 
 /** The model a scripted engine pretends to serve. */
 export const SCRIPTED_MODEL: ModelInfo = { path: "scripted", architecture: "scripted", contextSize: 512, vocabSize: 0, loadSeconds: 0, backend: "wasm", device: "none (scripted)", chatTemplate: "model" };
@@ -87,6 +88,23 @@ export class ScriptedEngine implements ServingEngine {
   countTokens(request: EngineRequest): number {
     this.requests.push(request);
     return SCRIPTED_PROMPT_TOKENS;
+  }
+
+  /**
+   * A byte-level stand-in for a vocabulary: each UTF-8 byte of the text is one token (its value); a conversation is
+   * its messages' contents, one per line.
+   */
+  tokenize(request: TokenizeRequest): number[] {
+    const text = "text" in request ? request.text : request.messages.map((message) => (typeof message.content === "string" ? message.content : "")).join("\n");
+    return [...new TextEncoder().encode(text)];
+  }
+
+  /** The inverse of {@link tokenize}: token ids as bytes. */
+  detokenize(request: DetokenizeRequest): Detokenized {
+    const bad = request.tokens.findIndex((token) => !Number.isInteger(token) || token < 0 || token > 255);
+    if (bad >= 0) throw new EngineError("invalid_request", `tokens[${bad}] is ${JSON.stringify(request.tokens[bad])}; token ids are integers in 0..255`, `tokens[${bad}]`);
+    const text = new TextDecoder().decode(Uint8Array.from(request.tokens));
+    return request.pieces ? { text, pieces: request.tokens.map((token) => [token]) } : { text };
   }
 
   get queueDepth(): number {
