@@ -16,6 +16,8 @@ export interface EmbeddingRequest {
   dimensions?: number;
   /** Priority class, as EngineRequest.priority (default 0). */
   priority?: number;
+  /** Most tokens over all inputs (default: no limit but each input's); past it the request fails naming `input`. */
+  maxTotalTokens?: number;
 }
 
 /** What {@link EmbeddingRequest} gives back. */
@@ -52,6 +54,10 @@ export function prepareEmbeddingInputs(model: EmbeddingModel, request: Embedding
     throw new EngineError("invalid_request", `dimensions must be an integer from 1 to ${model.hiddenSize} (model ${model.name}'s embedding width), got ${JSON.stringify(request.dimensions)}`, "dimensions");
   }
   const tokens = request.inputs.map((input, i) => inputTokens(model, input, i, request.inputs.length));
+  const total = tokens.reduce((sum, input) => sum + input.length, 0);
+  if (request.maxTotalTokens !== undefined && total > request.maxTotalTokens) {
+    throw new EngineError("invalid_request", `input has ${total} tokens over its ${tokens.length} inputs, more than the ${request.maxTotalTokens} one request may have`, "input");
+  }
   return { tokens, dimensions, pooling };
 }
 

@@ -9,6 +9,7 @@ import type { Routes, Surface } from "../http/routes.js";
 import { type ModelRegistry, metricsName } from "../models.js";
 import { handleGeneration, handleTokenCount } from "./generation.js";
 import { COMPLETIONS_PATH, handleCompletion } from "./completions/route.js";
+import { EMBEDDINGS_PATH, handleEmbeddings } from "./embeddings-route.js";
 import { handleModels } from "./models-route.js";
 import { DETOKENIZE_PATH, TOKENIZE_PATH, handleDetokenize, handleTokenize } from "./tokenize-routes.js";
 import { registerStoredResponseRoutes } from "./responses-routes.js";
@@ -29,15 +30,16 @@ export function inferenceSurface(context: ServerContext): Surface {
         const counter = endpoint.tokenCount;
         if (counter) routes.add("POST", counter.path, shapeOf(endpoint), (connection, req) => handleTokenCount(context, endpoint, connection, req));
       }
-      const responses = endpoints.find((endpoint) => endpoint.path === "/v1/responses");
-      if (responses && context.options.responses) registerStoredResponseRoutes(context, routes, responses, context.options.responses);
       // Legacy completions and the tokenizer routes answer as chat completions do (its keys, its error shape).
       const chat = endpoints.find((endpoint) => endpoint.path === "/v1/chat/completions");
       if (chat) {
         routes.add("POST", COMPLETIONS_PATH, shapeOf(chat), (connection, req) => handleCompletion(context, chat, connection, req));
+        routes.add("POST", EMBEDDINGS_PATH, shapeOf(chat), (connection, req) => handleEmbeddings(context, chat, connection, req));
         routes.add("POST", TOKENIZE_PATH, shapeOf(chat), (connection, req) => handleTokenize(context, chat, connection, req));
         routes.add("POST", DETOKENIZE_PATH, shapeOf(chat), (connection, req) => handleDetokenize(context, chat, connection, req));
       }
+      const responses = endpoints.find((endpoint) => endpoint.path === "/v1/responses");
+      if (responses && context.options.responses) registerStoredResponseRoutes(context, routes, responses, context.options.responses);
       if (chat && context.options.chatCompletions) registerStoredCompletionRoutes(context, routes, chat, context.options.chatCompletions);
       routes.add("GET", "/v1/models", sharedShape, (connection, req) => handleModels(context, connection, req));
       routes.add("GET", "/v1/models/*", sharedShape, (connection, req) => handleModels(context, connection, req), "/v1/models");

@@ -5,6 +5,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import { WorkerEngine } from "../../engine/host/worker-engine.js";
+import type { EmbeddingRequest, EmbeddingResult } from "../../engine/embed/request.js";
 import { PromptCounter } from "../../engine/prompt-counter.js";
 import type { PreparedPrompt } from "../../engine/prompt.js";
 import type { EngineEvent, EngineFinishReason, EngineRequest, EngineStats, EngineUsage } from "../../engine/request.js";
@@ -70,6 +71,11 @@ export class RecordingEngine implements ServingEngine {
 
   countTokens(request: EngineRequest): number | Promise<number> {
     return this.inner.countTokens(request);
+  }
+
+  embed(request: EmbeddingRequest): Promise<EmbeddingResult> {
+    if (!this.inner.embed) return Promise.reject(new Error("the inner engine does not embed"));
+    return this.inner.embed(request);
   }
 
   tokenize(request: TokenizeRequest): number[] | Promise<number[]> {
