@@ -1,6 +1,7 @@
 // Stored chat completions end to end with the official openai SDK against a real server on the random-weight
 // tiny-qwen3 model (server/testing/model-server.ts): `store: true` with metadata, whole and streamed, then list (with
 // pages, order and the model and metadata filters), retrieve, update, delete and the messages list; service_tier;
+// prompt_cache_key reaching the engine as the gateway's affinity key (server/cluster/affinity.test.ts routes on it);
 // hostile queries and bodies refused naming the field; and, with the platform on, completions that belong to their
 // organization.
 import OpenAI from "openai";
@@ -124,6 +125,16 @@ describe("stored chat completions (no platform: the key's own, in the embedded d
     for (const tier of ["flex", "priority", "scale"]) {
       await expectError(await raw("/v1/chat/completions", { method: "POST", body: JSON.stringify({ model: model.chatModel, messages: [{ role: "user", content: "Hi" }], service_tier: tier }) }), 400, "service_tier");
     }
+  });
+
+  it("hands prompt_cache_key to the engine as the routing affinity key, from chat completions and Responses", async () => {
+    await ask({ prompt_cache_key: "tenant-7" });
+    expect(model.engine.requests.at(-1)?.affinityKey).toBe("tenant-7");
+    await client.responses.create({ model: model.chatModel, input: "Hi", max_output_tokens: 2, prompt_cache_key: "tenant-8", store: false });
+    expect(model.engine.requests.at(-1)?.affinityKey).toBe("tenant-8");
+    await ask();
+    expect(model.engine.requests.at(-1)?.affinityKey).toBeUndefined();
+    await expectError(await raw("/v1/chat/completions", { method: "POST", body: JSON.stringify({ model: model.chatModel, messages: [{ role: "user", content: "Hi" }], prompt_cache_key: 7 }) }), 400, "prompt_cache_key");
   });
 
   it("refuses hostile metadata, queries and ids naming the field", async () => {

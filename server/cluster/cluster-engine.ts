@@ -7,6 +7,7 @@ import { EventChannel } from "../../engine/event-channel.js";
 import type { EngineQuestion } from "../../engine/host/messages.js";
 import { EngineError, type EngineEvent, type EngineRequest, type EngineStats } from "../../engine/request.js";
 import type { DetokenizeRequest, Detokenized, TokenizeRequest } from "../../engine/tokenize.js";
+import { AffinityMap, keepsAffinity } from "./affinity.js";
 import { RecentPrompts } from "./recent-prompts.js";
 import { type RoutingCounters, type RoutingPolicy, cacheAware, leastLoaded, noRouting } from "./routing.js";
 import { type WorkerLink, WorkerLinkLostError } from "./worker-link.js";
@@ -42,6 +43,8 @@ export class ClusterEngine implements ServingEngine {
   #turn = 0;
   /** The last requests' prompts and workers: the prefix most of them share is no match; a miss prefers the worker that took fewest. */
   readonly #recent = new RecentPrompts<WorkerLink>();
+  /** Where each recent affinity key (prompt_cache_key) went: its requests follow while that worker has room. */
+  readonly #affinity = new AffinityMap<WorkerLink>();
   /** The running mean of output tokens per finished request (what a request in flight costs a new one per step). */
   #meanOutput = INITIAL_MEAN_OUTPUT_TOKENS;
 
@@ -97,7 +100,7 @@ export class ClusterEngine implements ServingEngine {
     };
     const prompt = this.#prefixHashes(request);
     const send = (excluded: ReadonlySet<WorkerLink>, retried: boolean): void => {
-      const link = this.#route(this.#candidates().filter((candidate) => !excluded.has(candidate)), prompt);
+      const link = this.#route(this.#candidates().filter((candidate) => !excluded.has(candidate)), prompt, request.affinityKey);
       if (!link) {
         fail(oneLineError(retried ? `the worker running this request was lost, and ${this.#noWorker().replace(/^no/, "no other")}` : this.#noWorker()));
         return;
@@ -184,15 +187,21 @@ export class ClusterEngine implements ServingEngine {
     return prompt && blockSize !== undefined ? { ...prompt, blockSize } : undefined;
   }
 
-  /** The worker for a request among `links` by the cluster's policy (routing.ts), counted in `routing`. */
-  #route(links: WorkerLink[], prompt: { hashes: string[]; promptTokens: number; blockSize: number } | undefined): WorkerLink | undefined {
+  /**
+   * The worker for a request among `links`: its affinity key's worker while that one has room (affinity.ts; not under
+   * round-robin, a baseline for comparison), else by the cluster's policy (routing.ts); counted in `routing`.
+   */
+  #route(links: WorkerLink[], prompt: { hashes: string[]; promptTokens: number; blockSize: number } | undefined, affinityKey?: string): WorkerLink | undefined {
     const hashes = prompt?.hashes;
     const candidates = links.map((link) => ({ link, load: link.load, capacity: link.capacity, recent: this.#recent.routedTo(link), cachedBlocks: hashes ? link.cachedBlocks(this.modelKey, hashes) : 0 }));
     if (candidates.length === 0) return undefined;
     const policy = this.cluster.policy;
     const commonBlocks = hashes ? this.#recent.commonBlocks(hashes) : 0;
     const options = { blockSize: prompt?.blockSize ?? 1, promptTokens: prompt?.promptTokens ?? 0, meanOutputTokens: this.#meanOutput, fixedMargin: this.cluster.loadMargin, commonBlocks };
-    const chosen = policy === "cache-aware" ? cacheAware(candidates, options, this.random)!
+    const pinnedLink = affinityKey !== undefined && policy !== "round-robin" ? this.#affinity.get(affinityKey) : undefined;
+    const pinned = candidates.find((candidate) => candidate.link === pinnedLink);
+    const chosen = pinned && keepsAffinity(pinned, candidates) ? pinned
+      : policy === "cache-aware" ? cacheAware(candidates, options, this.random)!
       : policy === "least-load" ? leastLoaded(candidates, this.random)!
       : candidates[this.#turn++ % candidates.length]!;
     const best = Math.max(...candidates.map((candidate) => candidate.cachedBlocks));
@@ -204,6 +213,7 @@ export class ClusterEngine implements ServingEngine {
     counters.cachedBlocksBest += best;
     counters.promptBlocks += hashes?.length ?? 0;
     this.#recent.record(hashes ?? [], chosen.link);
+    if (affinityKey !== undefined && policy !== "round-robin") this.#affinity.set(affinityKey, chosen.link);
     return chosen.link;
   }
 

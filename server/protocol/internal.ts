@@ -82,6 +82,8 @@ export interface InternalRequest {
   ignoreEndOfGeneration?: boolean;
   /** Anthropic `metadata.user_id`, OpenAI `user`: for logs and accounting only. */
   userId?: string;
+  /** OpenAI `prompt_cache_key`: a gateway's routing affinity key (EngineRequest.affinityKey). */
+  cacheKey?: string;
   /**
    * Engine request fields the client sent under another of the format's names (OpenAI `max_completion_tokens` for
    * `maxTokens`), so that an error names the field as the client sent it.

@@ -56,6 +56,7 @@ export function toEngineRequest(id: string, request: InternalRequest, tags: Outp
     enableAutoCompaction: request.autoCompaction,
     ...(request.logprobs ? { logprobs: { top: request.logprobs.top } } : {}),
     ...(request.minTokens !== undefined ? { minTokens: request.minTokens } : {}),
+    ...(request.cacheKey !== undefined ? { affinityKey: request.cacheKey } : {}),
     ...(request.ignoreEndOfGeneration ? { ignoreEndOfGeneration: true } : {}),
     thinkingBudget: reasonsInTags(tags) && request.thinking.enabled && request.thinking.budgetTokens !== undefined
       ? { tokens: request.thinking.budgetTokens, ...(tags.thinkTags ? { open: tags.thinkTags.open, close: tags.thinkTags.close } : {}) }

@@ -86,6 +86,9 @@ export function parseChatCompletionRequest(body: unknown, models: ServedModels):
   if (maxTokens !== undefined) request.maxTokens = maxTokens;
   if (!isUnset(own(body, "max_completion_tokens"))) request.fieldNames = { maxTokens: "max_completion_tokens" };
   if (userId !== undefined) request.userId = userId;
+  // A gateway's routing affinity key (top-level.ts has checked it is a string).
+  const cacheKey = own(body, "prompt_cache_key");
+  if (typeof cacheKey === "string" && cacheKey !== "") request.cacheKey = cacheKey;
   if (choices !== undefined && choices > 1) request.choices = choices;
   if (logprobs) request.logprobs = logprobs;
   Object.assign(request, parseGenerationExtensions(body, maxTokens, request.fieldNames?.maxTokens ?? "max_tokens"));
