@@ -552,7 +552,11 @@ export class Engine implements ServingEngine {
   /** One planned step's forward pass; a promise while an asynchronous forward pass runs. */
   private step(plan: StepPlan<ActiveRequest>): Promise<void> | undefined {
     this.totals.preemptions += plan.preempted.length;
-    for (const request of plan.exhausted) this.finish(request, request.finishText("length"));
+    for (const request of plan.exhausted) {
+      // A request whose prompt log-probabilities are not all known cannot end with a partial answer as generation can.
+      if (request.allRowLogits) this.fail(request, new EngineError("too_long", `the KV cache cannot hold request ${request.id}'s ${request.promptLength}-token prompt, so its log-probabilities cannot all be computed`, "input"));
+      else this.finish(request, request.finishText("length"));
+    }
     if (plan.chunks.length === 0) {
       // Requests waiting only for their images: the loop resumes when one is encoded, or a request comes or goes.
       const encoding = this.requestsEncoding();
