@@ -46,7 +46,7 @@ for (const backend of TEST_BACKENDS) {
       const tables = await first.query<{ name: string }>(
         "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name",
       );
-      expect(tables.map((row) => row.name)).toEqual(["api_keys", "callback_attempts", "credit_holds", "dashboard_sessions", "operator_tokens", "organizations", "payments", "responses", "run_callbacks", "run_steps", "runs", "schema_migrations", "search_documents", "service_settings", "update_approvals", "update_events", "usage_by_organization", "usage_daily"]);
+      expect(tables.map((row) => row.name)).toEqual(["api_keys", "callback_attempts", "chat_completions", "credit_holds", "dashboard_sessions", "operator_tokens", "organizations", "payments", "responses", "run_callbacks", "run_steps", "runs", "schema_migrations", "search_documents", "service_settings", "update_approvals", "update_events", "usage_by_organization", "usage_daily"]);
       expect(await migrate(first, "here")).toEqual([]);
       await first.close();
 
@@ -105,7 +105,7 @@ for (const backend of TEST_BACKENDS) {
       const { options } = await freshLocation(backend);
       const database = await openDatabase(options);
       // Back to version 8, with per-key usage recorded before migration 9 existed.
-      for (const table of ["usage_by_organization", "update_approvals", "update_events"]) await database.query(`DROP TABLE ${table}`);
+      for (const table of ["usage_by_organization", "update_approvals", "update_events", "chat_completions"]) await database.query(`DROP TABLE ${table}`);
       await database.query("DELETE FROM schema_migrations WHERE version >= 9");
       await database.query("INSERT INTO organizations (id, name) VALUES ('org_a', 'a')");
       for (const key of ["key_1", "key_2"]) await database.query("INSERT INTO api_keys (id, organization_id, kind, name, key_prefix, key_digest) VALUES ($1, 'org_a', 'inference', $1, 'sk-gw-x', md5($1) || md5($1))", [key]);
