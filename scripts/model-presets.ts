@@ -108,6 +108,12 @@ export interface ModelPreset {
    * Qwen3-Embedding's GGUF declares last-token pooling.
    */
   pooling?: "mean" | "cls" | "last";
+  /**
+   * A special token the tokenizer appends to every text, as Qwen3-Embedding's tokenizer.json post-processor appends
+   * `<|endoftext|>` (`$A <|endoftext|>`): convert_hf_to_gguf.py makes it the EOS and writes
+   * `tokenizer.ggml.add_eos_token` true, and llama.cpp then appends EOS to embedding inputs.
+   */
+  appendsToken?: string;
 }
 
 /**
@@ -519,6 +525,11 @@ export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
   "tiny-qwen3-embedding": qwen3Embedding("tiny-qwen3-embedding", "last", "as Qwen3-Embedding pools"),
   "tiny-qwen3-embedding-mean": qwen3Embedding("tiny-qwen3-embedding-mean", "mean", "the mean of every row"),
   "tiny-qwen3-embedding-cls": qwen3Embedding("tiny-qwen3-embedding-cls", "cls", "the first row"),
+  "tiny-qwen3-embedding-eos": {
+    ...qwen3Embedding("tiny-qwen3-embedding-eos", "last", "the last row, which is the EOS its tokenizer appends"),
+    config: { ...TINY_QWEN3.config, eos_token_id: 151643 },
+    appendsToken: "<|endoftext|>",
+  },
   "tiny-qwen3moe": {
     name: "tiny-qwen3moe",
     description:

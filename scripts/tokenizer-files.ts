@@ -143,6 +143,7 @@ export function huggingFaceTokenizerFiles(preset: ModelPreset): { tokenizerJson:
       };
       break;
   }
+  if (preset.appendsToken !== undefined) tokenizerJson.post_processor = appendingPostProcessor(tokenizerJson.post_processor, preset.appendsToken, tokenizerJson.added_tokens as AddedToken[]);
   // added_tokens_decoder lists the tokenizer's own added tokens; the padding below lives in tokenizer.json only.
   const decoder: Record<string, Omit<AddedToken, "id">> = {};
   for (const { id, ...token } of tokenizerJson.added_tokens as AddedToken[]) decoder[String(id)] = token;
@@ -155,6 +156,23 @@ export function huggingFaceTokenizerFiles(preset: ModelPreset): { tokenizerJson:
     }
   }
   return { tokenizerJson, tokenizerConfig };
+}
+
+/**
+ * A post-processor that keeps `current` and then appends the special token `text` to every sequence (Hugging Face's
+ * TemplateProcessing `$A <text>`, as Qwen3-Embedding's tokenizer.json has it).
+ * @throws Error when `text` is not an added token of the tokenizer.
+ */
+function appendingPostProcessor(current: unknown, text: string, added: readonly AddedToken[]): Record<string, unknown> {
+  const id = added.find((token) => token.content === text)?.id;
+  if (id === undefined) throw new Error(`appendsToken ${JSON.stringify(text)} is not an added token of the tokenizer`);
+  const template = {
+    type: "TemplateProcessing",
+    single: [{ Sequence: { id: "A", type_id: 0 } }, { SpecialToken: { id: text, type_id: 0 } }],
+    pair: [{ Sequence: { id: "A", type_id: 0 } }, { SpecialToken: { id: text, type_id: 0 } }, { Sequence: { id: "B", type_id: 1 } }, { SpecialToken: { id: text, type_id: 1 } }],
+    special_tokens: { [text]: { id: text, ids: [id], tokens: [text] } },
+  };
+  return current ? { type: "Sequence", processors: [current, template] } : template;
 }
 
 /** Writes tokenizer.json and tokenizer_config.json for `preset` into `dir`. */

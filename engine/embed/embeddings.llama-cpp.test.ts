@@ -1,5 +1,7 @@
 // Pooled embeddings equal llama.cpp's for the same GGUF: the tiny Qwen3 embedding models (last, mean and CLS pooling),
-// through the serving engine's embed() with several inputs batched, against node-llama-cpp's embedding context.
+// through the serving engine's embed() with several inputs batched, against node-llama-cpp's embedding context; and
+// tiny-qwen3-embedding-eos, whose GGUF says tokenizer.ggml.add_eos_token as Qwen3-Embedding's does: loom appends the EOS
+// to each text as llama.cpp does, and pools that last token.
 import type { Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTestModel, testModelSkipReason } from "../../scripts/test-models.js";
@@ -24,11 +26,18 @@ const TOLERANCE = 1e-4;
  * context with loom's numerics (f32 KV, no flash attention), which createEmbeddingContext does not let a caller set.
  * NOTE: internals of node-llama-cpp 3.22 (pinned): `_embeddings` and `_ctx.getEmbedding`.
  */
-async function llamaCppEmbeddings(modelPath: string, inputs: number[][]): Promise<Float32Array[]> {
+async function llamaCppEmbeddings(modelPath: string, texts: readonly string[]): Promise<{ tokens: number[][]; vectors: Float32Array[]; eos: number | null }> {
   skipResourceSimulation();
   const llama = await referenceLlama();
   const model = await llama.loadModel({ modelPath });
   try {
+    // A text's tokens as llama.cpp's embedding examples take them (common_tokenize with add_special: BOS and EOS as the
+    // vocabulary's add_bos / add_eos say), which node-llama-cpp's LlamaEmbeddingContext reproduces from the same flags.
+    const inputs = texts.map((text) => {
+      const tokens = model.tokenize(text, true) as number[];
+      const { bos, eos, shouldPrependBosToken, shouldAppendEosToken } = model.tokens;
+      return [...(shouldPrependBosToken && bos !== null ? [bos as number] : []), ...tokens, ...(shouldAppendEosToken && eos !== null ? [eos as number] : [])];
+    });
     const context = await model.createContext({ contextSize: 512, threads: 1, batchSize: 512, ...REFERENCE_CONTEXT_OPTIONS, _embeddings: true } as Parameters<typeof model.createContext>[0]);
     const sequence = context.getSequence();
     const vectors: Float32Array[] = [];
@@ -42,7 +51,7 @@ async function llamaCppEmbeddings(modelPath: string, inputs: number[][]): Promis
       vectors.push(Float32Array.from(native.getEmbedding(tokens.length)));
     }
     await context.dispose();
-    return vectors;
+    return { tokens: inputs, vectors, eos: model.tokens.shouldAppendEosToken ? (model.tokens.eos as number | null) : null };
   } finally {
     await model.dispose();
   }
@@ -55,7 +64,7 @@ function maxAbsDifference(a: Float32Array, b: Float32Array): number {
   return most;
 }
 
-for (const preset of ["tiny-qwen3-embedding", "tiny-qwen3-embedding-mean", "tiny-qwen3-embedding-cls"]) {
+for (const preset of ["tiny-qwen3-embedding", "tiny-qwen3-embedding-mean", "tiny-qwen3-embedding-cls", "tiny-qwen3-embedding-eos"]) {
   const reason = testModelSkipReason(preset);
   describe.skipIf(skipOutsideCi(reason))(titled(`${preset} embeddings against llama.cpp`, reason), () => {
     let path: string;
@@ -77,8 +86,13 @@ for (const preset of ["tiny-qwen3-embedding", "tiny-qwen3-embedding-mean", "tiny
         const result = await engine.embed({ inputs: TEXTS });
         expect(result.tokenCounts).toEqual(inputs.map((tokens) => tokens.length));
         expect(result.pooling).toBe(model.pooling);
-        const reference = await llamaCppEmbeddings(path, inputs);
-        const differences = result.embeddings.map((vector, i) => maxAbsDifference(vector, l2Normalize(reference[i])));
+        const reference = await llamaCppEmbeddings(path, TEXTS);
+        // The same tokens as llama.cpp's: with the EOS appended where the GGUF asks for it (the -eos preset only).
+        expect(inputs).toEqual(reference.tokens);
+        expect(reference.eos !== null).toBe(preset.endsWith("-eos"));
+        expect(model.tokenizer.addEos).toBe(preset.endsWith("-eos"));
+        if (reference.eos !== null) for (const tokens of inputs) expect(tokens.at(-1)).toBe(reference.eos);
+        const differences = result.embeddings.map((vector, i) => maxAbsDifference(vector, l2Normalize(reference.vectors[i])));
         console.log(`${preset}: max |loom - llama.cpp| per input ${differences.map((d) => d.toExponential(2)).join(", ")}`);
         for (const difference of differences) expect(difference).toBeLessThan(TOLERANCE);
         // Token ids give the same vectors as their text.
