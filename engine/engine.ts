@@ -285,6 +285,7 @@ export class Engine implements ServingEngine {
   abort(id: string): boolean {
     const job = this.embeddingJobs.get(id);
     if (job) {
+      job.fail(new EngineError("internal", `embedding request ${id} was aborted`));
       for (const sequence of job.sequences) this.abort(sequence.id);
       return true;
     }

@@ -75,6 +75,28 @@ describe("POST /v1/embeddings", () => {
     short.data[0]!.embedding.forEach((value, i) => expect(value).toBeCloseTo(head[i]! / scale, 5));
   }, 60_000);
 
+  it("stops the request's inputs on the engine when the client disconnects, and the engine serves the next one", async () => {
+    const before = await server.worker.stats();
+    // 1500 inputs of about 100 tokens: hundreds of steps, so the disconnect lands mid-way.
+    const input = Array.from({ length: 1500 }, (_, i) => `${i} ${"many words to embed in one long input, ".repeat(12)}`);
+    const controller = new AbortController();
+    const request = client.embeddings.create({ model: server.chatModel, input }, { signal: controller.signal, maxRetries: 0 }).catch((error: unknown) => error);
+    for (let i = 0; i < 2000 && (await server.worker.stats()).tokens.computedPrompt === before.tokens.computedPrompt; i++) await new Promise((resolve) => setTimeout(resolve, 2));
+    controller.abort();
+    expect(await request).toBeInstanceOf(OpenAI.APIUserAbortError);
+    let after = await server.worker.stats();
+    for (let i = 0; i < 2000 && (after.running > 0 || after.waiting > 0); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      after = await server.worker.stats();
+    }
+    expect(after.running + after.waiting).toBe(0);
+    expect(after.kvBlocks.used).toBe(0);
+    // Well short of its 150,000 tokens: its inputs stopped.
+    expect(after.tokens.computedPrompt - before.tokens.computedPrompt).toBeLessThan(75_000);
+    const next = await client.embeddings.create({ model: server.chatModel, input: "still serving", encoding_format: "float" });
+    expect(next.data[0]!.embedding).toHaveLength(64);
+  }, 60_000);
+
   it.each([
     [{ input: "" }, "input"],
     [{ input: [] }, "input"],

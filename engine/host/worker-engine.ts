@@ -69,6 +69,8 @@ export class WorkerEngine implements ServingEngine {
   readonly #path: string;
   readonly #data: EngineWorkerData;
   readonly #streams = new Map<string, InFlight>();
+  /** Ids of the embedding requests the engine thread runs (answered as calls; abort(id) reaches them there). */
+  readonly #embeddings = new Set<string>();
   /** Questions sent to the engine thread and not yet answered. */
   readonly #calls = new PendingCalls();
   readonly #cacheListeners = new Set<(update: PrefixCacheUpdate) => void>();
@@ -179,6 +181,10 @@ export class WorkerEngine implements ServingEngine {
   }
 
   abort(id: string): boolean {
+    if (this.#embeddings.has(id)) {
+      this.#post({ type: "abort", id });
+      return true;
+    }
     const inFlight = this.#streams.get(id);
     if (!inFlight) return false;
     if (!inFlight.submitted) inFlight.abortRequested = true;
@@ -190,9 +196,15 @@ export class WorkerEngine implements ServingEngine {
     return this.#ask({ method: "stats" });
   }
 
-  /** Embedded by the engine thread, its inputs scheduled among the other requests (see ServingEngine.embed). */
+  /**
+   * Embedded by the engine thread, its inputs scheduled among the other requests (see ServingEngine.embed); abort(id)
+   * with the request's id (one is given when it has none) stops it there.
+   */
   embed(request: EmbeddingRequest): Promise<EmbeddingResult> {
-    return this.#ask({ method: "embed", request });
+    const id = request.id ?? `embd-${++this.#arrivals}-${Date.now().toString(36)}`;
+    if (this.#streams.has(id) || this.#embeddings.has(id)) return Promise.reject(new EngineError("invalid_request", `a request with id ${id} is already running`, "id"));
+    this.#embeddings.add(id);
+    return this.#ask<EmbeddingResult>({ method: "embed", request: { ...request, id } }).finally(() => this.#embeddings.delete(id));
   }
 
   /**

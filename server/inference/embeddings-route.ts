@@ -44,9 +44,13 @@ export function handleEmbeddings(context: ServerContext, endpoint: WireEndpoint,
       if (!engine) throw new ProtocolError("permission", `this organization runs on the dedicated pool '${admission.pool}', which this server does not have: send its requests to a gateway (loom gateway)`);
       if (!engine.embed) throw new ProtocolError("invalid_request", `model ${request.model} is served by an engine that does not produce embeddings`, "model");
       if (served.poolEngine) checkCapacity(context, engine);
-      const result = await engine.embed({
-        inputs: request.inputs, maxTotalTokens: MAX_EMBEDDING_TOTAL_TOKENS, ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {}),
-      }).catch((error: unknown) => {
+      // A client that disconnects stops its inputs: their steps and KV blocks go to the requests still wanted.
+      const id = `embd-${connection.requestId}`;
+      const embedding = engine.embed({
+        id, inputs: request.inputs, maxTotalTokens: MAX_EMBEDDING_TOTAL_TOKENS, ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {}),
+      });
+      connection.onAbort(() => engine.abort(id));
+      const result = await embedding.catch((error: unknown) => {
         throw error instanceof EngineError ? protocolErrorOf(error) : error;
       });
       promptTokens = result.tokenCounts.reduce((sum, count) => sum + count, 0);
@@ -56,6 +60,8 @@ export function handleEmbeddings(context: ServerContext, endpoint: WireEndpoint,
       connection.sendJson(200, embeddingsResponse(request.model, result, request.encodingFormat), admission.headers);
     } catch (error) {
       if (promptTokens === 0) void admission.settle({ promptTokens: 0, cachedTokens: 0, completionTokens: 0 }).catch((settleError: unknown) => context.options.log.requestError(connection.requestId, route, settleError));
+      // Its client left: the abort is what ended it, not a failure to log, and there is no one to answer.
+      if (connection.aborted) return;
       throw error;
     }
   });
