@@ -7,6 +7,7 @@ import { EventChannel } from "../../engine/event-channel.js";
 import type { EngineQuestion } from "../../engine/host/messages.js";
 import { EngineError, type EngineEvent, type EngineRequest, type EngineStats } from "../../engine/request.js";
 import type { DetokenizeRequest, Detokenized, TokenizeRequest } from "../../engine/tokenize.js";
+import type { EmbeddingRequest, EmbeddingResult } from "../../engine/embed/request.js";
 import { AffinityMap, keepsAffinity } from "./affinity.js";
 import { RecentPrompts } from "./recent-prompts.js";
 import { type RoutingCounters, type RoutingPolicy, cacheAware, leastLoaded, noRouting } from "./routing.js";
@@ -36,6 +37,8 @@ export class ClusterEngine implements ServingEngine {
   readonly #links = new Set<WorkerLink>();
   /** Which worker runs each request now. */
   readonly #running = new Map<string, WorkerLink>();
+  /** Which worker runs each embedding request now. */
+  readonly #embedding = new Map<string, WorkerLink>();
   #arrivals = 0;
 
   /** What routing did (see RoutingCounters). */
@@ -142,10 +145,37 @@ export class ClusterEngine implements ServingEngine {
   }
 
   abort(id: string): boolean {
-    const link = this.#running.get(id);
+    const link = this.#running.get(id) ?? this.#embedding.get(id);
     if (!link) return false;
     link.abort(id);
     return true;
+  }
+
+  /**
+   * Embedded by the least loaded of this pool's workers serving the model (an embedding has no prompt to route by
+   * cache: mean and CLS inputs adopt no cached KV). A worker lost before it answered: once more on another, as a
+   * request it had not started (nothing reached the client). abort(id) stops it on its worker.
+   */
+  async embed(request: EmbeddingRequest): Promise<EmbeddingResult> {
+    const id = request.id ?? `embd-${++this.#arrivals}-${Date.now().toString(36)}`;
+    if (this.#embedding.has(id) || this.#running.has(id)) throw new EngineError("invalid_request", `a request with id ${id} is already running`, "id");
+    const excluded = new Set<WorkerLink>();
+    try {
+      for (;;) {
+        const link = leastLoaded(this.#candidates().filter((candidate) => !excluded.has(candidate)), this.random);
+        if (!link) throw oneLineError(excluded.size > 0 ? `the worker running this request was lost, and ${this.#noWorker().replace(/^no/, "no other")}` : this.#noWorker());
+        this.#embedding.set(id, link);
+        try {
+          return await link.embed(this.modelKey, { ...request, id });
+        } catch (error) {
+          if (!link.closed || error instanceof EngineError) throw error;
+          if (excluded.size > 0) throw lostWorkerError(this.pool, error as Error);
+          excluded.add(link);
+        }
+      }
+    } finally {
+      this.#embedding.delete(id);
+    }
   }
 
   /** The workers' stats, summed (rates recomputed from the summed counts). */

@@ -6,6 +6,7 @@ import { Packr } from "msgpackr";
 import type { EngineQuestion, ModelInfo, SentError, SentEvent } from "../../engine/host/messages.js";
 import type { PromptModelSource } from "../../engine/prompt-counter.js";
 import type { Detokenized } from "../../engine/tokenize.js";
+import type { EmbeddingResult } from "../../engine/embed/request.js";
 import type { EngineRequest, EngineStats, PrefixCacheSnapshot, PrefixCacheUpdate } from "../../engine/request.js";
 import type { WireFormat } from "../protocol/internal.js";
 
@@ -49,7 +50,7 @@ export type ToWorkerFrame =
 export type FromWorkerFrame =
   | { type: "hello"; worker: WorkerDescription }
   | { type: "event"; event: SentEvent }
-  | { type: "reply"; call: number; answer: EngineStats | number | number[] | Detokenized }
+  | { type: "reply"; call: number; answer: EngineStats | number | number[] | Detokenized | SentEmbeddings }
   | { type: "reply"; call: number; error: SentError }
   /** Requests the worker holds now, from every gateway (sent when it changes, at most every LOAD_INTERVAL_MS). */
   | { type: "load"; inFlight: number }
@@ -58,6 +59,35 @@ export type FromWorkerFrame =
   /** After the hello, per model: every prefix-cache chain it holds; then "cache" frames keep the picture exact. */
   | { type: "cache-snapshot"; model: string; snapshot: PrefixCacheSnapshot }
   | { type: "cache"; model: string; update: PrefixCacheUpdate };
+
+/**
+ * An embedding answer as a frame carries it: each vector as its little-endian float32 bytes (msgpack has no float32
+ * arrays; a Float32Array would arrive as bare bytes).
+ */
+export interface SentEmbeddings extends Omit<EmbeddingResult, "embeddings"> {
+  embeddings: Uint8Array[];
+}
+
+/** `result` for a reply frame. */
+export function sendableEmbeddings(result: EmbeddingResult): SentEmbeddings {
+  const embeddings = result.embeddings.map((vector) => {
+    const bytes = new Uint8Array(vector.length * 4);
+    const view = new DataView(bytes.buffer);
+    vector.forEach((value, i) => view.setFloat32(i * 4, value, true));
+    return bytes;
+  });
+  return { ...result, embeddings };
+}
+
+/** A reply frame's embeddings as the engine gave them. @throws Error when a vector's bytes are not whole float32s. */
+export function receivedEmbeddings(sent: SentEmbeddings): EmbeddingResult {
+  const embeddings = sent.embeddings.map((bytes, i) => {
+    if (!(bytes instanceof Uint8Array) || bytes.length % 4 !== 0) throw new Error(`a worker's embeddings[${i}] is not float32 bytes`);
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return Float32Array.from({ length: bytes.length / 4 }, (_, j) => view.getFloat32(j * 4, true));
+  });
+  return { ...sent, embeddings };
+}
 
 /** The least time between two load frames on one connection. */
 export const LOAD_INTERVAL_MS = 20;

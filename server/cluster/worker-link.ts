@@ -7,7 +7,8 @@ import type { PromptModelSource } from "../../engine/prompt-counter.js";
 import { receivedEvent } from "../../engine/host/messages.js";
 import { PendingCalls } from "../../engine/host/pending-calls.js";
 import type { EngineEvent, EngineRequest } from "../../engine/request.js";
-import { FROM_WORKER_TYPES, type FromWorkerFrame, MAX_FRAME_BYTES, STREAM_WINDOW, type ToWorkerFrame, type WorkerDescription, decodeFrame, encodeFrame } from "./frames.js";
+import type { EmbeddingRequest, EmbeddingResult } from "../../engine/embed/request.js";
+import { FROM_WORKER_TYPES, type FromWorkerFrame, MAX_FRAME_BYTES, STREAM_WINDOW, type SentEmbeddings, type ToWorkerFrame, type WorkerDescription, decodeFrame, encodeFrame, receivedEmbeddings } from "./frames.js";
 
 /** Where a request's events go. */
 
@@ -51,6 +52,8 @@ export class WorkerLink {
   #socket: WebSocket;
   #description: WorkerDescription | undefined;
   readonly #requests = new Map<string, Pending>();
+  /** Ids of this gateway's embedding requests on the worker (calls, whose abort frames the worker takes by id). */
+  readonly #embeddings = new Set<string>();
   readonly #calls = new PendingCalls();
   /** The worker's last reported requests in flight, plus what this gateway sent since that report. */
   #reported = 0;
@@ -187,7 +190,23 @@ export class WorkerLink {
   }
 
   abort(id: string): void {
-    if (this.#requests.has(id)) this.#send({ type: "abort", id });
+    if (this.#requests.has(id) || this.#embeddings.has(id)) this.#send({ type: "abort", id });
+  }
+
+  /**
+   * Has the worker's engine for `model` embed `request` (counted in its load as a submitted request); abort(id)
+   * stops it there. Rejects with the worker's EngineError, or the connection's error when it ends first.
+   */
+  async embed(model: string, request: EmbeddingRequest & { id: string }): Promise<EmbeddingResult> {
+    if (this.#closed) throw this.#closed;
+    if (this.#embeddings.has(request.id) || this.#requests.has(request.id)) throw new Error(`a request with id ${request.id} is already running on the worker at ${this.url}`);
+    this.#embeddings.add(request.id);
+    this.#sentSinceReport++;
+    try {
+      return receivedEmbeddings(await this.ask<SentEmbeddings>(model, { method: "embed", request }));
+    } finally {
+      this.#embeddings.delete(request.id);
+    }
   }
 
   /** Asks the worker's engine for `model` a question (its stats, a token count). */

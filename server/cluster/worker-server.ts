@@ -7,9 +7,10 @@ import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import type { PromptModelSource } from "../../engine/prompt-counter.js";
 import { sendableError, sendableEvent } from "../../engine/host/messages.js";
 import { EngineError } from "../../engine/request.js";
+import type { EmbeddingRequest } from "../../engine/embed/request.js";
 import { bindApp, describeUwsBuild, loadUws } from "../http/uws.js";
 import { adminTokenMatches } from "../platform/admin/admin-request.js";
-import { type FromWorkerFrame, LOAD_INTERVAL_MS, MAX_FRAME_BYTES, STREAM_WINDOW, TO_WORKER_TYPES, type ToWorkerFrame, type WorkerDescription, decodeFrame, encodeFrame } from "./frames.js";
+import { type FromWorkerFrame, LOAD_INTERVAL_MS, MAX_FRAME_BYTES, STREAM_WINDOW, TO_WORKER_TYPES, type ToWorkerFrame, type WorkerDescription, decodeFrame, encodeFrame, sendableEmbeddings } from "./frames.js";
 
 /** Seconds without traffic before uWS pings a gateway connection, and drops it if the ping goes unanswered. */
 const IDLE_TIMEOUT_SECONDS = 16;
@@ -59,6 +60,8 @@ interface Relayed {
 interface Connection {
   number: number;
   requests: Map<string, Relayed>;
+  /** Its embedding requests running (asked as calls), keyed by the gateway's request id: abort frames reach them. */
+  embeddings: Map<string, { engine: ServingEngine; engineId: string }>;
   closed: boolean;
   loadTimer?: NodeJS.Timeout;
   lastLoadSent: number;
@@ -128,6 +131,32 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
     }
   };
 
+  /**
+   * Runs a gateway's embedding request, counted in flight as a submitted one (load, drain), and answers its call. Its
+   * id (the gateway's) names it in abort frames; engine ids are per connection, as submit's.
+   */
+  const embed = (socket: WebSocket<Connection>, call: number, engine: ServingEngine, request: EmbeddingRequest): void => {
+    const connection = socket.getUserData();
+    const reply = (frame: FromWorkerFrame) => send(socket, frame);
+    if (!engine.embed) return reply({ type: "reply", call, error: sendableError(new EngineError("invalid_request", "this worker's engine does not produce embeddings", "model")) });
+    const id = typeof request?.id === "string" ? request.id : `call-${call}`;
+    if (connection.embeddings.has(id) || connection.requests.has(id)) return reply({ type: "reply", call, error: sendableError(new EngineError("invalid_request", `a request with id ${id} is already running`, "id")) });
+    const engineId = `g${connection.number}:${id}`;
+    connection.embeddings.set(id, { engine, engineId });
+    submitted++;
+    inFlight++;
+    announceLoad();
+    void engine.embed({ ...request, id: engineId }).then(
+      (result) => reply({ type: "reply", call, answer: sendableEmbeddings(result) }),
+      (error: unknown) => reply({ type: "reply", call, error: sendableError(error) }),
+    ).finally(() => {
+      connection.embeddings.delete(id);
+      inFlight--;
+      announceLoad();
+      if (inFlight === 0) for (const wake of idleWaiters.splice(0)) wake();
+    });
+  };
+
   const handle = (socket: WebSocket<Connection>, frame: ToWorkerFrame): void => {
     const connection = socket.getUserData();
     switch (frame.type) {
@@ -154,12 +183,13 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
         return;
       }
       case "abort": {
-        const relayed = connection.requests.get(frame.id);
+        const relayed = connection.requests.get(frame.id) ?? connection.embeddings.get(frame.id);
         if (relayed) relayed.engine.abort(relayed.engineId);
         return;
       }
       case "call": {
         const engine = options.engines.get(frame.model);
+        if (frame.question.method === "embed" && engine) return embed(socket, frame.call, engine, frame.question.request);
         const answer = async () => {
           if (!engine) throw new EngineError("invalid_request", `this worker does not serve ${JSON.stringify(frame.model)}`, "model");
           const question = frame.question;
@@ -167,7 +197,7 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
           if (question.method === "countTokens") return await engine.countTokens(question.request);
           if (question.method === "tokenize") return await engine.tokenize(question.request);
           if (question.method === "detokenize") return await engine.detokenize(question.request);
-          throw new EngineError("invalid_request", `gateways may ask for stats, token counts and tokenizations, not ${JSON.stringify(question.method)}`);
+          throw new EngineError("invalid_request", `gateways may ask for stats, token counts, tokenizations and embeddings, not ${JSON.stringify(question.method)}`);
         };
         answer().then(
           (value) => send(socket, { type: "reply", call: frame.call, answer: value }),
@@ -220,7 +250,7 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
         res.cork(() => res.writeStatus("401 Unauthorized").writeHeader("content-type", "application/json").end(JSON.stringify({ error: "this worker takes work only from gateways holding its cluster token (LOOM_CLUSTER_TOKEN)" })));
         return;
       }
-      const connection: Connection = { number: ++connections, requests: new Map(), closed: false, lastLoadSent: 0, syncing: new Set() };
+      const connection: Connection = { number: ++connections, requests: new Map(), embeddings: new Map(), closed: false, lastLoadSent: 0, syncing: new Set() };
       res.upgrade(connection, req.getHeader("sec-websocket-key"), req.getHeader("sec-websocket-protocol"), req.getHeader("sec-websocket-extensions"), context);
     },
     open: (socket) => {
@@ -252,6 +282,7 @@ export async function startWorkerServer(options: WorkerServerOptions, host: stri
         relayed.engine.abort(relayed.engineId);
         relayed.resume?.();
       }
+      for (const running of connection.embeddings.values()) running.engine.abort(running.engineId);
     },
   });
   app.any("/*", (res) => {
