@@ -102,6 +102,14 @@ describe("n choices", () => {
     expect(group.map((request) => [request.fork!.size, request.sampling?.seed])).toEqual([[3, 7], [3, 8], [3, 9]]);
   });
 
+  it("the choices' shared prompt is computed once: /metrics counts the other choices' prompt tokens as forked", async () => {
+    const forked = async () => Number(/loom_forked_prompt_tokens\{model="[^"]*"\} (\d+)/.exec(await (await fetch(`${model.base}/metrics`)).text())?.[1]);
+    const before = await forked();
+    const completion = await openai.chat.completions.create({ ...params, model: model.chatModel, seed: 11 });
+    // Each choice but the leader takes every prompt token but the last (which it computes for its own first token).
+    expect((await forked()) - before).toBe(2 * (completion.usage!.prompt_tokens - 1));
+  });
+
   it("streamed: every chunk names its choice, choices interleave, and reassembled they equal the whole response", async () => {
     const whole = await openai.chat.completions.create({ ...params, model: model.chatModel });
     const stream = await openai.chat.completions.create({ ...params, model: model.chatModel, stream: true, stream_options: { include_usage: true } });

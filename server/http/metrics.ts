@@ -31,6 +31,10 @@ export interface EngineGauges {
   prefixHits: number;
   sectionHits: number;
   lookups: number;
+  /** Prompt tokens the engine ran through the model (cache hits and forked choices' shared prompts excluded). */
+  computedPromptTokens: number;
+  /** Prompt tokens choices of one request (`n`) took from their group's one prefill instead of computing them. */
+  forkedPromptTokens: number;
   /** A gateway's routing for the model (absent on loom serve). */
   routing?: RoutingCounters;
 }
@@ -100,6 +104,8 @@ export class Metrics {
     gauge("loom_cache_lookups", "Prompt cache lookups (admissions).", (e) => e.lookups);
     gauge("loom_prefix_cache_hits", "Admissions that reused a cached prefix.", (e) => e.prefixHits);
     gauge("loom_section_cache_hits", "Admissions that reused a section after a pruned span.", (e) => e.sectionHits);
+    gauge("loom_computed_prompt_tokens", "Prompt tokens run through the model since start (cache hits and forked choices excluded).", (e) => e.computedPromptTokens);
+    gauge("loom_forked_prompt_tokens", "Prompt tokens that choices of one request (n) took from their group's one prefill since start.", (e) => e.forkedPromptTokens);
     const routed = engines.filter((e) => e.routing);
     if (routed.length > 0) {
       const counter = (name: string, help: string, pick: (r: RoutingCounters) => number) => {

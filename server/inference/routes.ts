@@ -85,6 +85,8 @@ export async function gaugesOf(entry: ModelRegistry["entries"][number]): Promise
     lookups: stats.cache.lookups,
     prefixHits: stats.cache.prefixHits,
     sectionHits: stats.cache.sectionHits,
+    computedPromptTokens: stats.tokens.computedPrompt,
+    forkedPromptTokens: stats.tokens.forkedPrompt,
     ...(entry.routing ? { routing: entry.routing() } : {}),
   };
 }

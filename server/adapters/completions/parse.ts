@@ -45,6 +45,8 @@ export interface CompletionRequest {
   ignoreEndOfGeneration?: boolean;
   minTokens?: number;
   userId?: string;
+  /** `prompt_cache_key`: a gateway's routing affinity key, as for chat completions. */
+  cacheKey?: string;
 }
 
 /** The fields this parser reads; any other is refused. */
@@ -98,6 +100,9 @@ export function parseCompletionRequest(body: unknown, models: ServedModels, voca
   if (logprobs !== undefined) request.logprobs = logprobs;
   const user = optionalString(own(body, "user"), "user");
   if (user !== undefined) request.userId = user;
+  // checkAnnotations has checked it is a string.
+  const cacheKey = own(body, "prompt_cache_key");
+  if (typeof cacheKey === "string" && cacheKey !== "") request.cacheKey = cacheKey;
   return request;
 }
 

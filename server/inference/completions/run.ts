@@ -41,7 +41,12 @@ export function choiceRequest(id: string, request: CompletionRequest, prompt: nu
   if (request.echo && (logprobs !== undefined || request.maxTokens === 0)) engineRequest.promptLogprobs = { top: logprobs ?? 0 };
   if (request.minTokens !== undefined) engineRequest.minTokens = request.minTokens;
   if (request.ignoreEndOfGeneration) engineRequest.ignoreEndOfGeneration = true;
-  if (n > 1) engineRequest.fork = { group: `${id}-p${prompt}`, size: n };
+  if (request.cacheKey !== undefined) engineRequest.affinityKey = request.cacheKey;
+  if (n > 1) {
+    // A group's choices on one worker behind a gateway, where they share one prefill (as chat's choices).
+    engineRequest.fork = { group: `${id}-p${prompt}`, size: n };
+    engineRequest.affinityKey ??= `fork:${id}-p${prompt}`;
+  }
   return engineRequest;
 }
 
