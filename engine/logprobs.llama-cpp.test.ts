@@ -2,44 +2,16 @@
 // a greedy continuation's logprobs must equal the log-softmax of llama.cpp's own logits for the same file within 1e-3,
 // on tiny Qwen3 (random weights, a 151,936-token vocabulary) and stories260K (trained).
 import { describe, expect, it } from "vitest";
-import type { LlamaContext, LlamaModel, Token } from "node-llama-cpp";
 import { ensureTestModel } from "../scripts/test-models.js";
 import { Engine } from "./engine.js";
 import { loadModel } from "./load.js";
 import type { EngineEvent, TokenLogprob } from "./request.js";
-import { logSumExp, topTokens } from "./sample/logprobs.js";
-import { REFERENCE_CONTEXT_OPTIONS, referenceLlama, skipResourceSimulation } from "./testing/llama-cpp.js";
+import { topTokens } from "./sample/logprobs.js";
+import { referenceLogSoftmax } from "./testing/llama-cpp.js";
 import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "./testing/fixtures.js";
 
 const TOLERANCE = 1e-3;
 const TOP = 5;
-
-/**
- * llama.cpp's log-softmax (float64, from its raw logits) of the token after each position of `tokens`: row i
- * predicts tokens[i + 1]. One evaluation from an empty cache, every position's logits asked for.
- */
-async function referenceLogSoftmax(path: string, tokens: number[]): Promise<Float64Array[]> {
-  skipResourceSimulation();
-  const llama = await referenceLlama();
-  const model: LlamaModel = await llama.loadModel({ modelPath: path });
-  let context: LlamaContext | undefined;
-  try {
-    context = await model.createContext({ contextSize: 256, threads: 1, batchSize: 256, ...REFERENCE_CONTEXT_OPTIONS });
-    const results = await context.getSequence().controlledEvaluate(tokens.map((token) => [token as Token, { generateNext: { logits: true } }]));
-    const rows = results.map((result, i) => {
-      const logits = result?.next.logits;
-      if (!logits) throw new Error(`llama.cpp returned no logits at position ${i}`);
-      const row = new Float64Array(logits.size);
-      for (const [token, logit] of logits) row[token as number] = logit;
-      const normalizer = logSumExp(row);
-      return row.map((logit) => logit - normalizer);
-    });
-    return rows;
-  } finally {
-    await context?.dispose();
-    await model.dispose();
-  }
-}
 
 /**
  * Largest |ours - llama.cpp| over an entry's token and its top tokens (each by its id, and the j-th most likely value

@@ -301,7 +301,6 @@ const SMOLLM2_IDS = { bos_token_id: 1, eos_token_id: 2 }; // <|im_start|>, <|im_
 const QWEN_IDS = { bos_token_id: 151643, eos_token_id: 151645 }; // <|endoftext|>, <|im_end|>
 const LLAMA2_IDS = { bos_token_id: 1, eos_token_id: 2 }; // <s>, </s>
 
-/** Every preset, by name. */
 /** tiny-qwen3, also the base of the embedding presets. */
 const TINY_QWEN3: ModelPreset = {
   name: "tiny-qwen3",
@@ -316,6 +315,7 @@ const TINY_QWEN3: ModelPreset = {
   fullSize: false,
 };
 
+/** Every preset, by name. */
 export const MODEL_PRESETS: Readonly<Record<string, ModelPreset>> = {
   "smollm2-135m": {
     name: "smollm2-135m",

@@ -2,11 +2,9 @@
 // as `local-completions` sends it (token ids, echo, max_tokens 0, logprobs 1) and summed from `token_logprobs` as the
 // harness sums it, equals the same sum computed by hand from llama.cpp's logits (node-llama-cpp) within 1e-3, and
 // `is_greedy` (every continuation token the top one) agrees.
-import type { LlamaContext, LlamaModel, Token } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
-import { logSumExp } from "../engine/sample/logprobs.js";
 import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "../engine/testing/fixtures.js";
-import { REFERENCE_CONTEXT_OPTIONS, referenceLlama, skipResourceSimulation } from "../engine/testing/llama-cpp.js";
+import { referenceLogSoftmax } from "../engine/testing/llama-cpp.js";
 import { ensureTestModel } from "../scripts/test-models.js";
 import { startModelServer } from "./testing/model-server.js";
 
@@ -14,30 +12,18 @@ const TOLERANCE = 1e-3;
 
 /** llama.cpp's loglikelihood of tokens[contextLength..] given the tokens before each, and whether each was its argmax. */
 async function referenceScore(path: string, tokens: number[], contextLength: number): Promise<{ sum: number; greedy: boolean }> {
-  skipResourceSimulation();
-  const llama = await referenceLlama();
-  const model: LlamaModel = await llama.loadModel({ modelPath: path });
-  let context: LlamaContext | undefined;
-  try {
-    context = await model.createContext({ contextSize: 256, threads: 1, batchSize: 256, ...REFERENCE_CONTEXT_OPTIONS });
-    const results = await context.getSequence().controlledEvaluate(tokens.slice(0, -1).map((token) => [token as Token, { generateNext: { logits: true } }]));
-    let sum = 0;
-    let greedy = true;
-    for (let i = contextLength; i < tokens.length; i++) {
-      const logits = results[i - 1]?.next.logits;
-      if (!logits) throw new Error(`llama.cpp returned no logits at position ${i - 1}`);
-      const row = new Float64Array(logits.size);
-      for (const [token, logit] of logits) row[token as number] = logit;
-      sum += row[tokens[i]!]! - logSumExp(row);
-      let best = 0;
-      for (let t = 1; t < row.length; t++) if (row[t]! > row[best]!) best = t;
-      if (best !== tokens[i]) greedy = false;
-    }
-    return { sum, greedy };
-  } finally {
-    await context?.dispose();
-    await model.dispose();
+  // Row i predicts tokens[i + 1]: the last token predicts nothing asked for.
+  const rows = await referenceLogSoftmax(path, tokens.slice(0, -1));
+  let sum = 0;
+  let greedy = true;
+  for (let i = contextLength; i < tokens.length; i++) {
+    const row = rows[i - 1]!;
+    sum += row[tokens[i]!]!;
+    let best = 0;
+    for (let t = 1; t < row.length; t++) if (row[t]! > row[best]!) best = t;
+    if (best !== tokens[i]) greedy = false;
   }
+  return { sum, greedy };
 }
 
 /** Scores `continuation` after `context` over HTTP as lm-evaluation-harness does, and by hand from llama.cpp. */

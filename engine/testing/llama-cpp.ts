@@ -1,5 +1,6 @@
 // llama.cpp (node-llama-cpp's prebuilt CPU build) as the numerical reference in tests and benchmarks.
 import { GgufInsights, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, LlamaLogLevel, type Token, getLlama } from "node-llama-cpp";
+import { logSumExp } from "../sample/logprobs.js";
 
 let instance: Promise<Llama> | undefined;
 
@@ -30,6 +31,33 @@ export function skipResourceSimulation(): void {
   const insights = GgufInsights.prototype as unknown as Record<string, unknown>;
   for (const method of ["_simulateModelResourceUsage", "_simulateContextResourceUsage"]) {
     if (typeof insights[method] === "function") insights[method] = async () => null;
+  }
+}
+
+/**
+ * llama.cpp's log-softmax (float64, from its raw logits) of the token after each position of `tokens`: row i
+ * predicts tokens[i + 1]. One evaluation of `path` from an empty cache (a 256-token context), every position's
+ * logits asked for.
+ */
+export async function referenceLogSoftmax(path: string, tokens: number[]): Promise<Float64Array[]> {
+  skipResourceSimulation();
+  const llama = await referenceLlama();
+  const model: LlamaModel = await llama.loadModel({ modelPath: path });
+  let context: LlamaContext | undefined;
+  try {
+    context = await model.createContext({ contextSize: 256, threads: 1, batchSize: 256, ...REFERENCE_CONTEXT_OPTIONS });
+    const results = await context.getSequence().controlledEvaluate(tokens.map((token) => [token as Token, { generateNext: { logits: true } }]));
+    return results.map((result, i) => {
+      const logits = result?.next.logits;
+      if (!logits) throw new Error(`llama.cpp returned no logits at position ${i}`);
+      const row = new Float64Array(logits.size);
+      for (const [token, logit] of logits) row[token as number] = logit;
+      const normalizer = logSumExp(row);
+      return row.map((logit) => logit - normalizer);
+    });
+  } finally {
+    await context?.dispose();
+    await model.dispose();
   }
 }
 

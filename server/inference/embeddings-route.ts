@@ -8,10 +8,10 @@ import { embeddingsResponse } from "../adapters/embeddings/response.js";
 import type { ServerContext } from "../http/context.js";
 import type { WireEndpoint } from "../http/endpoint.js";
 import type { Connection } from "../http/reply.js";
-import { engineFor, metricsName } from "../models.js";
+import { metricsName } from "../models.js";
 import { ProtocolError } from "../protocol/internal.js";
 import { protocolErrorOf } from "../protocol/run.js";
-import { checkCapacity, handleJsonPost } from "./generation.js";
+import { admittedEngine, checkCapacity, handleJsonPost, openAIVocabSize, servedOpenAIModel } from "./generation.js";
 
 /** The route's path. */
 export const EMBEDDINGS_PATH = "/v1/embeddings";
@@ -23,10 +23,8 @@ export const EMBEDDINGS_PATH = "/v1/embeddings";
 export function handleEmbeddings(context: ServerContext, endpoint: WireEndpoint, connection: Connection, req: HttpRequest): void {
   const route = EMBEDDINGS_PATH;
   handleJsonPost(context, route, endpoint, connection, req, async (body, principal) => {
-    const registry = context.options.registry;
-    const request = parseEmbeddingsRequest(body, registry, (slug) => registry.find(slug, "openai")?.model.vocabSize ?? 0);
-    const served = registry.find(request.model, "openai");
-    if (!served) throw new ProtocolError("not_found", `The model '${request.model}' does not exist`, "model");
+    const request = parseEmbeddingsRequest(body, context.options.registry, openAIVocabSize(context));
+    const served = servedOpenAIModel(context, request.model);
     const embeddings = served.model.embeddings;
     if (!embeddings) throw new ProtocolError("invalid_request", `model ${request.model} does not produce embeddings (its GGUF declares no pooling_type)`, "model");
     if (request.dimensions !== undefined && request.dimensions > embeddings.dimensions) {
@@ -40,10 +38,8 @@ export function handleEmbeddings(context: ServerContext, endpoint: WireEndpoint,
     });
     let promptTokens = 0;
     try {
-      const engine = engineFor(served, admission.pool);
-      if (!engine) throw new ProtocolError("permission", `this organization runs on the dedicated pool '${admission.pool}', which this server does not have: send its requests to a gateway (loom gateway)`);
+      const engine = admittedEngine(context, served, admission.pool);
       if (!engine.embed) throw new ProtocolError("invalid_request", `model ${request.model} is served by an engine that does not produce embeddings`, "model");
-      if (served.poolEngine) checkCapacity(context, engine);
       // A client that disconnects stops its inputs: their steps and KV blocks go to the requests still wanted.
       const id = `embd-${connection.requestId}`;
       const embedding = engine.embed({

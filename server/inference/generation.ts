@@ -99,6 +99,33 @@ export function checkCapacity(context: ServerContext, engine: ServingEngine): vo
 }
 
 /**
+ * The engine that runs an admitted request for `served`: the organization's dedicated pool's, or the model's own;
+ * a pool's engine is checked for room here (the model's own was checked before admission).
+ * @throws ProtocolError "permission" when this server does not have the pool, "overloaded" when its engine is full.
+ */
+export function admittedEngine(context: ServerContext, served: ServedModel, pool: string | undefined): ServingEngine {
+  const engine = engineFor(served, pool);
+  if (!engine) throw new ProtocolError("permission", `this organization runs on the dedicated pool '${pool}', which this server does not have: send its requests to a gateway (loom gateway)`);
+  if (served.poolEngine) checkCapacity(context, engine);
+  return engine;
+}
+
+/**
+ * The served model behind an OpenAI-format slug (the parsers have checked it is one: this narrows the type).
+ * @throws ProtocolError "not_found" naming `model`.
+ */
+export function servedOpenAIModel(context: ServerContext, slug: string): ServedModel {
+  const served = context.options.registry.find(slug, "openai");
+  if (!served) throw new ProtocolError("not_found", `The model '${slug}' does not exist`, "model");
+  return served;
+}
+
+/** The vocabulary size of the model behind an OpenAI-format slug (0: none), for parsers that check token ids. */
+export function openAIVocabSize(context: ServerContext): (slug: string) => number {
+  return (slug) => context.options.registry.find(slug, "openai")?.model.vocabSize ?? 0;
+}
+
+/**
  * Admits a request against its key's limits, counting its prompt only where a token limit needs it; with the prompt
  * its engine prepared to count it, if it did (the request runs with it).
  */
@@ -127,10 +154,7 @@ export function handleGeneration(context: ServerContext, endpoint: WireEndpoint,
     const settle = (usage: InternalUsage) => (settlement ??= admission.settle(usage));
     let running: RunningRequest;
     try {
-      const engine = engineFor(served, admission.pool);
-      if (!engine) throw new ProtocolError("permission", `this organization runs on the dedicated pool '${admission.pool}', which this server does not have: send its requests to a gateway (loom gateway)`);
-      if (served.poolEngine) checkCapacity(context, engine);
-      running = runChoices(engine, meta.id, request, { ...outputFormatOf(served), wireField: wireFieldOf(endpoint, request), whitespace: context.options.jsonWhitespace, prepared, onUsage: (usage) => { used = usage; } });
+      running = runChoices(admittedEngine(context, served, admission.pool), meta.id, request, { ...outputFormatOf(served), wireField: wireFieldOf(endpoint, request), whitespace: context.options.jsonWhitespace, prepared, onUsage: (usage) => { used = usage; } });
     } catch (error) {
       // Never submitted: nothing used, but the admission's reservations are given back.
       void settle(used).catch((settleError: unknown) => context.options.log.requestError(connection.requestId, route, settleError));

@@ -5,6 +5,7 @@ import { MAX_CHOICES } from "../../protocol/choices.js";
 import { ProtocolError, type ServedModels } from "../../protocol/internal.js";
 import { parseGenerationExtensions } from "../extensions.js";
 import { describe, invalid, isObject, isUnset, optionalBoolean, optionalInteger, optionalNumberInRange, optionalObject, optionalString, own, quote, unsupported, type JsonObject } from "../openai/fields.js";
+import { parseIncludeUsage, parseSampling, parseStop } from "../openai/generation-fields.js";
 import { parseModel } from "../openai/parse.js";
 import { checkPromptCacheHints } from "../openai/top-level.js";
 
@@ -18,8 +19,6 @@ export const MAX_PROMPTS = 128;
 export const MAX_TOTAL_CHOICES = 128;
 /** The most `logprobs` OpenAI's legacy API allows. */
 export const MAX_LEGACY_LOGPROBS = 5;
-/** OpenAI allows up to 4 stop sequences. */
-const MAX_STOP_SEQUENCES = 4;
 
 /** One prompt: text (tokenized with the model's special tokens) or token ids. */
 export type CompletionPrompt = { text: string } | { tokens: number[] };
@@ -92,9 +91,9 @@ export function parseCompletionRequest(body: unknown, models: ServedModels, voca
     maxTokens,
     echo,
     stop: parseStop(own(body, "stop")),
-    sampling: parseSampling(body),
+    sampling: parseLegacySampling(body),
     stream,
-    includeUsage: parseIncludeUsage(own(body, "stream_options"), stream),
+    includeUsage: parseLegacyIncludeUsage(own(body, "stream_options"), stream),
     ...parseGenerationExtensions(body, maxTokens, "max_tokens"),
   };
   if (logprobs !== undefined) request.logprobs = logprobs;
@@ -141,56 +140,26 @@ function checkTokenIds(ids: unknown[], vocabSize: number, path: string): number[
   return ids as number[];
 }
 
-/** Sampling parameters with chat completions' ranges, and vLLM's top_k, min_p and repetition_penalty. */
-function parseSampling(body: JsonObject): CompletionRequest["sampling"] {
-  const sampling: CompletionRequest["sampling"] = {};
-  const temperature = optionalNumberInRange(own(body, "temperature"), "temperature", 0, 2);
-  const topP = optionalNumberInRange(own(body, "top_p"), "top_p", 0, 1);
-  const topK = optionalInteger(own(body, "top_k"), "top_k", "an integer, -1 or 0 for no limit", -1);
+/** Sampling parameters as chat completions reads them, and vLLM's min_p and repetition_penalty. */
+function parseLegacySampling(body: JsonObject): CompletionRequest["sampling"] {
+  const sampling: CompletionRequest["sampling"] = parseSampling(body);
   const minP = optionalNumberInRange(own(body, "min_p"), "min_p", 0, 1);
-  const frequencyPenalty = optionalNumberInRange(own(body, "frequency_penalty"), "frequency_penalty", -2, 2);
-  const presencePenalty = optionalNumberInRange(own(body, "presence_penalty"), "presence_penalty", -2, 2);
   const repetitionPenalty = own(body, "repetition_penalty");
   if (!isUnset(repetitionPenalty) && (typeof repetitionPenalty !== "number" || !Number.isFinite(repetitionPenalty) || repetitionPenalty <= 0 || repetitionPenalty > 10)) {
     invalid("repetition_penalty", "a number above 0 and at most 10 (1: off)", repetitionPenalty);
   }
-  const seed = optionalInteger(own(body, "seed"), "seed", "an integer", Number.MIN_SAFE_INTEGER);
-  if (temperature !== undefined) sampling.temperature = temperature;
-  if (topP !== undefined) sampling.topP = topP;
-  if (topK !== undefined && topK > 0) sampling.topK = topK;
   if (minP !== undefined) sampling.minP = minP;
-  if (frequencyPenalty !== undefined) sampling.frequencyPenalty = frequencyPenalty;
-  if (presencePenalty !== undefined) sampling.presencePenalty = presencePenalty;
   if (typeof repetitionPenalty === "number") sampling.repetitionPenalty = repetitionPenalty;
-  if (seed !== undefined) sampling.seed = seed;
   return sampling;
 }
 
-/** `stop`: a non-empty string or an array of 1 to 4 non-empty strings. */
-function parseStop(value: unknown): string[] {
-  if (isUnset(value)) return [];
-  const rule = `a non-empty string or an array of 1 to ${MAX_STOP_SEQUENCES} non-empty strings`;
-  if (typeof value === "string") {
-    if (value === "") invalid("stop", rule, value);
-    return [value];
-  }
-  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_STOP_SEQUENCES) invalid("stop", rule, value);
-  return value.map((item: unknown, index) => {
-    if (typeof item !== "string" || item === "") invalid(`stop[${index}]`, "a non-empty string", item);
-    return item;
-  });
-}
-
-/** `stream_options`: {include_usage?}, only with `stream: true`. */
-function parseIncludeUsage(value: unknown, stream: boolean): boolean {
-  const options = optionalObject(value, "stream_options");
-  if (!options) return false;
-  if (!stream) unsupported("stream_options", "stream_options is only allowed when stream is true");
-  for (const key of Object.keys(options)) {
+/** `stream_options` as chat completions reads it, refusing keys other than include_usage and include_obfuscation. */
+function parseLegacyIncludeUsage(value: unknown, stream: boolean): boolean {
+  const includeUsage = parseIncludeUsage(value, stream);
+  for (const key of Object.keys(isObject(value) ? value : {})) {
     if (key !== "include_usage" && key !== "include_obfuscation") unsupported("stream_options", `stream_options has an unsupported key ${quote(key)}: include_usage is supported`);
   }
-  optionalBoolean(own(options, "include_obfuscation"), "stream_options.include_obfuscation");
-  return optionalBoolean(own(options, "include_usage"), "stream_options.include_usage") ?? false;
+  return includeUsage;
 }
 
 /** Fields whose request this server cannot honour: refused by name, never ignored. */

@@ -12,10 +12,10 @@ import { CompletionStreamWriter } from "../../adapters/completions/stream.js";
 import type { ServerContext } from "../../http/context.js";
 import type { ResponseMeta, WireEndpoint } from "../../http/endpoint.js";
 import { type Connection, EventStream } from "../../http/reply.js";
-import { type ServedModel, engineFor, metricsName } from "../../models.js";
+import { type ServedModel, metricsName } from "../../models.js";
 import { type InternalUsage, ProtocolError } from "../../protocol/internal.js";
 import { protocolErrorOf } from "../../protocol/run.js";
-import { checkCapacity, handleJsonPost } from "../generation.js";
+import { admittedEngine, checkCapacity, handleJsonPost, openAIVocabSize, servedOpenAIModel } from "../generation.js";
 import { type ChoiceEvent, type RunningCompletion, runCompletion } from "./run.js";
 
 /** The route's path. */
@@ -34,10 +34,8 @@ interface PreparedCompletionPrompt extends ChoicePrompt {
 export function handleCompletion(context: ServerContext, endpoint: WireEndpoint, connection: Connection, req: HttpRequest): void {
   const route = COMPLETIONS_PATH;
   handleJsonPost(context, route, endpoint, connection, req, async (body, principal) => {
-    const registry = context.options.registry;
-    const request = parseCompletionRequest(body, registry, (slug) => registry.find(slug, "openai")?.model.vocabSize ?? 0);
-    const served = registry.find(request.model, "openai");
-    if (!served) throw new ProtocolError("not_found", `The model '${request.model}' does not exist`, "model");
+    const request = parseCompletionRequest(body, context.options.registry, openAIVocabSize(context));
+    const served = servedOpenAIModel(context, request.model);
     if (!served.poolEngine) checkCapacity(context, served.engine);
     const prompts = await preparePrompts(served, request);
     const inputTokens = prompts.reduce((total, prompt) => total + prompt.tokens.length, 0);
@@ -51,10 +49,7 @@ export function handleCompletion(context: ServerContext, endpoint: WireEndpoint,
     const settle = (usage: InternalUsage) => (settlement ??= admission.settle(usage));
     let running: RunningCompletion;
     try {
-      const engine = engineFor(served, admission.pool);
-      if (!engine) throw new ProtocolError("permission", `this organization runs on the dedicated pool '${admission.pool}', which this server does not have: send its requests to a gateway (loom gateway)`);
-      if (served.poolEngine) checkCapacity(context, engine);
-      running = runCompletion(engine, meta.id, request, prompts.map((prompt) => prompt.tokens));
+      running = runCompletion(admittedEngine(context, served, admission.pool), meta.id, request, prompts.map((prompt) => prompt.tokens));
     } catch (error) {
       void settle({ promptTokens: 0, cachedTokens: 0, completionTokens: 0 }).catch((settleError: unknown) => context.options.log.requestError(connection.requestId, route, settleError));
       throw error;

@@ -4,6 +4,7 @@
 import type { ChatCompletionStore, CompletionFilter, JsonRecord, PageRequest, StoredCompletion, StoredCompletionRecord, StoredPage } from "../../adapters/openai/stored.js";
 import { PlatformInputError, type Sql } from "../contract.js";
 import { storableJson, storableText, unstorableCharacter } from "../db/storable-text.js";
+import { deleteExpiredRows, itemPageQueries, readItemPage, requireDate, requireItemsWithIds } from "./owned-item-rows.js";
 import { quote, requireChoice, requireId, requireInteger, requireObject } from "./validate.js";
 
 /**
@@ -24,31 +25,9 @@ function listQuery(order: "asc" | "desc"): string {
     LIMIT $3`;
 }
 
-/**
- * A page of a completion's messages (as response-store.ts pages input items): the completion's row (none: missing,
- * expired or another owner's), the ordinal of `after` and up to $5 messages past it; the LEFT JOINs keep the row when
- * the page is empty, so an empty page and a missing completion differ.
- */
-function messagesQuery(order: "asc" | "desc"): string {
-  const direction = order === "asc" ? "ASC" : "DESC";
-  const past = order === "asc" ? ">" : "<";
-  return `SELECT page.message
-    FROM chat_completions c
-    LEFT JOIN LATERAL (
-      SELECT e.ordinal FROM jsonb_array_elements(c.messages) WITH ORDINALITY AS e (message, ordinal)
-      WHERE e.message ->> 'id' = $4::text ORDER BY e.ordinal LIMIT 1
-    ) mark ON true
-    LEFT JOIN LATERAL (
-      SELECT e.message, e.ordinal FROM jsonb_array_elements(c.messages) WITH ORDINALITY AS e (message, ordinal)
-      WHERE $4::text IS NULL OR e.ordinal ${past} mark.ordinal
-      ORDER BY e.ordinal ${direction} LIMIT $5
-    ) page ON true
-    WHERE c.id = $1 AND c.owner = $2 AND c.expires_at > $3
-    ORDER BY page.ordinal ${direction}`;
-}
-
 const LIST = { asc: listQuery("asc"), desc: listQuery("desc") } as const;
-const MESSAGES = { asc: messagesQuery("asc"), desc: messagesQuery("desc") } as const;
+/** A completion's messages, paged as a response's input items are. */
+const MESSAGES = itemPageQueries({ table: "chat_completions", column: "messages" });
 
 /** A row as reads select it. */
 type CompletionRow = {
@@ -84,7 +63,7 @@ export class SqlChatCompletionStore implements ChatCompletionStore {
     requireDate("expiresAt", record.expiresAt);
     requireMetadata(record.metadata);
     requireObject("completion", record.completion);
-    requireMessages(record.messages);
+    requireItemsWithIds("messages", record.messages);
     // JSON text cast to jsonb (both drivers send it as it is); U+0000 and lone surrogates become U+FFFD, as in stored
     // responses: the only way a stored completion differs from the one answered.
     await this.sql.query(
@@ -133,14 +112,7 @@ export class SqlChatCompletionStore implements ChatCompletionStore {
 
   /** @throws PlatformInputError for a limit below 1 or an unknown order. */
   async messages(owner: string, id: string, page: PageRequest): Promise<StoredPage<JsonRecord> | undefined> {
-    const limit = requireInteger("limit", page.limit, 1);
-    const order = requireChoice("order", page.order, ["asc", "desc"] as const);
-    if (unstorableCharacter(id)) return undefined;
-    const after = page.after === undefined ? null : storableText(page.after);
-    const rows = await this.sql.query<{ message: JsonRecord | null }>(MESSAGES[order], [id, owner, this.now(), after, limit + 1]);
-    if (rows.length === 0) return undefined;
-    const messages = rows.flatMap((row) => (row.message === null ? [] : [row.message]));
-    return { items: messages.slice(0, limit), hasMore: messages.length > limit };
+    return readItemPage(this.sql, MESSAGES, owner, id, this.now(), page);
   }
 
   /**
@@ -148,18 +120,7 @@ export class SqlChatCompletionStore implements ChatCompletionStore {
    * another transaction holds.
    */
   async deleteExpired(now: Date, limit: number): Promise<number> {
-    requireDate("now", now);
-    requireInteger("limit", limit, 1);
-    const [row] = await this.sql.query<{ deleted: number }>(
-      `WITH gone AS (
-        DELETE FROM chat_completions WHERE id IN (
-          SELECT id FROM chat_completions WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED
-        ) RETURNING 1
-      )
-      SELECT count(*)::int AS deleted FROM gone`,
-      [now, limit],
-    );
-    return row!.deleted;
+    return deleteExpiredRows(this.sql, "chat_completions", now, limit);
   }
 }
 
@@ -168,24 +129,10 @@ function json(value: unknown): string {
   return JSON.stringify(storableJson(value));
 }
 
-function requireDate(field: string, value: unknown): Date {
-  if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw new PlatformInputError(field, `${field} must be a valid Date, got ${quote(value)}`);
-  return value;
-}
-
 /** String pairs (the adapter has checked their number and lengths). */
 function requireMetadata(value: unknown): void {
   const metadata = requireObject("metadata", value);
   for (const [key, entry] of Object.entries(metadata)) {
     if (typeof entry !== "string") throw new PlatformInputError(`metadata.${key.slice(0, 64)}`, `metadata.${key.slice(0, 64)} must be a string, got ${quote(entry)}`);
   }
-}
-
-/** An array of objects, each with a non-empty string `id` (what `after` finds). */
-function requireMessages(value: unknown): void {
-  if (!Array.isArray(value)) throw new PlatformInputError("messages", `messages must be an array, got ${quote(value)}`);
-  value.forEach((message: unknown, index) => {
-    const { id } = requireObject(`messages[${index}]`, message);
-    if (typeof id !== "string" || id === "") throw new PlatformInputError(`messages[${index}].id`, `messages[${index}].id must be a non-empty string, got ${quote(id)}`);
-  });
 }

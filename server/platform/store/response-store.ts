@@ -2,36 +2,12 @@
 // read and deleted only by their owner, their input items paged in SQL. An expired row is invisible from the moment it
 // expires; ResponseCleanup (response-cleanup.ts) removes it later.
 import type { InputItemsPage, JsonRecord, ResponseRecord, ResponseStore } from "../../adapters/responses/store.js";
-import { PlatformInputError, type Sql } from "../contract.js";
-import { storableJson, storableText, unstorableCharacter } from "../db/storable-text.js";
-import { quote, requireChoice, requireId, requireInteger, requireObject } from "./validate.js";
+import type { Sql } from "../contract.js";
+import { storableJson, unstorableCharacter } from "../db/storable-text.js";
+import { deleteExpiredRows, itemPageQueries, readItemPage, requireDate, requireItemsWithIds } from "./owned-item-rows.js";
+import { requireId, requireObject } from "./validate.js";
 
-/**
- * A page of a response's input items, newest-first or oldest-first. One statement: the response's row (no row: the
- * response is missing, expired or another owner's), the ordinal of `after` (the first item with the `after` id; none
- * when `after` is unknown, so every comparison with it is NULL and the page is empty) and up to $5 items past it.
- * The LEFT JOINs keep the row when the page is empty, so an empty page and a missing response differ.
- */
-function inputItemsQuery(order: "asc" | "desc"): string {
-  // Only these two constant texts are ever built: the direction is not a parameter in SQL.
-  const direction = order === "asc" ? "ASC" : "DESC";
-  const past = order === "asc" ? ">" : "<";
-  return `SELECT page.item
-    FROM responses r
-    LEFT JOIN LATERAL (
-      SELECT c.ordinal FROM jsonb_array_elements(r.input_items) WITH ORDINALITY AS c (item, ordinal)
-      WHERE c.item ->> 'id' = $4::text ORDER BY c.ordinal LIMIT 1
-    ) mark ON true
-    LEFT JOIN LATERAL (
-      SELECT e.item, e.ordinal FROM jsonb_array_elements(r.input_items) WITH ORDINALITY AS e (item, ordinal)
-      WHERE $4::text IS NULL OR e.ordinal ${past} mark.ordinal
-      ORDER BY e.ordinal ${direction} LIMIT $5
-    ) page ON true
-    WHERE r.id = $1 AND r.owner = $2 AND r.expires_at > $3
-    ORDER BY page.ordinal ${direction}`;
-}
-
-const INPUT_ITEMS = { asc: inputItemsQuery("asc"), desc: inputItemsQuery("desc") } as const;
+const INPUT_ITEMS = itemPageQueries({ table: "responses", column: "input_items" });
 
 /**
  * Stored responses in the database. Whether a row has expired is judged by this process's clock, not the database's
@@ -58,7 +34,7 @@ export class SqlResponseStore implements ResponseStore {
     requireDate("createdAt", record.createdAt);
     requireDate("expiresAt", record.expiresAt);
     requireObject("response", record.response);
-    requireItems(record.inputItems);
+    requireItemsWithIds("inputItems", record.inputItems);
     // JSON text cast to jsonb in the statement: both drivers send it as it is (a JS array would become a SQL array).
     // U+0000 and lone surrogates (which any client may send and a model may write) become U+FFFD. NOTE: the only way
     // a stored response differs from the one answered.
@@ -90,16 +66,7 @@ export class SqlResponseStore implements ResponseStore {
    * @throws PlatformInputError for a limit below 1 or an unknown order.
    */
   async inputItems(owner: string, id: string, page: { limit: number; order: "asc" | "desc"; after?: string }): Promise<InputItemsPage | undefined> {
-    const limit = requireInteger("limit", page.limit, 1);
-    const order = requireChoice("order", page.order, ["asc", "desc"] as const);
-    if (unstorableCharacter(id)) return undefined;
-    // Item ids were stored as storableJson wrote them: `after` is looked up so too.
-    const after = page.after === undefined ? null : storableText(page.after);
-    const rows = await this.sql.query<{ item: JsonRecord | null }>(INPUT_ITEMS[order], [id, owner, this.now(), after, limit + 1]);
-    if (rows.length === 0) return undefined;
-    // An empty page is the response's row with no item beside it.
-    const items = rows.flatMap((row) => (row.item === null ? [] : [row.item]));
-    return { items: items.slice(0, limit), hasMore: items.length > limit };
+    return readItemPage(this.sql, INPUT_ITEMS, owner, id, this.now(), page);
   }
 
   /**
@@ -107,31 +74,7 @@ export class SqlResponseStore implements ResponseStore {
    * transaction holds (a cleanup in another process, a delete in flight) are skipped rather than waited for.
    */
   async deleteExpired(now: Date, limit: number): Promise<number> {
-    requireDate("now", now);
-    requireInteger("limit", limit, 1);
-    const [row] = await this.sql.query<{ deleted: number }>(
-      `WITH gone AS (
-        DELETE FROM responses WHERE id IN (
-          SELECT id FROM responses WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED
-        ) RETURNING 1
-      )
-      SELECT count(*)::int AS deleted FROM gone`,
-      [now, limit],
-    );
-    return row!.deleted;
+    return deleteExpiredRows(this.sql, "responses", now, limit);
   }
 }
 
-function requireDate(field: string, value: unknown): Date {
-  if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw new PlatformInputError(field, `${field} must be a valid Date, got ${quote(value)}`);
-  return value;
-}
-
-/** An array of objects, each with a non-empty string `id` (what `after` finds). */
-function requireItems(value: unknown): void {
-  if (!Array.isArray(value)) throw new PlatformInputError("inputItems", `inputItems must be an array, got ${quote(value)}`);
-  value.forEach((item: unknown, index) => {
-    const { id } = requireObject(`inputItems[${index}]`, item);
-    if (typeof id !== "string" || id === "") throw new PlatformInputError(`inputItems[${index}].id`, `inputItems[${index}].id must be a non-empty string, got ${quote(id)}`);
-  });
-}
