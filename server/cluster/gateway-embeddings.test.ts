@@ -1,14 +1,16 @@
 // POST /v1/embeddings through a `loom gateway` in front of a `loom worker` serving tiny-qwen3-embedding, as operators
 // run them (this machine's PostgreSQL and Redis): the official openai SDK's embeddings.create, float and base64, a
 // batch and dimensions, with usage; the vectors equal the model's own in process; a client that disconnects stops its
-// request on the worker (its engine stops well short of the request and holds no KV block).
+// request on the worker (its engine stops well short of the request and holds no KV block). The same processes answer
+// the routes the embeddings route sits beside: legacy completions through the SDK's completions.create (a scoring
+// request by token ids, n choices with a seed, streamed), and /tokenize, /detokenize, each equal to the model in process.
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Engine } from "../../engine/engine.js";
-import type { EngineStats } from "../../engine/request.js";
+import type { EngineEvent, EngineRequest, EngineStats, TokenLogprob } from "../../engine/request.js";
 import { type LoadedModel, loadModel } from "../../engine/load.js";
 import { failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
@@ -16,6 +18,7 @@ import type { Database } from "../platform/contract.js";
 import { openDatabase } from "../platform/db/open-database.js";
 import { deleteKeys, redisMissingReason, TEST_REDIS_URL, testKeyPrefix } from "../platform/limits/testing/redis.js";
 import { createPlatformStores } from "../platform/store/platform-stores.js";
+import { choiceSeed } from "../protocol/choices.js";
 import { dropSchema, schemaUrl, TEST_BACKENDS, TEST_POSTGRES_URL, testSchemaName } from "../platform/testing/test-databases.js";
 import { LOOM_CLI, type LoomProcess, startLoom, stopChild } from "../testing/loom-process.js";
 import { modelKey } from "./frames.js";
@@ -126,5 +129,103 @@ describe.skipIf(skipOutsideCi(reason))(titled("embeddings through a gateway and 
     }
     const next = await openai.embeddings.create({ model: modelName, input: "still serving", encoding_format: "float" });
     expect(next.data[0]!.embedding).toHaveLength(64);
+  }, 60_000);
+
+  /** The model's own events in this process for one engine request. */
+  const runLocally = async (request: EngineRequest): Promise<EngineEvent[]> => {
+    const engine = new Engine(local);
+    try {
+      const events: EngineEvent[] = [];
+      for await (const event of engine.submit(request)) events.push(event);
+      return events;
+    } finally {
+      engine.close();
+    }
+  };
+
+  /** POSTs JSON to the gateway with the test's key; the status and parsed body. */
+  const post = async (path: string, body: unknown): Promise<{ status: number; body: any }> => {
+    const response = await fetch(`${gateway.base}${path}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${openai.apiKey}` }, body: JSON.stringify(body) });
+    return { status: response.status, body: await response.json() };
+  };
+
+  it("scores a token-id prompt through completions.create (echo, logprobs 1, max_tokens 0) as the model does in process", async () => {
+    const tokens = local.tokenizer.encode("The cat sat on the mat, and the dog", { addSpecial: true, parseSpecial: true });
+    const completion = await openai.completions.create({ model: modelName, prompt: tokens, echo: true, logprobs: 1, max_tokens: 0 });
+    expect(completion.object).toBe("text_completion");
+    expect(completion.usage).toMatchObject({ prompt_tokens: tokens.length, completion_tokens: 0 });
+    const choice = completion.choices[0]!;
+    expect(choice.text).toBe(local.tokenizer.decode(tokens));
+    const events = await runLocally({ input: { tokens }, maxTokens: 0, promptLogprobs: { top: 1 } });
+    const expected = (events.find((event) => event.type === "prompt_logprobs") as Extract<EngineEvent, { type: "prompt_logprobs" }>).logprobs;
+    const logprobs = choice.logprobs!;
+    expect(logprobs.token_logprobs).toHaveLength(tokens.length);
+    expect(logprobs.token_logprobs![0]).toBeNull();
+    expect(logprobs.top_logprobs![0]).toBeNull();
+    expect(logprobs.text_offset![0]).toBe(0);
+    for (let i = 1; i < tokens.length; i++) {
+      const entry = expected[i] as TokenLogprob;
+      expect(Math.abs(logprobs.token_logprobs![i]! - entry.logprob), `token ${i}`).toBeLessThan(1e-5);
+      // The most likely token there, named by its text, with its log-probability.
+      const top = Object.values(logprobs.top_logprobs![i]!);
+      expect(Math.max(...top)).toBeCloseTo(entry.top[0]!.logprob, 5);
+    }
+  }, 60_000);
+
+  it("gives n = 2 choices with a seed, the same on a repeat and streamed, as the model samples them in process", async () => {
+    const prompt = local.tokenizer.encode("Once upon a time", { addSpecial: true, parseSpecial: true });
+    const body = { model: modelName, prompt, n: 2, seed: 11, temperature: 1, max_tokens: 8, ignore_eos: true } as OpenAI.CompletionCreateParamsNonStreaming;
+    const first = await openai.completions.create(body);
+    expect(first.choices.map((choice) => choice.index)).toEqual([0, 1]);
+    expect(first.choices.every((choice) => choice.finish_reason === "length")).toBe(true);
+    // The prompt billed once, both choices' tokens counted.
+    expect(first.usage).toMatchObject({ prompt_tokens: prompt.length, completion_tokens: 16 });
+    const again = await openai.completions.create(body);
+    expect(again.choices.map((choice) => choice.text)).toEqual(first.choices.map((choice) => choice.text));
+    // Choice j samples with seed + j, as one request alone in this process samples it.
+    for (const j of [0, 1]) {
+      const events = await runLocally({ input: { tokens: prompt }, maxTokens: 8, sampling: { temperature: 1, seed: choiceSeed(11, j) }, ignoreEndOfGeneration: true });
+      const text = events.flatMap((event) => (event.type === "text" ? [event.text] : [])).join("");
+      expect(first.choices[j]!.text, `choice ${j}`).toBe(text);
+    }
+    const stream = await openai.completions.create({ ...body, stream: true, stream_options: { include_usage: true } });
+    const texts = ["", ""];
+    const finishes: (string | null)[] = [null, null];
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) {
+      for (const choice of chunk.choices) {
+        texts[choice.index] += choice.text;
+        finishes[choice.index] = choice.finish_reason ?? finishes[choice.index]!;
+      }
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(texts).toEqual(first.choices.map((choice) => choice.text));
+    expect(finishes).toEqual(["length", "length"]);
+    expect(usage).toMatchObject({ prompt_tokens: prompt.length, completion_tokens: 16 });
+  }, 60_000);
+
+  it("answers /tokenize and /detokenize in llama.cpp's and vLLM's shapes, as the model's tokenizer", async () => {
+    const text = "Hello world, <|im_start|> once more";
+    const llamaCpp = await post("/tokenize", { content: text, with_pieces: true });
+    expect(llamaCpp.status).toBe(200);
+    const ids = local.tokenizer.encode(text, { addSpecial: false, parseSpecial: true });
+    expect(llamaCpp.body.tokens.map((entry: { id: number }) => entry.id)).toEqual(ids);
+    expect(llamaCpp.body.tokens.map((entry: { piece: string }) => entry.piece).join("")).toBe(text);
+    expect((await post("/detokenize", { tokens: ids })).body.content).toBe(text);
+
+    const vllm = await post("/tokenize", { model: modelName, prompt: text, return_token_strs: true });
+    expect(vllm.body.tokens).toEqual(local.tokenizer.encode(text, { addSpecial: true, parseSpecial: true }));
+    expect(vllm.body.count).toBe(vllm.body.tokens.length);
+    expect(vllm.body.max_model_len).toBe(512);
+    // A conversation tokenized as a chat completion through the gateway runs it.
+    const messages = [{ role: "user" as const, content: "Hello world" }];
+    const chat = await post("/tokenize", { model: modelName, messages });
+    const completion = await openai.chat.completions.create({ model: modelName, messages, max_tokens: 1 });
+    expect(completion.usage!.prompt_tokens).toBe(chat.body.count);
+    expect((await post("/detokenize", { model: modelName, tokens: chat.body.tokens })).body.prompt).toContain("<|im_start|>user\nHello world<|im_end|>");
+
+    const refused = await post("/detokenize", { model: modelName, tokens: [1, 10_000_000] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.param).toBe("tokens[1]");
   }, 60_000);
 });
