@@ -147,15 +147,6 @@ function logprobOptionsOf(request: EngineRequest): { logprobs?: { top: number };
   }
 }
 
-/**
- * The request's fork group, checked; undefined for a request that computes its whole prompt for its log-probabilities
- * (promptLogprobs): it needs every row's logits, so it takes no KV from its group and runs as if alone.
- */
-function forkOf(request: EngineRequest): { group: string; size: number } | undefined {
-  const fork = checkFork(request.fork);
-  return request.promptLogprobs === undefined ? fork : undefined;
-}
-
 /** Serves generation requests on one loaded model. */
 export class Engine implements ServingEngine {
   private readonly kv: KvCacheManager;
@@ -221,7 +212,7 @@ export class Engine implements ServingEngine {
       if (this.requests.has(id)) throw new EngineError("invalid_request", `a request with id ${id} is already running`, "id");
       const active = this.accept(id, request, channel, prepared);
       this.requests.set(id, active);
-      const fork = forkOf(request);
+      const fork = checkFork(request.fork);
       if (!fork || this.forks.join(active, fork, active.tokens)) this.scheduler.add(active);
       this.wake();
       this.interruptWait();
@@ -400,7 +391,7 @@ export class Engine implements ServingEngine {
     const contextSize = this.model.contextSize;
     const prompt = prepared ?? this.preparePrompt(request);
     const tokens = prompt.tokens;
-    const fork = forkOf(request);
+    const fork = checkFork(request.fork);
     if (fork) this.forks.check(fork, tokens);
     const room = contextSize - tokens.length;
     if (typeof maxTokens === "number" && request.maxTokens !== undefined && maxTokens > room && !request.maxTokensUpToContext) {

@@ -84,6 +84,43 @@ describe.each(forkable)("fork groups on $preset $dtype", ({ preset, dtype }) => 
     });
   }
 
+  it.skipIf(skipOutsideCi(skip))(titled("a leader with prompt logprobs computes every row and the others fork its prompt: one prefill", skip), async () => {
+    failIfMissing(skip);
+    const length = 37;
+    const tokens = prompt(9, length);
+    // Only the first member scores the prompt (as legacy completions' echo asks); it must lead, so it comes first.
+    const requests = members(tokens, 3, "scored").map((request, i) => (i === 0 ? { ...request, promptLogprobs: { top: 2 } } : request));
+    const expected = await alone(model, requests);
+    const engine = new Engine(model);
+    const scoredAlone = await (async () => {
+      const single = new Engine(model, { cache: { prefixCaching: false } });
+      try {
+        for await (const event of single.submit({ input: { tokens }, maxTokens: 0, promptLogprobs: { top: 2 } })) if (event.type === "prompt_logprobs") return event.logprobs;
+      } finally {
+        single.close();
+      }
+      throw new Error("no prompt_logprobs");
+    })();
+    const before = engine.stats().tokens;
+    const events = await Promise.all(requests.map(async (request) => {
+      const seen: EngineEvent[] = [];
+      for await (const event of engine.submit(request)) seen.push(event);
+      return seen;
+    }));
+    events.forEach((seen, i) => {
+      const finish = seen.find((event) => event.type === "finish");
+      expect(finish?.type === "finish" && finish.tokens, `member ${i}`).toEqual(expected[i]);
+      expect(seen.some((event) => event.type === "prompt_logprobs")).toBe(i === 0);
+    });
+    const scored = events[0]!.find((event) => event.type === "prompt_logprobs");
+    expect(scored?.type === "prompt_logprobs" && scored.logprobs).toEqual(scoredAlone);
+    const after = engine.stats().tokens;
+    expect(after.computedPrompt - before.computedPrompt).toBe(length + 2);
+    expect(after.forkedPrompt - before.forkedPrompt).toBe(2 * (length - 1));
+    engine.close();
+    expect(model.kvPool.freeCount).toBe(model.kvPool.capacity);
+  });
+
   it.skipIf(skipOutsideCi(skip))(titled("greedy forks all give the same tokens, those of the request alone", skip), async () => {
     failIfMissing(skip);
     const tokens = prompt(5, 40);

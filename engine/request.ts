@@ -97,7 +97,9 @@ export interface EngineRequest {
    * request alone. A member's usage reports the forked tokens as `reusedPrefixTokens`; stats count them in
    * `tokens.forkedPrompt`. Nothing waits for members that never come, and a member that is aborted, fails or is
    * preempted leaves the others running. `size`: 2 to MAX_FORKS (16, engine/sched/fork-groups.ts); the members of a
-   * group must have the same prompt. A request with `promptLogprobs` computes its whole prompt and does not fork.
+   * group must have the same prompt. A request with `promptLogprobs` computes its whole prompt and never forks; it may
+   * lead its group, whose other members then fork the prompt it computed: the n choices of a scoring request (legacy
+   * completions' `echo`) cost one prefill when only the first member asks for promptLogprobs.
    */
   fork?: { group: string; size: number };
 }

@@ -62,6 +62,35 @@ describe("POST /v1/completions", () => {
     expect(completion.usage!.prompt_tokens).toBe(tokens.length);
   }, 60_000);
 
+  it("scores a prompt for n choices with one prefill: every choice echoes the first choice's prompt logprobs, whole and streamed", async () => {
+    const { tokens } = (await post("/tokenize", { content: "The cat sat on the mat and looked at the dog" })).body as { tokens: number[] };
+    const params = { model: server.chatModel, prompt: tokens, echo: true, logprobs: 2, max_tokens: 3, n: 3, seed: 5, temperature: 1 } as const;
+    const single = await client.completions.create({ ...params, n: 1 });
+    const metrics = async () => Number(/loom_forked_prompt_tokens\{model="[^"]*"\} (\d+)/.exec(await (await fetch(`${server.base}/metrics`)).text())?.[1]);
+    const forkedBefore = await metrics();
+    const completion = await client.completions.create(params);
+    expect(completion.choices.map((choice) => choice.index)).toEqual([0, 1, 2]);
+    const promptPart = (choice: OpenAI.CompletionChoice) => choice.logprobs!.token_logprobs!.slice(0, tokens.length);
+    for (const choice of completion.choices) expect(promptPart(choice)).toEqual(promptPart(single.choices[0]!));
+    // Only the first choice asked the engine for the prompt's logprobs; the other two forked its prompt.
+    const submitted = server.engine.requests.slice(-3);
+    expect(submitted.map((request) => request.promptLogprobs !== undefined)).toEqual([true, false, false]);
+    expect((await metrics()) - forkedBefore).toBe(2 * (tokens.length - 1));
+    expect(completion.usage!.prompt_tokens).toBe(tokens.length);
+    // Streamed: each choice's echo (with the prompt's logprobs) comes before its completion's text.
+    const stream = await client.completions.create({ ...params, stream: true });
+    const streamed = ["", "", ""];
+    const firstLogprobs: (number | null)[][] = [[], [], []];
+    for await (const chunk of stream) {
+      for (const choice of chunk.choices) {
+        if (streamed[choice.index] === "" && choice.text !== "") firstLogprobs[choice.index] = choice.logprobs!.token_logprobs!.slice(0, tokens.length);
+        streamed[choice.index] += choice.text;
+      }
+    }
+    expect(streamed).toEqual(completion.choices.map((choice) => choice.text));
+    for (const logprobs of firstLogprobs) expect(logprobs).toEqual(promptPart(single.choices[0]!));
+  }, 60_000);
+
   it("echoes a prompt and then its completion with the completion's logprobs after the prompt's", async () => {
     const completion = await client.completions.create({ model: server.chatModel, prompt: "Hello there", echo: true, logprobs: 2, max_tokens: 4, temperature: 0, ignore_eos: true } as OpenAI.CompletionCreateParamsNonStreaming);
     const choice = completion.choices[0]!;

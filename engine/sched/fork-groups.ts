@@ -20,6 +20,11 @@ export interface ForkMember extends KvBackedRequest {
    * the engine once it is admitted, so that a preempted member recomputes through the prefix cache like any request.
    */
   forkSource: ForkMember | undefined;
+  /**
+   * Whether it needs every prompt row's logits (prompt log-probabilities): such a member never forks, for a fork skips
+   * those rows. It may lead (the others fork its computed prompt); otherwise it computes its prompt alone.
+   */
+  readonly allRowLogits?: boolean;
 }
 
 /**
@@ -33,7 +38,7 @@ export function forkingKvSpace<R extends ForkMember>(inner: KvSpace<R>, manager:
     adopt: (request) => {
       const source = request.forkSource;
       const positions = request.promptLength - 1;
-      const forked = source && request.tokens.length === request.promptLength && source.computed >= positions ? manager.fork(request.kv, source.kv, positions) : undefined;
+      const forked = source && !request.allRowLogits && request.tokens.length === request.promptLength && source.computed >= positions ? manager.fork(request.kv, source.kv, positions) : undefined;
       if (!forked) {
         inner.adopt(request);
         return;
@@ -111,6 +116,7 @@ export class ForkGroups<R extends ForkMember> {
       group.ready = this.computedPrompt(request);
       return true;
     }
+    if (request.allRowLogits) return true; // computes its own prompt: nothing to wait for
     if (group.ready) {
       request.forkSource = group.leader;
       return true;

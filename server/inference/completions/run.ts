@@ -25,6 +25,11 @@ export interface RunningCompletion extends AsyncIterable<ChoiceEvent> {
   abort(): void;
 }
 
+/** Whether the prompt's log-probabilities are reported (echo with logprobs, or scoring with max_tokens 0). */
+function scoresPrompt(request: CompletionRequest): boolean {
+  return request.echo && (request.logprobs !== undefined || request.maxTokens === 0);
+}
+
 /** The engine request of choice `choice` of prompt `prompt` (tokenized: `tokens`). */
 export function choiceRequest(id: string, request: CompletionRequest, prompt: number, choice: number, tokens: number[]): EngineRequest {
   const { n, sampling, logprobs } = request;
@@ -38,7 +43,9 @@ export function choiceRequest(id: string, request: CompletionRequest, prompt: nu
   if (logprobs !== undefined && request.maxTokens > 0) engineRequest.logprobs = { top: logprobs };
   // Echo with logprobs reports the prompt's; echo with max_tokens 0 and no logprobs still runs the prompt (billed as
   // OpenAI bills it), reporting the fewest entries.
-  if (request.echo && (logprobs !== undefined || request.maxTokens === 0)) engineRequest.promptLogprobs = { top: logprobs ?? 0 };
+  // Only the first choice scores the prompt: it leads the fork group, the others fork the prompt it computed and are
+  // given its log-probabilities (runCompletion), so that n scored choices cost one prefill.
+  if (scoresPrompt(request) && choice === 0) engineRequest.promptLogprobs = { top: logprobs ?? 0 };
   if (request.minTokens !== undefined) engineRequest.minTokens = request.minTokens;
   if (request.ignoreEndOfGeneration) engineRequest.ignoreEndOfGeneration = true;
   if (request.cacheKey !== undefined) engineRequest.affinityKey = request.cacheKey;
@@ -115,31 +122,56 @@ export function runCompletion(engine: ServingEngine, id: string, request: Comple
     }
   });
   const ended = Promise.allSettled(pumps).then(() => arrivals.close());
+  const n = request.n;
+  /** Per prompt whose choice 0 scores it for all: its log-probabilities once they came, else the others' events held. */
+  const scored = new Map<number, (TokenLogprob | null)[]>();
+  const held = new Map<number, ChoiceEvent[]>();
+  /** The events to send for one engine event (the prompt's log-probabilities go to each choice of the prompt). */
+  const release = (index: number, event: ChoiceEvent): ChoiceEvent[] => {
+    const prompt = Math.floor(index / n);
+    if (n === 1 || !scoresPrompt(request)) return [event];
+    if (event.type === "prompt_logprobs") {
+      scored.set(prompt, event.logprobs);
+      const others = held.get(prompt) ?? [];
+      held.delete(prompt);
+      const copies = Array.from({ length: n - 1 }, (_, choice): ChoiceEvent => ({ type: "prompt_logprobs", index: prompt * n + choice + 1, logprobs: event.logprobs }));
+      return [event, ...copies, ...others];
+    }
+    if (index % n === 0 || scored.has(prompt)) return [event];
+    held.set(prompt, [...(held.get(prompt) ?? []), event]);
+    return [];
+  };
   const merged = async function* (): AsyncGenerator<ChoiceEvent> {
     let finished = 0;
     let completed = false;
     try {
       for await (const { index, event } of arrivals) {
+        let choiceEvent: ChoiceEvent;
         switch (event.type) {
           case "admitted":
-            yield { type: "admitted", index };
+            choiceEvent = { type: "admitted", index };
             break;
           case "prompt_logprobs":
-            yield { type: "prompt_logprobs", index, logprobs: event.logprobs };
+            choiceEvent = { type: "prompt_logprobs", index, logprobs: event.logprobs };
             break;
           case "text":
-            yield { type: "text", index, text: event.text, ...(event.logprobs ? { logprobs: event.logprobs } : {}) };
+            choiceEvent = { type: "text", index, text: event.text, ...(event.logprobs ? { logprobs: event.logprobs } : {}) };
             break;
           case "finish":
             // An aborted choice ends the completion: nothing more is sent.
             if (event.reason === "aborted") return;
-            yield { type: "finish", index, reason: event.reason };
-            if (++finished === streams.length) completed = true;
+            choiceEvent = { type: "finish", index, reason: event.reason };
             break;
           case "error":
             abort();
             yield { type: "error", index, error: event.error };
             return;
+          default:
+            continue;
+        }
+        for (const sent of release(index, choiceEvent)) {
+          yield sent;
+          if (sent.type === "finish" && ++finished === streams.length) completed = true;
         }
         if (completed) return;
       }
