@@ -5,7 +5,7 @@ import type { EngineStream, ServingEngine } from "../../engine/engine.js";
 import { EventChannel } from "../../engine/event-channel.js";
 import { EngineError, type EngineEvent, type EngineRequest } from "../../engine/request.js";
 import { MAX_CHOICES, choiceSeed, runChoices, sumChoiceUsage } from "./choices.js";
-import type { InternalEvent, InternalRequest } from "./internal.js";
+import type { InternalEvent, InternalRequest, InternalUsage } from "./internal.js";
 
 const request = (choices: number, seed?: number): InternalRequest => ({
   format: "openai", model: "m", messages: [{ role: "user", content: "Hi" }], sampling: seed === undefined ? {} : { seed },
@@ -94,6 +94,45 @@ describe("runChoices", () => {
     expect(events.at(-1)).toMatchObject({ type: "error" });
     expect(events.filter((event) => event.type === "finish")).toEqual([]);
     expect(engine.aborted).toEqual(expect.arrayContaining(["c-0", "c-1"]));
+  });
+
+  it("ends only after every choice's stream ended, so that the usage settled after it counts each (aborts answered late, as from a thread)", async () => {
+    /** Aborts are only recorded: their finishes come back when the test pushes them. */
+    class LateAbortEngine extends PushedEngine {
+      override abort(id: string): boolean {
+        this.aborted.push(id);
+        return true;
+      }
+    }
+    const engine = new LateAbortEngine();
+    const usages: InternalUsage[] = [];
+    const running = runChoices(engine as unknown as ServingEngine, "late", request(3), { onUsage: (usage) => usages.push(usage) });
+    const events = running[Symbol.asyncIterator]();
+    await Promise.resolve();
+    for (const id of ["late-0", "late-1", "late-2"]) {
+      engine.admit(id);
+      engine.text(id, "x");
+    }
+    expect((await events.next()).value).toMatchObject({ type: "start" });
+    running.abort();
+    let ended = false;
+    const drained = (async () => {
+      while (!(await events.next()).done) {
+        // what settleAfterEnd does
+      }
+      ended = true;
+    })();
+    const abortedFinish = (id: string, tokens: number) => {
+      engine.channels.get(id)!.push(finish(id, tokens, "aborted"));
+      engine.channels.get(id)!.close();
+    };
+    abortedFinish("late-0", 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(ended).toBe(false);
+    abortedFinish("late-1", 2);
+    abortedFinish("late-2", 3);
+    await drained;
+    expect(usages.at(-1)).toMatchObject({ promptTokens: 20, completionTokens: 6 });
   });
 
   it("one choice is runRequest as it is: no fork, no tags", async () => {

@@ -77,7 +77,11 @@ export function runChoices(engine: ServingEngine, id: string, request: InternalR
 /** One choice's next event, or its end. */
 type Arrival = { index: number; event: InternalEvent } | { index: number; done: true };
 
-/** Merges the choices' event streams (see runChoices for the order). */
+/**
+ * Merges the choices' event streams (see runChoices for the order). However it ends, it ends only once every choice's
+ * stream has ended: each reports its usage at its own end, and whoever settles the request after the merged stream
+ * is done must see them all.
+ */
 async function* mergeChoices(streams: AsyncGenerator<InternalEvent>[], abort: () => void): AsyncGenerator<InternalEvent> {
   const arrivals = new EventChannel<Arrival>(abort);
   const pump = async (stream: AsyncGenerator<InternalEvent>, index: number) => {
@@ -89,26 +93,44 @@ async function* mergeChoices(streams: AsyncGenerator<InternalEvent>[], abort: ()
     arrivals.push({ index, done: true });
   };
   streams.forEach((stream, index) => void pump(stream, index));
+  // One iterator, read by hand: leaving a for-await loop would close the channel before the other choices end.
+  const queue = arrivals[Symbol.asyncIterator]();
+  let ended = 0;
+  /** Reads the arrivals until every choice's stream has ended (after an abort: at the engine's next step). */
+  const drain = async () => {
+    while (ended < streams.length) {
+      const next = await queue.next();
+      if (next.done) return;
+      if ("done" in next.value) ended++;
+    }
+  };
 
   const starts: (InternalUsage | undefined)[] = streams.map(() => undefined);
   const finishes: (Extract<InternalEvent, { type: "finish" }> | undefined)[] = streams.map(() => undefined);
   /** Events of choices that came before every choice started: sent after the one `start`. */
   const early: InternalEvent[] = [];
   let started = false;
-  let ended = 0;
   let completed = false;
   try {
-    for await (const arrival of arrivals) {
+    while (ended < streams.length) {
+      const next = await queue.next();
+      if (next.done) return;
+      const arrival = next.value;
       if ("done" in arrival) {
+        ended++;
         // A choice that ends without a finish or an error was aborted: nothing more is sent.
-        if (!finishes[arrival.index]) return;
-        if (++ended === streams.length) break;
+        if (!finishes[arrival.index]) {
+          abort();
+          await drain();
+          return;
+        }
         continue;
       }
       const { index, event } = arrival;
       if (event.type === "error") {
         abort();
         yield { type: "error", error: event.error };
+        await drain();
         return;
       }
       if (event.type === "start") {
@@ -129,7 +151,10 @@ async function* mergeChoices(streams: AsyncGenerator<InternalEvent>[], abort: ()
     completed = true;
     yield { type: "finish", reason: all[0]!.reason, usage: sumChoiceUsage(all.map((finish) => finish.usage)) };
   } finally {
-    // Left early (the client went, or an error): the other choices stop too.
-    if (!completed) abort();
+    // Left early (the client went, an error): the other choices stop too, and end before this does.
+    if (!completed) {
+      abort();
+      await drain();
+    }
   }
 }
