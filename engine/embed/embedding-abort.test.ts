@@ -31,6 +31,8 @@ async function abortMidway(engine: ServingEngine, promptTokens: number): Promise
   const embedding = engine.embed!({ id, inputs: BATCH });
   const caught = embedding.catch((error: unknown) => error as Error);
   await until(engine, (stats) => stats.tokens.computedPrompt > before.tokens.computedPrompt);
+  // A request in flight counts against the server's queue bound (maxQueue), as waiting generation requests do.
+  expect(engine.queueDepth).toBeGreaterThan(0);
   expect(engine.abort(id)).toBe(true);
   const error = await caught;
   expect(error).toBeInstanceOf(Error);

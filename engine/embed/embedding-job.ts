@@ -17,6 +17,8 @@ export class EmbeddingSequence extends ActiveRequest {
    * need rows the cache would skip computing.
    */
   readonly reusesCachedKv: boolean;
+  /** A vector must equal one computed from scratch: a cached prefix's KV is exact, a relocated section's is not. */
+  readonly exactKvOnly = true;
 
   constructor(readonly job: EmbeddingJob, readonly index: number, readonly pool: RowPool, init: { id: string; priority: number; arrival: number; tokens: number[]; tokenizer: Tokenizer }) {
     super({

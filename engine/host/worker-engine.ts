@@ -113,9 +113,9 @@ export class WorkerEngine implements ServingEngine {
     return this.#model;
   }
 
-  /** Requests submitted and not yet admitted to a step. */
+  /** Requests submitted and not yet admitted to a step, and embedding requests in flight (each counts as one). */
   get queueDepth(): number {
-    return this.#waiting;
+    return this.#waiting + this.#embeddings.size;
   }
 
   /** Why the engine refuses requests, once it cannot be restarted. */

@@ -95,8 +95,10 @@ export class KvCacheManager {
    * Adopts whatever cached KV `tokens` (a prompt, with `tokens.length - 1` at most reusable: the last token must be
    * computed for its logits) can reuse: shares cached full blocks and queues copies for the rest. Call on a sequence
    * that holds nothing; allocates the blocks the copies write to, or reuses less if they cannot be had.
+   * `options.sections: false` reuses only a prefix (KV computed for these very tokens), never a relocated section,
+   * whose KV was computed after other text: for a request that must equal a computation from scratch.
    */
-  adopt(sequence: SequenceKv, tokens: readonly number[]): KvReuse {
+  adopt(sequence: SequenceKv, tokens: readonly number[], options: { sections?: boolean } = {}): KvReuse {
     if (sequence.blocks.length > 0) throw new Error("adopt() needs a sequence that holds no blocks");
     if (!this.prefixCaching || tokens.length < 2) return { prefixTokens: 0, suffixTokens: 0 };
     const blockSize = this.blockSize;
@@ -112,7 +114,7 @@ export class KvCacheManager {
       for (const chain of this.index.continuations(path.at(-1) ?? null)) {
         const chainTokens = concatTokens(chain);
         const found = matchSections(rest, chainTokens, this.sectionThreshold, maxReuse - pathTokens);
-        const match: SectionMatch = this.sectionCaching ? found : { prefixLength: found.prefixLength, suffixLength: 0, suffixSource: 0 };
+        const match: SectionMatch = this.sectionCaching && options.sections !== false ? found : { prefixLength: found.prefixLength, suffixLength: 0, suffixSource: 0 };
         const reuse = match.prefixLength + match.suffixLength;
         if (!best || reuse > best.match.prefixLength + best.match.suffixLength) best = { match, chain };
       }

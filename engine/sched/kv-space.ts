@@ -8,6 +8,8 @@ export interface KvBackedRequest extends SchedulableRequest {
   readonly kv: SequenceKv;
   /** The latest adoption's reuse (set on every admission attempt). */
   adoption?: KvReuse;
+  /** Reuse only KV computed for these very tokens (a cached prefix), never a relocated section (an approximation). */
+  readonly exactKvOnly?: boolean;
 }
 
 /** Binds the scheduler's KvSpace to `manager`. */
@@ -15,7 +17,7 @@ export function kvSpaceOf<R extends KvBackedRequest>(manager: KvCacheManager): K
   return {
     adopt: (request) => {
       // A request that needs every row's logits (prompt log-probabilities) computes its whole prompt: it adopts nothing.
-      request.adoption = request.allRowLogits ? { prefixTokens: 0, suffixTokens: 0 } : manager.adopt(request.kv, request.tokens);
+      request.adoption = request.allRowLogits ? { prefixTokens: 0, suffixTokens: 0 } : manager.adopt(request.kv, request.tokens, { sections: !request.exactKvOnly });
       request.computed = request.adoption.prefixTokens + request.adoption.suffixTokens;
     },
     reserve: (request, positions) => manager.reserve(request.kv, positions),

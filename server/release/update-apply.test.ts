@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LATEST_SCHEMA_VERSION } from "../platform/db/migrations/index.js";
 import { REPOSITORY_ROOT } from "../../engine/testing/fixtures.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
 import { LOOM_CLI, startLoom, stopChild } from "../testing/loom-process.js";
@@ -19,6 +20,9 @@ import { stopProcess } from "./install/process-control.js";
 import { runningProcesses } from "./install/running-processes.js";
 import { freePort, loom, packageCopy, releaseInto } from "./testing/release-fixtures.js";
 import { copyMigratedDatabase } from "../platform/testing/pglite-template.js";
+
+/** The schema version a test release's own migration takes: the one after this build's last. */
+const NEXT_MIGRATION = LATEST_SCHEMA_VERSION + 1;
 
 const dir = mkdtempSync(join(tmpdir(), "loom-update-"));
 const dataDir = join(dir, "data");
@@ -44,7 +48,7 @@ beforeAll(async () => {
   await copyMigratedDatabase(dataDir);
   signer = writeKeyPair(join(dir, "keys"));
   writeFileSync(config, JSON.stringify({ updates: { trustedKeys: [signer.publicKeyPath] } }));
-  const migration = { version: 11, table: "release_test_marker", keepsPrevious: false };
+  const migration = { version: NEXT_MIGRATION, table: "release_test_marker", keepsPrevious: false };
   await releaseInto(feed, packageCopy(dir, "0.2.0"), signer.privateKeyPath, "0.2.0: nothing new.\n");
   await releaseInto(feed, packageCopy(dir, "0.3.0", { migration }), signer.privateKeyPath, "0.3.0: a table of its own.\n");
   await releaseInto(feed, packageCopy(dir, "0.4.0", { migration, brokenServe: true }), signer.privateKeyPath, "0.4.0: never starts.\n");
@@ -135,7 +139,7 @@ describe("loom update on the embedded database", () => {
     const applied = await update("apply", "0.3.0", "--json", "--health-timeout-seconds", "90");
     expect(applied.code, applied.stderr).toBe(0);
     const result = JSON.parse(applied.stdout) as { from: { version: string }; to: { version: string }; migrations: number[]; backup: string; restarted: number[] };
-    expect(result).toMatchObject({ from: { version: "0.1.0" }, to: { version: "0.3.0", root: join(layout.releases, "0.3.0") }, migrations: [11] });
+    expect(result).toMatchObject({ from: { version: "0.1.0" }, to: { version: "0.3.0", root: join(layout.releases, "0.3.0") }, migrations: [NEXT_MIGRATION] });
     expect(result.restarted).toHaveLength(1);
     // The stream either finished (the old server drained it) or ended with a clean error event: never cut mid-line.
     const streamed = await stream;
@@ -153,7 +157,7 @@ describe("loom update on the embedded database", () => {
     expect(downgrade.stderr).toContain("0.2.0 is older than the installed 0.3.0: pass --allow-downgrade");
     const rollback = await updateNoFeed("rollback");
     expect(rollback.code).toBe(1);
-    expect(rollback.stderr).toContain("0.1.0 cannot run on the data as 0.3.0 migrated it (migration 11, release test: release_test_marker");
+    expect(rollback.stderr).toContain(`0.1.0 cannot run on the data as 0.3.0 migrated it (migration ${NEXT_MIGRATION}, release test: release_test_marker`);
     const unconfirmed = await updateNoFeed("rollback", "--restore-data");
     expect(unconfirmed.code).toBe(2);
     expect(unconfirmed.stderr).toContain("add --yes to confirm");

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LATEST_SCHEMA_VERSION } from "../platform/db/migrations/index.js";
 import { failIfMissing, skipOutsideCi, titled } from "../../engine/testing/fixtures.js";
 import { ensureTestModel } from "../../scripts/test-models.js";
 import { openDatabase } from "../platform/db/open-database.js";
@@ -20,6 +21,9 @@ import { installLayout } from "./install/layout.js";
 import { stopProcess } from "./install/process-control.js";
 import { runningProcesses } from "./install/running-processes.js";
 import { freePort, loom, packageCopy, releaseInto } from "./testing/release-fixtures.js";
+
+/** The schema version a test release's own migration takes: the one after this build's last. */
+const NEXT_MIGRATION = LATEST_SCHEMA_VERSION + 1;
 
 const postgresReason = TEST_BACKENDS.find((backend) => backend.name === "PostgreSQL")!.reason;
 const reason = postgresReason ?? (await redisMissingReason());
@@ -50,7 +54,7 @@ describe.skipIf(skipOutsideCi(reason))(titled("a rolling update of two workers a
     const signer = writeKeyPair(join(dir, "keys"));
     writeFileSync(config, JSON.stringify({ updates: { trustedKeys: [signer.publicKeyPath] } }));
     await releaseInto(feed, packageCopy(dir, "0.2.0"), signer.privateKeyPath, "0.2.0\n");
-    const breaking = { version: 11, table: "rolling_breaking_marker", keepsPrevious: false };
+    const breaking = { version: NEXT_MIGRATION, table: "rolling_breaking_marker", keepsPrevious: false };
     await releaseInto(feed, packageCopy(dir, "0.3.0", { migration: breaking }), signer.privateKeyPath, "0.3.0: a migration the old version cannot run on\n");
     const { LOOM_DATABASE_URL, LOOM_REDIS_URL, LOOM_API_KEYS, ...inherited } = process.env;
     env = { ...inherited, LOOM_CLUSTER_TOKEN: randomBytes(24).toString("hex"), LOOM_CLUSTER_KEY_PREFIX: clusterPrefix, LOOM_REDIS_KEY_PREFIX: limitsPrefix };
@@ -119,7 +123,7 @@ describe.skipIf(skipOutsideCi(reason))(titled("a rolling update of two workers a
     for (const rolling of [["--rolling"], []]) {
       const refused = await loom(["update", "apply", "0.3.0", ...rolling, "--feed", feed, "--config", config, "--database-url", databaseUrl, "--install-dir", layout.root], env);
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toContain("0.3.0's migration 11 (release test: rolling_breaking_marker) does not keep 0.2.0 working: on PostgreSQL loom takes no backup");
+      expect(refused.stderr).toContain(`0.3.0's migration ${NEXT_MIGRATION} (release test: rolling_breaking_marker) does not keep 0.2.0 working: on PostgreSQL loom takes no backup`);
     }
     const database = await openDatabase({ url: TEST_POSTGRES_URL!, schema });
     try {
