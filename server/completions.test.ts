@@ -2,6 +2,7 @@
 // and batched prompts, echo with logprobs (scoring, max_tokens 0), n choices with a seed, streaming with usage, and
 // hostile inputs each refused with a 400 naming the field. POST /tokenize and /detokenize in llama.cpp's and vLLM's
 // shapes.
+import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ModelServer, startModelServer } from "./testing/model-server.js";
@@ -100,6 +101,32 @@ describe("POST /v1/completions", () => {
     expect(choice.logprobs!.token_logprobs![0]).toBeNull();
     expect(choice.logprobs!.text_offset![promptTokens]).toBe("Hello there".length);
     expect(choice.finish_reason).toBe("length");
+  }, 60_000);
+
+  it("points each token's text_offset at the text it adds: BOS adds none, characters split over byte tokens count once", async () => {
+    // stories260K: SentencePiece with BOS and byte fallback (its vocabulary has no CJK or emoji pieces).
+    const stories = await startModelServer({ key: "sk-stories", modelPath: fileURLToPath(new URL("../models/stories260K/stories260K.gguf", import.meta.url)), contextSize: 256, threads: 1 });
+    try {
+      const prompt = "Once upon a time 日本 🙂 done";
+      const completion = await stories.openai().completions.create({ model: stories.chatModel, prompt, echo: true, logprobs: 1, max_tokens: 6, temperature: 0, ignore_eos: true } as OpenAI.CompletionCreateParamsNonStreaming);
+      const { text, logprobs } = completion.choices[0]!;
+      expect(text.startsWith(prompt)).toBe(true);
+      const tokens = logprobs!.tokens!;
+      const offsets = logprobs!.text_offset!;
+      expect(tokens[0]).toBe("<s>");
+      expect(tokens.some((token) => token.startsWith("bytes:"))).toBe(true);
+      expect(offsets.slice(0, 2)).toEqual([0, 0]);
+      for (let i = 1; i < offsets.length; i++) expect(offsets[i]).toBeGreaterThanOrEqual(offsets[i - 1]!);
+      expect(Math.max(...offsets)).toBeLessThanOrEqual(text.length);
+      // A token of whole characters starts where the text holds it (SentencePiece's first word without its space).
+      tokens.forEach((token, i) => {
+        if (i === 0 || token.startsWith("bytes:")) return;
+        expect(text.startsWith(token, offsets[i]) || text.startsWith(token.trimStart(), offsets[i]), `token ${i} ${JSON.stringify(token)} at ${offsets[i]}`).toBe(true);
+      });
+      expect(offsets[completion.usage!.prompt_tokens]).toBe(prompt.length);
+    } finally {
+      await stories.close();
+    }
   }, 60_000);
 
   it("gives n choices per prompt with a seed, the same on a repeat; index = prompt * n + choice", async () => {

@@ -2,7 +2,7 @@
 // then the generated text with its tokens'. Whole responses and streams are built from the same deltas, so their text
 // and logprobs are equal.
 import type { TokenLogprob } from "../../../engine/request.js";
-import { type LegacyLogprobs, LegacyLogprobsBuilder, tokenString } from "./logprobs.js";
+import { type LegacyLogprobs, LegacyLogprobsBuilder, scoredToken, unscoredToken } from "./logprobs.js";
 
 /** A piece of one choice: text, and the logprobs of the tokens it holds when asked for. */
 export interface ChoiceDelta {
@@ -44,14 +44,9 @@ export class ChoiceWriter {
     const delta = this.#echo();
     if (!this.logprobs) return delta;
     const logprobs = LegacyLogprobsBuilder.empty();
-    const builder = new LegacyLogprobsBuilder(0);
-    entries.forEach((entry, position) => {
-      if (entry) builder.add(logprobs, [entry]);
-      else {
-        const token = this.prompt.tokens[position] ?? -1;
-        builder.addUnscored(logprobs, tokenString(token, this.prompt.pieces?.[position]));
-      }
-    });
+    const tokens = entries.map((entry, position) => entry ? scoredToken(entry) : unscoredToken(this.prompt.tokens[position] ?? -1, this.prompt.pieces?.[position]));
+    // The echoed text is the prompt's: its tokens' offsets run through it from 0.
+    new LegacyLogprobsBuilder(0).append(logprobs, tokens, this.prompt.text);
     return { ...delta, logprobs };
   }
 
@@ -60,7 +55,7 @@ export class ChoiceWriter {
     if (text === "" && !logprobs?.length) return undefined;
     if (!this.logprobs) return { text };
     const delta = { text, logprobs: LegacyLogprobsBuilder.empty() };
-    this.#builder.add(delta.logprobs, logprobs ?? []);
+    this.#builder.append(delta.logprobs, (logprobs ?? []).map(scoredToken), text);
     return delta;
   }
 
