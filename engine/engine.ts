@@ -393,6 +393,9 @@ export class Engine implements ServingEngine {
     const tokens = prompt.tokens;
     const fork = checkFork(request.fork);
     if (fork) this.forks.check(fork, tokens);
+    // The members of a fork group have one prompt, hence the same images (their tokens come from the pixels): they
+    // share the first member's encodes instead of encoding each image n times.
+    const peerImages = fork ? this.forks.memberOf(fork.group)?.images : undefined;
     const room = contextSize - tokens.length;
     if (typeof maxTokens === "number" && request.maxTokens !== undefined && maxTokens > room && !request.maxTokensUpToContext) {
       throw new EngineError(
@@ -416,7 +419,7 @@ export class Engine implements ServingEngine {
         id, priority, arrival: ++this.arrivals, promptTokens: tokens, maxTokens: maxTokens === "context" ? room : Math.min(maxTokens, room), stop,
         endOfTurn: [...endOfTurn, ...(prompt.endOfTurn ?? [])],
         ignoreEndOfGeneration: request.ignoreEndOfGeneration ?? false, sampler, tokenizer: this.model.tokenizer, channel,
-        thinkingBudget: thinkingBudgetOf(request), constraint, images: this.imagesOf(prompt), logprobs, promptLogprobs, minTokens,
+        thinkingBudget: thinkingBudgetOf(request), constraint, images: peerImages?.length ? peerImages : this.imagesOf(prompt), logprobs, promptLogprobs, minTokens,
       });
     } catch (error) {
       if (error instanceof StopSequenceError) throw new EngineError("invalid_request", error.message, `stop[${error.index}]`, { cause: error });
@@ -424,7 +427,7 @@ export class Engine implements ServingEngine {
     }
     channel.push({ type: "start", requestId: id, promptTokens: tokens.length, compaction: prompt.compaction });
     this.totals.prompt += tokens.length;
-    this.startEncoding(active);
+    if (!peerImages?.length) this.startEncoding(active);
     return active;
   }
 

@@ -101,6 +101,11 @@ export class ForkGroups<R extends ForkMember> {
     }
   }
 
+  /** A live member of the group `key`, if it has one (what a new member may share with it, such as encoded images). */
+  memberOf(key: string): R | undefined {
+    return this.groups.get(key)?.live.values().next().value;
+  }
+
   /** Adds a checked member; true when it starts now, false when it is held for its leader's prompt. */
   join(request: R, fork: { group: string; size: number }, prompt: readonly number[]): boolean {
     let group = this.groups.get(fork.group);

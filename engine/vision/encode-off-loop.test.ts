@@ -68,6 +68,26 @@ describe.skipIf(skipOutsideCi(skip))(titled("image encoding off the engine's ste
     }
   }, 60_000);
 
+  it("encodes a fork group's image once: the n choices share the first member's encode, and fork its prompt", async () => {
+    const alone = new Engine(model);
+    const direct = await collect(alone.submit({ ...withImage(), sampling: { temperature: 1, seed: 3 } }));
+    alone.close();
+    const { wrapped, gates } = held(model.vision!);
+    const engine = new Engine({ ...model, vision: wrapped });
+    try {
+      const members = [0, 1, 2].map((i) => collect(engine.submit({ ...withImage(), id: `img-${i}`, sampling: { temperature: 1, seed: 3 + i }, fork: { group: "img", size: 3 } })));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(gates).toHaveLength(1);
+      gates[0]!.release();
+      const events = await Promise.all(members);
+      for (const each of events) expect(each.at(-1)).toMatchObject({ type: "finish" });
+      expect(events[0]!.at(-1)).toMatchObject({ tokens: (direct.at(-1) as { tokens: number[] }).tokens });
+      expect(engine.stats().tokens.forkedPrompt).toBeGreaterThan(0);
+    } finally {
+      engine.close();
+    }
+  }, 60_000);
+
   it("refuses prompt logprobs for a prompt with images (placeholder tokens have none), naming promptLogprobs", async () => {
     const engine = new Engine(model);
     const events = await collect(engine.submit({ ...withImage(), promptLogprobs: { top: 1 } }));
