@@ -141,13 +141,12 @@ describe("POST /v1/completions", () => {
     expect(first.usage!.prompt_tokens).toBe(one.usage!.prompt_tokens + two.usage!.prompt_tokens);
   }, 60_000);
 
-  it("keeps each prompt's choices together behind a gateway: one affinity key per group, or the client's prompt_cache_key", async () => {
-    await client.completions.create({ model: server.chatModel, prompt: ["A story:", "A poem:"], n: 2, max_tokens: 2 });
-    const grouped = server.engine.requests.slice(-4);
-    expect(grouped.map((request) => request.fork?.group)).toEqual([grouped[0]!.fork!.group, grouped[0]!.fork!.group, grouped[2]!.fork!.group, grouped[2]!.fork!.group]);
-    expect(grouped.map((request) => request.affinityKey)).toEqual(grouped.map((request) => `fork:${request.fork!.group}`));
+  it("passes prompt_cache_key on as the gateway's affinity key, and each prompt's choices as one fork group", async () => {
     await client.completions.create({ model: server.chatModel, prompt: ["A story:", "A poem:"], n: 2, max_tokens: 2, prompt_cache_key: "user-7" } as OpenAI.CompletionCreateParamsNonStreaming);
-    expect(server.engine.requests.slice(-4).map((request) => request.affinityKey)).toEqual(["user-7", "user-7", "user-7", "user-7"]);
+    const grouped = server.engine.requests.slice(-4);
+    expect(grouped.map((request) => request.affinityKey)).toEqual(["user-7", "user-7", "user-7", "user-7"]);
+    expect(grouped.map((request) => request.fork?.group)).toEqual([grouped[0]!.fork!.group, grouped[0]!.fork!.group, grouped[2]!.fork!.group, grouped[2]!.fork!.group]);
+    expect(grouped[0]!.fork!.group).not.toBe(grouped[2]!.fork!.group);
   }, 60_000);
 
   it("streams text_completion chunks equal to the whole answer, then usage and [DONE]", async () => {

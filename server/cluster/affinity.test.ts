@@ -59,6 +59,18 @@ describe("prompt_cache_key affinity in the gateway's routing", () => {
     expect(new Set(Array.from({ length: 4 }, (_, index) => ranOn(`b${index}`))).size).toBe(1);
   });
 
+  it("sends a fork group's members (the choices of one request) to one worker, and forgets the group once all went", async () => {
+    const { cluster, ranOn } = await twoWorkers(64);
+    // Several groups in a row: without the group's route, members would spread over both workers (fewest recent).
+    for (let group = 0; group < 4; group++) {
+      const members = [0, 1, 2, 3].map((member) => run(cluster, { id: `f${group}-${member}`, input: { text: `f${group}-${member}` }, fork: { group: `g${group}`, size: 4 } }));
+      await Promise.all(members);
+      expect(new Set([0, 1, 2, 3].map((member) => ranOn(`f${group}-${member}`))).size, `group ${group}`).toBe(1);
+    }
+    // The groups spread like requests (each group's first member is routed by the policy).
+    expect(new Set([0, 1, 2, 3].map((group) => ranOn(`f${group}-0`))).size).toBe(2);
+  });
+
   it("moves a key to another worker when its own is full, and when it is gone", async () => {
     const { engines, workers, cluster, ranOn } = await twoWorkers(1);
     // A request that holds its worker's only slot.

@@ -17,6 +17,8 @@ import { type WorkerLink, WorkerLinkLostError } from "./worker-link.js";
 const INITIAL_MEAN_OUTPUT_TOKENS = 32;
 /** The weight of each finished request in the running mean (about the last 50 count). */
 const MEAN_WEIGHT = 0.02;
+/** Fork groups whose members are still being routed: members come back to back, so only a request cut short lingers. */
+const MAX_FORK_ROUTES = 1024;
 
 /** What a model's engines (one per pool) share. */
 export interface ClusterShared {
@@ -48,6 +50,11 @@ export class ClusterEngine implements ServingEngine {
   readonly #recent = new RecentPrompts<WorkerLink>();
   /** Where each recent affinity key (prompt_cache_key) went: its requests follow while that worker has room. */
   readonly #affinity = new AffinityMap<WorkerLink>();
+  /**
+   * Where each fork group's members went (the choices of one request, submitted back to back): they follow the first,
+   * so that they share one prefill there; forgotten once the last member is routed (bounded for groups cut short).
+   */
+  readonly #forkRoutes = new Map<string, { link: WorkerLink; routed: number }>();
   /** The running mean of output tokens per finished request (what a request in flight costs a new one per step). */
   #meanOutput = INITIAL_MEAN_OUTPUT_TOKENS;
 
@@ -103,7 +110,9 @@ export class ClusterEngine implements ServingEngine {
     };
     const prompt = this.#prefixHashes(request);
     const send = (excluded: ReadonlySet<WorkerLink>, retried: boolean): void => {
-      const link = this.#route(this.#candidates().filter((candidate) => !excluded.has(candidate)), prompt, request.affinityKey);
+      const candidates = this.#candidates().filter((candidate) => !excluded.has(candidate));
+      const link = this.#forkRoute(request.fork, candidates) ?? this.#route(candidates, prompt, request.affinityKey);
+      if (link && request.fork) this.#routedFork(request.fork, link);
       if (!link) {
         fail(oneLineError(retried ? `the worker running this request was lost, and ${this.#noWorker().replace(/^no/, "no other")}` : this.#noWorker()));
         return;
@@ -215,6 +224,24 @@ export class ClusterEngine implements ServingEngine {
     const blockSize = this.#candidates().map((link) => link.blockSize(this.modelKey)).find((size) => size !== undefined);
     const prompt = blockSize === undefined ? undefined : this.cluster.prefixHashes(request, blockSize);
     return prompt && blockSize !== undefined ? { ...prompt, blockSize } : undefined;
+  }
+
+  /** The worker a fork group's earlier members went to, while it is among `candidates`. */
+  #forkRoute(fork: EngineRequest["fork"], candidates: readonly WorkerLink[]): WorkerLink | undefined {
+    const route = fork ? this.#forkRoutes.get(fork.group) : undefined;
+    return route && candidates.includes(route.link) ? route.link : undefined;
+  }
+
+  /** Records that a member of `fork` went to `link`. */
+  #routedFork(fork: NonNullable<EngineRequest["fork"]>, link: WorkerLink): void {
+    const route = this.#forkRoutes.get(fork.group) ?? { link, routed: 0 };
+    route.link = link;
+    if (++route.routed >= fork.size) {
+      this.#forkRoutes.delete(fork.group);
+      return;
+    }
+    this.#forkRoutes.set(fork.group, route);
+    if (this.#forkRoutes.size > MAX_FORK_ROUTES) this.#forkRoutes.delete(this.#forkRoutes.keys().next().value!);
   }
 
   /**

@@ -60,8 +60,8 @@ describe("runChoices", () => {
     const done = collect(running);
     await Promise.resolve();
     expect(engine.submitted.map((each) => [each.id, each.fork, each.sampling?.seed, each.affinityKey])).toEqual([
-      ["chatcmpl-1-0", { group: "chatcmpl-1", size: 2 }, 5, "fork:chatcmpl-1"],
-      ["chatcmpl-1-1", { group: "chatcmpl-1", size: 2 }, 6, "fork:chatcmpl-1"],
+      ["chatcmpl-1-0", { group: "chatcmpl-1", size: 2 }, 5, undefined],
+      ["chatcmpl-1-1", { group: "chatcmpl-1", size: 2 }, 6, undefined],
     ]);
     engine.admit("chatcmpl-1-0");
     engine.text("chatcmpl-1-0", "a");

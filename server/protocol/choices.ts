@@ -55,8 +55,6 @@ export function runChoices(engine: ServingEngine, id: string, request: InternalR
   const usages: InternalUsage[] = Array.from({ length: size }, () => ({ promptTokens: 0, cachedTokens: 0, completionTokens: 0 }));
   const streams = usages.map((_, index) => {
     const engineRequest: EngineRequest = { ...engineRequestOf(choiceId(id, index), request, options), fork: { group: id, size } };
-    // Behind a gateway the members go to one worker, where they share one prefill (a client's cache key does as well).
-    engineRequest.affinityKey ??= `fork:${id}`;
     const seed = request.sampling.seed;
     if (seed !== undefined) engineRequest.sampling = { ...engineRequest.sampling, seed: choiceSeed(seed, index) };
     const stream = engine.submit(engineRequest, options.prepared);

@@ -49,11 +49,7 @@ export function choiceRequest(id: string, request: CompletionRequest, prompt: nu
   if (request.minTokens !== undefined) engineRequest.minTokens = request.minTokens;
   if (request.ignoreEndOfGeneration) engineRequest.ignoreEndOfGeneration = true;
   if (request.cacheKey !== undefined) engineRequest.affinityKey = request.cacheKey;
-  if (n > 1) {
-    // A group's choices on one worker behind a gateway, where they share one prefill (as chat's choices).
-    engineRequest.fork = { group: `${id}-p${prompt}`, size: n };
-    engineRequest.affinityKey ??= `fork:${id}-p${prompt}`;
-  }
+  if (n > 1) engineRequest.fork = { group: `${id}-p${prompt}`, size: n };
   return engineRequest;
 }
 
