@@ -149,6 +149,18 @@ describe("POST /v1/completions", () => {
     expect(grouped[0]!.fork!.group).not.toBe(grouped[2]!.fork!.group);
   }, 60_000);
 
+  it("answers 503 rather than a truncated 200 when the engine stops a choice its client still waits for", async () => {
+    const before = server.engine.requests.length;
+    const answer = post("/v1/completions", { model: server.chatModel, prompt: "Once upon a time", max_tokens: 200, ignore_eos: true, temperature: 0, n: 2 });
+    while (server.engine.requests.length < before + 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    // What a shutdown does to a running request: the engine ends it as aborted.
+    server.engine.abort(server.engine.requests.at(-1)!.id!);
+    const { status, body } = await answer;
+    expect(status).toBe(503);
+    expect(body.error.message).toContain("stopped this completion before it finished");
+  }, 60_000);
+
   it("streams text_completion chunks equal to the whole answer, then usage and [DONE]", async () => {
     const body = { model: server.chatModel, prompt: "Once upon a time", max_tokens: 8, temperature: 0, logprobs: 1 };
     const whole = await client.completions.create(body);

@@ -90,13 +90,18 @@ export function handleCompletion(context: ServerContext, endpoint: WireEndpoint,
 
       if (!request.stream) {
         const choices: CollectedCompletionChoice[] = writers.map(() => ({ text: "", finishReason: "stop" }));
+        let finished = 0;
         for await (const event of rest()) {
           if (event.type === "error") throw failure(event);
-          if (event.type === "finish") choices[event.index]!.finishReason = event.reason;
+          if (event.type === "finish") {
+            choices[event.index]!.finishReason = event.reason;
+            finished++;
+          }
           const delta = deltaOf(event);
           if (delta) appendDelta(choices[event.index]!, delta);
         }
         if (connection.closed) return;
+        if (finished < choices.length) throw stoppedEarly();
         await running.ended();
         const usage = running.usage();
         await settle(usage);
@@ -110,6 +115,7 @@ export function handleCompletion(context: ServerContext, endpoint: WireEndpoint,
       const stream = new EventStream(connection, admission.headers);
       const writer = new CompletionStreamWriter(meta, request.includeUsage);
       let failed = false;
+      let finished = 0;
       for await (const event of rest()) {
         if (connection.closed) break;
         const wasStarted = connection.started;
@@ -122,8 +128,16 @@ export function handleCompletion(context: ServerContext, endpoint: WireEndpoint,
         }
         const delta = deltaOf(event);
         if (delta) await stream.write(writer.delta(event.index, delta));
-        if (event.type === "finish") await stream.write(writer.finish(event.index, event.reason));
+        if (event.type === "finish") {
+          finished++;
+          await stream.write(writer.finish(event.index, event.reason));
+        }
         if (!wasStarted && connection.started) context.metrics.request(route, 200);
+      }
+      if (!failed && !connection.closed && finished < writers.length) {
+        // The engine stopped the choices (the server is shutting down): an error, never a truncated answer.
+        await stream.write(writer.error(stoppedEarly()));
+        failed = true;
       }
       if (!failed && !connection.closed) {
         await running.ended();
@@ -171,4 +185,9 @@ async function preparePrompts(served: ServedModel, request: CompletionRequest): 
       throw error;
     }
   }));
+}
+
+/** A completion whose choices the engine stopped before they finished, its client still there (a shutdown). */
+function stoppedEarly(): ProtocolError {
+  return new ProtocolError("overloaded", "the server stopped this completion before it finished (it is shutting down or restarting its engine); retry", undefined, 1);
 }
