@@ -211,7 +211,7 @@ export class ActiveRequest implements SchedulableRequest {
     this.firstTokenAt ??= performance.now();
     this.generated.push(token);
     this.tokens.push(token);
-    if (this.init.tokenizer.endOfGenerationIds.has(token) && (!this.init.ignoreEndOfGeneration || constraint?.finished)) return this.finishText("stop");
+    if (this.init.tokenizer.endOfGenerationIds.has(token) && (!this.init.ignoreEndOfGeneration || constraint?.finished)) return this.finishText("stop", true);
     const outcome = this.streamText(this.text.push(token));
     if (outcome) return outcome;
     const forced = this.spendThinkingBudget(token);
@@ -284,10 +284,11 @@ export class ActiveRequest implements SchedulableRequest {
   }
 
   /** Ends generation early (KV budget or abort): flushes held-back text unless aborted. */
-  finishText(reason: EngineFinishReason): TokenOutcome {
+  finishText(reason: EngineFinishReason, endOfGeneration = false): TokenOutcome {
     if (reason !== "aborted" && !this.stops.stopped) {
       const rest = this.stops.push(this.text.flush()).text + this.stops.flush();
-      if (rest) this.emitText(rest);
+      // The end-of-generation token wrote none of this text: it stays out of the event (finish still lists it).
+      if (rest) this.emitText(rest, endOfGeneration ? 1 : 0);
     }
     return { finished: true, reason };
   }
@@ -301,11 +302,13 @@ export class ActiveRequest implements SchedulableRequest {
     };
   }
 
-  private emitText(text: string): void {
+  /** Sends `text` with the tokens it completes: every generated token not yet sent but the last `withheld`. */
+  private emitText(text: string, withheld = 0): void {
     // Held-back text (a partial character, a possible stop string) is counted with the event that finally carries it.
-    const tokens = this.generated.length - this.tokensEmitted;
-    const logprobs = this.generatedLogprobs?.slice(this.tokensEmitted, this.generated.length);
-    this.tokensEmitted = this.generated.length;
+    const end = this.generated.length - withheld;
+    const tokens = end - this.tokensEmitted;
+    const logprobs = this.generatedLogprobs?.slice(this.tokensEmitted, end);
+    this.tokensEmitted = end;
     this.channel.push({ type: "text", requestId: this.id, text, tokens, ...(logprobs ? { logprobs } : {}) });
   }
 }

@@ -199,6 +199,24 @@ describe("logprobs on tiny-qwen3 f32", () => {
     expect(longer.logprobs![end].top[1].token).toBe(longer.tokens[end]); // greedy took the best token left
   });
 
+  it("keeps the end-of-generation token out of the text events, also when held-back text is flushed with it", async () => {
+    const tokens = prompt(10, 10);
+    const request: EngineRequest = { input: { tokens }, maxTokens: 12, sampling: { temperature: 0 }, logprobs: { top: 1 } };
+    const reference = finishIn(await eventsOf(new Engine(model), request)).tokens;
+    const end = reference.findIndex((token, i) => reference.indexOf(token) === i && i >= 3);
+    const tokenizer = Object.create(model.tokenizer, { endOfGenerationIds: { value: new Set([reference[end]]) } }) as typeof model.tokenizer;
+    const engine = new Engine({ ...model, tokenizer });
+    // A stop string that starts with the text of the token before the end holds that text back until the end comes.
+    const held = `${model.tokenizer.decode([reference[end - 1]!])}\u0001never`;
+    const events = await eventsOf(engine, { ...request, stop: [held] });
+    const finish = finishIn(events);
+    expect(finish).toMatchObject({ reason: "stop", tokens: reference.slice(0, end + 1) });
+    expect(finish.logprobs).toHaveLength(end + 1);
+    const streamed = events.flatMap((event) => (event.type === "text" ? event.logprobs ?? [] : []));
+    expect(streamed).toEqual(finish.logprobs!.slice(0, end));
+    expect(events.reduce((sum, event) => sum + (event.type === "text" ? event.tokens ?? 0 : 0), 0)).toBe(end);
+  });
+
   it("refuses bad logprobs, promptLogprobs and minTokens, naming the field", async () => {
     const engine = new Engine(model);
     const base: EngineRequest = { input: { tokens: [1, 2, 3] }, maxTokens: 4 };
