@@ -261,6 +261,19 @@ for (const kind of kinds) {
   runtime.release(mark);
 }
 
+// ---- Prompt log-probabilities: log_sum_exp_rows over Qwen3-vocabulary logit rows (the engine's JS logSumExp did this).
+{
+  const rows = 32;
+  const n = 151936;
+  const mark = runtime.mark();
+  const x = runtime.upload(randomF32(rows * n, 11, 20));
+  const out = runtime.alloc(rows * 8);
+  const one = timeCall(() => runtime.call("log_sum_exp_rows", x, out, n, 0, rows), budget);
+  const two = timeCall(() => runtime.parallel("log_sum_exp_rows", [x, out, n], rows), budget);
+  console.log(`log_sum_exp_rows, ${rows} rows x ${n}: 1 thread ${((one.best / rows) * 1e6).toFixed(0)} us per row, 2 threads ${((two.best / rows) * 1e6).toFixed(0)} us per row`);
+  runtime.release(mark);
+}
+
 await runtime.dispose();
 
 /** Random K and V caches of `floats` values each, uploaded as f32 and as f16. */

@@ -169,16 +169,17 @@ export class ActiveRequest implements SchedulableRequest {
   /**
    * Takes the prompt log-probabilities that a chunk's rows give, [count, vocab] for tokens [start, start + count):
    * row r predicts prompt token start + r + 1. Once the chunk reaches the prompt's last token, every entry is known and
-   * the `prompt_logprobs` event goes out (once: a preempted request recomputes without them).
+   * the `prompt_logprobs` event goes out (once: a preempted request recomputes without them). `logSumExps`, the rows'
+   * log-sum-exps where the runner computed them, saves reducing each row here.
    */
-  takePromptRows(rows: Float32Array, start: number, count: number, vocab: number): void {
+  takePromptRows(rows: Float32Array, start: number, count: number, vocab: number, logSumExps?: Float64Array): void {
     const entries = this.promptEntries;
     if (!entries) return;
     const top = this.init.promptLogprobs!.top;
     for (let r = 0; r < count; r++) {
       const next = start + r + 1;
       if (next >= this.promptLength) break;
-      entries[next] = withPieces(tokenLogprob(rows.subarray(r * vocab, (r + 1) * vocab), this.tokens[next], top), this.init.tokenizer);
+      entries[next] = withPieces(tokenLogprob(rows.subarray(r * vocab, (r + 1) * vocab), this.tokens[next], top, logSumExps?.[r]), this.init.tokenizer);
     }
     if (start + count < this.promptLength - 1) return;
     this.promptEntries = undefined;

@@ -593,8 +593,8 @@ export class Engine implements ServingEngine {
     this.markEmbeddingChunks(plan, chunks);
     if (runner.forwardSampled) return runner.forwardSampled(chunks).then((output) => this.sample(plan, chunks, output));
     const logits = runner.forward(chunks);
-    if (logits instanceof Promise) return logits.then((values) => this.sample(plan, chunks, { tokens: new Int32Array(0), logits: values }));
-    this.sample(plan, chunks, { tokens: new Int32Array(0), logits });
+    if (logits instanceof Promise) return logits.then((values) => this.sample(plan, chunks, { tokens: new Int32Array(0), logits: values, logSumExps: runner.logitLogSumExps }));
+    this.sample(plan, chunks, { tokens: new Int32Array(0), logits, logSumExps: runner.logitLogSumExps });
     return undefined;
   }
 
@@ -698,7 +698,7 @@ export class Engine implements ServingEngine {
       let next: Float32Array | number;
       if (chunk.allRowLogits) {
         // Every row came back: the prompt's log-probabilities, then the last row samples (when it is the last token).
-        request.takePromptRows(output.logits.subarray(logitsRow * vocab, (logitsRow + count) * vocab), start, count, vocab);
+        request.takePromptRows(output.logits.subarray(logitsRow * vocab, (logitsRow + count) * vocab), start, count, vocab, output.logSumExps?.subarray(logitsRow, logitsRow + count));
         logitsRow += count;
         next = output.logits.subarray((logitsRow - 1) * vocab, logitsRow * vocab);
       } else if (chunk.deviceSampling) next = checkDeviceToken(output.tokens[outputIndex], vocab);

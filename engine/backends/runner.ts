@@ -69,6 +69,8 @@ export interface SampledForward {
   tokens: Int32Array;
   /** [chunks that want logits without deviceSampling, vocab_size], in chunk order. */
   logits: Float32Array;
+  /** The log-sum-exp of each logits row, where the runner computed them (see ModelRunner.logitLogSumExps). */
+  logSumExps?: Float64Array;
 }
 
 /** Sizes the runner allocates for up front. */
@@ -106,6 +108,12 @@ export interface ModelRunner {
    * order (empty when none asked); valid until the next pass.
    */
   readonly hiddenStates: Float32Array;
+  /**
+   * Optional: after a pass with an allRowLogits chunk, the log-sum-exp of every row `forward` returned (as
+   * engine/sample/logprobs.ts's logSumExp, within 1e-6 relative), reduced on the backend's threads; undefined after
+   * other passes. The WebAssembly runner has it; WebGPU leaves prompt log-probabilities to the engine's JS path.
+   */
+  readonly logitLogSumExps?: Float64Array;
   /**
    * Runs one forward pass over every chunk, appending their K/V to the cache, and returns the logits of the chunks
    * that asked for them: [number of such chunks, vocab_size], in chunk order (valid until the next call).

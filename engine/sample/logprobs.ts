@@ -99,10 +99,9 @@ export function topTokens(logits: ArrayLike<number>, k: number): number[] {
 
 /**
  * `token`'s log-probability in a row of raw logits and the row's `top` most likely tokens with theirs (natural log,
- * float64 accumulation, returned as plain numbers).
+ * float64 accumulation, returned as plain numbers). `normalizer` is the row's logSumExp where a kernel computed it.
  */
-export function tokenLogprob(logits: ArrayLike<number>, token: number, top: number): TokenLogprob {
-  const normalizer = logSumExp(logits);
+export function tokenLogprob(logits: ArrayLike<number>, token: number, top: number, normalizer = logSumExp(logits)): TokenLogprob {
   return {
     token,
     logprob: logprobOf(logits[token], normalizer),

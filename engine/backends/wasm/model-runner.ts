@@ -90,7 +90,7 @@ const ATTENTION_DESCRIPTOR_BYTES = 32;
 
 /** The activation buffers of a memory group, by name. */
 type BufferName =
-  | "x" | "h" | "xq" | "xw" | "x1" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "ids" | "positions" | "keyEnds" | "blockTables" | "descriptors"
+  | "x" | "h" | "xq" | "xw" | "x1" | "xk" | "q" | "k" | "v" | "attention" | "gate" | "up" | "logits" | "logitStats" | "ids" | "positions" | "keyEnds" | "blockTables" | "descriptors"
   | "localBlockTables" | "localDescriptors" | "copyTables" | "scratch" | "router" | "gathered" | "expertOut" | "slotRows" | "slotWeights" | "segments"
   | "ones" | "ffnOut" | "perLayerInputs" | "perLayerProjection" | "perLayerTokenRows" | "perLayerTokenIds";
 type Group = MemoryGroup<BufferName>;
@@ -162,6 +162,8 @@ function activationBufferBytes(source: ModelSource, options: RunnerOptions, role
     gate: T * ffn * 4,
     up: T * ffn * 4,
     logits: role.head ? options.maxSequences * config.vocab_size * 4 : 0,
+    // Each logits row's max and sum of exp (log_sum_exp_rows), for prompt log-probabilities.
+    logitStats: role.head ? options.maxSequences * 8 : 0,
     ids: T * 4,
     positions: T * 4,
     keyEnds: T * 4,
@@ -266,6 +268,8 @@ export class WasmModelRunner implements ModelRunner {
   readonly kvDtype: KvDtype;
   /** The last pass's final-normed hidden states of the chunks with wantHidden (see ModelRunner.hiddenStates). */
   hiddenStates: Float32Array = new Float32Array(0);
+  /** The last pass's log-sum-exp of every logits row when a chunk had allRowLogits (see ModelRunner.logitLogSumExps). */
+  logitLogSumExps: Float64Array | undefined;
   private readonly kernels: { store: string; attention: string; shift: string };
 
   /**
@@ -321,7 +325,7 @@ export class WasmModelRunner implements ModelRunner {
       layerCount: config.num_hidden_layers,
       tiedEmbedding: !source.tensors.has("output.weight"),
       memoryOverheadBytes: RESERVED_LOW_BYTES + buffers.reduce((sum, bytes) => sum + bytes + ALIGNMENT_BYTES, 0) + ropeBytes + MEMORY_HEADROOM_BYTES,
-      headBufferBytes: bufferBytes({ head: true, perLayerInputs: false, layerCount: 0 }).logits + ALIGNMENT_BYTES,
+      headBufferBytes: (({ logits, logitStats }) => logits + logitStats + 2 * ALIGNMENT_BYTES)(bufferBytes({ head: true, perLayerInputs: false, layerCount: 0 })),
       preludeBufferBytes: perLayerOf({ head: false, perLayerInputs: true, layerCount: 0 }),
       layerBufferBytes: perLayerOf({ head: false, perLayerInputs: false, layerCount: 1 }),
       // Every layer's own bytes are given below; this is only their widest.
@@ -505,27 +509,35 @@ export class WasmModelRunner implements ModelRunner {
       gathered.set(x.subarray(from * d, end * d), outputs * d);
       outputs += end - from;
     }
+    this.logitLogSumExps = undefined;
     if (outputs === 0) return new Float32Array(0);
     head.rows("rmsnorm", [b.h, this.outputNorm.pointer, b.h, d, config.rms_norm_eps], outputs, d);
-    return this.headLogits(outputs);
+    return this.headLogits(outputs, chunks.some((chunk) => chunk.allRowLogits));
   }
 
   /**
    * The LM head over the `rows` normed rows in the head's h: [rows, vocab_size]. The logits buffer holds maxSequences
-   * rows; more (allRowLogits) run through it a page at a time into an array of their own.
+   * rows; more (allRowLogits) run through it a page at a time into an array of their own. With `logSumExps`, each
+   * page's rows are reduced to their log-sum-exp (logitLogSumExps) on the kernel threads while they are in memory.
    */
-  private headLogits(rows: number): Float32Array {
+  private headLogits(rows: number, logSumExps: boolean): Float32Array {
     const config = this.config;
     const head = this.headGroup;
     const b = head.buffers;
     const vocab = config.vocab_size;
     const page = this.options.maxSequences;
     const logits = rows > page ? new Float32Array(rows * vocab) : undefined;
+    const normalizers = logSumExps ? new Float64Array(rows) : undefined;
+    this.logitLogSumExps = normalizers;
     for (let first = 0; first < rows; first += page) {
       const count = Math.min(page, rows - first);
       this.linear(head, new LinearInput(b.h + first * config.hidden_size * 4, count, config.hidden_size, b), this.outputWeight, b.logits);
       const pageLogits = head.runtime.f32(b.logits, count * vocab);
       if (config.final_logit_softcapping !== undefined) softcap(pageLogits, config.final_logit_softcapping);
+      if (normalizers) {
+        head.runtime.parallel("log_sum_exp_rows", [b.logits, b.logitStats, vocab], count);
+        logSumExpsOf(head.runtime.f32(b.logitStats, count * 2), normalizers.subarray(first, first + count));
+      }
       if (!logits) return pageLogits;
       logits.set(pageLogits, first * vocab);
     }
@@ -1045,6 +1057,17 @@ function gemma4Checks(
 }
 
 /** Logit soft-capping in place: cap * tanh(logit / cap), each step rounded to f32 as ggml's scale, tanh, scale. */
+/**
+ * Each row's log-sum-exp from log_sum_exp_rows' (max, sum of exp(x - max)) pairs, into `out`, as logprobs.ts's
+ * logSumExp answers: -Infinity for a row with no finite logit, +Infinity for one with a +Infinity logit.
+ */
+function logSumExpsOf(stats: Float32Array, out: Float64Array): void {
+  for (let r = 0; r < out.length; r++) {
+    const max = stats[2 * r]!;
+    out[r] = Number.isFinite(max) ? max + Math.log(stats[2 * r + 1]!) : max;
+  }
+}
+
 function softcap(logits: Float32Array, cap: number): void {
   const inverse = Math.fround(1 / cap);
   const capF = Math.fround(cap);
