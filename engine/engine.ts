@@ -293,7 +293,7 @@ export class Engine implements ServingEngine {
 
   /** Requests waiting to be admitted (cheap, for per-request admission control; stats() walks the cache). */
   get queueDepth(): number {
-    return this.scheduler.waiting.length;
+    return this.scheduler.waiting.length + this.forks.heldCount;
   }
 
   /** Load and cache effectiveness now. */
@@ -304,7 +304,7 @@ export class Engine implements ServingEngine {
     const rate = (part: number, whole: number) => (whole > 0 ? part / whole : 0);
     return {
       running: this.scheduler.running.length,
-      waiting: this.scheduler.waiting.length,
+      waiting: this.scheduler.waiting.length + this.forks.heldCount,
       kvBlocks: { total: pool.capacity, used: pool.capacity - pool.freeCount - cached, cached, free: pool.freeCount, blockSize: pool.blockSize },
       cache: {
         lookups: c.lookups,

@@ -20,10 +20,12 @@ describe("ForkGroups", () => {
     expect(groups.join(a, fork, prompt)).toBe(true);
     expect(groups.join(b, fork, prompt)).toBe(false);
     expect(groups.join(c, fork, prompt)).toBe(false);
+    expect(groups.heldCount).toBe(2); // they wait as queued requests do (the engine's queueDepth counts them)
     a.computed = 8;
     expect(groups.progressed(a)).toEqual([]);
     a.computed = 9; // all but the last prompt token: what a fork takes
     expect(groups.progressed(a)).toEqual([b, c]);
+    expect(groups.heldCount).toBe(0);
     expect(b.forkSource).toBe(a);
     expect(groups.progressed(a)).toEqual([]);
     for (const m of [a, b, c]) groups.leave(m);

@@ -101,6 +101,13 @@ export class ForkGroups<R extends ForkMember> {
     }
   }
 
+  /** Members held for their leader's prompt, over every group (they wait as queued requests do). */
+  get heldCount(): number {
+    let held = 0;
+    for (const group of this.groups.values()) held += group.held.length;
+    return held;
+  }
+
   /** A live member of the group `key`, if it has one (what a new member may share with it, such as encoded images). */
   memberOf(key: string): R | undefined {
     return this.groups.get(key)?.live.values().next().value;

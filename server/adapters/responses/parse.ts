@@ -26,6 +26,7 @@ import { parseModel } from "../openai/parse.js";
 import { REASONING_EFFORTS, thinkingOfEffort } from "../openai/reasoning-effort.js";
 import { checkPromptCacheHints, checkServiceTier } from "../openai/top-level.js";
 import { parseGenerationExtensions } from "../extensions.js";
+import { parseMetadata } from "../openai/metadata.js";
 import { ItemIds, chatMessagesOf, parseInput, type ConversationImages, type ConversationItem, type ImageInput, type InputItem } from "./items.js";
 import type { JsonRecord } from "./store.js";
 
@@ -83,9 +84,6 @@ const BUILT_IN_TOOLS = [
   "web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11", "file_search", "computer", "computer_use_preview",
   "code_interpreter", "image_generation", "local_shell", "shell", "apply_patch", "mcp", "custom", "tool_search",
 ];
-
-/** Metadata as OpenAI bounds it: 16 pairs, keys up to 64 characters, values up to 512. */
-const METADATA_PAIRS = 16;
 
 /**
  * Validates a Responses request and maps it to an InternalRequest whose `wireState` is the ResponsesState. Without
@@ -378,17 +376,4 @@ function parseReasoning(value: unknown): { effort: string | null; summary: strin
   const summary = own(reasoning, "summary") ?? own(reasoning, "generate_summary");
   if (!isUnset(summary) && summary !== "auto" && summary !== "concise" && summary !== "detailed") invalid("reasoning.summary", "'auto', 'concise' or 'detailed'", summary);
   return { effort: isUnset(effort) ? "medium" : (effort as string), summary: isUnset(summary) ? null : (summary as string) };
-}
-
-/** `metadata`: up to 16 string pairs, keys up to 64 characters, values up to 512. */
-function parseMetadata(value: unknown): Record<string, string> {
-  const metadata = optionalObject(value, "metadata");
-  if (!metadata) return {};
-  const entries = Object.entries(metadata);
-  if (entries.length > METADATA_PAIRS) unsupported("metadata", `metadata must have at most ${METADATA_PAIRS} key-value pairs, got ${entries.length}`);
-  for (const [key, entry] of entries) {
-    if (key.length > 64) unsupported("metadata", `metadata keys must be at most 64 characters, got ${quote(key)} (${key.length})`);
-    if (typeof entry !== "string" || entry.length > 512) invalid(`metadata.${key}`, "a string of at most 512 characters", entry);
-  }
-  return metadata as Record<string, string>;
 }
