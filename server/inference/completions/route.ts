@@ -16,7 +16,7 @@ import { type ServedModel, metricsName } from "../../models.js";
 import { type InternalUsage, ProtocolError } from "../../protocol/internal.js";
 import { protocolErrorOf } from "../../protocol/run.js";
 import { admittedEngine, checkCapacity, handleJsonPost, openAIVocabSize, servedOpenAIModel } from "../generation.js";
-import { type ChoiceEvent, type RunningCompletion, runCompletion } from "./run.js";
+import { type ChoiceEvent, type RunningCompletion, runCompletion, scoresPrompt } from "./run.js";
 
 /** The route's path. */
 export const COMPLETIONS_PATH = "/v1/completions";
@@ -56,7 +56,7 @@ export function handleCompletion(context: ServerContext, endpoint: WireEndpoint,
     }
     connection.onAbort(() => running.abort());
     const writers = prompts.flatMap((prompt) => Array.from({ length: request.n }, () => new ChoiceWriter(prompt, request.echo, request.logprobs !== undefined)));
-    const promptLogprobsAsked = request.echo && (request.logprobs !== undefined || request.maxTokens === 0);
+    const promptLogprobsAsked = scoresPrompt(request);
     /** An engine error as the client sees it, naming the prompt of the choice that failed. */
     const failure = (event: Extract<ChoiceEvent, { type: "error" }>) => {
       const prompt = prompts[Math.floor(event.index / request.n)]!;

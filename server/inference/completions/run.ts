@@ -26,7 +26,7 @@ export interface RunningCompletion extends AsyncIterable<ChoiceEvent> {
 }
 
 /** Whether the prompt's log-probabilities are reported (echo with logprobs, or scoring with max_tokens 0). */
-function scoresPrompt(request: CompletionRequest): boolean {
+export function scoresPrompt(request: CompletionRequest): boolean {
   return request.echo && (request.logprobs !== undefined || request.maxTokens === 0);
 }
 
