@@ -9,15 +9,7 @@ import { type LoadedModel, loadModel } from "./load.js";
 import type { EngineEvent, EngineRequest } from "./request.js";
 import { type Finish, finishOf } from "./testing/engine-tokens.js";
 import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "./testing/fixtures.js";
-
-/** Deterministic prompts of `count` tokens from the ordinary vocabulary. */
-function prompt(seed: number, count: number): number[] {
-  let state = seed * 2654435761;
-  return Array.from({ length: count }, () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return 300 + (state % 20000);
-  });
-}
+import { deterministicTokens as prompt } from "./testing/seeded-random.js";
 
 const greedy = (tokens: number[], maxTokens = 16, extra: Partial<EngineRequest> = {}): EngineRequest => ({
   input: { tokens }, maxTokens, sampling: { temperature: 0 }, ignoreEndOfGeneration: true, ...extra,

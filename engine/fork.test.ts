@@ -12,15 +12,7 @@ import type { EngineError, EngineEvent, EngineRequest } from "./request.js";
 import { MAX_FORKS } from "./sched/fork-groups.js";
 import { type Finish, finishOf } from "./testing/engine-tokens.js";
 import { failIfMissing, skipOutsideCi, titled } from "./testing/fixtures.js";
-
-/** Deterministic prompts of `count` tokens from the ordinary vocabulary. */
-function prompt(seed: number, count: number): number[] {
-  let state = seed * 2654435761;
-  return Array.from({ length: count }, () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return 300 + (state % 20000);
-  });
-}
+import { deterministicTokens as prompt } from "./testing/seeded-random.js";
 
 /** A seeded request at temperature 1 (every token a real draw). */
 const seeded = (tokens: number[], seed: number, maxTokens = 12, extra: Partial<EngineRequest> = {}): EngineRequest => ({

@@ -10,6 +10,7 @@ import { tokenLogprob } from "./sample/logprobs.js";
 import { DEFAULT_MAX_LOGIT_ROWS } from "./sched/scheduler.js";
 import { FIXTURES, failIfMissing, missingFixtureReason, skipOutsideCi, titled } from "./testing/fixtures.js";
 import { TestSequences } from "./testing/sequence-kv.js";
+import { deterministicTokens as prompt } from "./testing/seeded-random.js";
 
 /** Every event of a request. */
 async function eventsOf(engine: Engine, request: EngineRequest): Promise<EngineEvent[]> {
@@ -35,15 +36,6 @@ async function errorOf(engine: Engine, request: EngineRequest): Promise<{ field?
   const error = events.find((event) => event.type === "error");
   if (!error || error.type !== "error") throw new Error(`no error: ${JSON.stringify(events.map((event) => event.type))}`);
   return error.error;
-}
-
-/** Deterministic prompts of `count` tokens from the ordinary vocabulary. */
-function prompt(seed: number, count: number): number[] {
-  let state = seed * 2654435761;
-  return Array.from({ length: count }, () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return 300 + (state % 20000);
-  });
 }
 
 /** The prompt's logprobs computed from one forward pass of all its rows (no engine, no chunking). */

@@ -11,15 +11,7 @@ import { type LoadedModel, loadModel } from "./load.js";
 import type { EngineRequest } from "./request.js";
 import { finishOf } from "./testing/engine-tokens.js";
 import { failIfMissing, skipOutsideCi, titled } from "./testing/fixtures.js";
-
-/** Deterministic prompts of `count` tokens from the ordinary vocabulary. */
-function prompt(seed: number, count: number): number[] {
-  let state = seed * 2654435761;
-  return Array.from({ length: count }, () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return 300 + (state % 20000);
-  });
-}
+import { deterministicTokens as prompt } from "./testing/seeded-random.js";
 
 const seeded = (tokens: number[], seed: number, maxTokens: number, extra: Partial<EngineRequest> = {}): EngineRequest => ({
   input: { tokens }, maxTokens, sampling: { temperature: 1, seed }, ignoreEndOfGeneration: true, ...extra,

@@ -5,15 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTestModel } from "../../scripts/test-models.js";
 import { Engine } from "../engine.js";
 import { type LoadedModel, loadModel } from "../load.js";
-
-/** `count` deterministic ordinary token ids. */
-function tokens(seed: number, count: number): number[] {
-  let state = seed * 2654435761;
-  return Array.from({ length: count }, () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return 300 + (state % 20000);
-  });
-}
+import { deterministicTokens as tokens } from "../testing/seeded-random.js";
 
 describe("embeddings beside the prefix and section caches (tiny-qwen3-embedding, last-token pooling)", () => {
   let model: LoadedModel;

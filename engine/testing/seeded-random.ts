@@ -11,3 +11,15 @@ export function seededRandom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/**
+ * `count` deterministic token ids from the ordinary vocabulary (300..20299, clear of special tokens), the same for
+ * the same seed: prompts for engine tests.
+ */
+export function deterministicTokens(seed: number, count: number): number[] {
+  let state = seed * 2654435761;
+  return Array.from({ length: count }, () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return 300 + (state % 20000);
+  });
+}

@@ -11,15 +11,7 @@ import type { EngineRequest } from "../../request.js";
 import { finishOf } from "../../testing/engine-tokens.js";
 import type { MemoryLimits } from "./memory-plan.js";
 import type { WasmModelRunner } from "./model-runner.js";
-
-/** Deterministic prompts of `count` tokens from the ordinary vocabulary. */
-function prompt(seed: number, count: number): number[] {
-  let state = seed * 2654435761;
-  return Array.from({ length: count }, () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return 300 + (state % 20000);
-  });
-}
+import { deterministicTokens as prompt } from "../../testing/seeded-random.js";
 
 async function greedyTokens(model: LoadedModel, tokens: number[], maxTokens: number): Promise<number[]> {
   for await (const event of generate(model, tokens, { maxTokens, sampling: { temperature: 0 }, ignoreEndOfGeneration: true })) {
